@@ -1,0 +1,60 @@
+// speculum-cli: the headless front end over the core library, for scripts, CI and clusters.
+// Each subcommand lives in cmd_<name>.cpp and is listed once in the table below.
+#include "cli.h"
+
+#include "core/version.h"
+
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+namespace speculum::cli {
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = {
+        {"version", "print the version, build type and library versions", cmd_version},
+    };
+    return table;
+}
+
+static void print_help() {
+    std::cout << "speculum-cli " << SPECULUM_VERSION
+              << ": explore the design space of speculative decoding (headless)\n\n"
+                 "usage: speculum-cli COMMAND [options] [args]\n"
+                 "       speculum-cli COMMAND --help     options of one command\n\ncommands:\n";
+    for (const auto& c : commands()) {
+        std::string name = c.name;
+        name.resize(12, ' ');
+        std::cout << "  " << name << c.summary << '\n';
+    }
+    std::cout << "\nexit status: 0 success, 1 failure (the message says why), 2 bad usage\n";
+}
+
+}  // namespace speculum::cli
+
+int main(int argc, char** argv) {
+    using namespace speculum::cli;
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+        print_help();
+        return argc < 2 ? 2 : 0;
+    }
+    if (!std::strcmp(argv[1], "--version")) {
+        std::cout << "speculum-cli " << SPECULUM_VERSION << '\n';
+        return 0;
+    }
+    for (const auto& c : commands()) {
+        if (std::strcmp(argv[1], c.name) != 0) continue;
+        try {
+            return c.run(argc - 1, argv + 1);
+        } catch (const UsageError& e) {
+            std::cerr << "speculum-cli " << c.name << ": " << e.what() << "\n(see: speculum-cli " << c.name
+                      << " --help)\n";
+            return 2;
+        } catch (const std::exception& e) {
+            std::cerr << "speculum-cli " << c.name << ": error: " << e.what() << '\n';
+            return 1;
+        }
+    }
+    std::cerr << "speculum-cli: unknown command '" << argv[1] << "' (see: speculum-cli --help)\n";
+    return 2;
+}

@@ -1,0 +1,117 @@
+// Dear ImGui inside a QOpenGLWidget with the stock OpenGL3 renderer (compiled from Debian's libimgui-dev).
+#include "imgui_host_widget.h"
+
+#include "qt_imgui_input.h"
+
+#include <imgui.h>
+#include <imgui_impl_opengl3.h>
+
+#include <QEvent>
+#include <QImage>
+#include <QOpenGLContext>
+#include <QOpenGLFunctions>
+#include <QTimer>
+
+namespace speculum::app {
+
+ImGuiHostWidget::ImGuiHostWidget(QWidget* parent) : QOpenGLWidget(parent) {
+    setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    setMinimumSize(320, 200);
+    IMGUI_CHECKVERSION();
+    ImGuiContext* previous = ImGui::GetCurrentContext();
+    m_ctx                  = ImGui::CreateContext();
+    ImGui::SetCurrentContext(m_ctx);
+    ImGuiIO& io    = ImGui::GetIO();
+    io.IniFilename = nullptr;  // window layout is persisted by the app through QSettings, not imgui.ini
+    io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+    imgui_input_init(io);
+    ImGui::StyleColorsDark();
+    ImGui::SetCurrentContext(previous);
+    m_clock.start();
+}
+
+ImGuiHostWidget::~ImGuiHostWidget() {
+    ImGui::SetCurrentContext(m_ctx);
+    if (m_gl_ready) {
+        makeCurrent();
+        ImGui_ImplOpenGL3_Shutdown();
+        doneCurrent();
+    }
+    ImGui::DestroyContext(m_ctx);
+}
+
+void ImGuiHostWidget::initializeGL() {
+    ImGui::SetCurrentContext(m_ctx);
+    m_gl_ready = ImGui_ImplOpenGL3_Init("#version 330 core");
+    if (!m_gl_ready) qWarning("speculum: ImGui OpenGL3 renderer failed to initialise (need OpenGL 3.3 core)");
+}
+
+void ImGuiHostWidget::set_snapshot(ui::UiSnapshot snapshot) {
+    m_snapshot = std::move(snapshot);
+    schedule_frames(2);
+}
+
+void ImGuiHostWidget::request_screenshot(const QString& path, int after_frames) {
+    m_screenshot_path  = path;
+    m_screenshot_after = after_frames;
+    schedule_frames(after_frames + 1);
+}
+
+void ImGuiHostWidget::schedule_frames(int n) {
+    m_active_frames = std::max(m_active_frames, n);
+    update();
+}
+
+void ImGuiHostWidget::paintGL() {
+    ImGui::SetCurrentContext(m_ctx);
+    ImGuiIO& io = ImGui::GetIO();
+    double dt   = double(m_clock.nsecsElapsed()) * 1e-9;
+    m_clock.restart();
+    feed_frame(io, this, dt);
+
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui::NewFrame();
+    m_snapshot.frame_index = m_frames;
+    m_snapshot.dpi_scale   = float(devicePixelRatioF());
+    ui::UiActions actions;
+    m_dashboard.draw(m_snapshot, actions);
+    ImGui::Render();
+
+    QOpenGLFunctions* gl = context()->functions();
+    gl->glViewport(0, 0, int(io.DisplaySize.x * io.DisplayFramebufferScale.x),
+                   int(io.DisplaySize.y * io.DisplayFramebufferScale.y));
+    gl->glClearColor(0.13f, 0.14f, 0.17f, 1.0f);
+    gl->glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ++m_frames;
+
+    setCursor(qt_cursor_for(ImGui::GetMouseCursor()));
+    if (!actions.queue.empty()) emit actionsEmitted(std::move(actions.queue));
+
+    // Frame pacing: draw again only while something asked for it.
+    if (m_screenshot_after >= 0 && m_frames >= uint64_t(m_screenshot_after)) {
+        m_screenshot_after = -1;
+        QTimer::singleShot(0, this, [this] { take_screenshot(); });
+    }
+    if (m_active_frames > 0) {
+        --m_active_frames;
+        QTimer::singleShot(0, this, [this] { update(); });
+    }
+}
+
+void ImGuiHostWidget::take_screenshot() {
+    QImage image = grabFramebuffer();
+    bool ok      = !image.isNull() && image.save(m_screenshot_path);
+    emit screenshotSaved(m_screenshot_path, ok);
+}
+
+bool ImGuiHostWidget::event(QEvent* event) {
+    if (m_ctx) {
+        ImGui::SetCurrentContext(m_ctx);
+        if (feed_qt_event(event, ImGui::GetIO(), this)) schedule_frames(3);
+    }
+    return QOpenGLWidget::event(event);
+}
+
+}  // namespace speculum::app

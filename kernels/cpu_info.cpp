@@ -1,0 +1,49 @@
+// CPU feature detection (GCC/Clang cpuid builtins) and the OpenBLAS configuration string.
+#include "kernels/cpu_info.h"
+
+#include <cblas.h>
+
+namespace speculum::kernels {
+
+const CpuFeatures& cpu_features() {
+    static const CpuFeatures features = [] {
+        CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        f.avx2       = __builtin_cpu_supports("avx2");
+        f.fma        = __builtin_cpu_supports("fma");
+        f.avx512f    = __builtin_cpu_supports("avx512f");
+        // GCC 12 has no builtin name for F16C or AVX512-BF16: read cpuid directly.
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+        f.f16c = (c >> 29) & 1u;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
+        f.avx512bf16 = f.avx512f && ((a >> 5) & 1u);
+#endif
+        return f;
+    }();
+    return features;
+}
+
+std::string cpu_features_string() {
+    const CpuFeatures& f = cpu_features();
+    std::string s;
+    auto add = [&](bool on, const char* name) {
+        if (!on) return;
+        if (!s.empty()) s += ' ';
+        s += name;
+    };
+    add(f.avx2, "avx2");
+    add(f.fma, "fma");
+    add(f.f16c, "f16c");
+    add(f.avx512f, "avx512f");
+    add(f.avx512bf16, "avx512bf16");
+    return s.empty() ? "scalar" : s;
+}
+
+std::string blas_config() {
+    const char* config = openblas_get_config();
+    return config ? config : "unknown";
+}
+
+}  // namespace speculum::kernels

@@ -1,0 +1,25 @@
+// CPU feature detection and BLAS identity for the kernels: what fast paths this machine can take.
+#pragma once
+
+#include <string>
+
+namespace speculum::kernels {
+
+struct CpuFeatures {
+    bool avx2 = false;     // 256-bit integer/float SIMD
+    bool fma  = false;     // fused multiply-add (FMA3)
+    bool f16c = false;     // half <-> float conversion instructions
+    bool avx512f = false;  // 512-bit foundation
+    bool avx512bf16 = false;
+};
+
+// Detected once at first call (cpuid); the result never changes during the process.
+const CpuFeatures& cpu_features();
+
+// One line such as "avx2 fma f16c avx512f" (or "scalar" when none of the fast paths apply).
+std::string cpu_features_string();
+
+// OpenBLAS build configuration string, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64".
+std::string blas_config();
+
+}  // namespace speculum::kernels

@@ -1,0 +1,3 @@
+// Fixture for the layering test: an ImGui include in kernels/ must be caught.
+#pragma once
+#include <imgui.h>

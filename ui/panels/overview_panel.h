@@ -1,0 +1,16 @@
+// Overview panel: what this build is and what is loaded. The first panel a user sees.
+#pragma once
+
+#include "ui/actions.h"
+#include "ui/snapshot.h"
+
+namespace speculum::ui {
+
+class OverviewPanel {
+public:
+    static constexpr const char* title = "Overview";
+    void draw(const UiSnapshot& snap, UiActions& actions);
+    bool visible = true;
+};
+
+}  // namespace speculum::ui
