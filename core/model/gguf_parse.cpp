@@ -241,8 +241,11 @@ void GgufFile::parse(const uint8_t* bytes, uint64_t size) {
         if (t.dims[0] % traits->block_size != 0)
             c.fail(where, "row length " + std::to_string(t.dims[0]) + " is not a multiple of the " + traits->name +
                               " block size " + std::to_string(traits->block_size));
-        uint64_t row_bytes = kernels::ggml_row_size(t.type, t.dims[0]);
-        if (mul_overflows(row_bytes, t.rows(), &t.n_bytes)) c.fail(where, "byte size overflows");
+        // Bytes = blocks per row * block bytes * rows (what kernels::ggml_row_size computes, but checked).
+        uint64_t row_bytes = 0;
+        if (mul_overflows(t.dims[0] / traits->block_size, traits->type_size, &row_bytes) ||
+            mul_overflows(row_bytes, t.rows(), &t.n_bytes))
+            c.fail(where, "byte size overflows");
         t.offset = c.read<uint64_t>(where + ": offset");
 
         m_tensor_index.emplace(t.name, m_tensors.size());

@@ -77,7 +77,6 @@ uint64_t pad_to(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / a
 // ---- metadata ----
 
 void GgufWriter::put(const std::string& key, GgufValue v) {
-    if (key.empty()) throw std::invalid_argument("gguf writer: empty metadata key");
     if (v.type == GgufType::ARRAY ? !known_scalar(v.array_type) : !known_scalar(v.type))
         throw std::invalid_argument("gguf writer: key '" + key + "': invalid value type");
     if (key == "general.alignment" && (v.type != GgufType::UINT32 || v.u == 0 || !std::has_single_bit(v.u)))
@@ -154,7 +153,7 @@ void GgufWriter::add_tensor(const std::string& name, const std::vector<uint64_t>
     auto bad = [&](const std::string& why) {
         throw std::invalid_argument("gguf writer: tensor '" + name + "': " + why);
     };
-    if (name.empty() || name.size() > GgufFile::kMaxNameBytes) bad("name must be 1 to 63 bytes");
+    if (name.size() > GgufFile::kMaxNameBytes) bad("name is longer than 63 bytes");
     for (const auto& t : m_tensors)
         if (t.name == name) bad("duplicate tensor name");
     if (dims.empty() || dims.size() > GgufFile::kMaxDims) bad("expected 1 to 4 dims");
