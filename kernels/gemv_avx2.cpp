@@ -25,7 +25,8 @@ constexpr int kChunk = 32;  // elements decoded at once: one block of Q8_0/Q4_0/
 struct DecF32 {
     static constexpr int64_t kBytes = kChunk * 4;
     static constexpr bool kPlain    = true;  // element-addressable: rows may end with a partial chunk
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k) w[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * k);
     }
     static float element(const uint8_t* row, int64_t j) {
@@ -38,7 +39,8 @@ struct DecF32 {
 struct DecF16 {
     static constexpr int64_t kBytes = kChunk * 2;
     static constexpr bool kPlain    = true;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k)
             w[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
     }
@@ -52,7 +54,8 @@ struct DecF16 {
 struct DecBF16 {
     static constexpr int64_t kBytes = kChunk * 2;
     static constexpr bool kPlain    = true;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k) {
             const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
             w[k]            = _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
@@ -68,7 +71,8 @@ struct DecBF16 {
 struct DecQ8_0 {
     static constexpr int64_t kBytes = sizeof(BlockQ8_0);
     static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
         uint16_t dh;
         std::memcpy(&dh, p, 2);
         const __m256 d = _mm256_set1_ps(_cvtsh_ss(dh));
@@ -91,7 +95,8 @@ SPECULUM_AVX2_INLINE void nibbles_to_f32(__m128i lo, __m128i hi, __m256 d, __m25
 struct DecQ4_0 {
     static constexpr int64_t kBytes = sizeof(BlockQ4_0);
     static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
         uint16_t dh;
         std::memcpy(&dh, p, 2);
         const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
@@ -107,13 +112,65 @@ struct DecQ4_0 {
 struct DecMxfp4 {
     static constexpr int64_t kBytes = sizeof(BlockMxfp4);
     static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
         const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
         const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
         const __m128i mask  = _mm_set1_epi8(0x0f);
         const __m128i lo    = _mm_shuffle_epi8(table, _mm_and_si128(v, mask));
         const __m128i hi    = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask));
         nibbles_to_f32(lo, hi, _mm256_set1_ps(e8m0_to_f32_half(p[0])), w);
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+// K-quants: a 256-element super-block is 8 chunks of 32; chunk c is sub-block c % 8 of super-block c / 8.
+struct DecQ4_K {
+    static constexpr int64_t kBytes = sizeof(BlockQ4_K);  // per super-block
+    static constexpr bool kPlain    = false;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const auto* b = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
+        const int s   = static_cast<int>(c % 8);
+        uint8_t sc, m;
+        q4_k_scale_min(s, b->scales, &sc, &m);
+        const __m256 d1 = _mm256_set1_ps(_cvtsh_ss(b->d) * sc);     // exact: f16 x 6-bit integer
+        const __m256 m1 = _mm256_set1_ps(_cvtsh_ss(b->dmin) * m);
+        const __m128i* q = reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2));
+        const __m128i mask = _mm_set1_epi8(0x0f);
+        for (int h = 0; h < 2; ++h) {
+            __m128i v = _mm_loadu_si128(q + h);  // elements 16h .. 16h+15 of the sub-block
+            v         = (s & 1) ? _mm_and_si128(_mm_srli_epi16(v, 4), mask) : _mm_and_si128(v, mask);
+            const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+            const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+            w[2 * h]     = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
+            w[2 * h + 1] = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
+        }
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+struct DecQ6_K {
+    static constexpr int64_t kBytes = sizeof(BlockQ6_K);
+    static constexpr bool kPlain    = false;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const auto* b   = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const int s     = static_cast<int>(c % 8);
+        const int half  = s / 4, quarter = s % 4;  // 128-element half, 32-element quarter within it
+        const float d   = _cvtsh_ss(b->d);
+        const int8_t* sc = b->scales + 8 * half + 2 * quarter;
+        const __m128i mask = _mm_set1_epi8(0x0f);
+        const __m128i* ql  = reinterpret_cast<const __m128i*>(b->ql + 64 * half + 32 * (quarter & 1));
+        const __m128i* qh  = reinterpret_cast<const __m128i*>(b->qh + 32 * half);
+        const __m128i shift = _mm_cvtsi32_si128(2 * quarter);
+        for (int h = 0; h < 2; ++h) {
+            __m128i lo = _mm_loadu_si128(ql + h);
+            lo         = quarter < 2 ? _mm_and_si128(lo, mask) : _mm_and_si128(_mm_srli_epi16(lo, 4), mask);
+            __m128i hi = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(qh + h), shift), _mm_set1_epi8(3));
+            const __m128i q = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+            const __m256 ds = _mm256_set1_ps(d * sc[h]);  // (d * sc) * q, the reference's order
+            w[2 * h]     = _mm256_mul_ps(ds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+            w[2 * h + 1] = _mm256_mul_ps(ds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
+        }
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }
 };
@@ -138,7 +195,7 @@ SPECULUM_AVX2 void row_dot(float* y, int64_t ldy, const uint8_t* row, const floa
     const int64_t nchunks = cols / kChunk;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
-        Dec::decode(row + c * Dec::kBytes, w);
+        Dec::decode(row, c, w);
         const float* xc = x + c * kChunk;
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) {
@@ -173,7 +230,7 @@ SPECULUM_AVX2 void decode_slab(float (*wbuf)[kSlab], const uint8_t* const* rows,
     for (int r = 0; r < R; ++r) {
         for (int64_t c = 0; c < full; ++c) {
             __m256 w[4];
-            Dec::decode(rows[r] + (c0 / kChunk + c) * Dec::kBytes, w);
+            Dec::decode(rows[r], c0 / kChunk + c, w);
             for (int k = 0; k < 4; ++k) _mm256_storeu_ps(&wbuf[r][c * kChunk + 8 * k], w[k]);
         }
         if constexpr (Dec::kPlain) {
@@ -252,7 +309,7 @@ SPECULUM_AVX2 void dequantize_typed(float* y, const uint8_t* x, int64_t n) {
     const int64_t nchunks = n / kChunk;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
-        Dec::decode(x + c * Dec::kBytes, w);
+        Dec::decode(x, c, w);
         for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + c * kChunk + 8 * k, w[k]);
     }
     if constexpr (Dec::kPlain) {
@@ -273,6 +330,8 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
         case GgmlType::Q8_0: gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q4_0: gemm_typed<DecQ4_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::MXFP4: gemm_typed<DecMxfp4>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q4_K: gemm_typed<DecQ4_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q6_K: gemm_typed<DecQ6_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         default: return false;
     }
 }
@@ -286,6 +345,8 @@ bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
         case GgmlType::Q8_0: dequantize_typed<DecQ8_0>(y, xb, n); return true;
         case GgmlType::Q4_0: dequantize_typed<DecQ4_0>(y, xb, n); return true;
         case GgmlType::MXFP4: dequantize_typed<DecMxfp4>(y, xb, n); return true;
+        case GgmlType::Q4_K: dequantize_typed<DecQ4_K>(y, xb, n); return true;
+        case GgmlType::Q6_K: dequantize_typed<DecQ6_K>(y, xb, n); return true;
         default: return false;
     }
 }
