@@ -25,6 +25,7 @@ constexpr int kChunk = 32;  // elements decoded at once: one block of Q8_0/Q4_0/
 struct DecF32 {
     static constexpr int64_t kBytes = kChunk * 4;
     static constexpr bool kPlain    = true;  // element-addressable: rows may end with a partial chunk
+    static constexpr bool kBlockScale = false;  // has decode_unscaled(): one scale per 32-element chunk
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k) w[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * k);
@@ -39,6 +40,7 @@ struct DecF32 {
 struct DecF16 {
     static constexpr int64_t kBytes = kChunk * 2;
     static constexpr bool kPlain    = true;
+    static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k)
@@ -54,6 +56,7 @@ struct DecF16 {
 struct DecBF16 {
     static constexpr int64_t kBytes = kChunk * 2;
     static constexpr bool kPlain    = true;
+    static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k) {
@@ -68,66 +71,72 @@ struct DecBF16 {
     }
 };
 
-struct DecQ8_0 {
-    static constexpr int64_t kBytes = sizeof(BlockQ8_0);
-    static constexpr bool kPlain    = false;
+// Types with one scale per 32-element block: decode_unscaled() gives the integer values (as f32) and returns the
+// scale; decode() multiplies them out, giving exactly the reference's q * d (both factors exact, one rounding).
+template <class Self>
+struct BlockScaled {
+    static constexpr bool kPlain      = false;
+    static constexpr bool kBlockScale = true;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
-        const uint8_t* p = row + c * kBytes;
-        uint16_t dh;
-        std::memcpy(&dh, p, 2);
-        const __m256 d = _mm256_set1_ps(_cvtsh_ss(dh));
-        for (int k = 0; k < 4; ++k) {
-            const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2 + 8 * k));
-            w[k]            = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d);
-        }
+        const __m256 d = _mm256_set1_ps(Self::decode_unscaled(row, c, w));
+        for (int k = 0; k < 4; ++k) w[k] = _mm256_mul_ps(w[k], d);
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }
 };
 
-// Low nibbles of 16 bytes are elements 0..15, high nibbles 16..31 (shared by Q4_0 and MXFP4).
-SPECULUM_AVX2_INLINE void nibbles_to_f32(__m128i lo, __m128i hi, __m256 d, __m256 w[4]) {
-    w[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), d);
-    w[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), d);
-    w[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), d);
-    w[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), d);
+// 16 bytes of int8 values (elements 0..15 in lo, 16..31 in hi) -> 4 x 8 f32.
+SPECULUM_AVX2_INLINE void int8_to_f32(__m128i lo, __m128i hi, __m256 w[4]) {
+    w[0] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
+    w[1] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
+    w[2] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
+    w[3] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
 }
 
-struct DecQ4_0 {
-    static constexpr int64_t kBytes = sizeof(BlockQ4_0);
-    static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+struct DecQ8_0 : BlockScaled<DecQ8_0> {
+    static constexpr int64_t kBytes = sizeof(BlockQ8_0);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         uint16_t dh;
         std::memcpy(&dh, p, 2);
-        const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
-        const __m128i mask = _mm_set1_epi8(0x0f);
-        const __m128i eight = _mm_set1_epi8(8);
-        const __m128i lo   = _mm_sub_epi8(_mm_and_si128(v, mask), eight);
-        const __m128i hi   = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), mask), eight);
-        nibbles_to_f32(lo, hi, _mm256_set1_ps(_cvtsh_ss(dh)), w);
+        int8_to_f32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2)),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 18)), w);
+        return _cvtsh_ss(dh);
     }
-    static float element(const uint8_t*, int64_t) { return 0.0f; }
 };
 
-struct DecMxfp4 {
-    static constexpr int64_t kBytes = sizeof(BlockMxfp4);
-    static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+struct DecQ4_0 : BlockScaled<DecQ4_0> {
+    static constexpr int64_t kBytes = sizeof(BlockQ4_0);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
+        uint16_t dh;
+        std::memcpy(&dh, p, 2);
+        const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        const __m128i eight = _mm_set1_epi8(8);
+        int8_to_f32(_mm_sub_epi8(_mm_and_si128(v, mask), eight),
+                    _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), mask), eight), w);
+        return _cvtsh_ss(dh);
+    }
+};
+
+struct DecMxfp4 : BlockScaled<DecMxfp4> {
+    static constexpr int64_t kBytes = sizeof(BlockMxfp4);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p    = row + c * kBytes;
         const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
         const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
         const __m128i mask  = _mm_set1_epi8(0x0f);
-        const __m128i lo    = _mm_shuffle_epi8(table, _mm_and_si128(v, mask));
-        const __m128i hi    = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask));
-        nibbles_to_f32(lo, hi, _mm256_set1_ps(e8m0_to_f32_half(p[0])), w);
+        int8_to_f32(_mm_shuffle_epi8(table, _mm_and_si128(v, mask)),
+                    _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask)), w);
+        return e8m0_to_f32_half(p[0]);
     }
-    static float element(const uint8_t*, int64_t) { return 0.0f; }
 };
 
 // K-quants: a 256-element super-block is 8 chunks of 32; chunk c is sub-block c % 8 of super-block c / 8.
 struct DecQ4_K {
     static constexpr int64_t kBytes = sizeof(BlockQ4_K);  // per super-block
     static constexpr bool kPlain    = false;
+    static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
         const auto* b = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
         const int s   = static_cast<int>(c % 8);
@@ -152,6 +161,7 @@ struct DecQ4_K {
 struct DecQ6_K {
     static constexpr int64_t kBytes = sizeof(BlockQ6_K);
     static constexpr bool kPlain    = false;
+    static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
         const auto* b   = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
         const int s     = static_cast<int>(c % 8);
@@ -182,38 +192,35 @@ SPECULUM_AVX2_INLINE float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// ---- one weight row against NV activation vectors ----
-// y[v * ldy] = dot(row, x[v * cols ..]) for v < NV. With few vectors each gets several accumulators so
-// the FMA latency chain (4 cycles) does not limit throughput.
-template <class Dec, int NV>
-SPECULUM_AVX2 void row_dot(float* y, int64_t ldy, const uint8_t* row, const float* x, int64_t cols) {
-    constexpr int A = NV == 1 ? 4 : (NV == 2 ? 2 : 1);
-    __m256 acc[NV][A];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v)
-        for (int a = 0; a < A; ++a) acc[v][a] = _mm256_setzero_ps();
+// ---- one weight row against one vector (gemv) ----
+// Four accumulators so the FMA latency (4 cycles) does not limit throughput. For types with one scale per
+// 32-block (Q8_0, Q4_0, MXFP4) the scale is applied once per block to the block's partial sum instead of to
+// every weight: fewer multiplies on the FP ports, which bound this loop.
+template <class Dec>
+SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     const int64_t nchunks = cols / kChunk;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
-        Dec::decode(row, c, w);
         const float* xc = x + c * kChunk;
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
+        if constexpr (Dec::kBlockScale) {
+            const float d = Dec::decode_unscaled(row, c, w);
+            __m256 s0     = _mm256_mul_ps(w[0], _mm256_loadu_ps(xc));
+            __m256 s1     = _mm256_mul_ps(w[1], _mm256_loadu_ps(xc + 8));
+            s0            = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(xc + 16), s0);
+            s1            = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(xc + 24), s1);
+            acc[c & 3]    = _mm256_fmadd_ps(_mm256_add_ps(s0, s1), _mm256_set1_ps(d), acc[c & 3]);
+        } else {
+            Dec::decode(row, c, w);
 #pragma GCC unroll 4
-            for (int k = 0; k < 4; ++k)
-                acc[v][k % A] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(xc + v * cols + 8 * k), acc[v][k % A]);
+            for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(xc + 8 * k), acc[k]);
         }
     }
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-        __m256 s = acc[v][0];
-        for (int a = 1; a < A; ++a) s = _mm256_add_ps(s, acc[v][a]);
-        float sum = hsum(s);
-        if constexpr (Dec::kPlain) {
-            for (int64_t j = nchunks * kChunk; j < cols; ++j) sum += Dec::element(row, j) * x[v * cols + j];
-        }
-        y[v * ldy] = sum;
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    if constexpr (Dec::kPlain) {
+        for (int64_t j = nchunks * kChunk; j < cols; ++j) sum += Dec::element(row, j) * x[j];
     }
+    return sum;
 }
 
 // ---- several rows against several vectors (n >= 2) ----
@@ -250,7 +257,12 @@ SPECULUM_AVX2 void tile_dot(float* y, int64_t ldy, bool first, const float (*wbu
     for (int64_t j = 0; j < len8; j += 8) {
         __m256 w[R];
 #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) w[r] = _mm256_loadu_ps(&wbuf[r][j]);
+        for (int r = 0; r < R; ++r) {
+            w[r] = _mm256_loadu_ps(&wbuf[r][j]);
+            // Keep the weights in registers: otherwise GCC folds the load into every FMA and loads each
+            // weight NV times, which makes the loop load-port bound instead of FMA bound.
+            __asm__("" : "+x"(w[r]));
+        }
 #pragma GCC unroll 2
         for (int v = 0; v < NV; ++v) {
             const __m256 xv = _mm256_loadu_ps(x + v * cols + j);
@@ -287,7 +299,7 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
                               int64_t n, int64_t cols, int64_t r0, int64_t r1) {
     if (n == 1) {
         // Single vector: decode straight into registers, four accumulators per row (no scratch round trip).
-        for (int64_t r = r0; r < r1; ++r) row_dot<Dec, 1>(y + r, 0, w + static_cast<uint64_t>(r) * row_bytes, x, cols);
+        for (int64_t r = r0; r < r1; ++r) y[r] = row_dot<Dec>(w + static_cast<uint64_t>(r) * row_bytes, x, cols);
         return;
     }
     // Row tiles outer, slabs and vector pairs inner: each weight byte comes from memory once and is decoded once.
