@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
+#include <thread>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -38,6 +40,22 @@ double best_seconds(int reps, Fn&& fn) {
     return best;
 }
 
+// Wall time of fn(r0, r1) run on two threads, each over half of the rows (the decode setting on 2 cores).
+// Each repetition takes the next matrix copy from next_mat().
+template <class Next, class Fn>
+double best_wall_two_threads(int reps, int64_t rows, Next&& next_mat, Fn&& fn) {
+    double best = 1e30;
+    for (int i = 0; i < reps; ++i) {
+        const uint8_t* w = next_mat();
+        const auto t0    = std::chrono::steady_clock::now();
+        std::thread other([&] { fn(w, rows / 2, rows); });
+        fn(w, 0, rows / 2);
+        other.join();
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+}
+
 }  // namespace
 
 TEST(GemvBench, DISABLED_Throughput4096) {
@@ -47,8 +65,8 @@ TEST(GemvBench, DISABLED_Throughput4096) {
     std::vector<float> row(cols), x(64 * cols), y(64 * rows);
     for (auto& v : x) v = dist(rng);
     std::printf("cpu: %s; times are best-of thread CPU time\n", cpu_features_string().c_str());
-    std::printf("%-6s %10s %10s %10s %12s %12s %12s\n", "type", "MB", "gemv ms", "GB/s", "gemm8/gemv",
-                "gemm64/gemv", "ref GB/s");
+    std::printf("%-6s %7s %8s %7s %11s %12s %9s | %12s %8s %11s\n", "type", "MB", "gemv ms", "GB/s",
+                "gemm8/gemv", "gemm64/gemv", "ref GB/s", "2thr gemv ms", "2thr GB/s", "gemm8/gemv");
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
                        GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q6_K}) {
         if (!kernels_support(t)) continue;
@@ -73,7 +91,13 @@ TEST(GemvBench, DISABLED_Throughput4096) {
         const double t8  = best_seconds(copies, [&] { gemm(y.data(), rows, t, mat(), x.data(), 8, cols, 0, rows); });
         const double t64 = best_seconds(2, [&] { gemm(y.data(), rows, t, mat(), x.data(), 64, cols, 0, rows); });
         const double tr  = best_seconds(1, [&] { gemv_ref(y.data(), t, mat(), x.data(), cols, 0, rows); });
-        std::printf("%-6s %10.1f %10.3f %10.2f %12.2f %12.2f %12.2f\n", ggml_type_traits(t)->name, gb * 1e3,
-                    t1 * 1e3, gb / t1, t8 / t1, t64 / t1, gb / tr);
+        const double w1 = best_wall_two_threads(2 * copies, rows, mat, [&](const uint8_t* m, int64_t a, int64_t b) {
+            gemv(y.data(), t, m, x.data(), cols, a, b);
+        });
+        const double w8 = best_wall_two_threads(copies, rows, mat, [&](const uint8_t* m, int64_t a, int64_t b) {
+            gemm(y.data(), rows, t, m, x.data(), 8, cols, a, b);
+        });
+        std::printf("%-6s %7.1f %8.3f %7.2f %11.2f %12.2f %9.2f | %12.3f %8.2f %11.2f\n", ggml_type_traits(t)->name,
+                    gb * 1e3, t1 * 1e3, gb / t1, t8 / t1, t64 / t1, gb / tr, w1 * 1e3, gb / w1, w8 / w1);
     }
 }
