@@ -21,12 +21,23 @@ namespace {
 constexpr int kChunk = 32;  // elements decoded at once: one block of Q8_0/Q4_0/MXFP4
 
 // ---- decoders: one 32-element chunk -> w[0..3] (elements 8k..8k+7 in w[k]) ----
+// Callers run prepare(row, c, state) at every chunk c that starts a block of kChunksPerBlock chunks (K-quants
+// unpack their super-block scales there once), then decode(row, c, state, w) for each chunk of the block.
 
-struct DecF32 {
+struct NoState {};
+
+// Types whose blocks are at most one chunk long: nothing to prepare.
+struct ChunkBlocks {
+    using State                          = NoState;
+    static constexpr int kChunksPerBlock = 1;
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t*, int64_t, State&) {}
+};
+
+struct DecF32 : ChunkBlocks {
     static constexpr int64_t kBytes = kChunk * 4;
     static constexpr bool kPlain    = true;  // element-addressable: rows may end with a partial chunk
     static constexpr bool kBlockScale = false;  // has decode_unscaled(): one scale per 32-element chunk
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k) w[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * k);
     }
@@ -37,11 +48,11 @@ struct DecF32 {
     }
 };
 
-struct DecF16 {
+struct DecF16 : ChunkBlocks {
     static constexpr int64_t kBytes = kChunk * 2;
     static constexpr bool kPlain    = true;
     static constexpr bool kBlockScale = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k)
             w[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
@@ -53,11 +64,11 @@ struct DecF16 {
     }
 };
 
-struct DecBF16 {
+struct DecBF16 : ChunkBlocks {
     static constexpr int64_t kBytes = kChunk * 2;
     static constexpr bool kPlain    = true;
     static constexpr bool kBlockScale = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
         for (int k = 0; k < 4; ++k) {
             const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
@@ -74,10 +85,10 @@ struct DecBF16 {
 // Types with one scale per 32-element block: decode_unscaled() gives the integer values (as f32) and returns the
 // scale; decode() multiplies them out, giving exactly the reference's q * d (both factors exact, one rounding).
 template <class Self>
-struct BlockScaled {
+struct BlockScaled : ChunkBlocks {
     static constexpr bool kPlain      = false;
     static constexpr bool kBlockScale = true;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const __m256 d = _mm256_set1_ps(Self::decode_unscaled(row, c, w));
         for (int k = 0; k < 4; ++k) w[k] = _mm256_mul_ps(w[k], d);
     }
@@ -133,18 +144,33 @@ struct DecMxfp4 : BlockScaled<DecMxfp4> {
 };
 
 // K-quants: a 256-element super-block is 8 chunks of 32; chunk c is sub-block c % 8 of super-block c / 8.
+// prepare() turns the super-block's f16 scales and packed sub-block scales into f32 once per 8 chunks.
 struct DecQ4_K {
-    static constexpr int64_t kBytes = sizeof(BlockQ4_K);  // per super-block
-    static constexpr bool kPlain    = false;
-    static constexpr bool kBlockScale = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
-        const auto* b = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
-        const int s   = static_cast<int>(c % 8);
-        uint8_t sc, m;
-        q4_k_scale_min(s, b->scales, &sc, &m);
-        const __m256 d1 = _mm256_set1_ps(_cvtsh_ss(b->d) * sc);     // exact: f16 x 6-bit integer
-        const __m256 m1 = _mm256_set1_ps(_cvtsh_ss(b->dmin) * m);
-        const __m128i* q = reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2));
+    static constexpr int64_t kBytes      = sizeof(BlockQ4_K);  // per super-block
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float d1[8];  // d * scale of each sub-block (exact: f16 x 6-bit integer)
+        float m1[8];  // dmin * min of each sub-block
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b    = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
+        const float d    = _cvtsh_ss(b->d);
+        const float dmin = _cvtsh_ss(b->dmin);
+        for (int s = 0; s < 8; ++s) {
+            uint8_t sc, m;
+            q4_k_scale_min(s, b->scales, &sc, &m);
+            st.d1[s] = d * sc;
+            st.m1[s] = dmin * m;
+        }
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b      = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
+        const int s        = static_cast<int>(c % 8);
+        const __m256 d1    = _mm256_set1_ps(st.d1[s]);
+        const __m256 m1    = _mm256_set1_ps(st.m1[s]);
+        const __m128i* q   = reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2));
         const __m128i mask = _mm_set1_epi8(0x0f);
         for (int h = 0; h < 2; ++h) {
             __m128i v = _mm_loadu_si128(q + h);  // elements 16h .. 16h+15 of the sub-block
@@ -159,27 +185,37 @@ struct DecQ4_K {
 };
 
 struct DecQ6_K {
-    static constexpr int64_t kBytes = sizeof(BlockQ6_K);
-    static constexpr bool kPlain    = false;
-    static constexpr bool kBlockScale = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, __m256 w[4]) {
-        const auto* b   = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
-        const int s     = static_cast<int>(c % 8);
-        const int half  = s / 4, quarter = s % 4;  // 128-element half, 32-element quarter within it
-        const float d   = _cvtsh_ss(b->d);
-        const int8_t* sc = b->scales + 8 * half + 2 * quarter;
-        const __m128i mask = _mm_set1_epi8(0x0f);
-        const __m128i* ql  = reinterpret_cast<const __m128i*>(b->ql + 64 * half + 32 * (quarter & 1));
-        const __m128i* qh  = reinterpret_cast<const __m128i*>(b->qh + 32 * half);
+    static constexpr int64_t kBytes      = sizeof(BlockQ6_K);
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float ds[16];  // d * scale of each 16-element sub-block (exact: f16 x int8)
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const __m256 d    = _mm256_set1_ps(_cvtsh_ss(b->d));
+        const __m128i sc  = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales));
+        _mm256_storeu_ps(st.ds, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
+        _mm256_storeu_ps(st.ds + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)))));
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const int s         = static_cast<int>(c % 8);
+        const int half      = s / 4, quarter = s % 4;  // 128-element half, 32-element quarter within it
+        const float* ds     = st.ds + 8 * half + 2 * quarter;
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        const __m128i* ql   = reinterpret_cast<const __m128i*>(b->ql + 64 * half + 32 * (quarter & 1));
+        const __m128i* qh   = reinterpret_cast<const __m128i*>(b->qh + 32 * half);
         const __m128i shift = _mm_cvtsi32_si128(2 * quarter);
         for (int h = 0; h < 2; ++h) {
             __m128i lo = _mm_loadu_si128(ql + h);
             lo         = quarter < 2 ? _mm_and_si128(lo, mask) : _mm_and_si128(_mm_srli_epi16(lo, 4), mask);
             __m128i hi = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(qh + h), shift), _mm_set1_epi8(3));
             const __m128i q = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
-            const __m256 ds = _mm256_set1_ps(d * sc[h]);  // (d * sc) * q, the reference's order
-            w[2 * h]     = _mm256_mul_ps(ds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-            w[2 * h + 1] = _mm256_mul_ps(ds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
+            const __m256 vds = _mm256_set1_ps(ds[h]);  // (d * sc) * q, the reference's order
+            w[2 * h]     = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+            w[2 * h + 1] = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
         }
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }
@@ -200,6 +236,7 @@ template <class Dec>
 SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     const int64_t nchunks = cols / kChunk;
+    typename Dec::State st;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
         const float* xc = x + c * kChunk;
@@ -211,7 +248,8 @@ SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
             s1            = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(xc + 24), s1);
             acc[c & 3]    = _mm256_fmadd_ps(_mm256_add_ps(s0, s1), _mm256_set1_ps(d), acc[c & 3]);
         } else {
-            Dec::decode(row, c, w);
+            if (c % Dec::kChunksPerBlock == 0) Dec::prepare(row, c, st);
+            Dec::decode(row, c, st, w);
 #pragma GCC unroll 4
             for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(xc + 8 * k), acc[k]);
         }
@@ -228,6 +266,7 @@ SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
 // the R x NV register tile then reuses every weight load NV times and every activation load R times. Partial
 // sums of each slab are added into y, so y is written (first slab) then accumulated.
 constexpr int64_t kSlab = 512;  // columns per slab: R * kSlab * 4 bytes of scratch, x slab n * kSlab * 4 bytes
+static_assert(kSlab % 256 == 0, "slabs must start on K-quant super-block boundaries");
 constexpr int kTileRows = 4;
 constexpr int kTileVecs = 2;    // 4 x 2 accumulators + 4 weights + 1 activation = 13 of 16 ymm registers
 
@@ -235,9 +274,12 @@ template <class Dec, int R>
 SPECULUM_AVX2 void decode_slab(float (*wbuf)[kSlab], const uint8_t* const* rows, int64_t c0, int64_t len) {
     const int64_t full = len / kChunk;
     for (int r = 0; r < R; ++r) {
+        typename Dec::State st;
         for (int64_t c = 0; c < full; ++c) {
             __m256 w[4];
-            Dec::decode(rows[r], c0 / kChunk + c, w);
+            const int64_t cc = c0 / kChunk + c;  // slabs start on block boundaries (kSlab % 256 == 0)
+            if (cc % Dec::kChunksPerBlock == 0) Dec::prepare(rows[r], cc, st);
+            Dec::decode(rows[r], cc, st, w);
             for (int k = 0; k < 4; ++k) _mm256_storeu_ps(&wbuf[r][c * kChunk + 8 * k], w[k]);
         }
         if constexpr (Dec::kPlain) {
@@ -319,9 +361,11 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
 template <class Dec>
 SPECULUM_AVX2 void dequantize_typed(float* y, const uint8_t* x, int64_t n) {
     const int64_t nchunks = n / kChunk;
+    typename Dec::State st;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
-        Dec::decode(x, c, w);
+        if (c % Dec::kChunksPerBlock == 0) Dec::prepare(x, c, st);
+        Dec::decode(x, c, st, w);
         for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + c * kChunk + 8 * k, w[k]);
     }
     if constexpr (Dec::kPlain) {
