@@ -43,10 +43,13 @@ inline model::Model load_via_gguf(const model::SyntheticSpec& spec, const std::s
     return model::Model::load(path);
 }
 
-// max |a - b| / rms(b): a scale-free distance between two logit vectors.
+// max |a - b| / rms(b): a scale-free distance between two logit vectors; infinity when the sizes differ or any
+// value is not finite (so NaN logits never pass a tolerance check).
 inline double rel_diff(std::span<const float> a, std::span<const float> b) {
     double ss = 0.0, md = 0.0;
+    if (a.size() != b.size() || b.empty()) return INFINITY;
     for (size_t i = 0; i < b.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
         ss += static_cast<double>(b[i]) * b[i];
         md = std::max(md, std::abs(static_cast<double>(a[i]) - b[i]));
     }
