@@ -13,6 +13,8 @@ namespace speculum::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"version", "print the version, build type and library versions", cmd_version},
+        {"generate", "generate tokens with one model (plain decoding, no speculation)", cmd_generate},
+        {"bench", "measure the model runtime: tokens/s, GB/s vs memory bandwidth, batched passes", cmd_bench},
     };
     return table;
 }
