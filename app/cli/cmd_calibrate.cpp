@@ -28,7 +28,7 @@ int cmd_calibrate(int argc, char** argv) {
     hw::MicrobenchOptions opt;
     opt.quick   = args.has("quick");
     opt.threads = int(args.int_or("threads", 0, 0, 4096));
-    auto r = hw::run_microbenchmarks(opt, CancelToken{}, [](double f, const std::string& what) {
+    auto r      = hw::run_microbenchmarks(opt, CancelToken{}, [](double f, const std::string& what) {
         std::cerr << "\rcalibrating: " << int(f * 100) << "% " << what << "            " << std::flush;
     });
     std::cerr << "\r" << std::string(60, ' ') << "\r";

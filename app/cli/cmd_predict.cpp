@@ -84,14 +84,15 @@ int cmd_predict(int argc, char** argv) {
                {"compact", 0, false, "", "print JSON on one line"}},
               {"[FILE|-]"});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Predict speedup analytically for one configuration described in JSON (FILE, or "
-                               "stdin when FILE is - or absent).")
+        std::cout << args.help(
+                         "Predict speedup analytically for one configuration described in JSON (FILE, or "
+                         "stdin when FILE is - or absent).")
                   << '\n'
                   << kFields << '\n';
         return 0;
     }
     std::filesystem::path res = args.value_or("resources", "");
-    auto resolve = [&](const std::string& id) { return hw::find_profile(hw::hardware_dir(res), id); };
+    auto resolve              = [&](const std::string& id) { return hw::find_profile(hw::hardware_dir(res), id); };
     if (args.has("list-profiles")) {
         for (const auto& p : hw::list_profiles(hw::hardware_dir(res)))
             std::cout << p.id << "\t" << p.name << "\t" << p.mem_bw_gbps << " GB/s\n";
@@ -101,7 +102,8 @@ int cmd_predict(int argc, char** argv) {
     std::string text = read_input(file);
     nlohmann::json j;
     try {
-        j = text.find_first_not_of(" \t\r\n") == std::string::npos ? nlohmann::json::object() : nlohmann::json::parse(text);
+        j = text.find_first_not_of(" \t\r\n") == std::string::npos ? nlohmann::json::object()
+                                                                   : nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw std::runtime_error((file == "-" ? std::string("stdin") : file) + ": invalid JSON: " + e.what());
     }
@@ -123,7 +125,7 @@ int cmd_predict(int argc, char** argv) {
         auto t0     = std::chrono::steady_clock::now();
         double sink = 0;
         for (long long i = 0; i < n; ++i) sink += analytic::predict(in).predicted_speedup;
-        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / n;
+        double us  = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / n;
         o["bench"] = {{"calls", n}, {"mean_us_per_call", us}, {"checksum", sink / n}};
     }
     std::cout << (args.has("compact") ? o.dump() : o.dump(2)) << '\n';

@@ -13,8 +13,8 @@ namespace speculum::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"version", "print the version, build type and library versions", cmd_version},
-        {"predict", "predict speedup analytically (EWIF, BPT, J, trees, roofline) from a JSON description", cmd_predict},
-        {"calibrate", "measure this machine (bandwidth, GEMV/GEMM, call overhead) as a hardware profile", cmd_calibrate},
+        {"predict", "predict speedup analytically (EWIF, BPT, J, trees, roofline) from JSON", cmd_predict},
+        {"calibrate", "measure this machine (bandwidth, GEMV/GEMM, overhead) as a hardware profile", cmd_calibrate},
     };
     return table;
 }

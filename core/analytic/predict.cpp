@@ -53,13 +53,13 @@ void validate(const PredictInput& in) {
 PredictOutput predict(const PredictInput& in) {
     validate(in);
     PredictOutput out;
-    auto alpha = expand_positions(in.alpha, in.k, "alpha");
+    auto alpha   = expand_positions(in.alpha, in.k, "alpha");
     double reach = 1.0;
     for (double a : alpha) out.position_acceptance.push_back(reach *= a);
-    out.expected_tokens = expected_tokens_chain(alpha);
-    out.ewif            = out.expected_tokens / (1.0 + in.c * in.k);
-    out.best_k          = best_k_sd(in.alpha, in.c, in.k_max);
-    out.best_ewif       = ewif_sd(in.alpha, in.c, out.best_k);
+    out.expected_tokens   = expected_tokens_chain(alpha);
+    out.ewif              = out.expected_tokens / (1.0 + in.c * in.k);
+    out.best_k            = best_k_sd(in.alpha, in.c, in.k_max);
+    out.best_ewif         = ewif_sd(in.alpha, in.c, out.best_k);
     out.predicted_speedup = out.ewif;
 
     if (!in.cascade.empty()) out.cascade = vertical_cascade(in.cascade);
@@ -73,7 +73,8 @@ PredictOutput predict(const PredictInput& in) {
         out.horizontal_gradient = horizontal_cascade_gradient(a, c);
     }
     if (in.tree) {
-        if (!in.tree->parents.empty()) out.tree_expected_length = tree_expected_length(TokenTree{in.tree->parents}, in.tree->p);
+        if (!in.tree->parents.empty())
+            out.tree_expected_length = tree_expected_length(TokenTree{in.tree->parents}, in.tree->p);
         if (in.tree->budget > 0) out.sequoia = sequoia_best_tree(in.tree->p, in.tree->budget, in.tree->max_depth);
     }
     if (!in.mlspecqd.empty()) {
@@ -84,9 +85,9 @@ PredictOutput predict(const PredictInput& in) {
         out.mlspecqd = mlspecqd_multilevel({{mlspecqd_alpha_from_positions(alpha), in.k, s}});
     }
     if (in.cats) {
-        double m = in.cats->mean_accepted > 0
-                       ? in.cats->mean_accepted
-                       : expected_tokens_chain(expand_positions(in.alpha, in.cats->config.gamma, "alpha"));
+        const auto& cats = *in.cats;
+        double m         = cats.mean_accepted;
+        if (m <= 0) m = expected_tokens_chain(expand_positions(in.alpha, cats.config.gamma, "alpha"));
         out.cats_bpt              = bpt_cats(in.cats->config, m);
         out.bpt_autoregressive_gb = bpt_autoregressive(in.cats->config);
     }
@@ -105,7 +106,7 @@ PredictOutput predict(const PredictInput& in) {
         if (!std::isfinite(out.memory->stream_time_s))
             throw InvalidInput("hardware: the models do not fit in " + std::to_string(out.memory->budget_gb) +
                                " GB and profile '" + h.profile.id + "' models no flash bandwidth to stream them");
-        out.timing    = chain_timing(h.profile, h.target, h.draft, in.k, h.context, out.expected_tokens, stream_gb);
+        out.timing = chain_timing(h.profile, h.target, h.draft, in.k, h.context, out.expected_tokens, stream_gb);
         double bt = weight_bytes(h.target) / 1e9, bd = weight_bytes(h.draft) / 1e9;
         out.bpt_autoregressive_gb = bt;
         out.bpt_chain_gb          = bpt_two_stage(in.k, bd, bt, out.expected_tokens);
@@ -130,7 +131,8 @@ PredictOutput predict(const PredictInput& in) {
             out.ghidorah  = choose_width(table, step, step(1), in.ghidorah->root_counted);
         } else {
             // No hardware: a flat step time (verification of ≤ 64 tokens as cheap as one token).
-            out.ghidorah = choose_width(table, [](int) { return 1.0; }, 1.0, in.ghidorah->root_counted);
+            out.ghidorah = choose_width(
+                table, [](int) { return 1.0; }, 1.0, in.ghidorah->root_counted);
         }
     }
     return out;

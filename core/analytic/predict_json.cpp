@@ -109,9 +109,8 @@ ModelSpec read_model(const json& j, const std::string& path, ModelSpec m) {
 }
 
 json model_json(const ModelSpec& m) {
-    return {{"params_b", m.params_b}, {"weight_bits", m.weight_bits}, {"n_layers", m.n_layers},
-            {"d_model", m.d_model},   {"kv_dim", m.kv_dim},           {"kv_bits", m.kv_bits},
-            {"compute", m.compute}};
+    return {{"params_b", m.params_b}, {"weight_bits", m.weight_bits}, {"n_layers", m.n_layers}, {"d_model", m.d_model},
+            {"kv_dim", m.kv_dim},     {"kv_bits", m.kv_bits},         {"compute", m.compute}};
 }
 
 json shape_json(const LayerShape& s) {
@@ -120,14 +119,15 @@ json shape_json(const LayerShape& s) {
 
 }  // namespace
 
-PredictInput predict_input_from_json(const json& j, const std::function<hw::HardwareProfile(const std::string&)>& resolve) {
+PredictInput predict_input_from_json(const json& j,
+                                     const std::function<hw::HardwareProfile(const std::string&)>& resolve) {
     PredictInput in;
     Reader r(j, "");
-    in.alpha = r.nums("alpha", in.alpha, true);
-    in.k     = r.integer("k", in.k);
-    in.c     = r.num("c", in.c);
-    in.k_max = r.integer("k_max", in.k_max);
-    in.cascade = read_array<DraftLevel>(r, "cascade", [](const json& e, const std::string& p) {
+    in.alpha      = r.nums("alpha", in.alpha, true);
+    in.k          = r.integer("k", in.k);
+    in.c          = r.num("c", in.c);
+    in.k_max      = r.integer("k_max", in.k_max);
+    in.cascade    = read_array<DraftLevel>(r, "cascade", [](const json& e, const std::string& p) {
         Reader l(e, p);
         DraftLevel d;
         d.alpha = l.nums("alpha", d.alpha, true);
@@ -156,7 +156,8 @@ PredictInput predict_input_from_json(const json& j, const std::function<hw::Hard
             const json& p = t.sub("p");
             if (!p.is_array() || p.empty()) Reader::fail("tree.p", "must be a non-empty array (of per-rank rows)");
             ti.p.clear();
-            if (p[0].is_number()) ti.p.push_back(Reader::array_of_numbers(p, "tree.p"));  // Sequoia's single vector
+            if (p[0].is_number())
+                ti.p.push_back(Reader::array_of_numbers(p, "tree.p"));  // Sequoia's single vector
             else
                 for (size_t d = 0; d < p.size(); ++d)
                     ti.p.push_back(Reader::array_of_numbers(p[d], "tree.p[" + std::to_string(d) + "]"));
@@ -230,7 +231,8 @@ PredictInput predict_input_from_json(const json& j, const std::function<hw::Hard
     if (r.has("hardware")) {
         Reader h(r.sub("hardware"), "hardware");
         HardwareInput hi;
-        if (!h.has("profile")) Reader::fail("hardware.profile", "missing (a bundled id such as \"rtx4090\" or an object)");
+        if (!h.has("profile"))
+            Reader::fail("hardware.profile", "missing (a bundled id such as \"rtx4090\" or an object)");
         const json& p = h.sub("profile");
         if (p.is_string()) {
             hi.profile_id = p.get<std::string>();
@@ -270,14 +272,21 @@ void to_json(json& j, const PredictInput& in) {
     for (const auto& q : in.mlspecqd) j["mlspecqd"].push_back({{"alpha", q.alpha}, {"n", q.n}, {"s", q.s}});
     if (in.cats) {
         const auto& c = in.cats->config;
-        j["cats"] = {{"l_total", c.l_total}, {"l_dm", c.l_dm},   {"l_sv", c.l_sv}, {"gamma", c.gamma},
-                     {"bits", c.bits},       {"layer", shape_json(c.shape)}, {"mean_accepted", in.cats->mean_accepted}};
+        j["cats"]     = {{"l_total", c.l_total},
+                         {"l_dm", c.l_dm},
+                         {"l_sv", c.l_sv},
+                         {"gamma", c.gamma},
+                         {"bits", c.bits},
+                         {"layer", shape_json(c.shape)},
+                         {"mean_accepted", in.cats->mean_accepted}};
     }
     if (in.cassandra) {
         const auto& c  = in.cassandra->config;
-        j["cassandra"] = {{"w_p", c.w_p},   {"kv_p", c.kv_p}, {"w_t", c.w_t},           {"kv_t", c.kv_t},
-                          {"bits", c.bits}, {"s_w", c.s_w},   {"s_kv", c.s_kv},         {"exp_bits", c.exp_bits},
-                          {"map_bits", c.map_bits},           {"alpha", in.cassandra->alpha}};
+        j["cassandra"] = {{"w_p", c.w_p},           {"kv_p", c.kv_p},
+                          {"w_t", c.w_t},           {"kv_t", c.kv_t},
+                          {"bits", c.bits},         {"s_w", c.s_w},
+                          {"s_kv", c.s_kv},         {"exp_bits", c.exp_bits},
+                          {"map_bits", c.map_bits}, {"alpha", in.cassandra->alpha}};
     }
     if (in.ghidorah) j["ghidorah"] = {{"dataset", in.ghidorah->dataset}, {"root_counted", in.ghidorah->root_counted}};
     if (in.hardware) {
@@ -300,19 +309,23 @@ void to_json(json& j, const PredictOutput& o) {
          {"best_ewif", o.best_ewif},
          {"predicted_speedup", o.predicted_speedup}};
     if (o.cascade)
-        j["cascade"] = {{"expected_tokens", o.cascade->expected_tokens}, {"cost", o.cascade->cost}, {"ewif", o.cascade->ewif}};
+        j["cascade"] = {
+            {"expected_tokens", o.cascade->expected_tokens}, {"cost", o.cascade->cost}, {"ewif", o.cascade->ewif}};
     if (o.horizontal_ewif) j["horizontal"] = {{"ewif", *o.horizontal_ewif}, {"gradient", o.horizontal_gradient}};
     if (o.tree_expected_length) j["tree"]["expected_length"] = *o.tree_expected_length;
     if (o.sequoia)
         j["tree"]["sequoia"] = {{"expected_length", o.sequoia->expected_length},
                                 {"parents", o.sequoia->tree.parent},
                                 {"best_by_budget", o.sequoia->best_by_budget}};
-    if (o.mlspecqd) j["mlspecqd"] = {{"speedup", o.mlspecqd->speedup}, {"effective_speed", o.mlspecqd->effective_speed}};
+    if (o.mlspecqd)
+        j["mlspecqd"] = {{"speedup", o.mlspecqd->speedup}, {"effective_speed", o.mlspecqd->effective_speed}};
     json bpt;
     if (o.bpt_autoregressive_gb > 0) bpt["autoregressive_gb"] = o.bpt_autoregressive_gb;
     if (o.bpt_chain_gb > 0) bpt["chain_gb"] = o.bpt_chain_gb;
     if (o.cats_bpt)
-        bpt["cats"] = {{"bpt_gb", o.cats_bpt->bpt}, {"draft_gb", o.cats_bpt->draft_gb}, {"sv_gb", o.cats_bpt->sv_gb},
+        bpt["cats"] = {{"bpt_gb", o.cats_bpt->bpt},
+                       {"draft_gb", o.cats_bpt->draft_gb},
+                       {"sv_gb", o.cats_bpt->sv_gb},
                        {"target_gb", o.cats_bpt->target_gb}};
     if (!bpt.empty()) j["bpt"] = bpt;
     if (o.cassandra_j) {
@@ -327,7 +340,7 @@ void to_json(json& j, const PredictOutput& o) {
                           {"verify_cost_ratio", b.verify_cost_ratio}};
     }
     if (o.ghidorah)
-        j["ghidorah"] = {{"widths", o.ghidorah->widths},       {"tau", o.ghidorah->tau},
+        j["ghidorah"] = {{"widths", o.ghidorah->widths},         {"tau", o.ghidorah->tau},
                          {"step_time_s", o.ghidorah->step_time}, {"speedup", o.ghidorah->speedup},
                          {"best_width", o.ghidorah->best_width}, {"best_speedup", o.ghidorah->best_speedup}};
     if (o.timing)
@@ -339,11 +352,14 @@ void to_json(json& j, const PredictOutput& o) {
                          {"tokens_per_s", o.timing->tokens_per_s},
                          {"speedup", o.timing->speedup}};
     if (o.memory)
-        j["memory"] = {{"budget_gb", o.memory->budget_gb},   {"weights_gb", o.memory->weights_gb},
-                       {"kv_gb", o.memory->kv_gb},           {"fits", o.memory->fits},
-                       {"streamed_gb", o.memory->streamed_gb},
-                       {"stream_time_s", std::isfinite(o.memory->stream_time_s) ? json(o.memory->stream_time_s) : json("inf")},
-                       {"kv_capacity_tokens", o.memory->kv_capacity_tokens}};
+        j["memory"] = {
+            {"budget_gb", o.memory->budget_gb},
+            {"weights_gb", o.memory->weights_gb},
+            {"kv_gb", o.memory->kv_gb},
+            {"fits", o.memory->fits},
+            {"streamed_gb", o.memory->streamed_gb},
+            {"stream_time_s", std::isfinite(o.memory->stream_time_s) ? json(o.memory->stream_time_s) : json("inf")},
+            {"kv_capacity_tokens", o.memory->kv_capacity_tokens}};
 }
 
 }  // namespace speculum::analytic

@@ -34,14 +34,16 @@ TEST(CliPredict, FileWithProfileAndBench) {
 TEST(CliPredict, ListProfilesAndHelp) {
     auto r = run_cli({"predict", "--list-profiles"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* id : {"rtx4090", "jetson_agx_orin", "jetson_xavier_nx", "a100", "h100", "apple_m3_max",
-                           "intel_core_ultra9_285k"})
+    for (const char* id :
+         {"rtx4090", "jetson_agx_orin", "jetson_xavier_nx", "a100", "h100", "apple_m3_max", "intel_core_ultra9_285k"})
         EXPECT_NE(r.out.find(id), std::string::npos) << id;
     auto h = run_cli({"predict", "--help"});
     ASSERT_EQ(h.exit_code, 0);
-    for (const char* field : {"alpha", "k_max", "cascade", "max_gram", "horizontal", "parents", "budget",
-                              "max_depth", "mlspecqd", "l_sv", "mean_accepted", "kv_p", "exp_bits", "map_bits",
-                              "root_counted", "memory_budget_gb", "params_b", "weight_bits", "kv_dim", "compute"})
+    for (const char* field : {"alpha",      "k_max",       "cascade",       "max_gram",
+                              "horizontal", "parents",     "budget",        "max_depth",
+                              "mlspecqd",   "l_sv",        "mean_accepted", "kv_p",
+                              "exp_bits",   "map_bits",    "root_counted",  "memory_budget_gb",
+                              "params_b",   "weight_bits", "kv_dim",        "compute"})
         EXPECT_NE(h.out.find(field), std::string::npos) << field;
 }
 
@@ -75,9 +77,9 @@ TEST(CliCalibrate, QuickWritesAValidProfile) {
     EXPECT_TRUE(j["measured"].get<bool>());
     // The written profile feeds predict as an inline profile.
     std::ifstream in(file);
-    auto prof = nlohmann::json::parse(in);
+    auto prof            = nlohmann::json::parse(in);
     nlohmann::json input = {{"hardware", {{"profile", prof}}}};
-    auto p = run_cli({"predict", "-"}, input.dump());
+    auto p               = run_cli({"predict", "-"}, input.dump());
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_GT(nlohmann::json::parse(p.out)["hardware"]["t_autoregressive_s"].get<double>(), 0);
 }

@@ -71,13 +71,13 @@ TEST(Predict, JsonRoundTrip) {
 }
 
 TEST(Predict, GhidorahFromTreeAndStreaming) {
-    auto j               = json::parse(R"({"tree": {"p": [0.5, 0.2, 0.1]}, "ghidorah": {"dataset": "tree"}})");
-    auto out             = predict(predict_input_from_json(j, nullptr));
+    auto j   = json::parse(R"({"tree": {"p": [0.5, 0.2, 0.1]}, "ghidorah": {"dataset": "tree"}})");
+    auto out = predict(predict_input_from_json(j, nullptr));
     EXPECT_EQ(out.ghidorah->best_width, 64);  // flat step time without hardware
     EXPECT_NEAR(out.ghidorah->tau[0], 1.0, 1e-12);
     // A budget below the model streams weights from flash (CATS-style) and slows every target forward.
-    auto s = json::parse(R"({"hardware": {"profile": "jetson_agx_orin", "memory_budget_gb": 8}})");
-    auto f = json::parse(R"({"hardware": {"profile": "jetson_agx_orin"}})");
+    auto s  = json::parse(R"({"hardware": {"profile": "jetson_agx_orin", "memory_budget_gb": 8}})");
+    auto f  = json::parse(R"({"hardware": {"profile": "jetson_agx_orin"}})");
     auto os = predict(predict_input_from_json(s, resolver()));
     auto of = predict(predict_input_from_json(f, resolver()));
     EXPECT_FALSE(os.memory->fits);
