@@ -6,6 +6,7 @@
 #include "kernels/ggml_types.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -114,8 +115,14 @@ public:
     // "FILE: what" for errors raised by callers about this file's content.
     [[noreturn]] void fail(const std::string& field, const std::string& reason) const;
 
+    // Format limits shared by the reader and the writer (llama.cpp's values).
+    static constexpr uint64_t kDefaultAlignment = 32;
+    static constexpr uint32_t kMaxDims          = 4;   // GGML_MAX_DIMS
+    static constexpr uint64_t kMaxNameBytes     = 63;  // GGML_MAX_NAME - 1 (names are NUL-terminated in ggml)
+
 private:
     GgufFile() = default;
+    void parse(const uint8_t* bytes, uint64_t size);  // gguf_parse.cpp
     struct Mapping;
     std::unique_ptr<Mapping> m_map;
     std::string m_path;
@@ -125,6 +132,8 @@ private:
     uint64_t m_data_offset = 0;
     std::vector<GgufKv> m_kv;
     std::vector<GgufTensorInfo> m_tensors;
+    std::map<std::string, size_t, std::less<>> m_kv_index;      // key -> index into m_kv
+    std::map<std::string, size_t, std::less<>> m_tensor_index;  // name -> index into m_tensors
 };
 
 }  // namespace speculum::model

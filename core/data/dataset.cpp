@@ -1,0 +1,132 @@
+// JSONL prompt-suite loader (see dataset.h). Strict about types, lenient about extra fields (kept in `extra`).
+#include "core/data/dataset.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace speculum::data {
+
+std::vector<std::string> Dataset::tasks() const {
+    std::vector<std::string> out;
+    for (const auto& p : prompts) {
+        bool seen = false;
+        for (const auto& t : out) seen = seen || t == p.task;
+        if (!seen) out.push_back(p.task);
+    }
+    return out;
+}
+
+std::vector<const Prompt*> Dataset::by_task(const std::string& task) const {
+    std::vector<const Prompt*> out;
+    for (const auto& p : prompts)
+        if (p.task == task) out.push_back(&p);
+    return out;
+}
+
+static std::string json_type_name(const nlohmann::json& j) { return j.type_name(); }
+
+// Returns an empty string when the line is a valid prompt (and fills `out`), else the reason.
+static std::string parse_line(const std::string& line, int64_t line_no, Prompt& out) {
+    if (line.size() > kMaxLineBytes) return "line longer than " + std::to_string(kMaxLineBytes) + " bytes";
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+        std::string what = e.what();
+        auto at          = what.find("parse error");
+        return "not valid JSON (" + (at == std::string::npos ? what : what.substr(at)) + ")";
+    }
+    if (!j.is_object()) return "expected a JSON object, got " + json_type_name(j);
+    for (const char* key : {"id", "task", "prompt"}) {
+        if (!j.contains(key)) return std::string("missing field '") + key + "'";
+        if (!j[key].is_string())
+            return std::string("field '") + key + "' must be a string, got " + json_type_name(j[key]);
+    }
+    if (!j.contains("max_new_tokens")) return "missing field 'max_new_tokens'";
+    const auto& m = j["max_new_tokens"];
+    if (!m.is_number_integer())
+        return "field 'max_new_tokens' must be an integer, got " + json_type_name(m);
+    int64_t n = m.is_number_unsigned() ? int64_t(std::min<uint64_t>(m.get<uint64_t>(), uint64_t(INT64_MAX)))
+                                       : m.get<int64_t>();
+    if (n < 1 || n > kMaxNewTokens)
+        return "field 'max_new_tokens' must be in [1, " + std::to_string(kMaxNewTokens) + "], got " + std::to_string(n);
+    out.id             = j["id"].get<std::string>();
+    out.task           = j["task"].get<std::string>();
+    out.prompt         = j["prompt"].get<std::string>();
+    out.max_new_tokens = int32_t(n);
+    out.line           = line_no;
+    if (out.id.empty()) return "field 'id' is empty";
+    if (out.task.empty()) return "field 'task' is empty";
+    if (out.prompt.empty()) return "field 'prompt' is empty";
+    j.erase("id");
+    j.erase("task");
+    j.erase("prompt");
+    j.erase("max_new_tokens");
+    out.extra = std::move(j);
+    return "";
+}
+
+Dataset parse_dataset(const std::string& text, const std::string& name) {
+    Dataset d;
+    d.path = name;
+    std::map<std::string, int64_t> first_line_of_id;
+    size_t start = 0;
+    int64_t line_no = 0;
+    while (start <= text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        ++line_no;
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        start = end + 1;
+        bool blank = line.find_first_not_of(" \t") == std::string::npos;
+        if (blank) {
+            if (end == text.size()) break;
+            continue;
+        }
+        Prompt p;
+        std::string reason = parse_line(line, line_no, p);
+        if (reason.empty()) {
+            auto [it, inserted] = first_line_of_id.emplace(p.id, line_no);
+            if (!inserted) reason = "duplicate id '" + p.id + "' (first on line " + std::to_string(it->second) + ")";
+        }
+        if (reason.empty()) d.prompts.push_back(std::move(p));
+        else d.issues.push_back({line_no, reason});
+        if (end == text.size()) break;
+    }
+    return d;
+}
+
+Dataset load_dataset_lenient(const std::string& path) {
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    if (!f) throw DatasetError(path + ": cannot open dataset file");
+    std::streamoff size = f.tellg();
+    if (size < 0) throw DatasetError(path + ": cannot read dataset file");
+    if (uint64_t(size) > kMaxFileBytes)
+        throw DatasetError(path + ": dataset file is " + std::to_string(size) + " bytes; the limit is " +
+                           std::to_string(kMaxFileBytes));
+    std::string text(size_t(size), '\0');
+    f.seekg(0);
+    if (!f.read(text.data(), size)) throw DatasetError(path + ": read failed");
+    return parse_dataset(text, path);
+}
+
+std::string describe_issues(const Dataset& d, size_t max_listed) {
+    if (d.issues.empty()) return d.path + ": no malformed lines";
+    std::ostringstream out;
+    out << d.path << ": " << d.issues.size() << " malformed line" << (d.issues.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < d.issues.size() && i < max_listed; ++i)
+        out << "\n  " << d.path << ':' << d.issues[i].line << ": " << d.issues[i].reason;
+    if (d.issues.size() > max_listed) out << "\n  ... and " << d.issues.size() - max_listed << " more";
+    return out.str();
+}
+
+Dataset load_dataset(const std::string& path) {
+    Dataset d = load_dataset_lenient(path);
+    if (!d.issues.empty()) throw DatasetError(describe_issues(d));
+    if (d.prompts.empty()) throw DatasetError(path + ": no prompts (the file is empty)");
+    return d;
+}
+
+}  // namespace speculum::data

@@ -1,0 +1,25 @@
+// Where the bundled resources (models, datasets, hardware profiles) are found at run time.
+// Search order: $SPECULUM_RESOURCES (a folder holding models/, hardware/ ...), then the source tree this binary
+// was built from (SPECULUM_SOURCE_DIR/resources and /datasets), then an installed share/speculum next to the binary.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace speculum {
+
+// The resources folder (holding models/, hardware/), or nullopt when none of the candidates exists.
+std::optional<std::filesystem::path> resources_dir();
+
+// The datasets folder (holding *.jsonl prompt suites), or nullopt.
+std::optional<std::filesystem::path> datasets_dir();
+
+// Every candidate that was tried, in order, for error messages ("looked in: A, B, C").
+std::vector<std::filesystem::path> resource_candidates();
+
+// resources_dir() / relative, or a std::runtime_error naming the resource and every place looked at.
+std::filesystem::path resource_path(const std::filesystem::path& relative);
+
+}  // namespace speculum

@@ -1,0 +1,125 @@
+// Scalar reference GEMV/GEMM/dequantize for every supported weight type: the numerics the fast paths must match.
+// A weight row is dequantized in chunks into a stack buffer and dotted with x in f32, left to right.
+#include "kernels/gemv.h"
+
+#include "kernels/fp16.h"
+#include "kernels/gemv_detail.h"
+#include "kernels/quant_blocks.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace speculum::kernels {
+
+bool kernels_support(GgmlType t) {
+    switch (t) {
+        case GgmlType::F32:
+        case GgmlType::F16:
+        case GgmlType::BF16:
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_0:
+        case GgmlType::MXFP4: return true;
+        default: return false;
+    }
+}
+
+namespace detail {
+
+void check_type_and_cols(const char* who, GgmlType t, int64_t cols) {
+    if (!kernels_support(t)) {
+        const GgmlTypeTraits* tr = ggml_type_traits(t);
+        throw std::invalid_argument(std::string(who) + ": unsupported weight type " +
+                                    (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))));
+    }
+    const GgmlTypeTraits* tr = ggml_type_traits(t);
+    if (cols < 0 || cols % tr->block_size != 0)
+        throw std::invalid_argument(std::string(who) + ": " + std::to_string(cols) +
+                                    " columns is not a multiple of the " + tr->name + " block size");
+}
+
+// y[0..n) = elements [e0, e0 + n) of a row (e0 and n multiples of the block size).
+void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int64_t n) {
+    const auto* bytes = static_cast<const uint8_t*>(row);
+    switch (t) {
+        case GgmlType::F32: {
+            const auto* w = reinterpret_cast<const float*>(bytes) + e0;
+            for (int64_t i = 0; i < n; ++i) y[i] = w[i];
+            return;
+        }
+        case GgmlType::F16: {
+            const auto* w = reinterpret_cast<const uint16_t*>(bytes) + e0;
+            for (int64_t i = 0; i < n; ++i) y[i] = f16_to_f32(w[i]);
+            return;
+        }
+        case GgmlType::BF16: {
+            const auto* w = reinterpret_cast<const uint16_t*>(bytes) + e0;
+            for (int64_t i = 0; i < n; ++i) y[i] = bf16_to_f32(w[i]);
+            return;
+        }
+        case GgmlType::Q8_0: {
+            const auto* b = reinterpret_cast<const BlockQ8_0*>(bytes) + e0 / kQK8_0;
+            for (int64_t i = 0; i < n / kQK8_0; ++i) {
+                const float d = f16_to_f32(b[i].d);
+                for (int j = 0; j < kQK8_0; ++j) y[i * kQK8_0 + j] = b[i].qs[j] * d;
+            }
+            return;
+        }
+        case GgmlType::Q4_0: {
+            const auto* b = reinterpret_cast<const BlockQ4_0*>(bytes) + e0 / kQK4_0;
+            for (int64_t i = 0; i < n / kQK4_0; ++i) {
+                const float d = f16_to_f32(b[i].d);
+                for (int j = 0; j < kQK4_0 / 2; ++j) {
+                    y[i * kQK4_0 + j]              = ((b[i].qs[j] & 0x0f) - 8) * d;
+                    y[i * kQK4_0 + j + kQK4_0 / 2] = ((b[i].qs[j] >> 4) - 8) * d;
+                }
+            }
+            return;
+        }
+        case GgmlType::MXFP4: {
+            const auto* b = reinterpret_cast<const BlockMxfp4*>(bytes) + e0 / kQKMxfp4;
+            for (int64_t i = 0; i < n / kQKMxfp4; ++i) {
+                const float d = e8m0_to_f32_half(b[i].e);
+                for (int j = 0; j < kQKMxfp4 / 2; ++j) {
+                    y[i * kQKMxfp4 + j]                = kMxfp4Values[b[i].qs[j] & 0x0f] * d;
+                    y[i * kQKMxfp4 + j + kQKMxfp4 / 2] = kMxfp4Values[b[i].qs[j] >> 4] * d;
+                }
+            }
+            return;
+        }
+        default: break;
+    }
+    throw std::invalid_argument("dequantize: unsupported weight type");
+}
+
+}  // namespace detail
+
+void dequantize_row_ref(float* y, GgmlType t, const void* x, int64_t n) {
+    detail::check_type_and_cols("dequantize_row", t, n);
+    detail::dequantize_span_ref(y, t, x, 0, n);
+}
+
+void gemv_ref(float* y, GgmlType t, const void* w, const float* x, int64_t cols, int64_t r0, int64_t r1) {
+    gemm_ref(y, 0, t, w, x, 1, cols, r0, r1);
+}
+
+void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
+              int64_t r0, int64_t r1) {
+    detail::check_type_and_cols("gemm", t, cols);
+    const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
+    float buf[detail::kRefChunk];  // dequantized weights; a multiple of every block size
+    for (int64_t r = r0; r < r1; ++r) {
+        const auto* row = static_cast<const uint8_t*>(w) + static_cast<uint64_t>(r) * row_bytes;
+        for (int64_t i = 0; i < n; ++i) {
+            const float* xi = x + i * cols;
+            float sum       = 0.0f;
+            for (int64_t c0 = 0; c0 < cols; c0 += detail::kRefChunk) {
+                const int64_t len = cols - c0 < detail::kRefChunk ? cols - c0 : detail::kRefChunk;
+                detail::dequantize_span_ref(buf, t, row, c0, len);
+                for (int64_t j = 0; j < len; ++j) sum += buf[j] * xi[c0 + j];
+            }
+            y[i * ldy + r] = sum;
+        }
+    }
+}
+
+}  // namespace speculum::kernels

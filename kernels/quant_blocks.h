@@ -1,0 +1,69 @@
+// Quantized block layouts, bit for bit those of ggml (ggml-common.h), so GGUF files from llama.cpp load as is.
+// Only layouts and tiny decode helpers live here; the kernels that use them are in gemv*.cpp / quantize.cpp.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace speculum::kernels {
+
+constexpr int kQK8_0  = 32;   // elements per Q8_0 block
+constexpr int kQK4_0  = 32;   // elements per Q4_0 block
+constexpr int kQKMxfp4 = 32;  // elements per MXFP4 block
+constexpr int kQK_K   = 256;  // elements per K-quant super-block
+constexpr int kKScaleSize = 12;  // bytes of packed 6-bit scales/mins in Q4_K
+
+// value = qs[j] * d
+struct BlockQ8_0 {
+    uint16_t d;          // f16 scale
+    int8_t qs[kQK8_0];   // quants
+};
+static_assert(sizeof(BlockQ8_0) == 2 + kQK8_0, "wrong q8_0 block size/padding");
+
+// element j (j < 16) in the low nibble of qs[j], element j + 16 in its high nibble; value = (q - 8) * d
+struct BlockQ4_0 {
+    uint16_t d;              // f16 scale
+    uint8_t qs[kQK4_0 / 2];  // nibbles
+};
+static_assert(sizeof(BlockQ4_0) == 2 + kQK4_0 / 2, "wrong q4_0 block size/padding");
+
+// OCP MX FP4: E8M0 shared exponent e (scale 2^(e-127)) and E2M1 codes, nibble order as Q4_0.
+// value = kMxfp4Values[code] * e8m0_to_f32_half(e)   (the table holds doubled E2M1 values, hence "half")
+struct BlockMxfp4 {
+    uint8_t e;                  // E8M0 exponent, bias 127
+    uint8_t qs[kQKMxfp4 / 2];  // E2M1 codes: sign bit 3, exponent bits 2..1, mantissa bit 0
+};
+static_assert(sizeof(BlockMxfp4) == 1 + kQKMxfp4 / 2, "wrong mxfp4 block size/padding");
+
+// Q4_K super-block: 8 sub-blocks of 32, each with a 6-bit scale and 6-bit min packed in `scales`;
+// value = d * sc * q - dmin * m, q in 0..15.
+struct BlockQ4_K {
+    uint16_t d;                  // f16 super-block scale for the quantized scales
+    uint16_t dmin;               // f16 super-block scale for the quantized mins
+    uint8_t scales[kKScaleSize]; // 6-bit scales and mins
+    uint8_t qs[kQK_K / 2];       // 4-bit quants
+};
+static_assert(sizeof(BlockQ4_K) == 2 * 2 + kKScaleSize + kQK_K / 2, "wrong q4_K block size/padding");
+
+// Q6_K super-block: 16 sub-blocks of 16 with int8 scales; value = d * scales[s] * (q - 32), q in 0..63.
+struct BlockQ6_K {
+    uint8_t ql[kQK_K / 2];       // quants, lower 4 bits
+    uint8_t qh[kQK_K / 4];       // quants, upper 2 bits
+    int8_t scales[kQK_K / 16];   // 8-bit sub-block scales
+    uint16_t d;                  // f16 super-block scale
+};
+static_assert(sizeof(BlockQ6_K) == kQK_K / 2 + kQK_K / 4 + kQK_K / 16 + 2, "wrong q6_K block size/padding");
+
+// E2M1 code -> 2 * value (ggml's kvalues_mxfp4): 0, 0.5, 1, 1.5, 2, 3, 4, 6 doubled; codes 8..15 negative.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// E8M0 exponent byte -> 2^(e-127) / 2 (ggml's GGML_E8M0_TO_FP32_HALF; e = 0 and 1 give f32 subnormals).
+// 0xFF (NaN in OCP MX) is not special-cased, like ggml.
+inline float e8m0_to_f32_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e - 1) << 23);
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+}  // namespace speculum::kernels
