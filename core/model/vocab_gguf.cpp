@@ -11,13 +11,11 @@ namespace {
 
 // An optional token id: absent keeps the default; present must be an integer in [0, n_tokens).
 int32_t read_token_id(const GgufFile& f, const char* key, int32_t fallback, size_t n_tokens) {
-    const GgufValue* v = f.find(key);
-    if (!v) return fallback;
-    if (!v->is_integer()) f.fail(key, std::string("expected an integer, got ") + gguf_type_name(v->type));
-    if (v->i < 0 || static_cast<uint64_t>(v->i) >= n_tokens || v->u >= n_tokens)
-        f.fail(key, "token id " + (v->i < 0 ? std::to_string(v->i) : std::to_string(v->u)) + " out of range [0, " +
-                        std::to_string(n_tokens) + ")");
-    return static_cast<int32_t>(v->i);
+    if (!f.find(key)) return fallback;
+    const uint64_t id = f.get_uint(key);  // wrong types and negative values fail here, naming the key
+    if (id >= n_tokens)
+        f.fail(key, "token id " + std::to_string(id) + " out of range [0, " + std::to_string(n_tokens) + ")");
+    return static_cast<int32_t>(id);
 }
 
 const GgufValue& read_array(const GgufFile& f, const char* key) {

@@ -301,7 +301,7 @@ std::string rejection(const Vocab& v) {
 }
 }  // namespace
 
-TEST(Vocab, MalformedVocabulariesAreRejectedWithTheField) {
+TEST(TokenizerVocab, ValidateRejectsMalformedVocabularies) {
     const Vocab good = spm_vocab({{"a", -1}});
     EXPECT_NO_THROW(good.validate());
     Vocab v = good;
