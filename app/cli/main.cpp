@@ -13,6 +13,7 @@ namespace speculum::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"version", "print the version, build type and library versions", cmd_version},
+        {"tokenize", "print the token ids of a text under a GGUF model's tokenizer", cmd_tokenize},
     };
     return table;
 }

@@ -134,7 +134,9 @@ TEST(TokenizerVocab, MalformedMetadataNamesFileAndKey) {
         {"add_bos wrong type", [](GgufWriter& w) { w.set_uint32("tokenizer.ggml.add_bos_token", 1); },
          "v.gguf: tokenizer.ggml.add_bos_token"},
         {"duplicate token",
-         [](GgufWriter& w) { w.set_array_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a", "a", "b", "c"}); },
+         [](GgufWriter& w) {
+             w.set_array_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a", "a", "b", "c"});
+         },
          "v.gguf: tokenizer.ggml.tokens: duplicate token 'a' at ids 3 and 4"},
     };
     for (const auto& c : spm_cases) {
