@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 using namespace speculum::model;
 
@@ -143,4 +144,24 @@ TEST(TokenizerFiles, OneMegabyteInput) {
     EXPECT_EQ(spm.decode(s), text);
     const Tokenizer gpt2 = load(shared / "vocab" / "ggml-vocab-gpt-2.gguf");
     EXPECT_GT(gpt2.encode(text, false, false).size(), text.size() / 8);
+}
+
+TEST(TokenizerFiles, ConcurrentEncodingGivesTheSameIds) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    // As llama.cpp's test does: several threads tokenize the cases at once with one shared tokenizer.
+    for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
+        const Tokenizer t             = load(shared / "vocab" / name);
+        const std::vector<Case> cases = read_cases(shared / "vocab" / name);
+        std::vector<std::vector<std::vector<int32_t>>> results(4);
+        std::vector<std::thread> threads;
+        for (auto& r : results)
+            threads.emplace_back([&] {
+                for (const Case& c : cases) r.push_back(t.encode(c.text, false, false));
+            });
+        for (auto& th : threads) th.join();
+        for (const auto& r : results) {
+            ASSERT_EQ(r.size(), cases.size());
+            for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(r[i], cases[i].ids) << name << " case " << i;
+        }
+    }
 }
