@@ -80,10 +80,11 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
         return;
     }
     const auto& hw = snap.profiles[size_t(snap.profile_index)];
-    ImGui::Text("%s (%s)%s: %.0f GB/s, %.0f GB, fp16 %.1f TFLOP/s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
+    ImGui::TextWrapped("%s (%s)%s: %.0f GB/s, %.0f GB, fp16 %.1f TFLOP/s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
                 hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, hw.fp16_tflops, hw.call_overhead_us);
     const auto& m = snap.modeled;
-    ImGui::Text("target: %.2f B params at %.1f bits%s", m.target_spec.params_b, m.target_spec.weight_bits,
+    ImGui::TextWrapped("target: %s parameters at %.1f bits%s", format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(),
+                       m.target_spec.weight_bits,
                 m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
     modeled_tag();
     if (!m.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.error.c_str());

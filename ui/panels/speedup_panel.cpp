@@ -22,20 +22,24 @@ struct Bar {
 
 void bars(const std::vector<Bar>& items) {
     double top = 1.0;
-    for (const auto& b : items) top = std::max(top, b.value);
-    float width = ImGui::GetContentRegionAvail().x;
+    float label_w = 0;
+    for (const auto& b : items) {
+        top     = std::max(top, b.value);
+        label_w = std::max(label_w, ImGui::CalcTextSize((b.label + "  00.00x").c_str()).x);
+    }
+    float left = label_w + 8, width = std::max(40.0f, ImGui::GetContentRegionAvail().x - left);
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 first   = ImGui::GetCursorScreenPos();
     for (const auto& b : items) {
         ImVec2 p = ImGui::GetCursorScreenPos();
-        float w  = float(b.value / top) * (width - 170);
-        dl->AddRectFilled(ImVec2(p.x + 160, p.y + 2), ImVec2(p.x + 160 + w, p.y + 14),
+        float w  = float(b.value / top) * width;
+        dl->AddRectFilled(ImVec2(p.x + left, p.y + 2), ImVec2(p.x + left + w, p.y + 14),
                           b.measured ? IM_COL32(110, 210, 120, 255) : IM_COL32(235, 180, 80, 255));
-        ImGui::Text("%-20s %5.2fx", b.label.c_str(), b.value);
+        ImGui::Text("%s  %.2fx", b.label.c_str(), b.value);
     }
     // The 1x line: no speedup.
-    ImVec2 end = ImGui::GetCursorScreenPos();
-    float x1   = end.x + 160 + float(1.0 / top) * (width - 170);
-    dl->AddLine(ImVec2(x1, end.y - 16.0f * float(items.size())), ImVec2(x1, end.y), IM_COL32(200, 200, 200, 160));
+    float x1 = first.x + left + float(1.0 / top) * width;
+    dl->AddLine(ImVec2(x1, first.y), ImVec2(x1, ImGui::GetCursorScreenPos().y), IM_COL32(200, 200, 200, 160));
 }
 
 }  // namespace
