@@ -22,7 +22,9 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
     ImGui::InvisibleButton("roofline", size);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
-    double y_max = peak * 3, y_min = std::max(1.0, bw * kMinIntensity / 3);
+    double y_max = peak * 3, y_min = bw * kMinIntensity / 3;
+    for (const auto& p : points) y_min = std::min(y_min, p.flops_per_s / 3);  // overhead-bound points sit low
+    y_min = std::max(1.0, y_min);
     auto to_screen = [&](double intensity, double flops) {
         double fx = (std::log10(intensity) - std::log10(kMinIntensity)) / (std::log10(kMaxIntensity) - std::log10(kMinIntensity));
         double fy = (std::log10(std::max(flops, y_min)) - std::log10(y_min)) / (std::log10(y_max) - std::log10(y_min));
