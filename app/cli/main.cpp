@@ -13,6 +13,7 @@ namespace speculum::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"version", "print the version, build type and library versions", cmd_version},
+        {"inspect", "show a GGUF file: metadata, hyper-parameters, tensors", cmd_inspect},
     };
     return table;
 }
