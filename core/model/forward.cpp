@@ -46,8 +46,10 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
 
     m_inv_freq.resize(static_cast<size_t>(hp.n_rot / 2));
+    const std::vector<float>& factors = m_model.weights().rope_freqs;  // Llama 3.1+ long-context divisors
     for (int32_t i = 0; i < hp.n_rot / 2; ++i)
-        m_inv_freq[i] = static_cast<float>(std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * i / hp.n_rot));
+        m_inv_freq[i] = static_cast<float>(std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * i / hp.n_rot) /
+                                           (factors.empty() ? 1.0 : factors[static_cast<size_t>(i)]));
 
     const size_t nb = static_cast<size_t>(m_cfg.n_batch);
     m_tokens.resize(nb);
