@@ -149,3 +149,23 @@ TEST(VocabCompat, LlamaCppChecksEachExplained) {
 
 }  // namespace
 }  // namespace speculum::drafts
+
+namespace speculum::drafts {
+namespace {
+
+TEST(VocabCompat, ModelsWithoutTokenizersCompareOnlyTheVocabularySize) {
+    model::SyntheticSpec s = test::spec_gqa(kernels::GgmlType::F32);
+    const model::Model a = model::make_synthetic_model(s);
+    s.seed               = 99;
+    EXPECT_NO_THROW(check_vocab_compatible(a, model::make_synthetic_model(s)));
+    const model::Model with = model::Model::load(with_vocab("v_one", words(160), "llama", 1, 2, true));
+    try {
+        check_vocab_compatible(with, a);
+        ADD_FAILURE() << "a draft without tokenizer metadata was accepted";
+    } catch (const VocabMismatch& e) {
+        EXPECT_NE(std::string(e.what()).find("the draft has no tokenizer metadata"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace speculum::drafts
