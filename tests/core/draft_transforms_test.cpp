@@ -158,6 +158,35 @@ TEST(DraftTruncate, Bf16TruncationMatchesScalarBits) {
     }
 }
 
+TEST(DraftTruncate, SpecialValuesMatchScalarBits) {
+    // +-0, subnormals, +-inf, NaN and the largest finite floats through every BF16 truncation and the MXFP4 cast.
+    std::vector<float> x = {0.0f, -0.0f, 1e-40f, -1e-40f, 1e-45f, INFINITY, -INFINITY, NAN, -NAN, 3.3895e38f,
+                            -3.3895e38f, 1.17549435e-38f, 1.0f, -1.5f, 0.1f, 65504.0f};
+    x.resize(32, 0.25f);
+    std::vector<uint8_t> bytes(x.size() * 4);
+    std::memcpy(bytes.data(), x.data(), bytes.size());
+    const model::WeightView w = model::make_owned_view(GgmlType::F32, 1, 32, bytes);
+    for (int t = 0; t <= 7; ++t)
+        for (MantissaRounding mode : {MantissaRounding::toward_zero, MantissaRounding::nearest_even}) {
+            MatrixTransform tr;
+            tr.format     = WeightFormat::bf16;
+            tr.trunc_bits = t;
+            tr.rounding   = mode;
+            const TransformedMatrix f = transform_matrix(w, tr), r = transform_matrix_ref(w, tr);
+            EXPECT_EQ(std::memcmp(f.view.data, r.view.data, 64), 0) << "t=" << t;
+            const auto* h = static_cast<const uint16_t*>(f.view.data);
+            EXPECT_EQ(h[0], 0x0000);
+            EXPECT_EQ(h[1], 0x8000);
+            EXPECT_EQ(h[5], 0x7F80);
+            EXPECT_EQ(h[6], 0xFF80);
+            EXPECT_TRUE(std::isnan(kernels::bf16_to_f32(h[7])));
+        }
+    MatrixTransform mx;
+    mx.format                 = WeightFormat::mxfp4;
+    const TransformedMatrix a = transform_matrix(w, mx), b = transform_matrix_ref(w, mx);
+    EXPECT_EQ(std::memcmp(a.view.data, b.view.data, a.view.n_bytes()), 0);
+}
+
 TEST(DraftCast, Mxfp4HandWorkedBlockAndQ8) {
     // Block max 2.2: floor(log2 2.2) = 1, scale 2^(1-2) = 0.5, E8M0 byte 126. Elements / 0.5 on the E2M1 grid:
     // 2.2 -> 4.4 -> 4; -0.3 -> -0.6 -> -0.5; 0.375 -> 0.75 (tie) -> 1 (even); 1.75 -> 3.5 (tie) -> 4;
