@@ -5,6 +5,7 @@
 #include "core/drafts/draft_bits.h"
 #include "core/drafts/draft_gguf.h"
 #include "core/drafts/make_drafter.h"
+#include "core/drafts/model_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
 #include "core/data/dataset.h"
@@ -94,6 +95,26 @@ void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) 
     if (!b.note.empty()) std::cout << "note: " << b.note << "\n";
 }
 
+// Drafts n tokens greedily after a 16-token prompt and prints the measured time per forward next to the bytes
+// that forward reads (real or modeled, as labelled), so the compact kernels' speed can be compared.
+void bench(drafts::Drafter& d, int32_t n, int32_t n_vocab) {
+    std::vector<int32_t> prompt(16);
+    for (int32_t i = 0; i < 16; ++i) prompt[size_t(i)] = (1 + 7 * i) % n_vocab;
+    d.sync(prompt);
+    (void)d.propose(1, {}, {});  // warm-up: prompt pass, scratch and caches
+    d.sync(prompt);
+    (void)d.propose(1, {}, {});  // only the last prompt token is re-evaluated: one forward
+    const drafts::DraftChain c = d.propose(n, {}, {});
+    if (c.cost.n_forward == 0) return;
+    // The first forward re-evaluates the last prompt token; the others decode one draft token each.
+    const double per = c.cost.seconds / c.cost.n_forward;
+    const double bytes = double(c.cost.bytes_weights + c.cost.bytes_kv) / c.cost.n_forward;
+    std::cout << "bench: " << c.tokens.size() << " tokens, " << c.cost.n_forward << " forwards, "
+              << fmt("%.3f", per * 1e3) << " ms/forward (measured), " << fmt("%.0f", bytes) << " B/forward"
+              << (c.cost.bytes_modeled || c.cost.bytes_kv_modeled ? " (modeled)" : " (real)") << " -> "
+              << fmt("%.2f", bytes / per / 1e9) << " GB/s effective\n";
+}
+
 }  // namespace
 
 int cmd_draft(int argc, char** argv) {
@@ -106,6 +127,7 @@ int cmd_draft(int argc, char** argv) {
                {"ctx", 'c', true, "N", "context length for KV bytes, bits per token and J (default 512)"},
                {"alpha", 0, true, "A", "acceptance rate: also print Cassandra's J"},
                {"calibration-ids", 0, true, "LIST", "Wanda calibration as token ids (instead of tokenizing text)"},
+               {"bench", 0, true, "N", "after building: draft N tokens greedily and print measured time per forward"},
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
               {});
     if (!args.parse(argc, argv)) {
@@ -181,6 +203,13 @@ int cmd_draft(int argc, char** argv) {
                   << transformed << " of " << d.matrices.size() << " matrices transformed, " << mib(d.bytes_owned)
                   << " owned, " << mib(d.bytes_shared) << " shared with the target\n";
         print_bits(drafts::draft_bits(spec, target), n_ctx, alpha);
+        if (args.has("bench")) {
+            drafts::ModelDrafterConfig cfg;
+            cfg.context.n_ctx = 512;
+            cfg.forward       = d.forward;
+            drafts::ModelDrafter md(d.model, cfg, d.cost);
+            bench(md, static_cast<int32_t>(args.int_or("bench", 32, 1, 400)), target.hparams().n_vocab);
+        }
         if (args.has("out")) {
             try {
                 drafts::save_self_draft_gguf(target, d, spec, *args.value("out"), true);
@@ -211,6 +240,12 @@ int cmd_draft(int argc, char** argv) {
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "build: " << fmt("%.3f", total) << " s\n";
     print_bits(drafts::draft_bits(spec, target, draft_model ? &*draft_model : nullptr), n_ctx, alpha);
+    if (args.has("bench") && draft_model) {
+        drafts::ModelDrafterConfig cfg;
+        cfg.context.n_ctx = 512;
+        drafts::ModelDrafter md(*draft_model, cfg);
+        bench(md, static_cast<int32_t>(args.int_or("bench", 32, 1, 400)), draft_model->hparams().n_vocab);
+    }
     return 0;
 }
 
