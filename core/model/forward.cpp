@@ -1,0 +1,230 @@
+// The layer loop of the forward pass (embedding -> n_layer x [attention, SwiGLU FFN] -> norm -> LM head), the
+// matmul dispatch of the two paths, and argument checking. Attention itself is in forward_attention.cpp.
+#include "core/model/forward.h"
+
+#include "core/model/rope.h"
+#include "core/parallel.h"
+#include "kernels/gemv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace speculum::model {
+
+// ---- config ----
+
+void ContextConfig::validate() const {
+    if (n_ctx < 0) throw std::invalid_argument("ContextConfig.n_ctx: must be >= 0, got " + std::to_string(n_ctx));
+    if (n_batch < 1 || n_batch > 4096)
+        throw std::invalid_argument("ContextConfig.n_batch: must be in [1, 4096], got " + std::to_string(n_batch));
+}
+
+void to_json(nlohmann::json& j, const ContextConfig& c) {
+    j = nlohmann::json{{"n_ctx", c.n_ctx},
+                       {"n_batch", c.n_batch},
+                       {"path", c.path == ForwardPath::fast ? "fast" : "reference"}};
+}
+
+void from_json(const nlohmann::json& j, ContextConfig& c) {
+    const ContextConfig d;
+    c.n_ctx              = j.value("n_ctx", d.n_ctx);
+    c.n_batch            = j.value("n_batch", d.n_batch);
+    const std::string p  = j.value("path", std::string("fast"));
+    if (p != "fast" && p != "reference")
+        throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
+    c.path = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
+}
+
+// ---- construction ----
+
+InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_model(model), m_cfg(cfg) {
+    m_cfg.validate();
+    const Hparams& hp = m_model.hparams();
+    if (m_cfg.n_ctx == 0) m_cfg.n_ctx = hp.n_ctx_train;
+    m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
+
+    m_inv_freq.resize(static_cast<size_t>(hp.n_rot / 2));
+    for (int32_t i = 0; i < hp.n_rot / 2; ++i)
+        m_inv_freq[i] = static_cast<float>(std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * i / hp.n_rot));
+
+    const size_t nb = static_cast<size_t>(m_cfg.n_batch);
+    m_tokens.resize(nb);
+    m_pos.resize(nb);
+    m_x.resize(nb * hp.n_embd);
+    m_xn.resize(nb * hp.n_embd);
+    m_q.resize(nb * hp.n_embd);
+    m_attn.resize(nb * hp.n_embd);
+    m_gate.resize(nb * hp.n_ff);
+    m_up.resize(nb * hp.n_ff);
+    m_logits.resize(nb * hp.n_vocab);
+    m_scores.resize(static_cast<size_t>(m_cfg.n_ctx));
+}
+
+// ---- public entry points ----
+
+std::span<const float> InferenceContext::decode(int32_t token, int32_t pos, const ForwardOptions& opts) {
+    LogitsView v = forward_batch({token}, {pos}, {}, opts);
+    return v.row(0);
+}
+
+LogitsView InferenceContext::forward_batch(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
+                                           const std::vector<uint8_t>& mask, const ForwardOptions& opts) {
+    const int32_t n = static_cast<int32_t>(tokens.size());
+    if (n < 1 || n > m_cfg.n_batch)
+        throw std::invalid_argument("forward_batch: " + std::to_string(n) + " tokens, expected 1.." +
+                                    std::to_string(m_cfg.n_batch) + " (ContextConfig.n_batch)");
+    if (positions.size() != tokens.size())
+        throw std::invalid_argument("forward_batch: " + std::to_string(positions.size()) + " positions for " +
+                                    std::to_string(n) + " tokens");
+    if (!mask.empty()) {
+        if (mask.size() != static_cast<size_t>(n) * n)
+            throw std::invalid_argument("forward_batch: mask has " + std::to_string(mask.size()) +
+                                        " entries, expected n*n = " + std::to_string(n * n));
+        for (int32_t i = 0; i < n; ++i)
+            if (!mask[static_cast<size_t>(i) * n + i])
+                throw std::invalid_argument("forward_batch: mask row " + std::to_string(i) +
+                                            " must allow the token itself (diagonal)");
+    }
+    std::copy(tokens.begin(), tokens.end(), m_tokens.begin());
+    std::copy(positions.begin(), positions.end(), m_pos.begin());
+    run(n, mask.empty() ? nullptr : mask.data(), 0, opts);
+    return LogitsView{m_logits.data(), n, m_model.hparams().n_vocab};
+}
+
+std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts) {
+    if (tokens.empty()) throw std::invalid_argument("prefill: no tokens");
+    m_kv.reserve_slots(static_cast<int32_t>(std::min<size_t>(tokens.size(), static_cast<size_t>(INT32_MAX))));
+    const int32_t total = static_cast<int32_t>(tokens.size());
+    for (int32_t start = 0; start < total; start += m_cfg.n_batch) {
+        const int32_t n = std::min(m_cfg.n_batch, total - start);
+        const int32_t p0 = m_kv.size();
+        for (int32_t i = 0; i < n; ++i) {
+            m_tokens[i] = tokens[static_cast<size_t>(start + i)];
+            m_pos[i]    = p0 + i;
+        }
+        const bool last = start + n == total;
+        run(n, nullptr, last ? n - 1 : n, opts);
+    }
+    return {m_logits.data(), static_cast<size_t>(m_model.hparams().n_vocab)};
+}
+
+void InferenceContext::check_options(const ForwardOptions& opts) const {
+    const Hparams& hp = m_model.hparams();
+    auto check_mask = [&](const std::vector<uint8_t>& m, const char* name) {
+        if (!m.empty() && static_cast<int32_t>(m.size()) != hp.n_layer)
+            throw std::invalid_argument(std::string("ForwardOptions.") + name + ": " + std::to_string(m.size()) +
+                                        " entries, expected 0 or n_layer = " + std::to_string(hp.n_layer));
+    };
+    check_mask(opts.skip_attn, "skip_attn");
+    check_mask(opts.skip_ffn, "skip_ffn");
+    if (opts.exit_layer < -1 || opts.exit_layer >= hp.n_layer)
+        throw std::invalid_argument("ForwardOptions.exit_layer: " + std::to_string(opts.exit_layer) +
+                                    " outside [-1, " + std::to_string(hp.n_layer - 1) + "]");
+    if (opts.cached_slots) {
+        int32_t prev = -1;
+        for (int32_t s : *opts.cached_slots) {
+            if (s <= prev || s >= m_kv.size())
+                throw std::invalid_argument("ForwardOptions.cached_slots: must be ascending in [0, " +
+                                            std::to_string(m_kv.size()) + "), got " + std::to_string(s));
+            prev = s;
+        }
+    }
+}
+
+// ---- matmul dispatch: Y[i][0..rows) = W x_i for i < n; Y has row stride ldy ----
+
+void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const {
+    if (m_cfg.path == ForwardPath::reference) {
+        for (int32_t i = 0; i < n; ++i) kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
+        return;
+    }
+    // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
+    const int64_t grain = std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
+    if (n == 1) {
+        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });
+    } else {
+        parallel_for(0, w.rows, grain,
+                     [&](int64_t r0, int64_t r1) { kernels::gemm(y, ldy, w.type, w.data, x, n, w.cols, r0, r1); });
+    }
+}
+
+// ---- the layer loop ----
+
+void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts) {
+    const Hparams& hp     = m_model.hparams();
+    const ModelWeights& W = m_model.weights();
+    const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff;
+    const int32_t hd = hp.head_dim();
+    const bool ref   = m_cfg.path == ForwardPath::reference;
+    for (int32_t i = 0; i < n; ++i)
+        if (m_tokens[i] < 0 || m_tokens[i] >= hp.n_vocab)
+            throw std::out_of_range("forward: token id " + std::to_string(m_tokens[i]) + " outside [0, " +
+                                    std::to_string(hp.n_vocab) + ")");
+    check_options(opts);
+    m_kv.reserve_slots(n);
+    const int32_t n_past = m_kv.size();
+
+    // Embedding: one row of token_embd per token becomes the residual stream x (n, n_embd).
+    for (int32_t i = 0; i < n; ++i) {
+        const void* row = W.token_embd.row(m_tokens[i]);
+        if (ref) kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
+        else kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
+    }
+
+    const int32_t last_layer = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
+    for (int32_t il = 0; il <= last_layer; ++il) {
+        m_cancel.throw_if_cancelled();
+        const LayerWeights& L = W.layers[static_cast<size_t>(il)];
+
+        // Attention block. Project the normed stream to q (into scratch) and k, v (straight into this layer's
+        // new KV slots n_past.., which are contiguous rows), rotate q and k by position, attend, and add the
+        // output projection to the residual.
+        if (opts.skip_attn.empty() || !opts.skip_attn[il]) {
+            for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.attn_norm.data(), e, hp.rms_eps);
+            float* k_new = m_kv.k(il, n_past);
+            float* v_new = m_kv.v(il, n_past);
+            matmul(m_q.data(), e, L.wq, m_xn.data(), n);
+            matmul(k_new, ekv, L.wk, m_xn.data(), n);
+            matmul(v_new, ekv, L.wv, m_xn.data(), n);
+            for (int32_t i = 0; i < n; ++i) {
+                float* q = &m_q[i * e];
+                float* k = k_new + i * ekv;
+                if (hp.qkv_bias) {
+                    float* v = v_new + i * ekv;
+                    for (int64_t c = 0; c < e; ++c) q[c] += L.bq[c];
+                    for (int64_t c = 0; c < ekv; ++c) k[c] += L.bk[c], v[c] += L.bv[c];
+                }
+                rope(q, hp.n_head, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
+                rope(k, hp.n_head_kv, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
+            }
+            attention(il, n, n_past, mask, opts);
+            matmul(m_xn.data(), e, L.wo, m_attn.data(), n);
+            for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
+        }
+
+        // Feed-forward block (SwiGLU): x += W_down (silu(W_gate xn) * (W_up xn)).
+        if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
+            for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
+            matmul(m_gate.data(), ff, L.w_gate, m_xn.data(), n);
+            matmul(m_up.data(), ff, L.w_up, m_xn.data(), n);
+            swiglu(m_gate.data(), m_up.data(), n * ff);
+            matmul(m_xn.data(), e, L.w_down, m_gate.data(), n);
+            for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
+        }
+    }
+
+    // Output head: final norm and the LM head, only for the tokens whose logits the caller needs
+    // (row 0 of m_logits is token logits_first).
+    const int32_t n_out = n - logits_first;
+    if (n_out > 0) {
+        for (int32_t i = logits_first; i < n; ++i)
+            rms_norm(&m_xn[(i - logits_first) * e], &m_x[i * e], W.output_norm.data(), e, hp.rms_eps);
+        matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
+    }
+    m_cancel.throw_if_cancelled();
+    m_kv.grow(n);
+}
+
+}  // namespace speculum::model

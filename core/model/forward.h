@@ -1,0 +1,100 @@
+// The forward pass of a Llama-family model over one sequence: single-token decode and a batched pass over n tokens
+// at given positions under an arbitrary attention mask (causal by default; a token tree for verification).
+// Two paths over the same loop: `reference` (scalar _ref kernels, one thread) and `fast` (run-time selected
+// kernels, rows split over threads with speculum::parallel_for; this context is the only owner of threads).
+#pragma once
+
+#include "core/cancel.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace speculum::model {
+
+enum class ForwardPath { reference, fast };
+
+struct ContextConfig {
+    int32_t n_ctx     = 0;                  // KV slots (tokens); 0 = the model's training context length
+    int32_t n_batch   = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
+    ForwardPath path  = ForwardPath::fast;  // kernels and threading
+    bool operator==(const ContextConfig&) const = default;
+    // Throws std::invalid_argument naming the field.
+    void validate() const;
+};
+void to_json(nlohmann::json& j, const ContextConfig& c);
+void from_json(const nlohmann::json& j, ContextConfig& c);
+
+// Per-call structure changes for self-speculative drafts (LayerSkip / SWIFT): skipped blocks pass the residual
+// through unchanged and do not write their layer's KV slots, so keep the same options for a context's lifetime.
+struct ForwardOptions {
+    std::vector<uint8_t> skip_attn;  // (n_layer) or empty: 1 = skip layer il's attention block
+    std::vector<uint8_t> skip_ffn;   // (n_layer) or empty: 1 = skip layer il's feed-forward block
+    int exit_layer = -1;             // run layers [0, exit_layer] then the output head; -1 = all layers
+    // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
+    // truncation in drafts (e.g. attention sinks + a recent window).
+    std::optional<std::vector<int32_t>> cached_slots;
+};
+
+// Logits of a batched pass: row i = logits of token i. Valid until the next call on the context.
+struct LogitsView {
+    const float* data = nullptr;  // (n, n_vocab) row-major
+    int32_t n         = 0;
+    int32_t n_vocab   = 0;
+    std::span<const float> row(int32_t i) const { return {data + static_cast<size_t>(i) * n_vocab, size_t(n_vocab)}; }
+};
+
+class InferenceContext {
+public:
+    // Copies the model's views (cheap: weights are shared, not copied) and allocates the KV cache and all scratch.
+    explicit InferenceContext(const Model& model, ContextConfig cfg = {});
+
+    // Evaluates one token at position `pos` (usually kv().size()), appends its KV slot, returns its logits
+    // (n_vocab), valid until the next call. Throws KvCacheFull, std::out_of_range on a bad token, Cancelled.
+    std::span<const float> decode(int32_t token, int32_t pos, const ForwardOptions& opts = {});
+
+    // Evaluates n = tokens.size() <= n_batch tokens at `positions`; token i attends every cached slot plus new
+    // token j where mask[i * n + j] != 0 (mask (n, n) row-major, diagonal required; empty = causal). Appends the
+    // n slots in order. Rejected tokens are dropped with kv().truncate / kv().compact.
+    LogitsView forward_batch(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
+                             const std::vector<uint8_t>& mask = {}, const ForwardOptions& opts = {});
+
+    // Causal prompt evaluation in chunks of n_batch starting at position kv().size(); returns the logits of the
+    // last token (others are not computed).
+    std::span<const float> prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts = {});
+
+    KvCache& kv() { return m_kv; }
+    const KvCache& kv() const { return m_kv; }
+    const Model& model() const { return m_model; }
+    const ContextConfig& config() const { return m_cfg; }
+    // Checked once per layer during a pass; a fired token makes the pass throw Cancelled (the cache is unchanged).
+    void set_cancel(CancelToken token) { m_cancel = std::move(token); }
+
+private:
+    // Runs tokens [0, n) of m_tokens through the model; computes logits for tokens [logits_first, n).
+    void run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts);
+    void matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const;
+    void attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask, const ForwardOptions& opts);
+    void check_options(const ForwardOptions& opts) const;
+
+    Model m_model;
+    ContextConfig m_cfg;
+    KvCache m_kv;
+    CancelToken m_cancel;
+    std::vector<float> m_inv_freq;  // (n_rot / 2) RoPE frequencies base^(-2i/n_rot)
+
+    // Scratch, sized for n_batch tokens once.
+    std::vector<int32_t> m_tokens, m_pos;  // (n_batch)
+    std::vector<uint8_t> m_causal;         // (n_batch, n_batch) lower-triangular mask
+    std::vector<float> m_x, m_xn, m_q, m_attn;  // (n_batch, n_embd)
+    std::vector<float> m_gate, m_up;             // (n_batch, n_ff)
+    std::vector<float> m_logits;                 // (n_batch, n_vocab)
+    std::vector<float> m_scores;                 // (n_ctx) attention scores of the reference path
+};
+
+}  // namespace speculum::model

@@ -1,0 +1,114 @@
+// Masked multi-head attention with grouped KV heads over the KV cache: each new token i attends the cached slots
+// (all, or ForwardOptions::cached_slots) and the new slots n_past + j its mask row allows.
+// Reference path: two-pass softmax over a score buffer, one thread. Fast path: one-pass online softmax (no
+// scratch) with (token, head) pairs spread over threads.
+#include "core/model/forward.h"
+
+#include "core/parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace speculum::model {
+
+namespace {
+
+// dot(a, b) over n floats with independent partial sums so the compiler can vectorize without -ffast-math.
+inline float dot(const float* a, const float* b, int32_t n) {
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int32_t i  = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int32_t l = 0; l < 8; ++l) s[l] += a[i + l] * b[i + l];
+    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; i < n; ++i) t += a[i] * b[i];
+    return t;
+}
+
+}  // namespace
+
+void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask,
+                                 const ForwardOptions& opts) {
+    const Hparams& hp   = m_model.hparams();
+    const int32_t hd    = hp.head_dim();
+    const int64_t e     = hp.n_embd;
+    const int32_t group = hp.n_head / hp.n_head_kv;  // query heads per KV head (GQA)
+    const float scale   = 1.0f / std::sqrt(static_cast<float>(hd));
+    const std::vector<int32_t>* sel = opts.cached_slots ? &*opts.cached_slots : nullptr;
+
+    // Calls visit(slot) for every slot token i may attend, cached slots first, in slot order.
+    auto for_each_slot = [&](int32_t i, auto&& visit) {
+        if (sel) {
+            for (int32_t s : *sel) visit(s);
+        } else {
+            for (int32_t s = 0; s < n_past; ++s) visit(s);
+        }
+        for (int32_t j = 0; j < n; ++j) {
+            const bool allowed = mask ? mask[static_cast<size_t>(i) * n + j] != 0 : j <= i;
+            if (allowed) visit(n_past + j);
+        }
+    };
+
+    if (m_cfg.path == ForwardPath::reference) {
+        for (int32_t i = 0; i < n; ++i) {
+            for (int32_t h = 0; h < hp.n_head; ++h) {
+                const float* q  = &m_q[i * e + h * hd];
+                float* out      = &m_attn[i * e + h * hd];
+                const int64_t o = static_cast<int64_t>(h / group) * hd;  // KV head offset in a slot row
+                // Pass 1: scaled scores and their maximum.
+                int32_t m      = 0;
+                float max_s    = -std::numeric_limits<float>::infinity();
+                for_each_slot(i, [&](int32_t s) {
+                    const float* k = m_kv.k(il, s) + o;
+                    float sc       = 0.0f;
+                    for (int32_t d = 0; d < hd; ++d) sc += q[d] * k[d];
+                    m_scores[m++] = sc * scale;
+                    max_s         = std::max(max_s, sc * scale);
+                });
+                // Pass 2: softmax weights and the weighted sum of values.
+                double sum = 0.0;
+                for (int32_t t = 0; t < m; ++t) sum += (m_scores[t] = std::exp(m_scores[t] - max_s));
+                std::fill(out, out + hd, 0.0f);
+                int32_t t = 0;
+                for_each_slot(i, [&](int32_t s) {
+                    const float* v = m_kv.v(il, s) + o;
+                    const float p  = static_cast<float>(m_scores[t++] / sum);
+                    for (int32_t d = 0; d < hd; ++d) out[d] += p * v[d];
+                });
+            }
+        }
+        return;
+    }
+
+    // Fast path: online softmax. For each visited slot, if its score raises the running maximum, rescale what has
+    // been accumulated so far; the output row doubles as the accumulator.
+    parallel_for(0, static_cast<int64_t>(n) * hp.n_head, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t item = lo; item < hi; ++item) {
+            const int32_t i = static_cast<int32_t>(item / hp.n_head);
+            const int32_t h = static_cast<int32_t>(item % hp.n_head);
+            const float* q  = &m_q[i * e + h * hd];
+            float* acc      = &m_attn[i * e + h * hd];
+            const int64_t o = static_cast<int64_t>(h / group) * hd;
+            float max_s     = -std::numeric_limits<float>::infinity();
+            float sum       = 0.0f;
+            std::fill(acc, acc + hd, 0.0f);
+            for_each_slot(i, [&](int32_t s) {
+                const float sc = dot(q, m_kv.k(il, s) + o, hd) * scale;
+                if (sc > max_s) {
+                    const float r = std::exp(max_s - sc);  // 0 on the first slot
+                    for (int32_t d = 0; d < hd; ++d) acc[d] *= r;
+                    sum *= r;
+                    max_s = sc;
+                }
+                const float p  = std::exp(sc - max_s);
+                const float* v = m_kv.v(il, s) + o;
+                for (int32_t d = 0; d < hd; ++d) acc[d] += p * v[d];
+                sum += p;
+            });
+            const float inv = 1.0f / sum;
+            for (int32_t d = 0; d < hd; ++d) acc[d] *= inv;
+        }
+    });
+}
+
+}  // namespace speculum::model

@@ -1,0 +1,29 @@
+// Plain autoregressive generation (no speculation): prefill the prompt, then sample and decode one token at a
+// time. The baseline every speculative run is compared against, and the engine of `speculum-cli generate`.
+#pragma once
+
+#include "core/cancel.h"
+#include "core/model/forward.h"
+#include "core/model/sampler.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace speculum::model {
+
+struct GenerateStats {
+    int32_t n_prompt   = 0;    // prompt tokens evaluated
+    int32_t n_decoded  = 0;    // tokens generated
+    double t_prompt_s  = 0.0;  // prefill wall time
+    double t_decode_s  = 0.0;  // wall time of the decode steps (sampling included)
+};
+
+// Appends up to n_new tokens after `prompt` (which must fit the context with them). Calls on_token(token) for each
+// new token; returning false stops early. Stops at `eos` (>= 0) after emitting it. The context must be empty.
+// Throws Cancelled when `cancel` fires (checked before each token).
+GenerateStats generate(InferenceContext& ctx, Sampler& sampler, const std::vector<int32_t>& prompt, int32_t n_new,
+                       const std::function<bool(int32_t)>& on_token, const CancelToken& cancel = {},
+                       int32_t eos = -1);
+
+}  // namespace speculum::model

@@ -1,0 +1,60 @@
+// Per-layer key/value cache in f32 for one sequence: append, roll back (truncate) and, after a batched pass
+// over a token tree, compact the accepted path into contiguous slots. Keys are stored after RoPE.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace speculum::model {
+
+// Thrown when a forward pass would need more slots than the cache holds.
+struct KvCacheFull : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class KvCache {
+public:
+    KvCache() = default;
+    // n_ctx slots of n_embd_kv floats for K and for V in each of n_layer layers (2 * 4 * n_layer * n_ctx *
+    // n_embd_kv bytes, allocated once).
+    KvCache(int32_t n_layer, int32_t n_ctx, int32_t n_embd_kv);
+
+    int32_t size() const { return m_size; }         // slots in use (cached tokens)
+    int32_t capacity() const { return m_n_ctx; }    // maximum slots (the context length)
+    int32_t n_layer() const { return m_n_layer; }
+    int32_t n_embd_kv() const { return m_n_embd_kv; }
+    uint64_t bytes_per_token() const { return 2ull * 4 * m_n_layer * m_n_embd_kv; }  // K + V, all layers
+
+    // Throws KvCacheFull ("KV cache full: N + M tokens exceed the context length C") when n more slots don't fit.
+    void reserve_slots(int32_t n) const;
+    // Marks n more slots as used (the forward pass has written them).
+    void grow(int32_t n);
+    // Rolls back to the first n slots (n <= size()): rejected draft tokens are forgotten.
+    void truncate(int32_t n);
+    void clear() { m_size = 0; }
+
+    // Keeps slots [0, n_prefix) and then the slots `keep` (strictly increasing, each >= n_prefix, < size()),
+    // moved down to n_prefix, n_prefix + 1, ...; size() becomes n_prefix + keep.size(). This is how the accepted
+    // path of a verified token tree becomes ordinary cache entries (its keys already carry the path positions).
+    void compact(int32_t n_prefix, const std::vector<int32_t>& keep);
+
+    // Row `slot` of layer `il`: (n_embd_kv) floats, heads contiguous.
+    float* k(int32_t il, int32_t slot) { return m_k.data() + offset(il, slot); }
+    float* v(int32_t il, int32_t slot) { return m_v.data() + offset(il, slot); }
+    const float* k(int32_t il, int32_t slot) const { return m_k.data() + offset(il, slot); }
+    const float* v(int32_t il, int32_t slot) const { return m_v.data() + offset(il, slot); }
+
+private:
+    size_t offset(int32_t il, int32_t slot) const {
+        return (static_cast<size_t>(il) * m_n_ctx + static_cast<size_t>(slot)) * m_n_embd_kv;
+    }
+    int32_t m_n_layer   = 0;
+    int32_t m_n_ctx     = 0;
+    int32_t m_n_embd_kv = 0;
+    int32_t m_size      = 0;
+    std::vector<float> m_k;  // (n_layer, n_ctx, n_embd_kv)
+    std::vector<float> m_v;  // (n_layer, n_ctx, n_embd_kv)
+};
+
+}  // namespace speculum::model

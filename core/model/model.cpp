@@ -1,0 +1,187 @@
+// Model loading: GGUF tensors -> WeightViews (zero-copy into the mapping), norms and biases -> f32 vectors,
+// and shape validation shared by file-backed and in-memory models.
+#include "core/model/model.h"
+
+#include "kernels/gemv.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace speculum::model {
+
+WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, std::vector<uint8_t> bytes) {
+    auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+    WeightView v;
+    v.type = type;
+    v.rows = rows;
+    v.cols = cols;
+    if (owner->size() != v.n_bytes())
+        throw std::invalid_argument("make_owned_view: " + std::to_string(owner->size()) + " bytes for a (" +
+                                    std::to_string(rows) + ", " + std::to_string(cols) + ") matrix needing " +
+                                    std::to_string(v.n_bytes()));
+    v.data       = owner->data();
+    v.keep_alive = std::shared_ptr<const void>(owner, owner->data());
+    return v;
+}
+
+namespace {
+
+// Binds a tensor of the file to a view sharing ownership of the file.
+WeightView view_of(const GgufFile& file, const std::shared_ptr<const GgufFile>& owner, const std::string& name) {
+    const GgufTensorInfo* t = file.tensor(name);
+    if (!t) file.fail("tensor '" + name + "'", "missing");
+    WeightView v;
+    v.type       = t->type;
+    v.data       = t->data;
+    v.cols       = static_cast<int64_t>(t->cols());
+    v.rows       = static_cast<int64_t>(t->rows());
+    v.keep_alive = std::shared_ptr<const void>(owner, t->data);
+    return v;
+}
+
+// Norms and biases are small vectors: read them as f32 whatever their storage type.
+std::vector<float> vector_of(const GgufFile& file, const std::string& name) {
+    const GgufTensorInfo* t = file.tensor(name);
+    if (!t) file.fail("tensor '" + name + "'", "missing");
+    if (t->dims.size() != 1) file.fail("tensor '" + name + "'", "expected a 1-D tensor");
+    if (!kernels::kernels_support(t->type))
+        file.fail("tensor '" + name + "'", std::string("unsupported type ") + kernels::ggml_type_traits(t->type)->name);
+    std::vector<float> out(t->n_elements);
+    kernels::dequantize_row_ref(out.data(), t->type, t->data, static_cast<int64_t>(t->n_elements));
+    return out;
+}
+
+void check_view(const WeightView& v, int64_t rows, int64_t cols, const std::string& what, const std::string& model) {
+    auto fail = [&](const std::string& why) { throw std::invalid_argument(model + ": " + what + ": " + why); };
+    if (v.empty()) fail("missing");
+    if (v.rows != rows || v.cols != cols)
+        fail("shape (" + std::to_string(v.rows) + ", " + std::to_string(v.cols) + "), expected (" +
+             std::to_string(rows) + ", " + std::to_string(cols) + ")");
+    const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(v.type);
+    if (!tr || !kernels::kernels_support(v.type))
+        fail(std::string("unsupported weight type ") + (tr ? tr->name : "unknown"));
+    if (cols % tr->block_size != 0)
+        fail("row length " + std::to_string(cols) + " is not a multiple of the " + tr->name + " block size " +
+             std::to_string(tr->block_size));
+}
+
+void check_vector(const std::vector<float>& v, int64_t n, const std::string& what, const std::string& model) {
+    if (static_cast<int64_t>(v.size()) != n)
+        throw std::invalid_argument(model + ": " + what + ": " + std::to_string(v.size()) + " elements, expected " +
+                                    std::to_string(n));
+}
+
+}  // namespace
+
+void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string& name) {
+    if (hp.arch != "llama" && hp.arch != "qwen2")
+        throw std::invalid_argument(name + ": unsupported architecture '" + hp.arch + "'");
+    if (hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_head_kv <= 0 || hp.n_layer <= 0 || hp.n_ff <= 0 ||
+        hp.n_vocab <= 0 || hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0)
+        throw std::invalid_argument(name + ": inconsistent hparams (n_embd " + std::to_string(hp.n_embd) +
+                                    ", n_head " + std::to_string(hp.n_head) + ", n_head_kv " +
+                                    std::to_string(hp.n_head_kv) + ", n_layer " + std::to_string(hp.n_layer) + ")");
+    if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim() || hp.n_rot % 2 != 0)
+        throw std::invalid_argument(name + ": rope dimension " + std::to_string(hp.n_rot) + " must be even and <= " +
+                                    std::to_string(hp.head_dim()));
+    const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff, nv = hp.n_vocab;
+    check_view(w.token_embd, nv, e, "token_embd.weight", name);
+    check_view(w.output, nv, e, "output.weight", name);
+    check_vector(w.output_norm, e, "output_norm.weight", name);
+    if (static_cast<int32_t>(w.layers.size()) != hp.n_layer)
+        throw std::invalid_argument(name + ": " + std::to_string(w.layers.size()) + " layers, hparams say " +
+                                    std::to_string(hp.n_layer));
+    for (size_t il = 0; il < w.layers.size(); ++il) {
+        const LayerWeights& L = w.layers[il];
+        const std::string p   = "blk." + std::to_string(il) + ".";
+        check_vector(L.attn_norm, e, p + "attn_norm.weight", name);
+        check_view(L.wq, e, e, p + "attn_q.weight", name);
+        check_view(L.wk, ekv, e, p + "attn_k.weight", name);
+        check_view(L.wv, ekv, e, p + "attn_v.weight", name);
+        check_view(L.wo, e, e, p + "attn_output.weight", name);
+        if (hp.qkv_bias) {
+            check_vector(L.bq, e, p + "attn_q.bias", name);
+            check_vector(L.bk, ekv, p + "attn_k.bias", name);
+            check_vector(L.bv, ekv, p + "attn_v.bias", name);
+        }
+        check_vector(L.ffn_norm, e, p + "ffn_norm.weight", name);
+        check_view(L.w_gate, ff, e, p + "ffn_gate.weight", name);
+        check_view(L.w_up, ff, e, p + "ffn_up.weight", name);
+        check_view(L.w_down, e, ff, p + "ffn_down.weight", name);
+    }
+}
+
+Model Model::load(const std::string& path, const ProgressFn& progress, const CancelToken& cancel) {
+    report(progress, 0.0, "mapping " + path);
+    return from_gguf(GgufFile::open(path), progress, cancel);
+}
+
+Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const CancelToken& cancel) {
+    auto owner            = std::make_shared<const GgufFile>(std::move(file_in));
+    const GgufFile& file  = *owner;
+    Model m;
+    m.m_hp   = hparams_from_gguf(file);
+    m.m_name = file.path();
+    m.m_file = owner;
+    const Hparams& hp = m.m_hp;
+
+    m.m_w.token_embd  = view_of(file, owner, "token_embd.weight");
+    m.m_w.output_norm = vector_of(file, "output_norm.weight");
+    m.m_w.output = hp.tied_output ? m.m_w.token_embd : view_of(file, owner, "output.weight");
+    m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        cancel.throw_if_cancelled();
+        report(progress, static_cast<double>(il) / hp.n_layer,
+               "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
+        LayerWeights& L     = m.m_w.layers[static_cast<size_t>(il)];
+        const std::string p = "blk." + std::to_string(il) + ".";
+        L.attn_norm         = vector_of(file, p + "attn_norm.weight");
+        L.wq                = view_of(file, owner, p + "attn_q.weight");
+        L.wk                = view_of(file, owner, p + "attn_k.weight");
+        L.wv                = view_of(file, owner, p + "attn_v.weight");
+        L.wo                = view_of(file, owner, p + "attn_output.weight");
+        if (hp.qkv_bias) {
+            L.bq = vector_of(file, p + "attn_q.bias");
+            L.bk = vector_of(file, p + "attn_k.bias");
+            L.bv = vector_of(file, p + "attn_v.bias");
+        }
+        L.ffn_norm = vector_of(file, p + "ffn_norm.weight");
+        L.w_gate   = view_of(file, owner, p + "ffn_gate.weight");
+        L.w_up     = view_of(file, owner, p + "ffn_up.weight");
+        L.w_down   = view_of(file, owner, p + "ffn_down.weight");
+    }
+    try {
+        validate(hp, m.m_w, file.path());
+    } catch (const std::invalid_argument& e) {
+        throw GgufError(e.what());
+    }
+    report(progress, 1.0, "loaded");
+    return m;
+}
+
+Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {
+    validate(hp, weights, name);
+    Model m;
+    m.m_hp   = std::move(hp);
+    m.m_w    = std::move(weights);
+    m.m_name = std::move(name);
+    return m;
+}
+
+uint64_t Model::weight_bytes_per_token() const {
+    uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);
+    for (const LayerWeights& L : m_w.layers) {
+        b += L.wq.n_bytes() + L.wk.n_bytes() + L.wv.n_bytes() + L.wo.n_bytes();
+        b += L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes();
+        b += (L.attn_norm.size() + L.ffn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+    }
+    return b;
+}
+
+uint64_t Model::weight_bytes_total() const {
+    uint64_t b = weight_bytes_per_token() - m_w.token_embd.row_bytes();
+    if (m_w.output.data != m_w.token_embd.data) b += m_w.token_embd.n_bytes();
+    return b;
+}
+
+}  // namespace speculum::model

@@ -1,0 +1,85 @@
+// A Llama-family model (arch `llama` or `qwen2`): hyper-parameters plus zero-copy views of every weight matrix.
+// Weights point into a GgufFile mapping or into owned in-memory buffers (drafts built from a target share the
+// target's untouched tensors); the views keep their storage alive. Not the forward pass: see forward.h.
+#pragma once
+
+#include "core/cancel.h"
+#include "core/model/gguf.h"
+#include "core/model/hparams.h"
+#include "kernels/ggml_types.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace speculum::model {
+
+// A (rows, cols) row-major matrix stored in `type`; each row is ggml_row_size(type, cols) bytes.
+// `keep_alive` owns whatever `data` points into (the GgufFile, an owned buffer, another model's storage), so a
+// view can be copied into a derived model and outlive the model it came from.
+struct WeightView {
+    kernels::GgmlType type = kernels::GgmlType::F32;
+    const void* data       = nullptr;  // (rows, cols) in `type`
+    int64_t rows           = 0;
+    int64_t cols           = 0;
+    std::shared_ptr<const void> keep_alive;
+
+    uint64_t row_bytes() const { return kernels::ggml_row_size(type, static_cast<uint64_t>(cols)); }
+    uint64_t n_bytes() const { return row_bytes() * static_cast<uint64_t>(rows); }
+    const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + row_bytes() * r; }
+    bool empty() const { return data == nullptr; }
+};
+
+// Owns `bytes` and returns a view of them as a (rows, cols) matrix of `type` (in-memory weights).
+WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, std::vector<uint8_t> bytes);
+
+struct LayerWeights {
+    std::vector<float> attn_norm;   // (n_embd)
+    WeightView wq, wk, wv, wo;      // (n_embd, n_embd), (n_embd_kv, n_embd) x2, (n_embd, n_embd)
+    std::vector<float> bq, bk, bv;  // (n_embd), (n_embd_kv) x2; empty unless hparams.qkv_bias
+    std::vector<float> ffn_norm;    // (n_embd)
+    WeightView w_gate, w_up;        // (n_ff, n_embd)
+    WeightView w_down;              // (n_embd, n_ff)
+};
+
+struct ModelWeights {
+    WeightView token_embd;           // (n_vocab, n_embd)
+    std::vector<LayerWeights> layers;  // n_layer
+    std::vector<float> output_norm;  // (n_embd)
+    WeightView output;               // (n_vocab, n_embd); a copy of token_embd when hparams.tied_output
+};
+
+class Model {
+public:
+    // Opens and maps a GGUF file, reads hparams and builds the views. Throws GgufError naming the file and the
+    // tensor/key on bad content, Cancelled when `cancel` fires (checked once per layer).
+    static Model load(const std::string& path, const ProgressFn& progress = {}, const CancelToken& cancel = {});
+    // Takes ownership of an opened file (the views point into its mapping).
+    static Model from_gguf(GgufFile file, const ProgressFn& progress = {}, const CancelToken& cancel = {});
+    // A model over in-memory weights (owned buffers and/or views shared with another model). Validates every
+    // shape against `hp` and throws std::invalid_argument with the tensor name on a mismatch.
+    static Model from_weights(Hparams hp, ModelWeights weights, std::string name = "in-memory model");
+
+    const Hparams& hparams() const { return m_hp; }
+    const ModelWeights& weights() const { return m_w; }
+    const std::string& name() const { return m_name; }
+    // The GGUF file this model was loaded from (metadata such as the vocabulary), or nullptr for in-memory models.
+    const GgufFile* gguf() const { return m_file.get(); }
+
+    // Bytes of weights one decoded token reads: every layer matrix, the output matrix, norms and one embedding row.
+    uint64_t weight_bytes_per_token() const;
+    // Bytes of all distinct weight storage (token_embd counted once when tied).
+    uint64_t weight_bytes_total() const;
+
+private:
+    Model() = default;
+    static void validate(const Hparams& hp, const ModelWeights& w, const std::string& name);
+
+    Hparams m_hp;
+    ModelWeights m_w;
+    std::string m_name;
+    std::shared_ptr<const GgufFile> m_file;
+};
+
+}  // namespace speculum::model

@@ -1,0 +1,261 @@
+// Random-weight models: bit patterns of each storage type with a power-of-two scale near 1/sqrt(cols), so no
+// float->f16 or quantization code is needed (the kernels own those), plus the GGUF writer for any Model.
+#include "core/model/synthetic.h"
+
+#include "core/model/gguf_writer.h"
+#include "core/model/sampler.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace speculum::model {
+
+namespace {
+
+using kernels::GgmlType;
+
+const char* type_name(GgmlType t) {
+    const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(t);
+    return tr ? tr->name : "unknown";
+}
+
+// Exponent e with 2^e closest to x.
+int pow2_exponent(double x) { return static_cast<int>(std::lround(std::log2(x))); }
+
+// Random (rows, cols) matrix of `type` with element magnitudes around `scale`.
+std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, double scale, Rng& rng) {
+    std::vector<uint8_t> b(kernels::ggml_row_size(type, static_cast<uint64_t>(cols)) * static_cast<uint64_t>(rows));
+    auto put16 = [&](size_t at, uint16_t v) { b[at] = static_cast<uint8_t>(v & 0xff), b[at + 1] = static_cast<uint8_t>(v >> 8); };
+    const int e = pow2_exponent(scale);
+    switch (type) {
+    case GgmlType::F32: {
+        for (size_t i = 0; i < b.size(); i += 4) {
+            const float v = static_cast<float>((rng.next_double() * 2.0 - 1.0) * scale * 1.7320508);
+            std::memcpy(&b[i], &v, 4);
+        }
+        break;
+    }
+    case GgmlType::F16:   // sign | exponent in [e-2, e] | random 10-bit mantissa
+    case GgmlType::BF16: {  // sign | exponent in [e-2, e] | random 7-bit mantissa
+        const bool f16 = type == GgmlType::F16;
+        for (size_t i = 0; i < b.size(); i += 2) {
+            const uint64_t r = rng.next_u64();
+            const int ex     = e - static_cast<int>(r % 3) + (f16 ? 15 : 127);
+            const uint16_t h = f16 ? static_cast<uint16_t>(((r >> 8) & 1) << 15 | ex << 10 | ((r >> 16) & 0x3ff))
+                                   : static_cast<uint16_t>(((r >> 8) & 1) << 15 | ex << 7 | ((r >> 16) & 0x7f));
+            put16(i, h);
+        }
+        break;
+    }
+    case GgmlType::Q8_0:    // f16 d = 2^(e-6), 32 int8 in [-127, 127] (rms ~73 -> values ~ scale)
+    case GgmlType::Q4_0: {  // f16 d = 2^(e-2), 16 bytes of nibbles ((q - 8) rms ~4.6)
+        const bool q8      = type == GgmlType::Q8_0;
+        const size_t block = q8 ? 34 : 18;
+        const uint16_t d   = static_cast<uint16_t>((e - (q8 ? 6 : 2) + 15) << 10);
+        for (size_t at = 0; at < b.size(); at += block) {
+            put16(at, d);
+            for (size_t j = 2; j < block; ++j) {
+                uint8_t v = static_cast<uint8_t>(rng.next_u64() >> 32);
+                if (q8 && v == 0x80) v = 0x81;  // -128 is outside ggml's quantizer range
+                b[at + j] = v;
+            }
+        }
+        break;
+    }
+    case GgmlType::MXFP4: {  // E8M0 scale 2^(x-128) with the doubled E2M1 table (rms ~5.9)
+        const uint8_t x = static_cast<uint8_t>(128 + e - 3);
+        for (size_t at = 0; at < b.size(); at += 17) {
+            b[at] = x;
+            for (size_t j = 1; j < 17; ++j) b[at + j] = static_cast<uint8_t>(rng.next_u64() >> 40);
+        }
+        break;
+    }
+    default: throw std::invalid_argument(std::string("synthetic model: unsupported type ") + type_name(type));
+    }
+    return b;
+}
+
+std::vector<float> random_vector(int64_t n, float lo, float hi, Rng& rng) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = lo + static_cast<float>(rng.next_double()) * (hi - lo);
+    return v;
+}
+
+void add_vector(GgufWriter& w, const std::string& name, const std::vector<float>& v) {
+    w.add_tensor(name, {v.size()}, GgmlType::F32, v.data(), v.size() * sizeof(float));
+}
+
+void add_matrix(GgufWriter& w, const std::string& name, const WeightView& v) {
+    w.add_tensor(name, {static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.rows)}, v.type, v.data, v.n_bytes());
+}
+
+}  // namespace
+
+std::optional<kernels::GgmlType> parse_weight_type(const std::string& name) {
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+        if (lower == type_name(t)) return t;
+    return std::nullopt;
+}
+
+void SyntheticSpec::validate() const {
+    auto fail = [](const std::string& field, const std::string& why) {
+        throw std::invalid_argument("SyntheticSpec." + field + ": " + why);
+    };
+    if (arch != "llama" && arch != "qwen2") fail("arch", "expected \"llama\" or \"qwen2\", got \"" + arch + "\"");
+    if (n_vocab < 1 || n_vocab > (1 << 20)) fail("n_vocab", "must be in [1, 2^20]");
+    if (n_embd < 1 || n_embd > 65536) fail("n_embd", "must be in [1, 65536]");
+    if (n_layer < 1 || n_layer > 1024) fail("n_layer", "must be in [1, 1024]");
+    if (n_head < 1 || n_embd % n_head != 0) fail("n_head", "must divide n_embd");
+    if (n_head_kv < 1 || n_head % n_head_kv != 0) fail("n_head_kv", "must divide n_head");
+    if (n_ff < 1 || n_ff > 262144) fail("n_ff", "must be in [1, 262144]");
+    if (n_ctx < 1 || n_ctx > (1 << 20)) fail("n_ctx", "must be in [1, 2^20]");
+    if (n_rot < 0 || n_rot > n_embd / n_head || n_rot % 2 != 0) fail("n_rot", "must be even and <= the head dim");
+    if (!(rope_freq_base > 0.0f)) fail("rope_freq_base", "must be > 0");
+    if (!(rope_freq_scale > 0.0f)) fail("rope_freq_scale", "must be > 0");
+    const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(type);
+    if (!tr || (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16 && type != GgmlType::Q8_0 &&
+                type != GgmlType::Q4_0 && type != GgmlType::MXFP4))
+        fail("type", "expected f32, f16, bf16, q8_0, q4_0 or mxfp4");
+    if (n_embd % static_cast<int32_t>(tr->block_size) != 0 || n_ff % static_cast<int32_t>(tr->block_size) != 0)
+        fail("type", std::string("n_embd and n_ff must be multiples of the ") + tr->name + " block size " +
+                         std::to_string(tr->block_size));
+}
+
+void to_json(nlohmann::json& j, const SyntheticSpec& s) {
+    j = nlohmann::json{{"arch", s.arch},       {"n_vocab", s.n_vocab},     {"n_embd", s.n_embd},
+                       {"n_layer", s.n_layer}, {"n_head", s.n_head},       {"n_head_kv", s.n_head_kv},
+                       {"n_ff", s.n_ff},       {"n_ctx", s.n_ctx},         {"n_rot", s.n_rot},
+                       {"rope_freq_base", s.rope_freq_base}, {"rope_freq_scale", s.rope_freq_scale},
+                       {"tied_output", s.tied_output}, {"type", type_name(s.type)}, {"seed", s.seed}};
+}
+
+void from_json(const nlohmann::json& j, SyntheticSpec& s) {
+    const SyntheticSpec d;
+    s.arch            = j.value("arch", d.arch);
+    s.n_vocab         = j.value("n_vocab", d.n_vocab);
+    s.n_embd          = j.value("n_embd", d.n_embd);
+    s.n_layer         = j.value("n_layer", d.n_layer);
+    s.n_head          = j.value("n_head", d.n_head);
+    s.n_head_kv       = j.value("n_head_kv", d.n_head_kv);
+    s.n_ff            = j.value("n_ff", d.n_ff);
+    s.n_ctx           = j.value("n_ctx", d.n_ctx);
+    s.n_rot           = j.value("n_rot", d.n_rot);
+    s.rope_freq_base  = j.value("rope_freq_base", d.rope_freq_base);
+    s.rope_freq_scale = j.value("rope_freq_scale", d.rope_freq_scale);
+    s.tied_output     = j.value("tied_output", d.tied_output);
+    const std::string t = j.value("type", std::string(type_name(d.type)));
+    const auto parsed   = parse_weight_type(t);
+    if (!parsed) throw std::invalid_argument("SyntheticSpec.type: unknown weight type \"" + t + "\"");
+    s.type = *parsed;
+    s.seed            = j.value("seed", d.seed);
+}
+
+Hparams synthetic_hparams(const SyntheticSpec& s) {
+    s.validate();
+    Hparams hp;
+    hp.arch            = s.arch;
+    hp.n_vocab         = s.n_vocab;
+    hp.n_ctx_train     = s.n_ctx;
+    hp.n_embd          = s.n_embd;
+    hp.n_layer         = s.n_layer;
+    hp.n_head          = s.n_head;
+    hp.n_head_kv       = s.n_head_kv;
+    hp.n_ff            = s.n_ff;
+    hp.n_rot           = s.n_rot > 0 ? s.n_rot : s.n_embd / s.n_head;
+    hp.rope_freq_base  = s.rope_freq_base;
+    hp.rope_freq_scale = s.rope_freq_scale;
+    hp.rms_eps         = 1e-5f;
+    hp.rope_style      = s.arch == "qwen2" ? RopeStyle::neox : RopeStyle::normal;
+    hp.tied_output     = s.tied_output;
+    hp.qkv_bias        = s.arch == "qwen2";
+    return hp;
+}
+
+Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress, const CancelToken& cancel) {
+    const Hparams hp = synthetic_hparams(spec);
+    Rng rng(spec.seed);
+    const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff;
+    auto mat = [&](int64_t rows, int64_t cols) {
+        return make_owned_view(spec.type, rows, cols, random_matrix(spec.type, rows, cols, 1.0 / std::sqrt(cols), rng));
+    };
+    ModelWeights w;
+    w.token_embd = mat(hp.n_vocab, e);
+    w.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        cancel.throw_if_cancelled();
+        report(progress, static_cast<double>(il) / hp.n_layer, "layer " + std::to_string(il + 1));
+        LayerWeights& L = w.layers[static_cast<size_t>(il)];
+        L.attn_norm     = random_vector(e, 0.8f, 1.2f, rng);
+        L.wq            = mat(e, e);
+        L.wk            = mat(ekv, e);
+        L.wv            = mat(ekv, e);
+        L.wo            = mat(e, e);
+        if (hp.qkv_bias) {
+            L.bq = random_vector(e, -0.2f, 0.2f, rng);
+            L.bk = random_vector(ekv, -0.2f, 0.2f, rng);
+            L.bv = random_vector(ekv, -0.2f, 0.2f, rng);
+        }
+        L.ffn_norm = random_vector(e, 0.8f, 1.2f, rng);
+        L.w_gate   = mat(ff, e);
+        L.w_up     = mat(ff, e);
+        L.w_down   = mat(e, ff);
+    }
+    w.output_norm = random_vector(e, 0.8f, 1.2f, rng);
+    w.output      = hp.tied_output ? w.token_embd : mat(hp.n_vocab, e);
+    report(progress, 1.0, "built");
+    return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));
+}
+
+void write_model_gguf(const Model& model, const std::string& path) {
+    const Hparams& hp     = model.hparams();
+    const ModelWeights& w = model.weights();
+    const std::string a   = hp.arch;
+    GgufWriter g;
+    g.set_string("general.architecture", a);
+    g.set_string("general.name", model.name());
+    g.set_uint32(a + ".context_length", static_cast<uint32_t>(hp.n_ctx_train));
+    g.set_uint32(a + ".embedding_length", static_cast<uint32_t>(hp.n_embd));
+    g.set_uint32(a + ".block_count", static_cast<uint32_t>(hp.n_layer));
+    g.set_uint32(a + ".feed_forward_length", static_cast<uint32_t>(hp.n_ff));
+    g.set_uint32(a + ".attention.head_count", static_cast<uint32_t>(hp.n_head));
+    g.set_uint32(a + ".attention.head_count_kv", static_cast<uint32_t>(hp.n_head_kv));
+    g.set_uint32(a + ".rope.dimension_count", static_cast<uint32_t>(hp.n_rot));
+    g.set_float32(a + ".rope.freq_base", hp.rope_freq_base);
+    g.set_float32(a + ".attention.layer_norm_rms_epsilon", hp.rms_eps);
+    if (hp.rope_freq_scale != 1.0f) {
+        g.set_string(a + ".rope.scaling.type", "linear");
+        g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
+    }
+    add_matrix(g, "token_embd.weight", w.token_embd);
+    add_vector(g, "output_norm.weight", w.output_norm);
+    if (!hp.tied_output) add_matrix(g, "output.weight", w.output);
+    for (size_t il = 0; il < w.layers.size(); ++il) {
+        const LayerWeights& L = w.layers[il];
+        const std::string p   = "blk." + std::to_string(il) + ".";
+        add_vector(g, p + "attn_norm.weight", L.attn_norm);
+        add_matrix(g, p + "attn_q.weight", L.wq);
+        add_matrix(g, p + "attn_k.weight", L.wk);
+        add_matrix(g, p + "attn_v.weight", L.wv);
+        add_matrix(g, p + "attn_output.weight", L.wo);
+        if (hp.qkv_bias) {
+            add_vector(g, p + "attn_q.bias", L.bq);
+            add_vector(g, p + "attn_k.bias", L.bk);
+            add_vector(g, p + "attn_v.bias", L.bv);
+        }
+        add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
+        add_matrix(g, p + "ffn_gate.weight", L.w_gate);
+        add_matrix(g, p + "ffn_up.weight", L.w_up);
+        add_matrix(g, p + "ffn_down.weight", L.w_down);
+    }
+    g.write(path);
+}
+
+void write_synthetic_gguf(const SyntheticSpec& spec, const std::string& path) {
+    write_model_gguf(make_synthetic_model(spec), path);
+}
+
+}  // namespace speculum::model

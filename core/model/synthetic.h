@@ -1,0 +1,51 @@
+// Random-weight Llama/Qwen2 models for tests and benchmarks: built in memory (owned buffers) or written as GGUF.
+// Weights are random bit patterns with a per-matrix scale of about 1/sqrt(cols), not trained: logits are
+// meaningful only as numbers to compare between code paths, and timings only as memory traffic.
+#pragma once
+
+#include "core/cancel.h"
+#include "core/model/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace speculum::model {
+
+struct SyntheticSpec {
+    std::string arch        = "llama";  // "llama" (normal RoPE) or "qwen2" (QKV biases, neox RoPE)
+    int32_t n_vocab         = 256;      // tokens
+    int32_t n_embd          = 64;       // model width
+    int32_t n_layer         = 2;        // blocks
+    int32_t n_head          = 4;        // query heads
+    int32_t n_head_kv       = 2;        // KV heads (GQA when < n_head)
+    int32_t n_ff            = 128;      // feed-forward width
+    int32_t n_ctx           = 256;      // training context length written to the metadata
+    int32_t n_rot           = 0;        // rotated dims per head; 0 = the whole head
+    float rope_freq_base    = 10000.0f; // RoPE base
+    float rope_freq_scale   = 1.0f;     // linear RoPE scaling (positions are multiplied by it)
+    bool tied_output        = false;    // no output.weight: the LM head reuses token_embd
+    kernels::GgmlType type  = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
+    uint64_t seed           = 1;        // weights are a pure function of the spec
+    bool operator==(const SyntheticSpec&) const = default;
+    // Throws std::invalid_argument naming the field (also: cols not a multiple of the type's block size).
+    void validate() const;
+};
+void to_json(nlohmann::json& j, const SyntheticSpec& s);
+void from_json(const nlohmann::json& j, SyntheticSpec& s);
+
+// "f16", "Q8_0", ... (case-insensitive) -> the type, for the types synthetic models support; nullopt otherwise.
+std::optional<kernels::GgmlType> parse_weight_type(const std::string& name);
+
+// The hparams a model of this spec has (what hparams_from_gguf reads back from write_synthetic_gguf).
+Hparams synthetic_hparams(const SyntheticSpec& spec);
+// Builds the random weights in memory. Cancelled/progress once per layer.
+Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress = {}, const CancelToken& cancel = {});
+// Writes the same model as GGUF v3 (llama.cpp tensor and key names) to `path`.
+void write_synthetic_gguf(const SyntheticSpec& spec, const std::string& path);
+// Writes the weights of any model (hparams + views) as GGUF v3.
+void write_model_gguf(const Model& model, const std::string& path);
+
+}  // namespace speculum::model

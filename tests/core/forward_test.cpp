@@ -1,0 +1,243 @@
+// Forward pass correctness on tiny random-weight models: fast path == reference path for every weight type and
+// shape, batched == sequential decode, rollback and tree verification == fresh decoding, layer skipping == a
+// model without those layers.
+#include "model_fixtures.h"
+
+#include "core/model/forward.h"
+#include "core/model/synthetic.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace speculum;
+using namespace speculum::model;
+using speculum::test::copy_of;
+using speculum::test::decode_all;
+using speculum::test::rel_diff;
+using kernels::GgmlType;
+
+namespace {
+
+// Fast vs reference: the fast kernels may accumulate in another order (and quantize activations for quantized
+// dot products, as ggml does), and the fast attention uses an online softmax.
+constexpr double kFastVsRefFloatTol = 1e-4;  // F32/F16/BF16 weights
+constexpr double kFastVsRefQuantTol = 1e-3;  // Q8_0/Q4_0/MXFP4 weights
+// Same path, different batching (gemm vs gemv, different row chunks): only summation order differs.
+constexpr double kBatchVsSequentialTol = 1e-4;
+
+const std::vector<int32_t> kTokens = {1, 17, 42, 5, 99, 3, 64, 7};
+
+struct Case {
+    const char* shape;
+    GgmlType type;
+};
+
+SyntheticSpec spec_of(const Case& c) {
+    const std::string s = c.shape;
+    if (s == "gqa") return test::spec_gqa(c.type);
+    if (s == "odd_tied") return test::spec_odd_tied(c.type);
+    return test::spec_qwen2(c.type);
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+    return std::string(info.param.shape) + "_" + kernels::ggml_type_traits(info.param.type)->name;
+}
+
+std::vector<Case> all_cases() {
+    std::vector<Case> v;
+    for (const char* shape : {"gqa", "odd_tied", "qwen2"})
+        for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+            v.push_back({shape, t});
+    return v;
+}
+
+class ForwardByType : public testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(ForwardByType, FastMatchesReferenceThroughGguf) {
+    const Case c  = GetParam();
+    const Model m = test::load_via_gguf(spec_of(c), std::string("fwd_") + c.shape + "_" +
+                                                        kernels::ggml_type_traits(c.type)->name);
+    const bool quant = c.type == GgmlType::Q8_0 || c.type == GgmlType::Q4_0 || c.type == GgmlType::MXFP4;
+    const auto ref   = decode_all(m, kTokens, ForwardPath::reference);
+    const auto fast  = decode_all(m, kTokens, ForwardPath::fast);
+    double worst = 0.0;
+    for (size_t i = 0; i < kTokens.size(); ++i) {
+        EXPECT_LT(rel_diff(fast[i], ref[i]), quant ? kFastVsRefQuantTol : kFastVsRefFloatTol) << "token " << i;
+        worst = std::max(worst, rel_diff(fast[i], ref[i]));
+    }
+    RecordProperty("worst_rel_diff", std::to_string(worst));
+    if (getenv("SPECULUM_TEST_VERBOSE")) printf("worst fast-vs-ref rel diff %.3g\n", worst);
+}
+
+TEST_P(ForwardByType, BatchedEqualsSequentialDecode) {
+    const Model m = make_synthetic_model(spec_of(GetParam()));
+    for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
+        const auto seq = decode_all(m, kTokens, path);
+        InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = path});
+        // Two batches (3 + 5 tokens) so the second one also attends cached slots.
+        LogitsView a = ctx.forward_batch({kTokens.begin(), kTokens.begin() + 3}, {0, 1, 2});
+        for (int32_t i = 0; i < 3; ++i) EXPECT_LT(rel_diff(a.row(i), seq[i]), kBatchVsSequentialTol) << i;
+        LogitsView b = ctx.forward_batch({kTokens.begin() + 3, kTokens.end()}, {3, 4, 5, 6, 7});
+        for (int32_t i = 0; i < 5; ++i) EXPECT_LT(rel_diff(b.row(i), seq[3 + i]), kBatchVsSequentialTol) << 3 + i;
+        EXPECT_EQ(ctx.kv().size(), 8);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ForwardByType, testing::ValuesIn(all_cases()), case_name);
+
+TEST(Forward, ReferenceBatchIsBitwiseSequential) {
+    // The reference path runs the same scalar operations per token whether batched or not.
+    const Model m  = make_synthetic_model(test::spec_qwen2(GgmlType::Q4_0));
+    const auto seq = decode_all(m, kTokens, ForwardPath::reference);
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8, .path = ForwardPath::reference});
+    LogitsView v = ctx.forward_batch(kTokens, {0, 1, 2, 3, 4, 5, 6, 7});
+    for (int32_t i = 0; i < 8; ++i) EXPECT_EQ(copy_of(v.row(i)), seq[i]) << i;
+}
+
+TEST(Forward, PrefillInChunksMatchesLastDecode) {
+    const Model m  = make_synthetic_model(test::spec_gqa(GgmlType::F16));
+    const auto seq = decode_all(m, kTokens, ForwardPath::fast);
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 3, .path = ForwardPath::fast});  // 3 + 3 + 2
+    EXPECT_LT(rel_diff(ctx.prefill(kTokens), seq.back()), kBatchVsSequentialTol);
+    EXPECT_EQ(ctx.kv().size(), 8);
+}
+
+TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
+    const Model m = make_synthetic_model(test::spec_gqa(GgmlType::Q8_0));
+    for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
+        InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8, .path = path});
+        for (int32_t i = 0; i < 6; ++i) ctx.decode(kTokens[i], i);
+        ctx.kv().truncate(3);  // forget tokens 3..5 (a rejected draft)
+        const std::vector<int32_t> other = {1, 17, 42, 77, 12};
+        std::vector<float> last;
+        for (int32_t i = 3; i < 5; ++i) last = copy_of(ctx.decode(other[i], i));
+        const auto fresh = decode_all(m, other, path);
+        EXPECT_LT(rel_diff(last, fresh.back()), kBatchVsSequentialTol);
+    }
+}
+
+TEST(Forward, TreeMaskEqualsDecodingEachBranch) {
+    // Prefix p0 p1 p2, then the tree  a(3) -> b(4) -> d(5),  a(3) -> c(4)  as nodes [a, b, c, d].
+    const Model m                      = make_synthetic_model(test::spec_qwen2(GgmlType::F16));
+    const std::vector<int32_t> prefix  = {5, 6, 7};
+    const int32_t a = 10, b = 20, c = 30, d = 40;
+    for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
+        InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8, .path = path});
+        ctx.forward_batch(prefix, {0, 1, 2});
+        const std::vector<uint8_t> mask = {1, 0, 0, 0,   // a: itself
+                                           1, 1, 0, 0,   // b: a, b
+                                           1, 0, 1, 0,   // c: a, c
+                                           1, 1, 0, 1};  // d: a, b, d
+        LogitsView v = ctx.forward_batch({a, b, c, d}, {3, 4, 4, 5}, mask);
+        const auto abd = decode_all(m, {5, 6, 7, a, b, d}, path);
+        const auto ac  = decode_all(m, {5, 6, 7, a, c}, path);
+        EXPECT_LT(rel_diff(v.row(0), abd[3]), kBatchVsSequentialTol);
+        EXPECT_LT(rel_diff(v.row(1), abd[4]), kBatchVsSequentialTol);
+        EXPECT_LT(rel_diff(v.row(3), abd[5]), kBatchVsSequentialTol);
+        EXPECT_LT(rel_diff(v.row(2), ac[4]), kBatchVsSequentialTol);
+        // A wrong mask must be visible: c's logits differ from b's.
+        EXPECT_GT(rel_diff(v.row(2), abd[4]), 1e-2);
+
+        // Accept the path a -> c: compact it to slots 3, 4 and continue decoding.
+        ctx.kv().compact(3, {3, 5});
+        ASSERT_EQ(ctx.kv().size(), 5);
+        const auto next  = copy_of(ctx.decode(50, 5));
+        const auto fresh = decode_all(m, {5, 6, 7, a, c, 50}, path);
+        EXPECT_LT(rel_diff(next, fresh.back()), kBatchVsSequentialTol);
+    }
+}
+
+TEST(Forward, LayerSkipEqualsModelWithoutTheLayers) {
+    SyntheticSpec s = test::spec_gqa(GgmlType::F16);
+    s.n_layer       = 4;
+    const Model m   = make_synthetic_model(s);
+    auto without    = [&](std::vector<int> keep) {
+        ModelWeights w = m.weights();
+        w.layers.clear();
+        for (int il : keep) w.layers.push_back(m.weights().layers[static_cast<size_t>(il)]);
+        Hparams hp = m.hparams();
+        hp.n_layer = static_cast<int32_t>(keep.size());
+        return Model::from_weights(hp, w);
+    };
+    const std::vector<int32_t> toks = {3, 1, 4, 1, 5};
+    ForwardOptions skip1;
+    skip1.skip_attn = {0, 1, 0, 0};
+    skip1.skip_ffn  = {0, 1, 0, 0};
+    ForwardOptions exit1;
+    exit1.exit_layer = 1;
+    for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
+        const auto skipped = decode_all(m, toks, path, skip1);
+        const auto removed = decode_all(without({0, 2, 3}), toks, path);
+        const auto exited  = decode_all(m, toks, path, exit1);
+        const auto trunc   = decode_all(without({0, 1}), toks, path);
+        const auto full    = decode_all(m, toks, path);
+        for (size_t i = 0; i < toks.size(); ++i) {
+            EXPECT_LT(rel_diff(skipped[i], removed[i]), kBatchVsSequentialTol) << i;
+            EXPECT_LT(rel_diff(exited[i], trunc[i]), kBatchVsSequentialTol) << i;
+            EXPECT_GT(rel_diff(skipped[i], full[i]), 1e-2) << i;  // skipping must change something
+        }
+    }
+}
+
+TEST(Forward, SkipAttentionEqualsZeroOutputProjection) {
+    const Model m  = make_synthetic_model(test::spec_gqa(GgmlType::F32));
+    ModelWeights w = m.weights();
+    const WeightView& wo = w.layers[1].wo;
+    w.layers[1].wo = make_owned_view(GgmlType::F32, wo.rows, wo.cols, std::vector<uint8_t>(wo.n_bytes(), 0));
+    const Model zeroed = Model::from_weights(m.hparams(), w);
+    ForwardOptions opts;
+    opts.skip_attn = {0, 1};
+    const auto a = decode_all(m, kTokens, ForwardPath::fast, opts);
+    const auto b = decode_all(zeroed, kTokens, ForwardPath::fast);
+    for (size_t i = 0; i < kTokens.size(); ++i) EXPECT_LT(rel_diff(a[i], b[i]), kBatchVsSequentialTol) << i;
+}
+
+TEST(Forward, ExplicitCachedSlotsSelectWhatIsAttended) {
+    const Model m = make_synthetic_model(test::spec_gqa(GgmlType::F16));
+    InferenceContext all(m, {.n_ctx = 64, .n_batch = 8});
+    InferenceContext sel(m, {.n_ctx = 64, .n_batch = 8});
+    all.prefill({1, 2, 3, 4});
+    sel.prefill({1, 2, 3, 4});
+    ForwardOptions every;
+    every.cached_slots = std::vector<int32_t>{0, 1, 2, 3};
+    EXPECT_LT(rel_diff(sel.decode(9, 4, every), copy_of(all.decode(9, 4))), kBatchVsSequentialTol);
+    ForwardOptions some;
+    some.cached_slots = std::vector<int32_t>{0, 3};
+    all.kv().truncate(4);
+    sel.kv().truncate(4);
+    EXPECT_GT(rel_diff(sel.decode(9, 4, some), copy_of(all.decode(9, 4))), 1e-3);
+}
+
+TEST(Forward, ErrorsAreClear) {
+    const Model m = make_synthetic_model(test::spec_gqa(GgmlType::F32));
+    InferenceContext ctx(m, {.n_ctx = 4, .n_batch = 2});
+    EXPECT_THROW(ctx.decode(m.hparams().n_vocab, 0), std::out_of_range);
+    EXPECT_THROW(ctx.forward_batch({1, 2, 3}, {0, 1, 2}), std::invalid_argument);  // over n_batch
+    EXPECT_THROW(ctx.forward_batch({1, 2}, {0, 1}, {1, 0, 1, 0}), std::invalid_argument);  // diagonal missing
+    ForwardOptions bad;
+    bad.exit_layer = 7;
+    EXPECT_THROW(ctx.decode(1, 0, bad), std::invalid_argument);
+    for (int32_t i = 0; i < 4; ++i) ctx.decode(1, i);
+    try {
+        ctx.decode(1, 4);
+        FAIL() << "expected KvCacheFull";
+    } catch (const KvCacheFull& e) {
+        EXPECT_NE(std::string(e.what()).find("context length 4"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ctx.kv().size(), 4);
+}
+
+TEST(Forward, CancelLeavesTheCacheUnchanged) {
+    const Model m = make_synthetic_model(test::spec_gqa(GgmlType::F32));
+    InferenceContext ctx(m, {.n_ctx = 16, .n_batch = 4});
+    ctx.decode(1, 0);
+    CancelToken token;
+    ctx.set_cancel(token);
+    token.cancel();
+    EXPECT_THROW(ctx.decode(2, 1), Cancelled);
+    EXPECT_EQ(ctx.kv().size(), 1);
+}

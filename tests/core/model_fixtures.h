@@ -1,0 +1,70 @@
+// Shared helpers of the model runtime tests: tiny random-weight model specs, GGUF round trips into the test tmp
+// dir, and a relative logit comparison.
+#pragma once
+
+#include "core/model/forward.h"
+#include "core/model/synthetic.h"
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace speculum::test {
+
+// Tiny shapes: GQA, an odd width with 3 heads and tied output, qwen2 with biases and neox RoPE.
+inline model::SyntheticSpec spec_gqa(kernels::GgmlType t) {
+    model::SyntheticSpec s;
+    s.n_vocab = 160, s.n_embd = 64, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 128, s.n_ctx = 64;
+    s.type = t, s.seed = 11;
+    return s;
+}
+inline model::SyntheticSpec spec_odd_tied(kernels::GgmlType t) {
+    model::SyntheticSpec s;
+    s.n_vocab = 100, s.n_embd = 96, s.n_layer = 2, s.n_head = 3, s.n_head_kv = 3, s.n_ff = 160, s.n_ctx = 64;
+    s.tied_output = true, s.rope_freq_base = 500000.0f, s.rope_freq_scale = 0.5f, s.type = t, s.seed = 12;
+    return s;
+}
+inline model::SyntheticSpec spec_qwen2(kernels::GgmlType t) {
+    model::SyntheticSpec s;
+    s.arch = "qwen2", s.n_vocab = 128, s.n_embd = 64, s.n_layer = 3, s.n_head = 4, s.n_head_kv = 1, s.n_ff = 96;
+    s.n_ctx = 64, s.n_rot = 8, s.type = t, s.seed = 13;
+    return s;
+}
+
+// Writes the spec's model to tmp_dir()/NAME.gguf and loads it back through the GGUF reader.
+inline model::Model load_via_gguf(const model::SyntheticSpec& spec, const std::string& name) {
+    const std::string path = (tmp_dir() / (name + ".gguf")).string();
+    model::write_synthetic_gguf(spec, path);
+    return model::Model::load(path);
+}
+
+// max |a - b| / rms(b): a scale-free distance between two logit vectors; infinity when the sizes differ or any
+// value is not finite (so NaN logits never pass a tolerance check).
+inline double rel_diff(std::span<const float> a, std::span<const float> b) {
+    double ss = 0.0, md = 0.0;
+    if (a.size() != b.size() || b.empty()) return INFINITY;
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+        ss += static_cast<double>(b[i]) * b[i];
+        md = std::max(md, std::abs(static_cast<double>(a[i]) - b[i]));
+    }
+    return md / std::sqrt(ss / static_cast<double>(std::max<size_t>(1, b.size())) + 1e-30);
+}
+
+inline std::vector<float> copy_of(std::span<const float> s) { return {s.begin(), s.end()}; }
+
+// Logits of decoding `tokens` one by one from an empty context (positions 0, 1, ...).
+inline std::vector<std::vector<float>> decode_all(const model::Model& m, const std::vector<int32_t>& tokens,
+                                                  model::ForwardPath path, const model::ForwardOptions& opts = {}) {
+    model::InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = path});
+    std::vector<std::vector<float>> out;
+    for (size_t i = 0; i < tokens.size(); ++i) out.push_back(copy_of(ctx.decode(tokens[i], static_cast<int32_t>(i), opts)));
+    return out;
+}
+
+}  // namespace speculum::test
