@@ -32,12 +32,12 @@ double bpt_cats(int gamma, double b_draft_gb, double b_sv_gb, double b_target_gb
 
 // CATS layer split: draft = layers 1..L_DM, shallow verifier = L_DM+1..L_SV, target = L_SV+1..L_total.
 struct CatsConfig {
-    int l_total = 32;             // decoder layers of the target
-    int l_dm    = 3;              // last layer of the draft (early exit)
-    int l_sv    = 15;             // last layer of the shallow verifier
-    int gamma   = 5;              // drafting passes per cycle (γ̄)
-    double bits = 16;             // bits per weight
-    LayerShape shape;             // one decoder layer
+    int l_total = 32;  // decoder layers of the target
+    int l_dm    = 3;   // last layer of the draft (early exit)
+    int l_sv    = 15;  // last layer of the shallow verifier
+    int gamma   = 5;   // drafting passes per cycle (γ̄)
+    double bits = 16;  // bits per weight
+    LayerShape shape;  // one decoder layer
     bool operator==(const CatsConfig&) const = default;
 };
 void validate(const CatsConfig& c);

@@ -18,7 +18,8 @@ void validate(const MeasuredRun& r) {
         throw InvalidInput("run.reached and run.accepted must have k = " + std::to_string(r.k) + " entries");
     for (int i = 0; i < r.k; ++i) {
         std::string f = std::string("[").append(std::to_string(i)).append("]");
-        if (r.reached[i] < 0 || r.accepted[i] < 0) throw InvalidInput("run.reached" + f + " and accepted" + f + " must be >= 0");
+        if (r.reached[i] < 0 || r.accepted[i] < 0)
+            throw InvalidInput("run.reached" + f + " and accepted" + f + " must be >= 0");
         if (r.accepted[i] > r.reached[i]) throw InvalidInput("run.accepted" + f + " exceeds run.reached" + f);
         // Position i+1 can only be reviewed in rounds where position i was accepted.
         if (i + 1 < r.k && r.reached[i + 1] > r.accepted[i])
@@ -80,7 +81,7 @@ CalibrationReport calibrate(const MeasuredRun& run) {
     rep.expected_tokens = expected_tokens_chain(rep.alpha);
     rep.predicted_ewif  = rep.expected_tokens / (1.0 + run.k * rep.c[0]);
     if (run.t_autoregressive_s > 0) {
-        rep.predicted_timed = rep.expected_tokens * run.t_autoregressive_s / (t_target + run.k * run.level_time_s[1]);
+        rep.predicted_timed   = rep.expected_tokens * run.t_autoregressive_s / (t_target + run.k * run.level_time_s[1]);
         rep.predicted_speedup = rep.predicted_timed;
     } else {
         rep.predicted_speedup = rep.predicted_ewif;

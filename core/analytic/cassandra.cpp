@@ -30,8 +30,8 @@ double cassandra_j(double alpha, const CassandraConfig& c) {
 CassandraBits cassandra_bits(const CassandraConfig& c) {
     validate(c);
     const double m = c.bits - 9;  // stored mantissa bits
-    auto draft = [&](double p, int t) { return (1 - p) * (1 + c.exp_bits + m - t) + c.map_bits; };
-    auto full  = [&](double p) { return (1 - p) * (1 + c.exp_bits + m) + p * c.bits + c.map_bits; };
+    auto draft     = [&](double p, int t) { return (1 - p) * (1 + c.exp_bits + m - t) + c.map_bits; };
+    auto full      = [&](double p) { return (1 - p) * (1 + c.exp_bits + m) + p * c.bits + c.map_bits; };
     CassandraBits b;
     b.draft_bits_per_weight = draft(c.w_p, c.w_t);
     b.full_bits_per_weight  = full(c.w_p);

@@ -7,15 +7,15 @@
 namespace speculum::analytic {
 
 struct CassandraConfig {
-    double w_p       = 0.4;     // weight pruning ratio: fraction of weights left out of the draft
-    double kv_p      = 0.4;     // KV-cache pruning ratio
-    int w_t          = 4;       // mantissa bits truncated from draft weights
-    int kv_t         = 4;       // mantissa bits truncated from the draft KV cache
-    int bits         = 16;      // B: bits per element of the target format (BF16: 1 sign, 8 exponent, 7 mantissa)
-    double s_w       = 8.03e9;  // weight elements (Llama3-8B)
-    double s_kv      = 0;       // KV-cache elements at the context of interest (0 = weights only)
-    double exp_bits  = 2.85;    // mean compressed exponent bits (unary, paper Fig. 6b; MX: shared bits / block)
-    double map_bits  = 1.0;     // bitmap bits per element (speculation vs verification)
+    double w_p      = 0.4;     // weight pruning ratio: fraction of weights left out of the draft
+    double kv_p     = 0.4;     // KV-cache pruning ratio
+    int w_t         = 4;       // mantissa bits truncated from draft weights
+    int kv_t        = 4;       // mantissa bits truncated from the draft KV cache
+    int bits        = 16;      // B: bits per element of the target format (BF16: 1 sign, 8 exponent, 7 mantissa)
+    double s_w      = 8.03e9;  // weight elements (Llama3-8B)
+    double s_kv     = 0;       // KV-cache elements at the context of interest (0 = weights only)
+    double exp_bits = 2.85;    // mean compressed exponent bits (unary, paper Fig. 6b; MX: shared bits / block)
+    double map_bits = 1.0;     // bitmap bits per element (speculation vs verification)
     bool operator==(const CassandraConfig&) const = default;
 };
 void validate(const CassandraConfig& c);

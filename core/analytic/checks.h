@@ -12,9 +12,9 @@ struct InvalidInput : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
-void require_probability(double v, const std::string& field);   // finite, in [0, 1]
-void require_nonnegative(double v, const std::string& field);   // finite, >= 0
-void require_positive(double v, const std::string& field);      // finite, > 0
+void require_probability(double v, const std::string& field);  // finite, in [0, 1]
+void require_nonnegative(double v, const std::string& field);  // finite, >= 0
+void require_positive(double v, const std::string& field);     // finite, > 0
 void require_count(long long v, long long lo, long long hi, const std::string& field);
 // Non-empty vector of probabilities; field[i] is named in the message.
 void require_probabilities(const std::vector<double>& v, const std::string& field);

@@ -11,7 +11,8 @@ namespace speculum::analytic {
 
 void validate(const ModelSpec& m, const std::string& f) {
     require_positive(m.params_b, f + ".params_b");
-    if (m.params_b > 1e5) throw InvalidInput(f + ".params_b is in billions; " + std::to_string(m.params_b) + " is absurd");
+    if (m.params_b > 1e5)
+        throw InvalidInput(f + ".params_b is in billions; " + std::to_string(m.params_b) + " is absurd");
     if (!(m.weight_bits > 0 && m.weight_bits <= 64)) throw InvalidInput(f + ".weight_bits must be in (0, 64]");
     if (!(m.kv_bits > 0 && m.kv_bits <= 64)) throw InvalidInput(f + ".kv_bits must be in (0, 64]");
     require_count(m.n_layers, 1, 4096, f + ".n_layers");
@@ -21,9 +22,13 @@ void validate(const ModelSpec& m, const std::string& f) {
         throw InvalidInput(f + ".compute must be fp16, bf16, fp32 or int8, got '" + m.compute + "'");
 }
 
-double kv_bytes_per_token(const ModelSpec& m) { return 2.0 * m.n_layers * double(m.kv_dim) * m.kv_bits / 8.0; }
+double kv_bytes_per_token(const ModelSpec& m) {
+    return 2.0 * m.n_layers * double(m.kv_dim) * m.kv_bits / 8.0;
+}
 
-double weight_bytes(const ModelSpec& m) { return m.params_b * 1e9 * m.weight_bits / 8.0; }
+double weight_bytes(const ModelSpec& m) {
+    return m.params_b * 1e9 * m.weight_bits / 8.0;
+}
 
 ForwardCost forward_cost(const hw::HardwareProfile& hw, const ModelSpec& m, int n_tokens, int context,
                          double stream_gb) {
@@ -31,11 +36,12 @@ ForwardCost forward_cost(const hw::HardwareProfile& hw, const ModelSpec& m, int 
     require_count(context, 0, 1 << 24, "context");
     require_nonnegative(stream_gb, "stream_gb");
     ForwardCost c;
-    double kv  = kv_bytes_per_token(m);
-    c.bytes    = weight_bytes(m) + kv * context + kv * n_tokens;
-    c.flops    = 2.0 * m.params_b * 1e9 * n_tokens + 4.0 * m.n_layers * double(m.d_model) * n_tokens * (context + n_tokens);
-    c.t_memory = c.bytes / (hw.mem_bw_gbps * 1e9);
-    c.t_compute = c.flops / hw.peak_flops(m.compute);
+    double kv = kv_bytes_per_token(m);
+    c.bytes   = weight_bytes(m) + kv * context + kv * n_tokens;
+    c.flops =
+        2.0 * m.params_b * 1e9 * n_tokens + 4.0 * m.n_layers * double(m.d_model) * n_tokens * (context + n_tokens);
+    c.t_memory   = c.bytes / (hw.mem_bw_gbps * 1e9);
+    c.t_compute  = c.flops / hw.peak_flops(m.compute);
     c.t_overhead = hw.call_overhead_us * 1e-6;
     if (stream_gb > 0) {
         c.t_stream = hw.flash_bw_gbps > 0 ? stream_gb / hw.flash_bw_gbps : std::numeric_limits<double>::infinity();
@@ -57,11 +63,11 @@ MemoryPlan plan_memory(const hw::HardwareProfile& hw, double budget_gb, double w
     p.fits       = p.weights_gb + p.kv_gb <= p.budget_gb;
     if (!p.fits) {
         // The KV cache stays resident; the weight overflow is re-read from flash on every forward (CATS §4.2).
-        p.streamed_gb   = std::min(p.weights_gb, p.weights_gb + p.kv_gb - p.budget_gb);
-        p.stream_time_s = hw.flash_bw_gbps > 0 ? p.streamed_gb / hw.flash_bw_gbps
-                                               : std::numeric_limits<double>::infinity();
+        p.streamed_gb = std::min(p.weights_gb, p.weights_gb + p.kv_gb - p.budget_gb);
+        p.stream_time_s =
+            hw.flash_bw_gbps > 0 ? p.streamed_gb / hw.flash_bw_gbps : std::numeric_limits<double>::infinity();
     }
-    double free_gb = p.budget_gb - p.weights_gb;
+    double free_gb       = p.budget_gb - p.weights_gb;
     p.kv_capacity_tokens = (free_gb <= 0 || kv_bytes_per_token_all_levels <= 0)
                                ? 0
                                : int64_t(std::floor(free_gb * 1e9 / kv_bytes_per_token_all_levels));

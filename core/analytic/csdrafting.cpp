@@ -12,8 +12,8 @@ namespace speculum::analytic {
 
 namespace {
 
-constexpr int kMaxK       = 4096;      // draft lengths above this are certainly a units mistake
-constexpr int kMaxLength  = 1 << 16;   // cap on the draft length a cascade may reach (memory guard)
+constexpr int kMaxK      = 4096;     // draft lengths above this are certainly a units mistake
+constexpr int kMaxLength = 1 << 16;  // cap on the draft length a cascade may reach (memory guard)
 
 // P(a tokens of a len-token draft accepted), a = 0..len, under per-position acceptance (positions 1..len).
 void accepted_distribution(const std::vector<double>& alpha, int len, std::vector<double>& out) {
@@ -107,11 +107,13 @@ double ewif_sd(const std::vector<double>& alpha, double c, int k) {
     return expected_tokens_chain(expand_positions(alpha, k, "alpha")) / (c * k + 1.0);
 }
 
-double ewif_sd(double alpha, double c, int k) { return ewif_sd(std::vector<double>{alpha}, c, k); }
+double ewif_sd(double alpha, double c, int k) {
+    return ewif_sd(std::vector<double>{alpha}, c, k);
+}
 
 int best_k_sd(const std::vector<double>& alpha, double c, int k_max) {
     require_count(k_max, 1, kMaxK, "k_max");
-    int best = 1;
+    int best      = 1;
     double best_v = ewif_sd(alpha, c, 1);
     for (int k = 2; k <= k_max; ++k) {
         double v = ewif_sd(alpha, c, k);
@@ -174,7 +176,7 @@ CascadeResult vertical_cascade(const std::vector<DraftLevel>& levels) {
 CascadeResult vertical_cascade_pgf(const std::vector<DraftLevel>& levels) {
     validate_levels(levels);
     const double kAlphaCap = 1.0 - 1e-12;  // the closed form has a removable singularity at α = 1
-    auto a_of = [&](size_t j) { return std::min(levels[j].alpha[0], kAlphaCap); };
+    auto a_of              = [&](size_t j) { return std::min(levels[j].alpha[0], kAlphaCap); };
     // G(j, x): PGF of the draft length level j hands to its reviewer (the target for j = 0).
     std::function<double(size_t, double)> G = [&](size_t j, double x) -> double {
         if (j + 1 == levels.size()) return std::pow(x, levels[j].steps);

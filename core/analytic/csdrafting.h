@@ -39,15 +39,15 @@ double ewif_vertical_two_level(double alpha, double alpha_prime, int k, int n, d
 struct DraftLevel {
     std::vector<double> alpha{0.8};  // acceptance of this level's tokens by the level above, per position
                                      // within the reviewed draft (one entry = i.i.d.; last entry repeats)
-    double c = 0.05;                 // time of one call of this level / time of one target call
+    double c  = 0.05;                // time of one call of this level / time of one target call
     int steps = 4;                   // reviewer: SD steps per parent call (n_j); bottom: tokens per step (k)
     bool operator==(const DraftLevel&) const = default;
 };
 
 struct CascadeResult {
-    double expected_tokens = 0;  // E[tokens per target run] (accepted + the target's own token)
-    double cost = 0;             // E[time per target run] in units of one target call
-    double ewif = 0;             // expected_tokens / cost
+    double expected_tokens = 0;                     // E[tokens per target run] (accepted + the target's own token)
+    double cost            = 0;                     // E[time per target run] in units of one target call
+    double ewif            = 0;                     // expected_tokens / cost
     std::vector<double> draft_length_distribution;  // P(target reviews a draft of length j), j = 0..max
 };
 
@@ -74,9 +74,9 @@ std::vector<double> horizontal_cascade_gradient(const std::vector<double>& alpha
 
 // A horizontal segment: `count` consecutive positions from one model.
 struct HorizontalSegment {
-    double alpha = 0.8;  // acceptance of this model's tokens by the target
-    double c = 0.05;     // cost per call relative to the target
-    int count = 4;       // positions drafted by this model
+    double alpha                                    = 0.8;   // acceptance of this model's tokens by the target
+    double c                                        = 0.05;  // cost per call relative to the target
+    int count                                       = 4;     // positions drafted by this model
     bool operator==(const HorizontalSegment&) const = default;
 };
 // Thm. 4.5 from segments (e.g. Table 1: BASE for 5 positions, then SMALL for 3).

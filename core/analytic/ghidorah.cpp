@@ -16,7 +16,9 @@ WidthTable ghidorah_table1(const std::string& dataset) {
     throw InvalidInput("ghidorah.dataset '" + dataset + "' is not in Table I (MT-bench, GSM8K, MBPP, Human-eval)");
 }
 
-std::vector<std::string> ghidorah_datasets() { return {"MT-bench", "GSM8K", "MBPP", "Human-eval"}; }
+std::vector<std::string> ghidorah_datasets() {
+    return {"MT-bench", "GSM8K", "MBPP", "Human-eval"};
+}
 
 WidthChoice choose_width(const WidthTable& table, const std::function<double(int)>& step_time, double t_seq,
                          bool root_counted) {
@@ -24,8 +26,8 @@ WidthChoice choose_width(const WidthTable& table, const std::function<double(int
         throw InvalidInput("ghidorah: widths and tau must be non-empty and of equal length");
     require_positive(t_seq, "ghidorah.t_seq");
     WidthChoice c;
-    c.widths = table.widths;
-    c.tau    = table.tau;
+    c.widths       = table.widths;
+    c.tau          = table.tau;
     c.best_speedup = -1;
     for (size_t i = 0; i < table.widths.size(); ++i) {
         require_count(table.widths[i], 1, 4096, "ghidorah.widths[" + std::to_string(i) + "]");

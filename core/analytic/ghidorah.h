@@ -23,8 +23,8 @@ struct WidthChoice {
     std::vector<double> tau;
     std::vector<double> step_time;  // seconds per verification step at each width
     std::vector<double> speedup;    // τ(w) · t_seq / T_step(w)
-    int best_width       = 1;
-    double best_speedup  = 1;
+    int best_width      = 1;
+    double best_speedup = 1;
 };
 
 // step_time(n_tokens) gives the time of one verification forward over n tokens; n = w if the width counts the

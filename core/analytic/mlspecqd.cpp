@@ -30,14 +30,16 @@ QdResult mlspecqd_multilevel(const std::vector<QdLevel>& levels) {
     }
     QdResult r;
     r.effective_speed.assign(levels.size(), 0.0);
-    double below = levels.back().s;  // S'_L
+    double below             = levels.back().s;  // S'_L
     r.effective_speed.back() = below;
     for (int l = int(levels.size()) - 2; l >= -1; --l) {
         const QdLevel& child = levels[size_t(l + 1)];
         double s_l           = l < 0 ? 1.0 : levels[size_t(l)].s;
         double eff           = (child.alpha * child.n + 1.0) / (1.0 / s_l + child.n / below);
-        if (l >= 0) r.effective_speed[size_t(l)] = eff;
-        else r.speedup = eff;
+        if (l >= 0)
+            r.effective_speed[size_t(l)] = eff;
+        else
+            r.speedup = eff;
         below = eff;
     }
     return r;

@@ -14,15 +14,15 @@ double mlspecqd_speedup(double alpha, int n, double s);
 double mlspecqd_alpha_from_positions(const std::vector<double>& alpha_positions);
 
 struct QdLevel {
-    double alpha = 0.8;  // fraction of this level's drafts accepted by the level above
-    int n        = 4;    // drafts this level proposes per round to the level above
-    double s     = 4.0;  // speed of this level relative to the target (4 = 4× faster)
+    double alpha                          = 0.8;  // fraction of this level's drafts accepted by the level above
+    int n                                 = 4;    // drafts this level proposes per round to the level above
+    double s                              = 4.0;  // speed of this level relative to the target (4 = 4× faster)
     bool operator==(const QdLevel&) const = default;
 };
 
 struct QdResult {
-    double speedup = 1;                  // S'_0
-    std::vector<double> effective_speed; // S'_l for l = 1..L (index l−1): speed once accelerated by the levels below
+    double speedup = 1;                   // S'_0
+    std::vector<double> effective_speed;  // S'_l for l = 1..L (index l−1): speed once accelerated by the levels below
 };
 // levels[0] drafts for the target. S'_L = S_L; S'_l = (α_{l+1} N_{l+1} + 1)/(1/S_l + N_{l+1}/S'_{l+1}) with
 // S_0 = 1; Speedup = S'_0. One level is Eq. (1).

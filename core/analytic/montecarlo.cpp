@@ -18,11 +18,13 @@ uint64_t splitmix64(uint64_t& x) {
     return z ^ (z >> 31);
 }
 
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
 
 // Running mean and variance (Welford).
 struct Accumulator {
-    int64_t n = 0;
+    int64_t n   = 0;
     double mean = 0, m2 = 0;
     void add(double x) {
         ++n;
@@ -68,7 +70,9 @@ uint64_t Rng::next() {
     return result;
 }
 
-double Rng::uniform() { return double(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform() {
+    return double(next() >> 11) * 0x1.0p-53;
+}
 
 McStats mc_chain(const std::vector<double>& alpha, int k, int64_t rounds, uint64_t seed) {
     require_probabilities(alpha, "alpha");

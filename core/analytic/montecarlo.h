@@ -23,9 +23,9 @@ private:
 };
 
 struct McStats {
-    double mean       = 0;
-    double std_error  = 0;  // standard error of the mean
-    int64_t samples   = 0;
+    double mean      = 0;
+    double std_error = 0;  // standard error of the mean
+    int64_t samples  = 0;
 };
 
 // Tokens per target run for a k-token chain: accept position i with probability α_i until the first rejection.

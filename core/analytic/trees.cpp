@@ -84,7 +84,7 @@ std::vector<double> node_acceptance(const TokenTree& tree, const AcceptanceTable
 }
 
 double tree_expected_length(const TokenTree& tree, const AcceptanceTable& p) {
-    auto acc = node_acceptance(tree, p);
+    auto acc   = node_acceptance(tree, p);
     double sum = 0;
     for (double a : acc) sum += a;  // the root contributes the target's own token (1)
     return sum;
@@ -121,7 +121,7 @@ SequoiaResult sequoia_best_tree(const AcceptanceTable& p, int node_budget, int m
                         double v = pr * F[size_t(d) + 1][size_t(s)] + G[size_t(m - s)][size_t(r) + 1];
                         if (v > best + 1e-15) best = v, arg = s;
                     }
-                G[size_t(m)][size_t(r)]   = best;
+                G[size_t(m)][size_t(r)]  = best;
                 ch[size_t(m)][size_t(r)] = arg;
             }
         }
@@ -132,7 +132,9 @@ SequoiaResult sequoia_best_tree(const AcceptanceTable& p, int node_budget, int m
     res.expected_length = F[0][size_t(N)];
     // Rebuild the tree: expand(node, n nodes, depth) distributes n−1 nodes over ranks by the stored choices.
     res.tree.parent = {-1};
-    struct Item { int node, n, d; };
+    struct Item {
+        int node, n, d;
+    };
     std::vector<Item> stack{{0, N, 0}};
     while (!stack.empty()) {
         Item it = stack.back();

@@ -36,9 +36,9 @@ std::vector<double> node_acceptance(const TokenTree& tree, const AcceptanceTable
 double tree_expected_length(const TokenTree& tree, const AcceptanceTable& p);
 
 struct SequoiaResult {
-    double expected_length = 1.0;          // of the best tree with exactly `node_budget` nodes (or fewer)
-    TokenTree tree;                        // that tree
-    std::vector<double> best_by_budget;    // best expected length for budgets 1..node_budget (index n−1)
+    double expected_length = 1.0;        // of the best tree with exactly `node_budget` nodes (or fewer)
+    TokenTree tree;                      // that tree
+    std::vector<double> best_by_budget;  // best expected length for budgets 1..node_budget (index n−1)
 };
 
 // Best tree with at most `node_budget` nodes counting the root and at most `max_depth` draft levels below it.

@@ -20,7 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Restores OpenBLAS's thread count on scope exit.
 struct BlasThreads {
@@ -102,8 +104,8 @@ double bench_sgemm(int n, int threads, int reps, const CancelToken& cancel, cons
     std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n, 0.0f);
     BlasThreads bt(std::max(1, threads));
     auto gemm = [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-                    c.data(), n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                    n);
     };
     gemm();  // warm-up
     double best = 0;
@@ -128,7 +130,8 @@ double bench_call_overhead_us(int threads, int reps, const CancelToken& cancel, 
         if (r % 64 == 0) cancel.throw_if_cancelled();
         auto t0 = Clock::now();
         cblas_sgemv(CblasRowMajor, CblasNoTrans, kTiny, kTiny, 1.0f, a.data(), kTiny, x.data(), 1, 0.0f, y.data(), 1);
-        arena.execute([&] { parallel_for(0, std::max(1, threads), 1, [&](int64_t, int64_t) { g_sink = g_sink + 1; }); });
+        arena.execute(
+            [&] { parallel_for(0, std::max(1, threads), 1, [&](int64_t, int64_t) { g_sink = g_sink + 1; }); });
         samples.push_back(seconds_since(t0) * 1e6);
     }
     report(progress, 1.0, "call overhead");
@@ -146,8 +149,8 @@ MicrobenchResult run_microbenchmarks(const MicrobenchOptions& opt, const CancelT
     const size_t bw_bytes = opt.quick ? (64u << 20) : (256u << 20);
     const int gemv_n = opt.quick ? 2048 : 4096, gemm_n = opt.quick ? 384 : 1024;
     const int reps = opt.quick ? 2 : 5;
-    double done = 0;
-    auto sub = [&](double weight) {
+    double done    = 0;
+    auto sub       = [&](double weight) {
         double base = done;
         done += weight;
         return ProgressFn([&progress, base, weight](double f, const std::string& what) {
@@ -167,21 +170,21 @@ MicrobenchResult run_microbenchmarks(const MicrobenchOptions& opt, const CancelT
 
 HardwareProfile profile_from_microbench(const MicrobenchResult& r, const std::string& id) {
     HardwareProfile p;
-    p.id       = id;
-    p.name     = "this machine (" + std::to_string(r.threads) + " threads, measured)";
-    p.kind     = "cpu";
-    p.measured = true;
+    p.id               = id;
+    p.name             = "this machine (" + std::to_string(r.threads) + " threads, measured)";
+    p.kind             = "cpu";
+    p.measured         = true;
     p.mem_bw_gbps      = r.read_bw_all_gbps;
     p.fp32_tflops      = r.sgemm_all_gflops / 1000.0;
     p.call_overhead_us = r.call_overhead_us;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    p.mem_gb   = pages > 0 && page > 0 ? double(pages) * double(page) / 1e9 : 1.0;
+    p.mem_gb = pages > 0 && page > 0 ? double(pages) * double(page) / 1e9 : 1.0;
     p.sources["memory_bandwidth_gbps"] =
         "measured: best-of-N sum over a buffer larger than the LLC with " + std::to_string(r.threads) +
         " threads (1 thread: " + std::to_string(r.read_bw_1t_gbps) + " GB/s); SGEMV reached " +
         std::to_string(r.sgemv_all_gflops) + " GFLOP/s (1 thread " + std::to_string(r.sgemv_1t_gflops) + ")";
-    p.sources["fp32_tflops"] = "measured: OpenBLAS SGEMM with " + std::to_string(r.threads) + " threads (1 thread: " +
-                               std::to_string(r.sgemm_1t_gflops) + " GFLOP/s)";
+    p.sources["fp32_tflops"] = "measured: OpenBLAS SGEMM with " + std::to_string(r.threads) +
+                               " threads (1 thread: " + std::to_string(r.sgemm_1t_gflops) + " GFLOP/s)";
     p.sources["call_overhead_us"] = "measured: median of a 16x16 SGEMV plus an empty parallel_for round trip";
     p.sources["memory_gb"]        = "sysconf(_SC_PHYS_PAGES) x page size";
     return p;

@@ -18,15 +18,15 @@ struct MicrobenchOptions {
 };
 
 struct MicrobenchResult {
-    int threads              = 1;  // threads used for the "all" figures
-    double read_bw_1t_gbps   = 0;  // GB/s (1e9 B/s), one thread
-    double read_bw_all_gbps  = 0;  // GB/s, all threads (speculum::parallel_for)
-    double sgemv_1t_gflops   = 0;  // GFLOP/s, cblas_sgemv, matrix larger than the LLC
-    double sgemv_all_gflops  = 0;
-    double sgemm_1t_gflops   = 0;  // GFLOP/s, cblas_sgemm, square
-    double sgemm_all_gflops  = 0;
-    double call_overhead_us  = 0;  // median of a tiny SGEMV plus an empty parallel_for round trip
-    double seconds           = 0;  // wall time of the whole run
+    int threads             = 1;  // threads used for the "all" figures
+    double read_bw_1t_gbps  = 0;  // GB/s (1e9 B/s), one thread
+    double read_bw_all_gbps = 0;  // GB/s, all threads (speculum::parallel_for)
+    double sgemv_1t_gflops  = 0;  // GFLOP/s, cblas_sgemv, matrix larger than the LLC
+    double sgemv_all_gflops = 0;
+    double sgemm_1t_gflops  = 0;  // GFLOP/s, cblas_sgemm, square
+    double sgemm_all_gflops = 0;
+    double call_overhead_us = 0;  // median of a tiny SGEMV plus an empty parallel_for round trip
+    double seconds          = 0;  // wall time of the whole run
 };
 
 // Each returns GB/s or GFLOP/s (best of `reps`); throws Cancelled when the token is cancelled.

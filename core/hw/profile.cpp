@@ -36,11 +36,16 @@ void fail(const std::string& field, const std::string& what) {
 
 double HardwareProfile::peak_flops(const std::string& compute) const {
     double t = 0;
-    if (compute == "fp16") t = fp16_tflops;
-    else if (compute == "bf16") t = bf16_tflops;
-    else if (compute == "fp32") t = fp32_tflops;
-    else if (compute == "int8") t = int8_tops;
-    else throw std::invalid_argument("unknown compute type '" + compute + "' (fp16, bf16, fp32, int8)");
+    if (compute == "fp16")
+        t = fp16_tflops;
+    else if (compute == "bf16")
+        t = bf16_tflops;
+    else if (compute == "fp32")
+        t = fp32_tflops;
+    else if (compute == "int8")
+        t = int8_tops;
+    else
+        throw std::invalid_argument("unknown compute type '" + compute + "' (fp16, bf16, fp32, int8)");
     if (t <= 0) t = fp32_tflops;
     return t * 1e12;
 }
@@ -82,7 +87,7 @@ void from_json(const nlohmann::json& j, HardwareProfile& p) {
     for (const auto& f : kNumFields) known.insert(f.key);
     for (const auto& [key, _] : j.items())
         if (!known.count(key)) fail(key, "unknown field");
-    p = HardwareProfile{};
+    p        = HardwareProfile{};
     auto str = [&](const char* key, std::string& out, bool required) {
         if (!j.contains(key)) {
             if (required) fail(key, "missing");
@@ -151,7 +156,8 @@ std::filesystem::path hardware_dir(const std::filesystem::path& override_dir) {
         if (std::filesystem::is_directory(d)) return d;
         throw std::runtime_error("resources directory " + override_dir.string() + " does not exist");
     }
-    if (const char* env = std::getenv("SPECULUM_RESOURCES"); env && *env) tried.push_back(std::filesystem::path(env) / "hardware");
+    if (const char* env = std::getenv("SPECULUM_RESOURCES"); env && *env)
+        tried.push_back(std::filesystem::path(env) / "hardware");
 #ifdef SPECULUM_SOURCE_DIR
     tried.push_back(std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources" / "hardware");
 #endif

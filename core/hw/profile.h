@@ -13,20 +13,20 @@
 namespace speculum::hw {
 
 struct HardwareProfile {
-    std::string id;                  // file stem, e.g. "rtx4090"
-    std::string name;                // "NVIDIA GeForce RTX 4090"
-    std::string kind = "cpu";        // "gpu" (discrete memory), "soc" (unified memory), "cpu"
-    double mem_bw_gbps      = 0;     // main-memory read bandwidth, GB/s (1e9 B/s)
-    double mem_gb           = 0;     // memory capacity available to the model, GB
-    double fp16_tflops      = 0;     // dense peak, TFLOP/s (0 = not available / not stated)
-    double bf16_tflops      = 0;     // dense peak, TFLOP/s
-    double fp32_tflops      = 0;     // dense peak, TFLOP/s
-    double int8_tops        = 0;     // dense peak, TOP/s
-    double call_overhead_us = 0;     // fixed time per forward call (launch/dispatch), microseconds
-    double flash_bw_gbps    = 0;     // storage → DRAM bandwidth for streamed layers, GB/s (0 = not modeled)
-    std::map<std::string, std::string> sources;  // JSON field name → citation text
-    std::vector<std::string> estimates;          // JSON field names whose value is an estimate, not a spec
-    bool measured = false;                       // produced by microbenchmarks on this machine
+    std::string id;                   // file stem, e.g. "rtx4090"
+    std::string name;                 // "NVIDIA GeForce RTX 4090"
+    std::string kind        = "cpu";  // "gpu" (discrete memory), "soc" (unified memory), "cpu"
+    double mem_bw_gbps      = 0;      // main-memory read bandwidth, GB/s (1e9 B/s)
+    double mem_gb           = 0;      // memory capacity available to the model, GB
+    double fp16_tflops      = 0;      // dense peak, TFLOP/s (0 = not available / not stated)
+    double bf16_tflops      = 0;      // dense peak, TFLOP/s
+    double fp32_tflops      = 0;      // dense peak, TFLOP/s
+    double int8_tops        = 0;      // dense peak, TOP/s
+    double call_overhead_us = 0;      // fixed time per forward call (launch/dispatch), microseconds
+    double flash_bw_gbps    = 0;      // storage → DRAM bandwidth for streamed layers, GB/s (0 = not modeled)
+    std::map<std::string, std::string> sources;             // JSON field name → citation text
+    std::vector<std::string> estimates;                     // JSON field names whose value is an estimate, not a spec
+    bool measured                                 = false;  // produced by microbenchmarks on this machine
     bool operator==(const HardwareProfile&) const = default;
 
     // Peak for a compute type ("fp16", "bf16", "fp32", "int8"), in FLOP/s; falls back to fp32 when the type is

@@ -35,6 +35,7 @@ GenerateStats generate(InferenceContext& ctx, Sampler& sampler, const std::vecto
         const bool go_on = on_token ? on_token(tok) : true;
         if (!go_on || tok == eos || i + 1 == n_new) break;
         logits = ctx.decode(tok, ctx.kv().size());
+        ++st.n_eval;
     }
     st.t_decode_s = std::chrono::duration<double>(clock::now() - t0).count();
     return st;

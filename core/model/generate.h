@@ -14,7 +14,8 @@ namespace speculum::model {
 
 struct GenerateStats {
     int32_t n_prompt   = 0;    // prompt tokens evaluated
-    int32_t n_decoded  = 0;    // tokens generated
+    int32_t n_decoded  = 0;    // tokens generated (the first one comes from the prefill logits)
+    int32_t n_eval     = 0;    // single-token decode passes run (n_decoded - 1 unless stopped early)
     double t_prompt_s  = 0.0;  // prefill wall time
     double t_decode_s  = 0.0;  // wall time of the decode steps (sampling included)
 };

@@ -148,6 +148,9 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     if (const GgufValue* toks = f.find("tokenizer.ggml.tokens"); toks && toks->array_size() != V)
         f.fail("tokenizer.ggml.tokens", std::to_string(toks->array_size()) + " tokens, but token_embd.weight has " +
                                             std::to_string(V) + " rows");
+    if (f.find(a + "vocab_size") && f.get_uint(a + "vocab_size") != V)
+        f.fail(a + "vocab_size", std::to_string(f.get_uint(a + "vocab_size")) + ", but token_embd.weight has " +
+                                     std::to_string(V) + " rows");
     tc.require("output_norm.weight", {E}, "[n_embd]", true);
     h.tied_output = f.tensor("output.weight") == nullptr;
     if (!h.tied_output) tc.require("output.weight", {E, V}, "[n_embd, n_vocab]", false);

@@ -4,6 +4,7 @@
 
 #include "kernels/gemv.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -88,6 +89,12 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
     check_view(w.token_embd, nv, e, "token_embd.weight", name);
     check_view(w.output, nv, e, "output.weight", name);
     check_vector(w.output_norm, e, "output_norm.weight", name);
+    if (!w.rope_freqs.empty()) {
+        check_vector(w.rope_freqs, hp.n_rot / 2, "rope_freqs.weight", name);
+        for (float f : w.rope_freqs)
+            if (!(f > 0.0f) || !std::isfinite(f))
+                throw std::invalid_argument(name + ": rope_freqs.weight: factors must be finite and > 0");
+    }
     if (static_cast<int32_t>(w.layers.size()) != hp.n_layer)
         throw std::invalid_argument(name + ": " + std::to_string(w.layers.size()) + " layers, hparams say " +
                                     std::to_string(hp.n_layer));
@@ -128,6 +135,7 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_w.token_embd  = view_of(file, owner, "token_embd.weight");
     m.m_w.output_norm = vector_of(file, "output_norm.weight");
     m.m_w.output = hp.tied_output ? m.m_w.token_embd : view_of(file, owner, "output.weight");
+    if (file.tensor("rope_freqs.weight")) m.m_w.rope_freqs = vector_of(file, "rope_freqs.weight");
     m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         cancel.throw_if_cancelled();

@@ -232,6 +232,7 @@ void write_model_gguf(const Model& model, const std::string& path) {
     }
     add_matrix(g, "token_embd.weight", w.token_embd);
     add_vector(g, "output_norm.weight", w.output_norm);
+    if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);
     if (!hp.tied_output) add_matrix(g, "output.weight", w.output);
     for (size_t il = 0; il < w.layers.size(); ++il) {
         const LayerWeights& L = w.layers[il];

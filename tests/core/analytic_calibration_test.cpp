@@ -75,16 +75,16 @@ TEST(Calibration, JsonRoundTripAndValidation) {
     MeasuredRun back;
     from_json(j, back);
     EXPECT_EQ(back, run);
-    auto bad = j;
+    auto bad           = j;
     bad["accepted"][0] = 100000;
     EXPECT_THROW(from_json(bad, back), InvalidInput);
-    bad = j;
+    bad                 = j;
     bad["level_time_s"] = {0.1};
     EXPECT_THROW(from_json(bad, back), InvalidInput);
-    bad = j;
+    bad           = j;
     bad["colour"] = "red";
     EXPECT_THROW(from_json(bad, back), InvalidInput);
-    bad = j;
+    bad      = j;
     bad["k"] = "two";
     EXPECT_THROW(from_json(bad, back), InvalidInput);
 }

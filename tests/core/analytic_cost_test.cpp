@@ -13,10 +13,10 @@ using speculum::hw::HardwareProfile;
 namespace {
 HardwareProfile toy() {
     HardwareProfile p;
-    p.id = p.name = "toy";
+    p.id = p.name   = "toy";
     p.mem_bw_gbps   = 100;  // 1e11 B/s
     p.mem_gb        = 16;
-    p.fp32_tflops   = 1;    // 1e12 FLOP/s
+    p.fp32_tflops   = 1;  // 1e12 FLOP/s
     p.fp16_tflops   = 2;
     p.flash_bw_gbps = 2;
     p.measured      = true;
@@ -36,7 +36,7 @@ TEST(Cost, RooflineMemoryAndComputeBound) {
     EXPECT_GT(big.time, c.time);
     // KV bytes: 2 · 32 · 4096 · 2 B = 524288 B per token.
     EXPECT_DOUBLE_EQ(kv_bytes_per_token(m), 524288.0);
-    auto hw = toy();
+    auto hw             = toy();
     hw.call_overhead_us = 100;
     EXPECT_NEAR(forward_cost(hw, m, 1, 0).time - c.time, 1e-4, 1e-12);
 }
@@ -57,9 +57,9 @@ TEST(Cost, ChainTimingApproachesEwifWhenMemoryBound) {
     // speedup is close to EWIF with that c.
     ModelSpec target, draft;
     draft.params_b = 0.07;
-    double e  = expected_tokens_chain({0.7, 0.7, 0.7, 0.7});
-    auto t    = chain_timing(toy(), target, draft, 4, 0, e);
-    double ew = ewif_sd(0.7, t.c, 4);
+    double e       = expected_tokens_chain({0.7, 0.7, 0.7, 0.7});
+    auto t         = chain_timing(toy(), target, draft, 4, 0, e);
+    double ew      = ewif_sd(0.7, t.c, 4);
     EXPECT_NEAR(t.speedup, ew, 0.05 * ew);
     EXPECT_LT(t.speedup, ew);  // verification of 5 tokens is not free (KV writes)
     // Streaming weights from flash makes the target dominate: speedup → expected tokens.

@@ -14,7 +14,9 @@ namespace {
 constexpr double kCSmall = 0.0069, kCBase = 0.0220;
 constexpr double kCnnSmall = 0.65, kCnnBase = 0.73, kEndeSmall = 0.75, kEndeBase = 0.80;
 constexpr double kClosedFormTol = 1e-12;
-double round2(double v) { return std::round(v * 100.0) / 100.0; }
+double round2(double v) {
+    return std::round(v * 100.0) / 100.0;
+}
 }  // namespace
 
 TEST(CsDrafting, PhiMatchesSeriesForm) {
@@ -73,7 +75,7 @@ TEST(CsDrafting, PerPositionChainMatchesScalar) {
     EXPECT_NEAR(ewif_sd(std::vector<double>{0.7}, 0.1, 5), ewif_sd(0.7, 0.1, 5), kClosedFormTol);
     // 1 + .9 + .9*.5 + .9*.5*.2 = 2.44
     EXPECT_NEAR(expected_tokens_chain({0.9, 0.5, 0.2}), 2.44, kClosedFormTol);
-    auto d = chain_length_distribution({0.9, 0.5, 0.2});
+    auto d      = chain_length_distribution({0.9, 0.5, 0.2});
     double mean = 0, total = 0;
     for (size_t t = 0; t < d.size(); ++t) mean += t * d[t], total += d[t];
     EXPECT_NEAR(total, 1.0, kClosedFormTol);
@@ -81,8 +83,13 @@ TEST(CsDrafting, PerPositionChainMatchesScalar) {
 }
 
 TEST(CsDrafting, VerticalTwoLevelMatchesCascadeAndPgf) {
-    struct Case { double a, ap; int k, n; double c1, c2; };
-    for (Case cs : {Case{0.8, 0.6, 3, 2, 0.1, 0.01}, Case{0.7, 0.4, 5, 3, 0.05, 0.0}, Case{0.75, 0.5, 10, 1, 0.2, 0.02}}) {
+    struct Case {
+        double a, ap;
+        int k, n;
+        double c1, c2;
+    };
+    for (Case cs :
+         {Case{0.8, 0.6, 3, 2, 0.1, 0.01}, Case{0.7, 0.4, 5, 3, 0.05, 0.0}, Case{0.75, 0.5, 10, 1, 0.2, 0.02}}) {
         double thm = ewif_vertical_two_level(cs.a, cs.ap, cs.k, cs.n, cs.c1, cs.c2);
         std::vector<DraftLevel> levels{{{cs.a}, cs.c1, cs.n}, {{cs.ap}, cs.c2, cs.k}};
         EXPECT_NEAR(vertical_cascade(levels).ewif, thm, 1e-10);
@@ -111,7 +118,7 @@ TEST(CsDrafting, MaxGramBelowADraftHelps) {
     for (double a : {0.3, 0.6, 0.9})
         for (double ap : {0.2, 0.5, 0.8})
             for (int k : {1, 5, 10}) EXPECT_LT(phi(ap, k, a), a);
-    double alone = ewif_sd(0.8, 0.02, 5);
+    double alone    = ewif_sd(0.8, 0.02, 5);
     double with_mag = vertical_cascade({{{0.8}, 0.02, 5}, max_gram_level(0.4)}).ewif;
     EXPECT_GT(with_mag, alone);
     EXPECT_EQ(max_gram_level(0.4).steps, kMaxGramBlock);

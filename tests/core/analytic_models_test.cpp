@@ -26,7 +26,10 @@ TEST(Bpt, Llama7bLayerAndBaseline) {
 
 TEST(Bpt, ReproducesCatsTable5) {
     // γ̄ and CATS mean accepted length → BPT (GB/token), Table 5; matches to the 4th decimal with the norms.
-    struct Row { int gamma; double mean_acc, bpt; };
+    struct Row {
+        int gamma;
+        double mean_acc, bpt;
+    };
     for (Row r : {Row{3, 2.7077, 5.6805}, Row{5, 3.0520, 5.8354}, Row{7, 3.2343, 6.2574}, Row{10, 3.3332, 7.1646}}) {
         CatsConfig c;
         c.gamma = r.gamma;
@@ -56,7 +59,7 @@ TEST(Bpt, TreeAndCascadeConsistentWithChain) {
 TEST(Cassandra, BitAccountingAndJ) {
     CassandraConfig c;  // 40 % pruning, 4-bit truncation, unary exponents 2.85 bits
     auto b = cassandra_bits(c);
-    EXPECT_NEAR(b.draft_bits_per_weight, 0.6 * (1 + 2.85 + 3) + 1, 1e-12);  // 5.11
+    EXPECT_NEAR(b.draft_bits_per_weight, 0.6 * (1 + 2.85 + 3) + 1, 1e-12);            // 5.11
     EXPECT_NEAR(b.full_bits_per_weight, 0.6 * (1 + 2.85 + 7) + 0.4 * 16 + 1, 1e-12);  // 13.91
     EXPECT_NEAR(b.eq2_bits_per_weight, 7.2, 1e-12);
     EXPECT_NEAR(b.draft_cost_ratio, 5.11 / 16, 1e-12);
@@ -105,7 +108,8 @@ TEST(MlSpecQd, MultiLevelRecursion) {
 TEST(Ghidorah, WidthChoiceReproducesPaper) {
     auto t = ghidorah_table1("MBPP");
     // GPU alone: step time flat over 1–64, so the widest tree wins (Medusa's best width is 64).
-    auto flat = choose_width(t, [](int) { return 1.0; }, 1.0);
+    auto flat = choose_width(
+        t, [](int) { return 1.0; }, 1.0);
     EXPECT_EQ(flat.best_width, 64);
     EXPECT_NEAR(flat.best_speedup, 3.74, 1e-12);
     // Hetero-core: T_seq/T_step ≈ 2.31 up to 16 tokens, then the CPU knee (≈1.77 at 32, ≈1.55 at 64).

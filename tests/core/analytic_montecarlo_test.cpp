@@ -13,8 +13,8 @@ using namespace speculum::analytic;
 namespace {
 constexpr int64_t kRounds = 200000;
 constexpr double kSigmas  = 4.0;  // a correct closed form fails this about once in 16,000 runs per check
-#define EXPECT_WITHIN_SE(stats, value)                                                                   \
-    EXPECT_NEAR((stats).mean, (value), kSigmas * (stats).std_error + 1e-12)                             \
+#define EXPECT_WITHIN_SE(stats, value)                                    \
+    EXPECT_NEAR((stats).mean, (value), kSigmas*(stats).std_error + 1e-12) \
         << "MC " << (stats).mean << " ± " << (stats).std_error << " vs closed form " << (value)
 }  // namespace
 

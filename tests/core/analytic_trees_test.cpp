@@ -18,7 +18,7 @@ double brute_force_best(const AcceptanceTable& p, int n, int max_depth) {
     double best = 0;
     TokenTree t;
     t.parent.assign(size_t(n), 0);
-    t.parent[0] = -1;
+    t.parent[0]                  = -1;
     std::function<void(int)> rec = [&](int i) {
         if (i == n) {
             auto d = tree_depths(t);
@@ -77,8 +77,7 @@ TEST(Trees, SequoiaSingleRankIsChain) {
     EXPECT_NEAR(res.expected_length, expected_tokens_chain({0.7, 0.7, 0.7, 0.7, 0.7}), kTol);
     // Best value grows with the budget.
     auto big = sequoia_best_tree(uniform_table({0.5, 0.2, 0.1}, 12), 64, 12);
-    for (size_t i = 1; i < big.best_by_budget.size(); ++i)
-        EXPECT_GE(big.best_by_budget[i], big.best_by_budget[i - 1]);
+    for (size_t i = 1; i < big.best_by_budget.size(); ++i) EXPECT_GE(big.best_by_budget[i], big.best_by_budget[i - 1]);
 }
 
 TEST(Trees, RejectsInvalidInputs) {

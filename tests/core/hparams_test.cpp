@@ -216,7 +216,8 @@ TEST(Hparams, MissingRequiredKey) {
     for (const char* k : {"llama.context_length", "llama.embedding_length", "llama.block_count",
                           "llama.feed_forward_length", "llama.attention.head_count",
                           "llama.attention.layer_norm_rms_epsilon"})
-        EXPECT_EQ(error_of(edited([&](ModelDesc& d) { d.drop_key(k); })), std::string("model.gguf: ") + k + ": missing");
+        EXPECT_EQ(error_of(edited([&](ModelDesc& d) { d.drop_key(k); })),
+                  std::string("model.gguf: ") + k + ": missing");
 }
 
 TEST(Hparams, WrongKeyTypeOrRange) {
@@ -286,9 +287,13 @@ TEST(Hparams, BiasesMustBeInEveryLayer) {
 }
 
 TEST(Hparams, UnexpectedTensorsAreRejected) {
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.tensors.push_back({"blk.2.attn_norm.weight", {64}, GgmlType::F32}); })),
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.tensors.push_back({"blk.2.attn_norm.weight", {64}, GgmlType::F32});
+                })),
                 HasSubstr("tensor 'blk.2.attn_norm.weight': not part of a llama model with 2 layers"));
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.tensors.push_back({"blk.0.attn_output.bias", {64}, GgmlType::F32}); })),
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.tensors.push_back({"blk.0.attn_output.bias", {64}, GgmlType::F32});
+                })),
                 HasSubstr("tensor 'blk.0.attn_output.bias': not part of a llama model"));
 }
 
@@ -300,4 +305,10 @@ TEST(Hparams, TokenizerSizeMustMatchEmbeddings) {
                     d.set("tokenizer.ggml.tokens", toks);
                 })),
                 HasSubstr("tokenizer.ggml.tokens: 39 tokens, but token_embd.weight has 40 rows"));
+}
+
+TEST(Hparams, VocabSizeKeyMustMatchEmbeddings) {
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.set("llama.vocab_size", u32(41)); })),
+                HasSubstr("llama.vocab_size: 41, but token_embd.weight has 40 rows"));
+    EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.set("llama.vocab_size", u32(40)); })), "accepted");
 }

@@ -18,8 +18,8 @@ TEST(HwMicrobench, QuickRunIsSane) {
         last = f;
         ++calls;
     });
-    for (double v : {r.read_bw_1t_gbps, r.read_bw_all_gbps, r.sgemv_1t_gflops, r.sgemv_all_gflops,
-                     r.sgemm_1t_gflops, r.sgemm_all_gflops, r.call_overhead_us, r.seconds}) {
+    for (double v : {r.read_bw_1t_gbps, r.read_bw_all_gbps, r.sgemv_1t_gflops, r.sgemv_all_gflops, r.sgemm_1t_gflops,
+                     r.sgemm_all_gflops, r.call_overhead_us, r.seconds}) {
         EXPECT_TRUE(std::isfinite(v));
         EXPECT_GT(v, 0);
     }

@@ -25,8 +25,8 @@ TEST(HwProfile, BundledProfilesLoadWithSources) {
             EXPECT_NE(p.sources.at(e).find("estimate"), std::string::npos) << p.id << " " << e;
         }
     }
-    for (const char* id : {"rtx4090", "jetson_agx_orin", "jetson_xavier_nx", "a100", "h100", "apple_m3_max",
-                           "intel_core_ultra9_285k"})
+    for (const char* id :
+         {"rtx4090", "jetson_agx_orin", "jetson_xavier_nx", "a100", "h100", "apple_m3_max", "intel_core_ultra9_285k"})
         EXPECT_TRUE(ids.count(id)) << id;
     EXPECT_DOUBLE_EQ(find_profile(dir, "rtx4090").mem_bw_gbps, 1008);
     EXPECT_DOUBLE_EQ(find_profile(dir, "intel_core_ultra9_285k").mem_bw_gbps, 104);
@@ -46,7 +46,7 @@ TEST(HwProfile, JsonRoundTrip) {
 }
 
 TEST(HwProfile, RejectsBadProfiles) {
-    auto base = find_profile(hardware_dir(speculum::test::source_dir() / "resources"), "a100");
+    auto base         = find_profile(hardware_dir(speculum::test::source_dir() / "resources"), "a100");
     auto expect_field = [](HardwareProfile p, const std::string& field) {
         try {
             validate(p);
@@ -55,10 +55,10 @@ TEST(HwProfile, RejectsBadProfiles) {
             EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
         }
     };
-    auto p = base;
+    auto p        = base;
     p.mem_bw_gbps = -1;
     expect_field(p, "memory_bandwidth_gbps");
-    p = base;
+    p      = base;
     p.kind = "tpu";
     expect_field(p, "kind");
     p = base;

@@ -101,3 +101,25 @@ TEST(SyntheticSpec, JsonRoundTripAndValidation) {
     EXPECT_EQ(parse_weight_type("Q8_0"), GgmlType::Q8_0);
     EXPECT_FALSE(parse_weight_type("q5_k").has_value());
 }
+
+TEST(Model, RopeFrequencyFactorsDivideTheFrequencies) {
+    // Factors of 2 on every frequency turn each pair half as fast: the same as linear scaling by 0.5.
+    const Model base = make_synthetic_model(test::spec_gqa(GgmlType::F16));
+    ModelWeights w   = base.weights();
+    w.rope_freqs.assign(static_cast<size_t>(base.hparams().n_rot / 2), 2.0f);
+    const std::string path = (test::tmp_dir() / "model_rope_freqs.gguf").string();
+    write_model_gguf(Model::from_weights(base.hparams(), w), path);
+    const Model with_factors = Model::load(path);
+    ASSERT_EQ(with_factors.weights().rope_freqs.size(), static_cast<size_t>(base.hparams().n_rot / 2));
+    Hparams hp         = base.hparams();
+    hp.rope_freq_scale = 0.5f;
+    const Model scaled = Model::from_weights(hp, base.weights());
+    const std::vector<int32_t> toks = {9, 8, 7, 6, 5};
+    const auto a = test::decode_all(with_factors, toks, ForwardPath::reference);
+    const auto b = test::decode_all(scaled, toks, ForwardPath::reference);
+    const auto c = test::decode_all(base, toks, ForwardPath::reference);
+    for (size_t i = 1; i < toks.size(); ++i) {  // position 0 has no rotation
+        EXPECT_LT(test::rel_diff(a[i], b[i]), 1e-5) << i;
+        EXPECT_GT(test::rel_diff(a[i], c[i]), 1e-3) << i;
+    }
+}

@@ -1,0 +1,135 @@
+// Runtime benchmark: bandwidth probe, prefill, timed decode steps, batched passes of n tokens.
+#include "core/model/runtime_bench.h"
+
+#include "core/model/forward.h"
+#include "core/model/sampler.h"
+
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace speculum::model {
+
+void BenchConfig::validate() const {
+    auto fail = [](const std::string& f, const std::string& why) { throw std::invalid_argument("BenchConfig." + f + ": " + why); };
+    if (n_prompt < 1 || n_prompt > (1 << 20)) fail("n_prompt", "must be in [1, 2^20]");
+    if (n_decode < 1 || n_decode > (1 << 20)) fail("n_decode", "must be in [1, 2^20]");
+    if (repeats < 1 || repeats > 1000) fail("repeats", "must be in [1, 1000]");
+    for (int32_t n : batch_sizes)
+        if (n < 1 || n > 4096) fail("batch_sizes", "each size must be in [1, 4096], got " + std::to_string(n));
+    if (membw_bytes != 0 && (membw_bytes < (1u << 20) || membw_bytes > (64ull << 30)))
+        fail("membw_bytes", "must be 0 or in [1 MiB, 64 GiB]");
+}
+
+void to_json(nlohmann::json& j, const BenchConfig& c) {
+    j = nlohmann::json{{"n_prompt", c.n_prompt}, {"n_decode", c.n_decode}, {"batch_sizes", c.batch_sizes},
+                       {"repeats", c.repeats}, {"membw_bytes", c.membw_bytes}};
+}
+
+void from_json(const nlohmann::json& j, BenchConfig& c) {
+    const BenchConfig d;
+    c.n_prompt    = j.value("n_prompt", d.n_prompt);
+    c.n_decode    = j.value("n_decode", d.n_decode);
+    c.batch_sizes = j.value("batch_sizes", d.batch_sizes);
+    c.repeats     = j.value("repeats", d.repeats);
+    c.membw_bytes = j.value("membw_bytes", d.membw_bytes);
+}
+
+void to_json(nlohmann::json& j, const BenchResult& r) {
+    j = nlohmann::json{{"threads", r.threads},
+                       {"weight_bytes_per_token", r.weight_bytes_per_token},
+                       {"kv_bytes_per_token", r.kv_bytes_per_token},
+                       {"prompt_tokens_per_s", r.prompt_tps},
+                       {"decode_tokens_per_s", r.decode_tps},
+                       {"decode_tokens_per_s_mean", r.decode_tps_mean},
+                       {"effective_gb_per_s", r.effective_gbs},
+                       {"memory_read_gb_per_s", r.membw.read_gbs},
+                       {"memory_copy_gb_per_s", r.membw.copy_gbs},
+                       {"bandwidth_ratio", r.bandwidth_ratio}};
+    for (const BatchCost& b : r.batches)
+        j["batches"].push_back({{"n", b.n}, {"seconds", b.seconds}, {"vs_single", b.vs_single}});
+}
+
+BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress, const CancelToken& cancel) {
+    using clock = std::chrono::steady_clock;
+    auto secs   = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    cfg.validate();
+    const Hparams& hp = model.hparams();
+    const int32_t max_batch = std::max(cfg.n_prompt > 256 ? 256 : cfg.n_prompt,
+                                       cfg.batch_sizes.empty() ? 1 : *std::max_element(cfg.batch_sizes.begin(), cfg.batch_sizes.end()));
+    const int32_t n_ctx = cfg.n_prompt + cfg.n_decode + max_batch + 1;
+    BenchResult r;
+    r.threads                = tbb::this_task_arena::max_concurrency();
+    r.weight_bytes_per_token = model.weight_bytes_per_token();
+
+    // Bandwidth ceiling first, so its buffers are gone before the model's scratch is allocated.
+    if (cfg.membw_bytes > 0) {
+        report(progress, 0.0, "measuring memory bandwidth");
+        r.membw = measure_memory_bandwidth(cfg.membw_bytes);
+    }
+    cancel.throw_if_cancelled();
+
+    InferenceContext ctx(model, {.n_ctx = n_ctx, .n_batch = max_batch, .path = ForwardPath::fast});
+    ctx.set_cancel(cancel);
+    // Prompt: deterministic pseudo-random ids.
+    Rng rng(1234);
+    std::vector<int32_t> prompt(static_cast<size_t>(cfg.n_prompt));
+    for (int32_t& t : prompt) t = static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(hp.n_vocab));
+    report(progress, 0.1, "prefill");
+    auto t0 = clock::now();
+    int32_t next = argmax(ctx.prefill(prompt));
+    r.prompt_tps = cfg.n_prompt / secs(t0, clock::now());
+
+    // Decode: one untimed warm-up step, then timed steps feeding back the argmax.
+    report(progress, 0.3, "decode");
+    next = argmax(ctx.decode(next, ctx.kv().size()));
+    std::vector<double> steps;
+    double kv_bytes = 0.0;
+    for (int32_t i = 0; i < cfg.n_decode; ++i) {
+        // A step reads K and V of every cached slot in every layer and writes one slot.
+        kv_bytes += static_cast<double>(ctx.kv().bytes_per_token()) * (ctx.kv().size() + 1);
+        const auto a = clock::now();
+        next         = argmax(ctx.decode(next, ctx.kv().size()));
+        steps.push_back(secs(a, clock::now()));
+    }
+    double total = 0.0;
+    for (double s : steps) total += s;
+    r.decode_tps_mean    = cfg.n_decode / total;
+    r.kv_bytes_per_token = kv_bytes / cfg.n_decode;
+    std::sort(steps.begin(), steps.end());
+    r.decode_tps    = 1.0 / steps[steps.size() / 2];
+    r.effective_gbs = (static_cast<double>(r.weight_bytes_per_token) + r.kv_bytes_per_token) * r.decode_tps / 1e9;
+    if (r.membw.read_gbs > 0) r.bandwidth_ratio = r.effective_gbs / r.membw.read_gbs;
+
+    // Batched verification: n draft tokens evaluated in one causal pass on top of the context, then rolled back.
+    const int32_t base = ctx.kv().size();
+    double single      = 0.0;
+    for (size_t bi = 0; bi < cfg.batch_sizes.size(); ++bi) {
+        const int32_t n = cfg.batch_sizes[bi];
+        report(progress, 0.6 + 0.4 * static_cast<double>(bi) / cfg.batch_sizes.size(), "batch " + std::to_string(n));
+        std::vector<int32_t> toks(static_cast<size_t>(n)), pos(static_cast<size_t>(n));
+        for (int32_t i = 0; i < n; ++i) {
+            toks[i] = static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(hp.n_vocab));
+            pos[i]  = base + i;
+        }
+        double best = 1e300;
+        for (int32_t rep = 0; rep < cfg.repeats; ++rep) {
+            const auto a = clock::now();
+            ctx.forward_batch(toks, pos);
+            best = std::min(best, secs(a, clock::now()));
+            ctx.kv().truncate(base);
+        }
+        if (n == 1 && single == 0.0) single = best;
+        r.batches.push_back({n, best, 0.0});
+    }
+    if (single == 0.0 && !r.batches.empty()) single = 1.0 / r.decode_tps;  // no n = 1 entry: compare to decode
+    for (BatchCost& b : r.batches) b.vs_single = b.seconds / single;
+    report(progress, 1.0, "done");
+    return r;
+}
+
+}  // namespace speculum::model

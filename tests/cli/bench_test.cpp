@@ -1,0 +1,50 @@
+// `speculum-cli bench` on a tiny synthetic model and on a GGUF file: every figure is printed, JSON parses, and bad
+// arguments are usage errors. (Timings here only prove the command runs; figures come from docs/performance.md.)
+#include "core/model/synthetic.h"
+#include "support/run_process.h"
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using speculum::test::run_cli;
+
+namespace {
+const std::vector<std::string> kTiny = {"--layers", "2", "--embd", "128", "--vocab", "300", "--tokens", "4",
+                                        "--prompt-tokens", "4", "--repeats", "1", "--batches", "1,2,4"};
+}
+
+TEST(CliBench, SyntheticPrintsEveryFigure) {
+    std::vector<std::string> a = {"bench", "--synthetic", "q8_0", "--membw-mb", "8"};
+    a.insert(a.end(), kTiny.begin(), kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* s : {"prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:",
+                          "n =    4"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(CliBench, JsonOnAFile) {
+    speculum::model::SyntheticSpec s;
+    s.n_vocab = 300, s.n_embd = 64, s.n_layer = 2, s.n_ff = 128, s.type = speculum::kernels::GgmlType::F16;
+    const std::string path = (speculum::test::tmp_dir() / "cli_bench_tiny.gguf").string();
+    speculum::model::write_synthetic_gguf(s, path);
+    std::vector<std::string> a = {"bench", "-m", path, "--membw-mb", "0", "--json"};
+    a.insert(a.end(), kTiny.begin() + 6, kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
+    EXPECT_GT(j["weight_bytes_per_token"].get<double>(), 0.0);
+    ASSERT_EQ(j["batches"].size(), 3u);
+    EXPECT_DOUBLE_EQ(j["batches"][0]["vs_single"].get<double>(), 1.0);
+}
+
+TEST(CliBench, UsageErrors) {
+    EXPECT_EQ(run_cli({"bench"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "q5_k"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--embd", "96", "--heads", "5"}).exit_code, 2);  // 5 heads in 96
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "q8_0", "--embd", "100"}).exit_code, 2);  // not a block multiple
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--batches", "1,0"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"bench", "--bogus"}).exit_code, 2);
+}
