@@ -31,11 +31,18 @@ void add_into(LevelStats& to, const LevelStats& s) {
 
 // ---- LevelDrafter ----
 
-LevelDrafter::LevelDrafter(std::shared_ptr<drafts::Drafter> inner, int32_t level)
+LevelDrafter::LevelDrafter(std::shared_ptr<drafts::Drafter> inner, int32_t level, std::string name)
     : m_inner(std::move(inner)), m_level(level) {
     if (!m_inner) throw std::invalid_argument("LevelDrafter: no drafter");
     m_stats.level = level;
-    m_stats.name  = m_inner->name();
+    m_stats.name  = name.empty() ? m_inner->name() : std::move(name);
+}
+
+void LevelDrafter::reset_stats() {
+    std::string name = std::move(m_stats.name);
+    m_stats          = {};
+    m_stats.level    = m_level;
+    m_stats.name     = std::move(name);
 }
 
 void LevelDrafter::add(const drafts::DraftCost& c) {
@@ -244,7 +251,7 @@ struct StackBuilder {
                                                     m.name.empty() ? "level " + std::to_string(j) : m.name);
         }
         if (!m.drafter) throw std::invalid_argument("build_draft_stack: level " + std::to_string(j) + " has no drafter");
-        return std::make_shared<LevelDrafter>(m.drafter, j);
+        return std::make_shared<LevelDrafter>(m.drafter, j, m.name);
     }
 
     std::shared_ptr<CompositeDrafter> drafter_for(int32_t reviewer) const {

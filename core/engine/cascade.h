@@ -26,15 +26,15 @@ public:
 // A plain drafter as draft level `level`: forwards every call and records calls, time and bytes.
 class LevelDrafter : public CompositeDrafter {
 public:
-    LevelDrafter(std::shared_ptr<drafts::Drafter> inner, int32_t level);
-    std::string name() const override { return m_inner->name(); }
+    LevelDrafter(std::shared_ptr<drafts::Drafter> inner, int32_t level, std::string name = {});
+    std::string name() const override { return m_stats.name; }
     int32_t n_vocab() const override { return m_inner->n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_inner->sync(committed); }
     drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
     drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
                                    const CancelToken& cancel) override;
     void collect(std::vector<LevelStats>& levels) const override;
-    void reset_stats() override { m_stats = {}; }
+    void reset_stats() override;
 
 private:
     void add(const drafts::DraftCost& c);
@@ -52,7 +52,7 @@ public:
     CascadeDrafter(const model::Model& model, model::ContextConfig ctx, model::ForwardOptions opts,
                    std::shared_ptr<CompositeDrafter> lower, int32_t level, int32_t inner_gamma, float lenience,
                    std::string name);
-    std::string name() const override { return m_name; }
+    std::string name() const override { return m_name + " <- " + m_lower->name(); }
     int32_t n_vocab() const override { return m_reviewer.n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
     drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;

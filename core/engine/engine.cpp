@@ -273,7 +273,8 @@ void SpecEngine::run_baseline(RunResult& res, const CancelToken& cancel) {
         cancel);
     res.baseline_tokens             = out;
     RunStats& s                     = res.stats;
-    s.baseline_tokens_per_s         = g.t_decode_s > 0 ? g.n_decoded / g.t_decode_s : 0.0;
+    // Steady-state rate: one token per single-token pass (the first token comes from the prompt pass).
+    s.baseline_tokens_per_s         = g.t_decode_s > 0 && g.n_eval > 0 ? g.n_eval / g.t_decode_s : 0.0;
     s.speedup                       = s.baseline_tokens_per_s > 0 ? s.tokens_per_s / s.baseline_tokens_per_s : 0.0;
     if (m_cfg.greedy()) {
         s.lossless_checked  = true;
