@@ -6,6 +6,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/session.h"
 #include "core/model/model.h"
+#include "core/model/synthetic.h"
 #include "core/model/tokenizer.h"
 #include "core/model/vocab.h"
 #include "core/resources.h"
@@ -90,12 +91,27 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
            << "\n";
 }
 
+// A random-weight target from a SyntheticSpec JSON file (missing keys keep their defaults).
+model::Model load_synthetic(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot open the synthetic model spec");
+    model::SyntheticSpec spec;
+    try {
+        from_json(nlohmann::json::parse(in), spec);
+        spec.validate();
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    return model::make_synthetic_model(spec);
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
     Args args("run",
               {{"config", 0, true, "CFG.json", "speculative decoding config (see docs/engine.md)"},
                {"model", 'm', true, "FILE", "target GGUF (default: the bundled target)"},
+               {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
                {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
                {"task", 0, true, "T", "only the dataset's prompts of this task"},
                {"prompt", 'p', true, "TEXT", "prompt text (overrides the config's)"},
@@ -138,21 +154,29 @@ int cmd_run(int argc, char** argv) {
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
-    const std::string target_path = args.has("model") ? *args.value("model") : resource_path(kBundledTarget).string();
-    const model::Model target     = model::Model::load(target_path);
+    if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");
+    const std::string target_path = args.has("model")       ? *args.value("model")
+                                    : args.has("synthetic") ? "synthetic:" + *args.value("synthetic")
+                                                            : resource_path(kBundledTarget).string();
+    const model::Model target = args.has("synthetic") ? load_synthetic(*args.value("synthetic"))
+                                                      : model::Model::load(target_path);
     try {
         cfg.validate(target.hparams().n_layer);
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(*cfg_path + ": " + e.what());
     }
     std::optional<model::Tokenizer> tok;
+    std::string tok_error = "the target has no GGUF tokenizer metadata";
     if (target.gguf()) {
         try {
             tok = model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf()));
-        } catch (const std::exception&) {
-            tok.reset();  // no tokenizer metadata: token-id prompts only
+        } catch (const std::exception& e) {
+            tok_error = e.what();  // token-id prompts still work
         }
     }
+    if (!tok && (!cfg.prompt.empty() || !cfg.dataset.empty()))
+        throw std::runtime_error("text prompts need the target's tokenizer, which could not be loaded (" + tok_error +
+                                 "); give token ids with --prompt-ids or spec.prompt_ids");
     std::vector<engine::RunPrompt> prompts;
     drafts::DrafterOptions dopts;
     if (tok) dopts.tokenize = [&](const std::string& t) { return tok->encode(t, false, false); };

@@ -15,6 +15,14 @@ namespace {
 using clock = std::chrono::steady_clock;
 double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
+// c per level: own time per forward pass (per call for levels without passes, e.g. Max-Gram) / t_unit.
+void set_cost_ratios(std::vector<LevelStats>& levels, double t_unit) {
+    for (LevelStats& l : levels) {
+        const int64_t per = l.n_forward > 0 ? l.n_forward : l.n_calls;
+        l.cost_ratio      = t_unit > 0 && per > 0 ? (l.t_s / static_cast<double>(per)) / t_unit : 0.0;
+    }
+}
+
 template <class T>
 void bump(std::vector<T>& v, size_t i, T by = 1) {
     if (v.size() <= i) v.resize(i + 1, T{});
@@ -244,13 +252,10 @@ void SpecEngine::finish_stats(RunState& st, RunResult& res) {
     t.bytes_kv          = c.bytes_kv - st.target_at_start.bytes_kv;
     t.n_reviewed        = s.n_drafted;
     t.n_review_accepted = s.n_accepted;
-    const double t_pass = t.n_forward > 0 ? t.t_s / static_cast<double>(t.n_forward) : 0.0;
-    uint64_t bytes      = 0;
-    for (LevelStats& l : s.levels) {
-        const int64_t per = l.n_forward > 0 ? l.n_forward : l.n_calls;
-        l.cost_ratio      = t_pass > 0 && per > 0 ? (l.t_s / static_cast<double>(per)) / t_pass : 0.0;
-        bytes += l.bytes_weights + l.bytes_kv;
-    }
+    // Until a baseline runs, c is relative to the target's verification pass.
+    set_cost_ratios(s.levels, t.n_forward > 0 ? t.t_s / static_cast<double>(t.n_forward) : 0.0);
+    uint64_t bytes = 0;
+    for (const LevelStats& l : s.levels) bytes += l.bytes_weights + l.bytes_kv;
     s.n_generated     = static_cast<int32_t>(res.tokens.size());
     s.tokens_per_s    = s.t_decode_s > 0 ? s.n_generated / s.t_decode_s : 0.0;
     s.bytes_per_token = s.n_generated > 0 ? static_cast<double>(bytes) / s.n_generated : 0.0;
@@ -276,6 +281,8 @@ void SpecEngine::run_baseline(RunResult& res, const CancelToken& cancel) {
     // Steady-state rate: one token per single-token pass (the first token comes from the prompt pass).
     s.baseline_tokens_per_s         = g.t_decode_s > 0 && g.n_eval > 0 ? g.n_eval / g.t_decode_s : 0.0;
     s.speedup                       = s.baseline_tokens_per_s > 0 ? s.tokens_per_s / s.baseline_tokens_per_s : 0.0;
+    // c as CS Drafting defines it: a level's forward pass relative to one plain decoding step of the target.
+    if (s.baseline_tokens_per_s > 0) set_cost_ratios(s.levels, 1.0 / s.baseline_tokens_per_s);
     if (m_cfg.greedy()) {
         s.lossless_checked  = true;
         s.lossless_mismatch = -1;
@@ -318,14 +325,11 @@ void accumulate(RunStats& into, const RunStats& s) {
         a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv, a.bytes_modeled = a.bytes_modeled || b.bytes_modeled;
         a.n_reviewed += b.n_reviewed, a.n_review_accepted += b.n_review_accepted;
     }
-    const double t_pass = into.levels.empty() || into.levels[0].n_forward == 0
-                              ? 0.0 : into.levels[0].t_s / static_cast<double>(into.levels[0].n_forward);
-    for (LevelStats& l : into.levels) {
-        const int64_t per = l.n_forward > 0 ? l.n_forward : l.n_calls;
-        l.cost_ratio      = t_pass > 0 && per > 0 ? (l.t_s / static_cast<double>(per)) / t_pass : 0.0;
-    }
     into.tokens_per_s          = into.t_decode_s > 0 ? into.n_generated / into.t_decode_s : 0.0;
     into.baseline_tokens_per_s = t_base > 0 ? into.n_generated / t_base : 0.0;
+    const double t_verify_pass = into.levels.empty() || into.levels[0].n_forward == 0
+                                     ? 0.0 : into.levels[0].t_s / static_cast<double>(into.levels[0].n_forward);
+    set_cost_ratios(into.levels, into.baseline_tokens_per_s > 0 ? 1.0 / into.baseline_tokens_per_s : t_verify_pass);
     into.speedup               = into.baseline_tokens_per_s > 0 ? into.tokens_per_s / into.baseline_tokens_per_s : 0.0;
     into.bytes_per_token       = into.n_generated > 0 ? bytes / into.n_generated : 0.0;
     into.lossless_checked      = into.lossless_checked || s.lossless_checked;

@@ -27,7 +27,8 @@ struct LevelStats {
     bool bytes_modeled     = false;
     int64_t n_reviewed  = 0;    // draft tokens this level reviewed (target and intermediate levels)
     int64_t n_review_accepted = 0;
-    double cost_ratio   = 0.0;  // c: time per forward pass (per call without passes) / the target's per pass
+    double cost_ratio   = 0.0;  // c: time per forward pass (per call without passes) / one plain target
+                                // decoding step (the baseline's; the verification pass without a baseline)
     bool operator==(const LevelStats&) const = default;
 };
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace speculum::test {
 namespace {
 
@@ -146,6 +148,58 @@ TEST(EngineLossless, FastPathMatchesItsOwnBaselineOnMostTokens) {
     EXPECT_EQ(r.baseline_tokens.size(), r.tokens.size());
     EXPECT_GT(r.stats.baseline_tokens_per_s, 0.0);
     EXPECT_GT(r.stats.speedup, 0.0);
+}
+
+}  // namespace
+}  // namespace speculum::test
+
+namespace speculum::test {
+namespace {
+
+// The bundled trained target (resources/models, from the training branch): greedy speculative decoding with a
+// self-draft, Max-Gram and a tree equals its own greedy output. Skips cleanly while the model is absent.
+TEST(EngineLossless, BundledTarget) {
+    const std::filesystem::path p =
+        std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources/models/speculum-target-f16.gguf";
+    if (!std::filesystem::exists(p)) GTEST_SKIP() << "bundled target not present: " << p;
+    const model::Model t = model::Model::load(p.string());
+    const std::vector<int32_t> prompt{1, 40, 41, 42, 43, 40, 41, 42};
+    constexpr int32_t n = 12;
+    model::InferenceContext ctx(t, {.n_ctx = 128, .n_batch = 32, .path = model::ForwardPath::reference});
+    model::Sampler s;
+    std::vector<int32_t> ref;
+    model::generate(ctx, s, prompt, n, [&](int32_t x) { ref.push_back(x); return true; });
+    engine::SpecConfig c;
+    c.levels.resize(1);
+    c.gamma          = {3};
+    c.max_new_tokens = n;
+    c.context        = {.n_ctx = 128, .n_batch = 32, .path = model::ForwardPath::reference};
+    c.baseline       = false;
+    model::ForwardOptions half;
+    half.exit_layer = t.hparams().n_layer / 2 - 1;
+    EXPECT_EQ(engine::SpecEngine(t, c, std::make_shared<ContextMaxGram>(t.hparams().n_vocab)).run(prompt).tokens, ref);
+    c.verification = engine::Verification::tree;
+    c.tree.kind    = engine::TreeKind::cats;
+    EXPECT_EQ(engine::SpecEngine(t, c, std::make_shared<ContextDrafter>(t, half)).run(prompt).tokens, ref);
+}
+
+// Stochastic runs: reproducible for a seed, different across seeds, and the draft distributions are used.
+TEST(EngineStochastic, SeededAndReproducible) {
+    SpecConfig c               = base_config(3);
+    c.sampling.temperature     = 1.0f;
+    c.sampling.seed            = 5;
+    auto run = [&](uint64_t seed) {
+        c.sampling.seed = seed;
+        return SpecEngine(fx().target, c, std::make_shared<ContextDrafter>(fx().target, exit_after(2))).run(kPrompt);
+    };
+    const engine::RunResult a = run(5), b = run(5), d = run(6);
+    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_NE(a.tokens, d.tokens);
+    EXPECT_EQ(a.stats.n_generated, kNew);
+    EXPECT_GT(a.stats.n_accepted, 0);
+    c.verification = engine::Verification::tree;
+    c.tree.kind    = engine::TreeKind::top_k;
+    EXPECT_EQ(run(9).tokens, run(9).tokens);
 }
 
 }  // namespace
