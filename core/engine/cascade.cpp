@@ -83,8 +83,8 @@ void LevelDrafter::collect(std::vector<LevelStats>& levels) const {
 
 CascadeDrafter::CascadeDrafter(const model::Model& model, model::ContextConfig ctx, model::ForwardOptions opts,
                                std::shared_ptr<CompositeDrafter> lower, int32_t level, int32_t inner_gamma,
-                               float lenience, std::string name)
-    : m_reviewer(model, ctx, std::move(opts)), m_lower(std::move(lower)), m_level(level),
+                               float lenience, std::string name, std::optional<drafts::ForwardCostModel> cost)
+    : m_reviewer(model, ctx, std::move(opts), std::move(cost)), m_lower(std::move(lower)), m_level(level),
       m_inner_gamma(inner_gamma), m_lenience(lenience), m_name(std::move(name)) {
     if (!m_lower) throw std::invalid_argument("CascadeDrafter: no lower drafter");
     if (m_inner_gamma < 1) throw std::invalid_argument("CascadeDrafter: inner draft length must be >= 1");
@@ -248,7 +248,7 @@ struct StackBuilder {
         if (j < n && inner > 0 && m.model) {
             const float len = cfg.lenience.empty() ? 1.0f : cfg.lenience[static_cast<size_t>(j)];
             return std::make_shared<CascadeDrafter>(*m.model, cfg.context, m.options, drafter_for(j), j, inner, len,
-                                                    m.name.empty() ? "level " + std::to_string(j) : m.name);
+                                                    m.name.empty() ? "level " + std::to_string(j) : m.name, m.cost);
         }
         if (!m.drafter) throw std::invalid_argument("build_draft_stack: level " + std::to_string(j) + " has no drafter");
         return std::make_shared<LevelDrafter>(m.drafter, j, m.name);

@@ -51,7 +51,7 @@ class CascadeDrafter : public CompositeDrafter {
 public:
     CascadeDrafter(const model::Model& model, model::ContextConfig ctx, model::ForwardOptions opts,
                    std::shared_ptr<CompositeDrafter> lower, int32_t level, int32_t inner_gamma, float lenience,
-                   std::string name);
+                   std::string name, std::optional<drafts::ForwardCostModel> cost = std::nullopt);
     std::string name() const override { return m_name + " <- " + m_lower->name(); }
     int32_t n_vocab() const override { return m_reviewer.n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
@@ -98,6 +98,7 @@ struct LevelMaterial {
     const model::Model* model = nullptr;       // reviews drafts when the level is inside a cascade (null: Max-Gram)
     model::ForwardOptions options;             // the level's structural options (layer skip) for reviewing
     std::string name;
+    std::optional<drafts::ForwardCostModel> cost;  // what its passes read (default: the model's weight views)
 };
 
 // The level-1 drafter for a config: a single level, a vertical cascade from gamma, or the k-matrix's

@@ -8,19 +8,29 @@
 
 namespace speculum::engine {
 
-Reviewer::Reviewer(const model::Model& model, model::ContextConfig cfg, model::ForwardOptions opts)
-    : m_ctx(model, cfg), m_opts(std::move(opts)) {}
+Reviewer::Reviewer(const model::Model& model, model::ContextConfig cfg, model::ForwardOptions opts,
+                   std::optional<drafts::ForwardCostModel> cost)
+    : m_ctx(model, cfg), m_opts(std::move(opts)),
+      m_cost_model(cost ? std::move(*cost) : drafts::ForwardCostModel::of(model)) {}
 
 model::LogitsView Reviewer::pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& pos,
                                  const std::vector<uint8_t>& mask) {
-    // What the pass reads: every weight once (the batch shares them) and every cached K/V row once.
-    const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t kv_before = static_cast<uint64_t>(m_ctx.kv().size());
-    model::LogitsView v      = m_ctx.forward_batch(tokens, pos, mask, m_opts);
-    m_cost.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    m_cost.bytes_weights += m_ctx.model().weight_bytes_per_token();
-    m_cost.bytes_kv += kv_before * m_ctx.kv().bytes_per_token();
-    m_cost.n_forward += 1;
+    // What the pass reads (drafts::pass_cost): the weights of every block it runs once (the batch shares them),
+    // the K/V rows each new token attends, and the output head for every row of logits.
+    const int32_t n        = static_cast<int32_t>(tokens.size());
+    const int32_t n_cached = m_ctx.kv().size();
+    uint64_t pairs         = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        uint64_t seen = 0;
+        for (int32_t j = 0; j < n; ++j) seen += mask.empty() ? (j <= i) : mask[size_t(i) * size_t(n) + size_t(j)] != 0;
+        pairs += static_cast<uint64_t>(n_cached) + seen;
+    }
+    const auto t0       = std::chrono::steady_clock::now();
+    model::LogitsView v = m_ctx.forward_batch(tokens, pos, mask, m_opts);
+    drafts::DraftCost c = drafts::pass_cost(m_cost_model, m_ctx.model().hparams(), m_opts, n, n_cached, pairs, n);
+    c.seconds           = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    c.n_forward         = 1;
+    m_cost += c;
     return v;
 }
 

@@ -5,9 +5,11 @@
 
 #include "core/cancel.h"
 #include "core/drafts/drafter.h"
+#include "core/drafts/forward_cost.h"
 #include "core/model/forward.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -15,7 +17,10 @@ namespace speculum::engine {
 
 class Reviewer {
 public:
-    Reviewer(const model::Model& model, model::ContextConfig cfg, model::ForwardOptions opts = {});
+    // `cost` describes what a pass reads (default: the model's real weight views); skipped blocks and layers past
+    // an early exit are not counted.
+    Reviewer(const model::Model& model, model::ContextConfig cfg, model::ForwardOptions opts = {},
+             std::optional<drafts::ForwardCostModel> cost = std::nullopt);
 
     // Makes the cache hold committed[0, n − 1), keeping the longest common prefix and evaluating the rest in
     // batches (counted in cost()). The last committed token is evaluated by the next score call.
@@ -45,6 +50,7 @@ private:
 
     model::InferenceContext m_ctx;
     model::ForwardOptions m_opts;
+    drafts::ForwardCostModel m_cost_model;
     std::vector<int32_t> m_cached;   // tokens whose KV is in the cache, in slot order
     std::vector<int32_t> m_pending;  // tokens of the last scored batch (root first), for keep_*
     drafts::DraftCost m_cost;

@@ -24,6 +24,7 @@ std::shared_ptr<CompositeDrafter> make_draft_stack(const SpecConfig& cfg, const 
         if (const auto* md = dynamic_cast<const drafts::ModelDrafter*>(m.drafter.get())) {
             m.model   = &md->model();
             m.options = md->forward_options();
+            m.cost    = md->cost_model();
         }
         m.name = cfg.levels[i].label.empty() ? cfg.levels[i].describe() : cfg.levels[i].label;
         mats.push_back(std::move(m));

@@ -120,6 +120,17 @@ TEST(EngineConfig, BundledExampleLoads) {
     EXPECT_TRUE(c.greedy());
 }
 
+TEST(EngineConfig, EveryBundledBenchmarkConfigIsValid) {
+    const std::filesystem::path dir = std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources/configs/bench";
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        if (e.path().extension() != ".json" || e.path().filename() == "synthetic_target.json") continue;
+        EXPECT_NO_THROW(load_spec_config(e.path().string())) << e.path();
+        ++n;
+    }
+    EXPECT_GE(n, 4);
+}
+
 TEST(EngineConfig, TreeShapes) {
     TreeConfig t;
     t.branching = {3, 2};

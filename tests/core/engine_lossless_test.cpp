@@ -107,16 +107,16 @@ TEST(EngineLossless, VerticalCascades) {
         c.gamma    = {5, 3};
         c.lenience = {1.0f, len, 1.0f};
         std::vector<engine::LevelMaterial> m(2);
-        m[0] = {std::make_shared<ContextDrafter>(t, exit_after(2)), &t, exit_after(2), "exit@2"};
-        m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram"};
+        m[0] = {std::make_shared<ContextDrafter>(t, exit_after(2)), &t, exit_after(2), "exit@2", {}};
+        m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
         expect_lossless(c, engine::build_draft_stack(c, m), "cascade depth 2");
 
         c.levels.resize(3);
         c.gamma    = {5, 3, 4};
         c.lenience = {1.0f, len, len, 1.0f};
         m.resize(3);
-        m[1] = {std::make_shared<ContextDrafter>(t, exit_after(0)), &t, exit_after(0), "exit@0"};
-        m[2] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram"};
+        m[1] = {std::make_shared<ContextDrafter>(t, exit_after(0)), &t, exit_after(0), "exit@0", {}};
+        m[2] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
         expect_lossless(c, engine::build_draft_stack(c, m), "cascade depth 3");
     }
 }
@@ -129,8 +129,8 @@ TEST(EngineLossless, HorizontalCascadeKMatrix) {
     // Target's draft: 2 positions from level 1 (itself reviewing Max-Gram drafts of 3), then 3 raw Max-Gram.
     c.k_matrix = {{0, 2, 3}, {0, 0, 3}, {0, 0, 0}};
     std::vector<engine::LevelMaterial> m(2);
-    m[0] = {std::make_shared<ContextDrafter>(t, exit_after(1)), &t, exit_after(1), "exit@1"};
-    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram"};
+    m[0] = {std::make_shared<ContextDrafter>(t, exit_after(1)), &t, exit_after(1), "exit@1", {}};
+    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
     auto stack = engine::build_draft_stack(c, m);
     EXPECT_NE(stack->name().find("horizontal"), std::string::npos);
     expect_lossless(c, stack, "horizontal cascade");

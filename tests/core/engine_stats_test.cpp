@@ -153,8 +153,8 @@ TEST(EngineStats, CascadeReportsEveryLevel) {
     model::ForwardOptions exit0;
     exit0.exit_layer = 0;
     std::vector<engine::LevelMaterial> m(2);
-    m[0] = {nullptr, &t, exit0, "exit@0"};
-    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram"};
+    m[0] = {nullptr, &t, exit0, "exit@0", {}};
+    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
     SpecEngine eng(t, c, engine::build_draft_stack(c, m));
     std::vector<int32_t> levels_seen(3, 0);
     engine::FunctionSink sink([&](const TokenEvent& e) { ++levels_seen.at(static_cast<size_t>(e.level)); });
