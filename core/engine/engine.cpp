@@ -190,15 +190,23 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
                                         std::to_string(prompt[i]) + " is outside the vocabulary of " +
                                         std::to_string(n_vocab));
     RunState st{Reviewer(m_target, m_cfg.context), model::Sampler(m_cfg.sampling), prompt, {}, 0, {}, 0, {}};
-    const int64_t need = static_cast<int64_t>(prompt.size()) + m_cfg.max_new_tokens + 1;
-    if (need > st.target.n_ctx())
-        throw std::invalid_argument("SpecEngine::run: " + std::to_string(prompt.size()) + " prompt + " +
-                                    std::to_string(m_cfg.max_new_tokens) + " new tokens exceed the context length " +
-                                    std::to_string(st.target.n_ctx()));
     st.gamma = m_cfg.draft_length(0);
     if (m_cfg.adaptive_gamma.enabled) st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);
-    if (m_cfg.verification == Verification::tree && m_cfg.tree.kind != TreeKind::sequoia)
-        st.shape = make_tree_shape(m_cfg.tree, m_cfg.gamma.front(), {});
+    // Room for the prompt, the new tokens and one step's speculative slots (a whole tree, or the longest chain).
+    int32_t spec_slots = m_cfg.adaptive_gamma.enabled ? std::max(st.gamma, m_cfg.adaptive_gamma.max) : st.gamma;
+    if (m_cfg.verification == Verification::tree) {
+        if (m_cfg.tree.kind != TreeKind::sequoia) st.shape = make_tree_shape(m_cfg.tree, m_cfg.gamma.front(), {});
+        spec_slots = m_cfg.tree.kind == TreeKind::sequoia ? m_cfg.tree.node_budget : shape_nodes(st.shape);
+        if (spec_slots + 1 > st.target.n_batch())
+            throw std::invalid_argument("spec.tree: " + std::to_string(spec_slots) + " nodes + the root exceed "
+                                        "spec.context.n_batch = " + std::to_string(st.target.n_batch()));
+    }
+    const int64_t need = static_cast<int64_t>(prompt.size()) + m_cfg.max_new_tokens + spec_slots + 1;
+    if (need > st.target.n_ctx())
+        throw std::invalid_argument("SpecEngine::run: " + std::to_string(prompt.size()) + " prompt + " +
+                                    std::to_string(m_cfg.max_new_tokens) + " new tokens + " +
+                                    std::to_string(spec_slots) + " draft slots exceed the context length " +
+                                    std::to_string(st.target.n_ctx()));
     m_drafter->reset_stats();
     st.stats.n_prompt = static_cast<int32_t>(prompt.size());
 
