@@ -41,7 +41,8 @@ std::vector<int32_t> parse_id_list(const std::string& s) {
             } catch (const std::exception&) {
                 used = 0;
             }
-            if (used != t.size() || v < 0 || v > INT32_MAX) throw UsageError("--prompt-ids: '" + t + "' is not a token id");
+            if (used != t.size() || v < 0 || v > INT32_MAX)
+                throw UsageError("--prompt-ids: '" + t + "' is not a token id");
             ids.push_back(static_cast<int32_t>(v));
         }
     }
@@ -55,7 +56,9 @@ std::string fmt(const char* f, double v) {
     return b;
 }
 
-std::string mib(uint64_t bytes) { return fmt("%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string mib(uint64_t bytes) {
+    return fmt("%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
 
 void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, bool baseline) {
     os << "generated " << s.n_generated << " tokens in " << s.n_steps << " target passes; drafted " << s.n_drafted
@@ -85,9 +88,9 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
     os << "\n";
     if (greedy && s.lossless_checked)
         os << "lossless check: "
-           << (s.lossless_mismatch < 0 ? "identical to the target's own greedy output"
-                                       : "DIFFERS from the target's greedy output at token " +
-                                             std::to_string(s.lossless_mismatch))
+           << (s.lossless_mismatch < 0
+                   ? "identical to the target's own greedy output"
+                   : "DIFFERS from the target's greedy output at token " + std::to_string(s.lossless_mismatch))
            << "\n";
 }
 
@@ -123,8 +126,9 @@ int cmd_run(int argc, char** argv) {
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Run speculative decoding as a config describes (draft levels, chain or tree, "
-                               "cascades) and measure it against plain decoding of the same target.");
+        std::cout << args.help(
+            "Run speculative decoding as a config describes (draft levels, chain or tree, "
+            "cascades) and measure it against plain decoding of the same target.");
         return 0;
     }
     const auto cfg_path = args.value("config");
@@ -152,14 +156,15 @@ int cmd_run(int argc, char** argv) {
     if (args.has("reference")) cfg.context.path = model::ForwardPath::reference;
     const int threads = static_cast<int>(args.int_or("threads", 0, 0, 4096));
     std::unique_ptr<tbb::global_control> limit;
-    if (threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
+    if (threads > 0)
+        limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
     if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");
     const std::string target_path = args.has("model")       ? *args.value("model")
                                     : args.has("synthetic") ? "synthetic:" + *args.value("synthetic")
                                                             : resource_path(kBundledTarget).string();
-    const model::Model target = args.has("synthetic") ? load_synthetic(*args.value("synthetic"))
-                                                      : model::Model::load(target_path);
+    const model::Model target =
+        args.has("synthetic") ? load_synthetic(*args.value("synthetic")) : model::Model::load(target_path);
     try {
         cfg.validate(target.hparams().n_layer);
     } catch (const std::invalid_argument& e) {

@@ -9,7 +9,9 @@ namespace speculum::engine {
 
 namespace {
 using clock = std::chrono::steady_clock;
-double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+double since(clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+}
 
 void ensure_level(std::vector<LevelStats>& levels, int32_t level) {
     if (levels.size() <= static_cast<size_t>(level)) levels.resize(static_cast<size_t>(level) + 1);
@@ -84,13 +86,18 @@ void LevelDrafter::collect(std::vector<LevelStats>& levels) const {
 CascadeDrafter::CascadeDrafter(const model::Model& model, model::ContextConfig ctx, model::ForwardOptions opts,
                                std::shared_ptr<CompositeDrafter> lower, int32_t level, int32_t inner_gamma,
                                float lenience, std::string name, std::optional<drafts::ForwardCostModel> cost)
-    : m_reviewer(model, ctx, std::move(opts), std::move(cost)), m_lower(std::move(lower)), m_level(level),
-      m_inner_gamma(inner_gamma), m_lenience(lenience), m_name(std::move(name)) {
+    : m_reviewer(model, ctx, std::move(opts), std::move(cost)),
+      m_lower(std::move(lower)),
+      m_level(level),
+      m_inner_gamma(inner_gamma),
+      m_lenience(lenience),
+      m_name(std::move(name)) {
     if (!m_lower) throw std::invalid_argument("CascadeDrafter: no lower drafter");
     if (m_inner_gamma < 1) throw std::invalid_argument("CascadeDrafter: inner draft length must be >= 1");
     if (m_lower->n_vocab() > n_vocab())
-        throw std::invalid_argument("CascadeDrafter: level " + std::to_string(level + 1) + " has a larger vocabulary (" +
-                                    std::to_string(m_lower->n_vocab()) + ") than level " + std::to_string(level));
+        throw std::invalid_argument("CascadeDrafter: level " + std::to_string(level + 1) +
+                                    " has a larger vocabulary (" + std::to_string(m_lower->n_vocab()) +
+                                    ") than level " + std::to_string(level));
     m_stats.level = level;
     m_stats.name  = m_name;
 }
@@ -250,7 +257,8 @@ struct StackBuilder {
             return std::make_shared<CascadeDrafter>(*m.model, cfg.context, m.options, drafter_for(j), j, inner, len,
                                                     m.name.empty() ? "level " + std::to_string(j) : m.name, m.cost);
         }
-        if (!m.drafter) throw std::invalid_argument("build_draft_stack: level " + std::to_string(j) + " has no drafter");
+        if (!m.drafter)
+            throw std::invalid_argument("build_draft_stack: level " + std::to_string(j) + " has no drafter");
         return std::make_shared<LevelDrafter>(m.drafter, j, m.name);
     }
 
@@ -263,8 +271,9 @@ struct StackBuilder {
             segs.push_back(level(j));
             counts.push_back(r[static_cast<size_t>(j)]);
         }
-        if (segs.empty()) throw std::invalid_argument("build_draft_stack: reviewer " + std::to_string(reviewer) +
-                                                      " gets no draft positions");
+        if (segs.empty())
+            throw std::invalid_argument("build_draft_stack: reviewer " + std::to_string(reviewer) +
+                                        " gets no draft positions");
         if (segs.size() == 1) return segs.front();
         return std::make_shared<HorizontalDrafter>(std::move(segs), std::move(counts));
     }
@@ -272,7 +281,8 @@ struct StackBuilder {
 
 }  // namespace
 
-std::shared_ptr<CompositeDrafter> build_draft_stack(const SpecConfig& cfg, const std::vector<LevelMaterial>& materials) {
+std::shared_ptr<CompositeDrafter> build_draft_stack(const SpecConfig& cfg,
+                                                    const std::vector<LevelMaterial>& materials) {
     if (materials.size() != cfg.levels.size())
         throw std::invalid_argument("build_draft_stack: " + std::to_string(cfg.levels.size()) + " levels configured, " +
                                     std::to_string(materials.size()) + " given");

@@ -20,7 +20,7 @@ class CompositeDrafter : public drafts::Drafter {
 public:
     // Adds the statistics of its levels into levels[level] (levels is sized by the caller).
     virtual void collect(std::vector<LevelStats>& levels) const = 0;
-    virtual void reset_stats() = 0;
+    virtual void reset_stats()                                  = 0;
 };
 
 // A plain drafter as draft level `level`: forwards every call and records calls, time and bytes.

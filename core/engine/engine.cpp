@@ -13,7 +13,9 @@ namespace speculum::engine {
 
 namespace {
 using clock = std::chrono::steady_clock;
-double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+double since(clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+}
 
 // c per level: own time per forward pass (per call for levels without passes, e.g. Max-Gram) / t_unit.
 void set_cost_ratios(std::vector<LevelStats>& levels, double t_unit) {
@@ -35,9 +37,9 @@ struct SpecEngine::RunState {
     model::Sampler sampler;
     std::vector<int32_t> committed;
     RunStats stats;
-    int32_t gamma = 0;                // level-1 draft length now (adaptive γ changes it)
-    drafts::TreeShape shape;          // the tree expanded each step
-    int32_t steps_since_refit = 0;    // sequoia
+    int32_t gamma = 0;                  // level-1 draft length now (adaptive γ changes it)
+    drafts::TreeShape shape;            // the tree expanded each step
+    int32_t steps_since_refit = 0;      // sequoia
     drafts::DraftCost target_at_start;  // the target's counters after prefill
 };
 
@@ -48,7 +50,8 @@ SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_p
     if (!m_drafter) m_drafter = std::make_shared<LevelDrafter>(std::move(drafter), 1);
     if (m_drafter->n_vocab() > m_target.hparams().n_vocab)
         throw std::invalid_argument("SpecEngine: the drafter's vocabulary (" + std::to_string(m_drafter->n_vocab()) +
-                                    ") is larger than the target's (" + std::to_string(m_target.hparams().n_vocab) + ")");
+                                    ") is larger than the target's (" + std::to_string(m_target.hparams().n_vocab) +
+                                    ")");
     if (m_cfg.gamma.empty() && m_cfg.k_matrix.empty()) throw std::invalid_argument("spec.gamma: empty");
 }
 
@@ -83,8 +86,9 @@ SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const C
     t0 = clock::now();
     st.target.sync(st.committed, cancel);
     const model::LogitsView logits = st.target.score_chain(st.committed, chain.tokens);
-    const ChainVerdict v = m_cfg.greedy() ? verify_chain_greedy(chain.tokens, logits)
-                                          : verify_chain_stochastic(chain.tokens, logits, chain.q_dist, st.sampler);
+    const ChainVerdict v =
+        m_cfg.greedy() ? verify_chain_greedy(chain.tokens, logits)
+                       : verify_chain_stochastic(chain.tokens, logits, chain.q_dist, st.sampler);
     st.target.keep_chain(v.n_accepted);
     st.stats.t_verify_s += since(t0);
 
@@ -135,7 +139,8 @@ SpecEngine::Step SpecEngine::tree_step(RunState& st, int32_t remaining, const Ca
     t0 = clock::now();
     st.target.sync(st.committed, cancel);
     const model::LogitsView logits = st.target.score_tree(st.committed, tree);
-    const TreeVerdict v = m_cfg.greedy() ? verify_tree_greedy(tree, logits) : verify_tree_stochastic(tree, logits, st.sampler);
+    const TreeVerdict v =
+        m_cfg.greedy() ? verify_tree_greedy(tree, logits) : verify_tree_stochastic(tree, logits, st.sampler);
     st.target.keep_tree(v.path);
     st.stats.t_verify_s += since(t0);
 
@@ -191,15 +196,18 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
                                         std::to_string(n_vocab));
     RunState st{Reviewer(m_target, m_cfg.context), model::Sampler(m_cfg.sampling), prompt, {}, 0, {}, 0, {}};
     st.gamma = m_cfg.draft_length(0);
-    if (m_cfg.adaptive_gamma.enabled) st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);
+    if (m_cfg.adaptive_gamma.enabled)
+        st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);
     // Room for the prompt, the new tokens and one step's speculative slots (a whole tree, or the longest chain).
     int32_t spec_slots = m_cfg.adaptive_gamma.enabled ? std::max(st.gamma, m_cfg.adaptive_gamma.max) : st.gamma;
     if (m_cfg.verification == Verification::tree) {
         if (m_cfg.tree.kind != TreeKind::sequoia) st.shape = make_tree_shape(m_cfg.tree, m_cfg.gamma.front(), {});
         spec_slots = m_cfg.tree.kind == TreeKind::sequoia ? m_cfg.tree.node_budget : shape_nodes(st.shape);
         if (spec_slots + 1 > st.target.n_batch())
-            throw std::invalid_argument("spec.tree: " + std::to_string(spec_slots) + " nodes + the root exceed "
-                                        "spec.context.n_batch = " + std::to_string(st.target.n_batch()));
+            throw std::invalid_argument("spec.tree: " + std::to_string(spec_slots) +
+                                        " nodes + the root exceed "
+                                        "spec.context.n_batch = " +
+                                        std::to_string(st.target.n_batch()));
     }
     const int64_t need = static_cast<int64_t>(prompt.size()) + m_cfg.max_new_tokens + spec_slots + 1;
     if (need > st.target.n_ctx())
@@ -211,7 +219,7 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
     st.stats.n_prompt = static_cast<int32_t>(prompt.size());
 
     RunResult res;
-    res.prompt = prompt;
+    res.prompt   = prompt;
     auto t_start = clock::now();
     try {
         // Prefill: the target caches the prompt but its last token, which the first verification pass evaluates.
@@ -223,8 +231,8 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
         while (st.stats.n_generated < n_new) {
             cancel.throw_if_cancelled();  // before drafting
             const int32_t remaining = n_new - st.stats.n_generated;
-            const Step step = m_cfg.verification == Verification::tree ? tree_step(st, remaining, cancel)
-                                                                       : chain_step(st, remaining, cancel);
+            const Step step         = m_cfg.verification == Verification::tree ? tree_step(st, remaining, cancel)
+                                                                               : chain_step(st, remaining, cancel);
             commit(st, step, sink);
             report(progress, static_cast<double>(st.stats.n_generated) / n_new,
                    std::to_string(st.stats.n_generated) + "/" + std::to_string(n_new) + " tokens");
@@ -249,17 +257,17 @@ void SpecEngine::finish_stats(RunState& st, RunResult& res) {
     RunStats& s = st.stats;
     s.levels.assign(1, LevelStats{});
     m_drafter->collect(s.levels);
-    LevelStats& t = s.levels[0];
+    LevelStats& t              = s.levels[0];
     const drafts::DraftCost& c = st.target.cost();
-    t.level             = 0;
-    t.name              = m_target.name();
-    t.n_calls           = s.n_steps;
-    t.n_forward         = c.n_forward - st.target_at_start.n_forward;
-    t.t_s               = s.t_verify_s;
-    t.bytes_weights     = c.bytes_weights - st.target_at_start.bytes_weights;
-    t.bytes_kv          = c.bytes_kv - st.target_at_start.bytes_kv;
-    t.n_reviewed        = s.n_drafted;
-    t.n_review_accepted = s.n_accepted;
+    t.level                    = 0;
+    t.name                     = m_target.name();
+    t.n_calls                  = s.n_steps;
+    t.n_forward                = c.n_forward - st.target_at_start.n_forward;
+    t.t_s                      = s.t_verify_s;
+    t.bytes_weights            = c.bytes_weights - st.target_at_start.bytes_weights;
+    t.bytes_kv                 = c.bytes_kv - st.target_at_start.bytes_kv;
+    t.n_reviewed               = s.n_drafted;
+    t.n_review_accepted        = s.n_accepted;
     // Until a baseline runs, c is relative to the target's verification pass.
     set_cost_ratios(s.levels, t.n_forward > 0 ? t.t_s / static_cast<double>(t.n_forward) : 0.0);
     uint64_t bytes = 0;
@@ -284,11 +292,11 @@ void SpecEngine::run_baseline(RunResult& res, const CancelToken& cancel) {
             return true;
         },
         cancel);
-    res.baseline_tokens             = out;
-    RunStats& s                     = res.stats;
+    res.baseline_tokens = out;
+    RunStats& s         = res.stats;
     // Steady-state rate: one token per single-token pass (the first token comes from the prompt pass).
-    s.baseline_tokens_per_s         = g.t_decode_s > 0 && g.n_eval > 0 ? g.n_eval / g.t_decode_s : 0.0;
-    s.speedup                       = s.baseline_tokens_per_s > 0 ? s.tokens_per_s / s.baseline_tokens_per_s : 0.0;
+    s.baseline_tokens_per_s = g.t_decode_s > 0 && g.n_eval > 0 ? g.n_eval / g.t_decode_s : 0.0;
+    s.speedup               = s.baseline_tokens_per_s > 0 ? s.tokens_per_s / s.baseline_tokens_per_s : 0.0;
     // c as CS Drafting defines it: a level's forward pass relative to one plain decoding step of the target.
     if (s.baseline_tokens_per_s > 0) set_cost_ratios(s.levels, 1.0 / s.baseline_tokens_per_s);
     if (m_cfg.greedy()) {
@@ -320,27 +328,30 @@ void accumulate(RunStats& into, const RunStats& s) {
     for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) bump(into.accepted_len_hist, i, s.accepted_len_hist[i]);
     for (size_t d = 0; d < s.rank_counts.offered.size(); ++d)
         for (size_t r = 0; r < s.rank_counts.offered[d].size(); ++r) {
-            if (into.rank_counts.offered.size() <= d) into.rank_counts.offered.resize(d + 1), into.rank_counts.accepted.resize(d + 1);
+            if (into.rank_counts.offered.size() <= d)
+                into.rank_counts.offered.resize(d + 1), into.rank_counts.accepted.resize(d + 1);
             bump(into.rank_counts.offered[d], r, s.rank_counts.offered[d][r]);
             bump(into.rank_counts.accepted[d], r, s.rank_counts.accepted[d][r]);
         }
     if (into.levels.size() < s.levels.size()) into.levels.resize(s.levels.size());
     for (size_t i = 0; i < s.levels.size(); ++i) {
-        LevelStats& a = into.levels[i];
+        LevelStats& a       = into.levels[i];
         const LevelStats& b = s.levels[i];
         a.level = b.level, a.name = b.name;
         a.n_calls += b.n_calls, a.n_forward += b.n_forward, a.t_s += b.t_s;
-        a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv, a.bytes_modeled = a.bytes_modeled || b.bytes_modeled;
+        a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv,
+            a.bytes_modeled = a.bytes_modeled || b.bytes_modeled;
         a.n_reviewed += b.n_reviewed, a.n_review_accepted += b.n_review_accepted;
     }
     into.tokens_per_s          = into.t_decode_s > 0 ? into.n_generated / into.t_decode_s : 0.0;
     into.baseline_tokens_per_s = t_base > 0 ? into.n_generated / t_base : 0.0;
     const double t_verify_pass = into.levels.empty() || into.levels[0].n_forward == 0
-                                     ? 0.0 : into.levels[0].t_s / static_cast<double>(into.levels[0].n_forward);
+                                     ? 0.0
+                                     : into.levels[0].t_s / static_cast<double>(into.levels[0].n_forward);
     set_cost_ratios(into.levels, into.baseline_tokens_per_s > 0 ? 1.0 / into.baseline_tokens_per_s : t_verify_pass);
-    into.speedup               = into.baseline_tokens_per_s > 0 ? into.tokens_per_s / into.baseline_tokens_per_s : 0.0;
-    into.bytes_per_token       = into.n_generated > 0 ? bytes / into.n_generated : 0.0;
-    into.lossless_checked      = into.lossless_checked || s.lossless_checked;
+    into.speedup          = into.baseline_tokens_per_s > 0 ? into.tokens_per_s / into.baseline_tokens_per_s : 0.0;
+    into.bytes_per_token  = into.n_generated > 0 ? bytes / into.n_generated : 0.0;
+    into.lossless_checked = into.lossless_checked || s.lossless_checked;
     if (into.lossless_mismatch < 0) into.lossless_mismatch = s.lossless_mismatch;
 }
 

@@ -10,7 +10,8 @@ namespace speculum::engine {
 
 Reviewer::Reviewer(const model::Model& model, model::ContextConfig cfg, model::ForwardOptions opts,
                    std::optional<drafts::ForwardCostModel> cost)
-    : m_ctx(model, cfg), m_opts(std::move(opts)),
+    : m_ctx(model, cfg),
+      m_opts(std::move(opts)),
       m_cost_model(cost ? std::move(*cost) : drafts::ForwardCostModel::of(model)) {}
 
 model::LogitsView Reviewer::pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& pos,

@@ -17,9 +17,12 @@ double RunStats::mean_accepted_length() const {
 
 const char* token_kind_name(TokenKind k) {
     switch (k) {
-    case TokenKind::accepted: return "accepted";
-    case TokenKind::corrected: return "corrected";
-    case TokenKind::bonus: return "bonus";
+        case TokenKind::accepted:
+            return "accepted";
+        case TokenKind::corrected:
+            return "corrected";
+        case TokenKind::bonus:
+            return "bonus";
     }
     return "accepted";
 }

@@ -19,16 +19,16 @@ namespace speculum::engine {
 struct LevelStats {
     int32_t level = 0;
     std::string name;
-    int64_t n_calls     = 0;    // propose calls (drafters) or verification passes (target)
-    int64_t n_forward   = 0;    // forward passes of this level's model (0 for Max-Gram)
-    double t_s          = 0.0;  // wall time spent in this level's own work (children excluded)
-    uint64_t bytes_weights = 0; // bytes of weights read (counted from the tensors each pass reads)
-    uint64_t bytes_kv      = 0; // bytes of KV cache read
-    bool bytes_modeled     = false;
-    int64_t n_reviewed  = 0;    // draft tokens this level reviewed (target and intermediate levels)
+    int64_t n_calls           = 0;    // propose calls (drafters) or verification passes (target)
+    int64_t n_forward         = 0;    // forward passes of this level's model (0 for Max-Gram)
+    double t_s                = 0.0;  // wall time spent in this level's own work (children excluded)
+    uint64_t bytes_weights    = 0;    // bytes of weights read (counted from the tensors each pass reads)
+    uint64_t bytes_kv         = 0;    // bytes of KV cache read
+    bool bytes_modeled        = false;
+    int64_t n_reviewed        = 0;  // draft tokens this level reviewed (target and intermediate levels)
     int64_t n_review_accepted = 0;
-    double cost_ratio   = 0.0;  // c: time per forward pass (per call without passes) / one plain target
-                                // decoding step (the baseline's; the verification pass without a baseline)
+    double cost_ratio         = 0.0;  // c: time per forward pass (per call without passes) / one plain target
+                                      // decoding step (the baseline's; the verification pass without a baseline)
     bool operator==(const LevelStats&) const = default;
 };
 
@@ -43,21 +43,21 @@ struct RunStats {
     double t_verify_s   = 0.0;  // target passes and the acceptance rule
     double t_decode_s   = 0.0;  // wall time after prefill until the last token was committed
 
-    std::vector<int64_t> pos_reached;   // [i]: steps where position i + 1 was reviewed with 1..i accepted
-    std::vector<int64_t> pos_accepted;  // [i]: of those, steps where it was accepted
+    std::vector<int64_t> pos_reached;        // [i]: steps where position i + 1 was reviewed with 1..i accepted
+    std::vector<int64_t> pos_accepted;       // [i]: of those, steps where it was accepted
     std::vector<int64_t> accepted_len_hist;  // [n]: steps that accepted n draft tokens
     RankCounts rank_counts;                  // trees only
     std::vector<LevelStats> levels;          // [0] = target, [i] = draft level i
 
-    double tokens_per_s          = 0.0;  // n_generated / t_decode_s
-    double baseline_tokens_per_s = 0.0;  // plain autoregressive decoding of the same target (0 = not run)
-    double speedup               = 0.0;  // tokens_per_s / baseline_tokens_per_s (0 = no baseline)
-    double bytes_per_token       = 0.0;  // BPT: bytes read by every level / n_generated
+    double tokens_per_s          = 0.0;    // n_generated / t_decode_s
+    double baseline_tokens_per_s = 0.0;    // plain autoregressive decoding of the same target (0 = not run)
+    double speedup               = 0.0;    // tokens_per_s / baseline_tokens_per_s (0 = no baseline)
+    double bytes_per_token       = 0.0;    // BPT: bytes read by every level / n_generated
     bool lossless_checked        = false;  // greedy run compared with the baseline's tokens
     int32_t lossless_mismatch    = -1;     // first differing index, -1 = identical
 
-    std::vector<double> alpha() const;       // α_i = pos_accepted / pos_reached (0 where never reached)
-    double mean_accepted_length() const;     // tokens committed per target pass (accepted + 1)
+    std::vector<double> alpha() const;    // α_i = pos_accepted / pos_reached (0 where never reached)
+    double mean_accepted_length() const;  // tokens committed per target pass (accepted + 1)
     bool operator==(const RunStats&) const = default;
 };
 void to_json(nlohmann::json& j, const RunStats& s);
@@ -74,7 +74,7 @@ const char* token_kind_name(TokenKind k);
 
 class EventSink {
 public:
-    virtual ~EventSink() = default;
+    virtual ~EventSink()                       = default;
     virtual void on_token(const TokenEvent& e) = 0;
 };
 
@@ -93,7 +93,7 @@ struct RunResult {
     std::vector<int32_t> tokens;           // generated tokens
     std::vector<int32_t> baseline_tokens;  // the autoregressive run's tokens (empty when not run)
     RunStats stats;
-    bool cancelled = false;                // stats are partial
+    bool cancelled = false;  // stats are partial
 };
 void to_json(nlohmann::json& j, const RunResult& r);
 

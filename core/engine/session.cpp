@@ -36,8 +36,9 @@ std::vector<RunPrompt> resolve_prompts(const SpecConfig& cfg, const model::Token
     std::vector<RunPrompt> out;
     auto encode = [&](const std::string& text, const std::string& field) {
         if (!tokenizer)
-            throw std::invalid_argument(field + ": text prompts need the target's tokenizer (its GGUF has none); "
-                                                "use spec.prompt_ids");
+            throw std::invalid_argument(field +
+                                        ": text prompts need the target's tokenizer (its GGUF has none); "
+                                        "use spec.prompt_ids");
         std::vector<int32_t> ids = tokenizer->encode(text, true, false);
         if (ids.empty()) throw std::invalid_argument(field + ": the prompt encodes to no tokens");
         return ids;

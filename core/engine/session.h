@@ -19,7 +19,7 @@ std::shared_ptr<CompositeDrafter> make_draft_stack(const SpecConfig& cfg, const 
                                                    const drafts::DrafterOptions& options = {});
 
 struct RunPrompt {
-    std::string id;              // dataset id, or "prompt"
+    std::string id;  // dataset id, or "prompt"
     std::string task;
     std::vector<int32_t> tokens;
     int32_t max_new_tokens = 0;  // from the config (datasets: the line's value, capped by the config's)

@@ -23,10 +23,14 @@ std::string str(double v) {
 
 const char* tree_kind_name(TreeKind k) {
     switch (k) {
-    case TreeKind::static_shape: return "static";
-    case TreeKind::top_k: return "top_k";
-    case TreeKind::sequoia: return "sequoia";
-    case TreeKind::cats: return "cats";
+        case TreeKind::static_shape:
+            return "static";
+        case TreeKind::top_k:
+            return "top_k";
+        case TreeKind::sequoia:
+            return "sequoia";
+        case TreeKind::cats:
+            return "cats";
     }
     return "static";
 }
@@ -74,8 +78,9 @@ void SpecConfig::validate(int32_t n_layer) const {
             fail("levels[" + std::to_string(i) + "]", e.what());
         }
         if (levels[i].kind == drafts::DraftKind::maxgram && i + 1 < levels.size())
-            fail("levels[" + std::to_string(i) + "]", "Max-Gram has no model to review other drafts: it must be the "
-                                                      "last level");
+            fail("levels[" + std::to_string(i) + "]",
+                 "Max-Gram has no model to review other drafts: it must be the "
+                 "last level");
     }
     const size_t n = levels.size();
     if (k_matrix.empty()) {
@@ -92,10 +97,12 @@ void SpecConfig::validate(int32_t n_layer) const {
             if (k_matrix[i].size() != n + 1) fail(f, "must have " + std::to_string(n + 1) + " columns");
             for (size_t j = 0; j <= n; ++j) {
                 const int32_t k = k_matrix[i][j];
-                if (k < 0 || k > 64) fail(f + "[" + std::to_string(j) + "]", "must be in [0, 64], got " + std::to_string(k));
+                if (k < 0 || k > 64)
+                    fail(f + "[" + std::to_string(j) + "]", "must be in [0, 64], got " + std::to_string(k));
                 if (j <= i && k != 0)
-                    fail(f + "[" + std::to_string(j) + "]", "must be 0: a level only drafts for reviewers above it "
-                                                            "(upper-triangular)");
+                    fail(f + "[" + std::to_string(j) + "]",
+                         "must be 0: a level only drafts for reviewers above it "
+                         "(upper-triangular)");
             }
         }
         if (draft_length(0) < 1) fail("k_matrix[0]", "the target's draft needs at least one position");
@@ -137,7 +144,8 @@ void SpecConfig::validate(int32_t n_layer) const {
     if (!greedy() && n > 1) fail("sampling", "stochastic verification runs with one draft level; cascades are greedy");
     if (!(p_min >= 0.0f && p_min < 1.0f)) fail("p_min", "must be in [0, 1), got " + str(p_min));
     if (adaptive_gamma.enabled) {
-        if (adaptive_gamma.min < 1) fail("adaptive_gamma.min", "must be >= 1, got " + std::to_string(adaptive_gamma.min));
+        if (adaptive_gamma.min < 1)
+            fail("adaptive_gamma.min", "must be >= 1, got " + std::to_string(adaptive_gamma.min));
         if (adaptive_gamma.max < adaptive_gamma.min || adaptive_gamma.max > 64)
             fail("adaptive_gamma.max", "must be in [min, 64], got " + std::to_string(adaptive_gamma.max));
         if (!k_matrix.empty()) fail("adaptive_gamma", "cannot be combined with a k_matrix");
@@ -147,8 +155,10 @@ void SpecConfig::validate(int32_t n_layer) const {
             fail("lenience", "one entry per reviewer (target + levels = " + std::to_string(n + 1) + "), got " +
                                  std::to_string(lenience.size()));
         if (lenience[0] != 1.0f)
-            fail("lenience[0]", "the target always reviews with lenience 1 (lenience there would change the "
-                                "output), got " + str(lenience[0]));
+            fail("lenience[0]",
+                 "the target always reviews with lenience 1 (lenience there would change the "
+                 "output), got " +
+                     str(lenience[0]));
         for (size_t i = 1; i <= n; ++i)
             if (!(lenience[i] >= 1.0f) || !std::isfinite(lenience[i]))
                 fail("lenience[" + std::to_string(i) + "]", "must be a finite number >= 1, got " + str(lenience[i]));
@@ -176,14 +186,19 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
     nlohmann::json levels = nlohmann::json::array();
     for (const auto& l : c.levels) levels.push_back(l);
     const TreeConfig& t = c.tree;
-    j = nlohmann::json{
+    j                   = nlohmann::json{
         {"levels", levels},
         {"gamma", c.gamma},
         {"verification", c.verification == Verification::chain ? "chain" : "tree"},
         {"tree",
-         {{"kind", tree_kind_name(t.kind)}, {"branching", t.branching}, {"top_k", t.top_k}, {"depth", t.depth},
-          {"node_budget", t.node_budget}, {"max_depth", t.max_depth}, {"prior", t.prior},
-          {"refit_every", t.refit_every}}},
+                           {{"kind", tree_kind_name(t.kind)},
+                            {"branching", t.branching},
+                            {"top_k", t.top_k},
+                            {"depth", t.depth},
+                            {"node_budget", t.node_budget},
+                            {"max_depth", t.max_depth},
+                            {"prior", t.prior},
+                            {"refit_every", t.refit_every}}},
         {"sampling", c.sampling},
         {"p_min", c.p_min},
         {"adaptive_gamma",
@@ -204,9 +219,10 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
 
 void from_json(const nlohmann::json& j, SpecConfig& c) {
     const std::string w = "spec";
-    check_keys(j, w, {"levels", "gamma", "verification", "tree", "sampling", "p_min", "adaptive_gamma", "lenience",
-                      "k_matrix", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts",
-                      "context", "baseline", "eos", "comment"});
+    check_keys(j, w,
+               {"levels", "gamma", "verification", "tree", "sampling", "p_min", "adaptive_gamma", "lenience",
+                "k_matrix", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts", "context",
+                "baseline", "eos", "comment"});
     c = SpecConfig{};
     if (auto it = j.find("levels"); it != j.end()) {
         if (!it->is_array()) throw std::invalid_argument("spec.levels: expected an array of draft specs");
@@ -228,16 +244,22 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     }
     if (auto it = j.find("tree"); it != j.end()) {
         const std::string tw = "spec.tree";
-        check_keys(*it, tw, {"kind", "branching", "top_k", "depth", "node_budget", "max_depth", "prior", "refit_every"});
+        check_keys(*it, tw,
+                   {"kind", "branching", "top_k", "depth", "node_budget", "max_depth", "prior", "refit_every"});
         TreeConfig& t = c.tree;
         if (auto k = it->find("kind"); k != it->end()) {
             const std::string s = k->is_string() ? k->get<std::string>() : "";
-            if (s == "static") t.kind = TreeKind::static_shape;
-            else if (s == "top_k") t.kind = TreeKind::top_k;
-            else if (s == "sequoia") t.kind = TreeKind::sequoia;
-            else if (s == "cats") t.kind = TreeKind::cats;
-            else throw std::invalid_argument(tw + ".kind: expected \"static\", \"top_k\", \"sequoia\" or \"cats\", got " +
-                                             k->dump());
+            if (s == "static")
+                t.kind = TreeKind::static_shape;
+            else if (s == "top_k")
+                t.kind = TreeKind::top_k;
+            else if (s == "sequoia")
+                t.kind = TreeKind::sequoia;
+            else if (s == "cats")
+                t.kind = TreeKind::cats;
+            else
+                throw std::invalid_argument(
+                    tw + ".kind: expected \"static\", \"top_k\", \"sequoia\" or \"cats\", got " + k->dump());
         }
         get(*it, tw, "branching", t.branching);
         get(*it, tw, "top_k", t.top_k);

@@ -20,7 +20,8 @@ void RankCounts::add(int32_t depth, int32_t n_children, int32_t accepted_rank) {
     if (accepted_rank >= 0 && accepted_rank < n_children) ++accepted[d][static_cast<size_t>(accepted_rank)];
 }
 
-std::vector<double> acceptance_by_rank(const RankCounts& counts, const std::vector<double>& prior, double prior_weight) {
+std::vector<double> acceptance_by_rank(const RankCounts& counts, const std::vector<double>& prior,
+                                       double prior_weight) {
     std::vector<double> p(prior);
     double total = 0;
     for (size_t r = 0; r < p.size(); ++r) {
@@ -56,7 +57,9 @@ drafts::TreeShape explicit_shape(const drafts::TreeShape& shape) {
     return out;
 }
 
-int32_t shape_nodes(const drafts::TreeShape& shape) { return static_cast<int32_t>(explicit_shape(shape).parent.size()); }
+int32_t shape_nodes(const drafts::TreeShape& shape) {
+    return static_cast<int32_t>(explicit_shape(shape).parent.size());
+}
 
 static std::vector<int32_t> depths_of(const drafts::TreeShape& e) {
     std::vector<int32_t> d(e.parent.size());
@@ -72,7 +75,8 @@ int32_t shape_depth(const drafts::TreeShape& shape) {
 drafts::TreeShape trim_shape(const drafts::TreeShape& shape, int32_t max_depth) {
     if (!shape.explicit_form()) {
         drafts::TreeShape s = shape;
-        if (s.branching.size() > static_cast<size_t>(std::max(0, max_depth))) s.branching.resize(size_t(std::max(0, max_depth)));
+        if (s.branching.size() > static_cast<size_t>(std::max(0, max_depth)))
+            s.branching.resize(size_t(std::max(0, max_depth)));
         return s;
     }
     const auto d = depths_of(shape);
@@ -90,27 +94,31 @@ drafts::TreeShape trim_shape(const drafts::TreeShape& shape, int32_t max_depth) 
 drafts::TreeShape make_tree_shape(const TreeConfig& cfg, int32_t chain, const std::vector<double>& p_by_rank) {
     drafts::TreeShape s;
     switch (cfg.kind) {
-    case TreeKind::static_shape: s.branching = cfg.branching; break;
-    case TreeKind::top_k: s.branching.assign(static_cast<size_t>(cfg.depth), cfg.top_k); break;
-    case TreeKind::cats:
-        // CATS: the draft chain, and under every chain node's parent one extra rank-1 leaf — the draft's second
-        // choice, which becomes the accepted token when the chain token is rejected at that position.
-        for (int32_t i = 0; i < chain; ++i) {
-            const int32_t par = i == 0 ? -1 : static_cast<int32_t>(s.parent.size()) - 2;
-            s.parent.push_back(par), s.rank.push_back(0);
-            s.parent.push_back(par), s.rank.push_back(1);
+        case TreeKind::static_shape:
+            s.branching = cfg.branching;
+            break;
+        case TreeKind::top_k:
+            s.branching.assign(static_cast<size_t>(cfg.depth), cfg.top_k);
+            break;
+        case TreeKind::cats:
+            // CATS: the draft chain, and under every chain node's parent one extra rank-1 leaf — the draft's second
+            // choice, which becomes the accepted token when the chain token is rejected at that position.
+            for (int32_t i = 0; i < chain; ++i) {
+                const int32_t par = i == 0 ? -1 : static_cast<int32_t>(s.parent.size()) - 2;
+                s.parent.push_back(par), s.rank.push_back(0);
+                s.parent.push_back(par), s.rank.push_back(1);
+            }
+            break;
+        case TreeKind::sequoia: {
+            const analytic::AcceptanceTable table = analytic::uniform_table(p_by_rank, cfg.max_depth);
+            const analytic::SequoiaResult best = analytic::sequoia_best_tree(table, cfg.node_budget + 1, cfg.max_depth);
+            const std::vector<int> ranks       = analytic::tree_ranks(best.tree);
+            for (size_t i = 1; i < best.tree.parent.size(); ++i) {
+                s.parent.push_back(best.tree.parent[i] - 1);  // analytic node 0 is the root
+                s.rank.push_back(ranks[i]);
+            }
+            break;
         }
-        break;
-    case TreeKind::sequoia: {
-        const analytic::AcceptanceTable table = analytic::uniform_table(p_by_rank, cfg.max_depth);
-        const analytic::SequoiaResult best    = analytic::sequoia_best_tree(table, cfg.node_budget + 1, cfg.max_depth);
-        const std::vector<int> ranks          = analytic::tree_ranks(best.tree);
-        for (size_t i = 1; i < best.tree.parent.size(); ++i) {
-            s.parent.push_back(best.tree.parent[i] - 1);  // analytic node 0 is the root
-            s.rank.push_back(ranks[i]);
-        }
-        break;
-    }
     }
     return s;
 }

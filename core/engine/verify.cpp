@@ -90,7 +90,8 @@ ChainVerdict verify_chain_stochastic(std::span<const int32_t> draft, const model
     ChainVerdict v;
     for (size_t j = 0; j < draft.size(); ++j) {
         sampler.probabilities(logits.row(static_cast<int32_t>(j)), p);
-        const std::span<const float> q = j < q_dist.size() ? std::span<const float>(q_dist[j]) : std::span<const float>();
+        const std::span<const float> q =
+            j < q_dist.size() ? std::span<const float>(q_dist[j]) : std::span<const float>();
         const PositionVerdict pv = verify_position_stochastic(p, q, draft[j], sampler.rng(), scratch, lenience);
         if (!pv.accepted) {
             v.next_token = pv.token;
@@ -118,7 +119,8 @@ std::vector<std::vector<int32_t>> tree_children(const drafts::DraftTree& tree) {
         ch[static_cast<size_t>(par + 1)].push_back(i);
     }
     auto rank_of = [&](int32_t i) { return i < static_cast<int32_t>(tree.rank.size()) ? tree.rank[size_t(i)] : 0; };
-    for (auto& c : ch) std::stable_sort(c.begin(), c.end(), [&](int32_t a, int32_t b) { return rank_of(a) < rank_of(b); });
+    for (auto& c : ch)
+        std::stable_sort(c.begin(), c.end(), [&](int32_t a, int32_t b) { return rank_of(a) < rank_of(b); });
     return ch;
 }
 

@@ -18,8 +18,8 @@ namespace speculum::engine {
 enum class TokenKind : uint8_t { accepted, corrected, bonus };
 
 struct ChainVerdict {
-    int32_t n_accepted = 0;  // draft tokens accepted (a prefix of the draft)
-    int32_t next_token = -1; // the reviewer's correction or bonus token
+    int32_t n_accepted  = 0;   // draft tokens accepted (a prefix of the draft)
+    int32_t next_token  = -1;  // the reviewer's correction or bonus token
     TokenKind next_kind = TokenKind::bonus;
 };
 

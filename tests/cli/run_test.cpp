@@ -39,7 +39,7 @@ nlohmann::json read_json(const std::string& path) {
 }  // namespace
 
 TEST(CliRun, ChainSummaryAndReport) {
-    const std::string cfg = write_config("run_chain.json", R"({"levels": [{"kind": "self", "exit_layer": 1}],
+    const std::string cfg    = write_config("run_chain.json", R"({"levels": [{"kind": "self", "exit_layer": 1}],
         "gamma": [4], "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
     const std::string report = (speculum::test::tmp_dir() / "run_chain_report.json").string();
     auto r = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--reference", "--report", report});
@@ -59,7 +59,7 @@ TEST(CliRun, CascadeAndTreeAreLossless) {
     const std::string cascade = write_config("run_cascade.json", R"({"levels": [{"kind": "self", "exit_layer": 1},
         {"kind": "maxgram"}], "gamma": [5, 3], "lenience": [1, 2, 1], "max_new_tokens": 24,
         "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
-    auto r = run_cli({"run", "--config", cascade, "-m", tiny_target(), "--reference"});
+    auto r                    = run_cli({"run", "--config", cascade, "-m", tiny_target(), "--reference"});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("  2 draft"), std::string::npos) << r.out;  // the Max-Gram level has its own line
@@ -67,7 +67,7 @@ TEST(CliRun, CascadeAndTreeAreLossless) {
     const std::string tree = write_config("run_tree.json", R"({"levels": [{"kind": "self", "exit_layer": 0}],
         "gamma": [3], "verification": "tree", "tree": {"kind": "sequoia", "node_budget": 8, "max_depth": 4},
         "max_new_tokens": 24, "prompt_ids": [1, 2, 3]})");
-    r = run_cli({"run", "--config", tree, "-m", tiny_target(), "--reference"});
+    r                      = run_cli({"run", "--config", tree, "-m", tiny_target(), "--reference"});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
 }

@@ -38,26 +38,26 @@ TEST(EngineConfig, RoundTripDefaultAndRandomized) {
     model::Rng rng(17);
     auto pick = [&](int n) { return static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(n)); };
     for (int i = 0; i < 50; ++i) {
-        SpecConfig c = valid();
+        SpecConfig c    = valid();
         const int32_t n = 1 + pick(3);
         c.levels.assign(static_cast<size_t>(n), {});
         c.levels.back().kind = drafts::DraftKind::maxgram;
         c.gamma.clear();
         for (int32_t l = 0; l < n; ++l) c.gamma.push_back(1 + pick(8));
-        c.verification             = pick(2) ? Verification::chain : Verification::tree;
-        c.tree.kind                = static_cast<TreeKind>(pick(4));
-        c.tree.branching           = {1 + pick(3), 1 + pick(3)};
-        c.tree.node_budget         = 1 + pick(30);
-        c.sampling.temperature     = pick(2) ? 0.0f : 0.5f + static_cast<float>(pick(10)) / 8.0f;
-        c.sampling.seed            = rng.next_u64();
-        c.p_min                    = static_cast<float>(pick(8)) / 10.0f;
-        c.adaptive_gamma.enabled   = pick(2) == 1;
+        c.verification           = pick(2) ? Verification::chain : Verification::tree;
+        c.tree.kind              = static_cast<TreeKind>(pick(4));
+        c.tree.branching         = {1 + pick(3), 1 + pick(3)};
+        c.tree.node_budget       = 1 + pick(30);
+        c.sampling.temperature   = pick(2) ? 0.0f : 0.5f + static_cast<float>(pick(10)) / 8.0f;
+        c.sampling.seed          = rng.next_u64();
+        c.p_min                  = static_cast<float>(pick(8)) / 10.0f;
+        c.adaptive_gamma.enabled = pick(2) == 1;
         c.lenience.assign(static_cast<size_t>(n) + 1, 1.0f + static_cast<float>(pick(4)));
-        c.lenience[0]              = 1.0f;
-        c.max_new_tokens           = 1 + pick(200);
-        c.prompt                   = pick(2) ? "" : "text \"quoted\"";
-        c.context.n_batch          = 16 + pick(100);
-        c.baseline                 = pick(2) == 1;
+        c.lenience[0]     = 1.0f;
+        c.max_new_tokens  = 1 + pick(200);
+        c.prompt          = pick(2) ? "" : "text \"quoted\"";
+        c.context.n_batch = 16 + pick(100);
+        c.baseline        = pick(2) == 1;
         if (pick(3) == 0) c.k_matrix.assign(static_cast<size_t>(n) + 1, std::vector<int32_t>(size_t(n) + 1, 0));
         EXPECT_EQ(round_trip(c), c) << nlohmann::json(c).dump();
     }
@@ -122,7 +122,7 @@ TEST(EngineConfig, BundledExampleLoads) {
 
 TEST(EngineConfig, EveryBundledBenchmarkConfigIsValid) {
     const std::filesystem::path dir = std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources/configs/bench";
-    int n = 0;
+    int n                           = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         if (e.path().extension() != ".json" || e.path().filename() == "synthetic_target.json") continue;
         EXPECT_NO_THROW(load_spec_config(e.path().string())) << e.path();
@@ -135,7 +135,7 @@ TEST(EngineConfig, TreeShapes) {
     TreeConfig t;
     t.branching = {3, 2};
     EXPECT_EQ(shape_nodes(make_tree_shape(t, 0, {})), 3 + 6);
-    t.kind = TreeKind::cats;
+    t.kind                       = TreeKind::cats;
     const drafts::TreeShape cats = make_tree_shape(t, 3, {});
     EXPECT_EQ(cats.parent, (std::vector<int32_t>{-1, -1, 0, 0, 2, 2}));
     EXPECT_EQ(cats.rank, (std::vector<int32_t>{0, 1, 0, 1, 0, 1}));

@@ -25,14 +25,19 @@ inline model::SyntheticSpec engine_target_spec(int32_t n_layer = 4, uint64_t see
 }
 
 // The reference path: a batched pass is bitwise equal to sequential decoding, so greedy outputs compare exactly.
-inline model::ContextConfig exact_ctx() { return {.n_ctx = 256, .n_batch = 64, .path = model::ForwardPath::reference}; }
+inline model::ContextConfig exact_ctx() {
+    return {.n_ctx = 256, .n_batch = 64, .path = model::ForwardPath::reference};
+}
 
 // The target's own greedy continuation of `prompt` (plain autoregressive decoding).
 inline std::vector<int32_t> greedy_reference(const model::Model& m, const std::vector<int32_t>& prompt, int32_t n) {
     model::InferenceContext ctx(m, exact_ctx());
     model::Sampler s;
     std::vector<int32_t> out;
-    model::generate(ctx, s, prompt, n, [&](int32_t t) { out.push_back(t); return true; });
+    model::generate(ctx, s, prompt, n, [&](int32_t t) {
+        out.push_back(t);
+        return true;
+    });
     return out;
 }
 
@@ -68,7 +73,10 @@ public:
                 const double u = rng.next_double();
                 double acc     = 0;
                 for (size_t v = 0; v < q.size(); ++v)
-                    if ((acc += q[v]) > u) { t = static_cast<int32_t>(v); break; }
+                    if ((acc += q[v]) > u) {
+                        t = static_cast<int32_t>(v);
+                        break;
+                    }
             }
             if (p.p_min > 0 && q[static_cast<size_t>(t)] < p.p_min) break;
             c.tokens.push_back(t);
@@ -88,11 +96,12 @@ public:
         std::vector<std::vector<float>> node_logits;  // logits after each node
         const std::vector<float> root = catch_up(cancel);
         for (size_t i = 0; i < e.parent.size(); ++i) {
-            const int32_t par = e.parent[i];
+            const int32_t par           = e.parent[i];
             const std::vector<float>& l = par < 0 ? root : node_logits[static_cast<size_t>(par)];
             std::vector<int32_t> order(l.size());
             std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return l[size_t(a)] > l[size_t(b)]; });
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int32_t a, int32_t b) { return l[size_t(a)] > l[size_t(b)]; });
             const int32_t tok = order[static_cast<size_t>(e.rank[i])];
             tree.tokens.push_back(tok);
             tree.parent.push_back(par);
@@ -101,7 +110,8 @@ public:
             tree.q.push_back(softmax(l)[static_cast<size_t>(tok)]);
             // Evaluate the node on its own path (rebuild the path's cache: simple, tests only).
             std::vector<int32_t> path{tok};
-            for (int32_t a = par; a >= 0; a = tree.parent[static_cast<size_t>(a)]) path.push_back(tree.tokens[size_t(a)]);
+            for (int32_t a = par; a >= 0; a = tree.parent[static_cast<size_t>(a)])
+                path.push_back(tree.tokens[size_t(a)]);
             std::reverse(path.begin(), path.end());
             m_ctx.kv().truncate(static_cast<int32_t>(base));
             m_cached.resize(base);
@@ -154,7 +164,8 @@ public:
     }
     drafts::DraftChain propose(int32_t k, const drafts::ProposeParams&, const CancelToken&) override {
         drafts::DraftChain c;
-        for (int32_t i = 0; i < k; ++i) c.tokens.push_back(guess(m_at + static_cast<size_t>(i), i)), c.q.push_back(1.0f);
+        for (int32_t i = 0; i < k; ++i)
+            c.tokens.push_back(guess(m_at + static_cast<size_t>(i), i)), c.q.push_back(1.0f);
         return c;
     }
     drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams&,
@@ -166,7 +177,9 @@ public:
             const int32_t par   = e.parent[i];
             const int32_t depth = par < 0 ? 1 : t.depth[static_cast<size_t>(par)] + 1;
             const size_t at     = m_at + static_cast<size_t>(depth) - 1;
-            const int32_t tok   = e.rank[i] == 0 ? guess(at, depth - 1) : e.rank[i] == 1 ? truth(at) : (truth(at) + 2) % m_n_vocab;
+            const int32_t tok   = e.rank[i] == 0   ? guess(at, depth - 1)
+                                  : e.rank[i] == 1 ? truth(at)
+                                                   : (truth(at) + 2) % m_n_vocab;
             t.tokens.push_back(tok), t.parent.push_back(par), t.depth.push_back(depth), t.rank.push_back(e.rank[i]);
             t.q.push_back(1.0f);
         }
@@ -194,7 +207,8 @@ public:
         c.q.assign(c.tokens.size(), 1.0f);
         return c;
     }
-    drafts::DraftTree propose_tree(const drafts::TreeShape&, const drafts::ProposeParams&, const CancelToken&) override {
+    drafts::DraftTree propose_tree(const drafts::TreeShape&, const drafts::ProposeParams&,
+                                   const CancelToken&) override {
         throw std::logic_error("max-gram: no trees");
     }
 

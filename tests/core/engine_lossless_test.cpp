@@ -17,7 +17,7 @@ const std::vector<int32_t> kPrompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
 constexpr int32_t kNew = 40;
 
 struct Fixture {
-    model::Model target = model::make_synthetic_model(engine_target_spec());
+    model::Model target      = model::make_synthetic_model(engine_target_spec());
     std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
 };
 Fixture& fx() {
@@ -71,18 +71,18 @@ TEST(EngineLossless, MaxGramChain) {
 }
 
 TEST(EngineLossless, ChainWithPMinAndAdaptiveGamma) {
-    SpecConfig c              = base_config(2);
-    c.p_min                   = 0.3f;
-    c.adaptive_gamma.enabled  = true;
-    c.adaptive_gamma.min      = 1;
-    c.adaptive_gamma.max      = 8;
+    SpecConfig c             = base_config(2);
+    c.p_min                  = 0.3f;
+    c.adaptive_gamma.enabled = true;
+    c.adaptive_gamma.min     = 1;
+    c.adaptive_gamma.max     = 8;
     expect_lossless(c, std::make_shared<ContextDrafter>(fx().target, exit_after(2)), "p_min + adaptive");
 }
 
 TEST(EngineLossless, Trees) {
-    auto drafter = [] { return std::make_shared<ContextDrafter>(fx().target, exit_after(1)); };
-    SpecConfig c = base_config(4);
-    c.verification = engine::Verification::tree;
+    auto drafter     = [] { return std::make_shared<ContextDrafter>(fx().target, exit_after(1)); };
+    SpecConfig c     = base_config(4);
+    c.verification   = engine::Verification::tree;
     c.tree.kind      = engine::TreeKind::static_shape;
     c.tree.branching = {3, 2, 1};
     expect_lossless(c, drafter(), "static tree");
@@ -129,8 +129,8 @@ TEST(EngineLossless, HorizontalCascadeKMatrix) {
     // Target's draft: 2 positions from level 1 (itself reviewing Max-Gram drafts of 3), then 3 raw Max-Gram.
     c.k_matrix = {{0, 2, 3}, {0, 0, 3}, {0, 0, 0}};
     std::vector<engine::LevelMaterial> m(2);
-    m[0] = {std::make_shared<ContextDrafter>(t, exit_after(1)), &t, exit_after(1), "exit@1", {}};
-    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
+    m[0]       = {std::make_shared<ContextDrafter>(t, exit_after(1)), &t, exit_after(1), "exit@1", {}};
+    m[1]       = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
     auto stack = engine::build_draft_stack(c, m);
     EXPECT_NE(stack->name().find("horizontal"), std::string::npos);
     expect_lossless(c, stack, "horizontal cascade");
@@ -168,7 +168,10 @@ TEST(EngineLossless, BundledTarget) {
     model::InferenceContext ctx(t, {.n_ctx = 128, .n_batch = 32, .path = model::ForwardPath::reference});
     model::Sampler s;
     std::vector<int32_t> ref;
-    model::generate(ctx, s, prompt, n, [&](int32_t x) { ref.push_back(x); return true; });
+    model::generate(ctx, s, prompt, n, [&](int32_t x) {
+        ref.push_back(x);
+        return true;
+    });
     engine::SpecConfig c;
     c.levels.resize(1);
     c.gamma          = {3};
@@ -185,10 +188,10 @@ TEST(EngineLossless, BundledTarget) {
 
 // Stochastic runs: reproducible for a seed, different across seeds, and the draft distributions are used.
 TEST(EngineStochastic, SeededAndReproducible) {
-    SpecConfig c               = base_config(3);
-    c.sampling.temperature     = 1.0f;
-    c.sampling.seed            = 5;
-    auto run = [&](uint64_t seed) {
+    SpecConfig c           = base_config(3);
+    c.sampling.temperature = 1.0f;
+    c.sampling.seed        = 5;
+    auto run               = [&](uint64_t seed) {
         c.sampling.seed = seed;
         return SpecEngine(fx().target, c, std::make_shared<ContextDrafter>(fx().target, exit_after(2))).run(kPrompt);
     };

@@ -112,7 +112,8 @@ TEST(EngineStats, CancelFromTheSinkReturnsPartialStats) {
     SpecConfig c = cfg(4);
     c.baseline   = true;
     SpecEngine eng(target(), c, oracle({2}));
-    const engine::RunResult r = eng.run(kPrompt, cancel, [&](double f, const std::string&) { fractions.push_back(f); }, &sink);
+    const engine::RunResult r = eng.run(
+        kPrompt, cancel, [&](double f, const std::string&) { fractions.push_back(f); }, &sink);
     EXPECT_TRUE(r.cancelled);
     EXPECT_GE(r.tokens.size(), 10u);
     EXPECT_LT(r.tokens.size(), static_cast<size_t>(kNew));

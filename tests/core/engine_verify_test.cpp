@@ -26,7 +26,9 @@ double chi2(const std::vector<int>& counts, const std::vector<float>& p, int n) 
     return x;
 }
 
-int32_t draw(const std::vector<float>& w, model::Rng& rng) { return sample_unnormalised(w, rng); }
+int32_t draw(const std::vector<float>& w, model::Rng& rng) {
+    return sample_unnormalised(w, rng);
+}
 
 std::vector<float> log_of(const std::vector<float>& p) {
     std::vector<float> l(p.size());
@@ -142,9 +144,9 @@ TEST(EngineVerify, GreedyTreeWalksTheArgmaxPath) {
     tree.depth  = {1, 1, 2, 2};
     tree.rank   = {0, 1, 0, 1};
     std::vector<float> rows(5 * 8, 0.0f);
-    rows[0 * 8 + 5] = 1;  // root -> 5 (node 1, rank 1)
-    rows[2 * 8 + 7] = 1;  // after node 1 -> 7 (node 3)
-    rows[4 * 8 + 4] = 1;  // after node 3 -> 4 (bonus: leaf)
+    rows[0 * 8 + 5]     = 1;  // root -> 5 (node 1, rank 1)
+    rows[2 * 8 + 7]     = 1;  // after node 1 -> 7 (node 3)
+    rows[4 * 8 + 4]     = 1;  // after node 3 -> 4 (bonus: leaf)
     const TreeVerdict v = verify_tree_greedy(tree, view(rows, 8));
     EXPECT_EQ(v.path, (std::vector<int32_t>{1, 3}));
     EXPECT_EQ(v.rank, (std::vector<int32_t>{1, 1}));
