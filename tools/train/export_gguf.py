@@ -123,6 +123,12 @@ def main():
     if worst > 1e-3:
         raise SystemExit("export check FAILED: numpy forward over the GGUF disagrees with torch (%.2e)" % worst)
     print("export check passed")
+    import hashlib
+    with open(args.out, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    with open(os.path.splitext(args.ckpt)[0] + ".export.json", "w") as f:
+        json.dump({"file": os.path.basename(args.out), "bytes": os.path.getsize(args.out), "sha256": sha,
+                   "max_abs_logit_diff_numpy_vs_torch": worst, "texts": texts}, f, indent=1)
 
 
 if __name__ == "__main__":
