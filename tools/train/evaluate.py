@@ -165,6 +165,8 @@ def main():
     ap.add_argument("--draft", default=os.path.join(HERE, "runs", "draft.pt"))
     ap.add_argument("--gamma", type=int, default=4)
     ap.add_argument("--limit", type=int, default=0, help="prompts per task (0: all)")
+    ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks (parallel runs: one each)")
+    ap.add_argument("--no-ref", action="store_true", help="skip writing reference_tokens.json")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--target-gguf", default=os.path.join(ROOT, "resources", "models", "speculum-target-f16.gguf"))
     ap.add_argument("--draft-gguf", default=os.path.join(ROOT, "resources", "models", "speculum-draft-f16.gguf"))
@@ -177,7 +179,7 @@ def main():
     draft = f16_rounded(load_model(args.draft)[0])
     t0 = time.time()
     report = {"gamma": args.gamma, "tasks": {}}
-    for task in TASKS:
+    for task in args.tasks.split(","):
         with open(os.path.join(ROOT, "datasets", task + ".jsonl")) as f:
             rows = [json.loads(line) for line in f]
         if args.limit:
@@ -202,7 +204,7 @@ def main():
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
     print("wrote", args.out)
-    if os.path.exists(args.target_gguf) and os.path.exists(args.draft_gguf):
+    if not args.no_ref and os.path.exists(args.target_gguf) and os.path.exists(args.draft_gguf):
         reference_tokens(tok, args.target_gguf, args.draft_gguf, args.ref_out)
 
 

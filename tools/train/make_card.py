@@ -10,7 +10,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-RUNS = os.path.join(HERE, "runs")
+RUNS = os.environ.get("SPECULUM_TRAIN_RUNS", os.path.join(HERE, "runs"))  # override for testing
 DATA = os.path.join(HERE, "data")
 TASKS = ["code_completion", "prose_continuation", "copy_from_context", "structured_lists", "question_answer"]
 
@@ -26,7 +26,7 @@ def fmt_loss(d):
 
 def command(m, name, gguf):
     a = m["args"]
-    cmd = ("cd tools/train && OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 train.py --config %s --steps %d --decay-at %d "
+    cmd = ("OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 train.py --config %s --steps %d --decay-at %d "
            "--batch %d --seq %d --lr %g --warmup %d --wd %g --seed %d --threads %d --weights %s%s "
            "--eval-every %d --eval-windows %d --val-windows %d --out runs/%s.pt" % (
                a["config"], m["planned_steps"], m["decay_at"], a["batch"], a["seq"], a["lr"], a["warmup"], a["wd"],
@@ -42,7 +42,12 @@ def main():
               ("draft", "speculum-draft", "speculum-draft-f16.gguf")]
     met = {k: load(k + ".metrics.json") for k, _, _ in models}
     exp = {k: load(k + ".export.json") for k, _, _ in models}
-    ev = load("eval.json")
+    ev = {"gamma": None, "tasks": {}}
+    for fn in sorted(os.listdir(RUNS)):  # eval.json, or one eval_<task>.json per parallel run
+        if fn.startswith("eval") and fn.endswith(".json"):
+            part = load(fn)
+            ev["gamma"] = part["gamma"]
+            ev["tasks"].update(part["tasks"])
     tok = json.load(open(os.path.join(DATA, "tokenizer.json")))
     corpus = {}
     for split in ("train", "heldout"):
@@ -130,8 +135,8 @@ def main():
         w("| %s | %s | %s | %d | %d | %d | %d |" % (what, pkg, lic, nbytes[("train", src)], corpus[("train", src)],
                                                     nbytes[("heldout", src)], corpus[("heldout", src)]))
     w("")
-    w("Text is folded to ASCII. Held out (validation and `datasets/`): KJV chapters with canonical index i % 20 "
-      "== 7 (60 of 1189) and stdlib files with crc32(path) % 20 == 0 (34 files), with their Q/A. Man pages were "
+    w("Text is folded to ASCII. Held out (validation and `datasets/`): KJV chapters with canonical index i %% 20 "
+      "== 7 (60 of 1189) and stdlib files with crc32(path) %% 20 == 0 (34 files), with their Q/A. Man pages were "
       "not used (mixed licences). Training batches draw each sequence from one source with weights %s, each "
       "sequence being `<|bos|>` + 255 consecutive tokens at a random offset (documents end with `<|eos|>`)." %
       met["target"]["args"]["weights"])
@@ -175,11 +180,12 @@ def main():
     w("")
     w("```")
     w("scripts/install-deps.sh --dev   # python3-torch, python3-numpy, bible-kjv-text")
-    w("cd tools/train && /usr/bin/python3 corpus.py && /usr/bin/python3 bpe.py train --vocab 2048 "
-      "&& /usr/bin/python3 prepare.py && cd ../..")
+    w("cd tools/train")
+    w("/usr/bin/python3 corpus.py && /usr/bin/python3 bpe.py train --vocab 2048 && /usr/bin/python3 prepare.py")
+    w("/usr/bin/python3 make_datasets.py")
     for k, name, gguf in models:
         w(command(met[k], name, gguf))
-    w("cd tools/train && /usr/bin/python3 evaluate.py && /usr/bin/python3 make_card.py")
+    w("/usr/bin/python3 evaluate.py && /usr/bin/python3 make_card.py")
     w("```")
     w("")
     w("`tools/train/run_all.sh` runs the whole pipeline. Bit-identical weights need the same torch build "
@@ -236,7 +242,7 @@ def main():
     w("The weights are a product of this project's training code on public-domain (KJV) and PSF-licensed "
       "(Python standard library) text; redistribution with the PSF copyright notice for the Python-derived "
       "part is the conservative reading.")
-    with open(os.path.join(ROOT, "resources", "models", "README.md"), "w") as f:
+    with open(os.environ.get("SPECULUM_CARD_OUT", os.path.join(ROOT, "resources", "models", "README.md")), "w") as f:
         f.write("\n".join(L) + "\n")
     print("wrote resources/models/README.md")
 
