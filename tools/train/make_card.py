@@ -154,20 +154,29 @@ def main():
                      ("seed", lambda m: "%d" % m["args"]["seed"]),
                      ("CPU threads", lambda m: "%d" % m["args"]["threads"]),
                      ("wall time", lambda m: "%.1f min" % (m["wall_seconds"] / 60)),
-                     ("final train loss (nats/token: all / kjv / py / qa)", lambda m: fmt_loss(m["train_loss"])),
-                     ("final validation loss (held-out)", lambda m: fmt_loss(m["val_loss"]))):
+                     ("training throughput", lambda m: "%.0f tokens/s" % (m["tokens_seen"] / m["wall_seconds"])),
+                     ("final train loss (nats/token: all / kjv / py / qa; %d windows/source)" % mt["args"][
+                         "val_windows"], lambda m: fmt_loss(m["train_loss"])),
+                     ("final validation loss (held-out, same windows as the line above)",
+                      lambda m: fmt_loss(m["val_loss"]))):
         w("| %s | %s | %s |" % (label, f(mt), f(md)))
+    w("")
+    vc = load("val_common.json")
+    w("The two runs used different window counts (`--val-windows`); on the **same** %d held-out windows per "
+      "source, with the F16 weights as stored in the GGUF files (`val_loss.py`), the validation loss is: "
+      "target %s; draft %s." % (vc["windows_per_source"], fmt_loss(vc["target"]), fmt_loss(vc["draft"])))
     w("")
     w("AdamW (betas 0.9/0.95, eps 1e-8, weight decay %g on matrices only), gradient clipping at 1.0, linear "
       "warm-up over %d steps, constant peak LR, then a cosine decay to 10 %% of the peak over the last 20 %% of "
       "the steps (warm-up-stable-decay). Weights are fp32; the forward pass runs under bf16 autocast (5x faster "
       "on the Zen 4 CPU used, measured), losses and the optimizer in fp32. Losses are mean next-token cross "
-      "entropy in nats over %d fixed windows of 255 tokens per source, in fp32. Train and draft ran concurrently "
+      "entropy in nats over fixed, evenly spaced windows of 255 tokens per source, in fp32. Target and draft ran concurrently "
       "on a 2-core AMD EPYC (Zen 4) VM, at `nice 10`, **shared with several C++ builds** (load average 10-18): "
       "wall times are long for the work done, and the step counts were set by a wall-clock budget "
       "(`--time-budget`, which fixes the step where the decay starts; the commands below replay the same "
-      "schedule by step). On an idle 2-core machine the target trains at about 3,200 tokens/s." % (
-          mt["args"]["wd"], mt["args"]["warmup"], mt["args"]["val_windows"]))
+      "schedule by step). On an idle 2-core machine the target trains at about 3,200 tokens/s, so the same "
+      "token budget would take about %.0f minutes there, and a longer run would give a better target." % (
+          mt["args"]["wd"], mt["args"]["warmup"], mt["tokens_seen"] / 3200 / 60))
     w("")
     w("Validation loss during training (held-out, %d windows per source, nats/token):" % mt["args"]["eval_windows"])
     w("")
