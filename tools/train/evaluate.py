@@ -130,8 +130,9 @@ def reference_tokens(tok, target_gguf, draft_gguf, out_path):
                  "    return self._value\n", "A:\n", "abc   ", "2024-01-01T00:00:00Z", "\n\n\n", "", "a\r\nb"]
     res = {"note": "Token ids from tools/train/bpe.py (llama.cpp gpt2 BPE semantics) and greedy tokens from "
                    "tools/train/ref_forward.py over the committed GGUF files (fp32 math on F16 weights). "
-                   "min_margin is the smallest top-1 minus top-2 logit gap along each greedy path: a runtime whose "
-                   "logits differ by more than about half of it may legitimately pick another token.",
+                   "margins[i] is the top-1 minus top-2 logit gap at generated token i (min_margin the smallest): a "
+                   "runtime whose logits differ by more than about half of it may legitimately pick another token "
+                   "there and diverge afterwards.",
            "bos_id": tok.bos_id, "eos_id": tok.eos_id, "add_bos": True,
            "tokenizer": [{"text": t, "ids": tok.encode(t)} for t in tok_cases], "models": {}}
     for name, path in (("target", target_gguf), ("draft", draft_gguf)):
@@ -151,7 +152,7 @@ def reference_tokens(tok, target_gguf, draft_gguf, out_path):
                 seq.append(int(top[0]))
             top5 = np.argsort(-first_logits)[:5]
             cases.append({"prompt": p, "prompt_ids": ids, "greedy_16": gen, "greedy_text": tok.decode(gen),
-                          "min_margin": min(margins),
+                          "min_margin": min(margins), "margins": [round(x, 5) for x in margins],
                           "last_logits_top5": [[int(i), float(first_logits[i])] for i in top5]})
         res["models"][name] = {"file": os.path.basename(path), "cases": cases}
     with open(out_path, "w") as f:
@@ -167,6 +168,7 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="prompts per task (0: all)")
     ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks (parallel runs: one each)")
     ap.add_argument("--no-ref", action="store_true", help="skip writing reference_tokens.json")
+    ap.add_argument("--ref-only", action="store_true", help="only write reference_tokens.json")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--target-gguf", default=os.path.join(ROOT, "resources", "models", "speculum-target-f16.gguf"))
     ap.add_argument("--draft-gguf", default=os.path.join(ROOT, "resources", "models", "speculum-draft-f16.gguf"))
@@ -179,7 +181,7 @@ def main():
     draft = f16_rounded(load_model(args.draft)[0])
     t0 = time.time()
     report = {"gamma": args.gamma, "tasks": {}}
-    for task in args.tasks.split(","):
+    for task in ([] if args.ref_only else args.tasks.split(",")):
         with open(os.path.join(ROOT, "datasets", task + ".jsonl")) as f:
             rows = [json.loads(line) for line in f]
         if args.limit:
@@ -201,9 +203,10 @@ def main():
                                  "greedy_agreement": AG / max(1, AN), "samples": samples}
         print("%-20s alpha(gamma=%d) %.3f  tokens/target call %.2f  per-token agreement %.3f  (%.0fs)" % (
             task, args.gamma, A / max(1, P), G / max(1, C), AG / max(1, AN), time.time() - t0), flush=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=1)
-    print("wrote", args.out)
+    if not args.ref_only:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+        print("wrote", args.out)
     if not args.no_ref and os.path.exists(args.target_gguf) and os.path.exists(args.draft_gguf):
         reference_tokens(tok, args.target_gguf, args.draft_gguf, args.ref_out)
 

@@ -194,7 +194,7 @@ def main():
     w("/usr/bin/python3 make_datasets.py")
     for k, name, gguf in models:
         w(command(met[k], name, gguf))
-    w("/usr/bin/python3 evaluate.py && /usr/bin/python3 make_card.py")
+    w("/usr/bin/python3 val_loss.py && /usr/bin/python3 evaluate.py && /usr/bin/python3 make_card.py")
     w("```")
     w("")
     w("`tools/train/run_all.sh` runs the whole pipeline. Bit-identical weights need the same torch build "
