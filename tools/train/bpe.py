@@ -180,7 +180,7 @@ def cmd_train(args):
     if len(merges) != n_merges:
         raise RuntimeError("only %d merges found" % len(merges))
     tok = Tokenizer(merges)
-    tok.save(args.out, {"vocab_size": len(tok.tokens), "pre": "gpt2", "bos": BOS, "eos": EOS})
+    tok.save(args.out, {"vocab_size": len(tok.tokens), "pre": "gpt-2", "bos": BOS, "eos": EOS})
     print("wrote %s: %d tokens (%.1fs)" % (args.out, len(tok.tokens), time.time() - t0))
 
 

@@ -61,7 +61,7 @@ def build_gguf(model, tok, name, description):
     w.add_uint32("llama.vocab_size", cfg.n_vocab)
     w.add_uint32("general.file_type", 1)  # LLAMA_FTYPE_MOSTLY_F16
     w.add_string("tokenizer.ggml.model", "gpt2")
-    w.add_string("tokenizer.ggml.pre", "gpt2")
+    w.add_string("tokenizer.ggml.pre", "gpt-2")  # llama.cpp's name for the GPT-2 pre-tokenizer
     w.add_array("tokenizer.ggml.tokens", T_STRING, tok.tokens)
     w.add_array("tokenizer.ggml.token_type", T_INT32, tok.token_types())
     w.add_array("tokenizer.ggml.merges", T_STRING, ["%s %s" % m for m in tok.merges])

@@ -111,7 +111,7 @@ def main():
     w("")
     w("## Tokenizer")
     w("")
-    w("Byte-level BPE (`tokenizer.ggml.model` = `gpt2`, `tokenizer.ggml.pre` = `gpt2`), %d tokens: ids 0-255 "
+    w("Byte-level BPE (`tokenizer.ggml.model` = `gpt2`, `tokenizer.ggml.pre` = `gpt-2`), %d tokens: ids 0-255 "
       "are the single bytes in byte order (GPT-2's bytes-to-unicode mapping), ids 256-%d one token per merge "
       "in merge order (`tokenizer.ggml.merges`, \"a b\" strings, rank = index), then `<|bos|>` = %d and "
       "`<|eos|>` = %d (token type 3, CONTROL; all others 1, NORMAL). `add_bos_token` = true, `add_eos_token` = "
