@@ -24,7 +24,7 @@ namespace speculum::cli {
 
 namespace {
 
-constexpr const char* kBundledTarget = "models/speculum-target-f16.gguf";
+constexpr const char* kBundledTarget = kBundledTargetModel;
 
 std::vector<int32_t> parse_id_list(const std::string& s) {
     std::vector<int32_t> ids;
