@@ -6,12 +6,19 @@
 #include "core/parallel.h"
 #include "kernels/gemv.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace speculum::model {
+
+namespace {
+// Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm.
+constexpr int32_t kBlasMinBatch = 32;
+}  // namespace
 
 // ---- config ----
 
@@ -140,6 +147,22 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const {
     if (m_cfg.path == ForwardPath::reference) {
         for (int32_t i = 0; i < n; ++i) kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
+        return;
+    }
+    // Large batches (prefill): dequantize a tile of rows to f32 in a per-thread buffer and let OpenBLAS multiply
+    // it by all n activation vectors. BLAS runs inside TBB tasks here, so it must not start threads of its own.
+    if (n >= kBlasMinBatch) {
+        openblas_set_num_threads(1);
+        const int64_t tile_rows = std::max<int64_t>(4, (256 << 10) / (w.cols * static_cast<int64_t>(sizeof(float))));
+        parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
+            thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
+            tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
+            for (int64_t r = r0; r < r1; ++r) kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
+            // Y[:, r0..r1) = X (n, cols) * tile^T
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
+                        1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
+                        static_cast<int>(ldy));
+        });
         return;
     }
     // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
