@@ -1,122 +1,16 @@
-// AVX2 + FMA + F16C GEMV/GEMM/dequantize. Activations stay f32: each 32-element weight chunk is decoded once
-// into 4 x 8 f32 registers (exactly the reference's dequantized values) and FMA'd into up to 8 vectors at once.
-// Only the f32 summation order differs from the reference. Every function here carries the target attribute;
-// everything is in an anonymous namespace so no AVX2 code can leak into other translation units via COMDAT.
+// AVX2 + FMA + F16C GEMV/GEMM/dequantize. Activations stay f32; weights are decoded to exactly the reference's
+// values (gemv_avx2_decoders.h), so only the f32 summation order differs from the reference. gemv decodes into
+// registers; gemm (n >= 2) decodes each weight once per call into an L1 slab shared by all n vectors.
+// Every function carries the target attribute and lives in an anonymous namespace (no AVX2 code leaks via COMDAT).
 #include "kernels/gemv_detail.h"
 
-#include "kernels/fp16.h"
-#include "kernels/quant_blocks.h"
+#include "kernels/gemv_avx2_decoders.h"
 
 #include <immintrin.h>
-
-#include <cstring>
-
-#define SPECULUM_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define SPECULUM_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
 
 namespace speculum::kernels::detail {
 
 namespace {
-
-constexpr int kChunk = 32;  // elements decoded at once: one block of Q8_0/Q4_0/MXFP4
-
-// ---- decoders: one 32-element chunk -> w[0..3] (elements 8k..8k+7 in w[k]) ----
-
-struct DecF32 {
-    static constexpr int64_t kBytes = kChunk * 4;
-    static constexpr bool kPlain    = true;  // element-addressable: rows may end with a partial chunk
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
-        for (int k = 0; k < 4; ++k) w[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * k);
-    }
-    static float element(const uint8_t* row, int64_t j) {
-        float v;
-        std::memcpy(&v, row + 4 * j, 4);
-        return v;
-    }
-};
-
-struct DecF16 {
-    static constexpr int64_t kBytes = kChunk * 2;
-    static constexpr bool kPlain    = true;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
-        for (int k = 0; k < 4; ++k)
-            w[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
-    }
-    static float element(const uint8_t* row, int64_t j) {
-        uint16_t h;
-        std::memcpy(&h, row + 2 * j, 2);
-        return f16_to_f32(h);
-    }
-};
-
-struct DecBF16 {
-    static constexpr int64_t kBytes = kChunk * 2;
-    static constexpr bool kPlain    = true;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
-        for (int k = 0; k < 4; ++k) {
-            const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
-            w[k]            = _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-        }
-    }
-    static float element(const uint8_t* row, int64_t j) {
-        uint16_t h;
-        std::memcpy(&h, row + 2 * j, 2);
-        return bf16_to_f32(h);
-    }
-};
-
-struct DecQ8_0 {
-    static constexpr int64_t kBytes = sizeof(BlockQ8_0);
-    static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
-        uint16_t dh;
-        std::memcpy(&dh, p, 2);
-        const __m256 d = _mm256_set1_ps(_cvtsh_ss(dh));
-        for (int k = 0; k < 4; ++k) {
-            const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2 + 8 * k));
-            w[k]            = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d);
-        }
-    }
-    static float element(const uint8_t*, int64_t) { return 0.0f; }
-};
-
-// Low nibbles of 16 bytes are elements 0..15, high nibbles 16..31 (shared by Q4_0 and MXFP4).
-SPECULUM_AVX2_INLINE void nibbles_to_f32(__m128i lo, __m128i hi, __m256 d, __m256 w[4]) {
-    w[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), d);
-    w[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), d);
-    w[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), d);
-    w[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), d);
-}
-
-struct DecQ4_0 {
-    static constexpr int64_t kBytes = sizeof(BlockQ4_0);
-    static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
-        uint16_t dh;
-        std::memcpy(&dh, p, 2);
-        const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
-        const __m128i mask = _mm_set1_epi8(0x0f);
-        const __m128i eight = _mm_set1_epi8(8);
-        const __m128i lo   = _mm_sub_epi8(_mm_and_si128(v, mask), eight);
-        const __m128i hi   = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), mask), eight);
-        nibbles_to_f32(lo, hi, _mm256_set1_ps(_cvtsh_ss(dh)), w);
-    }
-    static float element(const uint8_t*, int64_t) { return 0.0f; }
-};
-
-struct DecMxfp4 {
-    static constexpr int64_t kBytes = sizeof(BlockMxfp4);
-    static constexpr bool kPlain    = false;
-    static SPECULUM_AVX2_INLINE void decode(const uint8_t* p, __m256 w[4]) {
-        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
-        const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
-        const __m128i mask  = _mm_set1_epi8(0x0f);
-        const __m128i lo    = _mm_shuffle_epi8(table, _mm_and_si128(v, mask));
-        const __m128i hi    = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask));
-        nibbles_to_f32(lo, hi, _mm256_set1_ps(e8m0_to_f32_half(p[0])), w);
-    }
-    static float element(const uint8_t*, int64_t) { return 0.0f; }
-};
 
 SPECULUM_AVX2_INLINE float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -125,38 +19,37 @@ SPECULUM_AVX2_INLINE float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// ---- one weight row against NV activation vectors ----
-// y[v * ldy] = dot(row, x[v * cols ..]) for v < NV. With few vectors each gets several accumulators so
-// the FMA latency chain (4 cycles) does not limit throughput.
-template <class Dec, int NV>
-SPECULUM_AVX2 void row_dot(float* y, int64_t ldy, const uint8_t* row, const float* x, int64_t cols) {
-    constexpr int A = NV == 1 ? 4 : (NV == 2 ? 2 : 1);
-    __m256 acc[NV][A];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v)
-        for (int a = 0; a < A; ++a) acc[v][a] = _mm256_setzero_ps();
+// ---- one weight row against one vector (gemv) ----
+// Four accumulators so the FMA latency (4 cycles) does not limit throughput. For types with one scale per
+// 32-block (Q8_0, Q4_0, MXFP4) the scale is applied once per block to the block's partial sum instead of to
+// every weight: fewer multiplies on the FP ports, which bound this loop.
+template <class Dec>
+SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     const int64_t nchunks = cols / kChunk;
+    typename Dec::State st;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
-        Dec::decode(row + c * Dec::kBytes, w);
         const float* xc = x + c * kChunk;
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
+        if constexpr (Dec::kBlockScale) {
+            const float d = Dec::decode_unscaled(row, c, w);
+            __m256 s0     = _mm256_mul_ps(w[0], _mm256_loadu_ps(xc));
+            __m256 s1     = _mm256_mul_ps(w[1], _mm256_loadu_ps(xc + 8));
+            s0            = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(xc + 16), s0);
+            s1            = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(xc + 24), s1);
+            acc[c & 3]    = _mm256_fmadd_ps(_mm256_add_ps(s0, s1), _mm256_set1_ps(d), acc[c & 3]);
+        } else {
+            if (c % Dec::kChunksPerBlock == 0) Dec::prepare(row, c, st);
+            Dec::decode(row, c, st, w);
 #pragma GCC unroll 4
-            for (int k = 0; k < 4; ++k)
-                acc[v][k % A] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(xc + v * cols + 8 * k), acc[v][k % A]);
+            for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(xc + 8 * k), acc[k]);
         }
     }
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-        __m256 s = acc[v][0];
-        for (int a = 1; a < A; ++a) s = _mm256_add_ps(s, acc[v][a]);
-        float sum = hsum(s);
-        if constexpr (Dec::kPlain) {
-            for (int64_t j = nchunks * kChunk; j < cols; ++j) sum += Dec::element(row, j) * x[v * cols + j];
-        }
-        y[v * ldy] = sum;
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    if constexpr (Dec::kPlain) {
+        for (int64_t j = nchunks * kChunk; j < cols; ++j) sum += Dec::element(row, j) * x[j];
     }
+    return sum;
 }
 
 // ---- several rows against several vectors (n >= 2) ----
@@ -164,6 +57,7 @@ SPECULUM_AVX2 void row_dot(float* y, int64_t ldy, const uint8_t* row, const floa
 // the R x NV register tile then reuses every weight load NV times and every activation load R times. Partial
 // sums of each slab are added into y, so y is written (first slab) then accumulated.
 constexpr int64_t kSlab = 512;  // columns per slab: R * kSlab * 4 bytes of scratch, x slab n * kSlab * 4 bytes
+static_assert(kSlab % 256 == 0, "slabs must start on K-quant super-block boundaries");
 constexpr int kTileRows = 4;
 constexpr int kTileVecs = 2;    // 4 x 2 accumulators + 4 weights + 1 activation = 13 of 16 ymm registers
 
@@ -171,9 +65,12 @@ template <class Dec, int R>
 SPECULUM_AVX2 void decode_slab(float (*wbuf)[kSlab], const uint8_t* const* rows, int64_t c0, int64_t len) {
     const int64_t full = len / kChunk;
     for (int r = 0; r < R; ++r) {
+        typename Dec::State st;
         for (int64_t c = 0; c < full; ++c) {
             __m256 w[4];
-            Dec::decode(rows[r] + (c0 / kChunk + c) * Dec::kBytes, w);
+            const int64_t cc = c0 / kChunk + c;  // slabs start on block boundaries (kSlab % 256 == 0)
+            if (cc % Dec::kChunksPerBlock == 0) Dec::prepare(rows[r], cc, st);
+            Dec::decode(rows[r], cc, st, w);
             for (int k = 0; k < 4; ++k) _mm256_storeu_ps(&wbuf[r][c * kChunk + 8 * k], w[k]);
         }
         if constexpr (Dec::kPlain) {
@@ -193,7 +90,12 @@ SPECULUM_AVX2 void tile_dot(float* y, int64_t ldy, bool first, const float (*wbu
     for (int64_t j = 0; j < len8; j += 8) {
         __m256 w[R];
 #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) w[r] = _mm256_loadu_ps(&wbuf[r][j]);
+        for (int r = 0; r < R; ++r) {
+            w[r] = _mm256_loadu_ps(&wbuf[r][j]);
+            // Keep the weights in registers: otherwise GCC folds the load into every FMA and loads each
+            // weight NV times, which makes the loop load-port bound instead of FMA bound.
+            __asm__("" : "+x"(w[r]));
+        }
 #pragma GCC unroll 2
         for (int v = 0; v < NV; ++v) {
             const __m256 xv = _mm256_loadu_ps(x + v * cols + j);
@@ -230,7 +132,7 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
                               int64_t n, int64_t cols, int64_t r0, int64_t r1) {
     if (n == 1) {
         // Single vector: decode straight into registers, four accumulators per row (no scratch round trip).
-        for (int64_t r = r0; r < r1; ++r) row_dot<Dec, 1>(y + r, 0, w + static_cast<uint64_t>(r) * row_bytes, x, cols);
+        for (int64_t r = r0; r < r1; ++r) y[r] = row_dot<Dec>(w + static_cast<uint64_t>(r) * row_bytes, x, cols);
         return;
     }
     // Row tiles outer, slabs and vector pairs inner: each weight byte comes from memory once and is decoded once.
@@ -250,9 +152,11 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
 template <class Dec>
 SPECULUM_AVX2 void dequantize_typed(float* y, const uint8_t* x, int64_t n) {
     const int64_t nchunks = n / kChunk;
+    typename Dec::State st;
     for (int64_t c = 0; c < nchunks; ++c) {
         __m256 w[4];
-        Dec::decode(x + c * Dec::kBytes, w);
+        if (c % Dec::kChunksPerBlock == 0) Dec::prepare(x, c, st);
+        Dec::decode(x, c, st, w);
         for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + c * kChunk + 8 * k, w[k]);
     }
     if constexpr (Dec::kPlain) {
@@ -273,6 +177,8 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
         case GgmlType::Q8_0: gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q4_0: gemm_typed<DecQ4_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::MXFP4: gemm_typed<DecMxfp4>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q4_K: gemm_typed<DecQ4_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q6_K: gemm_typed<DecQ6_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         default: return false;
     }
 }
@@ -286,6 +192,8 @@ bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
         case GgmlType::Q8_0: dequantize_typed<DecQ8_0>(y, xb, n); return true;
         case GgmlType::Q4_0: dequantize_typed<DecQ4_0>(y, xb, n); return true;
         case GgmlType::MXFP4: dequantize_typed<DecMxfp4>(y, xb, n); return true;
+        case GgmlType::Q4_K: dequantize_typed<DecQ4_K>(y, xb, n); return true;
+        case GgmlType::Q6_K: dequantize_typed<DecQ6_K>(y, xb, n); return true;
         default: return false;
     }
 }

@@ -18,7 +18,9 @@ bool kernels_support(GgmlType t) {
         case GgmlType::BF16:
         case GgmlType::Q8_0:
         case GgmlType::Q4_0:
-        case GgmlType::MXFP4: return true;
+        case GgmlType::MXFP4:
+        case GgmlType::Q4_K:
+        case GgmlType::Q6_K: return true;
         default: return false;
     }
 }
@@ -82,6 +84,49 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                 for (int j = 0; j < kQKMxfp4 / 2; ++j) {
                     y[i * kQKMxfp4 + j]                = kMxfp4Values[b[i].qs[j] & 0x0f] * d;
                     y[i * kQKMxfp4 + j + kQKMxfp4 / 2] = kMxfp4Values[b[i].qs[j] >> 4] * d;
+                }
+            }
+            return;
+        }
+        case GgmlType::Q4_K: {
+            const auto* b = reinterpret_cast<const BlockQ4_K*>(bytes) + e0 / kQK_K;
+            for (int64_t i = 0; i < n / kQK_K; ++i) {
+                const float d   = f16_to_f32(b[i].d);
+                const float min = f16_to_f32(b[i].dmin);
+                const uint8_t* q = b[i].qs;
+                float* out       = y + i * kQK_K;
+                for (int g = 0; g < 4; ++g) {  // 64 elements: low nibbles, then high nibbles of 32 bytes
+                    uint8_t sc, m;
+                    q4_k_scale_min(2 * g, b[i].scales, &sc, &m);
+                    const float d1 = d * sc, m1 = min * m;
+                    q4_k_scale_min(2 * g + 1, b[i].scales, &sc, &m);
+                    const float d2 = d * sc, m2 = min * m;
+                    for (int l = 0; l < 32; ++l) out[64 * g + l] = d1 * (q[32 * g + l] & 0x0f) - m1;
+                    for (int l = 0; l < 32; ++l) out[64 * g + 32 + l] = d2 * (q[32 * g + l] >> 4) - m2;
+                }
+            }
+            return;
+        }
+        case GgmlType::Q6_K: {
+            const auto* b = reinterpret_cast<const BlockQ6_K*>(bytes) + e0 / kQK_K;
+            for (int64_t i = 0; i < n / kQK_K; ++i) {
+                const float d = f16_to_f32(b[i].d);
+                for (int half = 0; half < 2; ++half) {  // 128 elements from 64 ql bytes and 32 qh bytes
+                    const uint8_t* ql = b[i].ql + 64 * half;
+                    const uint8_t* qh = b[i].qh + 32 * half;
+                    const int8_t* sc  = b[i].scales + 8 * half;
+                    float* out        = y + i * kQK_K + 128 * half;
+                    for (int l = 0; l < 32; ++l) {
+                        const int is = l / 16;
+                        const int q1 = ((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                        const int q2 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                        const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                        const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                        out[l]      = d * sc[is + 0] * q1;
+                        out[l + 32] = d * sc[is + 2] * q2;
+                        out[l + 64] = d * sc[is + 4] * q3;
+                        out[l + 96] = d * sc[is + 6] * q4;
+                    }
                 }
             }
             return;

@@ -66,4 +66,15 @@ inline float e8m0_to_f32_half(uint8_t e) {
     return f;
 }
 
+// Q4_K: 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes (ggml's get_scale_min_k4).
+inline void q4_k_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m  = q[j + 4] & 63;
+    } else {
+        *sc = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
+        *m  = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
 }  // namespace speculum::kernels

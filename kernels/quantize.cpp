@@ -59,7 +59,9 @@ uint8_t e2m1_encode(float scaled, Fp4Rounding rounding) {
         const float mid = 0.5f * (kGrid[c] + kGrid[c + 1]);  // exact: grid values are small dyadic numbers
         if (a < mid) code = c;
         else if (a > mid) code = static_cast<uint8_t>(c + 1);
-        else code = rounding == Fp4Rounding::ties_away ? static_cast<uint8_t>(c + 1) : ((c & 1) ? c + 1 : c);
+        else if (rounding == Fp4Rounding::ties_away) code = static_cast<uint8_t>(c + 1);
+        else if (rounding == Fp4Rounding::ggml) code = c;  // first of two equal errors in ggml's search
+        else code = (c & 1) ? static_cast<uint8_t>(c + 1) : c;
         break;
     }
     return code == 0 ? 0 : static_cast<uint8_t>(code | sign);
@@ -76,8 +78,9 @@ void quantize_row_mxfp4_ref(BlockMxfp4* y, const float* x, int64_t n, Fp4Roundin
         }
         int e = 0;
         if (amax > 0.0f) {
-            // ilogb is floor(log2) exactly (log2f can round up just below a power of two); inf -> clamp
-            const int lg = std::isinf(amax) ? 127 : std::ilogb(amax);
+            // ilogb is floor(log2) exactly; log2f can round up just below a power of two (kept for ggml mode)
+            int lg = std::isinf(amax) ? 127 : std::ilogb(amax);
+            if (rounding == Fp4Rounding::ggml && !std::isinf(amax)) lg = static_cast<int>(std::floor(std::log2(amax)));
             e = std::clamp(lg - 2 + 127, 0, 254);
         }
         y[i].e = static_cast<uint8_t>(e);

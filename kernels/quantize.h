@@ -13,6 +13,8 @@ namespace speculum::kernels {
 enum class Fp4Rounding {
     nearest_even,  // ties to the even code (even E2M1 mantissa bit); IEEE-style, our default
     ties_away,     // ties away from zero (microsoft/microxcaling's 'nearest')
+    ggml,          // bit-identical to ggml's quantize_row_mxfp4_ref: ties to the smaller magnitude, and the
+                   // exponent from floorf(log2f(max)) (clamped to [0, 254] instead of wrapping)
 };
 
 // ggml's quantize_row_q8_0_ref: d = amax / 127 (stored f16), q = roundf(x / d).
@@ -26,7 +28,9 @@ void quantize_row_q4_0_ref(BlockQ4_0* y, const float* x, int64_t n);
 // ML-SpecQD / OCP MX direct cast: per 32-element block, E8M0 exponent e = floor(log2 max|v|) - 2 + 127 (so the
 // scaled block max lies in [4, 8)), elements v / 2^(e-127) rounded onto E2M1 and clamped to +-6.
 //   y: (n / 32) blocks;  x: (n) f32;  n a multiple of 32
-// Same exponent as ggml's quantize_row_mxfp4_ref; ggml differs only on exact ties, which it sends to the
+// Same exponent rule as ggml's quantize_row_mxfp4_ref, except that we take floor(log2) exactly (ilogb) where
+// ggml's floorf(log2f(max)) can come out one higher when max|v| is within about an ulp below a power of two
+// >= 8 (log2f rounds up to the integer). Element rounding: ggml differs only on exact ties, which it sends to the
 // smaller magnitude (its best_index_mxfp4 keeps the first of equal errors): 0.75 -> 0.5, 1.75 -> 1.5, 3.5 -> 3,
 // where nearest-even gives 1, 2, 4. An all-zero block stores e = 0 and all-zero codes (as ggml). Exponents are
 // clamped to [0, 254] (0xFF is NaN in E8M0); inf elements clamp to +-6, NaN elements encode as 0. A value that

@@ -65,6 +65,7 @@ const std::vector<Command>& commands();
 
 // Subcommand entry points (one file each: cmd_<name>.cpp).
 int cmd_version(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 

@@ -13,6 +13,7 @@ namespace speculum::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"version", "print the version, build type and library versions", cmd_version},
+        {"inspect", "show a GGUF file: metadata, hyper-parameters, tensors", cmd_inspect},
         {"generate", "generate tokens with one model (plain decoding, no speculation)", cmd_generate},
         {"bench", "measure the model runtime: tokens/s, GB/s vs memory bandwidth, batched passes", cmd_bench},
     };

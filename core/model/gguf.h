@@ -49,7 +49,7 @@ struct GgufValue {
     double f            = 0.0;              // float scalars
     std::string s;                          // STRING
     std::vector<std::string> strings;       // ARRAY of STRING
-    std::vector<int64_t> ints;              // ARRAY of integers / BOOL
+    std::vector<int64_t> ints;              // ARRAY of integers / BOOL (UINT64 elements as their bit pattern)
     std::vector<double> floats;             // ARRAY of FLOAT32 / FLOAT64
 
     bool is_integer() const;  // any integer type (not BOOL)

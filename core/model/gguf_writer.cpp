@@ -56,8 +56,10 @@ void put_value(std::vector<uint8_t>& out, const GgufValue& v) {
     put_pod(out, static_cast<uint32_t>(v.type));
     if (v.type == GgufType::STRING) return put_string(out, v.s);
     if (v.type != GgufType::ARRAY) {
-        // Unsigned 64-bit values above INT64_MAX are only exact in `u`; every other integer is exact in `i`.
-        int64_t bits = v.type == GgufType::UINT64 ? static_cast<int64_t>(v.u) : v.i;
+        // Unsigned types are taken from `u`, signed ones and BOOL from `i` (GgufValue keeps both).
+        bool is_unsigned = v.type == GgufType::UINT8 || v.type == GgufType::UINT16 || v.type == GgufType::UINT32 ||
+                           v.type == GgufType::UINT64;
+        int64_t bits = is_unsigned ? static_cast<int64_t>(v.u) : v.i;
         return put_number(out, v.type, bits, v.f);
     }
     put_pod(out, static_cast<uint32_t>(v.array_type));

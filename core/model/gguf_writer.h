@@ -21,7 +21,8 @@ public:
     void set_array_strings(const std::string& key, const std::vector<std::string>& v);
     void set_array_int32(const std::string& key, const std::vector<int32_t>& v);
     void set_array_float32(const std::string& key, const std::vector<float>& v);
-    void set_value(const std::string& key, const GgufValue& v);  // copy any value (e.g. from a GgufFile)
+    // Copies any value (e.g. from a GgufFile). Unsigned scalars are written from `u`, signed ones and BOOL from `i`.
+    void set_value(const std::string& key, const GgufValue& v);
 
     // dims in ggml order (dims[0] contiguous). `data` must hold exactly the bytes the type and dims require;
     // it is copied. Throws std::invalid_argument on a size mismatch or a duplicate name.

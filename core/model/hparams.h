@@ -27,6 +27,8 @@ struct Hparams {
     RopeStyle rope_style  = RopeStyle::normal;
     bool tied_output      = false;  // no `output.weight`: the LM head reuses token_embd
     bool qkv_bias         = false;  // qwen2: attn_q/k/v have biases
+    bool rope_freqs       = false;  // `rope_freqs.weight` present: [n_rot/2] f32 divisors of the rotary
+                                    // frequencies (Llama 3.1+ long-context scaling); the runtime must apply them
 
     int32_t head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
     int32_t n_embd_kv() const { return head_dim() * n_head_kv; }
@@ -35,7 +37,10 @@ struct Hparams {
 
 // Reads and validates hparams from a GGUF: missing required keys, unsupported architectures, inconsistent
 // shapes (n_embd % n_head, n_head % n_head_kv, tensor dims that disagree with the metadata) and missing
-// tensors all throw GgufError naming the file and the key or tensor.
+// tensors all throw GgufError naming the file and the key or tensor. Tensors the two architectures do not define
+// (MoE experts, output/FFN biases, unknown names, layers past block_count) are rejected rather than ignored.
+// Norm vectors and biases may be F32, F16 or BF16; matrices may be any known ggml type (the runtime checks
+// which ones its kernels support).
 Hparams hparams_from_gguf(const GgufFile& file);
 
 }  // namespace speculum::model

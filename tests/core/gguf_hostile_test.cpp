@@ -221,7 +221,8 @@ TEST(GgufHostile, BoolNotZeroOrOne) {
 TEST(GgufHostile, NonUtf8BytesAreAllowed) {
     RawGguf g;
     std::string odd("\xff\xc0\x80\x00k", 5);
-    g.header(1, 1).kv_str(odd, std::string("\xfe\xff", 2)).tensor(std::string("\xe0\x80", 2), {8}, kF32, 0).pad().zeros(32);
+    g.header(1, 1).kv_str(odd, std::string("\xfe\xff", 2));
+    g.tensor(std::string("\xe0\x80", 2), {8}, kF32, 0).pad().zeros(32);
     GgufFile f = GgufFile::from_bytes(g.bytes, "odd.gguf");
     EXPECT_EQ(f.get_string(odd), std::string("\xfe\xff", 2));
     EXPECT_NE(f.tensor(std::string("\xe0\x80", 2)), nullptr);

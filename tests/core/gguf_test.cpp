@@ -173,7 +173,8 @@ TEST(Gguf, TypedGettersReportKeyAndType) {
     EXPECT_EQ(message([&] { f.get_uint("i32"); }), "mem.gguf: i32: expected a non-negative integer, got int32 -123456");
     EXPECT_EQ(message([&] { f.get_string("u32"); }), "mem.gguf: u32: expected string, got uint32 4000000000");
     EXPECT_EQ(message([&] { f.get_int("u64"); }).find("u64: expected an integer that fits int64"), 10u);
-    EXPECT_NE(message([&] { f.get_array("strs", GgufType::INT32); }).find("expected array of int32, got array of 5 string"),
+    EXPECT_NE(message([&] { f.get_array("strs", GgufType::INT32); })
+                  .find("expected array of int32, got array of 5 string"),
               std::string::npos);
     EXPECT_NE(message([&] { f.get_bool("utf8"); }).find("expected bool, got string"), std::string::npos);
     EXPECT_NE(message([&] { f.get_float("strs"); }).find("expected a number"), std::string::npos);

@@ -2,6 +2,8 @@
 // gemm against n separate gemv calls, odd row ranges, and the reference against a double-precision dot.
 #include "kernels/gemv.h"
 
+#include "kernels/fp16.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/quantize.h"
 
 #include <gtest/gtest.h>
@@ -19,8 +21,26 @@ constexpr double kGemvRelTol = 2e-6;
 // The reference (f32, left to right) against a double-precision dot of the dequantized row.
 constexpr double kRefVsDoubleRelTol = 1e-5;
 
-const GgmlType kTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16,
-                           GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4};
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,   GgmlType::BF16, GgmlType::Q8_0,
+                           GgmlType::Q4_0, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q6_K};
+
+bool is_k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q6_K; }
+
+// K-quants have no quantizer here: random bytes are valid blocks once the f16 super-block scales are sane.
+void random_k_row(uint8_t* row, GgmlType t, int64_t cols, std::mt19937& rng) {
+    const uint64_t bytes = ggml_row_size(t, cols);
+    for (uint64_t b = 0; b < bytes; ++b) row[b] = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> scale(1e-4f, 2e-3f);
+    for (int64_t i = 0; i < cols / 256; ++i) {
+        if (t == GgmlType::Q4_K) {
+            auto* blk = reinterpret_cast<BlockQ4_K*>(row) + i;
+            blk->d    = f32_to_f16(scale(rng));
+            blk->dmin = f32_to_f16(scale(rng));
+        } else {
+            reinterpret_cast<BlockQ6_K*>(row)[i].d = f32_to_f16(scale(rng) * 0.1f);
+        }
+    }
+}
 
 struct Matrix {
     GgmlType type;
@@ -37,7 +57,8 @@ Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = dist(rng);
         if (r % 7 == 3) row[r % cols] = 0.5f;  // a few outliers, as real weights have
-        quantize_row_ref(m.data.data() + r * ggml_row_size(t, cols), t, row.data(), cols);
+        if (is_k_quant(t)) random_k_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
+        else quantize_row_ref(m.data.data() + r * ggml_row_size(t, cols), t, row.data(), cols);
         dequantize_row_ref(m.deq.data() + r * cols, t, m.data.data() + r * ggml_row_size(t, cols), cols);
     }
     return m;
@@ -78,6 +99,7 @@ TEST(Gemv, ReferenceMatchesDoubleDot) {
 TEST(Gemv, FastMatchesReference) {
     for (GgmlType t : kTypes) {
         for (int64_t cols : {32, 96, 1024}) {
+            if (cols % ggml_type_traits(t)->block_size != 0) continue;
             const Matrix m = make_matrix(t, 37, cols, 100 + static_cast<uint32_t>(cols));
             const std::vector<float> x = random_vectors(1, cols, 5);
             std::vector<float> y_ref(m.rows, -1.0f), y_fast(m.rows, -1.0f);
@@ -108,7 +130,7 @@ TEST(Gemv, OddColumnCountsForPlainTypes) {
 }
 
 TEST(Gemm, MatchesSeparateGemvCallsOnOddRowRanges) {
-    const int64_t rows = 41, cols = 320;
+    const int64_t rows = 41, cols = 768;  // one full 512-column slab and a partial one
     for (GgmlType t : kTypes) {
         const Matrix m = make_matrix(t, rows, cols, 77);
         for (int64_t n : {1, 3, 8, 17}) {

@@ -174,3 +174,21 @@ TEST(QuantizeRowRef, GenericEntryAndErrors) {
     EXPECT_THROW(quantize_row_ref(buf.data(), GgmlType::Q8_0, x.data(), 33), std::invalid_argument);
     EXPECT_THROW(quantize_row_ref(buf.data(), GgmlType::Q5_1, x.data(), 32), std::invalid_argument);
 }
+
+TEST(QuantizeMxfp4, GgmlModeMatchesGgmlTiesAndExponent) {
+    float x[32] = {0.75f, 1.75f, 3.5f, 5.0f, 0.25f, -2.5f, -7.9f};
+    BlockMxfp4 b;
+    quantize_row_mxfp4_ref(&b, x, 32, Fp4Rounding::ggml);
+    EXPECT_EQ(b.e, 127);
+    const uint8_t expected[7] = {1, 3, 5, 6, 0, 12, 15};  // ties to the smaller magnitude: 0.5, 1.5, 3, 4, 0, -2
+    for (int j = 0; j < 7; ++j) EXPECT_EQ(b.qs[j], expected[j]) << j;
+    // max just below 16: floor(log2) is 3, but floorf(log2f()) as ggml computes it gives 4 (glibc log2f rounds
+    // log2(16 - 2^-20) = 4 - 9e-8 to 4.0f; a libm that did not would make ggml itself pick e = 128)
+    float y[32] = {f32_from_bits(0x417fffffu)};
+    quantize_row_mxfp4_ref(&b, y, 32, Fp4Rounding::nearest_even);
+    EXPECT_EQ(b.e, 128);
+    EXPECT_EQ(b.qs[0], 7);  // 7.9999995 clamps to 6
+    quantize_row_mxfp4_ref(&b, y, 32, Fp4Rounding::ggml);
+    EXPECT_EQ(b.e, 129);
+    EXPECT_EQ(b.qs[0], 6);  // 3.99999976 -> 4
+}

@@ -1,0 +1,71 @@
+// DraftSpec: how one draft is made — transforms of the target's weights (Cassandra's pruning and mantissa
+// truncation, ML-SpecQD's MXFP4 cast, LayerSkip/SWIFT layer skipping, KV truncation and selection), a separate
+// small model, or Max-Gram. A value type: defaults, validation with messages naming the field, JSON round-trip.
+#pragma once
+
+#include "core/drafts/maxgram.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace speculum::drafts {
+
+enum class DraftKind { self, model, maxgram };       // derived from the target | separate GGUF | statistical
+enum class PruneMethod { magnitude, wanda };          // |W| | Wanda's |W| * ||X|| with calibration activations
+enum class WeightFormat { same, bf16, q8_0, mxfp4 };  // storage of transformed matrices (compact kernels)
+enum class MantissaRounding { toward_zero, nearest_even };
+
+struct PruneSpec {
+    float ratio               = 0.0f;  // fraction of the selected weights set to zero, in [0, 1)
+    PruneMethod method        = PruneMethod::magnitude;
+    bool attention            = true;   // wq, wk, wv, wo
+    bool ffn                  = true;   // w_gate, w_up, w_down
+    bool embeddings           = false;  // token_embd
+    bool output               = false;  // the LM head
+    bool per_row              = true;   // rank weights within each output row (Wanda) rather than per tensor
+    std::string calibration;            // Wanda: JSONL prompt suite for ||X||; empty = the bundled default
+    int32_t calibration_tokens = 256;   // tokens of calibration text evaluated by the target
+
+    bool operator==(const PruneSpec&) const = default;
+};
+
+struct DraftSpec {
+    DraftKind kind = DraftKind::self;
+    std::string label;  // shown in the UI and reports; empty = describe()
+
+    // Self-draft transforms (kind == self); they compose in this order: prune, truncate or cast, skip.
+    PruneSpec prune;
+    int32_t weight_trunc_bits = 0;  // t: BF16 mantissa bits dropped from each weight, 0..7 (0 = none)
+    MantissaRounding trunc_rounding = MantissaRounding::toward_zero;
+    int32_t kv_trunc_bits = 0;        // t_kv: BF16 mantissa bits dropped from the draft's K/V values, 0..7
+    float kv_drop_ratio   = 0.0f;     // p_kv: fraction of each cached K/V vector's values zeroed (smallest |v|)
+    WeightFormat weight_format = WeightFormat::same;  // mxfp4 = ML-SpecQD direct cast
+    int32_t exit_layer = -1;          // early exit after layer L (0-based, inclusive); -1 = every layer
+    std::vector<int32_t> skip_attn;   // layers whose attention block is skipped
+    std::vector<int32_t> skip_ffn;    // layers whose feed-forward block is skipped
+
+    // Separate model (kind == model): a GGUF whose vocabulary is compatible with the target's.
+    std::string model_path;
+
+    // Statistical drafter (kind == maxgram).
+    MaxGramParams maxgram;
+    std::string bigram_corpus;  // JSONL prompt suite the bigram table is built from; empty = no bigram fill
+
+    bool operator==(const DraftSpec&) const = default;
+
+    // Throws std::invalid_argument naming the field ("draft.prune.ratio must be in [0, 1), got 1.2").
+    // With n_layer >= 0 also checks exit_layer and the skip sets against the target's layer count.
+    void validate(int32_t n_layer = -1) const;
+    // Short human-readable form, e.g. "prune 50% magnitude (attn+ffn) + bf16 t=3 + exit@5".
+    std::string describe() const;
+};
+
+// JSON with the field names above; enums as lower-case strings; missing keys keep their defaults; unknown keys
+// and wrong types are rejected with std::invalid_argument naming the key.
+void to_json(nlohmann::json& j, const DraftSpec& s);
+void from_json(const nlohmann::json& j, DraftSpec& s);
+
+}  // namespace speculum::drafts

@@ -1,0 +1,92 @@
+// The interface every drafter implements — self-drafts derived from the target, separate small models, Max-Gram,
+// and (in cascades) a drafter that is itself accelerated by the level below. The engine only talks to this.
+#pragma once
+
+#include "core/cancel.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace speculum::drafts {
+
+// What one drafter call cost. Bytes are what the kernels actually read, unless `bytes_modeled` says the transform
+// has no compact kernel and the figure is the modeled one (e.g. a pruned draft stored dense).
+struct DraftCost {
+    uint64_t bytes_weights = 0;  // bytes of weights read
+    uint64_t bytes_kv      = 0;  // bytes of KV cache read
+    double flops           = 0;  // floating-point operations (2 per multiply-add)
+    double seconds         = 0;  // wall time, measured
+    int32_t n_forward      = 0;  // forward passes run
+    bool bytes_modeled     = false;
+
+    DraftCost& operator+=(const DraftCost& o) {
+        bytes_weights += o.bytes_weights;
+        bytes_kv += o.bytes_kv;
+        flops += o.flops;
+        seconds += o.seconds;
+        n_forward += o.n_forward;
+        bytes_modeled = bytes_modeled || o.bytes_modeled;
+        return *this;
+    }
+};
+
+struct ProposeParams {
+    float temperature       = 0.0f;   // 0 = greedy drafting (argmax); > 0 samples from softmax(logits / T)
+    float p_min             = 0.0f;   // stop when the chosen token's draft probability < p_min (llama.cpp --draft-p-min)
+    bool want_distributions = false;  // fill q_dist (stochastic verification needs the draft distributions)
+    uint64_t seed           = 0;      // RNG seed for this call when temperature > 0
+};
+
+// A chain of proposed tokens following the synced context.
+struct DraftChain {
+    std::vector<int32_t> tokens;
+    std::vector<float> q;                    // q(token_i | context, tokens_<i): 1 for one-hot drafters
+    std::vector<std::vector<float>> q_dist;  // (tokens.size(), n_vocab) when asked for; else empty
+    std::vector<uint8_t> source;             // per token, drafter-defined provenance (e.g. Max-Gram copy/bigram)
+    DraftCost cost;
+};
+
+// The shape of a token tree to expand below the last committed token (the root).
+// Either uniform branching per depth, or an explicit tree (e.g. Sequoia's optimal tree for a node budget).
+struct TreeShape {
+    std::vector<int32_t> branching;  // branching[d]: children of every node at depth d (d = 0: the root)
+    std::vector<int32_t> parent;     // explicit form: node i's parent (-1 = root), parents before children
+    std::vector<int32_t> rank;       // explicit form: node i is its parent's rank[i]-th most likely child
+
+    bool explicit_form() const { return !parent.empty(); }
+    bool operator==(const TreeShape&) const = default;
+};
+
+// A proposed token tree. Nodes are in topological order (parents before children).
+struct DraftTree {
+    std::vector<int32_t> tokens;
+    std::vector<int32_t> parent;             // -1 = child of the root (the last committed token)
+    std::vector<int32_t> depth;              // 1 for the root's children
+    std::vector<int32_t> rank;               // rank among siblings by draft probability, 0 = most likely
+    std::vector<float> q;                    // draft probability of each node given its path
+    std::vector<std::vector<float>> q_dist;  // per node, the draft distribution its children were drawn from
+    DraftCost cost;
+
+    int32_t size() const { return int32_t(tokens.size()); }
+};
+
+class Drafter {
+public:
+    virtual ~Drafter() = default;
+    virtual std::string name() const = 0;
+    virtual int32_t n_vocab() const = 0;
+
+    // Makes the drafter's context equal to `committed` (prompt + every committed token). Stateful drafters keep
+    // the longest common prefix of their KV state and roll back the rest; they evaluate what is new lazily.
+    virtual void sync(std::span<const int32_t> committed) = 0;
+
+    // Proposes up to k tokens after the synced context; fewer when p_min stops it or the drafter knows no more.
+    virtual DraftChain propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) = 0;
+
+    // Expands a token tree of the given shape; each node's children are its top-ranked draft tokens.
+    virtual DraftTree propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) = 0;
+};
+
+}  // namespace speculum::drafts

@@ -1,0 +1,226 @@
+// Internal to gemv_avx2.cpp (include it nowhere else): AVX2 decoders turning 32-element chunks of each weight
+// type into 4 x 8 f32 registers holding exactly the reference's dequantized values. Everything is in an anonymous
+// namespace and carries the AVX2 target attribute, so no AVX2 code can leak into other translation units.
+#pragma once
+
+#include "kernels/fp16.h"
+#include "kernels/quant_blocks.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#define SPECULUM_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define SPECULUM_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+
+namespace speculum::kernels::detail {
+
+namespace {
+
+constexpr int kChunk = 32;  // elements decoded at once: one block of Q8_0/Q4_0/MXFP4
+
+// ---- decoders: one 32-element chunk -> w[0..3] (elements 8k..8k+7 in w[k]) ----
+// Callers run prepare(row, c, state) at every chunk c that starts a block of kChunksPerBlock chunks (K-quants
+// unpack their super-block scales there once), then decode(row, c, state, w) for each chunk of the block.
+
+struct NoState {};
+
+// Types whose blocks are at most one chunk long: nothing to prepare.
+struct ChunkBlocks {
+    using State                          = NoState;
+    static constexpr int kChunksPerBlock = 1;
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t*, int64_t, State&) {}
+};
+
+struct DecF32 : ChunkBlocks {
+    static constexpr int64_t kBytes = kChunk * 4;
+    static constexpr bool kPlain    = true;  // element-addressable: rows may end with a partial chunk
+    static constexpr bool kBlockScale = false;  // has decode_unscaled(): one scale per 32-element chunk
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
+        for (int k = 0; k < 4; ++k) w[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * k);
+    }
+    static float element(const uint8_t* row, int64_t j) {
+        float v;
+        std::memcpy(&v, row + 4 * j, 4);
+        return v;
+    }
+};
+
+struct DecF16 : ChunkBlocks {
+    static constexpr int64_t kBytes = kChunk * 2;
+    static constexpr bool kPlain    = true;
+    static constexpr bool kBlockScale = false;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
+        for (int k = 0; k < 4; ++k)
+            w[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
+    }
+    static float element(const uint8_t* row, int64_t j) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * j, 2);
+        return f16_to_f32(h);
+    }
+};
+
+struct DecBF16 : ChunkBlocks {
+    static constexpr int64_t kBytes = kChunk * 2;
+    static constexpr bool kPlain    = true;
+    static constexpr bool kBlockScale = false;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
+        for (int k = 0; k < 4; ++k) {
+            const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k)));
+            w[k]            = _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+        }
+    }
+    static float element(const uint8_t* row, int64_t j) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * j, 2);
+        return bf16_to_f32(h);
+    }
+};
+
+// Types with one scale per 32-element block: decode_unscaled() gives the integer values (as f32) and returns the
+// scale; decode() multiplies them out, giving exactly the reference's q * d (both factors exact, one rounding).
+template <class Self>
+struct BlockScaled : ChunkBlocks {
+    static constexpr bool kPlain      = false;
+    static constexpr bool kBlockScale = true;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
+        const __m256 d = _mm256_set1_ps(Self::decode_unscaled(row, c, w));
+        for (int k = 0; k < 4; ++k) w[k] = _mm256_mul_ps(w[k], d);
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+// 16 bytes of int8 values (elements 0..15 in lo, 16..31 in hi) -> 4 x 8 f32.
+SPECULUM_AVX2_INLINE void int8_to_f32(__m128i lo, __m128i hi, __m256 w[4]) {
+    w[0] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
+    w[1] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
+    w[2] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
+    w[3] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
+}
+
+struct DecQ8_0 : BlockScaled<DecQ8_0> {
+    static constexpr int64_t kBytes = sizeof(BlockQ8_0);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
+        uint16_t dh;
+        std::memcpy(&dh, p, 2);
+        int8_to_f32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2)),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 18)), w);
+        return _cvtsh_ss(dh);
+    }
+};
+
+struct DecQ4_0 : BlockScaled<DecQ4_0> {
+    static constexpr int64_t kBytes = sizeof(BlockQ4_0);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p = row + c * kBytes;
+        uint16_t dh;
+        std::memcpy(&dh, p, 2);
+        const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2));
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        const __m128i eight = _mm_set1_epi8(8);
+        int8_to_f32(_mm_sub_epi8(_mm_and_si128(v, mask), eight),
+                    _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), mask), eight), w);
+        return _cvtsh_ss(dh);
+    }
+};
+
+struct DecMxfp4 : BlockScaled<DecMxfp4> {
+    static constexpr int64_t kBytes = sizeof(BlockMxfp4);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const uint8_t* p    = row + c * kBytes;
+        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
+        const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        int8_to_f32(_mm_shuffle_epi8(table, _mm_and_si128(v, mask)),
+                    _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask)), w);
+        return e8m0_to_f32_half(p[0]);
+    }
+};
+
+// K-quants: a 256-element super-block is 8 chunks of 32; chunk c is sub-block c % 8 of super-block c / 8.
+// prepare() turns the super-block's f16 scales and packed sub-block scales into f32 once per 8 chunks.
+struct DecQ4_K {
+    static constexpr int64_t kBytes      = sizeof(BlockQ4_K);  // per super-block
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float d1[8];  // d * scale of each sub-block (exact: f16 x 6-bit integer)
+        float m1[8];  // dmin * min of each sub-block
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b    = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
+        const float d    = _cvtsh_ss(b->d);
+        const float dmin = _cvtsh_ss(b->dmin);
+        for (int s = 0; s < 8; ++s) {
+            uint8_t sc, m;
+            q4_k_scale_min(s, b->scales, &sc, &m);
+            st.d1[s] = d * sc;
+            st.m1[s] = dmin * m;
+        }
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b      = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
+        const int s        = static_cast<int>(c % 8);
+        const __m256 d1    = _mm256_set1_ps(st.d1[s]);
+        const __m256 m1    = _mm256_set1_ps(st.m1[s]);
+        const __m128i* q   = reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2));
+        const __m128i mask = _mm_set1_epi8(0x0f);
+        for (int h = 0; h < 2; ++h) {
+            __m128i v = _mm_loadu_si128(q + h);  // elements 16h .. 16h+15 of the sub-block
+            v         = (s & 1) ? _mm_and_si128(_mm_srli_epi16(v, 4), mask) : _mm_and_si128(v, mask);
+            const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+            const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+            w[2 * h]     = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
+            w[2 * h + 1] = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
+        }
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+struct DecQ6_K {
+    static constexpr int64_t kBytes      = sizeof(BlockQ6_K);
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float ds[16];  // d * scale of each 16-element sub-block (exact: f16 x int8)
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const __m256 d    = _mm256_set1_ps(_cvtsh_ss(b->d));
+        const __m128i sc  = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales));
+        _mm256_storeu_ps(st.ds, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
+        _mm256_storeu_ps(st.ds + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)))));
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const int s         = static_cast<int>(c % 8);
+        const int half      = s / 4, quarter = s % 4;  // 128-element half, 32-element quarter within it
+        const float* ds     = st.ds + 8 * half + 2 * quarter;
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        const __m128i* ql   = reinterpret_cast<const __m128i*>(b->ql + 64 * half + 32 * (quarter & 1));
+        const __m128i* qh   = reinterpret_cast<const __m128i*>(b->qh + 32 * half);
+        const __m128i shift = _mm_cvtsi32_si128(2 * quarter);
+        for (int h = 0; h < 2; ++h) {
+            __m128i lo = _mm_loadu_si128(ql + h);
+            lo         = quarter < 2 ? _mm_and_si128(lo, mask) : _mm_and_si128(_mm_srli_epi16(lo, 4), mask);
+            __m128i hi = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(qh + h), shift), _mm_set1_epi8(3));
+            const __m128i q = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+            const __m256 vds = _mm256_set1_ps(ds[h]);  // (d * sc) * q, the reference's order
+            w[2 * h]     = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+            w[2 * h + 1] = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
+        }
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+}  // namespace
+
+}  // namespace speculum::kernels::detail
