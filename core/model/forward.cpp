@@ -18,6 +18,10 @@ namespace speculum::model {
 namespace {
 // Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm.
 constexpr int32_t kBlasMinBatch = 32;
+// ContextConfig::n_ctx = 0 takes the training context, capped: long-context models would otherwise allocate tens
+// of GiB of f32 KV cache up front.
+constexpr int32_t kDefaultMaxCtx = 4096;
+constexpr double kMaxKvGiB       = 32.0;  // refuse larger KV caches with a clear message instead of bad_alloc
 }  // namespace
 
 // ---- config ----
@@ -49,7 +53,11 @@ void from_json(const nlohmann::json& j, ContextConfig& c) {
 InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_model(model), m_cfg(cfg) {
     m_cfg.validate();
     const Hparams& hp = m_model.hparams();
-    if (m_cfg.n_ctx == 0) m_cfg.n_ctx = hp.n_ctx_train;
+    if (m_cfg.n_ctx == 0) m_cfg.n_ctx = std::min(hp.n_ctx_train, kDefaultMaxCtx);
+    const double kv_gib = 8.0 * hp.n_layer * static_cast<double>(m_cfg.n_ctx) * hp.n_embd_kv() / (1u << 30);
+    if (kv_gib > kMaxKvGiB)
+        throw std::invalid_argument("InferenceContext: a KV cache for " + std::to_string(m_cfg.n_ctx) +
+                                    " tokens would take " + std::to_string(kv_gib) + " GiB; use a smaller n_ctx");
     m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
 
     m_inv_freq.resize(static_cast<size_t>(hp.n_rot / 2));
@@ -74,8 +82,10 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
 // ---- public entry points ----
 
 std::span<const float> InferenceContext::decode(int32_t token, int32_t pos, const ForwardOptions& opts) {
-    LogitsView v = forward_batch({token}, {pos}, {}, opts);
-    return v.row(0);
+    m_tokens[0] = token;  // no per-call allocation on the hot path
+    m_pos[0]    = pos;
+    run(1, nullptr, 0, opts);
+    return {m_logits.data(), static_cast<size_t>(m_model.hparams().n_vocab)};
 }
 
 LogitsView InferenceContext::forward_batch(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,

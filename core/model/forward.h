@@ -21,7 +21,7 @@ namespace speculum::model {
 enum class ForwardPath { reference, fast };
 
 struct ContextConfig {
-    int32_t n_ctx     = 0;                  // KV slots (tokens); 0 = the model's training context length
+    int32_t n_ctx     = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
     int32_t n_batch   = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
     ForwardPath path  = ForwardPath::fast;  // kernels and threading
     bool operator==(const ContextConfig&) const = default;
