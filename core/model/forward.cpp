@@ -17,7 +17,8 @@ namespace speculum::model {
 
 namespace {
 // Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm.
-constexpr int32_t kBlasMinBatch = 32;
+constexpr int32_t kBlasMinBatch = 64;
+constexpr int64_t kBlasTileBytes = 2 << 20;  // f32 weight tile per SGEMM call: large enough to amortise packing
 // ContextConfig::n_ctx = 0 takes the training context, capped: long-context models would otherwise allocate tens
 // of GiB of f32 KV cache up front.
 constexpr int32_t kDefaultMaxCtx = 4096;
@@ -163,7 +164,7 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
     // it by all n activation vectors. BLAS runs inside TBB tasks here, so it must not start threads of its own.
     if (n >= kBlasMinBatch) {
         openblas_set_num_threads(1);
-        const int64_t tile_rows = std::max<int64_t>(4, (256 << 10) / (w.cols * static_cast<int64_t>(sizeof(float))));
+        const int64_t tile_rows = std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
         parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
             thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
             tile.resize(static_cast<size_t>((r1 - r0) * w.cols));

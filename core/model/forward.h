@@ -2,7 +2,7 @@
 // at given positions under an arbitrary attention mask (causal by default; a token tree for verification).
 // Two paths over the same loop: `reference` (scalar _ref kernels, one thread) and `fast` (run-time selected
 // kernels, rows split over threads with speculum::parallel_for). Threads: TBB owns them on the fast path; batches of
-// 32+ tokens call OpenBLAS SGEMM inside TBB tasks after openblas_set_num_threads(1), so BLAS starts none.
+// 64+ tokens call OpenBLAS SGEMM inside TBB tasks after openblas_set_num_threads(1), so BLAS starts none.
 #pragma once
 
 #include "core/cancel.h"

@@ -107,14 +107,14 @@ TEST(Forward, PrefillInChunksMatchesLastDecode) {
 }
 
 TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
-    // 40 tokens >= the SGEMM threshold: dequantized tiles times the activations through OpenBLAS.
+    // 64 tokens >= the SGEMM threshold: dequantized tiles times the activations through OpenBLAS.
     const Model m = make_synthetic_model(test::spec_odd_tied(GgmlType::Q4_0));
     std::vector<int32_t> toks, pos;
-    for (int32_t i = 0; i < 40; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
+    for (int32_t i = 0; i < 64; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
     const auto seq = decode_all(m, toks, ForwardPath::fast);
-    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 40, .path = ForwardPath::fast});
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast});
     LogitsView v = ctx.forward_batch(toks, pos);
-    for (int32_t i = 0; i < 40; ++i) EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+    for (int32_t i = 0; i < 64; ++i) EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
 }
 
 TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
