@@ -2,7 +2,8 @@
 // Single-threaded over a row range [r0, r1): callers (core) split rows across threads. No allocation.
 //   W: (rows, cols) row-major, each row `ggml_row_size(t, cols)` bytes, stored in type t
 //   x: (cols) f32;   X: (n, cols) f32 row-major;   y: (rows) f32;   Y: (n, ldy) f32 row-major, writes Y[i][r0..r1)
-// `_ref` versions are scalar and define the numerics; the fast versions take AVX2+FMA+F16C paths when cpu_features() has them.
+// `_ref` versions are scalar and define the numerics; the fast versions take AVX2+FMA+F16C paths when
+// cpu_features() has them (scalar fallback otherwise).
 // Activations stay f32 everywhere (no int8 activation quantization): fast paths decode the exact dequantized
 // weights and differ from `_ref` only in f32 summation order; dequantize_row is bit-exact with the reference.
 // No BLAS calls and no threads: safe to call concurrently from any number of worker threads.

@@ -52,6 +52,35 @@ SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
     return sum;
 }
 
+// ---- one weight row against a few vectors (2 <= n <= 4) ----
+// Each chunk is decoded into registers once and FMA'd into every vector: no scratch round trip.
+template <class Dec, int NV>
+SPECULUM_AVX2 void row_dot_few(float* y, int64_t ldy, const uint8_t* row, const float* x, int64_t cols) {
+    __m256 acc[NV][2];
+    for (int v = 0; v < NV; ++v) acc[v][0] = acc[v][1] = _mm256_setzero_ps();
+    const int64_t nchunks = cols / kChunk;
+    typename Dec::State st;
+    for (int64_t c = 0; c < nchunks; ++c) {
+        __m256 w[4];
+        if (c % Dec::kChunksPerBlock == 0) Dec::prepare(row, c, st);
+        Dec::decode(row, c, st, w);
+        const float* xc = x + c * kChunk;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k)
+                acc[v][k & 1] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(xc + v * cols + 8 * k), acc[v][k & 1]);
+        }
+    }
+    for (int v = 0; v < NV; ++v) {
+        float sum = hsum(_mm256_add_ps(acc[v][0], acc[v][1]));
+        if constexpr (Dec::kPlain) {
+            for (int64_t j = nchunks * kChunk; j < cols; ++j) sum += Dec::element(row, j) * x[v * cols + j];
+        }
+        y[v * ldy] = sum;
+    }
+}
+
 // ---- several rows against several vectors (n >= 2) ----
 // A tile of R rows is decoded one column slab at a time into an L1-resident f32 scratch, once for all n vectors;
 // the R x NV register tile then reuses every weight load NV times and every activation load R times. Partial
@@ -59,6 +88,7 @@ SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
 constexpr int64_t kSlab = 512;  // columns per slab: R * kSlab * 4 bytes of scratch, x slab n * kSlab * 4 bytes
 static_assert(kSlab % 256 == 0, "slabs must start on K-quant super-block boundaries");
 constexpr int kTileRows = 4;
+constexpr int64_t kFewMax = 4;  // n up to this uses row_dot_few
 constexpr int kTileVecs = 2;    // 4 x 2 accumulators + 4 weights + 1 activation = 13 of 16 ymm registers
 
 template <class Dec, int R>
@@ -133,6 +163,17 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
     if (n == 1) {
         // Single vector: decode straight into registers, four accumulators per row (no scratch round trip).
         for (int64_t r = r0; r < r1; ++r) y[r] = row_dot<Dec>(w + static_cast<uint64_t>(r) * row_bytes, x, cols);
+        return;
+    }
+    if (n <= kFewMax) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t* row = w + static_cast<uint64_t>(r) * row_bytes;
+            switch (n) {
+                case 2: row_dot_few<Dec, 2>(y + r, ldy, row, x, cols); break;
+                case 3: row_dot_few<Dec, 3>(y + r, ldy, row, x, cols); break;
+                default: row_dot_few<Dec, 4>(y + r, ldy, row, x, cols); break;
+            }
+        }
         return;
     }
     // Row tiles outer, slabs and vector pairs inner: each weight byte comes from memory once and is decoded once.

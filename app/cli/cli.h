@@ -68,5 +68,8 @@ int cmd_version(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_predict(int argc, char** argv);
+int cmd_calibrate(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
 
 }  // namespace speculum::cli

@@ -16,6 +16,9 @@ const std::vector<Command>& commands() {
         {"inspect", "show a GGUF file: metadata, hyper-parameters, tensors", cmd_inspect},
         {"generate", "generate tokens with one model (plain decoding, no speculation)", cmd_generate},
         {"bench", "measure the model runtime: tokens/s, GB/s vs memory bandwidth, batched passes", cmd_bench},
+        {"predict", "predict speedup analytically (EWIF, BPT, J, trees, roofline) from JSON", cmd_predict},
+        {"calibrate", "measure this machine (bandwidth, GEMV/GEMM, overhead) as a hardware profile", cmd_calibrate},
+        {"tokenize", "print the token ids of a text under a GGUF model's tokenizer", cmd_tokenize},
     };
     return table;
 }

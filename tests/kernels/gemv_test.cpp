@@ -133,7 +133,7 @@ TEST(Gemm, MatchesSeparateGemvCallsOnOddRowRanges) {
     const int64_t rows = 41, cols = 768;  // one full 512-column slab and a partial one
     for (GgmlType t : kTypes) {
         const Matrix m = make_matrix(t, rows, cols, 77);
-        for (int64_t n : {1, 3, 8, 17}) {
+        for (int64_t n : {1, 2, 3, 5, 8, 17}) {  // gemv, register path (<= 4), 4x2 tiles + remainders
             const std::vector<float> x = random_vectors(n, cols, 90 + static_cast<uint32_t>(n));
             const int64_t r0 = 3, r1 = 38, ldy = rows + 5;
             std::vector<float> y(n * ldy, -7.0f), y_ref(n * ldy, -7.0f);

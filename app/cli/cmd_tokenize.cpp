@@ -1,0 +1,109 @@
+// `speculum-cli tokenize`: token ids of a text under a GGUF model's tokenizer, one line, as llama.cpp's tokenizer
+// tests count them (no BOS, special-token texts as plain text) unless --special is given.
+#include "cli.h"
+
+#include "core/model/gguf.h"
+#include "core/model/tokenizer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+namespace speculum::cli {
+
+namespace {
+
+std::string read_file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw std::runtime_error("error reading '" + path + "'");
+    return text;
+}
+
+// A piece for display: printable ASCII and well-formed UTF-8 as is, everything else escaped (\n, \t, \xNN).
+std::string quote_piece(const std::string& p) {
+    std::string out = "'";
+    static constexpr char k_hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < p.size();) {
+        const auto b = static_cast<unsigned char>(p[i]);
+        const char* esc = b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r"
+                          : b == '\\' ? "\\\\" : b == '\'' ? "\\'" : nullptr;
+        if (esc || (b >= 0x20 && b < 0x7F)) {
+            out += esc ? esc : std::string(1, static_cast<char>(b));
+            ++i;
+            continue;
+        }
+        size_t n = b >= 0xF0 && b < 0xF8 ? 4 : b >= 0xE0 && b < 0xF0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 0;
+        for (size_t k = 1; k < n; ++k)
+            if (i + k >= p.size() || (static_cast<unsigned char>(p[i + k]) & 0xC0) != 0x80) n = 0;
+        if (n == 0) {
+            ((out += "\\x") += k_hex[b >> 4]) += k_hex[b & 15];
+            ++i;
+            continue;
+        }
+        out.append(p, i, n);
+        i += n;
+    }
+    return out + "'";
+}
+
+}  // namespace
+
+int cmd_tokenize(int argc, char** argv) {
+    Args args("tokenize",
+              {{"model", 'm', true, "MODEL.gguf", "GGUF file whose tokenizer.ggml.* metadata to use (required)"},
+               {"prompt", 'p', true, "TEXT", "the text to tokenize"},
+               {"file", 0, true, "FILE", "read the text from FILE, byte for byte (instead of -p)"},
+               {"special", 0, false, "", "add BOS/EOS as the model asks and parse special-token texts like <s>"},
+               {"no-parse-special", 0, false, "", "with --special: keep special-token texts as plain text"},
+               {"pieces", 0, false, "", "print one token per line: ID 'PIECE'"}},
+              {});
+    if (!args.parse(argc, argv)) {
+        std::cout << args.help(
+            "Print the token ids of a text, separated by spaces on one line. By default no BOS/EOS is added and\n"
+            "texts such as \"<s>\" or \"<|endoftext|>\" are ordinary text, as llama.cpp's tokenizer tests count\n"
+            "(llama_tokenize with add_special = parse_special = false). Tokenizers: llama (SentencePiece) and\n"
+            "gpt2 (byte-level BPE with the GPT-2 pre-tokenizer).");
+        return 0;
+    }
+    const auto model = args.value("model");
+    if (!model) throw UsageError("-m MODEL.gguf is required (there is no bundled default model yet)");
+    if (args.has("prompt") == args.has("file"))
+        throw UsageError("give the text with exactly one of -p TEXT or --file FILE");
+    if (args.has("no-parse-special") && !args.has("special"))
+        throw UsageError("--no-parse-special only applies together with --special");
+
+    const std::string text = args.has("file") ? read_file_bytes(*args.value("file")) : args.value_or("prompt", "");
+
+    const model::GgufFile gguf = model::GgufFile::open(*model);
+    model::Tokenizer tok       = [&] {
+        try {
+            return model::Tokenizer::from_vocab(model::vocab_from_gguf(gguf));
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(*model + ": " + e.what());
+        }
+    }();
+
+    const bool add_special   = args.has("special");
+    const bool parse_special = add_special && !args.has("no-parse-special");
+    const auto ids           = tok.encode(text, add_special, parse_special);
+
+    if (args.has("pieces")) {
+        for (int32_t id : ids) std::cout << id << ' ' << quote_piece(tok.token_to_piece(id)) << '\n';
+        return 0;
+    }
+    std::string line;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (i) line += ' ';
+        line += std::to_string(ids[i]);
+    }
+    std::cout << line << '\n';
+    return 0;
+}
+
+}  // namespace speculum::cli

@@ -1,0 +1,94 @@
+// Roofline forward time and memory-budget model (see cost.h).
+#include "core/analytic/cost.h"
+
+#include "core/analytic/checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace speculum::analytic {
+
+void validate(const ModelSpec& m, const std::string& f) {
+    require_positive(m.params_b, f + ".params_b");
+    if (m.params_b > 1e5)
+        throw InvalidInput(f + ".params_b is in billions; " + std::to_string(m.params_b) + " is absurd");
+    if (!(m.weight_bits > 0 && m.weight_bits <= 64)) throw InvalidInput(f + ".weight_bits must be in (0, 64]");
+    if (!(m.kv_bits > 0 && m.kv_bits <= 64)) throw InvalidInput(f + ".kv_bits must be in (0, 64]");
+    require_count(m.n_layers, 1, 4096, f + ".n_layers");
+    require_count(m.d_model, 1, 1 << 20, f + ".d_model");
+    require_count(m.kv_dim, 0, 1 << 20, f + ".kv_dim");
+    if (m.compute != "fp16" && m.compute != "bf16" && m.compute != "fp32" && m.compute != "int8")
+        throw InvalidInput(f + ".compute must be fp16, bf16, fp32 or int8, got '" + m.compute + "'");
+}
+
+double kv_bytes_per_token(const ModelSpec& m) {
+    return 2.0 * m.n_layers * double(m.kv_dim) * m.kv_bits / 8.0;
+}
+
+double weight_bytes(const ModelSpec& m) {
+    return m.params_b * 1e9 * m.weight_bits / 8.0;
+}
+
+ForwardCost forward_cost(const hw::HardwareProfile& hw, const ModelSpec& m, int n_tokens, int context,
+                         double stream_gb) {
+    require_count(n_tokens, 1, 1 << 20, "n_tokens");
+    require_count(context, 0, 1 << 24, "context");
+    require_nonnegative(stream_gb, "stream_gb");
+    ForwardCost c;
+    double kv = kv_bytes_per_token(m);
+    c.bytes   = weight_bytes(m) + kv * context + kv * n_tokens;
+    c.flops =
+        2.0 * m.params_b * 1e9 * n_tokens + 4.0 * m.n_layers * double(m.d_model) * n_tokens * (context + n_tokens);
+    c.t_memory   = c.bytes / (hw.mem_bw_gbps * 1e9);
+    c.t_compute  = c.flops / hw.peak_flops(m.compute);
+    c.t_overhead = hw.call_overhead_us * 1e-6;
+    if (stream_gb > 0) {
+        c.t_stream = hw.flash_bw_gbps > 0 ? stream_gb / hw.flash_bw_gbps : std::numeric_limits<double>::infinity();
+    }
+    c.compute_bound = c.t_compute > c.t_memory;
+    c.time          = std::max(c.t_memory, c.t_compute) + c.t_overhead + c.t_stream;
+    return c;
+}
+
+MemoryPlan plan_memory(const hw::HardwareProfile& hw, double budget_gb, double weights_gb,
+                       double kv_bytes_per_token_all_levels, int context) {
+    require_nonnegative(weights_gb, "memory.weights_gb");
+    require_nonnegative(kv_bytes_per_token_all_levels, "memory.kv_bytes_per_token");
+    require_count(context, 0, 1 << 24, "context");
+    MemoryPlan p;
+    p.budget_gb  = budget_gb > 0 ? budget_gb : hw.mem_gb;
+    p.weights_gb = weights_gb;
+    p.kv_gb      = kv_bytes_per_token_all_levels * context / 1e9;
+    p.fits       = p.weights_gb + p.kv_gb <= p.budget_gb;
+    if (!p.fits) {
+        // The KV cache stays resident; the weight overflow is re-read from flash on every forward (CATS §4.2).
+        p.streamed_gb = std::min(p.weights_gb, p.weights_gb + p.kv_gb - p.budget_gb);
+        p.stream_time_s =
+            hw.flash_bw_gbps > 0 ? p.streamed_gb / hw.flash_bw_gbps : std::numeric_limits<double>::infinity();
+    }
+    double free_gb       = p.budget_gb - p.weights_gb;
+    p.kv_capacity_tokens = (free_gb <= 0 || kv_bytes_per_token_all_levels <= 0)
+                               ? 0
+                               : int64_t(std::floor(free_gb * 1e9 / kv_bytes_per_token_all_levels));
+    return p;
+}
+
+ChainTiming chain_timing(const hw::HardwareProfile& hw, const ModelSpec& target, const ModelSpec& draft, int k,
+                         int context, double expected_tokens, double target_stream_gb) {
+    validate(target, "target");
+    validate(draft, "draft");
+    require_count(k, 0, 4096, "k");
+    if (!(expected_tokens >= 1.0)) throw InvalidInput("expected_tokens must be >= 1");
+    ChainTiming t;
+    t.t_autoregressive = forward_cost(hw, target, 1, context, target_stream_gb).time;
+    t.t_verify         = forward_cost(hw, target, k + 1, context, target_stream_gb).time;
+    t.t_draft          = forward_cost(hw, draft, 1, context).time;
+    t.c                = t.t_draft / t.t_autoregressive;
+    t.t_cycle          = t.t_verify + k * t.t_draft;
+    t.tokens_per_s     = expected_tokens / t.t_cycle;
+    t.speedup          = expected_tokens * t.t_autoregressive / t.t_cycle;
+    return t;
+}
+
+}  // namespace speculum::analytic

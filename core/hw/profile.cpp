@@ -1,0 +1,188 @@
+// Hardware profile data, JSON round-trip, validation and lookup (see profile.h).
+#include "core/hw/profile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace speculum::hw {
+
+namespace {
+
+const std::set<std::string> kKinds{"gpu", "soc", "cpu"};
+
+struct NumField {
+    const char* key;
+    double HardwareProfile::*member;
+};
+const NumField kNumFields[] = {
+    {"memory_bandwidth_gbps", &HardwareProfile::mem_bw_gbps}, {"memory_gb", &HardwareProfile::mem_gb},
+    {"fp16_tflops", &HardwareProfile::fp16_tflops},           {"bf16_tflops", &HardwareProfile::bf16_tflops},
+    {"fp32_tflops", &HardwareProfile::fp32_tflops},           {"int8_tops", &HardwareProfile::int8_tops},
+    {"call_overhead_us", &HardwareProfile::call_overhead_us}, {"flash_bandwidth_gbps", &HardwareProfile::flash_bw_gbps},
+};
+
+void fail(const std::string& field, const std::string& what) {
+    throw std::invalid_argument("hardware profile field '" + field + "': " + what);
+}
+
+}  // namespace
+
+double HardwareProfile::peak_flops(const std::string& compute) const {
+    double t = 0;
+    if (compute == "fp16")
+        t = fp16_tflops;
+    else if (compute == "bf16")
+        t = bf16_tflops;
+    else if (compute == "fp32")
+        t = fp32_tflops;
+    else if (compute == "int8")
+        t = int8_tops;
+    else
+        throw std::invalid_argument("unknown compute type '" + compute + "' (fp16, bf16, fp32, int8)");
+    if (t <= 0) t = fp32_tflops;
+    return t * 1e12;
+}
+
+void validate(const HardwareProfile& p) {
+    if (p.id.empty()) fail("id", "must not be empty");
+    if (p.name.empty()) fail("name", "must not be empty");
+    if (!kKinds.count(p.kind)) fail("kind", "must be gpu, soc or cpu, got '" + p.kind + "'");
+    for (const auto& f : kNumFields) {
+        double v = p.*f.member;
+        if (!std::isfinite(v) || v < 0) fail(f.key, "must be finite and >= 0");
+        if (v > 0 && !p.measured && !p.sources.count(f.key)) fail("sources", std::string("no source for ") + f.key);
+    }
+    if (p.mem_bw_gbps <= 0) fail("memory_bandwidth_gbps", "must be > 0");
+    if (p.mem_gb <= 0) fail("memory_gb", "must be > 0");
+    if (p.fp32_tflops <= 0 && p.fp16_tflops <= 0 && p.bf16_tflops <= 0)
+        fail("fp32_tflops", "at least one floating-point peak must be > 0");
+    for (const auto& e : p.estimates) {
+        bool known = false;
+        for (const auto& f : kNumFields) known |= e == f.key;
+        if (!known) fail("estimates", "unknown field '" + e + "'");
+    }
+}
+
+void to_json(nlohmann::json& j, const HardwareProfile& p) {
+    j         = nlohmann::json::object();
+    j["id"]   = p.id;
+    j["name"] = p.name;
+    j["kind"] = p.kind;
+    for (const auto& f : kNumFields) j[f.key] = p.*f.member;
+    j["sources"]   = p.sources;
+    j["estimates"] = p.estimates;
+    j["measured"]  = p.measured;
+}
+
+void from_json(const nlohmann::json& j, HardwareProfile& p) {
+    if (!j.is_object()) throw std::invalid_argument("hardware profile must be a JSON object");
+    std::set<std::string> known{"id", "name", "kind", "sources", "estimates", "measured"};
+    for (const auto& f : kNumFields) known.insert(f.key);
+    for (const auto& [key, _] : j.items())
+        if (!known.count(key)) fail(key, "unknown field");
+    p        = HardwareProfile{};
+    auto str = [&](const char* key, std::string& out, bool required) {
+        if (!j.contains(key)) {
+            if (required) fail(key, "missing");
+            return;
+        }
+        if (!j[key].is_string()) fail(key, "must be a string");
+        out = j[key].get<std::string>();
+    };
+    str("id", p.id, false);
+    str("name", p.name, true);
+    str("kind", p.kind, true);
+    for (const auto& f : kNumFields) {
+        if (!j.contains(f.key)) continue;
+        if (!j[f.key].is_number()) fail(f.key, "must be a number");
+        p.*f.member = j[f.key].get<double>();
+    }
+    if (j.contains("sources")) {
+        if (!j["sources"].is_object()) fail("sources", "must be an object of field -> citation");
+        for (const auto& [k, v] : j["sources"].items()) {
+            if (!v.is_string()) fail("sources." + k, "must be a string");
+            p.sources[k] = v.get<std::string>();
+        }
+    }
+    if (j.contains("estimates")) {
+        if (!j["estimates"].is_array()) fail("estimates", "must be an array of field names");
+        for (const auto& v : j["estimates"]) {
+            if (!v.is_string()) fail("estimates", "must contain strings");
+            p.estimates.push_back(v.get<std::string>());
+        }
+    }
+    if (j.contains("measured")) {
+        if (!j["measured"].is_boolean()) fail("measured", "must be true or false");
+        p.measured = j["measured"].get<bool>();
+    }
+}
+
+HardwareProfile load_profile(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    if (!in) throw std::runtime_error("cannot open hardware profile " + file.string());
+    try {
+        nlohmann::json j = nlohmann::json::parse(in);
+        HardwareProfile p;
+        from_json(j, p);
+        if (p.id.empty()) p.id = file.stem().string();
+        validate(p);
+        return p;
+    } catch (const std::exception& e) {
+        throw std::runtime_error(file.string() + ": " + e.what());
+    }
+}
+
+void save_profile(const HardwareProfile& p, const std::filesystem::path& file) {
+    validate(p);
+    nlohmann::json j;
+    to_json(j, p);
+    std::ofstream out(file);
+    if (!out) throw std::runtime_error("cannot write " + file.string());
+    out << j.dump(2) << '\n';
+    if (!out) throw std::runtime_error("error writing " + file.string());
+}
+
+std::filesystem::path hardware_dir(const std::filesystem::path& override_dir) {
+    std::vector<std::filesystem::path> tried;
+    if (!override_dir.empty()) {
+        auto d = std::filesystem::is_directory(override_dir / "hardware") ? override_dir / "hardware" : override_dir;
+        if (std::filesystem::is_directory(d)) return d;
+        throw std::runtime_error("resources directory " + override_dir.string() + " does not exist");
+    }
+    if (const char* env = std::getenv("SPECULUM_RESOURCES"); env && *env)
+        tried.push_back(std::filesystem::path(env) / "hardware");
+#ifdef SPECULUM_SOURCE_DIR
+    tried.push_back(std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources" / "hardware");
+#endif
+    for (const auto& d : tried)
+        if (std::filesystem::is_directory(d)) return d;
+    std::string list;
+    for (const auto& d : tried) list.append(" ").append(d.string());
+    throw std::runtime_error("no resources/hardware directory found (tried:" + list + "); pass --resources DIR");
+}
+
+std::vector<HardwareProfile> list_profiles(const std::filesystem::path& dir) {
+    std::vector<HardwareProfile> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(load_profile(e.path()));
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return out;
+}
+
+HardwareProfile find_profile(const std::filesystem::path& dir, const std::string& id) {
+    auto file = dir / (id + ".json");
+    if (std::filesystem::is_regular_file(file)) return load_profile(file);
+    std::string ids;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".json") ids += (ids.empty() ? "" : ", ") + e.path().stem().string();
+    throw std::runtime_error("no hardware profile '" + id + "' in " + dir.string() + " (available: " + ids + ")");
+}
+
+}  // namespace speculum::hw

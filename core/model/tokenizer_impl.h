@@ -1,0 +1,72 @@
+// Internals shared by tokenizer.cpp, tokenizer_spm.cpp and tokenizer_bpe.cpp (not part of the public API):
+// the lookup tables built once per vocabulary, and the lenient UTF-8 helpers that mirror llama.cpp's unicode.cpp.
+#pragma once
+
+#include "core/model/vocab.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace speculum::model::detail {
+
+// ---- UTF-8, the way llama.cpp reads it ----
+
+// Length of the UTF-8 sequence announced by a lead byte, from its high nibble (continuation bytes count as 1).
+inline size_t utf8_len(char lead) {
+    static constexpr uint8_t k_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+    return k_len[static_cast<uint8_t>(lead) >> 4];
+}
+
+// Code points of `text`; every byte that does not start a well-formed sequence becomes U+FFFD and is skipped
+// alone (llama.cpp's unicode_cpts_from_utf8). Overlong forms and surrogates decode as they are; values above
+// U+10FFFF count as invalid (llama.cpp throws on them later).
+std::vector<uint32_t> utf8_to_cpts(std::string_view text);
+void append_utf8(std::string& out, uint32_t cpt);  // cpt <= 0x10FFFF; surrogates are encoded as 3 bytes
+
+// GPT-2's reversible byte <-> printable code point mapping ("bytes_to_unicode"): '!'..'~', U+00A1..U+00AC and
+// U+00AE..U+00FF map to themselves, the other 68 bytes to U+0100.. in byte order.
+const std::string& byte_to_unicode(uint8_t byte);  // as UTF-8
+int byte_from_unicode(uint32_t cpt);               // -1 when cpt is not in the mapping
+
+// ---- tables ----
+
+struct BpeRegex;  // compiled pre-tokenizer (PCRE2), defined in tokenizer_bpe.cpp
+std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre);  // throws std::invalid_argument
+std::vector<std::string> bpe_pre_tokenize(const BpeRegex& re, std::string_view text);  // byte-encoded words
+
+// Hash for string-keyed maps that can be probed with a string_view (no temporary std::string per lookup).
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using StringMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+
+struct TokenizerImpl {
+    Vocab vocab;                                      // types filled in and fixed up (EOG-looking -> control)
+    StringMap to_id;                                  // token text -> id (empty texts are left out)
+    StringMap ranks;                                  // bpe_pair_key(left, right) -> merge rank
+    std::vector<int32_t> specials;                    // control/user-defined/unknown ids, longest text first
+    std::vector<uint8_t> eog;                         // id -> ends generation
+    std::vector<std::string> pieces;                  // id -> piece with special tokens rendered
+    std::shared_ptr<const BpeRegex> regex;            // BPE only
+    bool clean_spaces = false;                        // BPE decode: " ," -> ",", " 's" -> "'s", ...
+
+    int32_t find(std::string_view text) const {
+        auto it = to_id.find(text);
+        return it == to_id.end() ? -1 : it->second;
+    }
+};
+
+// Unambiguous key for a merge pair: 4-byte length of `left`, then left, then right.
+std::string bpe_pair_key(std::string_view left, std::string_view right);
+
+// One raw-text fragment through each model, appending ids. `text` for SPM is already space-escaped.
+void spm_encode(const TokenizerImpl& t, const std::string& text, std::vector<int32_t>& out);
+void bpe_encode(const TokenizerImpl& t, std::string_view text, std::vector<int32_t>& out);
+
+}  // namespace speculum::model::detail

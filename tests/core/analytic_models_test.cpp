@@ -1,0 +1,125 @@
+// BPT (CATS), Cassandra's J and bit accounting, ML-SpecQD Eq. (1) and its recursion, Ghidorah's width choice:
+// the paper values named in design/analytic_readings.md and the papers' own tables.
+#include "core/analytic/bpt.h"
+#include "core/analytic/cassandra.h"
+#include "core/analytic/checks.h"
+#include "core/analytic/ghidorah.h"
+#include "core/analytic/mlspecqd.h"
+#include "core/analytic/trees.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace speculum::analytic;
+
+TEST(Bpt, Llama7bLayerAndBaseline) {
+    LayerShape s;
+    EXPECT_EQ(decoder_layer_params(s), 202383360);
+    EXPECT_NEAR(layer_gb(s, 16), 0.40476672, 1e-12);
+    EXPECT_NEAR(bpt_autoregressive(CatsConfig{}), 12.9525, 5e-5);
+    EXPECT_EQ(std::round(bpt_autoregressive(CatsConfig{}) * 100) / 100, 12.95);  // Table 4 baseline
+    LayerShape no_norms = s;
+    no_norms.norms      = false;
+    EXPECT_EQ(decoder_layer_params(no_norms), 202375168);
+}
+
+TEST(Bpt, ReproducesCatsTable5) {
+    // γ̄ and CATS mean accepted length → BPT (GB/token), Table 5; matches to the 4th decimal with the norms.
+    struct Row {
+        int gamma;
+        double mean_acc, bpt;
+    };
+    for (Row r : {Row{3, 2.7077, 5.6805}, Row{5, 3.0520, 5.8354}, Row{7, 3.2343, 6.2574}, Row{10, 3.3332, 7.1646}}) {
+        CatsConfig c;
+        c.gamma = r.gamma;
+        // The mean accepted length is printed to 4 decimals, so agreement is to the 4th decimal (1e-4).
+        EXPECT_NEAR(bpt_cats(c, r.mean_acc).bpt, r.bpt, 1e-4) << r.gamma;
+    }
+    // Table 5's Kangaroo column fits Eq. (3) with a 10-layer draft and the full 32-layer verifier.
+    double layer = layer_gb(LayerShape{}, 16);
+    EXPECT_NEAR(bpt_two_stage(3, 10 * layer, 32 * layer, 2.2501), 11.1531, 5e-4);
+    EXPECT_NEAR(bpt_two_stage(10, 10 * layer, 32 * layer, 2.7142), 19.6852, 5e-4);
+}
+
+TEST(Bpt, TreeAndCascadeConsistentWithChain) {
+    // A chain is a tree of depth k and a one-level cascade.
+    double e = 2.5;
+    EXPECT_NEAR(bpt_tree(4, 1.0, 10.0, e), bpt_two_stage(4, 1.0, 10.0, e), 1e-12);
+    std::vector<DraftLevel> one{{{0.7}, 0.1, 4}};
+    double tokens = vertical_cascade(one).expected_tokens;
+    EXPECT_NEAR(bpt_cascade(one, {1.0}, 10.0), (4 * 1.0 + 10.0) / tokens, 1e-12);
+    std::vector<DraftLevel> two{{{0.8}, 0.2, 2}, {{0.6}, 0.0, 5}};
+    double t2 = vertical_cascade(two).expected_tokens;
+    EXPECT_NEAR(bpt_cascade(two, {2.0, 0.0}, 10.0), (10.0 + 2 * 2.0) / t2, 1e-12);
+    EXPECT_THROW(bpt_two_stage(4, 1, 10, 0.5), InvalidInput);
+    EXPECT_THROW(bpt_cascade(two, {1.0}, 10.0), InvalidInput);
+}
+
+TEST(Cassandra, BitAccountingAndJ) {
+    CassandraConfig c;  // 40 % pruning, 4-bit truncation, unary exponents 2.85 bits
+    auto b = cassandra_bits(c);
+    EXPECT_NEAR(b.draft_bits_per_weight, 0.6 * (1 + 2.85 + 3) + 1, 1e-12);            // 5.11
+    EXPECT_NEAR(b.full_bits_per_weight, 0.6 * (1 + 2.85 + 7) + 0.4 * 16 + 1, 1e-12);  // 13.91
+    EXPECT_NEAR(b.eq2_bits_per_weight, 7.2, 1e-12);
+    EXPECT_NEAR(b.draft_cost_ratio, 5.11 / 16, 1e-12);
+    EXPECT_LT(b.verify_cost_ratio, 1.0);  // "requires less memory capacity than BF16"
+    EXPECT_NEAR(cassandra_j(0.78, c), 0.78 / (8.03e9 * 7.2), 1e-25);
+    // J rises with α and falls as the draft keeps more bits.
+    EXPECT_GT(cassandra_j(0.8, c), cassandra_j(0.7, c));
+    CassandraConfig less_pruned = c;
+    less_pruned.w_p             = 0.3;
+    EXPECT_LT(cassandra_j(0.8, less_pruned), cassandra_j(0.8, c));
+    CassandraConfig bad = c;
+    bad.w_t             = 9;
+    EXPECT_THROW(cassandra_j(0.8, bad), InvalidInput);
+    EXPECT_THROW(cassandra_j(1.1, c), InvalidInput);
+}
+
+TEST(MlSpecQd, Eq1Table) {
+    // Paper note §7 table (N, S, α) → speedup.
+    EXPECT_NEAR(mlspecqd_speedup(0.4, 4, 4), 1.300, 5e-4);
+    EXPECT_NEAR(mlspecqd_speedup(0.9, 4, 4), 2.300, 5e-4);
+    EXPECT_NEAR(mlspecqd_speedup(0.6, 4, 14), 2.644, 5e-4);
+    EXPECT_NEAR(mlspecqd_speedup(0.5, 4, 100), 2.885, 5e-4);
+    EXPECT_NEAR(mlspecqd_speedup(0.7, 8, 20), 4.714, 5e-4);
+    EXPECT_NEAR(mlspecqd_speedup(0.9, 8, 100), 7.593, 5e-4);
+    // α = 0 with an infinitely fast draft still yields the target's token; α = 1, S → ∞ gives N + 1.
+    EXPECT_NEAR(mlspecqd_speedup(1.0, 8, 1e12), 9.0, 1e-9);
+}
+
+TEST(MlSpecQd, MultiLevelRecursion) {
+    // Fig. 3 check (S1 = 4, S2 = 100, N = 4): (0.80, 0.40) → S'1 = 8.97, 2.90; (0.85, 0.45) → 9.66, 3.11.
+    auto a = mlspecqd_multilevel({{0.80, 4, 4}, {0.40, 4, 100}});
+    EXPECT_NEAR(a.effective_speed[0], 8.97, 5e-3);
+    EXPECT_NEAR(a.speedup, 2.90, 5e-3);
+    auto b = mlspecqd_multilevel({{0.85, 4, 4}, {0.45, 4, 100}});
+    EXPECT_NEAR(b.effective_speed[0], 9.66, 5e-3);
+    EXPECT_NEAR(b.speedup, 3.11, 5e-3);
+    // One level is Eq. (1).
+    EXPECT_NEAR(mlspecqd_multilevel({{0.7, 8, 3.76}}).speedup, mlspecqd_speedup(0.7, 8, 3.76), 1e-12);
+    // Fraction from per-position acceptance.
+    EXPECT_NEAR(mlspecqd_alpha_from_positions({1.0, 1.0}), 1.0, 1e-12);
+    EXPECT_NEAR(mlspecqd_alpha_from_positions({0.5, 0.5}), 0.375, 1e-12);
+    EXPECT_THROW(mlspecqd_multilevel({}), InvalidInput);
+    EXPECT_THROW(mlspecqd_speedup(0.5, 4, -1), InvalidInput);
+}
+
+TEST(Ghidorah, WidthChoiceReproducesPaper) {
+    auto t = ghidorah_table1("MBPP");
+    // GPU alone: step time flat over 1–64, so the widest tree wins (Medusa's best width is 64).
+    auto flat = choose_width(
+        t, [](int) { return 1.0; }, 1.0);
+    EXPECT_EQ(flat.best_width, 64);
+    EXPECT_NEAR(flat.best_speedup, 3.74, 1e-12);
+    // Hetero-core: T_seq/T_step ≈ 2.31 up to 16 tokens, then the CPU knee (≈1.77 at 32, ≈1.55 at 64).
+    auto knee = [](int n) { return n <= 16 ? 1 / 2.31 : n <= 32 ? 1 / 1.77 : 1 / 1.55; };
+    auto h    = choose_width(t, knee, 1.0);
+    EXPECT_EQ(h.best_width, 16);
+    EXPECT_NEAR(h.best_speedup, 3.27 * 2.31, 1e-9);  // ≈ 7.55, the paper's "up to 7.6×"
+    // Counting the root or not shifts the forward size by one token.
+    auto excl = choose_width(t, knee, 1.0, false);
+    EXPECT_EQ(excl.best_width, 8);
+    EXPECT_THROW(ghidorah_table1("nope"), InvalidInput);
+    for (const auto& d : ghidorah_datasets()) EXPECT_EQ(ghidorah_table1(d).tau.front(), 1.0);
+}

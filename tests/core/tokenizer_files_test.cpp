@@ -1,0 +1,167 @@
+// The two llama.cpp test vocabularies in ../shared/vocab: every .inp string must give the .out ids, read exactly
+// as llama.cpp's tests/test-tokenizer-0.cpp reads them (add_special = false, parse_special = false).
+// Skips when ../shared is absent.
+#include "core/model/gguf.h"
+#include "core/model/tokenizer.h"
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+using namespace speculum::model;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + p.string());
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct Case {
+    std::string text;
+    std::vector<int32_t> ids;
+};
+
+// test-tokenizer-0.cpp: inputs separated by "\n__ggml_vocab_test__\n" (the text after the last separator, if
+// any, is one more input); one line of space-separated ids per input.
+std::vector<Case> read_cases(const std::filesystem::path& gguf) {
+    const std::string raw = slurp(gguf.string() + ".inp");
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> inputs;
+    for (size_t pos = 0; pos < raw.size();) {
+        const size_t next = raw.find(sep, pos);
+        if (next == std::string::npos) {
+            inputs.push_back(raw.substr(pos));
+            break;
+        }
+        inputs.push_back(raw.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    std::istringstream out(slurp(gguf.string() + ".out"));
+    std::vector<Case> cases;
+    std::string line;
+    for (size_t i = 0; std::getline(out, line); ++i) {
+        Case c;
+        c.text = i < inputs.size() ? inputs[i] : std::string();
+        std::istringstream ids(line);
+        for (int32_t id; ids >> id;) c.ids.push_back(id);
+        cases.push_back(std::move(c));
+    }
+    EXPECT_EQ(cases.size(), inputs.size()) << "input and output files have different numbers of tests";
+    return cases;
+}
+
+Tokenizer load(const std::filesystem::path& p) { return Tokenizer::from_vocab(vocab_from_gguf(GgufFile::open(p))); }
+
+void expect_all_cases_pass(const std::filesystem::path& gguf) {
+    const Tokenizer t             = load(gguf);
+    const std::vector<Case> cases = read_cases(gguf);
+    ASSERT_GT(cases.size(), 40u);
+    size_t passed = 0;
+    for (const Case& c : cases) {
+        const std::vector<int32_t> got = t.encode(c.text, false, false);
+        if (got == c.ids) {
+            ++passed;
+            continue;
+        }
+        ADD_FAILURE() << gguf.filename() << ": '" << c.text << "' gave " << ::testing::PrintToString(got)
+                      << ", expected " << ::testing::PrintToString(c.ids);
+    }
+    std::cout << "[ vocab    ] " << gguf.filename().string() << ": " << passed << "/" << cases.size() << " passed\n";
+    ::testing::Test::RecordProperty(gguf.filename().string(), std::to_string(passed) + "/" +
+                                                                  std::to_string(cases.size()));
+    EXPECT_EQ(passed, cases.size());
+}
+
+}  // namespace
+
+TEST(TokenizerFiles, LlamaSpmMatchesLlamaCpp) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    expect_all_cases_pass(shared / "vocab" / "ggml-vocab-llama-spm.gguf");
+}
+
+TEST(TokenizerFiles, Gpt2MatchesLlamaCpp) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    expect_all_cases_pass(shared / "vocab" / "ggml-vocab-gpt-2.gguf");
+}
+
+TEST(TokenizerFiles, MetadataAndSpecialTokens) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    const Tokenizer spm = load(shared / "vocab" / "ggml-vocab-llama-spm.gguf");
+    EXPECT_EQ(spm.n_tokens(), 32000);
+    EXPECT_EQ(spm.bos(), 1);
+    EXPECT_EQ(spm.eos(), 2);
+    EXPECT_TRUE(spm.is_eog(2));
+    EXPECT_EQ(spm.encode("Hello world", true, false), (std::vector<int32_t>{1, 15043, 3186}));
+    EXPECT_EQ(spm.encode("<s>Hello</s>", false, true), (std::vector<int32_t>{1, 15043, 2}));
+    EXPECT_EQ(spm.decode({15043, 3186}), "Hello world");
+
+    const Tokenizer gpt2 = load(shared / "vocab" / "ggml-vocab-gpt-2.gguf");
+    EXPECT_EQ(gpt2.n_tokens(), 50257);
+    EXPECT_EQ(gpt2.vocab().merges.size(), 50000u);
+    EXPECT_EQ(gpt2.bos(), 50256);
+    EXPECT_TRUE(gpt2.is_eog(50256));
+    EXPECT_EQ(gpt2.encode("Hello world", true, false), (std::vector<int32_t>{15496, 995}));  // add_bos is false
+    EXPECT_EQ(gpt2.encode("a<|endoftext|>b", false, true), (std::vector<int32_t>{64, 50256, 65}));
+    EXPECT_EQ(gpt2.decode({15496, 995}), "Hello world");
+}
+
+TEST(TokenizerFiles, RoundTripsText) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    const char* samples[] = {
+        "The quick brown fox jumps over the lazy dog.",
+        "  leading spaces, trailing spaces   ",
+        "tabs\tand\nnewlines\n\n\nand \xD0\xBA\xD0\xB8\xD1\x80\xD0\xB8\xD0\xBB\xD0\xBB\xD0\xB8\xD1\x86\xD0\xB0",
+        "\xE6\x88\x91\xE6\x83\xB3\xE5\x9C\xA8 emoji \xF0\x9F\xA6\x99 and 1234567890",
+        "code: for (int i = 0; i < n; ++i) { x[i] *= 2; }",
+    };
+    for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
+        const Tokenizer t = load(shared / "vocab" / name);
+        for (const char* s : samples) EXPECT_EQ(t.decode(t.encode(s, false, false)), s) << name;
+        // Each token's piece concatenates to the text as well (SPM: after the prefix space).
+        const auto ids = t.encode(samples[0], false, false);
+        std::string joined;
+        for (int32_t id : ids) joined += t.token_to_piece(id);
+        EXPECT_EQ(joined.substr(joined.size() - std::strlen(samples[0])), samples[0]) << name;
+    }
+}
+
+TEST(TokenizerFiles, OneMegabyteInput) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    // ~1 MB of the test strings back to back (mixed scripts, emoji, whitespace runs); must simply finish.
+    const std::string inp = slurp(shared / "vocab" / "ggml-vocab-gpt-2.gguf.inp");
+    std::string text;
+    while (text.size() < (1u << 20)) text += inp;
+    const Tokenizer spm = load(shared / "vocab" / "ggml-vocab-llama-spm.gguf");
+    const auto s        = spm.encode(text, false, false);
+    EXPECT_GT(s.size(), text.size() / 8);
+    EXPECT_EQ(spm.decode(s), text);
+    const Tokenizer gpt2 = load(shared / "vocab" / "ggml-vocab-gpt-2.gguf");
+    EXPECT_GT(gpt2.encode(text, false, false).size(), text.size() / 8);
+}
+
+TEST(TokenizerFiles, ConcurrentEncodingGivesTheSameIds) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    // As llama.cpp's test does: several threads tokenize the cases at once with one shared tokenizer.
+    for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
+        const Tokenizer t             = load(shared / "vocab" / name);
+        const std::vector<Case> cases = read_cases(shared / "vocab" / name);
+        std::vector<std::vector<std::vector<int32_t>>> results(4);
+        std::vector<std::thread> threads;
+        for (auto& r : results)
+            threads.emplace_back([&] {
+                for (const Case& c : cases) r.push_back(t.encode(c.text, false, false));
+            });
+        for (auto& th : threads) th.join();
+        for (const auto& r : results) {
+            ASSERT_EQ(r.size(), cases.size());
+            for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(r[i], cases[i].ids) << name << " case " << i;
+        }
+    }
+}
