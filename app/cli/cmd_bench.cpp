@@ -118,11 +118,11 @@ int cmd_bench(int argc, char** argv) {
                   r.threads, r.prompt_tps, bc.n_prompt, r.decode_tps, r.decode_tps_mean, bc.n_decode,
                   r.weight_bytes_per_token / mb, r.kv_bytes_per_token / mb, r.effective_gbs);
     std::cout << buf;
-    if (r.membw.read_gbs > 0) {
+    if (r.membw_read_gbs > 0) {
         std::snprintf(buf, sizeof buf,
-                      "memory bandwidth: %.2f GB/s read, %.2f GB/s copy (measured, %.0f MiB buffers)\n"
+                      "memory bandwidth: %.2f GB/s read (measured: %d threads, %.0f MiB buffer, best of %d)\n"
                       "ratio:            %.0f %% of measured read bandwidth\n",
-                      r.membw.read_gbs, r.membw.copy_gbs, r.membw.bytes / mb, 100.0 * r.bandwidth_ratio);
+                      r.membw_read_gbs, r.threads, r.membw_bytes / mb, bc.repeats, 100.0 * r.bandwidth_ratio);
         std::cout << buf;
     }
     std::cout << "batched verification (one causal pass of n tokens vs n = 1):\n";

@@ -5,12 +5,15 @@
 #include "core/model/generate.h"
 #include "core/model/model.h"
 #include "core/model/sampler.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vocab.h"
 
 #include <oneapi/tbb/global_control.h>
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace speculum::cli {
@@ -80,8 +83,16 @@ int cmd_generate(int argc, char** argv) {
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
     const model::Model m = model::Model::load(*model_path);
-    if (args.has("prompt"))
-        throw std::runtime_error("text prompts need the tokenizer, which this build does not have yet; use --ids");
+    // Text mode: the model file's own vocabulary encodes the prompt (with bos, special tokens parsed, as
+    // llama.cpp's CLI does) and renders each new token's piece; generation stops at end-of-generation tokens.
+    std::optional<model::Tokenizer> tok;
+    if (args.has("prompt")) {
+        if (!m.gguf()->find("tokenizer.ggml.model"))
+            throw std::runtime_error(*model_path + ": no tokenizer in this file (tokenizer.ggml.* keys); use --ids");
+        tok    = model::Tokenizer::from_vocab(model::vocab_from_gguf(*m.gguf()));
+        prompt = tok->encode(*args.value("prompt"), true, true);
+        if (prompt.empty()) throw UsageError("--prompt: the text encodes to no tokens");
+    }
     for (int32_t id : prompt)
         if (id >= m.hparams().n_vocab)
             throw UsageError("--ids: token id " + std::to_string(id) + " is outside the vocabulary (" +
@@ -92,8 +103,14 @@ int cmd_generate(int argc, char** argv) {
     cc.path  = args.has("reference") ? model::ForwardPath::reference : model::ForwardPath::fast;
     model::InferenceContext ctx(m, cc);
     model::Sampler sampler(sc);
-    const model::GenerateStats st = model::generate(ctx, sampler, prompt, n_predict, [&](int32_t tok) {
-        std::cout << tok << ' ' << std::flush;
+    if (tok) std::cout << *args.value("prompt") << std::flush;  // echo the prompt, then stream the continuation
+    const model::GenerateStats st = model::generate(ctx, sampler, prompt, n_predict, [&](int32_t id) {
+        if (!tok) {
+            std::cout << id << ' ' << std::flush;
+            return true;
+        }
+        if (tok->is_eog(id)) return false;
+        std::cout << tok->token_to_piece(id, false) << std::flush;
         return true;
     });
     std::cout << '\n';

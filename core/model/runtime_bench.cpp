@@ -1,10 +1,11 @@
 // Runtime benchmark: bandwidth probe, prefill, timed decode steps, batched passes of n tokens.
 #include "core/model/runtime_bench.h"
 
+#include "core/hw/microbench.h"
 #include "core/model/forward.h"
 #include "core/model/sampler.h"
 
-#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
@@ -47,8 +48,8 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
                        {"decode_tokens_per_s", r.decode_tps},
                        {"decode_tokens_per_s_mean", r.decode_tps_mean},
                        {"effective_gb_per_s", r.effective_gbs},
-                       {"memory_read_gb_per_s", r.membw.read_gbs},
-                       {"memory_copy_gb_per_s", r.membw.copy_gbs},
+                       {"memory_read_gb_per_s", r.membw_read_gbs},
+                       {"memory_probe_bytes", r.membw_bytes},
                        {"bandwidth_ratio", r.bandwidth_ratio}};
     for (const BatchCost& b : r.batches)
         j["batches"].push_back({{"n", b.n}, {"seconds", b.seconds}, {"vs_single", b.vs_single}});
@@ -63,13 +64,16 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
                                        cfg.batch_sizes.empty() ? 1 : *std::max_element(cfg.batch_sizes.begin(), cfg.batch_sizes.end()));
     const int32_t n_ctx = cfg.n_prompt + cfg.n_decode + max_batch + 1;
     BenchResult r;
-    r.threads                = tbb::this_task_arena::max_concurrency();
+    // Threads parallel_for may use: the arena's, limited by any tbb::global_control the caller holds.
+    r.threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
     r.weight_bytes_per_token = model.weight_bytes_per_token();
 
     // Bandwidth ceiling first, so its buffers are gone before the model's scratch is allocated.
     if (cfg.membw_bytes > 0) {
         report(progress, 0.0, "measuring memory bandwidth");
-        r.membw = measure_memory_bandwidth(cfg.membw_bytes);
+        r.membw_read_gbs = hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {});
+        r.membw_bytes    = cfg.membw_bytes;
     }
     cancel.throw_if_cancelled();
 
@@ -103,7 +107,7 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     std::sort(steps.begin(), steps.end());
     r.decode_tps    = 1.0 / steps[steps.size() / 2];
     r.effective_gbs = (static_cast<double>(r.weight_bytes_per_token) + r.kv_bytes_per_token) * r.decode_tps / 1e9;
-    if (r.membw.read_gbs > 0) r.bandwidth_ratio = r.effective_gbs / r.membw.read_gbs;
+    if (r.membw_read_gbs > 0) r.bandwidth_ratio = r.effective_gbs / r.membw_read_gbs;
 
     // Batched verification: n draft tokens evaluated in one causal pass on top of the context, then rolled back.
     const int32_t base = ctx.kv().size();

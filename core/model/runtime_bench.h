@@ -4,7 +4,6 @@
 #pragma once
 
 #include "core/cancel.h"
-#include "core/model/membw.h"
 #include "core/model/model.h"
 
 #include <nlohmann/json.hpp>
@@ -18,7 +17,8 @@ struct BenchConfig {
     int32_t n_prompt     = 64;                      // prompt tokens (prefill) before decoding
     int32_t n_decode     = 32;                      // timed single-token decode steps
     std::vector<int32_t> batch_sizes = {1, 2, 4, 8, 16};  // forward_batch sizes timed after decoding
-    int32_t repeats      = 5;                       // timed passes per batch size (the fastest counts)
+    int32_t repeats      = 5;                       // timed passes per batch size (the fastest counts), and of the
+                                                    // bandwidth probe
     uint64_t membw_bytes = 512ull << 20;            // buffer of the bandwidth probe; 0 = skip the probe
     bool operator==(const BenchConfig&) const = default;
     void validate() const;  // throws std::invalid_argument naming the field
@@ -40,8 +40,9 @@ struct BenchResult {
     double decode_tps               = 0.0;  // 1 / median decode step seconds
     double decode_tps_mean          = 0.0;  // timed steps / total seconds
     double effective_gbs            = 0.0;  // (weights + KV bytes per token) * decode_tps / 1e9
-    MemBandwidth membw;                     // zeros when the probe was skipped
-    double bandwidth_ratio          = 0.0;  // effective_gbs / membw.read_gbs (0 when skipped)
+    double membw_read_gbs           = 0.0;  // STREAM-like all-thread read bandwidth (core/hw); 0 when skipped
+    uint64_t membw_bytes            = 0;    // buffer size of that probe
+    double bandwidth_ratio          = 0.0;  // effective_gbs / membw_read_gbs (0 when skipped)
     std::vector<BatchCost> batches;
 };
 void to_json(nlohmann::json& j, const BenchResult& r);

@@ -210,7 +210,7 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
     return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));
 }
 
-void write_model_gguf(const Model& model, const std::string& path) {
+void write_model_gguf(const Model& model, const std::string& path, const GgufFile* tokenizer_from) {
     const Hparams& hp     = model.hparams();
     const ModelWeights& w = model.weights();
     const std::string a   = hp.arch;
@@ -230,6 +230,9 @@ void write_model_gguf(const Model& model, const std::string& path) {
         g.set_string(a + ".rope.scaling.type", "linear");
         g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
     }
+    if (tokenizer_from)
+        for (const GgufKv& kv : tokenizer_from->metadata())
+            if (kv.key.rfind("tokenizer.", 0) == 0) g.set_value(kv.key, kv.value);
     add_matrix(g, "token_embd.weight", w.token_embd);
     add_vector(g, "output_norm.weight", w.output_norm);
     if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);

@@ -45,7 +45,8 @@ Hparams synthetic_hparams(const SyntheticSpec& spec);
 Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress = {}, const CancelToken& cancel = {});
 // Writes the same model as GGUF v3 (llama.cpp tensor and key names) to `path`.
 void write_synthetic_gguf(const SyntheticSpec& spec, const std::string& path);
-// Writes the weights of any model (hparams + views) as GGUF v3.
-void write_model_gguf(const Model& model, const std::string& path);
+// Writes the weights of any model (hparams + views) as GGUF v3. With `tokenizer_from`, every `tokenizer.*` key of
+// that file is copied too (a random-weight model with a real vocabulary, for text-level tests).
+void write_model_gguf(const Model& model, const std::string& path, const GgufFile* tokenizer_from = nullptr);
 
 }  // namespace speculum::model
