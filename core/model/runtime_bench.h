@@ -20,6 +20,9 @@ struct BenchConfig {
     int32_t repeats      = 5;                       // timed passes per batch size (the fastest counts), and of the
                                                     // bandwidth probe
     uint64_t membw_bytes = 512ull << 20;            // buffer of the bandwidth probe; 0 = skip the probe
+    // Time with the calling thread's CPU clock instead of wall time (needs 1 thread): on a machine shared with other
+    // jobs, time the thread spends descheduled is not counted, so the figures describe the code, not the load.
+    bool thread_cpu_time = false;
     bool operator==(const BenchConfig&) const = default;
     void validate() const;  // throws std::invalid_argument naming the field
 };
@@ -34,6 +37,7 @@ struct BatchCost {
 
 struct BenchResult {
     int threads                     = 0;    // worker threads available to parallel_for
+    bool thread_cpu_time            = false;  // timings are thread CPU time (see BenchConfig)
     uint64_t weight_bytes_per_token = 0;    // weights read by one decode step
     double kv_bytes_per_token       = 0.0;  // KV read + written by one decode step, averaged over the timed steps
     double prompt_tps               = 0.0;  // prompt tokens / prefill seconds

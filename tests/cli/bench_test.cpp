@@ -24,6 +24,15 @@ TEST(CliBench, SyntheticPrintsEveryFigure) {
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
+TEST(CliBench, ThreadCpuClockWithOneThread) {
+    std::vector<std::string> a = {"bench", "--synthetic", "f16", "--membw-mb", "4", "--threads", "1", "--cpu-time"};
+    a.insert(a.end(), kTiny.begin(), kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("timed on the thread CPU clock"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1 thread(s)"), std::string::npos) << r.out;
+}
+
 TEST(CliBench, JsonOnAFile) {
     speculum::model::SyntheticSpec s;
     s.n_vocab = 300, s.n_embd = 64, s.n_layer = 2, s.n_ff = 128, s.type = speculum::kernels::GgmlType::F16;
@@ -47,4 +56,5 @@ TEST(CliBench, UsageErrors) {
     EXPECT_EQ(run_cli({"bench", "--synthetic", "q8_0", "--embd", "100"}).exit_code, 2);  // not a block multiple
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--batches", "1,0"}).exit_code, 2);
     EXPECT_EQ(run_cli({"bench", "--bogus"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--cpu-time"}).exit_code, 2);  // needs --threads 1
 }
