@@ -202,6 +202,20 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     m_kv.reserve_slots(n);
     const int32_t n_past = m_kv.size();
 
+    // Cost accounting from the shapes: every matrix of a block that runs is read once for all n tokens.
+    ForwardCost cost;
+    auto add_matmul = [&](const WeightView& w, int32_t tokens) {
+        cost.bytes_weights += w.n_bytes();
+        cost.flops += 2.0 * static_cast<double>(w.rows) * static_cast<double>(w.cols) * tokens;
+    };
+    int64_t attended = 0;  // (token, slot) pairs attended in one layer
+    for (int32_t i = 0; i < n; ++i) {
+        attended += opts.cached_slots ? static_cast<int64_t>(opts.cached_slots->size()) : n_past;
+        for (int32_t j = 0; j < n; ++j) attended += mask ? (mask[static_cast<size_t>(i) * n + j] != 0) : (j <= i);
+    }
+    const int64_t cached_read = opts.cached_slots ? static_cast<int64_t>(opts.cached_slots->size()) : n_past;
+    cost.bytes_weights += static_cast<uint64_t>(n) * W.token_embd.row_bytes();
+
     // Embedding: one row of token_embd per token becomes the residual stream x (n, n_embd).
     for (int32_t i = 0; i < n; ++i) {
         const void* row = W.token_embd.row(m_tokens[i]);
@@ -236,6 +250,10 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
                 rope(k, hp.n_head_kv, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
             }
             attention(il, n, n_past, mask, opts);
+            add_matmul(L.wq, n), add_matmul(L.wk, n), add_matmul(L.wv, n), add_matmul(L.wo, n);
+            cost.bytes_weights += (L.attn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+            cost.bytes_kv += static_cast<uint64_t>(cached_read + 2 * n) * ekv * 2 * sizeof(float);  // read + write
+            cost.flops += 4.0 * static_cast<double>(attended) * hp.n_head * hd;
             matmul(m_xn.data(), e, L.wo, m_attn.data(), n);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
@@ -247,6 +265,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             matmul(m_up.data(), ff, L.w_up, m_xn.data(), n);
             swiglu(m_gate.data(), m_up.data(), n * ff);
             matmul(m_xn.data(), e, L.w_down, m_gate.data(), n);
+            add_matmul(L.w_gate, n), add_matmul(L.w_up, n), add_matmul(L.w_down, n);
+            cost.bytes_weights += L.ffn_norm.size() * sizeof(float);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
     }
@@ -258,9 +278,12 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         for (int32_t i = logits_first; i < n; ++i)
             rms_norm(&m_xn[(i - logits_first) * e], &m_x[i * e], W.output_norm.data(), e, hp.rms_eps);
         matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
+        add_matmul(W.output, n_out);
+        cost.bytes_weights += W.output_norm.size() * sizeof(float);
     }
     m_cancel.throw_if_cancelled();
     m_kv.grow(n);
+    m_cost = cost;
 }
 
 }  // namespace speculum::model

@@ -50,6 +50,13 @@ struct LogitsView {
     std::span<const float> row(int32_t i) const { return {data + static_cast<size_t>(i) * n_vocab, size_t(n_vocab)}; }
 };
 
+// What the last pass read and computed (counted from the shapes, not measured), for draft/verify cost accounting.
+struct ForwardCost {
+    uint64_t bytes_weights = 0;  // weight matrices, norms and biases of the blocks run, embedding rows, LM head
+    uint64_t bytes_kv      = 0;  // K and V rows attended (each attended slot read once per pass) and written
+    double flops           = 0;  // 2 per multiply-add: projections, FFN, LM head, attention scores and sums
+};
+
 class InferenceContext {
 public:
     // Copies the model's views (cheap: weights are shared, not copied) and allocates the KV cache and all scratch.
@@ -69,6 +76,7 @@ public:
     // last token (others are not computed).
     std::span<const float> prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts = {});
 
+    const ForwardCost& last_cost() const { return m_cost; }
     KvCache& kv() { return m_kv; }
     const KvCache& kv() const { return m_kv; }
     const Model& model() const { return m_model; }
@@ -87,6 +95,7 @@ private:
     ContextConfig m_cfg;
     KvCache m_kv;
     CancelToken m_cancel;
+    ForwardCost m_cost;
     std::vector<float> m_inv_freq;  // (n_rot / 2) RoPE frequencies base^(-2i/n_rot)
 
     // Scratch, sized for n_batch tokens once.

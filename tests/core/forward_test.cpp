@@ -252,3 +252,23 @@ TEST(Forward, CancelLeavesTheCacheUnchanged) {
     EXPECT_THROW(ctx.decode(2, 1), Cancelled);
     EXPECT_EQ(ctx.kv().size(), 1);
 }
+
+TEST(Forward, CostCountsWhatThePassReads) {
+    const Model m = make_synthetic_model(test::spec_qwen2(GgmlType::Q8_0));
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8});
+    ctx.prefill({1, 2, 3});
+    ctx.decode(4, 3);
+    EXPECT_EQ(ctx.last_cost().bytes_weights, m.weight_bytes_per_token());
+    const Hparams& hp = m.hparams();
+    // 4 slots (3 cached + itself) of K and V read, one slot written, in every layer.
+    EXPECT_EQ(ctx.last_cost().bytes_kv, uint64_t(hp.n_layer) * (3 + 2) * hp.n_embd_kv() * 2 * 4);
+    const double matmul_flops = 2.0 * double(m.weight_bytes_per_token()) / 34 * 32;  // Q8_0: 34 bytes per 32
+    EXPECT_GT(ctx.last_cost().flops, 0.9 * matmul_flops);
+    ForwardOptions early;
+    early.exit_layer = 0;
+    ctx.decode(5, 4, early);
+    EXPECT_LT(ctx.last_cost().bytes_weights, m.weight_bytes_per_token());
+    ctx.forward_batch({6, 7}, {5, 6});
+    EXPECT_LT(ctx.last_cost().bytes_weights, 2 * m.weight_bytes_per_token());  // weights read once for both
+    EXPECT_GT(ctx.last_cost().flops, 1.9 * matmul_flops);
+}
