@@ -55,13 +55,15 @@ int cmd_bench(int argc, char** argv) {
                {"batches", 0, true, "LIST", "batched pass sizes (default 1,2,4,8,16)"},
                {"repeats", 0, true, "N", "timed passes per batch size, fastest counts (default 5)"},
                {"membw-mb", 0, true, "MB", "bandwidth probe buffer in MiB; 0 = skip (default 512)"},
-               {"cpu-time", 0, false, "", "time with the thread CPU clock (needs --threads 1): ignores time other "
-                                          "jobs take the CPU away"},
+               {"cpu-time", 0, false, "",
+                "time with the thread CPU clock (needs --threads 1): ignores time other "
+                "jobs take the CPU away"},
                {"json", 0, false, "", "print the figures as JSON"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Measure the model runtime: prompt and decode tokens/s, bytes read per token, "
-                               "effective GB/s against measured memory bandwidth, and batched verification cost.");
+        std::cout << args.help(
+            "Measure the model runtime: prompt and decode tokens/s, bytes read per token, "
+            "effective GB/s against measured memory bandwidth, and batched verification cost.");
         return 0;
     }
     if (args.has("model") == args.has("synthetic")) throw UsageError("give exactly one of --model and --synthetic");
@@ -82,7 +84,9 @@ int cmd_bench(int argc, char** argv) {
     if (args.has("synthetic")) {
         model::SyntheticSpec s;
         const auto type = model::parse_weight_type(*args.value("synthetic"));
-        if (!type) throw UsageError("--synthetic: unknown type '" + *args.value("synthetic") + "' (f32, f16, bf16, q8_0, q4_0, mxfp4)");
+        if (!type)
+            throw UsageError("--synthetic: unknown type '" + *args.value("synthetic") +
+                             "' (f32, f16, bf16, q8_0, q4_0, mxfp4)");
         s.type      = *type;
         s.n_layer   = static_cast<int32_t>(args.int_or("layers", 4, 1, 1024));
         s.n_embd    = static_cast<int32_t>(args.int_or("embd", 2048, 32, 65536));
@@ -119,8 +123,9 @@ int cmd_bench(int argc, char** argv) {
                   "decode:           %.2f tokens/s (median step; mean %.2f) over %d steps\n"
                   "bytes per token:  %.1f MiB weights + %.2f MiB KV\n"
                   "effective:        %.2f GB/s\n",
-                  r.threads, r.thread_cpu_time ? " (timed on the thread CPU clock)" : "", r.prompt_tps, bc.n_prompt, r.decode_tps, r.decode_tps_mean, bc.n_decode,
-                  r.weight_bytes_per_token / mb, r.kv_bytes_per_token / mb, r.effective_gbs);
+                  r.threads, r.thread_cpu_time ? " (timed on the thread CPU clock)" : "", r.prompt_tps, bc.n_prompt,
+                  r.decode_tps, r.decode_tps_mean, bc.n_decode, r.weight_bytes_per_token / mb,
+                  r.kv_bytes_per_token / mb, r.effective_gbs);
     std::cout << buf;
     if (r.membw_read_gbs > 0) {
         std::snprintf(buf, sizeof buf,

@@ -61,18 +61,19 @@ int cmd_generate(int argc, char** argv) {
                {"reference", 0, false, "", "use the scalar single-threaded reference forward pass"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Generate tokens with one model (plain decoding, no speculation). Streams the "
-                               "continuation to stdout and prints tokens/s to stderr.");
+        std::cout << args.help(
+            "Generate tokens with one model (plain decoding, no speculation). Streams the "
+            "continuation to stdout and prints tokens/s to stderr.");
         return 0;
     }
     const auto model_path = args.value("model");
     if (!model_path) throw UsageError("--model is required");
     if (args.has("prompt") == args.has("ids")) throw UsageError("give exactly one of --prompt and --ids");
     model::SamplerConfig sc;
-    sc.temperature = static_cast<float>(args.float_or("temp", 0.0, 0.0, 100.0));
-    sc.top_k       = static_cast<int32_t>(args.int_or("top-k", 0, 0, 1 << 24));
-    sc.top_p       = static_cast<float>(args.float_or("top-p", 1.0, 1e-6, 1.0));
-    sc.seed        = static_cast<uint64_t>(args.int_or("seed", 0, 0, INT64_MAX));
+    sc.temperature          = static_cast<float>(args.float_or("temp", 0.0, 0.0, 100.0));
+    sc.top_k                = static_cast<int32_t>(args.int_or("top-k", 0, 0, 1 << 24));
+    sc.top_p                = static_cast<float>(args.float_or("top-p", 1.0, 1e-6, 1.0));
+    sc.seed                 = static_cast<uint64_t>(args.int_or("seed", 0, 0, INT64_MAX));
     const int32_t n_predict = static_cast<int32_t>(args.int_or("n-predict", 64, 0, 1 << 20));
     const int32_t n_ctx     = static_cast<int32_t>(args.int_or("ctx", 0, 0, 1 << 20));
     const int threads       = static_cast<int>(args.int_or("threads", 0, 0, 4096));

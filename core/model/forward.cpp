@@ -17,7 +17,7 @@ namespace speculum::model {
 
 namespace {
 // Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm.
-constexpr int32_t kBlasMinBatch = 64;
+constexpr int32_t kBlasMinBatch  = 64;
 constexpr int64_t kBlasTileBytes = 2 << 20;  // f32 weight tile per SGEMM call: large enough to amortise packing
 // ContextConfig::n_ctx = 0 takes the training context, capped: long-context models would otherwise allocate tens
 // of GiB of f32 KV cache up front.
@@ -34,16 +34,15 @@ void ContextConfig::validate() const {
 }
 
 void to_json(nlohmann::json& j, const ContextConfig& c) {
-    j = nlohmann::json{{"n_ctx", c.n_ctx},
-                       {"n_batch", c.n_batch},
-                       {"path", c.path == ForwardPath::fast ? "fast" : "reference"}};
+    j = nlohmann::json{
+        {"n_ctx", c.n_ctx}, {"n_batch", c.n_batch}, {"path", c.path == ForwardPath::fast ? "fast" : "reference"}};
 }
 
 void from_json(const nlohmann::json& j, ContextConfig& c) {
     const ContextConfig d;
-    c.n_ctx              = j.value("n_ctx", d.n_ctx);
-    c.n_batch            = j.value("n_batch", d.n_batch);
-    const std::string p  = j.value("path", std::string("fast"));
+    c.n_ctx             = j.value("n_ctx", d.n_ctx);
+    c.n_batch           = j.value("n_batch", d.n_batch);
+    const std::string p = j.value("path", std::string("fast"));
     if (p != "fast" && p != "reference")
         throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
     c.path = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
@@ -118,7 +117,7 @@ std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tok
     m_kv.reserve_slots(static_cast<int32_t>(std::min<size_t>(tokens.size(), static_cast<size_t>(INT32_MAX))));
     const int32_t total = static_cast<int32_t>(tokens.size());
     for (int32_t start = 0; start < total; start += m_cfg.n_batch) {
-        const int32_t n = std::min(m_cfg.n_batch, total - start);
+        const int32_t n  = std::min(m_cfg.n_batch, total - start);
         const int32_t p0 = m_kv.size();
         for (int32_t i = 0; i < n; ++i) {
             m_tokens[i] = tokens[static_cast<size_t>(start + i)];
@@ -132,16 +131,16 @@ std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tok
 
 void InferenceContext::check_options(const ForwardOptions& opts) const {
     const Hparams& hp = m_model.hparams();
-    auto check_mask = [&](const std::vector<uint8_t>& m, const char* name) {
+    auto check_mask   = [&](const std::vector<uint8_t>& m, const char* name) {
         if (!m.empty() && static_cast<int32_t>(m.size()) != hp.n_layer)
             throw std::invalid_argument(std::string("ForwardOptions.") + name + ": " + std::to_string(m.size()) +
-                                        " entries, expected 0 or n_layer = " + std::to_string(hp.n_layer));
+                                          " entries, expected 0 or n_layer = " + std::to_string(hp.n_layer));
     };
     check_mask(opts.skip_attn, "skip_attn");
     check_mask(opts.skip_ffn, "skip_ffn");
     if (opts.exit_layer < -1 || opts.exit_layer >= hp.n_layer)
-        throw std::invalid_argument("ForwardOptions.exit_layer: " + std::to_string(opts.exit_layer) +
-                                    " outside [-1, " + std::to_string(hp.n_layer - 1) + "]");
+        throw std::invalid_argument("ForwardOptions.exit_layer: " + std::to_string(opts.exit_layer) + " outside [-1, " +
+                                    std::to_string(hp.n_layer - 1) + "]");
     if (opts.cached_slots) {
         int32_t prev = -1;
         for (int32_t s : *opts.cached_slots) {
@@ -157,18 +156,21 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
 
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const {
     if (m_cfg.path == ForwardPath::reference) {
-        for (int32_t i = 0; i < n; ++i) kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
+        for (int32_t i = 0; i < n; ++i)
+            kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
         return;
     }
     // Large batches (prefill): dequantize a tile of rows to f32 in a per-thread buffer and let OpenBLAS multiply
     // it by all n activation vectors. BLAS runs inside TBB tasks here, so it must not start threads of its own.
     if (n >= kBlasMinBatch) {
         openblas_set_num_threads(1);
-        const int64_t tile_rows = std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
+        const int64_t tile_rows =
+            std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
         parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
             thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
             tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
-            for (int64_t r = r0; r < r1; ++r) kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
+            for (int64_t r = r0; r < r1; ++r)
+                kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
             // Y[:, r0..r1) = X (n, cols) * tile^T
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
                         1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
@@ -177,9 +179,11 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         return;
     }
     // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
-    const int64_t grain = std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
+    const int64_t grain =
+        std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
     if (n == 1) {
-        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });
+        parallel_for(0, w.rows, grain,
+                     [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });
     } else {
         parallel_for(0, w.rows, grain,
                      [&](int64_t r0, int64_t r1) { kernels::gemm(y, ldy, w.type, w.data, x, n, w.cols, r0, r1); });
@@ -219,8 +223,10 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     // Embedding: one row of token_embd per token becomes the residual stream x (n, n_embd).
     for (int32_t i = 0; i < n; ++i) {
         const void* row = W.token_embd.row(m_tokens[i]);
-        if (ref) kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
-        else kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
+        if (ref)
+            kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
+        else
+            kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
     }
 
     const int32_t last_layer = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;

@@ -21,9 +21,9 @@ namespace speculum::model {
 enum class ForwardPath { reference, fast };
 
 struct ContextConfig {
-    int32_t n_ctx     = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
-    int32_t n_batch   = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
-    ForwardPath path  = ForwardPath::fast;  // kernels and threading
+    int32_t n_ctx    = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
+    int32_t n_batch  = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
+    ForwardPath path = ForwardPath::fast;  // kernels and threading
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
     void validate() const;
@@ -99,12 +99,12 @@ private:
     std::vector<float> m_inv_freq;  // (n_rot / 2) RoPE frequencies base^(-2i/n_rot)
 
     // Scratch, sized for n_batch tokens once.
-    std::vector<int32_t> m_tokens, m_pos;  // (n_batch)
-    std::vector<uint8_t> m_causal;         // (n_batch, n_batch) lower-triangular mask
+    std::vector<int32_t> m_tokens, m_pos;       // (n_batch)
+    std::vector<uint8_t> m_causal;              // (n_batch, n_batch) lower-triangular mask
     std::vector<float> m_x, m_xn, m_q, m_attn;  // (n_batch, n_embd)
-    std::vector<float> m_gate, m_up;             // (n_batch, n_ff)
-    std::vector<float> m_logits;                 // (n_batch, n_vocab)
-    std::vector<float> m_scores;                 // (n_ctx) attention scores of the reference path
+    std::vector<float> m_gate, m_up;            // (n_batch, n_ff)
+    std::vector<float> m_logits;                // (n_batch, n_vocab)
+    std::vector<float> m_scores;                // (n_ctx) attention scores of the reference path
 };
 
 }  // namespace speculum::model

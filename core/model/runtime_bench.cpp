@@ -52,7 +52,9 @@ double read_bandwidth_thread_cpu(uint64_t bytes, int repeats, const CancelToken&
 }  // namespace
 
 void BenchConfig::validate() const {
-    auto fail = [](const std::string& f, const std::string& why) { throw std::invalid_argument("BenchConfig." + f + ": " + why); };
+    auto fail = [](const std::string& f, const std::string& why) {
+        throw std::invalid_argument("BenchConfig." + f + ": " + why);
+    };
     if (n_prompt < 1 || n_prompt > (1 << 20)) fail("n_prompt", "must be in [1, 2^20]");
     if (n_decode < 1 || n_decode > (1 << 20)) fail("n_decode", "must be in [1, 2^20]");
     if (repeats < 1 || repeats > 1000) fail("repeats", "must be in [1, 1000]");
@@ -63,18 +65,18 @@ void BenchConfig::validate() const {
 }
 
 void to_json(nlohmann::json& j, const BenchConfig& c) {
-    j = nlohmann::json{{"n_prompt", c.n_prompt}, {"n_decode", c.n_decode}, {"batch_sizes", c.batch_sizes},
-                       {"repeats", c.repeats}, {"membw_bytes", c.membw_bytes},
-                       {"thread_cpu_time", c.thread_cpu_time}};
+    j = nlohmann::json{{"n_prompt", c.n_prompt},       {"n_decode", c.n_decode},
+                       {"batch_sizes", c.batch_sizes}, {"repeats", c.repeats},
+                       {"membw_bytes", c.membw_bytes}, {"thread_cpu_time", c.thread_cpu_time}};
 }
 
 void from_json(const nlohmann::json& j, BenchConfig& c) {
     const BenchConfig d;
-    c.n_prompt    = j.value("n_prompt", d.n_prompt);
-    c.n_decode    = j.value("n_decode", d.n_decode);
-    c.batch_sizes = j.value("batch_sizes", d.batch_sizes);
-    c.repeats     = j.value("repeats", d.repeats);
-    c.membw_bytes = j.value("membw_bytes", d.membw_bytes);
+    c.n_prompt        = j.value("n_prompt", d.n_prompt);
+    c.n_decode        = j.value("n_decode", d.n_decode);
+    c.batch_sizes     = j.value("batch_sizes", d.batch_sizes);
+    c.repeats         = j.value("repeats", d.repeats);
+    c.membw_bytes     = j.value("membw_bytes", d.membw_bytes);
     c.thread_cpu_time = j.value("thread_cpu_time", d.thread_cpu_time);
 }
 
@@ -94,28 +96,32 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
         j["batches"].push_back({{"n", b.n}, {"seconds", b.seconds}, {"vs_single", b.vs_single}});
 }
 
-BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress, const CancelToken& cancel) {
+BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress,
+                      const CancelToken& cancel) {
     cfg.validate();
     const Hparams& hp = model.hparams();
-    const int32_t max_batch = std::max(cfg.n_prompt > 256 ? 256 : cfg.n_prompt,
-                                       cfg.batch_sizes.empty() ? 1 : *std::max_element(cfg.batch_sizes.begin(), cfg.batch_sizes.end()));
+    const int32_t max_batch =
+        std::max(cfg.n_prompt > 256 ? 256 : cfg.n_prompt,
+                 cfg.batch_sizes.empty() ? 1 : *std::max_element(cfg.batch_sizes.begin(), cfg.batch_sizes.end()));
     const int32_t n_ctx = cfg.n_prompt + cfg.n_decode + max_batch + 1;
     BenchResult r;
     // Threads parallel_for may use: the arena's, limited by any tbb::global_control the caller holds.
-    r.threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
-        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
+    r.threads = static_cast<int>(
+        std::min<size_t>(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+                         tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
     r.weight_bytes_per_token = model.weight_bytes_per_token();
     r.thread_cpu_time        = cfg.thread_cpu_time;
     if (cfg.thread_cpu_time && r.threads != 1)
-        throw std::invalid_argument("BenchConfig.thread_cpu_time: needs exactly 1 thread (" + std::to_string(r.threads) +
-                                    " available)");
+        throw std::invalid_argument("BenchConfig.thread_cpu_time: needs exactly 1 thread (" +
+                                    std::to_string(r.threads) + " available)");
     double (*now)() = cfg.thread_cpu_time ? thread_cpu_seconds : wall_seconds;
 
     // Bandwidth ceiling first, so its buffers are gone before the model's scratch is allocated.
     if (cfg.membw_bytes > 0) {
         report(progress, 0.0, "measuring memory bandwidth");
-        r.membw_read_gbs = cfg.thread_cpu_time ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, cancel)
-                                               : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {});
+        r.membw_read_gbs = cfg.thread_cpu_time
+                               ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, cancel)
+                               : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {});
         r.membw_bytes    = cfg.membw_bytes;
     }
     cancel.throw_if_cancelled();

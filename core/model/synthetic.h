@@ -15,20 +15,20 @@
 namespace speculum::model {
 
 struct SyntheticSpec {
-    std::string arch        = "llama";  // "llama" (normal RoPE) or "qwen2" (QKV biases, neox RoPE)
-    int32_t n_vocab         = 256;      // tokens
-    int32_t n_embd          = 64;       // model width
-    int32_t n_layer         = 2;        // blocks
-    int32_t n_head          = 4;        // query heads
-    int32_t n_head_kv       = 2;        // KV heads (GQA when < n_head)
-    int32_t n_ff            = 128;      // feed-forward width
-    int32_t n_ctx           = 256;      // training context length written to the metadata
-    int32_t n_rot           = 0;        // rotated dims per head; 0 = the whole head
-    float rope_freq_base    = 10000.0f; // RoPE base
-    float rope_freq_scale   = 1.0f;     // linear RoPE scaling (positions are multiplied by it)
-    bool tied_output        = false;    // no output.weight: the LM head reuses token_embd
-    kernels::GgmlType type  = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
-    uint64_t seed           = 1;        // weights are a pure function of the spec
+    std::string arch       = "llama";                 // "llama" (normal RoPE) or "qwen2" (QKV biases, neox RoPE)
+    int32_t n_vocab        = 256;                     // tokens
+    int32_t n_embd         = 64;                      // model width
+    int32_t n_layer        = 2;                       // blocks
+    int32_t n_head         = 4;                       // query heads
+    int32_t n_head_kv      = 2;                       // KV heads (GQA when < n_head)
+    int32_t n_ff           = 128;                     // feed-forward width
+    int32_t n_ctx          = 256;                     // training context length written to the metadata
+    int32_t n_rot          = 0;                       // rotated dims per head; 0 = the whole head
+    float rope_freq_base   = 10000.0f;                // RoPE base
+    float rope_freq_scale  = 1.0f;                    // linear RoPE scaling (positions are multiplied by it)
+    bool tied_output       = false;                   // no output.weight: the LM head reuses token_embd
+    kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
+    uint64_t seed          = 1;                       // weights are a pure function of the spec
     bool operator==(const SyntheticSpec&) const = default;
     // Throws std::invalid_argument naming the field (also: cols not a multiple of the type's block size).
     void validate() const;

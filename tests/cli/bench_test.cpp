@@ -10,8 +10,9 @@
 using speculum::test::run_cli;
 
 namespace {
-const std::vector<std::string> kTiny = {"--layers", "2", "--embd", "128", "--vocab", "300", "--tokens", "4",
-                                        "--prompt-tokens", "4", "--repeats", "1", "--batches", "1,2,4"};
+const std::vector<std::string> kTiny = {"--layers",  "2",    "--embd",          "128", "--vocab",   "300",
+                                        "--tokens",  "4",    "--prompt-tokens", "4",   "--repeats", "1",
+                                        "--batches", "1,2,4"};
 }
 
 TEST(CliBench, SyntheticPrintsEveryFigure) {
@@ -19,8 +20,8 @@ TEST(CliBench, SyntheticPrintsEveryFigure) {
     a.insert(a.end(), kTiny.begin(), kTiny.end());
     auto r = run_cli(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* s : {"prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:",
-                          "n =    4"})
+    for (const char* s :
+         {"prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:", "n =    4"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 

@@ -13,10 +13,10 @@
 
 using namespace speculum;
 using namespace speculum::model;
+using kernels::GgmlType;
 using speculum::test::copy_of;
 using speculum::test::decode_all;
 using speculum::test::rel_diff;
-using kernels::GgmlType;
 
 namespace {
 
@@ -48,7 +48,8 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 std::vector<Case> all_cases() {
     std::vector<Case> v;
     for (const char* shape : {"gqa", "odd_tied", "qwen2"})
-        for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+        for (GgmlType t :
+             {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
             v.push_back({shape, t});
     return v;
 }
@@ -58,13 +59,13 @@ class ForwardByType : public testing::TestWithParam<Case> {};
 }  // namespace
 
 TEST_P(ForwardByType, FastMatchesReferenceThroughGguf) {
-    const Case c  = GetParam();
-    const Model m = test::load_via_gguf(spec_of(c), std::string("fwd_") + c.shape + "_" +
-                                                        kernels::ggml_type_traits(c.type)->name);
+    const Case c = GetParam();
+    const Model m =
+        test::load_via_gguf(spec_of(c), std::string("fwd_") + c.shape + "_" + kernels::ggml_type_traits(c.type)->name);
     const bool quant = c.type == GgmlType::Q8_0 || c.type == GgmlType::Q4_0 || c.type == GgmlType::MXFP4;
     const auto ref   = decode_all(m, kTokens, ForwardPath::reference);
     const auto fast  = decode_all(m, kTokens, ForwardPath::fast);
-    double worst = 0.0;
+    double worst     = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         EXPECT_LT(rel_diff(fast[i], ref[i]), quant ? kFastVsRefQuantTol : kFastVsRefFloatTol) << "token " << i;
         worst = std::max(worst, rel_diff(fast[i], ref[i]));
@@ -114,7 +115,8 @@ TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
     const auto seq = decode_all(m, toks, ForwardPath::fast);
     InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast});
     LogitsView v = ctx.forward_batch(toks, pos);
-    for (int32_t i = 0; i < 64; ++i) EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+    for (int32_t i = 0; i < 64; ++i)
+        EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
 }
 
 TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
@@ -133,8 +135,8 @@ TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
 
 TEST(Forward, TreeMaskEqualsDecodingEachBranch) {
     // Prefix p0 p1 p2, then the tree  a(3) -> b(4) -> d(5),  a(3) -> c(4)  as nodes [a, b, c, d].
-    const Model m                      = make_synthetic_model(test::spec_qwen2(GgmlType::F16));
-    const std::vector<int32_t> prefix  = {5, 6, 7};
+    const Model m                     = make_synthetic_model(test::spec_qwen2(GgmlType::F16));
+    const std::vector<int32_t> prefix = {5, 6, 7};
     const int32_t a = 10, b = 20, c = 30, d = 40;
     for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
         InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8, .path = path});
@@ -143,9 +145,9 @@ TEST(Forward, TreeMaskEqualsDecodingEachBranch) {
                                            1, 1, 0, 0,   // b: a, b
                                            1, 0, 1, 0,   // c: a, c
                                            1, 1, 0, 1};  // d: a, b, d
-        LogitsView v = ctx.forward_batch({a, b, c, d}, {3, 4, 4, 5}, mask);
-        const auto abd = decode_all(m, {5, 6, 7, a, b, d}, path);
-        const auto ac  = decode_all(m, {5, 6, 7, a, c}, path);
+        LogitsView v                    = ctx.forward_batch({a, b, c, d}, {3, 4, 4, 5}, mask);
+        const auto abd                  = decode_all(m, {5, 6, 7, a, b, d}, path);
+        const auto ac                   = decode_all(m, {5, 6, 7, a, c}, path);
         EXPECT_LT(rel_diff(v.row(0), abd[3]), kBatchVsSequentialTol);
         EXPECT_LT(rel_diff(v.row(1), abd[4]), kBatchVsSequentialTol);
         EXPECT_LT(rel_diff(v.row(3), abd[5]), kBatchVsSequentialTol);
@@ -195,15 +197,15 @@ TEST(Forward, LayerSkipEqualsModelWithoutTheLayers) {
 }
 
 TEST(Forward, SkipAttentionEqualsZeroOutputProjection) {
-    const Model m  = make_synthetic_model(test::spec_gqa(GgmlType::F32));
-    ModelWeights w = m.weights();
+    const Model m        = make_synthetic_model(test::spec_gqa(GgmlType::F32));
+    ModelWeights w       = m.weights();
     const WeightView& wo = w.layers[1].wo;
-    w.layers[1].wo = make_owned_view(GgmlType::F32, wo.rows, wo.cols, std::vector<uint8_t>(wo.n_bytes(), 0));
-    const Model zeroed = Model::from_weights(m.hparams(), w);
+    w.layers[1].wo       = make_owned_view(GgmlType::F32, wo.rows, wo.cols, std::vector<uint8_t>(wo.n_bytes(), 0));
+    const Model zeroed   = Model::from_weights(m.hparams(), w);
     ForwardOptions opts;
     opts.skip_attn = {0, 1};
-    const auto a = decode_all(m, kTokens, ForwardPath::fast, opts);
-    const auto b = decode_all(zeroed, kTokens, ForwardPath::fast);
+    const auto a   = decode_all(m, kTokens, ForwardPath::fast, opts);
+    const auto b   = decode_all(zeroed, kTokens, ForwardPath::fast);
     for (size_t i = 0; i < kTokens.size(); ++i) EXPECT_LT(rel_diff(a[i], b[i]), kBatchVsSequentialTol) << i;
 }
 
@@ -227,7 +229,7 @@ TEST(Forward, ErrorsAreClear) {
     const Model m = make_synthetic_model(test::spec_gqa(GgmlType::F32));
     InferenceContext ctx(m, {.n_ctx = 4, .n_batch = 2});
     EXPECT_THROW(ctx.decode(m.hparams().n_vocab, 0), std::out_of_range);
-    EXPECT_THROW(ctx.forward_batch({1, 2, 3}, {0, 1, 2}), std::invalid_argument);  // over n_batch
+    EXPECT_THROW(ctx.forward_batch({1, 2, 3}, {0, 1, 2}), std::invalid_argument);          // over n_batch
     EXPECT_THROW(ctx.forward_batch({1, 2}, {0, 1}, {1, 0, 1, 0}), std::invalid_argument);  // diagonal missing
     ForwardOptions bad;
     bad.exit_layer = 7;

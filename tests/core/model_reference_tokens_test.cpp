@@ -38,8 +38,8 @@ TEST(ModelReferenceTokens, RuntimeReproducesTheTrainingReference) {
             for (const auto& c : entry["cases"]) {
                 const auto prompt = c["prompt_ids"].get<std::vector<int32_t>>();
                 const auto expect = c["greedy_16"].get<std::vector<int32_t>>();
-                InferenceContext ctx(m, {.n_ctx = static_cast<int32_t>(prompt.size() + expect.size() + 1),
-                                         .n_batch = 64, .path = path});
+                InferenceContext ctx(
+                    m, {.n_ctx = static_cast<int32_t>(prompt.size() + expect.size() + 1), .n_batch = 64, .path = path});
                 std::span<const float> logits = ctx.prefill(prompt);
                 for (const auto& pair : c["last_logits_top5"])
                     EXPECT_NEAR(logits[pair[0].get<size_t>()], pair[1].get<double>(), kRefLogitAbsTol)
@@ -52,8 +52,8 @@ TEST(ModelReferenceTokens, RuntimeReproducesTheTrainingReference) {
                 if (c["min_margin"].get<double>() < kTieMargin) {
                     EXPECT_EQ(got.front(), expect.front()) << name << ": near-tie path, first token only";
                 } else {
-                    EXPECT_EQ(got, expect) << name << " (" << (path == ForwardPath::fast ? "fast" : "reference")
-                                           << "): " << c["prompt"];
+                    EXPECT_EQ(got, expect)
+                        << name << " (" << (path == ForwardPath::fast ? "fast" : "reference") << "): " << c["prompt"];
                 }
                 ++checked;
             }
