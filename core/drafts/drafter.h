@@ -19,7 +19,8 @@ struct DraftCost {
     double flops           = 0;  // floating-point operations (2 per multiply-add)
     double seconds         = 0;  // wall time, measured
     int32_t n_forward      = 0;  // forward passes run
-    bool bytes_modeled     = false;
+    bool bytes_modeled     = false;  // bytes_weights is modeled
+    bool bytes_kv_modeled  = false;  // bytes_kv is modeled (a compressed draft KV kept in the f32 cache)
 
     DraftCost& operator+=(const DraftCost& o) {
         bytes_weights += o.bytes_weights;
@@ -28,6 +29,7 @@ struct DraftCost {
         seconds += o.seconds;
         n_forward += o.n_forward;
         bytes_modeled = bytes_modeled || o.bytes_modeled;
+        bytes_kv_modeled = bytes_kv_modeled || o.bytes_kv_modeled;
         return *this;
     }
 };
@@ -45,6 +47,8 @@ struct DraftChain {
     std::vector<float> q;                    // q(token_i | context, tokens_<i): 1 for one-hot drafters
     std::vector<std::vector<float>> q_dist;  // (tokens.size(), n_vocab) when asked for; else empty
     std::vector<uint8_t> source;             // per token, drafter-defined provenance (e.g. Max-Gram copy/bigram)
+    std::vector<float> confidence;           // per token, the draft's softmax probability of it (what p_min tests;
+                                             // equals q for sampled and one-hot drafters, not for greedy models)
     DraftCost cost;
 };
 
@@ -67,6 +71,8 @@ struct DraftTree {
     std::vector<int32_t> rank;               // rank among siblings by draft probability, 0 = most likely
     std::vector<float> q;                    // draft probability of each node given its path
     std::vector<std::vector<float>> q_dist;  // per node, the draft distribution its children were drawn from
+                                             // (when asked for; empty for leaves, which are never evaluated)
+    std::vector<float> root_q_dist;          // the distribution the root's children were drawn from (when asked)
     DraftCost cost;
 
     int32_t size() const { return int32_t(tokens.size()); }
