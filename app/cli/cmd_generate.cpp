@@ -7,12 +7,15 @@
 #include "core/model/generate.h"
 #include "core/model/model.h"
 #include "core/model/sampler.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vocab.h"
 
 #include <oneapi/tbb/global_control.h>
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace speculum::cli {
@@ -60,8 +63,9 @@ int cmd_generate(int argc, char** argv) {
                {"reference", 0, false, "", "use the scalar single-threaded reference forward pass"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Generate tokens with one model (plain decoding, no speculation). Streams the "
-                               "continuation to stdout and prints tokens/s to stderr.");
+        std::cout << args.help(
+            "Generate tokens with one model (plain decoding, no speculation). Streams the "
+            "continuation to stdout and prints tokens/s to stderr.");
         return 0;
     }
     // No model given: the bundled target (resources/models), so a fresh checkout generates text at once.
@@ -69,10 +73,10 @@ int cmd_generate(int argc, char** argv) {
         args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string();
     if (args.has("prompt") == args.has("ids")) throw UsageError("give exactly one of --prompt and --ids");
     model::SamplerConfig sc;
-    sc.temperature = static_cast<float>(args.float_or("temp", 0.0, 0.0, 100.0));
-    sc.top_k       = static_cast<int32_t>(args.int_or("top-k", 0, 0, 1 << 24));
-    sc.top_p       = static_cast<float>(args.float_or("top-p", 1.0, 1e-6, 1.0));
-    sc.seed        = static_cast<uint64_t>(args.int_or("seed", 0, 0, INT64_MAX));
+    sc.temperature          = static_cast<float>(args.float_or("temp", 0.0, 0.0, 100.0));
+    sc.top_k                = static_cast<int32_t>(args.int_or("top-k", 0, 0, 1 << 24));
+    sc.top_p                = static_cast<float>(args.float_or("top-p", 1.0, 1e-6, 1.0));
+    sc.seed                 = static_cast<uint64_t>(args.int_or("seed", 0, 0, INT64_MAX));
     const int32_t n_predict = static_cast<int32_t>(args.int_or("n-predict", 64, 0, 1 << 20));
     const int32_t n_ctx     = static_cast<int32_t>(args.int_or("ctx", 0, 0, 1 << 20));
     const int threads       = static_cast<int>(args.int_or("threads", 0, 0, 4096));
@@ -83,8 +87,16 @@ int cmd_generate(int argc, char** argv) {
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
     const model::Model m = model::Model::load(*model_path);
-    if (args.has("prompt"))
-        throw std::runtime_error("text prompts need the tokenizer, which this build does not have yet; use --ids");
+    // Text mode: the model file's own vocabulary encodes the prompt (with bos, special tokens parsed, as
+    // llama.cpp's CLI does) and renders each new token's piece; generation stops at end-of-generation tokens.
+    std::optional<model::Tokenizer> tok;
+    if (args.has("prompt")) {
+        if (!m.gguf()->find("tokenizer.ggml.model"))
+            throw std::runtime_error(*model_path + ": no tokenizer in this file (tokenizer.ggml.* keys); use --ids");
+        tok    = model::Tokenizer::from_vocab(model::vocab_from_gguf(*m.gguf()));
+        prompt = tok->encode(*args.value("prompt"), true, true);
+        if (prompt.empty()) throw UsageError("--prompt: the text encodes to no tokens");
+    }
     for (int32_t id : prompt)
         if (id >= m.hparams().n_vocab)
             throw UsageError("--ids: token id " + std::to_string(id) + " is outside the vocabulary (" +
@@ -95,8 +107,14 @@ int cmd_generate(int argc, char** argv) {
     cc.path  = args.has("reference") ? model::ForwardPath::reference : model::ForwardPath::fast;
     model::InferenceContext ctx(m, cc);
     model::Sampler sampler(sc);
-    const model::GenerateStats st = model::generate(ctx, sampler, prompt, n_predict, [&](int32_t tok) {
-        std::cout << tok << ' ' << std::flush;
+    if (tok) std::cout << *args.value("prompt") << std::flush;  // echo the prompt, then stream the continuation
+    const model::GenerateStats st = model::generate(ctx, sampler, prompt, n_predict, [&](int32_t id) {
+        if (!tok) {
+            std::cout << id << ' ' << std::flush;
+            return true;
+        }
+        if (tok->is_eog(id)) return false;
+        std::cout << tok->token_to_piece(id, false) << std::flush;
         return true;
     });
     std::cout << '\n';

@@ -6,12 +6,24 @@
 #include "core/parallel.h"
 #include "kernels/gemv.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace speculum::model {
+
+namespace {
+// Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm.
+constexpr int32_t kBlasMinBatch  = 64;
+constexpr int64_t kBlasTileBytes = 2 << 20;  // f32 weight tile per SGEMM call: large enough to amortise packing
+// ContextConfig::n_ctx = 0 takes the training context, capped: long-context models would otherwise allocate tens
+// of GiB of f32 KV cache up front.
+constexpr int32_t kDefaultMaxCtx = 4096;
+constexpr double kMaxKvGiB       = 32.0;  // refuse larger KV caches with a clear message instead of bad_alloc
+}  // namespace
 
 // ---- config ----
 
@@ -22,16 +34,15 @@ void ContextConfig::validate() const {
 }
 
 void to_json(nlohmann::json& j, const ContextConfig& c) {
-    j = nlohmann::json{{"n_ctx", c.n_ctx},
-                       {"n_batch", c.n_batch},
-                       {"path", c.path == ForwardPath::fast ? "fast" : "reference"}};
+    j = nlohmann::json{
+        {"n_ctx", c.n_ctx}, {"n_batch", c.n_batch}, {"path", c.path == ForwardPath::fast ? "fast" : "reference"}};
 }
 
 void from_json(const nlohmann::json& j, ContextConfig& c) {
     const ContextConfig d;
-    c.n_ctx              = j.value("n_ctx", d.n_ctx);
-    c.n_batch            = j.value("n_batch", d.n_batch);
-    const std::string p  = j.value("path", std::string("fast"));
+    c.n_ctx             = j.value("n_ctx", d.n_ctx);
+    c.n_batch           = j.value("n_batch", d.n_batch);
+    const std::string p = j.value("path", std::string("fast"));
     if (p != "fast" && p != "reference")
         throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
     c.path = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
@@ -42,7 +53,11 @@ void from_json(const nlohmann::json& j, ContextConfig& c) {
 InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_model(model), m_cfg(cfg) {
     m_cfg.validate();
     const Hparams& hp = m_model.hparams();
-    if (m_cfg.n_ctx == 0) m_cfg.n_ctx = hp.n_ctx_train;
+    if (m_cfg.n_ctx == 0) m_cfg.n_ctx = std::min(hp.n_ctx_train, kDefaultMaxCtx);
+    const double kv_gib = 8.0 * hp.n_layer * static_cast<double>(m_cfg.n_ctx) * hp.n_embd_kv() / (1u << 30);
+    if (kv_gib > kMaxKvGiB)
+        throw std::invalid_argument("InferenceContext: a KV cache for " + std::to_string(m_cfg.n_ctx) +
+                                    " tokens would take " + std::to_string(kv_gib) + " GiB; use a smaller n_ctx");
     m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
 
     m_inv_freq.resize(static_cast<size_t>(hp.n_rot / 2));
@@ -67,8 +82,10 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
 // ---- public entry points ----
 
 std::span<const float> InferenceContext::decode(int32_t token, int32_t pos, const ForwardOptions& opts) {
-    LogitsView v = forward_batch({token}, {pos}, {}, opts);
-    return v.row(0);
+    m_tokens[0] = token;  // no per-call allocation on the hot path
+    m_pos[0]    = pos;
+    run(1, nullptr, 0, opts);
+    return {m_logits.data(), static_cast<size_t>(m_model.hparams().n_vocab)};
 }
 
 LogitsView InferenceContext::forward_batch(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
@@ -100,7 +117,7 @@ std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tok
     m_kv.reserve_slots(static_cast<int32_t>(std::min<size_t>(tokens.size(), static_cast<size_t>(INT32_MAX))));
     const int32_t total = static_cast<int32_t>(tokens.size());
     for (int32_t start = 0; start < total; start += m_cfg.n_batch) {
-        const int32_t n = std::min(m_cfg.n_batch, total - start);
+        const int32_t n  = std::min(m_cfg.n_batch, total - start);
         const int32_t p0 = m_kv.size();
         for (int32_t i = 0; i < n; ++i) {
             m_tokens[i] = tokens[static_cast<size_t>(start + i)];
@@ -114,16 +131,16 @@ std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tok
 
 void InferenceContext::check_options(const ForwardOptions& opts) const {
     const Hparams& hp = m_model.hparams();
-    auto check_mask = [&](const std::vector<uint8_t>& m, const char* name) {
+    auto check_mask   = [&](const std::vector<uint8_t>& m, const char* name) {
         if (!m.empty() && static_cast<int32_t>(m.size()) != hp.n_layer)
             throw std::invalid_argument(std::string("ForwardOptions.") + name + ": " + std::to_string(m.size()) +
-                                        " entries, expected 0 or n_layer = " + std::to_string(hp.n_layer));
+                                          " entries, expected 0 or n_layer = " + std::to_string(hp.n_layer));
     };
     check_mask(opts.skip_attn, "skip_attn");
     check_mask(opts.skip_ffn, "skip_ffn");
     if (opts.exit_layer < -1 || opts.exit_layer >= hp.n_layer)
-        throw std::invalid_argument("ForwardOptions.exit_layer: " + std::to_string(opts.exit_layer) +
-                                    " outside [-1, " + std::to_string(hp.n_layer - 1) + "]");
+        throw std::invalid_argument("ForwardOptions.exit_layer: " + std::to_string(opts.exit_layer) + " outside [-1, " +
+                                    std::to_string(hp.n_layer - 1) + "]");
     if (opts.cached_slots) {
         int32_t prev = -1;
         for (int32_t s : *opts.cached_slots) {
@@ -139,13 +156,34 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
 
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const {
     if (m_cfg.path == ForwardPath::reference) {
-        for (int32_t i = 0; i < n; ++i) kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
+        for (int32_t i = 0; i < n; ++i)
+            kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
+        return;
+    }
+    // Large batches (prefill): dequantize a tile of rows to f32 in a per-thread buffer and let OpenBLAS multiply
+    // it by all n activation vectors. BLAS runs inside TBB tasks here, so it must not start threads of its own.
+    if (n >= kBlasMinBatch) {
+        openblas_set_num_threads(1);
+        const int64_t tile_rows =
+            std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
+        parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
+            thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
+            tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
+            for (int64_t r = r0; r < r1; ++r)
+                kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
+            // Y[:, r0..r1) = X (n, cols) * tile^T
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
+                        1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
+                        static_cast<int>(ldy));
+        });
         return;
     }
     // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
-    const int64_t grain = std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
+    const int64_t grain =
+        std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
     if (n == 1) {
-        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });
+        parallel_for(0, w.rows, grain,
+                     [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });
     } else {
         parallel_for(0, w.rows, grain,
                      [&](int64_t r0, int64_t r1) { kernels::gemm(y, ldy, w.type, w.data, x, n, w.cols, r0, r1); });
@@ -168,11 +206,27 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     m_kv.reserve_slots(n);
     const int32_t n_past = m_kv.size();
 
+    // Cost accounting from the shapes: every matrix of a block that runs is read once for all n tokens.
+    ForwardCost cost;
+    auto add_matmul = [&](const WeightView& w, int32_t tokens) {
+        cost.bytes_weights += w.n_bytes();
+        cost.flops += 2.0 * static_cast<double>(w.rows) * static_cast<double>(w.cols) * tokens;
+    };
+    int64_t attended = 0;  // (token, slot) pairs attended in one layer
+    for (int32_t i = 0; i < n; ++i) {
+        attended += opts.cached_slots ? static_cast<int64_t>(opts.cached_slots->size()) : n_past;
+        for (int32_t j = 0; j < n; ++j) attended += mask ? (mask[static_cast<size_t>(i) * n + j] != 0) : (j <= i);
+    }
+    const int64_t cached_read = opts.cached_slots ? static_cast<int64_t>(opts.cached_slots->size()) : n_past;
+    cost.bytes_weights += static_cast<uint64_t>(n) * W.token_embd.row_bytes();
+
     // Embedding: one row of token_embd per token becomes the residual stream x (n, n_embd).
     for (int32_t i = 0; i < n; ++i) {
         const void* row = W.token_embd.row(m_tokens[i]);
-        if (ref) kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
-        else kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
+        if (ref)
+            kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
+        else
+            kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
     }
 
     const int32_t last_layer = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
@@ -204,6 +258,10 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             }
             if (opts.kv_transform) opts.kv_transform(il, k_new, v_new, n, ekv);
             attention(il, n, n_past, mask, opts);
+            add_matmul(L.wq, n), add_matmul(L.wk, n), add_matmul(L.wv, n), add_matmul(L.wo, n);
+            cost.bytes_weights += (L.attn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+            cost.bytes_kv += static_cast<uint64_t>(cached_read + 2 * n) * ekv * 2 * sizeof(float);  // read + write
+            cost.flops += 4.0 * static_cast<double>(attended) * hp.n_head * hd;
             if (opts.observer) opts.observer(il, ActivationSite::attn_out, m_attn.data(), n, e);
             matmul(m_xn.data(), e, L.wo, m_attn.data(), n);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
@@ -218,6 +276,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             swiglu(m_gate.data(), m_up.data(), n * ff);
             if (opts.observer) opts.observer(il, ActivationSite::ffn_down, m_gate.data(), n, ff);
             matmul(m_xn.data(), e, L.w_down, m_gate.data(), n);
+            add_matmul(L.w_gate, n), add_matmul(L.w_up, n), add_matmul(L.w_down, n);
+            cost.bytes_weights += L.ffn_norm.size() * sizeof(float);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
     }
@@ -230,9 +290,12 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             rms_norm(&m_xn[(i - logits_first) * e], &m_x[i * e], W.output_norm.data(), e, hp.rms_eps);
         if (opts.observer) opts.observer(hp.n_layer, ActivationSite::head_in, m_xn.data(), n_out, e);
         matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
+        add_matmul(W.output, n_out);
+        cost.bytes_weights += W.output_norm.size() * sizeof(float);
     }
     m_cancel.throw_if_cancelled();
     m_kv.grow(n);
+    m_cost = cost;
 }
 
 }  // namespace speculum::model

@@ -1,7 +1,8 @@
 // The forward pass of a Llama-family model over one sequence: single-token decode and a batched pass over n tokens
 // at given positions under an arbitrary attention mask (causal by default; a token tree for verification).
 // Two paths over the same loop: `reference` (scalar _ref kernels, one thread) and `fast` (run-time selected
-// kernels, rows split over threads with speculum::parallel_for; this context is the only owner of threads).
+// kernels, rows split over threads with speculum::parallel_for). Threads: TBB owns them on the fast path; batches of
+// 64+ tokens call OpenBLAS SGEMM inside TBB tasks after openblas_set_num_threads(1), so BLAS starts none.
 #pragma once
 
 #include "core/cancel.h"
@@ -21,9 +22,9 @@ namespace speculum::model {
 enum class ForwardPath { reference, fast };
 
 struct ContextConfig {
-    int32_t n_ctx     = 0;                  // KV slots (tokens); 0 = the model's training context length
-    int32_t n_batch   = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
-    ForwardPath path  = ForwardPath::fast;  // kernels and threading
+    int32_t n_ctx    = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
+    int32_t n_batch  = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
+    ForwardPath path = ForwardPath::fast;  // kernels and threading
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
     void validate() const;
@@ -68,6 +69,13 @@ struct LogitsView {
     std::span<const float> row(int32_t i) const { return {data + static_cast<size_t>(i) * n_vocab, size_t(n_vocab)}; }
 };
 
+// What the last pass read and computed (counted from the shapes, not measured), for draft/verify cost accounting.
+struct ForwardCost {
+    uint64_t bytes_weights = 0;  // weight matrices, norms and biases of the blocks run, embedding rows, LM head
+    uint64_t bytes_kv      = 0;  // K and V rows attended (each attended slot read once per pass) and written
+    double flops           = 0;  // 2 per multiply-add: projections, FFN, LM head, attention scores and sums
+};
+
 class InferenceContext {
 public:
     // Copies the model's views (cheap: weights are shared, not copied) and allocates the KV cache and all scratch.
@@ -87,6 +95,7 @@ public:
     // last token (others are not computed).
     std::span<const float> prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts = {});
 
+    const ForwardCost& last_cost() const { return m_cost; }
     KvCache& kv() { return m_kv; }
     const KvCache& kv() const { return m_kv; }
     const Model& model() const { return m_model; }
@@ -105,15 +114,16 @@ private:
     ContextConfig m_cfg;
     KvCache m_kv;
     CancelToken m_cancel;
+    ForwardCost m_cost;
     std::vector<float> m_inv_freq;  // (n_rot / 2) RoPE frequencies base^(-2i/n_rot)
 
     // Scratch, sized for n_batch tokens once.
-    std::vector<int32_t> m_tokens, m_pos;  // (n_batch)
-    std::vector<uint8_t> m_causal;         // (n_batch, n_batch) lower-triangular mask
+    std::vector<int32_t> m_tokens, m_pos;       // (n_batch)
+    std::vector<uint8_t> m_causal;              // (n_batch, n_batch) lower-triangular mask
     std::vector<float> m_x, m_xn, m_q, m_attn;  // (n_batch, n_embd)
-    std::vector<float> m_gate, m_up;             // (n_batch, n_ff)
-    std::vector<float> m_logits;                 // (n_batch, n_vocab)
-    std::vector<float> m_scores;                 // (n_ctx) attention scores of the reference path
+    std::vector<float> m_gate, m_up;            // (n_batch, n_ff)
+    std::vector<float> m_logits;                // (n_batch, n_vocab)
+    std::vector<float> m_scores;                // (n_ctx) attention scores of the reference path
 };
 
 }  // namespace speculum::model

@@ -29,11 +29,11 @@ inline float dot(const float* a, const float* b, int32_t n) {
 
 void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask,
                                  const ForwardOptions& opts) {
-    const Hparams& hp   = m_model.hparams();
-    const int32_t hd    = hp.head_dim();
-    const int64_t e     = hp.n_embd;
-    const int32_t group = hp.n_head / hp.n_head_kv;  // query heads per KV head (GQA)
-    const float scale   = 1.0f / std::sqrt(static_cast<float>(hd));
+    const Hparams& hp               = m_model.hparams();
+    const int32_t hd                = hp.head_dim();
+    const int64_t e                 = hp.n_embd;
+    const int32_t group             = hp.n_head / hp.n_head_kv;  // query heads per KV head (GQA)
+    const float scale               = 1.0f / std::sqrt(static_cast<float>(hd));
     const std::vector<int32_t>* sel = opts.cached_slots ? &*opts.cached_slots : nullptr;
 
     // Calls visit(slot) for every slot token i may attend, cached slots first, in slot order.
@@ -56,8 +56,8 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                 float* out      = &m_attn[i * e + h * hd];
                 const int64_t o = static_cast<int64_t>(h / group) * hd;  // KV head offset in a slot row
                 // Pass 1: scaled scores and their maximum.
-                int32_t m      = 0;
-                float max_s    = -std::numeric_limits<float>::infinity();
+                int32_t m   = 0;
+                float max_s = -std::numeric_limits<float>::infinity();
                 for_each_slot(i, [&](int32_t s) {
                     const float* k = m_kv.k(il, s) + o;
                     float sc       = 0.0f;

@@ -13,18 +13,17 @@
 namespace speculum::model {
 
 struct GenerateStats {
-    int32_t n_prompt   = 0;    // prompt tokens evaluated
-    int32_t n_decoded  = 0;    // tokens generated (the first one comes from the prefill logits)
-    int32_t n_eval     = 0;    // single-token decode passes run (n_decoded - 1 unless stopped early)
-    double t_prompt_s  = 0.0;  // prefill wall time
-    double t_decode_s  = 0.0;  // wall time of the decode steps (sampling included)
+    int32_t n_prompt  = 0;    // prompt tokens evaluated
+    int32_t n_decoded = 0;    // tokens generated (the first one comes from the prefill logits)
+    int32_t n_eval    = 0;    // single-token decode passes run (n_decoded - 1 unless stopped early)
+    double t_prompt_s = 0.0;  // prefill wall time
+    double t_decode_s = 0.0;  // wall time of the decode steps (sampling included)
 };
 
 // Appends up to n_new tokens after `prompt` (which must fit the context with them). Calls on_token(token) for each
 // new token; returning false stops early. Stops at `eos` (>= 0) after emitting it. The context must be empty.
 // Throws Cancelled when `cancel` fires (checked before each token).
 GenerateStats generate(InferenceContext& ctx, Sampler& sampler, const std::vector<int32_t>& prompt, int32_t n_new,
-                       const std::function<bool(int32_t)>& on_token, const CancelToken& cancel = {},
-                       int32_t eos = -1);
+                       const std::function<bool(int32_t)>& on_token, const CancelToken& cancel = {}, int32_t eos = -1);
 
 }  // namespace speculum::model

@@ -30,8 +30,8 @@ void KvCache::grow(int32_t n) {
 
 void KvCache::truncate(int32_t n) {
     if (n < 0 || n > m_size)
-        throw std::out_of_range("KvCache::truncate(" + std::to_string(n) + "): cache holds " +
-                                std::to_string(m_size) + " tokens");
+        throw std::out_of_range("KvCache::truncate(" + std::to_string(n) + "): cache holds " + std::to_string(m_size) +
+                                " tokens");
     m_size = n;
 }
 

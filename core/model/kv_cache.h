@@ -20,8 +20,8 @@ public:
     // n_embd_kv bytes, allocated once).
     KvCache(int32_t n_layer, int32_t n_ctx, int32_t n_embd_kv);
 
-    int32_t size() const { return m_size; }         // slots in use (cached tokens)
-    int32_t capacity() const { return m_n_ctx; }    // maximum slots (the context length)
+    int32_t size() const { return m_size; }       // slots in use (cached tokens)
+    int32_t capacity() const { return m_n_ctx; }  // maximum slots (the context length)
     int32_t n_layer() const { return m_n_layer; }
     int32_t n_embd_kv() const { return m_n_embd_kv; }
     uint64_t bytes_per_token() const { return 2ull * 4 * m_n_layer * m_n_embd_kv; }  // K + V, all layers

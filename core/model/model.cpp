@@ -77,14 +77,14 @@ void check_vector(const std::vector<float>& v, int64_t n, const std::string& wha
 void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string& name) {
     if (hp.arch != "llama" && hp.arch != "qwen2")
         throw std::invalid_argument(name + ": unsupported architecture '" + hp.arch + "'");
-    if (hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_head_kv <= 0 || hp.n_layer <= 0 || hp.n_ff <= 0 ||
-        hp.n_vocab <= 0 || hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0)
-        throw std::invalid_argument(name + ": inconsistent hparams (n_embd " + std::to_string(hp.n_embd) +
-                                    ", n_head " + std::to_string(hp.n_head) + ", n_head_kv " +
-                                    std::to_string(hp.n_head_kv) + ", n_layer " + std::to_string(hp.n_layer) + ")");
+    if (hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_head_kv <= 0 || hp.n_layer <= 0 || hp.n_ff <= 0 || hp.n_vocab <= 0 ||
+        hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0)
+        throw std::invalid_argument(name + ": inconsistent hparams (n_embd " + std::to_string(hp.n_embd) + ", n_head " +
+                                    std::to_string(hp.n_head) + ", n_head_kv " + std::to_string(hp.n_head_kv) +
+                                    ", n_layer " + std::to_string(hp.n_layer) + ")");
     if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim() || hp.n_rot % 2 != 0)
-        throw std::invalid_argument(name + ": rope dimension " + std::to_string(hp.n_rot) + " must be even and <= " +
-                                    std::to_string(hp.head_dim()));
+        throw std::invalid_argument(name + ": rope dimension " + std::to_string(hp.n_rot) +
+                                    " must be even and <= " + std::to_string(hp.head_dim()));
     const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff, nv = hp.n_vocab;
     check_view(w.token_embd, nv, e, "token_embd.weight", name);
     check_view(w.output, nv, e, "output.weight", name);
@@ -124,17 +124,17 @@ Model Model::load(const std::string& path, const ProgressFn& progress, const Can
 }
 
 Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const CancelToken& cancel) {
-    auto owner            = std::make_shared<const GgufFile>(std::move(file_in));
-    const GgufFile& file  = *owner;
+    auto owner           = std::make_shared<const GgufFile>(std::move(file_in));
+    const GgufFile& file = *owner;
     Model m;
-    m.m_hp   = hparams_from_gguf(file);
-    m.m_name = file.path();
-    m.m_file = owner;
+    m.m_hp            = hparams_from_gguf(file);
+    m.m_name          = file.path();
+    m.m_file          = owner;
     const Hparams& hp = m.m_hp;
 
     m.m_w.token_embd  = view_of(file, owner, "token_embd.weight");
     m.m_w.output_norm = vector_of(file, "output_norm.weight");
-    m.m_w.output = hp.tied_output ? m.m_w.token_embd : view_of(file, owner, "output.weight");
+    m.m_w.output      = hp.tied_output ? m.m_w.token_embd : view_of(file, owner, "output.weight");
     if (file.tensor("rope_freqs.weight")) m.m_w.rope_freqs = vector_of(file, "rope_freqs.weight");
     m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
     for (int32_t il = 0; il < hp.n_layer; ++il) {

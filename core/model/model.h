@@ -44,11 +44,11 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-    WeightView token_embd;           // (n_vocab, n_embd)
+    WeightView token_embd;             // (n_vocab, n_embd)
     std::vector<LayerWeights> layers;  // n_layer
-    std::vector<float> output_norm;  // (n_embd)
-    WeightView output;               // (n_vocab, n_embd); a copy of token_embd when hparams.tied_output
-    std::vector<float> rope_freqs;   // (n_rot / 2) divisors of the RoPE frequencies (Llama 3.1+), or empty
+    std::vector<float> output_norm;    // (n_embd)
+    WeightView output;                 // (n_vocab, n_embd); a copy of token_embd when hparams.tied_output
+    std::vector<float> rope_freqs;     // (n_rot / 2) divisors of the RoPE frequencies (Llama 3.1+), or empty
 };
 
 class Model {

@@ -31,8 +31,8 @@ inline void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t n_rot, con
         for (int32_t h = 0; h < n_heads; ++h) {
             float* v       = x + static_cast<int64_t>(h) * head_dim;
             const float x0 = v[a], x1 = v[b];
-            v[a]           = x0 * c - x1 * s;
-            v[b]           = x0 * s + x1 * c;
+            v[a] = x0 * c - x1 * s;
+            v[b] = x0 * s + x1 * c;
         }
     }
 }

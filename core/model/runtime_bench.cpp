@@ -1,21 +1,60 @@
 // Runtime benchmark: bandwidth probe, prefill, timed decode steps, batched passes of n tokens.
 #include "core/model/runtime_bench.h"
 
+#include "core/hw/microbench.h"
 #include "core/model/forward.h"
 #include "core/model/sampler.h"
 
-#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 namespace speculum::model {
 
+namespace {
+
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double wall_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Single-thread read bandwidth timed on the thread CPU clock (the all-thread wall-clock probe is core/hw's).
+// An integer sum vectorizes without reassociation flags, so the loads are the bottleneck.
+double read_bandwidth_thread_cpu(uint64_t bytes, int repeats, const CancelToken& cancel) {
+    const size_t n = static_cast<size_t>(bytes / sizeof(uint64_t));
+    std::unique_ptr<uint64_t[]> buf(new uint64_t[n]);
+    for (size_t i = 0; i < n; ++i) buf[i] = i;
+    volatile uint64_t sink = 0;
+    double best            = 0.0;
+    for (int rep = 0; rep < repeats; ++rep) {
+        cancel.throw_if_cancelled();
+        const double t0 = thread_cpu_seconds();
+        uint64_t s      = 0;
+        for (size_t i = 0; i < n; ++i) s += buf[i];
+        const double t = thread_cpu_seconds() - t0;
+        sink           = sink + s;
+        best           = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / t / 1e9);
+    }
+    return best;
+}
+
+}  // namespace
+
 void BenchConfig::validate() const {
-    auto fail = [](const std::string& f, const std::string& why) { throw std::invalid_argument("BenchConfig." + f + ": " + why); };
+    auto fail = [](const std::string& f, const std::string& why) {
+        throw std::invalid_argument("BenchConfig." + f + ": " + why);
+    };
     if (n_prompt < 1 || n_prompt > (1 << 20)) fail("n_prompt", "must be in [1, 2^20]");
     if (n_decode < 1 || n_decode > (1 << 20)) fail("n_decode", "must be in [1, 2^20]");
     if (repeats < 1 || repeats > 1000) fail("repeats", "must be in [1, 1000]");
@@ -26,50 +65,64 @@ void BenchConfig::validate() const {
 }
 
 void to_json(nlohmann::json& j, const BenchConfig& c) {
-    j = nlohmann::json{{"n_prompt", c.n_prompt}, {"n_decode", c.n_decode}, {"batch_sizes", c.batch_sizes},
-                       {"repeats", c.repeats}, {"membw_bytes", c.membw_bytes}};
+    j = nlohmann::json{{"n_prompt", c.n_prompt},       {"n_decode", c.n_decode},
+                       {"batch_sizes", c.batch_sizes}, {"repeats", c.repeats},
+                       {"membw_bytes", c.membw_bytes}, {"thread_cpu_time", c.thread_cpu_time}};
 }
 
 void from_json(const nlohmann::json& j, BenchConfig& c) {
     const BenchConfig d;
-    c.n_prompt    = j.value("n_prompt", d.n_prompt);
-    c.n_decode    = j.value("n_decode", d.n_decode);
-    c.batch_sizes = j.value("batch_sizes", d.batch_sizes);
-    c.repeats     = j.value("repeats", d.repeats);
-    c.membw_bytes = j.value("membw_bytes", d.membw_bytes);
+    c.n_prompt        = j.value("n_prompt", d.n_prompt);
+    c.n_decode        = j.value("n_decode", d.n_decode);
+    c.batch_sizes     = j.value("batch_sizes", d.batch_sizes);
+    c.repeats         = j.value("repeats", d.repeats);
+    c.membw_bytes     = j.value("membw_bytes", d.membw_bytes);
+    c.thread_cpu_time = j.value("thread_cpu_time", d.thread_cpu_time);
 }
 
 void to_json(nlohmann::json& j, const BenchResult& r) {
     j = nlohmann::json{{"threads", r.threads},
+                       {"thread_cpu_time", r.thread_cpu_time},
                        {"weight_bytes_per_token", r.weight_bytes_per_token},
                        {"kv_bytes_per_token", r.kv_bytes_per_token},
                        {"prompt_tokens_per_s", r.prompt_tps},
                        {"decode_tokens_per_s", r.decode_tps},
                        {"decode_tokens_per_s_mean", r.decode_tps_mean},
                        {"effective_gb_per_s", r.effective_gbs},
-                       {"memory_read_gb_per_s", r.membw.read_gbs},
-                       {"memory_copy_gb_per_s", r.membw.copy_gbs},
+                       {"memory_read_gb_per_s", r.membw_read_gbs},
+                       {"memory_probe_bytes", r.membw_bytes},
                        {"bandwidth_ratio", r.bandwidth_ratio}};
     for (const BatchCost& b : r.batches)
         j["batches"].push_back({{"n", b.n}, {"seconds", b.seconds}, {"vs_single", b.vs_single}});
 }
 
-BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress, const CancelToken& cancel) {
-    using clock = std::chrono::steady_clock;
-    auto secs   = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress,
+                      const CancelToken& cancel) {
     cfg.validate();
     const Hparams& hp = model.hparams();
-    const int32_t max_batch = std::max(cfg.n_prompt > 256 ? 256 : cfg.n_prompt,
-                                       cfg.batch_sizes.empty() ? 1 : *std::max_element(cfg.batch_sizes.begin(), cfg.batch_sizes.end()));
+    const int32_t max_batch =
+        std::max(cfg.n_prompt > 256 ? 256 : cfg.n_prompt,
+                 cfg.batch_sizes.empty() ? 1 : *std::max_element(cfg.batch_sizes.begin(), cfg.batch_sizes.end()));
     const int32_t n_ctx = cfg.n_prompt + cfg.n_decode + max_batch + 1;
     BenchResult r;
-    r.threads                = tbb::this_task_arena::max_concurrency();
+    // Threads parallel_for may use: the arena's, limited by any tbb::global_control the caller holds.
+    r.threads = static_cast<int>(
+        std::min<size_t>(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+                         tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
     r.weight_bytes_per_token = model.weight_bytes_per_token();
+    r.thread_cpu_time        = cfg.thread_cpu_time;
+    if (cfg.thread_cpu_time && r.threads != 1)
+        throw std::invalid_argument("BenchConfig.thread_cpu_time: needs exactly 1 thread (" +
+                                    std::to_string(r.threads) + " available)");
+    double (*now)() = cfg.thread_cpu_time ? thread_cpu_seconds : wall_seconds;
 
     // Bandwidth ceiling first, so its buffers are gone before the model's scratch is allocated.
     if (cfg.membw_bytes > 0) {
         report(progress, 0.0, "measuring memory bandwidth");
-        r.membw = measure_memory_bandwidth(cfg.membw_bytes);
+        r.membw_read_gbs = cfg.thread_cpu_time
+                               ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, cancel)
+                               : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {});
+        r.membw_bytes    = cfg.membw_bytes;
     }
     cancel.throw_if_cancelled();
 
@@ -80,9 +133,9 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     std::vector<int32_t> prompt(static_cast<size_t>(cfg.n_prompt));
     for (int32_t& t : prompt) t = static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(hp.n_vocab));
     report(progress, 0.1, "prefill");
-    auto t0 = clock::now();
+    double t0    = now();
     int32_t next = argmax(ctx.prefill(prompt));
-    r.prompt_tps = cfg.n_prompt / secs(t0, clock::now());
+    r.prompt_tps = cfg.n_prompt / (now() - t0);
 
     // Decode: one untimed warm-up step, then timed steps feeding back the argmax.
     report(progress, 0.3, "decode");
@@ -92,9 +145,9 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     for (int32_t i = 0; i < cfg.n_decode; ++i) {
         // A step reads K and V of every cached slot in every layer and writes one slot.
         kv_bytes += static_cast<double>(ctx.kv().bytes_per_token()) * (ctx.kv().size() + 1);
-        const auto a = clock::now();
-        next         = argmax(ctx.decode(next, ctx.kv().size()));
-        steps.push_back(secs(a, clock::now()));
+        const double a = now();
+        next           = argmax(ctx.decode(next, ctx.kv().size()));
+        steps.push_back(now() - a);
     }
     double total = 0.0;
     for (double s : steps) total += s;
@@ -103,7 +156,7 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     std::sort(steps.begin(), steps.end());
     r.decode_tps    = 1.0 / steps[steps.size() / 2];
     r.effective_gbs = (static_cast<double>(r.weight_bytes_per_token) + r.kv_bytes_per_token) * r.decode_tps / 1e9;
-    if (r.membw.read_gbs > 0) r.bandwidth_ratio = r.effective_gbs / r.membw.read_gbs;
+    if (r.membw_read_gbs > 0) r.bandwidth_ratio = r.effective_gbs / r.membw_read_gbs;
 
     // Batched verification: n draft tokens evaluated in one causal pass on top of the context, then rolled back.
     const int32_t base = ctx.kv().size();
@@ -118,9 +171,9 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
         }
         double best = 1e300;
         for (int32_t rep = 0; rep < cfg.repeats; ++rep) {
-            const auto a = clock::now();
+            const double a = now();
             ctx.forward_batch(toks, pos);
-            best = std::min(best, secs(a, clock::now()));
+            best = std::min(best, now() - a);
             ctx.kv().truncate(base);
         }
         if (n == 1 && single == 0.0) single = best;

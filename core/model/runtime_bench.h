@@ -4,7 +4,6 @@
 #pragma once
 
 #include "core/cancel.h"
-#include "core/model/membw.h"
 #include "core/model/model.h"
 
 #include <nlohmann/json.hpp>
@@ -15,11 +14,15 @@
 namespace speculum::model {
 
 struct BenchConfig {
-    int32_t n_prompt     = 64;                      // prompt tokens (prefill) before decoding
-    int32_t n_decode     = 32;                      // timed single-token decode steps
+    int32_t n_prompt                 = 64;                // prompt tokens (prefill) before decoding
+    int32_t n_decode                 = 32;                // timed single-token decode steps
     std::vector<int32_t> batch_sizes = {1, 2, 4, 8, 16};  // forward_batch sizes timed after decoding
-    int32_t repeats      = 5;                       // timed passes per batch size (the fastest counts)
-    uint64_t membw_bytes = 512ull << 20;            // buffer of the bandwidth probe; 0 = skip the probe
+    int32_t repeats                  = 5;  // timed passes per batch size (the fastest counts), and of the
+                                           // bandwidth probe
+    uint64_t membw_bytes = 512ull << 20;   // buffer of the bandwidth probe; 0 = skip the probe
+    // Time with the calling thread's CPU clock instead of wall time (needs 1 thread): on a machine shared with other
+    // jobs, time the thread spends descheduled is not counted, so the figures describe the code, not the load.
+    bool thread_cpu_time                      = false;
     bool operator==(const BenchConfig&) const = default;
     void validate() const;  // throws std::invalid_argument naming the field
 };
@@ -27,21 +30,23 @@ void to_json(nlohmann::json& j, const BenchConfig& c);
 void from_json(const nlohmann::json& j, BenchConfig& c);
 
 struct BatchCost {
-    int32_t n             = 0;    // tokens in the pass
-    double seconds        = 0.0;  // fastest of the repeats
-    double vs_single      = 0.0;  // seconds / seconds of the n = 1 pass
+    int32_t n        = 0;    // tokens in the pass
+    double seconds   = 0.0;  // fastest of the repeats
+    double vs_single = 0.0;  // seconds / seconds of the n = 1 pass
 };
 
 struct BenchResult {
-    int threads                     = 0;    // worker threads available to parallel_for
-    uint64_t weight_bytes_per_token = 0;    // weights read by one decode step
-    double kv_bytes_per_token       = 0.0;  // KV read + written by one decode step, averaged over the timed steps
-    double prompt_tps               = 0.0;  // prompt tokens / prefill seconds
-    double decode_tps               = 0.0;  // 1 / median decode step seconds
-    double decode_tps_mean          = 0.0;  // timed steps / total seconds
-    double effective_gbs            = 0.0;  // (weights + KV bytes per token) * decode_tps / 1e9
-    MemBandwidth membw;                     // zeros when the probe was skipped
-    double bandwidth_ratio          = 0.0;  // effective_gbs / membw.read_gbs (0 when skipped)
+    int threads                     = 0;      // worker threads available to parallel_for
+    bool thread_cpu_time            = false;  // timings are thread CPU time (see BenchConfig)
+    uint64_t weight_bytes_per_token = 0;      // weights read by one decode step
+    double kv_bytes_per_token       = 0.0;    // KV read + written by one decode step, averaged over the timed steps
+    double prompt_tps               = 0.0;    // prompt tokens / prefill seconds
+    double decode_tps               = 0.0;    // 1 / median decode step seconds
+    double decode_tps_mean          = 0.0;    // timed steps / total seconds
+    double effective_gbs            = 0.0;    // (weights + KV bytes per token) * decode_tps / 1e9
+    double membw_read_gbs           = 0.0;    // STREAM-like all-thread read bandwidth (core/hw); 0 when skipped
+    uint64_t membw_bytes            = 0;      // buffer size of that probe
+    double bandwidth_ratio          = 0.0;    // effective_gbs / membw_read_gbs (0 when skipped)
     std::vector<BatchCost> batches;
 };
 void to_json(nlohmann::json& j, const BenchResult& r);

@@ -35,7 +35,9 @@ int32_t argmax(std::span<const float> logits) {
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
-Sampler::Sampler(SamplerConfig cfg) : m_cfg(cfg), m_rng(cfg.seed) { m_cfg.validate(); }
+Sampler::Sampler(SamplerConfig cfg) : m_cfg(cfg), m_rng(cfg.seed) {
+    m_cfg.validate();
+}
 
 void Sampler::probabilities(std::span<const float> logits, std::vector<float>& probs) {
     const size_t nv = logits.size();
@@ -58,7 +60,7 @@ void Sampler::probabilities(std::span<const float> logits, std::vector<float>& p
     m_order.resize(nv);
     std::iota(m_order.begin(), m_order.end(), 0);
     auto more_likely = [&](int32_t a, int32_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); };
-    size_t keep = use_k ? static_cast<size_t>(m_cfg.top_k) : nv;
+    size_t keep      = use_k ? static_cast<size_t>(m_cfg.top_k) : nv;
     if (use_k) std::nth_element(m_order.begin(), m_order.begin() + (keep - 1), m_order.end(), more_likely);
     if (use_p) {
         std::sort(m_order.begin(), m_order.begin() + keep, more_likely);

@@ -22,57 +22,62 @@ const char* type_name(GgmlType t) {
 }
 
 // Exponent e with 2^e closest to x.
-int pow2_exponent(double x) { return static_cast<int>(std::lround(std::log2(x))); }
+int pow2_exponent(double x) {
+    return static_cast<int>(std::lround(std::log2(x)));
+}
 
 // Random (rows, cols) matrix of `type` with element magnitudes around `scale`.
 std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, double scale, Rng& rng) {
     std::vector<uint8_t> b(kernels::ggml_row_size(type, static_cast<uint64_t>(cols)) * static_cast<uint64_t>(rows));
-    auto put16 = [&](size_t at, uint16_t v) { b[at] = static_cast<uint8_t>(v & 0xff), b[at + 1] = static_cast<uint8_t>(v >> 8); };
+    auto put16 = [&](size_t at, uint16_t v) {
+        b[at] = static_cast<uint8_t>(v & 0xff), b[at + 1] = static_cast<uint8_t>(v >> 8);
+    };
     const int e = pow2_exponent(scale);
     switch (type) {
-    case GgmlType::F32: {
-        for (size_t i = 0; i < b.size(); i += 4) {
-            const float v = static_cast<float>((rng.next_double() * 2.0 - 1.0) * scale * 1.7320508);
-            std::memcpy(&b[i], &v, 4);
-        }
-        break;
-    }
-    case GgmlType::F16:   // sign | exponent in [e-2, e] | random 10-bit mantissa
-    case GgmlType::BF16: {  // sign | exponent in [e-2, e] | random 7-bit mantissa
-        const bool f16 = type == GgmlType::F16;
-        for (size_t i = 0; i < b.size(); i += 2) {
-            const uint64_t r = rng.next_u64();
-            const int ex     = e - static_cast<int>(r % 3) + (f16 ? 15 : 127);
-            const uint16_t h = f16 ? static_cast<uint16_t>(((r >> 8) & 1) << 15 | ex << 10 | ((r >> 16) & 0x3ff))
-                                   : static_cast<uint16_t>(((r >> 8) & 1) << 15 | ex << 7 | ((r >> 16) & 0x7f));
-            put16(i, h);
-        }
-        break;
-    }
-    case GgmlType::Q8_0:    // f16 d = 2^(e-6), 32 int8 in [-127, 127] (rms ~73 -> values ~ scale)
-    case GgmlType::Q4_0: {  // f16 d = 2^(e-2), 16 bytes of nibbles ((q - 8) rms ~4.6)
-        const bool q8      = type == GgmlType::Q8_0;
-        const size_t block = q8 ? 34 : 18;
-        const uint16_t d   = static_cast<uint16_t>((e - (q8 ? 6 : 2) + 15) << 10);
-        for (size_t at = 0; at < b.size(); at += block) {
-            put16(at, d);
-            for (size_t j = 2; j < block; ++j) {
-                uint8_t v = static_cast<uint8_t>(rng.next_u64() >> 32);
-                if (q8 && v == 0x80) v = 0x81;  // -128 is outside ggml's quantizer range
-                b[at + j] = v;
+        case GgmlType::F32: {
+            for (size_t i = 0; i < b.size(); i += 4) {
+                const float v = static_cast<float>((rng.next_double() * 2.0 - 1.0) * scale * 1.7320508);
+                std::memcpy(&b[i], &v, 4);
             }
+            break;
         }
-        break;
-    }
-    case GgmlType::MXFP4: {  // E8M0 scale 2^(x-128) with the doubled E2M1 table (rms ~5.9)
-        const uint8_t x = static_cast<uint8_t>(128 + e - 3);
-        for (size_t at = 0; at < b.size(); at += 17) {
-            b[at] = x;
-            for (size_t j = 1; j < 17; ++j) b[at + j] = static_cast<uint8_t>(rng.next_u64() >> 40);
+        case GgmlType::F16:     // sign | exponent in [e-2, e] | random 10-bit mantissa
+        case GgmlType::BF16: {  // sign | exponent in [e-2, e] | random 7-bit mantissa
+            const bool f16 = type == GgmlType::F16;
+            for (size_t i = 0; i < b.size(); i += 2) {
+                const uint64_t r = rng.next_u64();
+                const int ex     = e - static_cast<int>(r % 3) + (f16 ? 15 : 127);
+                const uint16_t h = f16 ? static_cast<uint16_t>(((r >> 8) & 1) << 15 | ex << 10 | ((r >> 16) & 0x3ff))
+                                       : static_cast<uint16_t>(((r >> 8) & 1) << 15 | ex << 7 | ((r >> 16) & 0x7f));
+                put16(i, h);
+            }
+            break;
         }
-        break;
-    }
-    default: throw std::invalid_argument(std::string("synthetic model: unsupported type ") + type_name(type));
+        case GgmlType::Q8_0:    // f16 d = 2^(e-6), 32 int8 in [-127, 127] (rms ~73 -> values ~ scale)
+        case GgmlType::Q4_0: {  // f16 d = 2^(e-2), 16 bytes of nibbles ((q - 8) rms ~4.6)
+            const bool q8      = type == GgmlType::Q8_0;
+            const size_t block = q8 ? 34 : 18;
+            const uint16_t d   = static_cast<uint16_t>((e - (q8 ? 6 : 2) + 15) << 10);
+            for (size_t at = 0; at < b.size(); at += block) {
+                put16(at, d);
+                for (size_t j = 2; j < block; ++j) {
+                    uint8_t v = static_cast<uint8_t>(rng.next_u64() >> 32);
+                    if (q8 && v == 0x80) v = 0x81;  // -128 is outside ggml's quantizer range
+                    b[at + j] = v;
+                }
+            }
+            break;
+        }
+        case GgmlType::MXFP4: {  // E8M0 scale 2^(x-128) with the doubled E2M1 table (rms ~5.9)
+            const uint8_t x = static_cast<uint8_t>(128 + e - 3);
+            for (size_t at = 0; at < b.size(); at += 17) {
+                b[at] = x;
+                for (size_t j = 1; j < 17; ++j) b[at + j] = static_cast<uint8_t>(rng.next_u64() >> 40);
+            }
+            break;
+        }
+        default:
+            throw std::invalid_argument(std::string("synthetic model: unsupported type ") + type_name(type));
     }
     return b;
 }
@@ -126,32 +131,41 @@ void SyntheticSpec::validate() const {
 }
 
 void to_json(nlohmann::json& j, const SyntheticSpec& s) {
-    j = nlohmann::json{{"arch", s.arch},       {"n_vocab", s.n_vocab},     {"n_embd", s.n_embd},
-                       {"n_layer", s.n_layer}, {"n_head", s.n_head},       {"n_head_kv", s.n_head_kv},
-                       {"n_ff", s.n_ff},       {"n_ctx", s.n_ctx},         {"n_rot", s.n_rot},
-                       {"rope_freq_base", s.rope_freq_base}, {"rope_freq_scale", s.rope_freq_scale},
-                       {"tied_output", s.tied_output}, {"type", type_name(s.type)}, {"seed", s.seed}};
+    j = nlohmann::json{{"arch", s.arch},
+                       {"n_vocab", s.n_vocab},
+                       {"n_embd", s.n_embd},
+                       {"n_layer", s.n_layer},
+                       {"n_head", s.n_head},
+                       {"n_head_kv", s.n_head_kv},
+                       {"n_ff", s.n_ff},
+                       {"n_ctx", s.n_ctx},
+                       {"n_rot", s.n_rot},
+                       {"rope_freq_base", s.rope_freq_base},
+                       {"rope_freq_scale", s.rope_freq_scale},
+                       {"tied_output", s.tied_output},
+                       {"type", type_name(s.type)},
+                       {"seed", s.seed}};
 }
 
 void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     const SyntheticSpec d;
-    s.arch            = j.value("arch", d.arch);
-    s.n_vocab         = j.value("n_vocab", d.n_vocab);
-    s.n_embd          = j.value("n_embd", d.n_embd);
-    s.n_layer         = j.value("n_layer", d.n_layer);
-    s.n_head          = j.value("n_head", d.n_head);
-    s.n_head_kv       = j.value("n_head_kv", d.n_head_kv);
-    s.n_ff            = j.value("n_ff", d.n_ff);
-    s.n_ctx           = j.value("n_ctx", d.n_ctx);
-    s.n_rot           = j.value("n_rot", d.n_rot);
-    s.rope_freq_base  = j.value("rope_freq_base", d.rope_freq_base);
-    s.rope_freq_scale = j.value("rope_freq_scale", d.rope_freq_scale);
-    s.tied_output     = j.value("tied_output", d.tied_output);
+    s.arch              = j.value("arch", d.arch);
+    s.n_vocab           = j.value("n_vocab", d.n_vocab);
+    s.n_embd            = j.value("n_embd", d.n_embd);
+    s.n_layer           = j.value("n_layer", d.n_layer);
+    s.n_head            = j.value("n_head", d.n_head);
+    s.n_head_kv         = j.value("n_head_kv", d.n_head_kv);
+    s.n_ff              = j.value("n_ff", d.n_ff);
+    s.n_ctx             = j.value("n_ctx", d.n_ctx);
+    s.n_rot             = j.value("n_rot", d.n_rot);
+    s.rope_freq_base    = j.value("rope_freq_base", d.rope_freq_base);
+    s.rope_freq_scale   = j.value("rope_freq_scale", d.rope_freq_scale);
+    s.tied_output       = j.value("tied_output", d.tied_output);
     const std::string t = j.value("type", std::string(type_name(d.type)));
     const auto parsed   = parse_weight_type(t);
     if (!parsed) throw std::invalid_argument("SyntheticSpec.type: unknown weight type \"" + t + "\"");
     s.type = *parsed;
-    s.seed            = j.value("seed", d.seed);
+    s.seed = j.value("seed", d.seed);
 }
 
 Hparams synthetic_hparams(const SyntheticSpec& s) {
@@ -210,7 +224,7 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
     return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));
 }
 
-void write_model_gguf(const Model& model, const std::string& path) {
+void write_model_gguf(const Model& model, const std::string& path, const GgufFile* tokenizer_from) {
     const Hparams& hp     = model.hparams();
     const ModelWeights& w = model.weights();
     const std::string a   = hp.arch;
@@ -230,6 +244,9 @@ void write_model_gguf(const Model& model, const std::string& path) {
         g.set_string(a + ".rope.scaling.type", "linear");
         g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
     }
+    if (tokenizer_from)
+        for (const GgufKv& kv : tokenizer_from->metadata())
+            if (kv.key.rfind("tokenizer.", 0) == 0) g.set_value(kv.key, kv.value);
     add_matrix(g, "token_embd.weight", w.token_embd);
     add_vector(g, "output_norm.weight", w.output_norm);
     if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);

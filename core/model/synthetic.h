@@ -15,20 +15,20 @@
 namespace speculum::model {
 
 struct SyntheticSpec {
-    std::string arch        = "llama";  // "llama" (normal RoPE) or "qwen2" (QKV biases, neox RoPE)
-    int32_t n_vocab         = 256;      // tokens
-    int32_t n_embd          = 64;       // model width
-    int32_t n_layer         = 2;        // blocks
-    int32_t n_head          = 4;        // query heads
-    int32_t n_head_kv       = 2;        // KV heads (GQA when < n_head)
-    int32_t n_ff            = 128;      // feed-forward width
-    int32_t n_ctx           = 256;      // training context length written to the metadata
-    int32_t n_rot           = 0;        // rotated dims per head; 0 = the whole head
-    float rope_freq_base    = 10000.0f; // RoPE base
-    float rope_freq_scale   = 1.0f;     // linear RoPE scaling (positions are multiplied by it)
-    bool tied_output        = false;    // no output.weight: the LM head reuses token_embd
-    kernels::GgmlType type  = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
-    uint64_t seed           = 1;        // weights are a pure function of the spec
+    std::string arch       = "llama";                 // "llama" (normal RoPE) or "qwen2" (QKV biases, neox RoPE)
+    int32_t n_vocab        = 256;                     // tokens
+    int32_t n_embd         = 64;                      // model width
+    int32_t n_layer        = 2;                       // blocks
+    int32_t n_head         = 4;                       // query heads
+    int32_t n_head_kv      = 2;                       // KV heads (GQA when < n_head)
+    int32_t n_ff           = 128;                     // feed-forward width
+    int32_t n_ctx          = 256;                     // training context length written to the metadata
+    int32_t n_rot          = 0;                       // rotated dims per head; 0 = the whole head
+    float rope_freq_base   = 10000.0f;                // RoPE base
+    float rope_freq_scale  = 1.0f;                    // linear RoPE scaling (positions are multiplied by it)
+    bool tied_output       = false;                   // no output.weight: the LM head reuses token_embd
+    kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
+    uint64_t seed          = 1;                       // weights are a pure function of the spec
     bool operator==(const SyntheticSpec&) const = default;
     // Throws std::invalid_argument naming the field (also: cols not a multiple of the type's block size).
     void validate() const;
@@ -45,7 +45,8 @@ Hparams synthetic_hparams(const SyntheticSpec& spec);
 Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress = {}, const CancelToken& cancel = {});
 // Writes the same model as GGUF v3 (llama.cpp tensor and key names) to `path`.
 void write_synthetic_gguf(const SyntheticSpec& spec, const std::string& path);
-// Writes the weights of any model (hparams + views) as GGUF v3.
-void write_model_gguf(const Model& model, const std::string& path);
+// Writes the weights of any model (hparams + views) as GGUF v3. With `tokenizer_from`, every `tokenizer.*` key of
+// that file is copied too (a random-weight model with a real vocabulary, for text-level tests).
+void write_model_gguf(const Model& model, const std::string& path, const GgufFile* tokenizer_from = nullptr);
 
 }  // namespace speculum::model

@@ -10,8 +10,9 @@
 using speculum::test::run_cli;
 
 namespace {
-const std::vector<std::string> kTiny = {"--layers", "2", "--embd", "128", "--vocab", "300", "--tokens", "4",
-                                        "--prompt-tokens", "4", "--repeats", "1", "--batches", "1,2,4"};
+const std::vector<std::string> kTiny = {"--layers",  "2",    "--embd",          "128", "--vocab",   "300",
+                                        "--tokens",  "4",    "--prompt-tokens", "4",   "--repeats", "1",
+                                        "--batches", "1,2,4"};
 }
 
 TEST(CliBench, SyntheticPrintsEveryFigure) {
@@ -19,9 +20,18 @@ TEST(CliBench, SyntheticPrintsEveryFigure) {
     a.insert(a.end(), kTiny.begin(), kTiny.end());
     auto r = run_cli(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* s : {"prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:",
-                          "n =    4"})
+    for (const char* s :
+         {"prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:", "n =    4"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(CliBench, ThreadCpuClockWithOneThread) {
+    std::vector<std::string> a = {"bench", "--synthetic", "f16", "--membw-mb", "4", "--threads", "1", "--cpu-time"};
+    a.insert(a.end(), kTiny.begin(), kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("timed on the thread CPU clock"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1 thread(s)"), std::string::npos) << r.out;
 }
 
 TEST(CliBench, JsonOnAFile) {
@@ -47,4 +57,5 @@ TEST(CliBench, UsageErrors) {
     EXPECT_EQ(run_cli({"bench", "--synthetic", "q8_0", "--embd", "100"}).exit_code, 2);  // not a block multiple
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--batches", "1,0"}).exit_code, 2);
     EXPECT_EQ(run_cli({"bench", "--bogus"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--cpu-time"}).exit_code, 2);  // needs --threads 1
 }

@@ -16,7 +16,7 @@ std::string tiny_model() {
     static const std::string path = [] {
         speculum::model::SyntheticSpec s;
         s.n_vocab = 200, s.n_embd = 64, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 128, s.n_ctx = 128;
-        s.type = speculum::kernels::GgmlType::Q8_0;
+        s.type              = speculum::kernels::GgmlType::Q8_0;
         const std::string p = (speculum::test::tmp_dir() / "cli_generate_tiny.gguf").string();
         speculum::model::write_synthetic_gguf(s, p);
         return p;
@@ -45,7 +45,7 @@ TEST(CliGenerate, StreamsIdsAndReportsSpeed) {
 
 TEST(CliGenerate, SeededSamplingIsReproducibleAndReferenceAgreesWhenGreedy) {
     const std::vector<std::string> base = {"generate", "-m", tiny_model(), "--ids", "5 6 7", "-n", "12"};
-    auto with = [&](std::vector<std::string> extra) {
+    auto with                           = [&](std::vector<std::string> extra) {
         std::vector<std::string> a = base;
         a.insert(a.end(), extra.begin(), extra.end());
         auto r = run_cli(a);
@@ -78,4 +78,26 @@ TEST(CliGenerate, BadInputsGiveClearErrors) {
     r = run_cli({"generate", "--help"});
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("--top-p"), std::string::npos);
+}
+
+TEST(CliGenerate, TextPromptWithTheModelsTokenizer) {
+    // Random weights with the real llama SPM vocabulary from ../shared: the prompt is encoded by the file's own
+    // tokenizer, echoed, and followed by decoded pieces.
+    SPECULUM_SHARED_OR_SKIP(shared);
+    const auto vocab = speculum::model::GgufFile::open((shared / "vocab" / "ggml-vocab-llama-spm.gguf").string());
+    speculum::model::SyntheticSpec s;
+    s.n_vocab =
+        static_cast<int32_t>(vocab.get_array("tokenizer.ggml.tokens", speculum::model::GgufType::STRING).array_size());
+    s.n_embd = 64, s.n_layer = 1, s.n_head = 2, s.n_head_kv = 1, s.n_ff = 64, s.n_ctx = 64;
+    const std::string path = (speculum::test::tmp_dir() / "cli_generate_spm.gguf").string();
+    speculum::model::write_model_gguf(speculum::model::make_synthetic_model(s), path, &vocab);
+    auto r = run_cli({"generate", "-m", path, "-p", "Hello world", "-n", "8", "--seed", "1", "--temp", "0.7"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("Hello world", 0), 0u) << r.out;
+    EXPECT_GT(r.out.size(), std::string("Hello world\n").size()) << r.out;
+    EXPECT_NE(r.err.find("prompt: 3 tokens"), std::string::npos) << r.err;  // <s> Hello world
+    // A file without a tokenizer refuses text prompts with a clear message.
+    r = run_cli({"generate", "-m", tiny_model(), "-p", "Hello"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("no tokenizer"), std::string::npos) << r.err;
 }

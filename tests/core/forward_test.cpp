@@ -13,10 +13,10 @@
 
 using namespace speculum;
 using namespace speculum::model;
+using kernels::GgmlType;
 using speculum::test::copy_of;
 using speculum::test::decode_all;
 using speculum::test::rel_diff;
-using kernels::GgmlType;
 
 namespace {
 
@@ -48,7 +48,8 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 std::vector<Case> all_cases() {
     std::vector<Case> v;
     for (const char* shape : {"gqa", "odd_tied", "qwen2"})
-        for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+        for (GgmlType t :
+             {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
             v.push_back({shape, t});
     return v;
 }
@@ -58,13 +59,13 @@ class ForwardByType : public testing::TestWithParam<Case> {};
 }  // namespace
 
 TEST_P(ForwardByType, FastMatchesReferenceThroughGguf) {
-    const Case c  = GetParam();
-    const Model m = test::load_via_gguf(spec_of(c), std::string("fwd_") + c.shape + "_" +
-                                                        kernels::ggml_type_traits(c.type)->name);
+    const Case c = GetParam();
+    const Model m =
+        test::load_via_gguf(spec_of(c), std::string("fwd_") + c.shape + "_" + kernels::ggml_type_traits(c.type)->name);
     const bool quant = c.type == GgmlType::Q8_0 || c.type == GgmlType::Q4_0 || c.type == GgmlType::MXFP4;
     const auto ref   = decode_all(m, kTokens, ForwardPath::reference);
     const auto fast  = decode_all(m, kTokens, ForwardPath::fast);
-    double worst = 0.0;
+    double worst     = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         EXPECT_LT(rel_diff(fast[i], ref[i]), quant ? kFastVsRefQuantTol : kFastVsRefFloatTol) << "token " << i;
         worst = std::max(worst, rel_diff(fast[i], ref[i]));
@@ -106,6 +107,18 @@ TEST(Forward, PrefillInChunksMatchesLastDecode) {
     EXPECT_EQ(ctx.kv().size(), 8);
 }
 
+TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
+    // 64 tokens >= the SGEMM threshold: dequantized tiles times the activations through OpenBLAS.
+    const Model m = make_synthetic_model(test::spec_odd_tied(GgmlType::Q4_0));
+    std::vector<int32_t> toks, pos;
+    for (int32_t i = 0; i < 64; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
+    const auto seq = decode_all(m, toks, ForwardPath::fast);
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast});
+    LogitsView v = ctx.forward_batch(toks, pos);
+    for (int32_t i = 0; i < 64; ++i)
+        EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+}
+
 TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
     const Model m = make_synthetic_model(test::spec_gqa(GgmlType::Q8_0));
     for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
@@ -122,8 +135,8 @@ TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
 
 TEST(Forward, TreeMaskEqualsDecodingEachBranch) {
     // Prefix p0 p1 p2, then the tree  a(3) -> b(4) -> d(5),  a(3) -> c(4)  as nodes [a, b, c, d].
-    const Model m                      = make_synthetic_model(test::spec_qwen2(GgmlType::F16));
-    const std::vector<int32_t> prefix  = {5, 6, 7};
+    const Model m                     = make_synthetic_model(test::spec_qwen2(GgmlType::F16));
+    const std::vector<int32_t> prefix = {5, 6, 7};
     const int32_t a = 10, b = 20, c = 30, d = 40;
     for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
         InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8, .path = path});
@@ -132,9 +145,9 @@ TEST(Forward, TreeMaskEqualsDecodingEachBranch) {
                                            1, 1, 0, 0,   // b: a, b
                                            1, 0, 1, 0,   // c: a, c
                                            1, 1, 0, 1};  // d: a, b, d
-        LogitsView v = ctx.forward_batch({a, b, c, d}, {3, 4, 4, 5}, mask);
-        const auto abd = decode_all(m, {5, 6, 7, a, b, d}, path);
-        const auto ac  = decode_all(m, {5, 6, 7, a, c}, path);
+        LogitsView v                    = ctx.forward_batch({a, b, c, d}, {3, 4, 4, 5}, mask);
+        const auto abd                  = decode_all(m, {5, 6, 7, a, b, d}, path);
+        const auto ac                   = decode_all(m, {5, 6, 7, a, c}, path);
         EXPECT_LT(rel_diff(v.row(0), abd[3]), kBatchVsSequentialTol);
         EXPECT_LT(rel_diff(v.row(1), abd[4]), kBatchVsSequentialTol);
         EXPECT_LT(rel_diff(v.row(3), abd[5]), kBatchVsSequentialTol);
@@ -184,15 +197,15 @@ TEST(Forward, LayerSkipEqualsModelWithoutTheLayers) {
 }
 
 TEST(Forward, SkipAttentionEqualsZeroOutputProjection) {
-    const Model m  = make_synthetic_model(test::spec_gqa(GgmlType::F32));
-    ModelWeights w = m.weights();
+    const Model m        = make_synthetic_model(test::spec_gqa(GgmlType::F32));
+    ModelWeights w       = m.weights();
     const WeightView& wo = w.layers[1].wo;
-    w.layers[1].wo = make_owned_view(GgmlType::F32, wo.rows, wo.cols, std::vector<uint8_t>(wo.n_bytes(), 0));
-    const Model zeroed = Model::from_weights(m.hparams(), w);
+    w.layers[1].wo       = make_owned_view(GgmlType::F32, wo.rows, wo.cols, std::vector<uint8_t>(wo.n_bytes(), 0));
+    const Model zeroed   = Model::from_weights(m.hparams(), w);
     ForwardOptions opts;
     opts.skip_attn = {0, 1};
-    const auto a = decode_all(m, kTokens, ForwardPath::fast, opts);
-    const auto b = decode_all(zeroed, kTokens, ForwardPath::fast);
+    const auto a   = decode_all(m, kTokens, ForwardPath::fast, opts);
+    const auto b   = decode_all(zeroed, kTokens, ForwardPath::fast);
     for (size_t i = 0; i < kTokens.size(); ++i) EXPECT_LT(rel_diff(a[i], b[i]), kBatchVsSequentialTol) << i;
 }
 
@@ -216,7 +229,7 @@ TEST(Forward, ErrorsAreClear) {
     const Model m = make_synthetic_model(test::spec_gqa(GgmlType::F32));
     InferenceContext ctx(m, {.n_ctx = 4, .n_batch = 2});
     EXPECT_THROW(ctx.decode(m.hparams().n_vocab, 0), std::out_of_range);
-    EXPECT_THROW(ctx.forward_batch({1, 2, 3}, {0, 1, 2}), std::invalid_argument);  // over n_batch
+    EXPECT_THROW(ctx.forward_batch({1, 2, 3}, {0, 1, 2}), std::invalid_argument);          // over n_batch
     EXPECT_THROW(ctx.forward_batch({1, 2}, {0, 1}, {1, 0, 1, 0}), std::invalid_argument);  // diagonal missing
     ForwardOptions bad;
     bad.exit_layer = 7;
@@ -240,4 +253,24 @@ TEST(Forward, CancelLeavesTheCacheUnchanged) {
     token.cancel();
     EXPECT_THROW(ctx.decode(2, 1), Cancelled);
     EXPECT_EQ(ctx.kv().size(), 1);
+}
+
+TEST(Forward, CostCountsWhatThePassReads) {
+    const Model m = make_synthetic_model(test::spec_qwen2(GgmlType::Q8_0));
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 8});
+    ctx.prefill({1, 2, 3});
+    ctx.decode(4, 3);
+    EXPECT_EQ(ctx.last_cost().bytes_weights, m.weight_bytes_per_token());
+    const Hparams& hp = m.hparams();
+    // 4 slots (3 cached + itself) of K and V read, one slot written, in every layer.
+    EXPECT_EQ(ctx.last_cost().bytes_kv, uint64_t(hp.n_layer) * (3 + 2) * hp.n_embd_kv() * 2 * 4);
+    const double matmul_flops = 2.0 * double(m.weight_bytes_per_token()) / 34 * 32;  // Q8_0: 34 bytes per 32
+    EXPECT_GT(ctx.last_cost().flops, 0.9 * matmul_flops);
+    ForwardOptions early;
+    early.exit_layer = 0;
+    ctx.decode(5, 4, early);
+    EXPECT_LT(ctx.last_cost().bytes_weights, m.weight_bytes_per_token());
+    ctx.forward_batch({6, 7}, {5, 6});
+    EXPECT_LT(ctx.last_cost().bytes_weights, 2 * m.weight_bytes_per_token());  // weights read once for both
+    EXPECT_GT(ctx.last_cost().flops, 1.9 * matmul_flops);
 }

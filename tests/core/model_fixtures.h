@@ -56,14 +56,17 @@ inline double rel_diff(std::span<const float> a, std::span<const float> b) {
     return md / std::sqrt(ss / static_cast<double>(std::max<size_t>(1, b.size())) + 1e-30);
 }
 
-inline std::vector<float> copy_of(std::span<const float> s) { return {s.begin(), s.end()}; }
+inline std::vector<float> copy_of(std::span<const float> s) {
+    return {s.begin(), s.end()};
+}
 
 // Logits of decoding `tokens` one by one from an empty context (positions 0, 1, ...).
 inline std::vector<std::vector<float>> decode_all(const model::Model& m, const std::vector<int32_t>& tokens,
                                                   model::ForwardPath path, const model::ForwardOptions& opts = {}) {
     model::InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = path});
     std::vector<std::vector<float>> out;
-    for (size_t i = 0; i < tokens.size(); ++i) out.push_back(copy_of(ctx.decode(tokens[i], static_cast<int32_t>(i), opts)));
+    for (size_t i = 0; i < tokens.size(); ++i)
+        out.push_back(copy_of(ctx.decode(tokens[i], static_cast<int32_t>(i), opts)));
     return out;
 }
 

@@ -33,11 +33,12 @@ TEST(Model, TiedOutputSharesTheEmbedding) {
 }
 
 TEST(Model, InMemoryAndFileFormsGiveIdenticalLogits) {
-    const SyntheticSpec spec = test::spec_gqa(GgmlType::BF16);
-    const Model mem          = make_synthetic_model(spec);
-    const Model file         = test::load_via_gguf(spec, "model_mem_vs_file");
+    const SyntheticSpec spec        = test::spec_gqa(GgmlType::BF16);
+    const Model mem                 = make_synthetic_model(spec);
+    const Model file                = test::load_via_gguf(spec, "model_mem_vs_file");
     const std::vector<int32_t> toks = {4, 8, 15, 16, 23, 42};
-    EXPECT_EQ(test::decode_all(mem, toks, ForwardPath::reference), test::decode_all(file, toks, ForwardPath::reference));
+    EXPECT_EQ(test::decode_all(mem, toks, ForwardPath::reference),
+              test::decode_all(file, toks, ForwardPath::reference));
 }
 
 TEST(Model, ViewsOutliveTheModelTheyCameFrom) {
@@ -65,7 +66,7 @@ TEST(Model, ShapeErrorsNameTheTensor) {
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("blk.1.ffn_up.weight"), std::string::npos) << e.what();
     }
-    w            = m.weights();
+    w = m.weights();
     w.layers[0].attn_norm.pop_back();
     EXPECT_THROW(Model::from_weights(m.hparams(), w), std::invalid_argument);
     Hparams hp = m.hparams();
@@ -74,8 +75,8 @@ TEST(Model, ShapeErrorsNameTheTensor) {
 }
 
 TEST(Model, LoadReportsProgressAndCancels) {
-    SyntheticSpec spec = test::spec_gqa(GgmlType::F16);
-    spec.n_layer       = 4;
+    SyntheticSpec spec     = test::spec_gqa(GgmlType::F16);
+    spec.n_layer           = 4;
     const std::string path = (test::tmp_dir() / "model_cancel.gguf").string();
     write_synthetic_gguf(spec, path);
     std::vector<double> fractions;
@@ -83,7 +84,12 @@ TEST(Model, LoadReportsProgressAndCancels) {
     ASSERT_FALSE(fractions.empty());
     EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
     CancelToken token;
-    EXPECT_THROW(Model::load(path, [&](double f, const std::string&) { if (f >= 0.5) token.cancel(); }, token),
+    EXPECT_THROW(Model::load(
+                     path,
+                     [&](double f, const std::string&) {
+                         if (f >= 0.5) token.cancel();
+                     },
+                     token),
                  Cancelled);
 }
 
@@ -92,7 +98,7 @@ TEST(Model, MissingFileIsAClearError) {
 }
 
 TEST(SyntheticSpec, JsonRoundTripAndValidation) {
-    SyntheticSpec s = test::spec_odd_tied(GgmlType::MXFP4);
+    SyntheticSpec s  = test::spec_odd_tied(GgmlType::MXFP4);
     nlohmann::json j = s;
     EXPECT_EQ(j.get<SyntheticSpec>(), s);
     EXPECT_EQ(nlohmann::json::object().get<SyntheticSpec>(), SyntheticSpec{});
@@ -111,13 +117,13 @@ TEST(Model, RopeFrequencyFactorsDivideTheFrequencies) {
     write_model_gguf(Model::from_weights(base.hparams(), w), path);
     const Model with_factors = Model::load(path);
     ASSERT_EQ(with_factors.weights().rope_freqs.size(), static_cast<size_t>(base.hparams().n_rot / 2));
-    Hparams hp         = base.hparams();
-    hp.rope_freq_scale = 0.5f;
-    const Model scaled = Model::from_weights(hp, base.weights());
+    Hparams hp                      = base.hparams();
+    hp.rope_freq_scale              = 0.5f;
+    const Model scaled              = Model::from_weights(hp, base.weights());
     const std::vector<int32_t> toks = {9, 8, 7, 6, 5};
-    const auto a = test::decode_all(with_factors, toks, ForwardPath::reference);
-    const auto b = test::decode_all(scaled, toks, ForwardPath::reference);
-    const auto c = test::decode_all(base, toks, ForwardPath::reference);
+    const auto a                    = test::decode_all(with_factors, toks, ForwardPath::reference);
+    const auto b                    = test::decode_all(scaled, toks, ForwardPath::reference);
+    const auto c                    = test::decode_all(base, toks, ForwardPath::reference);
     for (size_t i = 1; i < toks.size(); ++i) {  // position 0 has no rotation
         EXPECT_LT(test::rel_diff(a[i], b[i]), 1e-5) << i;
         EXPECT_GT(test::rel_diff(a[i], c[i]), 1e-3) << i;

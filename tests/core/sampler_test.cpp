@@ -72,7 +72,8 @@ TEST(Sampler, SameSeedSameDraws) {
     Sampler a({.temperature = 0.8f, .top_k = 4, .seed = 99}), b({.temperature = 0.8f, .top_k = 4, .seed = 99});
     Sampler c({.temperature = 0.8f, .top_k = 4, .seed = 100});
     std::vector<int32_t> da, db, dc;
-    for (int i = 0; i < 64; ++i) da.push_back(a.sample(kLogits)), db.push_back(b.sample(kLogits)), dc.push_back(c.sample(kLogits));
+    for (int i = 0; i < 64; ++i)
+        da.push_back(a.sample(kLogits)), db.push_back(b.sample(kLogits)), dc.push_back(c.sample(kLogits));
     EXPECT_EQ(da, db);
     EXPECT_NE(da, dc);
 }
@@ -94,7 +95,10 @@ TEST(Generate, DeterministicForASeedAndGreedyMatchesArgmax) {
         InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 4});
         Sampler s(sc);
         std::vector<int32_t> out;
-        generate(ctx, s, {1, 2, 3, 4, 5}, 12, [&](int32_t t) { out.push_back(t); return true; });
+        generate(ctx, s, {1, 2, 3, 4, 5}, 12, [&](int32_t t) {
+            out.push_back(t);
+            return true;
+        });
         return out;
     };
     const auto a = run({.temperature = 1.0f, .seed = 5});
@@ -102,7 +106,7 @@ TEST(Generate, DeterministicForASeedAndGreedyMatchesArgmax) {
     EXPECT_EQ(a, run({.temperature = 1.0f, .seed = 5}));
     EXPECT_NE(a, run({.temperature = 1.0f, .seed = 6}));
 
-    const auto g = run({});
+    const auto g             = run({});
     std::vector<int32_t> seq = {1, 2, 3, 4, 5};
     for (int i = 0; i < 12; ++i) {
         const auto logits = test::decode_all(m, seq, ForwardPath::fast).back();
@@ -120,7 +124,13 @@ TEST(Generate, StopsOnEosAndRejectsOverflow) {
         InferenceContext c2(m, {.n_ctx = 16, .n_batch = 4});
         return argmax(c2.prefill({1, 2, 3}));
     }();
-    const GenerateStats st = generate(ctx, s, {1, 2, 3}, 8, [&](int32_t t) { out.push_back(t); return true; }, {}, first);
+    const GenerateStats st = generate(
+        ctx, s, {1, 2, 3}, 8,
+        [&](int32_t t) {
+            out.push_back(t);
+            return true;
+        },
+        {}, first);
     EXPECT_EQ(out, std::vector<int32_t>{first});
     EXPECT_EQ(st.n_decoded, 1);
     InferenceContext small(m, {.n_ctx = 16, .n_batch = 4});
