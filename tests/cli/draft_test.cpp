@@ -65,6 +65,6 @@ TEST(CliDraft, RejectsBadSpecsClearly) {
                       (speculum::test::tmp_dir() / "x.gguf").string()});
     EXPECT_EQ(d.exit_code, 1);
     EXPECT_NE(d.err.find("cannot express skipped"), std::string::npos) << d.err;
-    EXPECT_EQ(run_cli({"draft", "--spec", "{}"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"draft", "--spec", "{}", "-m", tiny_target(), "--synthetic", "f16"}).exit_code, 2);
     EXPECT_EQ(run_cli({"draft", "-m", tiny_target()}).exit_code, 2);
 }
