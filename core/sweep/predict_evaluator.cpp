@@ -24,8 +24,15 @@ analytic::PredictInput PredictEvaluator::parse(const nlohmann::json& config) con
     if (!config.is_object()) throw std::invalid_argument("configuration must be a JSON object");
     nlohmann::json j = config;
     for (const char* key : kGroupingKeys) j.erase(key);
-    auto resolve = [&](const std::string& id) { return hw::find_profile(hw::hardware_dir(m_resources), id); };
+    auto resolve = [&](const std::string& id) { return profile(id); };
     return analytic::predict_input_from_json(j, resolve);
+}
+
+hw::HardwareProfile PredictEvaluator::profile(const std::string& id) const {
+    std::lock_guard lock(m_profiles_mutex);
+    auto it = m_profiles.find(id);
+    if (it == m_profiles.end()) it = m_profiles.emplace(id, hw::find_profile(hw::hardware_dir(m_resources), id)).first;
+    return it->second;
 }
 
 void PredictEvaluator::validate(const nlohmann::json& config) const {

@@ -6,6 +6,8 @@
 #include "core/sweep/evaluator.h"
 
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 namespace speculum::sweep {
 
@@ -28,8 +30,12 @@ public:
     analytic::PredictInput parse(const nlohmann::json& config) const;
 
 private:
+    hw::HardwareProfile profile(const std::string& id) const;
+
     std::filesystem::path m_resources;
     int m_delay_ms = 0;
+    mutable std::mutex m_profiles_mutex;  // profiles are read from disk once per id, not per configuration
+    mutable std::map<std::string, hw::HardwareProfile> m_profiles;
 };
 
 }  // namespace speculum::sweep

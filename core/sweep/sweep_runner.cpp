@@ -41,14 +41,15 @@ std::string task_of(const SweepSpec& spec, const nlohmann::json& config) {
 // Shared by every batch of one run_sweep call.
 struct RunState {
     RunState(const SweepSpec& s, Evaluator& e, store::ResultStore& r, const CancelToken& t, const ProgressFn& p,
-             const SweepEventFn& f)
-        : spec(s), evaluator(e), store(r), token(t), progress(p), on_event(f) {}
+             const SweepEventFn& f, const SweepOptions& o)
+        : spec(s), evaluator(e), store(r), token(t), progress(p), on_event(f), options(o) {}
     const SweepSpec& spec;
     Evaluator& evaluator;
     store::ResultStore& store;
     const CancelToken& token;
     const ProgressFn& progress;
     const SweepEventFn& on_event;
+    const SweepOptions& options;
     size_t total = 0;
     std::atomic<size_t> done{0};
     SweepSummary summary;
@@ -92,7 +93,8 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
     for (size_t i = 0; i < points.size(); ++i) {
         st.token.throw_if_cancelled();
         store::ResultKey key{points[i].config_hash, model_hash, dataset_hash};
-        std::optional<store::ResultRow> hit = st.store.find(key);
+        std::optional<store::ResultRow> hit;
+        if (!st.options.recompute) hit = st.store.find(key);
         if (!hit || hit->status != "done") {
             todo.push_back(i);
             continue;
@@ -192,7 +194,8 @@ std::optional<double> objective_score(const SweepSpec& spec, const store::Result
 }
 
 SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store,
-                       const CancelToken& token, const ProgressFn& progress, const SweepEventFn& on_event) {
+                       const CancelToken& token, const ProgressFn& progress, const SweepEventFn& on_event,
+                       const SweepOptions& options) {
     auto t0                         = Clock::now();
     std::vector<SweepPoint> points = plan_points(spec);
     for (const auto& p : points) {  // every configuration must be valid before anything runs
@@ -202,7 +205,7 @@ SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::Resul
             throw std::invalid_argument("configuration [" + p.label + "]: " + e.what());
         }
     }
-    RunState st(spec, evaluator, store, token, progress, on_event);
+    RunState st(spec, evaluator, store, token, progress, on_event, options);
 
     auto best_of = [&](const std::vector<std::optional<store::ResultRow>>& rows) {
         std::optional<store::ResultRow> best;

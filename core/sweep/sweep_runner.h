@@ -53,9 +53,14 @@ struct SweepSummary {
 // failed, lacks the metric, or violates a constraint.
 std::optional<double> objective_score(const SweepSpec& spec, const store::ResultRow& row);
 
+struct SweepOptions {
+    bool recompute = false;  // evaluate stored configurations again (replacing their rows) instead of cache hits
+};
+
 // Throws Cancelled once the token is set (after in-flight configurations have returned; finished ones stay
 // stored). `progress` gets (fraction, "config i/N label").
 SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store,
-                       const CancelToken& token, const ProgressFn& progress = {}, const SweepEventFn& on_event = {});
+                       const CancelToken& token, const ProgressFn& progress = {}, const SweepEventFn& on_event = {},
+                       const SweepOptions& options = {});
 
 }  // namespace speculum::sweep

@@ -69,7 +69,15 @@ std::vector<json> expand_range(const json& r, const std::string& field) {
         if (log) bad(field + ".log", "applies to count, not step");
         double n = std::floor((to - from) / step + 1e-9) + 1;
         if (n > kMaxAxisValues) bad(field, "expands to more than " + std::to_string(kMaxAxisValues) + " values");
-        for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) out.push_back(tidy(from + static_cast<double>(i) * step));
+        // Integer from/to/step give integers (layer indices, k, bits must stay JSON integers).
+        bool integers = r.at("from").is_number_integer() && r.at("to").is_number_integer() &&
+                        r.at("step").is_number_integer();
+        for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) {
+            if (integers)
+                out.push_back(r.at("from").get<int64_t>() + i * r.at("step").get<int64_t>());
+            else
+                out.push_back(tidy(from + static_cast<double>(i) * step));
+        }
     } else {
         int count = integer(get(r, "count"), field + ".count");
         if (count < 1 || static_cast<size_t>(count) > kMaxAxisValues)
