@@ -43,6 +43,8 @@ struct DraftSpec {
     int32_t kv_trunc_bits = 0;        // t_kv: BF16 mantissa bits dropped from the draft's K/V values, 0..7
     float kv_drop_ratio   = 0.0f;     // p_kv: fraction of each cached K/V vector's values zeroed (smallest |v|)
     WeightFormat weight_format = WeightFormat::same;  // mxfp4 = ML-SpecQD direct cast
+    bool format_output = true;        // truncation / cast also apply to the LM head (layer matrices always do;
+                                      // token_embd is never re-encoded: one row per token is read)
     int32_t exit_layer = -1;          // early exit after layer L (0-based, inclusive); -1 = every layer
     std::vector<int32_t> skip_attn;   // layers whose attention block is skipped
     std::vector<int32_t> skip_ffn;    // layers whose feed-forward block is skipped
@@ -62,6 +64,11 @@ struct DraftSpec {
     // Short human-readable form, e.g. "prune 50% magnitude (attn+ffn) + bf16 t=3 + exit@5".
     std::string describe() const;
 };
+
+const char* to_string(DraftKind k);
+const char* to_string(PruneMethod m);
+const char* to_string(WeightFormat f);
+const char* to_string(MantissaRounding r);
 
 // JSON with the field names above; enums as lower-case strings; missing keys keep their defaults; unknown keys
 // and wrong types are rejected with std::invalid_argument naming the key.

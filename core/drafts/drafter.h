@@ -45,6 +45,8 @@ struct DraftChain {
     std::vector<float> q;                    // q(token_i | context, tokens_<i): 1 for one-hot drafters
     std::vector<std::vector<float>> q_dist;  // (tokens.size(), n_vocab) when asked for; else empty
     std::vector<uint8_t> source;             // per token, drafter-defined provenance (e.g. Max-Gram copy/bigram)
+    std::vector<float> confidence;           // per token, the draft's softmax probability of it (what p_min tests;
+                                             // equals q for sampled and one-hot drafters, not for greedy models)
     DraftCost cost;
 };
 
@@ -67,6 +69,8 @@ struct DraftTree {
     std::vector<int32_t> rank;               // rank among siblings by draft probability, 0 = most likely
     std::vector<float> q;                    // draft probability of each node given its path
     std::vector<std::vector<float>> q_dist;  // per node, the draft distribution its children were drawn from
+                                             // (when asked for; empty for leaves, which are never evaluated)
+    std::vector<float> root_q_dist;          // the distribution the root's children were drawn from (when asked)
     DraftCost cost;
 
     int32_t size() const { return int32_t(tokens.size()); }

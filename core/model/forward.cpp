@@ -187,6 +187,7 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.attn_norm.data(), e, hp.rms_eps);
             float* k_new = m_kv.k(il, n_past);
             float* v_new = m_kv.v(il, n_past);
+            if (opts.observer) opts.observer(il, ActivationSite::attn_in, m_xn.data(), n, e);
             matmul(m_q.data(), e, L.wq, m_xn.data(), n);
             matmul(k_new, ekv, L.wk, m_xn.data(), n);
             matmul(v_new, ekv, L.wv, m_xn.data(), n);
@@ -201,7 +202,9 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
                 rope(q, hp.n_head, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
                 rope(k, hp.n_head_kv, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
             }
+            if (opts.kv_transform) opts.kv_transform(il, k_new, v_new, n, ekv);
             attention(il, n, n_past, mask, opts);
+            if (opts.observer) opts.observer(il, ActivationSite::attn_out, m_attn.data(), n, e);
             matmul(m_xn.data(), e, L.wo, m_attn.data(), n);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
@@ -209,9 +212,11 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         // Feed-forward block (SwiGLU): x += W_down (silu(W_gate xn) * (W_up xn)).
         if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
+            if (opts.observer) opts.observer(il, ActivationSite::ffn_in, m_xn.data(), n, e);
             matmul(m_gate.data(), ff, L.w_gate, m_xn.data(), n);
             matmul(m_up.data(), ff, L.w_up, m_xn.data(), n);
             swiglu(m_gate.data(), m_up.data(), n * ff);
+            if (opts.observer) opts.observer(il, ActivationSite::ffn_down, m_gate.data(), n, ff);
             matmul(m_xn.data(), e, L.w_down, m_gate.data(), n);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
@@ -223,6 +228,7 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     if (n_out > 0) {
         for (int32_t i = logits_first; i < n; ++i)
             rms_norm(&m_xn[(i - logits_first) * e], &m_x[i * e], W.output_norm.data(), e, hp.rms_eps);
+        if (opts.observer) opts.observer(hp.n_layer, ActivationSite::head_in, m_xn.data(), n_out, e);
         matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
     }
     m_cancel.throw_if_cancelled();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -30,6 +31,15 @@ struct ContextConfig {
 void to_json(nlohmann::json& j, const ContextConfig& c);
 void from_json(const nlohmann::json& j, ContextConfig& c);
 
+// Where forward pass activations enter weight matrices (ForwardOptions::observer).
+enum class ActivationSite {
+    attn_in,   // normed stream into wq, wk, wv: (n, n_embd)
+    attn_out,  // attention output into wo: (n, n_embd)
+    ffn_in,    // normed stream into w_gate, w_up: (n, n_embd)
+    ffn_down,  // silu(gate) * up into w_down: (n, n_ff)
+    head_in,   // final-normed stream into the output matrix: (n_out, n_embd)
+};
+
 // Per-call structure changes for self-speculative drafts (LayerSkip / SWIFT): skipped blocks pass the residual
 // through unchanged and do not write their layer's KV slots, so keep the same options for a context's lifetime.
 struct ForwardOptions {
@@ -39,6 +49,15 @@ struct ForwardOptions {
     // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
     // truncation in drafts (e.g. attention sinks + a recent window).
     std::optional<std::vector<int32_t>> cached_slots;
+
+    // Optional hooks (drafts): both are called on the calling thread, once per block and pass.
+    // kv_transform(il, k, v, n, n_embd_kv): layer il's new K rows (after bias and RoPE) and V rows, (n, n_embd_kv)
+    // each, right after they are written to the cache and before any token attends them: a draft's KV truncation
+    // or selection rewrites them in place, so every later read sees the transformed values.
+    std::function<void(int32_t il, float* k, float* v, int32_t n, int64_t n_embd_kv)> kv_transform;
+    // observer(il, site, x, n, cols): the (n, cols) f32 input of the matrices at `site` in layer il (il = n_layer
+    // for the output head), e.g. to collect Wanda's per-input-channel activation norms from calibration text.
+    std::function<void(int32_t il, ActivationSite site, const float* x, int32_t n, int64_t cols)> observer;
 };
 
 // Logits of a batched pass: row i = logits of token i. Valid until the next call on the context.

@@ -1,0 +1,267 @@
+// DraftSpec validation, description and strict JSON (see draft_spec.h).
+#include "core/drafts/draft_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace speculum::drafts {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& field, const std::string& why) {
+    throw std::invalid_argument("draft." + field + " " + why);
+}
+
+std::string num(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+void check_ratio(float r, const std::string& field) {
+    if (!std::isfinite(r) || r < 0.0f || r >= 1.0f) bad(field, "must be in [0, 1), got " + num(r));
+}
+
+void check_bits(int32_t t, const std::string& field) {
+    if (t < 0 || t > 7) bad(field, "must be in 0..7 (BF16 has 7 mantissa bits), got " + std::to_string(t));
+}
+
+void check_layers(const std::vector<int32_t>& layers, int32_t n_layer, const std::string& field) {
+    std::set<int32_t> seen;
+    for (int32_t il : layers) {
+        if (il < 0 || (n_layer >= 0 && il >= n_layer))
+            bad(field, "names layer " + std::to_string(il) + ", but the target has " +
+                           (n_layer >= 0 ? std::to_string(n_layer) + " layers (0.." + std::to_string(n_layer - 1) + ")"
+                                         : std::string("no negative layers")));
+        if (!seen.insert(il).second) bad(field, "lists layer " + std::to_string(il) + " twice");
+    }
+}
+
+template <class E>
+E parse_enum(const nlohmann::json& v, const std::string& key, std::initializer_list<E> values) {
+    if (!v.is_string()) bad(key, "must be a string");
+    const std::string s = v.get<std::string>();
+    std::string allowed;
+    for (E e : values) {
+        if (s == to_string(e)) return e;
+        allowed += std::string(allowed.empty() ? "" : ", ") + "\"" + to_string(e) + "\"";
+    }
+    bad(key, "must be one of " + allowed + ", got \"" + s + "\"");
+}
+
+// Strict readers: the key's value must have the expected JSON type.
+void read(const nlohmann::json& v, const std::string& key, bool& out) {
+    if (!v.is_boolean()) bad(key, "must be true or false");
+    out = v.get<bool>();
+}
+void read(const nlohmann::json& v, const std::string& key, int32_t& out) {
+    if (!v.is_number_integer()) bad(key, "must be an integer");
+    const int64_t x = v.get<int64_t>();
+    if (x < INT32_MIN || x > INT32_MAX) bad(key, "is out of range");
+    out = static_cast<int32_t>(x);
+}
+void read(const nlohmann::json& v, const std::string& key, float& out) {
+    if (!v.is_number()) bad(key, "must be a number");
+    out = v.get<float>();
+}
+void read(const nlohmann::json& v, const std::string& key, std::string& out) {
+    if (!v.is_string()) bad(key, "must be a string");
+    out = v.get<std::string>();
+}
+void read(const nlohmann::json& v, const std::string& key, std::vector<int32_t>& out) {
+    if (!v.is_array()) bad(key, "must be an array of layer indices");
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+        int32_t x = 0;
+        read(v[i], key + "[" + std::to_string(i) + "]", x);
+        out.push_back(x);
+    }
+}
+
+void require_object(const nlohmann::json& j, const std::string& what) {
+    if (!j.is_object()) throw std::invalid_argument(what + " must be a JSON object");
+}
+
+}  // namespace
+
+const char* to_string(DraftKind k) {
+    switch (k) {
+    case DraftKind::self: return "self";
+    case DraftKind::model: return "model";
+    case DraftKind::maxgram: return "maxgram";
+    }
+    return "?";
+}
+const char* to_string(PruneMethod m) { return m == PruneMethod::magnitude ? "magnitude" : "wanda"; }
+const char* to_string(WeightFormat f) {
+    switch (f) {
+    case WeightFormat::same: return "same";
+    case WeightFormat::bf16: return "bf16";
+    case WeightFormat::q8_0: return "q8_0";
+    case WeightFormat::mxfp4: return "mxfp4";
+    }
+    return "?";
+}
+const char* to_string(MantissaRounding r) { return r == MantissaRounding::toward_zero ? "toward_zero" : "nearest_even"; }
+
+void DraftSpec::validate(int32_t n_layer) const {
+    check_ratio(prune.ratio, "prune.ratio");
+    if (prune.calibration_tokens < 1 || prune.calibration_tokens > (1 << 20))
+        bad("prune.calibration_tokens", "must be in [1, 1048576], got " + std::to_string(prune.calibration_tokens));
+    if (prune.ratio > 0.0f && !prune.attention && !prune.ffn && !prune.embeddings && !prune.output)
+        bad("prune", "selects no tensor class (attention, ffn, embeddings, output) for a ratio of " + num(prune.ratio));
+    check_bits(weight_trunc_bits, "weight_trunc_bits");
+    check_bits(kv_trunc_bits, "kv_trunc_bits");
+    check_ratio(kv_drop_ratio, "kv_drop_ratio");
+    if (weight_trunc_bits > 0 && weight_format != WeightFormat::same && weight_format != WeightFormat::bf16)
+        bad("weight_trunc_bits", "truncates BF16 mantissas and cannot combine with weight_format \"" +
+                                     std::string(to_string(weight_format)) + "\"");
+    if (exit_layer < -1 || (n_layer >= 0 && exit_layer >= n_layer))
+        bad("exit_layer", "must be -1 (all layers) or a layer in 0.." +
+                              (n_layer >= 0 ? std::to_string(n_layer - 1) : std::string("n_layer-1")) + ", got " +
+                              std::to_string(exit_layer));
+    check_layers(skip_attn, n_layer, "skip_attn");
+    check_layers(skip_ffn, n_layer, "skip_ffn");
+    maxgram.validate();
+
+    // Transforms belong to self-drafts; a model or Max-Gram spec that sets them is a mistake, not a no-op.
+    const DraftSpec d;
+    const bool transforms = prune != d.prune || weight_trunc_bits != 0 || kv_trunc_bits != 0 || kv_drop_ratio != 0.0f ||
+                            weight_format != WeightFormat::same || exit_layer != -1 || !skip_attn.empty() ||
+                            !skip_ffn.empty();
+    if (kind != DraftKind::self && transforms)
+        bad("kind", std::string("is \"") + to_string(kind) + "\": self-draft transforms (prune, truncation, format, " +
+                        "KV, layer skip) apply only to kind \"self\"");
+    if (kind == DraftKind::model && model_path.empty()) bad("model_path", "is required for kind \"model\"");
+    if (kind != DraftKind::model && !model_path.empty())
+        bad("model_path", "applies only to kind \"model\"");
+    if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
+}
+
+std::string DraftSpec::describe() const {
+    if (kind == DraftKind::model) return "model " + model_path;
+    if (kind == DraftKind::maxgram) {
+        std::string s = "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
+        s += maxgram.prefer_recent ? ", recent" : "";
+        s += ")";
+        if (!bigram_corpus.empty() && maxgram.bigram_fill) s += " + bigram " + bigram_corpus;
+        return s;
+    }
+    std::vector<std::string> parts;
+    if (prune.ratio > 0.0f) {
+        std::string classes;
+        auto add = [&](bool on, const char* n) {
+            if (on) classes += (classes.empty() ? "" : "+") + std::string(n);
+        };
+        add(prune.attention, "attn");
+        add(prune.ffn, "ffn");
+        add(prune.embeddings, "embd");
+        add(prune.output, "output");
+        parts.push_back("prune " + num(prune.ratio * 100.0) + "% " + to_string(prune.method) + " (" + classes +
+                        (prune.per_row ? ", per row" : ", per tensor") + ")");
+    }
+    if (weight_trunc_bits > 0 || weight_format == WeightFormat::bf16)
+        parts.push_back("bf16 t=" + std::to_string(weight_trunc_bits) +
+                        (weight_trunc_bits > 0 && trunc_rounding == MantissaRounding::nearest_even ? " (nearest)" : ""));
+    else if (weight_format != WeightFormat::same) parts.push_back(to_string(weight_format));
+    if (weight_format != WeightFormat::same && !format_output) parts.back() += " (output kept)";
+    if (kv_trunc_bits > 0) parts.push_back("kv t=" + std::to_string(kv_trunc_bits));
+    if (kv_drop_ratio > 0.0f) parts.push_back("kv drop " + num(kv_drop_ratio * 100.0) + "%");
+    if (exit_layer >= 0) parts.push_back("exit@" + std::to_string(exit_layer));
+    auto list = [](const std::vector<int32_t>& v) {
+        std::string s;
+        for (int32_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+        return s;
+    };
+    if (!skip_attn.empty()) parts.push_back("skip attn {" + list(skip_attn) + "}");
+    if (!skip_ffn.empty()) parts.push_back("skip ffn {" + list(skip_ffn) + "}");
+    if (parts.empty()) return "self (identity)";
+    std::string s;
+    for (const std::string& p : parts) s += (s.empty() ? "" : " + ") + p;
+    return s;
+}
+
+void to_json(nlohmann::json& j, const DraftSpec& s) {
+    nlohmann::json mg;
+    to_json(mg, s.maxgram);
+    j = nlohmann::json{
+        {"kind", to_string(s.kind)},
+        {"label", s.label},
+        {"prune",
+         {{"ratio", s.prune.ratio},
+          {"method", to_string(s.prune.method)},
+          {"attention", s.prune.attention},
+          {"ffn", s.prune.ffn},
+          {"embeddings", s.prune.embeddings},
+          {"output", s.prune.output},
+          {"per_row", s.prune.per_row},
+          {"calibration", s.prune.calibration},
+          {"calibration_tokens", s.prune.calibration_tokens}}},
+        {"weight_trunc_bits", s.weight_trunc_bits},
+        {"trunc_rounding", to_string(s.trunc_rounding)},
+        {"kv_trunc_bits", s.kv_trunc_bits},
+        {"kv_drop_ratio", s.kv_drop_ratio},
+        {"weight_format", to_string(s.weight_format)},
+        {"format_output", s.format_output},
+        {"exit_layer", s.exit_layer},
+        {"skip_attn", s.skip_attn},
+        {"skip_ffn", s.skip_ffn},
+        {"model_path", s.model_path},
+        {"maxgram", mg},
+        {"bigram_corpus", s.bigram_corpus},
+    };
+}
+
+void from_json(const nlohmann::json& j, DraftSpec& s) {
+    require_object(j, "draft spec");
+    DraftSpec r;
+    for (const auto& [key, v] : j.items()) {
+        if (key == "kind") r.kind = parse_enum(v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram});
+        else if (key == "label") read(v, key, r.label);
+        else if (key == "prune") {
+            require_object(v, "draft.prune");
+            for (const auto& [k, pv] : v.items()) {
+                const std::string f = "prune." + k;
+                if (k == "ratio") read(pv, f, r.prune.ratio);
+                else if (k == "method") r.prune.method = parse_enum(pv, f, {PruneMethod::magnitude, PruneMethod::wanda});
+                else if (k == "attention") read(pv, f, r.prune.attention);
+                else if (k == "ffn") read(pv, f, r.prune.ffn);
+                else if (k == "embeddings") read(pv, f, r.prune.embeddings);
+                else if (k == "output") read(pv, f, r.prune.output);
+                else if (k == "per_row") read(pv, f, r.prune.per_row);
+                else if (k == "calibration") read(pv, f, r.prune.calibration);
+                else if (k == "calibration_tokens") read(pv, f, r.prune.calibration_tokens);
+                else bad(f, "is not a known key");
+            }
+        } else if (key == "weight_trunc_bits") read(v, key, r.weight_trunc_bits);
+        else if (key == "trunc_rounding")
+            r.trunc_rounding = parse_enum(v, key, {MantissaRounding::toward_zero, MantissaRounding::nearest_even});
+        else if (key == "kv_trunc_bits") read(v, key, r.kv_trunc_bits);
+        else if (key == "kv_drop_ratio") read(v, key, r.kv_drop_ratio);
+        else if (key == "weight_format")
+            r.weight_format = parse_enum(v, key, {WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4});
+        else if (key == "format_output") read(v, key, r.format_output);
+        else if (key == "exit_layer") read(v, key, r.exit_layer);
+        else if (key == "skip_attn") read(v, key, r.skip_attn);
+        else if (key == "skip_ffn") read(v, key, r.skip_ffn);
+        else if (key == "model_path") read(v, key, r.model_path);
+        else if (key == "maxgram") {
+            require_object(v, "draft.maxgram");
+            for (const auto& [k, mv] : v.items()) {
+                const std::string f = "maxgram." + k;
+                if (k == "min_match") read(mv, f, r.maxgram.min_match);
+                else if (k == "max_match") read(mv, f, r.maxgram.max_match);
+                else if (k == "prefer_recent") read(mv, f, r.maxgram.prefer_recent);
+                else if (k == "bigram_fill") read(mv, f, r.maxgram.bigram_fill);
+                else bad(f, "is not a known key");
+            }
+        } else if (key == "bigram_corpus") read(v, key, r.bigram_corpus);
+        else bad(key, "is not a known key");
+    }
+    s = std::move(r);
+}
+
+}  // namespace speculum::drafts

@@ -1,0 +1,64 @@
+// Forward pass cost accounting (see forward_cost.h).
+#include "core/drafts/forward_cost.h"
+
+namespace speculum::drafts {
+
+namespace {
+
+bool attn_runs(const model::ForwardOptions& o, int32_t il) {
+    return (o.exit_layer < 0 || il <= o.exit_layer) && (o.skip_attn.empty() || !o.skip_attn[size_t(il)]);
+}
+bool ffn_runs(const model::ForwardOptions& o, int32_t il) {
+    return (o.exit_layer < 0 || il <= o.exit_layer) && (o.skip_ffn.empty() || !o.skip_ffn[size_t(il)]);
+}
+
+}  // namespace
+
+ForwardCostModel ForwardCostModel::of(const model::Model& m) {
+    const model::ModelWeights& w = m.weights();
+    ForwardCostModel cm;
+    for (const model::LayerWeights& L : w.layers) {
+        cm.attn_bytes.push_back(L.wq.n_bytes() + L.wk.n_bytes() + L.wv.n_bytes() + L.wo.n_bytes() +
+                                (L.attn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float));
+        cm.ffn_bytes.push_back(L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes() +
+                               L.ffn_norm.size() * sizeof(float));
+    }
+    cm.head_bytes     = w.output.n_bytes() + w.output_norm.size() * sizeof(float);
+    cm.embd_row_bytes = w.token_embd.row_bytes();
+    return cm;
+}
+
+DraftCost pass_cost(const ForwardCostModel& cm, const model::Hparams& hp, const model::ForwardOptions& opts,
+                    int32_t n_new, int32_t n_cached, uint64_t attend_pairs, int32_t n_logits) {
+    DraftCost c;
+    if (n_new <= 0) return c;
+    const double e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff, n = n_new;
+    c.n_forward     = 1;
+    c.bytes_modeled = cm.modeled;
+    c.bytes_weights = cm.embd_row_bytes * uint64_t(n_new);
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        if (attn_runs(opts, il)) {
+            c.bytes_weights += cm.attn_bytes[size_t(il)];
+            // K and V of every slot visible to the pass, read once per pass like the weights.
+            c.bytes_kv += uint64_t(2.0 * ekv * (n_cached + n_new) * cm.kv_bytes_per_value + 0.5);
+            c.flops += 2.0 * n * (2.0 * e * e + 2.0 * ekv * e);             // wq, wo; wk, wv
+            c.flops += 2.0 * 2.0 * e * static_cast<double>(attend_pairs);  // q.k and p*v over every head
+        }
+        if (ffn_runs(opts, il)) {
+            c.bytes_weights += cm.ffn_bytes[size_t(il)];
+            c.flops += 2.0 * n * 3.0 * e * ff;
+        }
+    }
+    if (n_logits > 0) {
+        c.bytes_weights += cm.head_bytes;
+        c.flops += 2.0 * n_logits * e * hp.n_vocab;
+    }
+    return c;
+}
+
+uint64_t weight_bytes_per_forward(const ForwardCostModel& cm, const model::Hparams& hp,
+                                  const model::ForwardOptions& opts) {
+    return pass_cost(cm, hp, opts, 1, 0, 1, 1).bytes_weights;
+}
+
+}  // namespace speculum::drafts

@@ -1,0 +1,78 @@
+// make_drafter: DraftSpec -> Drafter (see make_drafter.h).
+#include "core/drafts/make_drafter.h"
+
+#include "core/data/dataset.h"
+#include "core/drafts/maxgram_drafter.h"
+#include "core/drafts/model_drafter.h"
+#include "core/drafts/self_draft.h"
+#include "core/drafts/vocab_compat.h"
+
+#include <stdexcept>
+
+namespace speculum::drafts {
+
+namespace {
+
+// Token sequences of a JSONL prompt suite, tokenized with the target's tokenizer.
+std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, const TokenizeFn& tokenize,
+                                                 const std::string& field) {
+    if (!tokenize)
+        throw std::invalid_argument("draft." + field + " names '" + path +
+                                    "', but no tokenizer was given to tokenize it (DrafterOptions.tokenize)");
+    const data::Dataset ds = data::load_dataset(path);
+    std::vector<std::vector<int32_t>> out;
+    for (const data::Prompt& p : ds.prompts) out.push_back(tokenize(p.prompt));
+    return out;
+}
+
+model::ContextConfig draft_context(const DrafterOptions& o, const model::Model& target) {
+    model::ContextConfig c = o.context;
+    if (c.n_ctx == 0) c.n_ctx = target.hparams().n_ctx_train;
+    return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,
+                                      const DrafterOptions& options) {
+    const model::Hparams& hp = target.hparams();
+    spec.validate(hp.n_layer);
+    const std::string label = spec.label.empty() ? spec.describe() : spec.label;
+    switch (spec.kind) {
+    case DraftKind::maxgram: {
+        std::optional<BigramTable> bigram;
+        if (!spec.bigram_corpus.empty())
+            bigram = BigramTable::build(tokenize_suite(spec.bigram_corpus, options.tokenize, "bigram_corpus"),
+                                        hp.n_vocab);
+        return std::make_unique<MaxGramDrafter>(hp.n_vocab, spec.maxgram, std::move(bigram));
+    }
+    case DraftKind::model: {
+        model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);
+        check_vocab_compatible(target, draft);  // throws VocabMismatch explaining the failed check
+        ModelDrafterConfig cfg{.context = draft_context(options, draft), .forward = {}, .name = label};
+        return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
+    }
+    case DraftKind::self: {
+        ActivationNorms norms;
+        const bool wanda = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
+        if (wanda) {
+            std::vector<std::vector<int32_t>> seqs = options.calibration_tokens;
+            if (seqs.empty()) {
+                if (spec.prune.calibration.empty())
+                    throw std::invalid_argument(
+                        "draft.prune.calibration: Wanda needs calibration text (a JSONL prompt suite) or "
+                        "calibration token ids (DrafterOptions.calibration_tokens)");
+                seqs = tokenize_suite(spec.prune.calibration, options.tokenize, "prune.calibration");
+            }
+            norms = collect_activation_norms(target, seqs, spec.prune.calibration_tokens, options.progress,
+                                             options.cancel);
+        }
+        SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
+        ModelDrafterConfig cfg{.context = draft_context(options, target), .forward = d.forward, .name = label};
+        return std::make_unique<ModelDrafter>(std::move(d.model), std::move(cfg), std::move(d.cost));
+    }
+    }
+    throw std::invalid_argument("draft.kind: unknown kind");
+}
+
+}  // namespace speculum::drafts

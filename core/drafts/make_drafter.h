@@ -1,0 +1,35 @@
+// The one entry point from a DraftSpec to a running Drafter: a self-draft built from the target's weights, a
+// separate GGUF checked for vocabulary compatibility, or Max-Gram with an optional corpus bigram table.
+#pragma once
+
+#include "core/cancel.h"
+#include "core/drafts/draft_spec.h"
+#include "core/drafts/drafter.h"
+#include "core/model/forward.h"
+#include "core/model/model.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace speculum::drafts {
+
+// Text -> token ids with the target's tokenizer (for Wanda calibration text and the bigram corpus).
+using TokenizeFn = std::function<std::vector<int32_t>(const std::string& text)>;
+
+struct DrafterOptions {
+    model::ContextConfig context;  // the draft's own context; n_ctx 0 = the target's training context length
+    TokenizeFn tokenize;           // needed only when the spec names a corpus (calibration / bigram_corpus)
+    // Calibration token sequences for Wanda used instead of tokenizing spec.prune.calibration (when non-empty).
+    std::vector<std::vector<int32_t>> calibration_tokens;
+    ProgressFn progress;
+    CancelToken cancel;
+};
+
+// Validates the spec against the target and builds the drafter. Throws std::invalid_argument (bad spec,
+// incompatible vocabulary, missing tokenizer), GgufError (unreadable draft model) or Cancelled.
+std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,
+                                      const DrafterOptions& options = {});
+
+}  // namespace speculum::drafts

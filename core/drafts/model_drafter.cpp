@@ -1,0 +1,302 @@
+// ModelDrafter (see model_drafter.h): prefix sync, chain drafting by decode, tree drafting by masked batches.
+#include "core/drafts/model_drafter.h"
+
+#include "core/model/sampler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace speculum::drafts {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// softmax(logits / T) into p (T > 0).
+void softmax(std::span<const float> logits, float temperature, std::vector<float>& p) {
+    p.resize(logits.size());
+    const float mx = *std::max_element(logits.begin(), logits.end());
+    double sum     = 0.0;
+    for (size_t t = 0; t < logits.size(); ++t) sum += p[t] = std::exp((logits[t] - mx) / temperature);
+    for (float& v : p) v = static_cast<float>(v / sum);
+}
+
+// Token ids of the `count` most probable entries of p, most probable first (ties: smaller id).
+std::vector<int32_t> top_tokens(const std::vector<float>& p, int32_t count) {
+    std::vector<int32_t> order(p.size());
+    std::iota(order.begin(), order.end(), 0);
+    const size_t c = std::min(order.size(), static_cast<size_t>(count));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(c), order.end(),
+                      [&](int32_t a, int32_t b) { return p[size_t(a)] > p[size_t(b)] || (p[size_t(a)] == p[size_t(b)] && a < b); });
+    order.resize(c);
+    return order;
+}
+
+}  // namespace
+
+void tree_shape_nodes(const TreeShape& shape, std::vector<int32_t>& parent, std::vector<int32_t>& rank) {
+    parent.clear();
+    rank.clear();
+    if (shape.explicit_form()) {
+        if (!shape.branching.empty())
+            throw std::invalid_argument("TreeShape: give either branching or parent/rank, not both");
+        if (shape.rank.size() != shape.parent.size())
+            throw std::invalid_argument("TreeShape: " + std::to_string(shape.rank.size()) + " ranks for " +
+                                        std::to_string(shape.parent.size()) + " nodes");
+        for (size_t i = 0; i < shape.parent.size(); ++i) {
+            if (shape.parent[i] < -1 || shape.parent[i] >= static_cast<int32_t>(i))
+                throw std::invalid_argument("TreeShape.parent[" + std::to_string(i) + "] = " +
+                                            std::to_string(shape.parent[i]) + ": parents must come before children");
+            if (shape.rank[i] < 0)
+                throw std::invalid_argument("TreeShape.rank[" + std::to_string(i) + "] must be >= 0");
+            for (size_t j = 0; j < i; ++j)
+                if (shape.parent[j] == shape.parent[i] && shape.rank[j] == shape.rank[i])
+                    throw std::invalid_argument("TreeShape: nodes " + std::to_string(j) + " and " + std::to_string(i) +
+                                                " are the same child (parent and rank)");
+        }
+        parent = shape.parent;
+        rank   = shape.rank;
+        return;
+    }
+    std::vector<int32_t> level{-1};  // nodes of the current depth (-1: the root)
+    size_t total = 0;
+    for (size_t d = 0; d < shape.branching.size(); ++d) {
+        if (shape.branching[d] < 1)
+            throw std::invalid_argument("TreeShape.branching[" + std::to_string(d) + "] must be >= 1, got " +
+                                        std::to_string(shape.branching[d]));
+        total += level.size() * static_cast<size_t>(shape.branching[d]);
+        if (total > 65536) throw std::invalid_argument("TreeShape: more than 65536 nodes");
+        std::vector<int32_t> next;
+        for (int32_t p : level)
+            for (int32_t r = 0; r < shape.branching[d]; ++r) {
+                next.push_back(static_cast<int32_t>(parent.size()));
+                parent.push_back(p);
+                rank.push_back(r);
+            }
+        level.swap(next);
+    }
+}
+
+ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg)
+    : ModelDrafter(model, std::move(cfg), ForwardCostModel::of(model)) {}
+
+ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg, ForwardCostModel cost)
+    : m_ctx(model, cfg.context), m_cfg(std::move(cfg)), m_cost(std::move(cost)),
+      m_name(m_cfg.name.empty() ? model.name() : m_cfg.name) {
+    const model::Hparams& hp = m_ctx.model().hparams();
+    if (m_cost.attn_bytes.size() != size_t(hp.n_layer) || m_cost.ffn_bytes.size() != size_t(hp.n_layer))
+        throw std::invalid_argument("ModelDrafter: cost model has " + std::to_string(m_cost.attn_bytes.size()) +
+                                    " layers, the model " + std::to_string(hp.n_layer));
+    // A bad skip set or exit layer is reported now rather than at the first pass.
+    const model::ForwardOptions& o = m_cfg.forward;
+    if ((!o.skip_attn.empty() && o.skip_attn.size() != size_t(hp.n_layer)) ||
+        (!o.skip_ffn.empty() && o.skip_ffn.size() != size_t(hp.n_layer)) || o.exit_layer < -1 ||
+        o.exit_layer >= hp.n_layer)
+        throw std::invalid_argument("ModelDrafter: forward options do not fit a model of " +
+                                    std::to_string(hp.n_layer) + " layers");
+}
+
+void ModelDrafter::sync(std::span<const int32_t> committed) {
+    for (int32_t t : committed)
+        if (t < 0 || t >= n_vocab())
+            throw std::out_of_range("ModelDrafter::sync: token id " + std::to_string(t) + " outside [0, " +
+                                    std::to_string(n_vocab()) + ")");
+    size_t lcp = 0;
+    while (lcp < m_cached.size() && lcp < committed.size() && m_cached[lcp] == committed[lcp]) ++lcp;
+    if (lcp == committed.size() && lcp > 0) --lcp;  // the last token is re-evaluated for its logits
+    m_ctx.kv().truncate(static_cast<int32_t>(lcp));
+    m_cached.resize(lcp);
+    m_committed.assign(committed.begin(), committed.end());
+}
+
+model::LogitsView ModelDrafter::pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
+                                     const std::vector<uint8_t>& mask, DraftCost& cost) {
+    const int32_t n        = static_cast<int32_t>(tokens.size());
+    const int32_t n_cached = m_ctx.kv().size();
+    uint64_t pairs         = static_cast<uint64_t>(n) * uint64_t(n_cached);
+    if (mask.empty()) pairs += uint64_t(n) * uint64_t(n + 1) / 2;
+    else pairs += static_cast<uint64_t>(std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }));
+    model::LogitsView v = m_ctx.forward_batch(tokens, positions, mask, m_cfg.forward);
+    cost += pass_cost(m_cost, m_ctx.model().hparams(), m_cfg.forward, n, n_cached, pairs, n);
+    return v;
+}
+
+void ModelDrafter::catch_up(DraftCost& cost) {
+    // A second propose without a sync: drop the previous call's draft tokens first.
+    if (m_cached.size() >= m_committed.size()) sync(std::vector<int32_t>(m_committed));
+    const int32_t nb = m_ctx.config().n_batch;
+    while (m_cached.size() < m_committed.size()) {
+        const size_t start = m_cached.size();
+        const size_t n     = std::min(m_committed.size() - start, static_cast<size_t>(nb));
+        std::vector<int32_t> toks(m_committed.begin() + static_cast<std::ptrdiff_t>(start),
+                                  m_committed.begin() + static_cast<std::ptrdiff_t>(start + n));
+        std::vector<int32_t> pos(n);
+        std::iota(pos.begin(), pos.end(), static_cast<int32_t>(start));
+        model::LogitsView v = pass(toks, pos, {}, cost);
+        m_cached.insert(m_cached.end(), toks.begin(), toks.end());
+        if (m_cached.size() == m_committed.size()) {
+            const auto last = v.row(v.n - 1);
+            m_logits.assign(last.begin(), last.end());
+        }
+    }
+}
+
+DraftChain ModelDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
+    const auto t0 = Clock::now();
+    DraftChain out;
+    if (k < 0) throw std::invalid_argument("ModelDrafter::propose: k must be >= 0, got " + std::to_string(k));
+    if (k == 0 || m_committed.empty()) return out;
+    m_ctx.set_cancel(cancel);
+    cancel.throw_if_cancelled();
+    catch_up(out.cost);
+
+    const bool greedy = params.temperature <= 0.0f;
+    model::Sampler sampler(model::SamplerConfig{.temperature = params.temperature, .seed = params.seed});
+    std::vector<float> dist;  // softmax(logits / T), T = 1 when greedy
+    for (int32_t i = 0; i < k; ++i) {
+        softmax(m_logits, greedy ? 1.0f : params.temperature, dist);
+        const int32_t tok = greedy ? model::argmax(m_logits) : sampler.sample_from(dist);
+        if (dist[size_t(tok)] < params.p_min) break;
+        out.tokens.push_back(tok);
+        out.confidence.push_back(dist[size_t(tok)]);
+        out.q.push_back(greedy ? 1.0f : dist[size_t(tok)]);
+        out.source.push_back(0);
+        if (params.want_distributions) {
+            if (greedy) {
+                std::vector<float> one_hot(dist.size(), 0.0f);
+                one_hot[size_t(tok)] = 1.0f;
+                out.q_dist.push_back(std::move(one_hot));
+            } else {
+                out.q_dist.push_back(dist);
+            }
+        }
+        if (i + 1 == k) break;
+        cancel.throw_if_cancelled();
+        const int32_t pos = static_cast<int32_t>(m_cached.size());
+        if (pos >= m_ctx.kv().capacity()) break;  // the draft's context is full: propose what we have
+        model::LogitsView v = pass({tok}, {pos}, {}, out.cost);
+        m_cached.push_back(tok);
+        m_logits.assign(v.row(0).begin(), v.row(0).end());
+    }
+    out.cost.seconds = seconds_since(t0);
+    return out;
+}
+
+DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
+    const auto t0 = Clock::now();
+    DraftTree tree;
+    std::vector<int32_t> parent, rank;
+    tree_shape_nodes(shape, parent, rank);
+    const int32_t n_nodes = static_cast<int32_t>(parent.size());
+    if (n_nodes == 0 || m_committed.empty()) return tree;
+    if (n_nodes > m_ctx.config().n_batch)
+        throw std::invalid_argument("ModelDrafter::propose_tree: " + std::to_string(n_nodes) +
+                                    " nodes exceed the draft context's batch of " +
+                                    std::to_string(m_ctx.config().n_batch) + " (ContextConfig.n_batch)");
+    m_ctx.set_cancel(cancel);
+    cancel.throw_if_cancelled();
+    catch_up(tree.cost);
+
+    const float temp = params.temperature > 0.0f ? params.temperature : 1.0f;
+    std::vector<int32_t> depth(static_cast<size_t>(n_nodes)), n_children(static_cast<size_t>(n_nodes), 0);
+    int32_t max_depth = 0;
+    for (int32_t i = 0; i < n_nodes; ++i) {
+        depth[size_t(i)] = parent[size_t(i)] < 0 ? 1 : depth[size_t(parent[size_t(i)])] + 1;
+        if (parent[size_t(i)] >= 0) ++n_children[size_t(parent[size_t(i)])];
+        max_depth = std::max(max_depth, depth[size_t(i)]);
+    }
+    tree.tokens.assign(size_t(n_nodes), -1);
+    tree.parent = parent;
+    tree.depth  = depth;
+    tree.rank   = rank;
+    tree.q.assign(size_t(n_nodes), 0.0f);
+    if (params.want_distributions) tree.q_dist.assign(size_t(n_nodes), {});
+
+    // Children of a node whose distribution is `dist` take its top-ranked tokens.
+    std::vector<float> dist;
+    auto assign_children = [&](int32_t node) {
+        int32_t max_rank = -1;
+        for (int32_t i = 0; i < n_nodes; ++i)
+            if (parent[size_t(i)] == node) max_rank = std::max(max_rank, rank[size_t(i)]);
+        if (max_rank < 0) return;
+        if (max_rank >= static_cast<int32_t>(dist.size()))
+            throw std::invalid_argument("ModelDrafter::propose_tree: rank " + std::to_string(max_rank) +
+                                        " exceeds the vocabulary");
+        const std::vector<int32_t> top = top_tokens(dist, max_rank + 1);
+        for (int32_t i = 0; i < n_nodes; ++i)
+            if (parent[size_t(i)] == node) {
+                tree.tokens[size_t(i)] = top[size_t(rank[size_t(i)])];
+                tree.q[size_t(i)]      = dist[size_t(top[size_t(rank[size_t(i)])])];
+            }
+        if (params.want_distributions) (node < 0 ? tree.root_q_dist : tree.q_dist[size_t(node)]) = dist;
+    };
+    softmax(m_logits, temp, dist);
+    assign_children(-1);
+
+    // Depth d: evaluate the depth-d nodes that have children, with their ancestors (whose KV this pass needs),
+    // after the committed context only; the tree's slots are dropped again afterwards.
+    const int32_t n_ctx_tokens = static_cast<int32_t>(m_cached.size());
+    for (int32_t d = 1; d < max_depth; ++d) {
+        std::vector<uint8_t> need(size_t(n_nodes), 0);
+        bool any = false;
+        for (int32_t i = 0; i < n_nodes; ++i)
+            if (depth[size_t(i)] == d && n_children[size_t(i)] > 0) {
+                any = true;
+                for (int32_t a = i; a >= 0 && !need[size_t(a)]; a = parent[size_t(a)]) need[size_t(a)] = 1;
+            }
+        if (!any) continue;
+        cancel.throw_if_cancelled();
+        std::vector<int32_t> nodes, toks, pos, slot(size_t(n_nodes), -1);
+        for (int32_t i = 0; i < n_nodes; ++i)
+            if (need[size_t(i)]) {
+                slot[size_t(i)] = static_cast<int32_t>(nodes.size());
+                nodes.push_back(i);
+                toks.push_back(tree.tokens[size_t(i)]);
+                pos.push_back(n_ctx_tokens + depth[size_t(i)] - 1);
+            }
+        if (pos.back() >= m_ctx.kv().capacity() || n_ctx_tokens + static_cast<int32_t>(nodes.size()) > m_ctx.kv().capacity())
+            break;  // no room for this level in the draft's context: the deeper nodes stay unfilled
+        const size_t m = nodes.size();
+        std::vector<uint8_t> mask(m * m, 0);
+        for (size_t r = 0; r < m; ++r)
+            for (int32_t a = nodes[r]; a >= 0; a = parent[size_t(a)]) mask[r * m + size_t(slot[size_t(a)])] = 1;
+        m_ctx.kv().truncate(n_ctx_tokens);
+        model::LogitsView v = pass(toks, pos, mask, tree.cost);
+        for (size_t r = 0; r < m; ++r) {
+            const int32_t node = nodes[r];
+            if (depth[size_t(node)] != d || n_children[size_t(node)] == 0) continue;
+            softmax(v.row(static_cast<int32_t>(r)), temp, dist);
+            assign_children(node);
+        }
+    }
+    m_ctx.kv().truncate(n_ctx_tokens);
+
+    // Nodes left unfilled (context full) are dropped with their subtrees; indices are renumbered.
+    if (std::find(tree.tokens.begin(), tree.tokens.end(), -1) != tree.tokens.end()) {
+        DraftTree kept;
+        kept.cost        = tree.cost;
+        kept.root_q_dist = std::move(tree.root_q_dist);
+        std::vector<int32_t> remap(size_t(n_nodes), -1);
+        for (int32_t i = 0; i < n_nodes; ++i) {
+            const int32_t p = parent[size_t(i)];
+            if (tree.tokens[size_t(i)] < 0 || (p >= 0 && remap[size_t(p)] < 0)) continue;
+            remap[size_t(i)] = kept.size();
+            kept.tokens.push_back(tree.tokens[size_t(i)]);
+            kept.parent.push_back(p < 0 ? -1 : remap[size_t(p)]);
+            kept.depth.push_back(depth[size_t(i)]);
+            kept.rank.push_back(rank[size_t(i)]);
+            kept.q.push_back(tree.q[size_t(i)]);
+            if (params.want_distributions) kept.q_dist.push_back(std::move(tree.q_dist[size_t(i)]));
+        }
+        tree = std::move(kept);
+    }
+    tree.cost.seconds = seconds_since(t0);
+    return tree;
+}
+
+}  // namespace speculum::drafts

@@ -1,0 +1,48 @@
+// Self-drafts: a DraftSpec's transforms applied to the target's weights (Cassandra pruning and mantissa
+// truncation, BF16 / Q8_0 / MXFP4 re-encoding, LayerSkip early exit and skip sets, KV truncation and selection).
+// Untouched tensors are shared with the target (their WeightView keeps the target's storage alive), never copied.
+#pragma once
+
+#include "core/cancel.h"
+#include "core/drafts/draft_spec.h"
+#include "core/drafts/forward_cost.h"
+#include "core/model/forward.h"
+#include "core/model/model.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace speculum::drafts {
+
+// Wanda's ||X_j||_2 per input channel j of every matrix input site, over the calibration tokens.
+struct ActivationNorms {
+    // sites[il][s]: layer il's site s (model::ActivationSite: attn_in, attn_out, ffn_in, ffn_down), (cols) floats;
+    // head: the output matrix's input (n_embd).
+    std::vector<std::array<std::vector<float>, 4>> sites;
+    std::vector<float> head;
+    int64_t n_tokens = 0;  // calibration tokens evaluated
+};
+
+// Runs the target over each sequence (a fresh context per sequence, at most `max_tokens` tokens in all) and
+// accumulates the per-channel sums of squares; returns their square roots.
+ActivationNorms collect_activation_norms(const model::Model& target, const std::vector<std::vector<int32_t>>& sequences,
+                                         int32_t max_tokens, const ProgressFn& progress = {},
+                                         const CancelToken& cancel = {});
+
+struct SelfDraft {
+    model::Model model;             // transformed weights; untouched tensors are views of the target's
+    model::ForwardOptions forward;  // skip sets, exit layer, KV transform hook
+    ForwardCostModel cost;          // real bytes where a compact kernel reads them, else modeled (cost.modeled)
+    uint64_t bytes_shared = 0;      // weight bytes shared with the target (not copied)
+    uint64_t bytes_owned  = 0;      // weight bytes the draft allocated
+    double build_seconds  = 0;      // wall time of build_self_draft
+};
+
+// Applies spec (kind self; validated against the target's layer count) to the target. Wanda needs `norms`
+// (std::invalid_argument otherwise). Reports progress per tensor and checks `cancel` between tensors.
+SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, const ActivationNorms* norms = nullptr,
+                           const ProgressFn& progress = {}, const CancelToken& cancel = {});
+
+}  // namespace speculum::drafts
