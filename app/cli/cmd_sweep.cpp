@@ -5,6 +5,7 @@
 
 #include "core/jobs/job_system.h"
 #include "core/store/result_store.h"
+#include "core/sweep/engine_evaluator.h"
 #include "core/sweep/predict_evaluator.h"
 #include "core/sweep/sweep_runner.h"
 
@@ -51,7 +52,8 @@ sweep::SweepSpec load_spec(const std::string& file) {
 std::unique_ptr<sweep::Evaluator> make_evaluator(const sweep::SweepSpec& spec, const std::string& resources,
                                                  int slow_ms) {
     if (spec.evaluator == "predict") return std::make_unique<sweep::PredictEvaluator>(resources, slow_ms);
-    throw std::runtime_error("evaluator '" + spec.evaluator + "' is not available in this build (use predict)");
+    if (slow_ms > 0) throw UsageError("--slow-ms applies to the predict evaluator only");
+    return std::make_unique<sweep::EngineEvaluator>(spec.target);
 }
 
 std::string fmt(double v, int precision = 3) {

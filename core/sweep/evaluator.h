@@ -31,8 +31,8 @@ public:
     virtual std::string kind() const = 0;  // "predict", "engine"
     // Identity of what the configurations run against (models, analytic model version): part of the store key.
     virtual std::string model_hash() const = 0;
-    // Identity of the data a configuration is measured on at this fidelity: part of the store key.
-    virtual std::string dataset_hash(int prompts) const = 0;
+    // Identity of the data this configuration is measured on at this fidelity: part of the store key.
+    virtual std::string dataset_hash(const nlohmann::json& config, int prompts) const = 0;
     // Throws std::invalid_argument naming the field when the configuration cannot be evaluated.
     virtual void validate(const nlohmann::json& config) const = 0;
     // Thread-safe when max_parallel() != 1. Throws Cancelled on cancellation; other exceptions mark the

@@ -18,7 +18,9 @@ std::string PredictEvaluator::model_hash() const {
     return store::json_hash({{"evaluator", "predict"}, {"version", SPECULUM_VERSION}});
 }
 
-std::string PredictEvaluator::dataset_hash(int) const { return store::json_hash({{"dataset", "none"}}); }
+std::string PredictEvaluator::dataset_hash(const nlohmann::json&, int) const {
+    return store::json_hash({{"dataset", "none"}});
+}
 
 analytic::PredictInput PredictEvaluator::parse(const nlohmann::json& config) const {
     if (!config.is_object()) throw std::invalid_argument("configuration must be a JSON object");

@@ -86,13 +86,12 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
                                                        int prompts, int rung) {
     std::vector<std::optional<store::ResultRow>> rows(points.size());
     const std::string model_hash   = st.evaluator.model_hash();
-    const std::string dataset_hash = st.evaluator.dataset_hash(prompts);
 
     // Cache hits first, on this thread: cheap lookups, and they must not occupy worker slots.
     std::vector<size_t> todo;
     for (size_t i = 0; i < points.size(); ++i) {
         st.token.throw_if_cancelled();
-        store::ResultKey key{points[i].config_hash, model_hash, dataset_hash};
+        store::ResultKey key{points[i].config_hash, model_hash, st.evaluator.dataset_hash(points[i].config, prompts)};
         std::optional<store::ResultRow> hit;
         if (!st.options.recompute) hit = st.store.find(key);
         if (!hit || hit->status != "done") {
@@ -112,7 +111,7 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
         if (st.token.cancelled()) return;
         const SweepPoint& p = points[i];
         store::ResultRow row;
-        row.key     = {p.config_hash, model_hash, dataset_hash};
+        row.key     = {p.config_hash, model_hash, st.evaluator.dataset_hash(p.config, prompts)};
         row.sweep   = st.spec.name;
         row.task    = task_of(st.spec, p.config);
         row.config  = p.config;

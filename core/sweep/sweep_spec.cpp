@@ -106,12 +106,13 @@ std::string metric_list() {
 }  // namespace
 
 SweepSpec sweep_spec_from_json(const json& j) {
-    check_keys(j, "spec", {"name", "evaluator", "base", "axes", "sampling", "objective", "constraints", "task",
-                           "prompts"});
+    check_keys(j, "spec", {"name", "evaluator", "target", "base", "axes", "sampling", "objective", "constraints",
+                           "task", "prompts"});
     SweepSpec s;
     if (j.contains("name")) s.name = string(j["name"], "name");
     if (j.contains("evaluator")) s.evaluator = string(j["evaluator"], "evaluator");
     if (j.contains("task")) s.task = string(j["task"], "task");
+    if (j.contains("target")) s.target = j["target"];
     if (j.contains("prompts")) s.prompts = integer(j["prompts"], "prompts");
     if (j.contains("base")) {
         if (!j["base"].is_object()) bad("base", "must be an object");
@@ -193,6 +194,9 @@ void SweepSpec::validate() const {
     if (evaluator != "predict" && evaluator != "engine")
         bad("evaluator", "must be predict or engine, got '" + evaluator + "'");
     if (!base.is_object()) bad("base", "must be an object");
+    if (!target.is_null() && !target.is_string() && !(target.is_object() && target.contains("synthetic")))
+        bad("target", "must be a GGUF path or {\"synthetic\": {...}}");
+    if (evaluator == "predict" && !target.is_null()) bad("target", "applies to the engine evaluator only");
     if (prompts < 0) bad("prompts", "must be >= 0");
     std::set<std::string> paths;
     for (size_t i = 0; i < axes.size(); ++i) {
@@ -274,6 +278,7 @@ void to_json(json& j, const SweepSpec& s) {
     j["evaluator"] = s.evaluator;
     j["base"]      = s.base;
     j["task"]      = s.task;
+    if (!s.target.is_null()) j["target"] = s.target;
     j["prompts"]   = s.prompts;
     j["axes"]      = json::array();
     for (const auto& a : s.axes) {

@@ -52,6 +52,7 @@ struct SweepSpec {
     Sampling sampling;
     Objective objective;
     std::vector<Constraint> constraints;
+    nlohmann::json target;  // engine: target GGUF path, {"synthetic": SyntheticSpec}, or null = the bundled target
     std::string task;  // label for best-per-task when the configuration has no "/task" string
     int prompts = 0;   // grid/random: prompts per configuration (0 = the evaluator's default)
     bool operator==(const SweepSpec&) const = default;

@@ -57,7 +57,7 @@ class NoisyEvaluator : public Evaluator {
 public:
     std::string kind() const override { return "noisy"; }
     std::string model_hash() const override { return "noisy-model"; }
-    std::string dataset_hash(int prompts) const override { return "noisy-data-" + std::to_string(prompts); }
+    std::string dataset_hash(const json&, int prompts) const override { return "noisy-data-" + std::to_string(prompts); }
     void validate(const json& config) const override {
         if (!config.contains("x")) throw std::invalid_argument("x is missing");
     }
