@@ -101,7 +101,8 @@ int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int 
 int cmd_sweep(int argc, char** argv) {
     Args args("sweep",
               {{"db", 0, true, "FILE", "SQLite result store (created if absent; resumes if present)"},
-               {"jobs", 'j', true, "N", "configurations evaluated at once (default: cores - 1, at least 1)"},
+               {"jobs", 'j', true, "N", "pool threads: configurations at once (predict; default cores - 1) or threads of "
+                                        "each engine run (engine; default all cores)"},
                {"recompute", 0, false, "", "evaluate every configuration again, replacing stored rows"},
                {"resources", 0, true, "DIR", "resources directory for hardware profiles"},
                {"quiet", 'q', false, "", "no progress output; only the summary"},
@@ -119,10 +120,12 @@ int cmd_sweep(int argc, char** argv) {
     }
     if (args.positional().size() != 1) throw UsageError("expected one SPEC.json");
     int hw    = static_cast<int>(std::thread::hardware_concurrency());
-    int jobs  = static_cast<int>(args.int_or("jobs", std::max(1, hw - 1), 1, 1024));
     int slow  = static_cast<int>(args.int_or("slow-ms", 0, 0, 60000));
     auto spec = load_spec(args.positional()[0]);
     auto ev   = make_evaluator(spec, args.value_or("resources", ""), slow);
+    // The pool's threads: configurations at once for the analytic evaluator; for the engine (one configuration at
+    // a time) the threads its forward passes fan out over, since they run inside the pool's arena.
+    int jobs = static_cast<int>(args.int_or("jobs", ev->max_parallel() == 1 ? hw : std::max(1, hw - 1), 1, 1024));
     // TBB caps workers at the core count by default; --jobs above it is honoured (one extra for this thread).
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(jobs) + 1);
     if (args.has("bench")) return run_bench(spec, *ev, jobs, static_cast<int>(args.int_or("repeats", 5, 1, 1000)));
@@ -206,14 +209,18 @@ double median(std::vector<double> v) {
 int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int repeats) {
     auto points = sweep::plan_points(spec);
     if (points.empty()) throw std::runtime_error("the spec plans no configurations");
-    std::printf("bench: %zu configurations of '%s', evaluator %s, %d repeat(s)\n", points.size(), spec.name.c_str(),
-                ev.kind().c_str(), repeats);
+    std::printf("bench: %zu configurations of '%s', evaluator %s, %d repeat(s), %d pool thread(s) for sweeps\n",
+                points.size(), spec.name.c_str(), ev.kind().c_str(), repeats, jobs);
 
     // The same work three ways: a serial loop on this thread; one pool job running that loop and posting each
     // result to the mailbox (how a sweep runs); one pool job per configuration (the finest grain, as a UI live
-    // preview would submit). Pools have 1 thread so the difference is the pool's own cost.
+    // preview would submit). The analytic evaluator is single-threaded: pools get 1 thread. The engine fans its
+    // passes out over the arena it runs in: the pool gets --jobs threads, like the calling thread's default arena
+    // (all cores), and the per-configuration variant is skipped (several jobs would then run at once).
+    const bool inner_parallel = ev.max_parallel() == 1;
+    const int pool_threads    = inner_parallel ? jobs : 1;
     std::vector<double> serial, thread_loop, one_job, per_config;
-    jobs::JobSystem js({.concurrency = 1});
+    jobs::JobSystem js({.concurrency = pool_threads});
     js.wait(js.submit("", [](jobs::JobContext&) -> std::any { return {}; }));  // the worker has joined the arena
     js.drain();
     for (int r = 0; r < repeats; ++r) {
@@ -246,7 +253,7 @@ int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int 
             one_job.push_back(seconds_since(t0));
             if (drained.size() != points.size() + 1) throw std::runtime_error("bench: lost results");
         }
-        {
+        if (!inner_parallel) {
             t0 = Clock::now();
             for (const auto& p : points)
                 js.submit("", [&ev, &p](jobs::JobContext& ctx) -> std::any {
@@ -260,7 +267,8 @@ int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int 
             if (drained.size() != points.size()) throw std::runtime_error("bench: lost results");
         }
     }
-    double s = median(serial), t = median(thread_loop), o = median(one_job), p = median(per_config);
+    double s = median(serial), t = median(thread_loop), o = median(one_job);
+    double p = per_config.empty() ? 0 : median(per_config);
     double n = static_cast<double>(points.size());
     std::printf("serial loop, this thread: %10.3f ms  (%.1f us/config)\n", s * 1e3, s * 1e6 / n);
     std::printf("serial loop, std::thread: %10.3f ms  (%.1f us/config)  %+.2f %% vs this thread\n", t * 1e3,
@@ -268,7 +276,8 @@ int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int 
     std::printf("pool, one job:            %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
                 "%+.2f %% vs std::thread\n",
                 o * 1e3, o * 1e6 / n, (o / s - 1) * 100, (o / t - 1) * 100);
-    std::printf("pool, one job per config: %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
+    if (!per_config.empty())
+        std::printf("pool, one job per config: %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
                 "%+.2f %% vs std::thread\n",
                 p * 1e3, p * 1e6 / n, (p / s - 1) * 100, (p / t - 1) * 100);
 
