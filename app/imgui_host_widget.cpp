@@ -14,7 +14,8 @@
 
 namespace speculum::app {
 
-ImGuiHostWidget::ImGuiHostWidget(QWidget* parent) : QOpenGLWidget(parent) {
+ImGuiHostWidget::ImGuiHostWidget(ui::AppController& controller, QWidget* parent)
+    : QOpenGLWidget(parent), m_controller(controller) {
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(320, 200);
@@ -47,15 +48,22 @@ void ImGuiHostWidget::initializeGL() {
     if (!m_gl_ready) qWarning("speculum: ImGui OpenGL3 renderer failed to initialise (need OpenGL 3.3 core)");
 }
 
-void ImGuiHostWidget::set_snapshot(ui::UiSnapshot snapshot) {
-    m_snapshot = std::move(snapshot);
-    schedule_frames(2);
-}
-
 void ImGuiHostWidget::request_screenshot(const QString& path, int after_frames) {
     m_screenshot_path  = path;
     m_screenshot_after = after_frames;
     schedule_frames(after_frames + 1);
+}
+
+std::string ImGuiHostWidget::save_layout() {
+    ImGui::SetCurrentContext(m_ctx);
+    size_t size     = 0;
+    const char* ini = ImGui::SaveIniSettingsToMemory(&size);
+    return std::string(ini, size);
+}
+
+void ImGuiHostWidget::load_layout(const std::string& ini) {
+    ImGui::SetCurrentContext(m_ctx);
+    if (!ini.empty()) ImGui::LoadIniSettingsFromMemory(ini.data(), ini.size());
 }
 
 void ImGuiHostWidget::schedule_frames(int n) {
@@ -70,12 +78,12 @@ void ImGuiHostWidget::paintGL() {
     m_clock.restart();
     feed_frame(io, this, dt);
 
+    // Results of background jobs arrive here, once per frame, before anything is drawn.
+    m_controller.poll();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui::NewFrame();
-    m_snapshot.frame_index = m_frames;
-    m_snapshot.dpi_scale   = float(devicePixelRatioF());
     ui::UiActions actions;
-    m_dashboard.draw(m_snapshot, actions);
+    m_dashboard.draw(m_controller.snapshot(), actions);
     ImGui::Render();
 
     QOpenGLFunctions* gl = context()->functions();
@@ -87,12 +95,27 @@ void ImGuiHostWidget::paintGL() {
     ++m_frames;
 
     setCursor(qt_cursor_for(ImGui::GetMouseCursor()));
-    if (!actions.queue.empty()) emit actionsEmitted(std::move(actions.queue));
+    // Actions: the controller takes the Qt-free ones (config edits apply to the analytic panels before the next
+    // frame); dialogs and quit go to the main window.
+    std::vector<ui::Action> for_shell;
+    for (auto& a : actions.queue)
+        if (!m_controller.handle(a)) for_shell.push_back(std::move(a));
+    if (!for_shell.empty()) emit actionsEmitted(std::move(for_shell));
+    if (m_controller.revision() != m_seen_revision) {
+        m_seen_revision = m_controller.revision();
+        schedule_frames(2);
+    }
+    emit frameRendered();
 
-    // Frame pacing: draw again only while something asked for it.
-    if (m_screenshot_after >= 0 && m_frames >= uint64_t(m_screenshot_after)) {
-        m_screenshot_after = -1;
-        QTimer::singleShot(0, this, [this] { take_screenshot(); });
+    // Frame pacing: draw again only while something asked for it. A screenshot waits for an idle controller.
+    if (m_screenshot_after >= 0) {
+        if (m_controller.busy()) m_screenshot_after = std::max(m_screenshot_after, 2);
+        else if (--m_screenshot_after <= 0) {
+            m_screenshot_after = -1;
+            QTimer::singleShot(0, this, [this] { take_screenshot(); });
+        }
+        // While busy the app's ~30 Hz progress timer keeps frames coming; once idle, count down at full speed.
+        if (m_screenshot_after >= 0 && !m_controller.busy()) m_active_frames = std::max(m_active_frames, 1);
     }
     if (m_active_frames > 0) {
         --m_active_frames;

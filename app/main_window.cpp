@@ -1,4 +1,4 @@
-// Main window wiring: menu actions and panel actions meet here; heavy work is always handed to core jobs.
+// Main window wiring: menus and dialogs on the Qt side, everything else through the ui::AppController.
 #include "main_window.h"
 
 #include "imgui_host_widget.h"
@@ -8,52 +8,130 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTimer>
+#include <QToolButton>
 
 namespace speculum::app {
 
-MainWindow::MainWindow() {
+MainWindow::MainWindow(bool use_settings) : m_use_settings(use_settings) {
     setWindowTitle("Speculum");
-    m_host = new ImGuiHostWidget(this);
+    m_controller.set_build(build_info());
+    m_host = new ImGuiHostWidget(m_controller, this);
     setCentralWidget(m_host);
+    m_progress_timer = new QTimer(this);
+    m_progress_timer->setInterval(33);
+    connect(m_progress_timer, &QTimer::timeout, m_host, [this] { m_host->update(); });
     build_menus();
-    statusBar()->showMessage("Ready");
-
-    ui::UiSnapshot snap;
-    snap.build       = build_info();
-    snap.status_line = "No model loaded yet.";
-    m_host->set_snapshot(snap);
-
-    connect(m_host, &ImGuiHostWidget::actionsEmitted, this, [this](std::vector<ui::Action> actions) {
-        for (auto& a : actions) {
-            if (auto* msg = std::get_if<ui::ActionShowMessage>(&a)) statusBar()->showMessage(QString::fromStdString(msg->text), 5000);
-            else if (std::holds_alternative<ui::ActionQuit>(a)) close();
-        }
-    });
-
-    QSettings settings;
-    if (!restoreGeometry(settings.value("main_window/geometry").toByteArray())) resize(1280, 800);
+    build_status_bar();
+    restore_settings();
+    connect(m_host, &ImGuiHostWidget::actionsEmitted, this, &MainWindow::on_shell_actions);
+    connect(m_host, &ImGuiHostWidget::frameRendered, this, &MainWindow::after_frame);
 }
 
 void MainWindow::build_menus() {
     QMenu* file = menuBar()->addMenu("&File");
+    QAction* open_model = file->addAction("Open &model...", this, &MainWindow::open_model_dialog);
+    open_model->setShortcut(QKeySequence::Open);
+    file->addAction("Open &dataset...", this, &MainWindow::open_dataset_dialog);
+    QAction* reopen = file->addAction("Reopen &last model");
+    connect(reopen, &QAction::triggered, this, [this] {
+        if (!m_last_model.isEmpty()) m_controller.open_model(m_last_model.toStdString()), m_host->schedule_frames(2);
+    });
+    connect(file, &QMenu::aboutToShow, this, [this, reopen] {
+        reopen->setEnabled(!m_last_model.isEmpty());
+        reopen->setText(m_last_model.isEmpty() ? "Reopen last model" : "Reopen " + QFileInfo(m_last_model).fileName());
+    });
+    file->addSeparator();
     QAction* quit = file->addAction("&Quit", this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
-    QMenu* view          = menuBar()->addMenu("&View");
-    QAction* overview    = view->addAction("&Overview");
-    overview->setCheckable(true);
-    overview->setChecked(true);
-    connect(overview, &QAction::toggled, this, [this](bool on) {
-        m_host->dashboard().overview.visible = on;
-        m_host->update();
-    });
+    QMenu* view = menuBar()->addMenu("&View");
+    for (const auto& panel : m_host->dashboard().panels()) {
+        QAction* a   = view->addAction(panel.title);
+        bool* shown  = panel.visible;
+        a->setCheckable(true);
+        connect(view, &QMenu::aboutToShow, a, [a, shown] { a->setChecked(*shown); });  // panels close themselves too
+        connect(a, &QAction::toggled, this, [this, shown](bool on) {
+            *shown = on;
+            m_host->schedule_frames(2);
+        });
+    }
 
     QMenu* help = menuBar()->addMenu("&Help");
     help->addAction("&About Speculum", this, &MainWindow::show_about);
+}
+
+void MainWindow::build_status_bar() {
+    m_job_label    = new QLabel(this);
+    m_job_progress = new QProgressBar(this);
+    m_job_progress->setRange(0, 1000);
+    m_job_progress->setMaximumWidth(220);
+    m_job_cancel = new QToolButton(this);
+    m_job_cancel->setText("Cancel");
+    connect(m_job_cancel, &QToolButton::clicked, this, [this] {
+        if (m_shown_job) m_controller.handle(ui::ActionCancelJob{m_shown_job});
+        m_host->schedule_frames(2);
+    });
+    statusBar()->addPermanentWidget(m_job_label);
+    statusBar()->addPermanentWidget(m_job_progress);
+    statusBar()->addPermanentWidget(m_job_cancel);
+    m_job_label->hide(), m_job_progress->hide(), m_job_cancel->hide();
+    statusBar()->showMessage("Ready");
+}
+
+void MainWindow::after_frame() {
+    const ui::UiSnapshot& snap = m_controller.snapshot();
+    bool running               = !snap.jobs.empty();
+    if (running) {
+        const ui::JobView& job = snap.jobs.front();
+        m_shown_job            = job.id;
+        QString text           = QString::fromStdString(job.name);
+        if (!job.what.empty()) text += " - " + QString::fromStdString(job.what);
+        if (snap.jobs.size() > 1) text += QString(" (+%1 more)").arg(snap.jobs.size() - 1);
+        m_job_label->setText(text);
+        m_job_progress->setValue(int(job.progress * 1000));
+    }
+    m_job_label->setVisible(running), m_job_progress->setVisible(running), m_job_cancel->setVisible(running);
+    if (!snap.status_line.empty() && statusBar()->currentMessage() != QString::fromStdString(snap.status_line))
+        statusBar()->showMessage(QString::fromStdString(snap.status_line));
+    // Redraw on demand: a capped timer only while work is in flight (progress, streaming, debounce).
+    if (m_controller.busy() && !m_progress_timer->isActive()) m_progress_timer->start();
+    else if (!m_controller.busy() && m_progress_timer->isActive()) m_progress_timer->stop();
+}
+
+void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
+    for (const auto& a : actions) {
+        if (auto* msg = std::get_if<ui::ActionShowMessage>(&a)) statusBar()->showMessage(QString::fromStdString(msg->text), 5000);
+        else if (std::holds_alternative<ui::ActionQuit>(a)) close();
+        else if (std::holds_alternative<ui::ActionOpenModelDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_model_dialog);
+        else if (std::holds_alternative<ui::ActionOpenDatasetDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_dataset_dialog);
+    }
+}
+
+void MainWindow::open_model_dialog() {
+    QString dir  = m_last_model.isEmpty() ? QString() : QFileInfo(m_last_model).absolutePath();
+    QString path = QFileDialog::getOpenFileName(this, "Open model", dir, "GGUF models (*.gguf);;All files (*)");
+    if (path.isEmpty()) return;
+    m_last_model = path;
+    m_controller.open_model(path.toStdString());
+    m_host->schedule_frames(2);
+}
+
+void MainWindow::open_dataset_dialog() {
+    QString dir  = m_last_dataset.isEmpty() ? QString() : QFileInfo(m_last_dataset).absolutePath();
+    QString path = QFileDialog::getOpenFileName(this, "Open dataset", dir, "JSONL prompt suites (*.jsonl);;All files (*)");
+    if (path.isEmpty()) return;
+    m_last_dataset = path;
+    m_controller.open_dataset(path.toStdString());
+    m_host->schedule_frames(2);
 }
 
 void MainWindow::show_about() {
@@ -62,9 +140,41 @@ void MainWindow::show_about() {
     QMessageBox::about(this, "About Speculum", "<pre>" + text.toHtmlEscaped() + "</pre>");
 }
 
-void MainWindow::closeEvent(QCloseEvent* event) {
+void MainWindow::restore_settings() {
+    if (!m_use_settings) {
+        resize(1400, 860);
+        return;
+    }
+    QSettings settings;
+    if (!restoreGeometry(settings.value("main_window/geometry").toByteArray())) resize(1400, 860);
+    QVariant shown = settings.value("panels/visible");
+    if (shown.isValid()) {
+        QStringList titles = shown.toStringList();
+        for (const auto& p : m_host->dashboard().panels()) *p.visible = titles.contains(p.title);
+    }
+    m_host->load_layout(settings.value("panels/imgui_layout").toByteArray().toStdString());
+    m_last_model   = settings.value("files/last_model").toString();
+    m_last_dataset = settings.value("files/last_dataset").toString();
+}
+
+void MainWindow::save_settings() {
+    if (!m_use_settings) return;
     QSettings settings;
     settings.setValue("main_window/geometry", saveGeometry());
+    QStringList titles;
+    for (const auto& p : m_host->dashboard().panels())
+        if (*p.visible) titles << p.title;
+    settings.setValue("panels/visible", titles);
+    settings.setValue("panels/imgui_layout", QByteArray::fromStdString(m_host->save_layout()));
+    // The model actually opened (a dialog, a bundled button or --model) is the one to offer next time.
+    if (const auto& m = m_controller.snapshot().model) m_last_model = QString::fromStdString(m->path);
+    if (const auto& d = m_controller.snapshot().dataset) m_last_dataset = QString::fromStdString(d->path);
+    settings.setValue("files/last_model", m_last_model);
+    settings.setValue("files/last_dataset", m_last_dataset);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    save_settings();
     event->accept();
 }
 

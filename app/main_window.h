@@ -1,7 +1,15 @@
-// The Qt main window: menus, status bar, persisted geometry, and the ImGui host as the central widget.
+// The Qt main window: menus, file dialogs, the status bar with job progress and a cancel button, persisted
+// settings (geometry, visible panels, ImGui layout, last model path), and the ImGui host as the central widget.
 #pragma once
 
+#include "ui/app_controller.h"
+
 #include <QMainWindow>
+
+class QLabel;
+class QProgressBar;
+class QTimer;
+class QToolButton;
 
 namespace speculum::app {
 
@@ -10,17 +18,35 @@ class ImGuiHostWidget;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    MainWindow();
+    // `use_settings` = false for scripted runs (screenshots): neither read nor write the user's QSettings.
+    explicit MainWindow(bool use_settings = true);
     ImGuiHostWidget* host() const { return m_host; }
+    ui::AppController& controller() { return m_controller; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
     void build_menus();
+    void build_status_bar();
     void show_about();
+    void open_model_dialog();
+    void open_dataset_dialog();
+    void on_shell_actions(const std::vector<ui::Action>& actions);
+    void after_frame();  // status bar and the progress timer follow the controller's jobs
+    void restore_settings();
+    void save_settings();
 
+    ui::AppController m_controller;
     ImGuiHostWidget* m_host = nullptr;
+    QLabel* m_job_label = nullptr;
+    QProgressBar* m_job_progress = nullptr;
+    QToolButton* m_job_cancel    = nullptr;
+    QTimer* m_progress_timer     = nullptr;  // ~30 Hz redraws while a job runs; stopped when idle
+    uint64_t m_shown_job         = 0;
+    QString m_last_model;
+    QString m_last_dataset;
+    bool m_use_settings = true;
 };
 
 }  // namespace speculum::app

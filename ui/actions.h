@@ -1,6 +1,11 @@
-// Intents that panels emit. The app drains them after ImGui::Render() and calls core; panels never mutate core.
+// Intents that panels emit. The app drains them after ImGui::Render(): the controller (ui/app_controller) handles
+// the Qt-free ones and the main window the rest (file dialogs, quit). Panels never mutate core or app state.
 #pragma once
 
+#include "ui/app_config.h"
+#include "ui/sweep.h"
+
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -10,10 +15,34 @@ namespace speculum::ui {
 struct ActionShowMessage {
     std::string text;  // goes to the status bar
 };
-
 struct ActionQuit {};
+struct ActionOpenModelDialog {};    // the app shows a file dialog, then sends ActionOpenModel
+struct ActionOpenDatasetDialog {};  // the app shows a file dialog, then sends ActionOpenDataset
+struct ActionOpenModel {
+    std::string path;  // GGUF file
+};
+struct ActionOpenDataset {
+    std::string path;  // JSONL prompt suite
+};
+struct ActionSelectTask {
+    std::string task;  // "" = every task
+};
+struct ActionSetConfig {
+    AppConfig config;  // the whole new configuration (panels edit a copy of the snapshot's)
+};
+struct ActionCancelJob {
+    uint64_t id = 0;
+};
+struct ActionRunSweep {
+    SweepAxis x = SweepAxis::gamma, y = SweepAxis::alpha;
+    SweepMetric metric = SweepMetric::speedup;
+};
+struct ActionRunMeasured {};  // re-run the measured decode now (no debounce)
+struct ActionClearMessages {};
 
-using Action = std::variant<ActionShowMessage, ActionQuit>;
+using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
+                            ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
+                            ActionRunSweep, ActionRunMeasured, ActionClearMessages>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

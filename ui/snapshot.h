@@ -1,19 +1,65 @@
-// The immutable, value-type view of the application state that every panel draws from.
-// The app builds a new snapshot when core state changes; panels never reach into core objects.
+// The immutable, value-type view of the application state that every panel draws from. The controller
+// (ui/app_controller) builds a new one when something changes; panels never reach into core objects.
 #pragma once
 
+#include "core/hw/profile.h"
 #include "core/version.h"
+#include "ui/app_config.h"
+#include "ui/measured.h"
+#include "ui/model_summary.h"
+#include "ui/modeled.h"
+#include "ui/sweep.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace speculum::ui {
+
+struct JobView {
+    uint64_t id = 0;
+    std::string name;      // "Loading model tiny.gguf"
+    double progress = 0;   // [0, 1]
+    std::string what;      // current item, "layer 3/8"
+};
+
+enum class MessageLevel { info, error };
+struct Message {
+    MessageLevel level = MessageLevel::info;
+    std::string text;
+};
+
+enum class ModelState { none, reading, loaded, failed };
 
 struct UiSnapshot {
     BuildInfo build;             // shown in the Overview panel and the About box
     std::string status_line;     // last message for the user (errors included)
     uint64_t frame_index = 0;    // frames rendered so far (debug overlay; idle checks)
     float dpi_scale      = 1.0f; // device pixel ratio of the window
+
+    AppConfig config;                       // what the Configuration panel edits
+    std::vector<std::string> config_problems;
+    ModeledView modeled;                    // predict() of `config`: updated in the same frame as an edit
+
+    ModelState model_state = ModelState::none;
+    std::optional<ModelSummary> model;      // as soon as the GGUF header is read
+    std::vector<std::string> bundled_models;    // resources/models/*.gguf (full paths)
+    std::vector<std::string> bundled_datasets;  // datasets/*.jsonl (full paths)
+    std::optional<DatasetSummary> dataset;
+    std::string task;  // chosen task of the dataset ("" = all)
+
+    std::vector<hw::HardwareProfile> profiles;  // bundled hardware profiles, sorted by id
+    int profile_index = -1;                     // index of config.hardware_profile in profiles, -1 = none
+
+    std::vector<JobView> jobs;       // running background jobs
+    std::vector<Message> messages;   // recent messages, newest last
+
+    bool measuring_available = false;  // a measuring engine is wired into this build
+    std::optional<MeasuredView> measured;  // the latest measured run (streaming while !complete)
+    std::string measured_note;             // why there is no measured run, or its state
+
+    std::optional<SweepView> sweep;  // the latest design-space sweep (streaming while rows_done < ys.size())
 };
 
 }  // namespace speculum::ui

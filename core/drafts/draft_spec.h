@@ -26,7 +26,8 @@ struct PruneSpec {
     bool embeddings           = false;  // token_embd
     bool output               = false;  // the LM head
     bool per_row              = true;   // rank weights within each output row (Wanda) rather than per tensor
-    std::string calibration;            // Wanda: JSONL prompt suite for ||X||; empty = the bundled default
+    std::string calibration;            // Wanda: JSONL prompt suite for ||X||; empty = calibration token ids must
+                                        // be given (DrafterOptions.calibration_tokens / --calibration-ids)
     int32_t calibration_tokens = 256;   // tokens of calibration text evaluated by the target
 
     bool operator==(const PruneSpec&) const = default;

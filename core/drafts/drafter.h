@@ -19,7 +19,8 @@ struct DraftCost {
     double flops           = 0;  // floating-point operations (2 per multiply-add)
     double seconds         = 0;  // wall time, measured
     int32_t n_forward      = 0;  // forward passes run
-    bool bytes_modeled     = false;
+    bool bytes_modeled     = false;  // bytes_weights is modeled
+    bool bytes_kv_modeled  = false;  // bytes_kv is modeled (a compressed draft KV kept in the f32 cache)
 
     DraftCost& operator+=(const DraftCost& o) {
         bytes_weights += o.bytes_weights;
@@ -28,6 +29,7 @@ struct DraftCost {
         seconds += o.seconds;
         n_forward += o.n_forward;
         bytes_modeled = bytes_modeled || o.bytes_modeled;
+        bytes_kv_modeled = bytes_kv_modeled || o.bytes_kv_modeled;
         return *this;
     }
 };

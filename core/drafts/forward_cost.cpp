@@ -34,7 +34,8 @@ DraftCost pass_cost(const ForwardCostModel& cm, const model::Hparams& hp, const 
     if (n_new <= 0) return c;
     const double e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff, n = n_new;
     c.n_forward     = 1;
-    c.bytes_modeled = cm.modeled;
+    c.bytes_modeled    = cm.modeled;
+    c.bytes_kv_modeled = cm.kv_modeled;
     c.bytes_weights = cm.embd_row_bytes * uint64_t(n_new);
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         if (attn_runs(opts, il)) {

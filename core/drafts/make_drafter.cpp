@@ -6,6 +6,8 @@
 #include "core/drafts/model_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vocab.h"
 
 #include <stdexcept>
 
@@ -14,11 +16,16 @@ namespace speculum::drafts {
 namespace {
 
 // Token sequences of a JSONL prompt suite, tokenized with the target's tokenizer.
-std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, const TokenizeFn& tokenize,
-                                                 const std::string& field) {
+std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, TokenizeFn tokenize,
+                                                 const std::string& field, const model::Model& target) {
+    // Without a tokenizer from the caller, the target's own (from its GGUF metadata) is used.
+    if (!tokenize && target.gguf() && target.gguf()->find("tokenizer.ggml.tokens")) {
+        auto tok = std::make_shared<model::Tokenizer>(model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf())));
+        tokenize = [tok](const std::string& text) { return tok->encode(text, true, false); };
+    }
     if (!tokenize)
         throw std::invalid_argument("draft." + field + " names '" + path +
-                                    "', but no tokenizer was given to tokenize it (DrafterOptions.tokenize)");
+                                    "', but the target has no tokenizer metadata and DrafterOptions.tokenize is empty");
     const data::Dataset ds = data::load_dataset(path);
     std::vector<std::vector<int32_t>> out;
     for (const data::Prompt& p : ds.prompts) out.push_back(tokenize(p.prompt));
@@ -42,7 +49,7 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
     case DraftKind::maxgram: {
         std::optional<BigramTable> bigram;
         if (!spec.bigram_corpus.empty())
-            bigram = BigramTable::build(tokenize_suite(spec.bigram_corpus, options.tokenize, "bigram_corpus"),
+            bigram = BigramTable::build(tokenize_suite(spec.bigram_corpus, options.tokenize, "bigram_corpus", target),
                                         hp.n_vocab);
         return std::make_unique<MaxGramDrafter>(hp.n_vocab, spec.maxgram, std::move(bigram));
     }
@@ -62,7 +69,7 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
                     throw std::invalid_argument(
                         "draft.prune.calibration: Wanda needs calibration text (a JSONL prompt suite) or "
                         "calibration token ids (DrafterOptions.calibration_tokens)");
-                seqs = tokenize_suite(spec.prune.calibration, options.tokenize, "prune.calibration");
+                seqs = tokenize_suite(spec.prune.calibration, options.tokenize, "prune.calibration", target);
             }
             norms = collect_activation_norms(target, seqs, spec.prune.calibration_tokens, options.progress,
                                              options.cancel);

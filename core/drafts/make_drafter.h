@@ -20,7 +20,7 @@ using TokenizeFn = std::function<std::vector<int32_t>(const std::string& text)>;
 
 struct DrafterOptions {
     model::ContextConfig context;  // the draft's own context; n_ctx 0 = the target's training context length
-    TokenizeFn tokenize;           // needed only when the spec names a corpus (calibration / bigram_corpus)
+    TokenizeFn tokenize;           // for a corpus named by the spec; empty = the target GGUF's own tokenizer
     // Calibration token sequences for Wanda used instead of tokenizing spec.prune.calibration (when non-empty).
     std::vector<std::vector<int32_t>> calibration_tokens;
     ProgressFn progress;

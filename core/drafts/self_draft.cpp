@@ -1,23 +1,95 @@
 // build_self_draft: the transform pipeline over the target's tensors (see self_draft.h).
 #include "core/drafts/self_draft.h"
 
+#include "core/drafts/draft_bits.h"
+#include "core/drafts/kv_transforms.h"
+#include "core/drafts/weight_transforms.h"
+
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 namespace speculum::drafts {
 
+namespace {
+
+bool layer_runs(const DraftSpec& s, int32_t il, const std::vector<int32_t>& skip) {
+    if (s.exit_layer >= 0 && il > s.exit_layer) return false;
+    for (int32_t x : skip)
+        if (x == il) return false;
+    return true;
+}
+
+}  // namespace
+
 SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, const ActivationNorms* norms,
                            const ProgressFn& progress, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0            = std::chrono::steady_clock::now();
     const model::Hparams& hp = target.hparams();
     if (spec.kind != DraftKind::self) throw std::invalid_argument("build_self_draft: spec kind is not \"self\"");
     spec.validate(hp.n_layer);
-    (void)norms;
-    if (spec.prune.ratio > 0.0f || spec.weight_trunc_bits > 0 || spec.weight_format != WeightFormat::same ||
-        spec.kv_trunc_bits > 0 || spec.kv_drop_ratio > 0.0f)
-        throw std::invalid_argument("build_self_draft: weight and KV transforms are not in this build yet");
-    cancel.throw_if_cancelled();
-    SelfDraft d{.model = target, .forward = {}, .cost = {}};
+    const bool wanda = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
+    if (wanda && (!norms || norms->sites.size() != size_t(hp.n_layer) || norms->head.size() != size_t(hp.n_embd)))
+        throw std::invalid_argument("build_self_draft: Wanda pruning needs activation norms of this target "
+                                    "(collect_activation_norms)");
+    const WeightFormat format = spec.weight_trunc_bits > 0 && spec.weight_format == WeightFormat::same
+                                    ? WeightFormat::bf16
+                                    : spec.weight_format;
+
+    model::ModelWeights w = target.weights();  // views: every tensor starts shared with the target
+    SelfDraft d{.model = target, .forward = {}, .cost = {}, .matrices = {}};
+    const size_t n_total = 2 + 7 * size_t(hp.n_layer);
+    size_t done          = 0;
+    // Transforms one matrix in place in `w` when its plan is not the identity; records what happened.
+    auto apply = [&](model::WeightView& v, const std::string& name, bool read, bool prune, bool fmt,
+                     std::span<const float> norm) {
+        cancel.throw_if_cancelled();
+        report(progress, double(done++) / double(n_total), name);
+        MatrixTransform tr;
+        tr.prune_ratio = read && prune ? spec.prune.ratio : 0.0f;
+        tr.per_row     = spec.prune.per_row;
+        if (wanda) tr.channel_norm = norm;
+        tr.format     = read && fmt ? format : WeightFormat::same;
+        tr.trunc_bits = tr.format == WeightFormat::bf16 ? spec.weight_trunc_bits : 0;
+        tr.rounding   = spec.trunc_rounding;
+        MatrixRecord rec;
+        rec.name     = name;
+        rec.type     = v.type;
+        rec.elements = v.rows * v.cols;
+        if (!tr.identity()) {
+            TransformedMatrix t = transform_matrix(v, tr);
+            v              = std::move(t.view);
+            rec.type       = v.type;
+            rec.pruned     = t.n_pruned;
+            rec.trunc_bits = tr.trunc_bits;
+            rec.shared     = false;
+        }
+        d.matrices.push_back(rec);
+    };
+    auto site = [&](int32_t il, model::ActivationSite s) -> std::span<const float> {
+        if (!wanda) return {};
+        return norms->sites[size_t(il)][size_t(s)];
+    };
+    // Embeddings: Wanda has no activation for a lookup table, so its rows are ranked by magnitude.
+    apply(w.token_embd, "token_embd.weight", true, spec.prune.embeddings, false, {});
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        model::LayerWeights& L = w.layers[size_t(il)];
+        const std::string p    = "blk." + std::to_string(il) + ".";
+        const bool ra = layer_runs(spec, il, spec.skip_attn), rf = layer_runs(spec, il, spec.skip_ffn);
+        const bool pa = spec.prune.attention, pf = spec.prune.ffn;
+        using S = model::ActivationSite;
+        apply(L.wq, p + "attn_q.weight", ra, pa, true, site(il, S::attn_in));
+        apply(L.wk, p + "attn_k.weight", ra, pa, true, site(il, S::attn_in));
+        apply(L.wv, p + "attn_v.weight", ra, pa, true, site(il, S::attn_in));
+        apply(L.wo, p + "attn_output.weight", ra, pa, true, site(il, S::attn_out));
+        apply(L.w_gate, p + "ffn_gate.weight", rf, pf, true, site(il, S::ffn_in));
+        apply(L.w_up, p + "ffn_up.weight", rf, pf, true, site(il, S::ffn_in));
+        apply(L.w_down, p + "ffn_down.weight", rf, pf, true, site(il, S::ffn_down));
+    }
+    apply(w.output, "output.weight", true, spec.prune.output, spec.format_output,
+          wanda ? std::span<const float>(norms->head) : std::span<const float>());
+
+    d.model = model::Model::from_weights(hp, std::move(w), target.name() + " [" + spec.describe() + "]");
     d.forward.exit_layer = spec.exit_layer;
     if (!spec.skip_attn.empty()) {
         d.forward.skip_attn.assign(size_t(hp.n_layer), 0);
@@ -27,8 +99,44 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
         d.forward.skip_ffn.assign(size_t(hp.n_layer), 0);
         for (int32_t il : spec.skip_ffn) d.forward.skip_ffn[size_t(il)] = 1;
     }
-    d.cost          = ForwardCostModel::of(d.model);
-    d.bytes_shared  = target.weight_bytes_total();
+    d.forward.kv_transform = make_kv_hook({spec.kv_drop_ratio, spec.kv_trunc_bits, spec.trunc_rounding});
+
+    // Cost: the real bytes of the draft's views, with pruned / truncated matrices at their modeled compact size.
+    d.cost = ForwardCostModel::of(d.model);
+    const model::ModelWeights& dw = d.model.weights();
+    auto modeled_bytes = [&](const MatrixRecord& r, const model::WeightView& v) -> int64_t {
+        const MatrixBits mb = matrix_bits(r.type, double(r.pruned) / double(r.elements), r.trunc_bits);
+        if (!mb.is_modeled) return 0;
+        d.cost.modeled = true;
+        return static_cast<int64_t>(std::ceil(mb.modeled * double(r.elements) / 8.0 - 1e-9)) - int64_t(v.n_bytes());
+    };
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        const model::LayerWeights& L = dw.layers[size_t(il)];
+        const MatrixRecord* r        = &d.matrices[1 + 7 * size_t(il)];
+        int64_t da = 0, df = 0;
+        for (const auto& [k, v] : {std::pair{0, &L.wq}, {1, &L.wk}, {2, &L.wv}, {3, &L.wo}}) da += modeled_bytes(r[k], *v);
+        for (const auto& [k, v] : {std::pair{4, &L.w_gate}, {5, &L.w_up}, {6, &L.w_down}}) df += modeled_bytes(r[k], *v);
+        d.cost.attn_bytes[size_t(il)] = uint64_t(int64_t(d.cost.attn_bytes[size_t(il)]) + da);
+        d.cost.ffn_bytes[size_t(il)]  = uint64_t(int64_t(d.cost.ffn_bytes[size_t(il)]) + df);
+    }
+    d.cost.head_bytes = uint64_t(int64_t(d.cost.head_bytes) + modeled_bytes(d.matrices.back(), dw.output));
+    if (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0) {
+        const DraftBits bits   = draft_bits(spec, target);
+        d.cost.kv_bytes_per_value = bits.kv_bits_per_element / 8.0;
+        d.cost.kv_modeled      = true;
+    }
+
+    auto account = [&](const model::WeightView& v, const MatrixRecord& r) {
+        (r.shared ? d.bytes_shared : d.bytes_owned) += v.n_bytes();
+    };
+    account(dw.token_embd, d.matrices[0]);
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        const model::LayerWeights& L = dw.layers[size_t(il)];
+        const MatrixRecord* r        = &d.matrices[1 + 7 * size_t(il)];
+        account(L.wq, r[0]), account(L.wk, r[1]), account(L.wv, r[2]), account(L.wo, r[3]);
+        account(L.w_gate, r[4]), account(L.w_up, r[5]), account(L.w_down, r[6]);
+    }
+    if (!(hp.tied_output && d.matrices.back().shared && d.matrices[0].shared)) account(dw.output, d.matrices.back());
     report(progress, 1.0, "draft ready");
     d.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return d;

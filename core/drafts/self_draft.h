@@ -31,6 +31,16 @@ ActivationNorms collect_activation_norms(const model::Model& target, const std::
                                          int32_t max_tokens, const ProgressFn& progress = {},
                                          const CancelToken& cancel = {});
 
+// What happened to one matrix of the target.
+struct MatrixRecord {
+    std::string name;            // GGUF tensor name, e.g. "blk.3.ffn_up.weight"
+    kernels::GgmlType type = kernels::GgmlType::F32;  // storage type in the draft
+    int64_t elements = 0;
+    int64_t pruned   = 0;        // elements zeroed by pruning
+    int32_t trunc_bits = 0;      // BF16 mantissa bits dropped
+    bool shared = true;          // the target's storage, not copied
+};
+
 struct SelfDraft {
     model::Model model;             // transformed weights; untouched tensors are views of the target's
     model::ForwardOptions forward;  // skip sets, exit layer, KV transform hook
@@ -38,6 +48,7 @@ struct SelfDraft {
     uint64_t bytes_shared = 0;      // weight bytes shared with the target (not copied)
     uint64_t bytes_owned  = 0;      // weight bytes the draft allocated
     double build_seconds  = 0;      // wall time of build_self_draft
+    std::vector<MatrixRecord> matrices;  // token_embd, each layer's 7 matrices, output
 };
 
 // Applies spec (kind self; validated against the target's layer count) to the target. Wanda needs `norms`

@@ -79,12 +79,17 @@ std::string vocab_incompatibility(const model::GgufFile& target, const model::Gg
 void check_vocab_compatible(const model::Model& target, const model::Model& draft) {
     const std::string head = "draft '" + draft.name() + "' cannot speculate for target '" + target.name() + "': ";
     std::string why;
-    if (target.gguf() && draft.gguf()) why = vocab_incompatibility(*target.gguf(), *draft.gguf());
+    auto has_vocab = [](const model::Model& m) { return m.gguf() && m.gguf()->find("tokenizer.ggml.tokens"); };
+    // Neither side carries a tokenizer (in-memory or random-weight models): only n_vocab can be compared.
+    const bool metadata = has_vocab(target) || has_vocab(draft);
+    if (metadata && !has_vocab(target)) why = "the target has no tokenizer metadata (tokenizer.ggml.tokens)";
+    else if (metadata && !has_vocab(draft)) why = "the draft has no tokenizer metadata (tokenizer.ggml.tokens)";
+    else if (metadata) why = vocab_incompatibility(*target.gguf(), *draft.gguf());
     if (why.empty() && draft.hparams().n_vocab > target.hparams().n_vocab)
         why = "the draft's " + std::to_string(draft.hparams().n_vocab) + " logits exceed the target's " +
               std::to_string(target.hparams().n_vocab) + " tokens (draft tokens must be target tokens)";
-    if (why.empty() && (!target.gguf() || !draft.gguf()) && draft.hparams().n_vocab != target.hparams().n_vocab)
-        why = "no tokenizer metadata (in-memory model) and n_vocab differs: target " +
+    if (why.empty() && !metadata && draft.hparams().n_vocab != target.hparams().n_vocab)
+        why = "no tokenizer metadata on either side and n_vocab differs: target " +
               std::to_string(target.hparams().n_vocab) + ", draft " + std::to_string(draft.hparams().n_vocab);
     if (!why.empty()) throw VocabMismatch(head + why);
 }

@@ -21,8 +21,9 @@ constexpr int32_t kVocabCheckStartTokenId = 5;    // llama.cpp SPEC_VOCAB_CHECK_
 // Empty when compatible, else the reason ("vocab type differs: target 'llama', draft 'gpt2'").
 std::string vocab_incompatibility(const model::GgufFile& target, const model::GgufFile& draft);
 
-// Throws VocabMismatch with "draft 'PATH' cannot speculate for target 'PATH': REASON". Models without a GGUF
-// (in-memory) carry no tokenizer metadata: for them only n_vocab is compared, and it must be equal.
+// Throws VocabMismatch with "draft 'PATH' cannot speculate for target 'PATH': REASON". When neither model carries
+// tokenizer metadata (in-memory or random-weight models) only n_vocab is compared, and it must be equal; when only
+// one does, the other is refused. A draft with more logits than the target has tokens is refused too.
 void check_vocab_compatible(const model::Model& target, const model::Model& draft);
 
 }  // namespace speculum::drafts

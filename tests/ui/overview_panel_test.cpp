@@ -10,6 +10,7 @@ using namespace speculum;
 TEST(OverviewPanel, DrawsWindowWithVertices) {
     test::HeadlessImGui im;
     ui::Dashboard dash;
+    dash.set_solo(ui::OverviewPanel::title);
     ui::UiSnapshot snap;
     snap.build = build_info();
     ui::UiActions actions;
@@ -29,7 +30,8 @@ TEST(OverviewPanel, HiddenPanelDrawsNothing) {
     dash.overview.visible = false;
     ui::UiActions actions;
     im.begin_frame();
-    dash.draw(ui::UiSnapshot{}, actions);
+    const ui::UiSnapshot empty;
+    dash.draw(empty, actions);
     im.end_frame();
     EXPECT_EQ(ImGui::FindWindowByName(ui::OverviewPanel::title), nullptr);
 }
@@ -37,6 +39,7 @@ TEST(OverviewPanel, HiddenPanelDrawsNothing) {
 TEST(OverviewPanel, ButtonClickEmitsAction) {
     test::HeadlessImGui im;
     ui::Dashboard dash;
+    dash.set_solo(ui::OverviewPanel::title);
     ui::UiSnapshot snap;
     ui::UiActions actions;
     auto frame = [&] { dash.draw(snap, actions); };

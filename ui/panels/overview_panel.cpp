@@ -1,17 +1,14 @@
 // Overview panel: build identity and a short orientation for a first-time user.
 #include "ui/panels/overview_panel.h"
 
+#include "ui/widgets.h"
+
 #include <imgui.h>
 
 namespace speculum::ui {
 
-void OverviewPanel::draw(const UiSnapshot& snap, UiActions& actions) {
-    ImGui::SetNextWindowPos(ImVec2(16, 16), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(520, 300), ImGuiCond_FirstUseEver);
-    if (!ImGui::Begin(title, &visible)) {
-        ImGui::End();
-        return;
-    }
+void OverviewPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
+    if (!begin_panel(title, &visible, ImVec2(0.3f, 0.25f), ImVec2(0.4f, 0.4f), fill)) return;
     ImGui::Text("Speculum %s", snap.build.version.c_str());
     ImGui::TextDisabled("Explore how to draft and verify for this model on that device.");
     ImGui::Separator();

@@ -9,8 +9,8 @@ namespace speculum::ui {
 class OverviewPanel {
 public:
     static constexpr const char* title = "Overview";
-    void draw(const UiSnapshot& snap, UiActions& actions);
-    bool visible = true;
+    void draw(const UiSnapshot& snap, UiActions& actions, bool fill = false);
+    bool visible = false;  // in the View menu; the other panels carry the work
 };
 
 }  // namespace speculum::ui

@@ -1,0 +1,163 @@
+// Bit accounting of draft specs (see draft_bits.h).
+#include "core/drafts/draft_bits.h"
+
+#include "core/drafts/weight_transforms.h"
+
+#include <cmath>
+
+namespace speculum::drafts {
+
+using kernels::GgmlType;
+
+namespace {
+
+// Bits of one stored value, without the per-block scale.
+double value_bits(GgmlType t) {
+    switch (t) {
+    case GgmlType::Q8_0: return 8;
+    case GgmlType::Q4_0:
+    case GgmlType::MXFP4: return 4;
+    default: {
+        const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(t);
+        return 8.0 * double(tr->type_size) / double(tr->block_size);
+    }
+    }
+}
+
+double type_bits(GgmlType t) {
+    const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(t);
+    return 8.0 * double(tr->type_size) / double(tr->block_size);
+}
+
+uint64_t bits_to_bytes(double bits) { return static_cast<uint64_t>(std::ceil(bits / 8.0 - 1e-9)); }
+
+}  // namespace
+
+MatrixBits matrix_bits(GgmlType type, double pruned, int32_t trunc_bits) {
+    MatrixBits b;
+    b.real       = type_bits(type);
+    b.is_modeled = pruned > 0.0 || trunc_bits > 0;
+    const double scales = b.real - value_bits(type);
+    b.modeled = (1.0 - pruned) * (value_bits(type) - trunc_bits) + (pruned > 0.0 ? 1.0 : 0.0) + scales;
+    if (!b.is_modeled) b.modeled = b.real;
+    return b;
+}
+
+DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const model::Model* draft_model) {
+    const model::Hparams& hp     = target.hparams();
+    const model::ModelWeights& W = target.weights();
+    spec.validate(hp.n_layer);
+    DraftBits b;
+    // Verification side.
+    {
+        double bits = 0, elems = 0;
+        auto add = [&](const model::WeightView& v) {
+            bits += type_bits(v.type) * double(v.rows * v.cols);
+            elems += double(v.rows * v.cols);
+        };
+        for (const model::LayerWeights& L : W.layers)
+            for (const model::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*v);
+        add(W.output);
+        b.verify_weight_bits_per_element  = bits / elems;
+        b.verify_weight_bytes_per_forward = target.weight_bytes_per_token();
+        b.verify_kv_bytes_per_token       = 2ull * 4 * uint64_t(hp.n_layer) * uint64_t(hp.n_embd_kv());
+    }
+    if (spec.kind == DraftKind::maxgram) {
+        b.kv_bits_per_element_real = 0;
+        b.note = "max-gram reads no weights and keeps no KV (a suffix search over token ids)";
+        return b;
+    }
+    const model::Model& m = spec.kind == DraftKind::model && draft_model ? *draft_model : target;
+    if (spec.kind == DraftKind::model && !draft_model)
+        throw std::invalid_argument("draft_bits: kind \"model\" needs the loaded draft model");
+    const model::Hparams& dh      = m.hparams();
+    const model::ModelWeights& DW = m.weights();
+
+    const bool self     = spec.kind == DraftKind::self;
+    const float p       = self ? spec.prune.ratio : 0.0f;
+    const int32_t t     = self ? spec.weight_trunc_bits : 0;
+    const WeightFormat f = self && t > 0 && spec.weight_format == WeightFormat::same ? WeightFormat::bf16
+                                                                                    : (self ? spec.weight_format : WeightFormat::same);
+    auto runs = [&](int32_t il, const std::vector<int32_t>& skip) {
+        if (!self) return true;
+        if (spec.exit_layer >= 0 && il > spec.exit_layer) return false;
+        for (int32_t s : skip)
+            if (s == il) return false;
+        return true;
+    };
+    double bits_real = 0, bits_mod = 0, elems = 0, j_bits = 0, v_bits = 0;
+    bool modeled = false, subset = self && (t == 0 || spec.trunc_rounding == MantissaRounding::toward_zero);
+    uint64_t small_bytes = DW.token_embd.row_bytes();  // norms, biases and one embedding row (f32 / stored)
+    auto add = [&](const model::WeightView& v, bool prune, bool format) {
+        const int64_t n       = v.rows * v.cols;
+        const int64_t pruned  = prune && p > 0.0f ? (spec.prune.per_row ? v.rows * prune_count(p, v.cols) : prune_count(p, n)) : 0;
+        const GgmlType stored = format ? output_type(f, v.type) : v.type;
+        const int32_t tb      = format && stored == GgmlType::BF16 ? t : 0;
+        const MatrixBits mb   = matrix_bits(stored, double(pruned) / double(n), tb);
+        bits_real += mb.real * double(n);
+        bits_mod += mb.modeled * double(n);
+        elems += double(n);
+        modeled = modeled || mb.is_modeled;
+        j_bits += (1.0 - double(pruned) / double(n)) * (16.0 - tb) * double(n);
+        // Verification data: the full value of each pruned element and the truncated low bits of each kept one.
+        v_bits += double(pruned) * type_bits(v.type) + double(n - pruned) * tb;
+        const bool float_src = v.type == GgmlType::F32 || v.type == GgmlType::F16 || v.type == GgmlType::BF16;
+        if (!float_src || (format && f != WeightFormat::same && !(f == WeightFormat::bf16 && v.type == GgmlType::BF16)))
+            subset = false;
+    };
+    int32_t attn_layers = 0;
+    for (int32_t il = 0; il < dh.n_layer; ++il) {
+        const model::LayerWeights& L = DW.layers[size_t(il)];
+        if (runs(il, spec.skip_attn)) {
+            ++attn_layers;
+            for (const model::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo}) add(*v, self && spec.prune.attention, self);
+            small_bytes += (L.attn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+        }
+        if (runs(il, spec.skip_ffn)) {
+            for (const model::WeightView* v : {&L.w_gate, &L.w_up, &L.w_down}) add(*v, self && spec.prune.ffn, self);
+            small_bytes += L.ffn_norm.size() * sizeof(float);
+        }
+    }
+    add(DW.output, self && spec.prune.output, self && spec.format_output);
+    small_bytes += DW.output_norm.size() * sizeof(float);
+
+    b.weight_elements_per_forward   = static_cast<int64_t>(elems);
+    b.weight_bits_per_element_real  = bits_real / elems;
+    b.weight_bits_per_element       = bits_mod / elems;
+    b.weights_modeled               = modeled;
+    b.weight_bytes_per_forward_real = bits_to_bytes(bits_real) + small_bytes;
+    b.weight_bytes_per_forward      = bits_to_bytes(bits_mod) + small_bytes;
+    b.j_weight_bits                 = j_bits / elems;
+
+    const float pkv   = self ? spec.kv_drop_ratio : 0.0f;
+    const int32_t tkv = self ? spec.kv_trunc_bits : 0;
+    const int64_t ekv = dh.n_embd_kv();
+    b.kv_elements_per_token  = 2 * int64_t(attn_layers) * ekv;
+    b.kv_modeled             = pkv > 0.0f || tkv > 0;
+    b.kv_bits_per_element_real = 32;
+    if (b.kv_modeled) {
+        // Per token vector of ekv values: kept values at (16 - t_kv) bits (BF16 form) or 32 (f32 kept), bitmap.
+        const double kept = double(ekv - prune_count(pkv, ekv)) / double(ekv);
+        b.kv_bits_per_element = kept * (tkv > 0 ? 16.0 - tkv : 32.0) + (pkv > 0.0f ? 1.0 : 0.0);
+    } else {
+        b.kv_bits_per_element = 32;
+    }
+    b.kv_bytes_per_token_real = uint64_t(b.kv_elements_per_token) * 4;
+    b.kv_bytes_per_token      = bits_to_bytes(b.kv_bits_per_element * double(b.kv_elements_per_token));
+    b.j_kv_bits = (1.0 - double(prune_count(pkv, ekv)) / double(ekv)) * (16.0 - tkv);
+    if (self && subset) b.verification_data_bits_per_element = v_bits / elems;
+    if (spec.kind == DraftKind::model) b.note = "separate model: bits of its own weights";
+    return b;
+}
+
+double cassandra_objective(double alpha, const DraftBits& b, int64_t n_ctx) {
+    const double denom = double(b.weight_elements_per_forward) * b.j_weight_bits +
+                         double(b.kv_elements_per_token) * double(n_ctx) * b.j_kv_bits;
+    return denom > 0 ? alpha / denom : 0.0;
+}
+
+double bits_per_draft_token(const DraftBits& b, int64_t n_ctx) {
+    return 8.0 * double(b.weight_bytes_per_forward) + 8.0 * double(b.kv_bytes_per_token) * double(n_ctx);
+}
+
+}  // namespace speculum::drafts

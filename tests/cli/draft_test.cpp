@@ -1,0 +1,70 @@
+// `speculum-cli draft` against the real binary: description, build time, bit accounting with modeled labels,
+// GGUF save (an early-exit draft drops its layers and loads back), and clear errors for bad specs.
+#include "core/model/model.h"
+#include "core/model/synthetic.h"
+#include "support/run_process.h"
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+
+using speculum::test::run_cli;
+
+namespace {
+
+std::string tiny_target() {
+    static const std::string path = [] {
+        speculum::model::SyntheticSpec s;
+        s.n_vocab = 200, s.n_embd = 64, s.n_layer = 3, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 128, s.n_ctx = 128;
+        s.type = speculum::kernels::GgmlType::BF16;
+        const std::string p = (speculum::test::tmp_dir() / "cli_draft_target.gguf").string();
+        speculum::model::write_synthetic_gguf(s, p);
+        return p;
+    }();
+    return path;
+}
+
+}  // namespace
+
+TEST(CliDraft, PrintsAccountingWithModeledLabels) {
+    auto r = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"prune": {"ratio": 0.5}, "weight_trunc_bits": 3})"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("draft: prune 50% magnitude (attn+ffn, per row) + bf16 t=3"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("build: "), std::string::npos);
+    EXPECT_NE(r.out.find("(modeled: compact format; no compact kernel)"), std::string::npos);
+    EXPECT_NE(r.out.find("(modeled)"), std::string::npos);
+    EXPECT_NE(r.err.find("building: 100% draft ready"), std::string::npos) << r.err;
+    auto m = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"weight_format": "mxfp4"})"});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    EXPECT_NE(m.out.find("draft weights: 4.2500 bits/element (real)"), std::string::npos) << m.out;
+}
+
+TEST(CliDraft, SavesAnEarlyExitDraftThatLoads) {
+    const std::string out = (speculum::test::tmp_dir() / "cli_draft_exit.gguf").string();
+    auto r = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"weight_format": "q8_0", "exit_layer": 1})", "--out", out});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto d = speculum::model::Model::load(out);
+    EXPECT_EQ(d.hparams().n_layer, 2);
+    EXPECT_EQ(d.weights().layers[0].wq.type, speculum::kernels::GgmlType::Q8_0);
+    EXPECT_EQ(d.weights().token_embd.type, speculum::kernels::GgmlType::BF16);
+    // The saved draft is a separate model with the target's vocabulary.
+    auto s = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"kind": "model", "model_path": ")" + out + R"("})"});
+    EXPECT_EQ(s.exit_code, 0) << s.err;
+}
+
+TEST(CliDraft, RejectsBadSpecsClearly) {
+    auto a = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"prune": {"ratio": 1.5}})"});
+    EXPECT_EQ(a.exit_code, 1);
+    EXPECT_NE(a.err.find("draft.prune.ratio must be in [0, 1)"), std::string::npos) << a.err;
+    auto b = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"skip_attn": [7]})"});
+    EXPECT_EQ(b.exit_code, 1);
+    EXPECT_NE(b.err.find("names layer 7, but the target has 3 layers"), std::string::npos) << b.err;
+    auto c = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"bogus": 1})"});
+    EXPECT_EQ(c.exit_code, 1);
+    EXPECT_NE(c.err.find("draft.bogus is not a known key"), std::string::npos) << c.err;
+    auto d = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"skip_ffn": [1]})", "--out",
+                      (speculum::test::tmp_dir() / "x.gguf").string()});
+    EXPECT_EQ(d.exit_code, 1);
+    EXPECT_NE(d.err.find("cannot express skipped"), std::string::npos) << d.err;
+    EXPECT_EQ(run_cli({"draft", "--spec", "{}"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"draft", "-m", tiny_target()}).exit_code, 2);
+}

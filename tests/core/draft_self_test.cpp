@@ -1,0 +1,173 @@
+// build_self_draft: composed transforms equal the per-matrix scalar references, untouched tensors are shared,
+// achieved pruning counts are exact, skipped layers are neither transformed nor read, KV transforms act where the
+// cache is written, progress and cancellation; Wanda calibration through make_drafter.
+#include "core/drafts/draft_bits.h"
+#include "core/drafts/kv_transforms.h"
+#include "core/drafts/make_drafter.h"
+#include "core/drafts/model_drafter.h"
+#include "core/drafts/self_draft.h"
+#include "core/drafts/weight_transforms.h"
+#include "model_fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace speculum::drafts {
+namespace {
+
+using kernels::GgmlType;
+
+model::Model target(GgmlType t = GgmlType::BF16) {
+    model::SyntheticSpec s = test::spec_gqa(t);
+    s.n_layer              = 3;
+    return model::make_synthetic_model(s);
+}
+
+bool same_bytes(const model::WeightView& a, const model::WeightView& b) {
+    return a.n_bytes() == b.n_bytes() && std::memcmp(a.data, b.data, a.n_bytes()) == 0;
+}
+
+TEST(SelfDraft, ComposedTransformsEqualScalarReferencePerMatrix) {
+    const model::Model t = target();
+    DraftSpec s;
+    s.prune.ratio       = 0.4f;
+    s.prune.attention   = false;  // FFN only
+    s.weight_trunc_bits = 3;
+    s.skip_attn         = {1};
+    s.exit_layer        = 1;      // layer 2 is never read
+    const SelfDraft d   = build_self_draft(t, s);
+    const model::ModelWeights &tw = t.weights(), &dw = d.model.weights();
+    EXPECT_EQ(dw.token_embd.data, tw.token_embd.data);  // shared, not copied
+    MatrixTransform attn;
+    attn.format     = WeightFormat::bf16;
+    attn.trunc_bits = 3;
+    MatrixTransform ffn = attn;
+    ffn.prune_ratio     = 0.4f;
+    for (int il = 0; il < 3; ++il) {
+        const model::LayerWeights &T = tw.layers[size_t(il)], &D = dw.layers[size_t(il)];
+        if (il == 0) {
+            EXPECT_TRUE(same_bytes(D.wq, transform_matrix_ref(T.wq, attn).view));
+            EXPECT_TRUE(same_bytes(D.wo, transform_matrix_ref(T.wo, attn).view));
+        } else {
+            EXPECT_EQ(D.wq.data, T.wq.data) << "skipped attention is shared, untouched";
+        }
+        if (il <= 1) {
+            const TransformedMatrix r = transform_matrix_ref(T.w_up, ffn);
+            EXPECT_TRUE(same_bytes(D.w_up, r.view));
+            EXPECT_EQ(r.n_pruned, T.w_up.rows * prune_count(0.4f, T.w_up.cols));
+        } else {
+            EXPECT_EQ(D.w_down.data, T.w_down.data);
+        }
+    }
+    // Achieved ratio per pruned matrix is exactly floor(p * cols) / cols per row.
+    for (const MatrixRecord& r : d.matrices) {
+        const bool pruned_ffn = r.name.find("ffn") != std::string::npos && r.name.find("blk.2.") == std::string::npos;
+        const int64_t cols    = r.name.find("down") != std::string::npos ? 128 : 64;  // n_ff : n_embd
+        EXPECT_EQ(r.pruned, pruned_ffn ? r.elements / cols * prune_count(0.4f, cols) : 0) << r.name;
+    }
+    EXPECT_GT(d.bytes_owned, 0u);
+    EXPECT_GT(d.bytes_shared, 0u);
+    EXPECT_TRUE(d.cost.modeled);
+    // The cost model agrees with the analytic bit accounting.
+    const DraftBits b = draft_bits(s, t);
+    EXPECT_EQ(weight_bytes_per_forward(d.cost, t.hparams(), d.forward), b.weight_bytes_per_forward);
+    ForwardCostModel real = ForwardCostModel::of(d.model);
+    EXPECT_EQ(weight_bytes_per_forward(real, t.hparams(), d.forward), b.weight_bytes_per_forward_real);
+}
+
+TEST(SelfDraft, DraftRunsAndFastPathMatchesReference) {
+    const model::Model t = target(GgmlType::F16);
+    DraftSpec s;
+    s.prune.ratio   = 0.5f;
+    s.weight_format = WeightFormat::mxfp4;
+    s.kv_drop_ratio = 0.25f;
+    s.kv_trunc_bits = 4;
+    const SelfDraft d = build_self_draft(t, s);
+    const std::vector<int32_t> toks{1, 5, 9, 2, 77};
+    const auto ref  = test::decode_all(d.model, toks, model::ForwardPath::reference, d.forward);
+    const auto fast = test::decode_all(d.model, toks, model::ForwardPath::fast, d.forward);
+    for (size_t i = 0; i < toks.size(); ++i) EXPECT_LT(test::rel_diff(fast[i], ref[i]), 1e-3) << i;
+    const auto plain = test::decode_all(t, toks, model::ForwardPath::reference);
+    EXPECT_GT(test::rel_diff(ref.back(), plain.back()), 1e-3);  // the transforms changed something
+}
+
+TEST(SelfDraft, KvTransformActsWhereTheCacheIsWritten) {
+    const model::Model t = target(GgmlType::F32);
+    DraftSpec s;
+    s.kv_drop_ratio   = 0.5f;
+    s.kv_trunc_bits   = 5;
+    const SelfDraft d = build_self_draft(t, s);
+    model::InferenceContext plain(t, {.n_ctx = 16, .n_batch = 8, .path = model::ForwardPath::reference});
+    model::InferenceContext draft(d.model, {.n_ctx = 16, .n_batch = 8, .path = model::ForwardPath::reference});
+    plain.prefill({3, 1, 4, 1, 5});
+    draft.prefill({3, 1, 4, 1, 5}, d.forward);
+    const int64_t w = t.hparams().n_embd_kv();
+    const KvTransform kt{0.5f, 5, MantissaRounding::toward_zero};
+    for (int32_t slot = 0; slot < 5; ++slot) {
+        // Layer 0's K/V depend only on the embeddings: the draft's rows are exactly the scalar transform of the
+        // target's.
+        for (bool is_k : {true, false}) {
+            std::vector<float> row(is_k ? plain.kv().k(0, slot) : plain.kv().v(0, slot),
+                                   (is_k ? plain.kv().k(0, slot) : plain.kv().v(0, slot)) + w);
+            kv_transform_rows_ref(row.data(), 1, w, kt);
+            EXPECT_EQ(std::memcmp(row.data(), is_k ? draft.kv().k(0, slot) : draft.kv().v(0, slot), size_t(w) * 4), 0);
+        }
+        // Every layer's rows are fixed points of the transform (already selected and truncated).
+        for (int32_t il = 0; il < t.hparams().n_layer; ++il) {
+            std::vector<float> row(draft.kv().k(il, slot), draft.kv().k(il, slot) + w);
+            kv_transform_rows_ref(row.data(), 1, w, kt);
+            EXPECT_EQ(std::memcmp(row.data(), draft.kv().k(il, slot), size_t(w) * 4), 0);
+        }
+    }
+}
+
+TEST(SelfDraft, ProgressCancelAndRejections) {
+    const model::Model t = target();
+    DraftSpec s;
+    s.weight_format = WeightFormat::q8_0;
+    std::vector<double> fractions;
+    build_self_draft(t, s, nullptr, [&](double f, const std::string&) { fractions.push_back(f); });
+    ASSERT_GE(fractions.size(), 10u);
+    EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+    EXPECT_EQ(fractions.back(), 1.0);
+    CancelToken c;
+    int calls = 0;
+    EXPECT_THROW(build_self_draft(t, s, nullptr, [&](double, const std::string&) { if (++calls == 5) c.cancel(); }, c),
+                 Cancelled);
+    DraftSpec w;
+    w.prune.ratio  = 0.5f;
+    w.prune.method = PruneMethod::wanda;
+    EXPECT_THROW(build_self_draft(t, w), std::invalid_argument);  // no norms
+    DraftSpec bad;
+    bad.skip_ffn = {3};
+    EXPECT_THROW(build_self_draft(t, bad), std::invalid_argument);
+}
+
+TEST(SelfDraft, WandaThroughMakeDrafterWithCalibrationTokens) {
+    const model::Model t = target(GgmlType::F32);
+    const ActivationNorms n = collect_activation_norms(t, {{1, 2, 3, 4, 5, 6}, {7, 8, 9}}, 100);
+    EXPECT_EQ(n.n_tokens, 9);
+    ASSERT_EQ(n.sites.size(), 3u);
+    EXPECT_EQ(n.sites[0][3].size(), size_t(t.hparams().n_ff));
+    for (float v : n.sites[1][0]) EXPECT_GT(v, 0.0f);
+    DraftSpec s;
+    s.prune.ratio  = 0.5f;
+    s.prune.method = PruneMethod::wanda;
+    const SelfDraft d = build_self_draft(t, s, &n);
+    MatrixTransform tr;
+    tr.prune_ratio  = 0.5f;
+    tr.channel_norm = n.sites[2][size_t(model::ActivationSite::ffn_down)];
+    EXPECT_TRUE(same_bytes(d.model.weights().layers[2].w_down, transform_matrix_ref(t.weights().layers[2].w_down, tr).view));
+    DrafterOptions o;
+    o.context            = {.n_ctx = 32, .n_batch = 16};
+    o.calibration_tokens = {{1, 2, 3, 4, 5, 6}, {7, 8, 9}};
+    auto dr = make_drafter(s, t, o);
+    dr->sync(std::vector<int32_t>{1, 2, 3});
+    const DraftChain c = dr->propose(3, {}, {});
+    EXPECT_EQ(c.tokens.size(), 3u);
+    EXPECT_TRUE(c.cost.bytes_modeled);  // dense-stored pruned weights: modeled bytes
+}
+
+}  // namespace
+}  // namespace speculum::drafts

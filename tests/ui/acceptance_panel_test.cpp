@@ -1,0 +1,43 @@
+// Acceptance panel: empty (modeled only) and measured states; Wilson intervals.
+#include "ui/ui_fixtures.h"
+
+#include "ui/panels/acceptance_panel.h"
+
+using namespace speculum;
+
+TEST(Wilson, KnownValuesAndEdges) {
+    auto w = ui::wilson_interval(80, 100);
+    EXPECT_NEAR(w.lo, 0.7112, 1e-3);
+    EXPECT_NEAR(w.hi, 0.8666, 1e-3);
+    auto none = ui::wilson_interval(0, 0);
+    EXPECT_EQ(none.lo, 0.0);
+    EXPECT_EQ(none.hi, 1.0);
+    auto all = ui::wilson_interval(10, 10);
+    EXPECT_LT(all.lo, 1.0);
+    EXPECT_DOUBLE_EQ(all.hi, 1.0);
+}
+
+TEST(MeasuredView, AlphaAndMeanLength) {
+    auto m = test::sample_measured();
+    EXPECT_EQ(m.alpha(), (std::vector<double>{0.8, 0.75, 40.0 / 60, 0.5}));
+    EXPECT_DOUBLE_EQ(m.mean_accepted_length(), 3.0);  // accepted 0..4 equally often, +1
+}
+
+TEST(AcceptancePanel, DrawsModeledOnlyThenMeasured) {
+    test::HeadlessImGui im;
+    ui::AcceptancePanel panel;
+    ui::UiActions actions;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    im.begin_frame();
+    panel.draw(snap, actions);
+    int modeled_vtx = im.end_frame()->TotalVtxCount;
+    ASSERT_NE(ImGui::FindWindowByName(panel.title), nullptr);
+    snap.measured            = test::sample_measured();
+    snap.measured->rank_reached  = {50, 20};
+    snap.measured->rank_accepted = {30, 5};
+    im.begin_frame();
+    panel.draw(snap, actions);
+    int measured_vtx = im.end_frame()->TotalVtxCount;
+    EXPECT_GT(measured_vtx, modeled_vtx) << "measured bars, whiskers and the rank chart add geometry";
+    EXPECT_TRUE(actions.queue.empty());
+}

@@ -1,0 +1,30 @@
+// Cascade view: one level, a vertical cascade and a horizontal split.
+#include "ui/ui_fixtures.h"
+
+#include "ui/panels/cascade_view_panel.h"
+
+using namespace speculum;
+
+TEST(CascadeViewPanel, DrawsLevelsAndSplit) {
+    test::HeadlessImGui im;
+    ui::CascadeViewPanel panel;
+    ui::UiActions actions;
+    ui::AppConfig cfg;
+    auto single = test::modeled_snapshot(cfg);
+    EXPECT_FALSE(single.modeled.output.cascade.has_value());
+    im.begin_frame();
+    panel.draw(single, actions);
+    int single_vtx = im.end_frame()->TotalVtxCount;
+
+    ASSERT_EQ(ui::set_config_value(cfg, "cascade", "2"), "");
+    ASSERT_EQ(ui::set_config_value(cfg, "horizontal", "2"), "");
+    auto cascade = test::modeled_snapshot(cfg);
+    ASSERT_TRUE(cascade.modeled.error.empty()) << cascade.modeled.error;
+    ASSERT_TRUE(cascade.modeled.output.cascade.has_value());
+    EXPECT_TRUE(cascade.modeled.output.horizontal_ewif.has_value());
+    im.begin_frame();
+    panel.draw(cascade, actions);
+    int cascade_vtx = im.end_frame()->TotalVtxCount;
+    EXPECT_GT(cascade_vtx, single_vtx) << "two more level boxes and the position strip";
+    EXPECT_TRUE(actions.queue.empty());
+}

@@ -1,0 +1,77 @@
+// Configuration panel: values round-trip without input, a slider drag emits the matching ActionSetConfig, the
+// tree and cascade editors edit the config, and problems are listed.
+#include "ui/ui_fixtures.h"
+
+#include "ui/panels/configuration_panel.h"
+
+using namespace speculum;
+
+TEST(ConfigurationPanel, DrawsWithoutEmittingWhenUntouched) {
+    test::HeadlessImGui im;
+    ui::ConfigurationPanel panel;
+    ui::AppConfig cfg;
+    cfg.gamma               = 7;
+    cfg.alpha               = 0.65;
+    cfg.draft.prune.ratio   = 0.3f;
+    cfg.tree.mode           = ui::TreeMode::branching;
+    cfg.cascade.push_back({});
+    ui::UiSnapshot snap = test::modeled_snapshot(cfg);
+    ui::UiActions actions;
+    for (int i = 0; i < 3; ++i) ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
+    EXPECT_TRUE(actions.queue.empty()) << "drawing a config must not change it (values round-trip through the widgets)";
+}
+
+TEST(ConfigurationPanel, GammaSliderEmitsSetConfig) {
+    test::HeadlessImGui im;
+    ui::ConfigurationPanel panel;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    ui::UiActions actions;
+    auto frame     = [&] { panel.draw(snap, actions); };
+    ImGuiWindow* w = test::draw_once(im, panel.title, frame);
+    ASSERT_NE(w, nullptr);
+    ImVec2 at;
+    ASSERT_TRUE(im.find_item(w->GetID("gamma"), w->Rect(), frame, &at)) << "gamma slider never hovered";
+    ASSERT_TRUE(actions.queue.empty());
+    im.click(at, frame);  // a click on the slider's left end sets a small γ
+    ASSERT_FALSE(actions.queue.empty());
+    auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue.back());
+    ASSERT_NE(set, nullptr);
+    EXPECT_NE(set->config.gamma, snap.config.gamma);
+    ui::AppConfig expected = snap.config;
+    expected.gamma         = set->config.gamma;
+    EXPECT_EQ(set->config, expected) << "only gamma may change";
+}
+
+TEST(ConfigurationPanel, ShowsProblems) {
+    test::HeadlessImGui im;
+    ui::ConfigurationPanel panel;
+    ui::AppConfig cfg;
+    cfg.gamma = 0;
+    ui::UiSnapshot snap = test::modeled_snapshot(cfg);
+    ASSERT_FALSE(snap.config_problems.empty());
+    EXPECT_NE(snap.config_problems[0].find("gamma"), std::string::npos);
+    EXPECT_FALSE(snap.modeled.error.empty());
+    ui::UiActions actions;
+    EXPECT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
+}
+
+TEST(AppConfig, SetConfigValueParsesAndRejects) {
+    ui::AppConfig cfg;
+    EXPECT_EQ(ui::set_config_value(cfg, "gamma", "6"), "");
+    EXPECT_EQ(cfg.gamma, 6);
+    EXPECT_EQ(ui::set_config_value(cfg, "branching", "3x2x1"), "");
+    EXPECT_EQ(cfg.tree.branching, (std::vector<int>{3, 2, 1}));
+    EXPECT_EQ(ui::set_config_value(cfg, "cascade", "2"), "");
+    EXPECT_EQ(cfg.cascade.size(), 2u);
+    EXPECT_NE(ui::set_config_value(cfg, "gamma", "six"), "");
+    EXPECT_NE(ui::set_config_value(cfg, "nope", "1"), "");
+    EXPECT_NE(ui::set_config_value(cfg, "tree", "forest"), "");
+}
+
+TEST(AppConfig, TreeFromBranching) {
+    EXPECT_EQ(ui::tree_from_branching({}).parent.size(), 1u);
+    auto t = ui::tree_from_branching({3, 2});
+    EXPECT_EQ(t.parent.size(), 1u + 3 + 6);
+    EXPECT_EQ(t.parent[4], 1);  // the first child of the first depth-1 node
+    EXPECT_EQ(ui::tree_from_branching({16, 16, 16, 16}, 100).parent.size(), 100u) << "capped";
+}

@@ -1,0 +1,69 @@
+// Design space: the modeled sweep fills every cell, is cancellable, refuses axes that need measurement; the panel
+// draws the empty state and the heatmap, and a click on a cell loads that cell's configuration.
+#include "ui/ui_fixtures.h"
+
+#include "ui/panels/design_space_panel.h"
+
+#include <cmath>
+
+using namespace speculum;
+
+static const ui::AppConfig kBase;
+
+TEST(Sweep, ModeledGridAndPareto) {
+    CancelToken cancel;
+    int rows = 0;
+    auto s   = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha, ui::SweepMetric::ewif,
+                                     cancel, {}, [&](const ui::SweepView&) { ++rows; });
+    EXPECT_EQ(rows, int(s.ys.size()));
+    ASSERT_EQ(s.values.size(), s.xs.size() * s.ys.size());
+    for (double v : s.values) EXPECT_TRUE(std::isfinite(v));
+    // At fixed γ, a higher assumed α gives a higher EWIF.
+    EXPECT_GT(s.at(3, s.ys.size() - 1), s.at(3, 0));
+    auto front = ui::pareto_front(s);
+    EXPECT_FALSE(front.empty());
+    EXPECT_LT(front.size(), s.values.size());
+}
+
+TEST(Sweep, CancelAndMeasuredAxes) {
+    CancelToken cancel;
+    cancel.cancel();
+    EXPECT_THROW(ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
+                                       ui::SweepMetric::speedup, cancel, {}),
+                 Cancelled);
+    EXPECT_THROW(ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::prune_ratio, ui::SweepAxis::alpha,
+                                       ui::SweepMetric::speedup, CancelToken{}, {}),
+                 std::invalid_argument);
+}
+
+TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
+    test::HeadlessImGui im;
+    ui::DesignSpacePanel panel;
+    ui::UiActions actions;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    auto frame          = [&] { panel.draw(snap, actions); };
+    ImGuiWindow* w      = test::draw_once(im, panel.title, frame);
+    ASSERT_NE(w, nullptr);
+    ImVec2 at;
+    ASSERT_TRUE(im.find_item(w->GetID("Run modeled sweep"), w->Rect(), frame, &at));
+    im.click(at, frame);
+    ASSERT_EQ(actions.queue.size(), 1u);
+    auto* run = std::get_if<ui::ActionRunSweep>(&actions.queue[0]);
+    ASSERT_NE(run, nullptr);
+    EXPECT_NE(run->x, run->y);
+    actions.queue.clear();
+
+    snap.sweep = ui::run_modeled_sweep(snap.config, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
+                                       ui::SweepMetric::speedup, CancelToken{}, {});
+    w = test::draw_once(im, panel.title, frame);
+    ASSERT_TRUE(im.find_item(w->GetID("heatmap"), w->Rect(), frame, &at, 8.0f));
+    at.x += 52, at.y += 10;  // past the y-axis labels, into the cells
+    im.click(at, frame);
+    ASSERT_EQ(actions.queue.size(), 1u);
+    auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue[0]);
+    ASSERT_NE(set, nullptr) << "clicking a heatmap cell loads its configuration";
+    bool gamma_on_axis = false, alpha_on_axis = false;
+    for (double g : snap.sweep->xs) gamma_on_axis |= int(g) == set->config.gamma;
+    for (double a : snap.sweep->ys) alpha_on_axis |= std::abs(a - set->config.alpha) < 1e-12;
+    EXPECT_TRUE(gamma_on_axis && alpha_on_axis);
+}

@@ -1,0 +1,246 @@
+// AppController: actions → state and jobs; mailbox → snapshot; debounced measured re-runs.
+#include "ui/app_controller.h"
+
+#include "core/data/dataset.h"
+#include "core/model/gguf.h"
+#include "core/resources.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace speculum::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxMessages = 50;
+
+std::vector<std::string> files_with_extension(const std::optional<fs::path>& dir, const std::string& ext) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (!dir || !fs::is_directory(*dir, ec)) return out;
+    for (const auto& e : fs::directory_iterator(*dir, ec))
+        if (e.is_regular_file(ec) && e.path().extension() == ext) out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
+
+}  // namespace
+
+AppController::AppController(std::function<Clock::time_point()> now) : m_now(std::move(now)) {
+    if (!m_now) m_now = [] { return Clock::now(); };
+    std::optional<fs::path> res = resources_dir();
+    m_snap.bundled_models   = files_with_extension(res ? std::optional<fs::path>(*res / "models") : std::nullopt, ".gguf");
+    m_snap.bundled_datasets = files_with_extension(datasets_dir(), ".jsonl");
+    try {
+        m_snap.profiles = hw::list_profiles(hw::hardware_dir());
+    } catch (const std::exception& e) {
+        message(MessageLevel::error, std::string("Hardware profiles unavailable: ") + e.what());
+    }
+    refresh_modeled();
+    refresh_notes();
+}
+
+void AppController::set_build(const BuildInfo& build) {
+    m_snap.build = build;
+    changed();
+}
+
+void AppController::set_measurer(Measurer measurer) {
+    m_measurer                  = std::move(measurer);
+    m_snap.measuring_available  = bool(m_measurer);
+    refresh_notes();
+    changed();
+}
+
+void AppController::message(MessageLevel level, const std::string& text) {
+    m_snap.messages.push_back({level, text});
+    if (m_snap.messages.size() > kMaxMessages) m_snap.messages.erase(m_snap.messages.begin());
+    m_snap.status_line = text;
+    changed();
+}
+
+bool AppController::handle(const Action& action) {
+    if (auto* a = std::get_if<ActionSetConfig>(&action)) set_config(a->config);
+    else if (auto* a = std::get_if<ActionOpenModel>(&action)) open_model(a->path);
+    else if (auto* a = std::get_if<ActionOpenDataset>(&action)) open_dataset(a->path);
+    else if (auto* a = std::get_if<ActionSelectTask>(&action)) {
+        m_snap.task = a->task;
+        schedule_rerun();
+        changed();
+    } else if (auto* a = std::get_if<ActionCancelJob>(&action)) m_jobs.cancel(a->id);
+    else if (auto* a = std::get_if<ActionRunSweep>(&action)) start_sweep(*a);
+    else if (std::holds_alternative<ActionRunMeasured>(action)) start_measured();
+    else if (std::holds_alternative<ActionClearMessages>(action)) {
+        m_snap.messages.clear();
+        changed();
+    } else return false;
+    return true;
+}
+
+void AppController::set_config(const AppConfig& config) {
+    if (config == m_snap.config) return;
+    m_snap.config = config;
+    refresh_modeled();  // the analytic panels follow in this very frame
+    schedule_rerun();
+    changed();
+}
+
+void AppController::refresh_modeled() {
+    m_snap.config_problems = m_snap.config.problems();
+    m_snap.profile_index   = -1;
+    for (size_t i = 0; i < m_snap.profiles.size(); ++i)
+        if (m_snap.profiles[i].id == m_snap.config.hardware_profile) m_snap.profile_index = int(i);
+    const hw::HardwareProfile* hw = m_snap.profile_index >= 0 ? &m_snap.profiles[size_t(m_snap.profile_index)] : nullptr;
+    const ModelSummary* model     = m_snap.model && m_snap.model->hparams ? &*m_snap.model : nullptr;
+    m_snap.modeled = compute_modeled(m_snap.config, model, hw, m_snap.measured ? &*m_snap.measured : nullptr);
+}
+
+void AppController::refresh_notes() {
+    if (!m_measurer)
+        m_snap.measured_note = "No measured run yet: this build has no speculative engine wired in (issue #6). "
+                               "Every figure shown is modeled.";
+    else if (!m_model)
+        m_snap.measured_note = "No measured run yet: open a model in Model and data.";
+    else if (m_jobs.latest("measure") == 0)
+        m_snap.measured_note = "No measured run yet: change a setting or press Run.";
+    else
+        m_snap.measured_note.clear();
+}
+
+void AppController::open_model(const std::string& path) {
+    m_jobs.cancel_slot("measure");
+    m_rerun_at.reset();
+    m_model.reset();
+    m_snap.model.reset();
+    m_snap.measured.reset();
+    m_snap.model_state = ModelState::reading;
+    refresh_modeled();
+    refresh_notes();
+    changed();
+    m_jobs.submit("model", "Loading model " + file_name(path), [this, path](JobContext& ctx) -> std::function<void()> {
+        model::GgufFile file = model::GgufFile::open(path);
+        ModelSummary summary = summarize_gguf(file);
+        ctx.post([this, summary] {
+            m_snap.model = summary;
+            refresh_modeled();
+            changed();
+        });
+        if (!summary.hparams) throw std::runtime_error(summary.hparams_error);
+        auto model = std::make_shared<const model::Model>(model::Model::from_gguf(std::move(file), ctx.progress, ctx.cancel));
+        return [this, model, summary] {
+            m_model            = model;
+            m_snap.model       = summary;
+            m_snap.model_state = ModelState::loaded;
+            message(MessageLevel::info, "Loaded " + summary.name + " (" + format_count(summary.n_params) + " parameters)");
+            refresh_modeled();
+            refresh_notes();
+            schedule_rerun();
+        };
+    });
+}
+
+void AppController::open_dataset(const std::string& path) {
+    m_jobs.submit("dataset", "Reading dataset " + file_name(path), [this, path](JobContext&) -> std::function<void()> {
+        DatasetSummary summary = summarize_dataset(data::load_dataset_lenient(path));
+        return [this, summary] {
+            m_snap.dataset = summary;
+            m_snap.task.clear();
+            if (summary.issues.empty())
+                message(MessageLevel::info, "Opened " + file_name(summary.path) + ": " +
+                                                std::to_string(summary.n_prompts) + " prompts");
+            else
+                message(MessageLevel::error, summary.issues);
+            schedule_rerun();
+        };
+    });
+}
+
+void AppController::schedule_rerun() {
+    if (!m_measurer || !m_model) return;
+    m_rerun_at = m_now() + kDebounce;
+}
+
+void AppController::start_measured() {
+    m_rerun_at.reset();
+    if (!m_measurer || !m_model) {
+        refresh_notes();
+        changed();
+        return;
+    }
+    if (!m_snap.config_problems.empty()) {
+        message(MessageLevel::error, "Not measuring: " + m_snap.config_problems.front());
+        return;
+    }
+    MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task};
+    m_jobs.submit("measure", "Measuring " + describe_draft(req.config.draft),
+                  [this, req, measurer = m_measurer](JobContext& ctx) -> std::function<void()> {
+                      auto partial = [this, &ctx](const MeasuredView& v) {
+                          ctx.post([this, v] {
+                              m_snap.measured = v;
+                              refresh_modeled();
+                              changed();
+                          });
+                      };
+                      MeasuredView result = measurer(req, ctx, partial);
+                      result.complete     = true;
+                      return [this, result] {
+                          m_snap.measured = result;
+                          refresh_modeled();
+                          changed();
+                      };
+                  });
+    refresh_notes();
+    changed();
+}
+
+void AppController::start_sweep(const ActionRunSweep& a) {
+    std::optional<ModelSummary> model = m_snap.model;
+    AppConfig base                    = m_snap.config;
+    m_jobs.submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
+                  [this, a, model, base](JobContext& ctx) -> std::function<void()> {
+                      const ModelSummary* m = model && model->hparams ? &*model : nullptr;
+                      SweepView s = run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.cancel, ctx.progress,
+                                                      [this, &ctx](const SweepView& partial) {
+                                                          ctx.post([this, partial] {
+                                                              m_snap.sweep = partial;
+                                                              changed();
+                                                          });
+                                                      });
+                      return [this, s] {
+                          m_snap.sweep = s;
+                          changed();
+                      };
+                  });
+    changed();
+}
+
+void AppController::poll() {
+    for (const JobOutcome& out : m_jobs.drain()) {
+        if (out.status == JobStatus::failed) {
+            if (out.slot == "model") m_snap.model_state = ModelState::failed;
+            message(MessageLevel::error, out.name + " failed: " + out.error);
+        } else if (out.status == JobStatus::canceled && out.canceled_by_user) {
+            if (out.slot == "model") m_snap.model_state = ModelState::none;
+            message(MessageLevel::info, out.name + ": cancelled");
+        }
+        changed();
+    }
+    std::vector<JobView> jobs;
+    for (const auto& p : m_jobs.running()) jobs.push_back({p.id, p.name, p.fraction, p.what});
+    bool same = jobs.size() == m_snap.jobs.size();
+    for (size_t i = 0; same && i < jobs.size(); ++i)
+        same = jobs[i].id == m_snap.jobs[i].id && jobs[i].progress == m_snap.jobs[i].progress && jobs[i].what == m_snap.jobs[i].what;
+    if (!same) {
+        m_snap.jobs = std::move(jobs);
+        changed();
+    }
+    if (m_rerun_at && m_now() >= *m_rerun_at) start_measured();
+}
+
+bool AppController::busy() const { return m_jobs.any_running() || m_rerun_at.has_value(); }
+
+}  // namespace speculum::ui

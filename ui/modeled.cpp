@@ -1,0 +1,119 @@
+// AppConfig -> PredictInput -> predict(), plus the tree and roofline figures the panels draw.
+#include "ui/modeled.h"
+
+#include "core/analytic/cost.h"
+
+#include <algorithm>
+
+namespace speculum::ui {
+
+analytic::ModelSpec model_spec_from_summary(const ModelSummary& m) {
+    analytic::ModelSpec s;
+    s.params_b    = double(m.n_params) / 1e9;
+    s.weight_bits = m.weight_bits;
+    if (m.hparams) {
+        s.n_layers = m.hparams->n_layer;
+        s.d_model  = m.hparams->n_embd;
+        s.kv_dim   = m.hparams->n_embd_kv();
+    }
+    return s;
+}
+
+namespace {
+
+analytic::AcceptanceTable rank_table(const AppConfig& cfg, const MeasuredView* measured) {
+    if (cfg.tree.mode == TreeMode::optimal_measured && measured && !measured->rank_reached.empty()) {
+        std::vector<double> p;
+        for (size_t r = 0; r < measured->rank_reached.size(); ++r)
+            p.push_back(measured->rank_reached[r] > 0
+                            ? double(measured->rank_accepted[r]) / double(measured->rank_reached[r])
+                            : 0.0);
+        return {p};
+    }
+    return {cfg.tree.rank_acceptance};
+}
+
+void add_roofline(ModeledView& v, const hw::HardwareProfile& hw, const analytic::ModelSpec& target,
+                  const analytic::ModelSpec& draft, int k, int context) {
+    auto point = [&](const std::string& label, const analytic::ModelSpec& m, int n) {
+        analytic::ForwardCost fc = analytic::forward_cost(hw, m, n, context);
+        if (fc.bytes > 0 && fc.time > 0) v.roofline.push_back({label, fc.flops / fc.bytes, fc.flops / fc.time});
+    };
+    point("target, 1 token (autoregressive)", target, 1);
+    point("target verify, " + std::to_string(k + 1) + " tokens", target, k + 1);
+    point("draft, 1 token", draft, 1);
+}
+
+}  // namespace
+
+ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, const hw::HardwareProfile* hw,
+                            const MeasuredView* measured) {
+    ModeledView v;
+    auto& in = v.input;
+    if (measured && !measured->pos_reached.empty() && measured->pos_reached[0] > 0) {
+        in.alpha = measured->alpha();
+        while (!in.alpha.empty() && (in.alpha.back() <= 0 || in.alpha.back() >= 1)) in.alpha.pop_back();
+        v.alpha_source = "measured";
+    }
+    if (in.alpha.empty() || v.alpha_source == "assumed") {
+        in.alpha         = {cfg.alpha};
+        v.alpha_source   = "assumed";
+    }
+    in.k = cfg.gamma;
+    in.c = cfg.cost_ratio;
+    if (!cfg.cascade.empty()) {
+        in.cascade.push_back({{cfg.alpha}, cfg.cost_ratio, cfg.gamma});
+        for (const auto& l : cfg.cascade) in.cascade.push_back({{l.alpha}, l.c, l.steps});
+    }
+    in.horizontal = cfg.horizontal;
+
+    analytic::AcceptanceTable p = rank_table(cfg, measured);
+    switch (cfg.tree.mode) {
+    case TreeMode::chain: break;
+    case TreeMode::branching:
+        in.tree = analytic::TreeInput{p, tree_from_branching(cfg.tree.branching).parent, 0, cfg.tree.max_depth};
+        break;
+    case TreeMode::budget:
+    case TreeMode::optimal_measured:
+        in.tree = analytic::TreeInput{p, {}, cfg.tree.budget, cfg.tree.max_depth};
+        break;
+    }
+
+    v.target_spec = model ? model_spec_from_summary(*model) : analytic::ModelSpec{};
+    v.target_from_model = model != nullptr;
+    analytic::ModelSpec draft = v.target_spec;
+    draft.params_b            = std::max(1e-6, v.target_spec.params_b * cfg.cost_ratio);  // modeled: c × weights
+    if (hw) in.hardware = analytic::HardwareInput{hw->id, *hw, v.target_spec, draft, cfg.context, 0};
+
+    std::vector<std::string> problems = cfg.problems();
+    if (!problems.empty()) {
+        v.error = problems.front();
+        return v;
+    }
+    try {
+        analytic::validate(in);
+        v.output = analytic::predict(in);
+        if (cfg.tree.mode == TreeMode::chain) {
+            v.tree = analytic::chain_tree(cfg.gamma);
+            p.clear();  // a chain: the rank-0 child at depth d is accepted with α_{d+1}
+            for (double a : in.alpha) p.push_back({a});
+        } else if (cfg.tree.mode == TreeMode::branching) {
+            v.tree.parent = in.tree->parents;
+        } else if (v.output.sequoia) {
+            v.tree = v.output.sequoia->tree;
+        }
+        v.node_acceptance      = analytic::node_acceptance(v.tree, p);
+        v.tree_expected_length = analytic::tree_expected_length(v.tree, p);
+        for (int d : analytic::tree_depths(v.tree)) v.tree_depth = std::max(v.tree_depth, d);
+        v.tree_speedup = v.tree_expected_length / (1.0 + v.tree_depth * cfg.cost_ratio);
+        std::vector<double> positions(size_t(cfg.gamma), in.alpha.back());
+        for (size_t i = 0; i < positions.size() && i < in.alpha.size(); ++i) positions[i] = in.alpha[i];
+        v.length_distribution = analytic::chain_length_distribution(positions);
+        if (hw) add_roofline(v, *hw, v.target_spec, draft, cfg.gamma, cfg.context);
+    } catch (const std::exception& e) {
+        v.error = e.what();
+    }
+    return v;
+}
+
+}  // namespace speculum::ui

@@ -1,0 +1,49 @@
+// The live analytic view of a configuration: builds a PredictInput from the AppConfig (plus the loaded model's
+// shape and the chosen hardware profile) and evaluates core/analytic's predict() — under a millisecond, so the
+// UI calls it in the same frame a slider moves. Everything here is "modeled", never measured.
+#pragma once
+
+#include "core/analytic/predict.h"
+#include "core/hw/profile.h"
+#include "ui/app_config.h"
+#include "ui/measured.h"
+#include "ui/model_summary.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace speculum::ui {
+
+struct RooflinePoint {
+    std::string label;        // "target verify (k+1 tokens)"
+    double intensity  = 0;    // FLOP per byte read
+    double flops_per_s = 0;   // attained, modeled (FLOP / modeled time)
+};
+
+struct ModeledView {
+    analytic::PredictInput input;
+    analytic::PredictOutput output;
+    std::string error;  // non-empty when the configuration cannot be evaluated (the message says which field)
+    std::string alpha_source = "assumed";  // "assumed" (config.alpha) or "measured" (from the last run)
+
+    analytic::TokenTree tree;             // the verification tree the config describes (a chain for mode chain)
+    std::vector<double> node_acceptance;  // P(node on the accepted path), parallel to tree.parent
+    double tree_expected_length = 1;      // 1 + Σ node acceptance (root excluded)
+    int tree_depth              = 0;
+    double tree_speedup         = 1;      // E[len] / (1 + depth·c): the draft runs once per tree level
+    std::vector<double> length_distribution;  // chain: P(tokens per target pass = t), t = 0..k+1
+
+    std::vector<RooflinePoint> roofline;  // empty without a hardware profile
+    analytic::ModelSpec target_spec;      // what the hardware model assumed for the target
+    bool target_from_model = false;       // target_spec comes from the loaded GGUF (else LLaMA-7B fp16)
+};
+
+// Never throws: problems land in `error` (and `output` keeps its defaults).
+ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, const hw::HardwareProfile* hw,
+                            const MeasuredView* measured);
+
+// The target as the hardware model sees it: parameters, mean bits per weight and the shape from the GGUF.
+analytic::ModelSpec model_spec_from_summary(const ModelSummary& m);
+
+}  // namespace speculum::ui

@@ -1,0 +1,102 @@
+// Acceptance panel: bars (measured α_i, Wilson 95 % whiskers) over modeled markers; length histogram; by rank.
+#include "ui/panels/acceptance_panel.h"
+
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace speculum::ui {
+
+namespace {
+
+// A bar chart in [0, top] with optional whiskers and one modeled marker per bar.
+struct BarSeries {
+    std::vector<double> measured;     // empty = no measured bars
+    std::vector<Interval> whiskers;   // parallel to measured (may be empty)
+    std::vector<double> modeled;      // markers
+    const char* id;
+    int first_label = 1;
+};
+
+void bar_chart(const BarSeries& s, float height) {
+    size_t n = std::max(s.measured.size(), s.modeled.size());
+    if (n == 0) return;
+    ImVec2 size(ImGui::GetContentRegionAvail().x, height);
+    ImVec2 p0 = ImGui::GetCursorScreenPos(), p1(p0.x + size.x, p0.y + size.y);
+    ImGui::InvisibleButton(s.id, size);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
+    float plot_h = size.y - 16, slot = size.x / float(n);
+    auto y_of    = [&](double v) { return p0.y + plot_h * float(1.0 - std::clamp(v, 0.0, 1.0)); };
+    for (double g : {0.25, 0.5, 0.75}) dl->AddLine(ImVec2(p0.x, y_of(g)), ImVec2(p1.x, y_of(g)), IM_COL32(55, 55, 65, 255));
+    for (size_t i = 0; i < n; ++i) {
+        float x0 = p0.x + slot * float(i) + slot * 0.15f, x1 = p0.x + slot * float(i + 1) - slot * 0.15f;
+        if (i < s.measured.size()) {
+            dl->AddRectFilled(ImVec2(x0, y_of(s.measured[i])), ImVec2(x1, y_of(0)), IM_COL32(90, 170, 255, 255));
+            if (i < s.whiskers.size()) {
+                float xm = (x0 + x1) / 2;
+                dl->AddLine(ImVec2(xm, y_of(s.whiskers[i].lo)), ImVec2(xm, y_of(s.whiskers[i].hi)), IM_COL32_WHITE, 1.5f);
+                dl->AddLine(ImVec2(xm - 4, y_of(s.whiskers[i].hi)), ImVec2(xm + 4, y_of(s.whiskers[i].hi)), IM_COL32_WHITE);
+                dl->AddLine(ImVec2(xm - 4, y_of(s.whiskers[i].lo)), ImVec2(xm + 4, y_of(s.whiskers[i].lo)), IM_COL32_WHITE);
+            }
+        }
+        if (i < s.modeled.size()) {
+            float y = y_of(s.modeled[i]);
+            if (s.measured.empty())
+                dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y_of(0)), IM_COL32(235, 180, 80, 90));
+            dl->AddLine(ImVec2(x0 - 2, y), ImVec2(x1 + 2, y), IM_COL32(235, 180, 80, 255), 2.5f);
+        }
+        char label[16];
+        std::snprintf(label, sizeof label, "%zu", i + size_t(s.first_label));
+        dl->AddText(ImVec2((x0 + x1) / 2 - 4, p1.y - 15), IM_COL32(160, 160, 160, 255), label);
+    }
+}
+
+}  // namespace
+
+void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
+    if (!begin_panel(title, &visible, ImVec2(0.25f, 0.67f), ImVec2(0.25f, 0.33f), fill)) return;
+    const auto& m        = snap.modeled;
+    const MeasuredView* r = snap.measured ? &*snap.measured : nullptr;
+    float h              = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 90) / (r && !r->rank_reached.empty() ? 3 : 2));
+
+    ImGui::TextUnformatted("Acceptance per position: measured alpha_i (95% Wilson) vs");
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.92f, 0.7f, 0.3f, 1), "modeled");
+    BarSeries pos{{}, {}, {}, "positions"};
+    for (int i = 0; i < snap.config.gamma; ++i)
+        pos.modeled.push_back(m.input.alpha.empty() ? snap.config.alpha : m.input.alpha[std::min(size_t(i), m.input.alpha.size() - 1)]);
+    if (r) {
+        pos.measured = r->alpha();
+        for (size_t i = 0; i < r->pos_reached.size(); ++i) pos.whiskers.push_back(wilson_interval(r->pos_accepted[i], r->pos_reached[i]));
+    }
+    bar_chart(pos, h);
+
+    ImGui::TextUnformatted("Accepted draft tokens per step (share of steps)");
+    BarSeries hist{{}, {}, {}, "histogram", 0};
+    // The modeled distribution is over tokens per pass t = 1..k+1, i.e. accepted = t − 1.
+    for (size_t t = 1; t < m.length_distribution.size(); ++t) hist.modeled.push_back(m.length_distribution[t]);
+    if (r) {
+        double steps = 0;
+        for (auto c : r->accepted_len_hist) steps += double(c);
+        for (auto c : r->accepted_len_hist) hist.measured.push_back(steps > 0 ? double(c) / steps : 0.0);
+    }
+    bar_chart(hist, h);
+
+    if (r && !r->rank_reached.empty()) {
+        ImGui::TextUnformatted("Tree acceptance by sibling rank");
+        BarSeries rank{{}, {}, snap.config.tree.rank_acceptance, "ranks", 0};
+        for (size_t i = 0; i < r->rank_reached.size(); ++i) {
+            rank.measured.push_back(r->rank_reached[i] > 0 ? double(r->rank_accepted[i]) / double(r->rank_reached[i]) : 0.0);
+            rank.whiskers.push_back(wilson_interval(r->rank_accepted[i], r->rank_reached[i]));
+        }
+        bar_chart(rank, h);
+    }
+    if (!r) empty_state(snap.measured_note.c_str());
+    ImGui::End();
+}
+
+}  // namespace speculum::ui

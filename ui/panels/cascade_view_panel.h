@@ -1,0 +1,17 @@
+// Cascade view panel: the draft levels with their cost ratios and acceptance, and the horizontal split of draft positions.
+#pragma once
+
+#include "ui/actions.h"
+#include "ui/snapshot.h"
+
+namespace speculum::ui {
+
+class CascadeViewPanel {
+public:
+    static constexpr const char* title = "Cascade view";
+    // Draws from `snap` and pushes intents into `actions`; `fill` covers the whole display (screenshots).
+    void draw(const UiSnapshot& snap, UiActions& actions, bool fill = false);
+    bool visible = true;
+};
+
+}  // namespace speculum::ui

@@ -1,0 +1,115 @@
+// Configuration panel: every control edits a copy of the snapshot's config; one ActionSetConfig per change.
+#include "ui/panels/configuration_panel.h"
+
+#include "ui/panels/configuration_editors.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace speculum::ui {
+
+namespace {
+
+// Per-layer skip checkboxes, wrapped in rows of 8.
+bool edit_skip_set(const char* label, std::vector<int32_t>& layers, int n_layer) {
+    bool changed = false;
+    ImGui::TextUnformatted(label);
+    ImGui::PushID(label);
+    for (int l = 0; l < n_layer; ++l) {
+        bool on = std::find(layers.begin(), layers.end(), l) != layers.end();
+        if (l % 8 != 0) ImGui::SameLine();
+        ImGui::PushID(l);
+        if (ImGui::Checkbox(std::to_string(l).c_str(), &on)) {
+            if (on) layers.push_back(l);
+            else layers.erase(std::remove(layers.begin(), layers.end(), l), layers.end());
+            std::sort(layers.begin(), layers.end());
+            changed = true;
+        }
+        ImGui::PopID();
+    }
+    ImGui::PopID();
+    return changed;
+}
+
+bool edit_draft(drafts::DraftSpec& d, int n_layer) {
+    bool changed        = false;
+    int kind            = int(d.kind);
+    const char* kinds[] = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
+                           draft_kind_name(drafts::DraftKind::maxgram)};
+    if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) d.kind = drafts::DraftKind(kind), changed = true;
+    if (d.kind == drafts::DraftKind::model) {
+        char buf[512];
+        std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
+        if (ImGui::InputText("draft GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
+            d.model_path = buf, changed = true;
+        return changed;
+    }
+    if (d.kind == drafts::DraftKind::maxgram) {
+        ImGui::TextDisabled("Max-Gram drafts from n-gram matches in the context; no model weights.");
+        return changed;
+    }
+    changed |= ImGui::SliderFloat("prune ratio", &d.prune.ratio, 0.0f, 0.95f, "%.2f");
+    int method            = int(d.prune.method);
+    const char* methods[] = {"magnitude", "wanda"};
+    if (ImGui::Combo("prune method", &method, methods, 2)) d.prune.method = drafts::PruneMethod(method), changed = true;
+    changed |= ImGui::SliderInt("weight trunc bits", &d.weight_trunc_bits, 0, 7);
+    help_marker("BF16 mantissa bits dropped from every weight of the draft (Cassandra).");
+    changed |= ImGui::SliderInt("KV trunc bits", &d.kv_trunc_bits, 0, 7);
+    changed |= ImGui::SliderFloat("KV drop ratio", &d.kv_drop_ratio, 0.0f, 0.95f, "%.2f");
+    help_marker("KV selection: the fraction of each cached K/V vector's smallest values zeroed for the draft.");
+    bool mxfp4 = d.weight_format == drafts::WeightFormat::mxfp4;
+    if (ImGui::Checkbox("MXFP4 weights", &mxfp4)) {
+        d.weight_format = mxfp4 ? drafts::WeightFormat::mxfp4 : drafts::WeightFormat::same;
+        changed         = true;
+    }
+    changed |= ImGui::SliderInt("exit layer", &d.exit_layer, -1, std::max(0, n_layer - 1),
+                                d.exit_layer < 0 ? "all layers" : "%d");
+    if (ImGui::TreeNode("skip set")) {
+        changed |= edit_skip_set("skip attention in layers:", d.skip_attn, std::min(n_layer, 64));
+        changed |= edit_skip_set("skip FFN in layers:", d.skip_ffn, std::min(n_layer, 64));
+        ImGui::TreePop();
+    }
+    return changed;
+}
+
+}  // namespace
+
+void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
+    if (!begin_panel(title, &visible, ImVec2(0.0f, 0.0f), ImVec2(0.25f, 1.0f), fill)) return;
+    AppConfig cfg  = snap.config;
+    bool changed   = false;
+    int n_layer    = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
+    ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
+
+    if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft, n_layer);
+    ImGui::TextDisabled("%s", describe_draft(cfg.draft).c_str());
+
+    if (ImGui::CollapsingHeader("Decoding", ImGuiTreeNodeFlags_DefaultOpen)) {
+        changed |= ImGui::SliderInt("gamma", &cfg.gamma, 1, 16);
+        help_marker("Draft tokens proposed per verification step (chain length).");
+        changed |= ImGui::SliderFloat("p_min", &cfg.p_min, 0.0f, 1.0f, "%.2f");
+        help_marker("Stop drafting early when the draft's top probability falls below p_min.");
+        changed |= ImGui::SliderFloat("temperature", &cfg.temperature, 0.0f, 2.0f, "%.2f");
+    }
+    if (ImGui::CollapsingHeader("Assumptions for the modeled panels", ImGuiTreeNodeFlags_DefaultOpen)) {
+        float alpha = float(cfg.alpha), c = float(cfg.cost_ratio);
+        if (ImGui::SliderFloat("alpha", &alpha, 0.05f, 0.99f, "%.2f")) cfg.alpha = alpha, changed = true;
+        help_marker("Assumed probability that the target accepts a draft token. A measured run replaces it.");
+        if (ImGui::SliderFloat("cost ratio c", &c, 0.0f, 1.0f, "%.3f")) cfg.cost_ratio = c, changed = true;
+        help_marker("Time of one draft call divided by the time of one target call.");
+        changed |= ImGui::SliderInt("context", &cfg.context, 1, 32768);
+    }
+    if (ImGui::CollapsingHeader("Verification tree")) changed |= edit_tree(cfg.tree);
+    if (ImGui::CollapsingHeader("Cascade")) changed |= edit_cascade(cfg);
+    ImGui::PopItemWidth();
+
+    for (const auto& p : snap.config_problems) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", p.c_str());
+    if (changed && !(cfg == snap.config)) actions.push(ActionSetConfig{cfg});
+    ImGui::End();
+}
+
+}  // namespace speculum::ui

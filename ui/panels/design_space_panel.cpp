@@ -1,0 +1,138 @@
+// Design-space panel: axis/metric pickers, a heatmap (click loads the cell's config) and a Pareto scatter.
+#include "ui/panels/design_space_panel.h"
+
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace speculum::ui {
+
+namespace {
+
+template <class E, size_t N>
+void pick(const char* label, E& value, const E (&options)[N], const char* (*name)(E), bool (*disabled)(E)) {
+    if (ImGui::BeginCombo(label, name(value))) {
+        for (E o : options) {
+            bool off = disabled && disabled(o);
+            if (off) ImGui::BeginDisabled();
+            if (ImGui::Selectable(name(o), o == value)) value = o;
+            if (off) {
+                ImGui::EndDisabled();
+                if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+                    ImGui::SetTooltip("Needs measured sweeps (the speculative engine, #6): no formula predicts its acceptance.");
+            }
+        }
+        ImGui::EndCombo();
+    }
+}
+
+void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, float height) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (double v : s.values)
+        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    ImVec2 size(ImGui::GetContentRegionAvail().x, height);
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("heatmap", size);
+    bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float left = 40, bottom = 16;
+    float cw = (size.x - left) / float(s.xs.size()), ch = (size.y - bottom) / float(s.ys.size());
+    ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (size_t iy = 0; iy < s.ys.size(); ++iy) {
+        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
+            double v  = s.at(ix, iy);
+            double t  = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+            ImVec2 a(p0.x + left + cw * float(ix), p0.y + ch * float(s.ys.size() - 1 - iy));
+            ImVec2 b(a.x + cw - 1, a.y + ch - 1);
+            dl->AddRectFilled(a, b, heat_color(std::isfinite(v) ? t : NAN));
+            if (cw > 34 && ch > 14 && std::isfinite(v)) {
+                char text[16];
+                std::snprintf(text, sizeof text, "%.2f", v);
+                dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2), t > 0.6 ? IM_COL32_BLACK : IM_COL32_WHITE, text);
+            }
+            bool over = mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
+            if (over && hovered) {
+                ImGui::SetTooltip("%s = %g\n%s = %g\n%s = %.3f\nclick to load this configuration", sweep_axis_name(s.x),
+                                  s.xs[ix], sweep_axis_name(s.y), s.ys[iy], sweep_metric_name(s.metric), v);
+                if (clicked) actions.push(ActionSetConfig{apply_axis(apply_axis(current, s.x, s.xs[ix]), s.y, s.ys[iy])});
+            }
+        }
+    }
+    for (size_t iy = 0; iy < s.ys.size(); iy += std::max<size_t>(1, s.ys.size() / 6)) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%g", s.ys[iy]);
+        dl->AddText(ImVec2(p0.x, p0.y + ch * float(s.ys.size() - 1 - iy) + (ch - 13) / 2), IM_COL32(170, 170, 170, 255), text);
+    }
+    for (size_t ix = 0; ix < s.xs.size(); ix += std::max<size_t>(1, s.xs.size() / 8)) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%g", s.xs[ix]);
+        dl->AddText(ImVec2(p0.x + left + cw * float(ix) + 2, p0.y + size.y - 14), IM_COL32(170, 170, 170, 255), text);
+    }
+}
+
+void pareto(const SweepView& s, float height) {
+    std::vector<size_t> front = pareto_front(s);
+    double wmax = 1e-9, vmax = 1e-9;
+    for (size_t i = 0; i < s.values.size(); ++i)
+        if (std::isfinite(s.values[i])) wmax = std::max(wmax, s.work[i]), vmax = std::max(vmax, s.values[i]);
+    ImVec2 size(ImGui::GetContentRegionAvail().x, height);
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("pareto", size);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(25, 27, 32, 255));
+    auto at = [&](size_t i) {
+        return ImVec2(p0.x + 6 + float(s.work[i] / wmax) * (size.x - 12), p0.y + size.y - 6 - float(s.values[i] / vmax) * (size.y - 12));
+    };
+    for (size_t i = 0; i < s.values.size(); ++i)
+        if (std::isfinite(s.values[i])) dl->AddCircleFilled(at(i), 2.5f, IM_COL32(140, 140, 160, 200));
+    std::sort(front.begin(), front.end(), [&](size_t a, size_t b) { return s.work[a] < s.work[b]; });
+    for (size_t k = 0; k < front.size(); ++k) {
+        dl->AddCircleFilled(at(front[k]), 4, IM_COL32(250, 210, 80, 255));
+        if (k > 0) dl->AddLine(at(front[k - 1]), at(front[k]), IM_COL32(250, 210, 80, 255), 1.5f);
+    }
+    dl->AddText(ImVec2(p0.x + 6, p0.y + 2), IM_COL32(170, 170, 170, 255), "metric (up) vs draft work per pass gamma*c (right)");
+}
+
+}  // namespace
+
+void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
+    if (!begin_panel(title, &visible, ImVec2(0.75f, 0.5f), ImVec2(0.25f, 0.5f), fill)) return;
+    ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.45f);
+    pick("x axis", m_x, kSweepAxes, sweep_axis_name, sweep_axis_needs_measurement);
+    pick("y axis", m_y, kSweepAxes, sweep_axis_name, sweep_axis_needs_measurement);
+    pick<SweepMetric>("metric", m_metric, kSweepMetrics, sweep_metric_name, nullptr);
+    ImGui::PopItemWidth();
+    bool same_axis = m_x == m_y;
+    if (same_axis) ImGui::BeginDisabled();
+    if (ImGui::Button("Run modeled sweep")) actions.push(ActionRunSweep{m_x, m_y, m_metric});
+    if (same_axis) ImGui::EndDisabled();
+    for (const auto& job : snap.jobs)
+        if (job.name.rfind("Sweeping", 0) == 0) {
+            ImGui::SameLine();
+            ImGui::ProgressBar(float(job.progress), ImVec2(-70, 0));
+            ImGui::SameLine();
+            if (ImGui::SmallButton("Cancel")) actions.push(ActionCancelJob{job.id});
+        }
+    if (!snap.sweep) {
+        empty_state("No sweep yet. Pick two axes and a metric, then run a sweep; click a cell to load its configuration.");
+        ImGui::End();
+        return;
+    }
+    const auto& s = *snap.sweep;
+    ImGui::Text("%s over %s (x) and %s (y), %d/%zu rows", sweep_metric_name(s.metric), sweep_axis_name(s.x),
+                sweep_axis_name(s.y), s.rows_done, s.ys.size());
+    if (s.source == "modeled") modeled_tag();
+    else measured_tag();
+    float avail = ImGui::GetContentRegionAvail().y;
+    heatmap(s, snap.config, actions, std::max(120.0f, avail * 0.62f));
+    ImGui::TextUnformatted("Pareto front");
+    pareto(s, std::max(60.0f, ImGui::GetContentRegionAvail().y - 4));
+    ImGui::End();
+}
+
+}  // namespace speculum::ui

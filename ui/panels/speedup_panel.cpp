@@ -1,0 +1,96 @@
+// Speedup panel: one table of modeled figures (from predict(), same frame as the edit) beside the measured ones.
+#include "ui/panels/speedup_panel.h"
+
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace speculum::ui {
+
+namespace {
+
+struct Bar {
+    std::string label;
+    double value;
+    bool measured;
+};
+
+void bars(const std::vector<Bar>& items) {
+    double top = 1.0;
+    float label_w = 0;
+    for (const auto& b : items) {
+        top     = std::max(top, b.value);
+        label_w = std::max(label_w, ImGui::CalcTextSize((b.label + "  00.00x").c_str()).x);
+    }
+    float left = label_w + 8, width = std::max(40.0f, ImGui::GetContentRegionAvail().x - left);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 first   = ImGui::GetCursorScreenPos();
+    for (const auto& b : items) {
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        float w  = float(b.value / top) * width;
+        dl->AddRectFilled(ImVec2(p.x + left, p.y + 2), ImVec2(p.x + left + w, p.y + 14),
+                          b.measured ? IM_COL32(110, 210, 120, 255) : IM_COL32(235, 180, 80, 255));
+        ImGui::Text("%s  %.2fx", b.label.c_str(), b.value);
+    }
+    // The 1x line: no speedup.
+    float x1 = first.x + left + float(1.0 / top) * width;
+    dl->AddLine(ImVec2(x1, first.y), ImVec2(x1, ImGui::GetCursorScreenPos().y), IM_COL32(200, 200, 200, 160));
+}
+
+}  // namespace
+
+void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
+    if (!begin_panel(title, &visible, ImVec2(0.25f, 0.34f), ImVec2(0.25f, 0.33f), fill)) return;
+    const auto& m = snap.modeled;
+    const auto& o = m.output;
+    if (!m.error.empty()) {
+        ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "Cannot model this configuration: %s", m.error.c_str());
+        ImGui::End();
+        return;
+    }
+    std::vector<Bar> items;
+    items.push_back({"chain EWIF (k=" + std::to_string(snap.config.gamma) + ")", o.ewif, false});
+    items.push_back({"best k=" + std::to_string(o.best_k), o.best_ewif, false});
+    if (o.cascade) items.push_back({"cascade EWIF", o.cascade->ewif, false});
+    if (o.horizontal_ewif) items.push_back({"horizontal", *o.horizontal_ewif, false});
+    if (snap.config.tree.mode != TreeMode::chain) items.push_back({"tree", m.tree_speedup, false});
+    if (o.timing && snap.profile_index >= 0) items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
+    if (snap.measured && snap.measured->speedup > 0) items.push_back({"measured", snap.measured->speedup, true});
+
+    ImGui::Text("alpha %s: %.3f", m.alpha_source.c_str(), m.input.alpha.empty() ? 0.0 : m.input.alpha.front());
+    ImGui::SameLine();
+    ImGui::Text("  tokens per target pass: %.2f", o.expected_tokens);
+    modeled_tag();
+    bars(items);
+    ImGui::Separator();
+    if (o.bpt_chain_gb > 0) {
+        ImGui::Text("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb, o.bpt_autoregressive_gb);
+        modeled_tag();
+    } else {
+        ImGui::TextDisabled("BPT and the projected speedup need a hardware profile (Hardware panel).");
+    }
+    if (o.timing) {
+        ImGui::Text("projected: %.1f tokens/s, verify %.2f ms, draft %.3f ms", o.timing->tokens_per_s,
+                    o.timing->t_verify * 1e3, o.timing->t_draft * 1e3);
+        modeled_tag();
+    }
+    ImGui::Separator();
+    if (snap.measured) {
+        const auto& r = *snap.measured;
+        ImGui::Text("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s", r.tokens_per_s,
+                    r.baseline_tps, r.speedup, r.mean_accepted_length(), format_bytes(uint64_t(r.bytes_per_token)).c_str(),
+                    r.complete ? "" : " (streaming)");
+        measured_tag();
+    } else {
+        empty_state(snap.measured_note.c_str());
+    }
+    if (snap.measuring_available && ImGui::Button("Run now")) actions.push(ActionRunMeasured{});
+    ImGui::End();
+}
+
+}  // namespace speculum::ui

@@ -1,0 +1,118 @@
+// Modeled sweeps over two axes and the Pareto front of their cells.
+#include "ui/sweep.h"
+
+#include "ui/modeled.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace speculum::ui {
+
+const char* sweep_axis_name(SweepAxis a) {
+    switch (a) {
+    case SweepAxis::gamma: return "gamma (draft tokens)";
+    case SweepAxis::alpha: return "assumed alpha";
+    case SweepAxis::cost_ratio: return "cost ratio c";
+    case SweepAxis::tree_budget: return "tree node budget";
+    case SweepAxis::prune_ratio: return "pruning ratio";
+    case SweepAxis::weight_trunc_bits: return "weight truncation bits";
+    }
+    return "?";
+}
+
+const char* sweep_metric_name(SweepMetric m) {
+    switch (m) {
+    case SweepMetric::speedup: return "predicted speedup";
+    case SweepMetric::ewif: return "EWIF";
+    case SweepMetric::expected_tokens: return "tokens per target pass";
+    case SweepMetric::tree_speedup: return "tree speedup";
+    }
+    return "?";
+}
+
+bool sweep_axis_needs_measurement(SweepAxis a) {
+    return a == SweepAxis::prune_ratio || a == SweepAxis::weight_trunc_bits;
+}
+
+std::vector<double> sweep_axis_values(SweepAxis a) {
+    std::vector<double> v;
+    switch (a) {
+    case SweepAxis::gamma: for (int k = 1; k <= 12; ++k) v.push_back(k); break;
+    case SweepAxis::alpha: for (int i = 10; i <= 19; ++i) v.push_back(i * 0.05); break;
+    case SweepAxis::cost_ratio: for (int i = 0; i <= 10; ++i) v.push_back(i * 0.03); break;
+    case SweepAxis::tree_budget: for (int n : {2, 4, 8, 12, 16, 24, 32, 48, 64}) v.push_back(n); break;
+    case SweepAxis::prune_ratio: for (int i = 0; i <= 9; ++i) v.push_back(i * 0.1); break;
+    case SweepAxis::weight_trunc_bits: for (int t = 0; t <= 7; ++t) v.push_back(t); break;
+    }
+    return v;
+}
+
+AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value) {
+    switch (a) {
+    case SweepAxis::gamma: cfg.gamma = int(std::lround(value)); break;
+    case SweepAxis::alpha: cfg.alpha = value; break;
+    case SweepAxis::cost_ratio: cfg.cost_ratio = value; break;
+    case SweepAxis::tree_budget:
+        cfg.tree.budget = int(std::lround(value));
+        if (cfg.tree.mode != TreeMode::optimal_measured) cfg.tree.mode = TreeMode::budget;
+        break;
+    case SweepAxis::prune_ratio: cfg.draft.prune.ratio = float(value); break;
+    case SweepAxis::weight_trunc_bits: cfg.draft.weight_trunc_bits = int(std::lround(value)); break;
+    }
+    return cfg;
+}
+
+SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, SweepAxis x, SweepAxis y,
+                            SweepMetric metric, const CancelToken& cancel, const ProgressFn& progress,
+                            const std::function<void(const SweepView&)>& row_done) {
+    for (SweepAxis a : {x, y})
+        if (sweep_axis_needs_measurement(a))
+            throw std::invalid_argument(std::string("a modeled sweep cannot vary ") + sweep_axis_name(a) +
+                                        ": its effect on acceptance must be measured");
+    SweepView s;
+    s.x = x, s.y = y, s.metric = metric, s.base = base;
+    s.xs = sweep_axis_values(x), s.ys = sweep_axis_values(y);
+    s.values.assign(s.xs.size() * s.ys.size(), std::numeric_limits<double>::quiet_NaN());
+    s.work.assign(s.values.size(), 0.0);
+    for (size_t iy = 0; iy < s.ys.size(); ++iy) {
+        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
+            cancel.throw_if_cancelled();
+            AppConfig cfg = apply_axis(apply_axis(base, x, s.xs[ix]), y, s.ys[iy]);
+            ModeledView v = compute_modeled(cfg, model, nullptr, nullptr);
+            double value  = std::numeric_limits<double>::quiet_NaN();
+            if (v.error.empty()) {
+                switch (metric) {
+                case SweepMetric::speedup: value = v.output.cascade ? v.output.cascade->ewif : v.output.ewif; break;
+                case SweepMetric::ewif: value = v.output.ewif; break;
+                case SweepMetric::expected_tokens: value = v.output.expected_tokens; break;
+                case SweepMetric::tree_speedup: value = v.tree_speedup; break;
+                }
+            }
+            s.values[iy * s.xs.size() + ix] = value;
+            s.work[iy * s.xs.size() + ix]   = cfg.gamma * cfg.cost_ratio;
+        }
+        s.rows_done = int(iy + 1);
+        report(progress, double(iy + 1) / double(s.ys.size()), "row " + std::to_string(iy + 1));
+        if (row_done) row_done(s);
+    }
+    return s;
+}
+
+std::vector<size_t> pareto_front(const SweepView& s) {
+    std::vector<size_t> front;
+    for (size_t i = 0; i < s.values.size(); ++i) {
+        if (std::isnan(s.values[i])) continue;
+        bool dominated = false;
+        for (size_t j = 0; j < s.values.size() && !dominated; ++j) {
+            if (j == i || std::isnan(s.values[j])) continue;
+            dominated = s.work[j] <= s.work[i] && s.values[j] >= s.values[i] &&
+                        (s.work[j] < s.work[i] || s.values[j] > s.values[i]);
+        }
+        if (!dominated) front.push_back(i);
+    }
+    return front;
+}
+
+}  // namespace speculum::ui

@@ -1,0 +1,51 @@
+// Design-space sweeps: a grid over two configuration axes, one metric per cell. The modeled sweep evaluates
+// predict() per cell (cancellable, streams rows); measured sweeps fill the same grid from engine runs.
+#pragma once
+
+#include "core/cancel.h"
+#include "ui/app_config.h"
+#include "ui/model_summary.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace speculum::ui {
+
+enum class SweepAxis { gamma, alpha, cost_ratio, tree_budget, prune_ratio, weight_trunc_bits };
+enum class SweepMetric { speedup, ewif, expected_tokens, tree_speedup };
+
+inline constexpr SweepAxis kSweepAxes[] = {SweepAxis::gamma,       SweepAxis::alpha,       SweepAxis::cost_ratio,
+                                           SweepAxis::tree_budget, SweepAxis::prune_ratio, SweepAxis::weight_trunc_bits};
+inline constexpr SweepMetric kSweepMetrics[] = {SweepMetric::speedup, SweepMetric::ewif, SweepMetric::expected_tokens,
+                                                SweepMetric::tree_speedup};
+
+const char* sweep_axis_name(SweepAxis a);
+const char* sweep_metric_name(SweepMetric m);
+// Axes whose effect only a measured run shows (a pruning ratio changes acceptance, which no formula predicts).
+bool sweep_axis_needs_measurement(SweepAxis a);
+std::vector<double> sweep_axis_values(SweepAxis a);
+// `cfg` with the axis set to `value`.
+AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value);
+
+struct SweepView {
+    SweepAxis x = SweepAxis::gamma, y = SweepAxis::alpha;
+    SweepMetric metric = SweepMetric::speedup;
+    std::string source = "modeled";  // "modeled" or "measured"
+    AppConfig base;                  // the configuration the axes were applied to
+    std::vector<double> xs, ys;
+    std::vector<double> values;  // ys.size() × xs.size(), row-major by y; NaN = not computed (yet)
+    std::vector<double> work;    // parallel to values: modeled draft work per target pass, γ·c (Pareto x)
+    int rows_done = 0;
+    double at(size_t ix, size_t iy) const { return values[iy * xs.size() + ix]; }
+};
+
+// Evaluates every cell with predict(); calls `row_done` after each row (streaming). Throws Cancelled.
+SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, SweepAxis x, SweepAxis y,
+                            SweepMetric metric, const CancelToken& cancel, const ProgressFn& progress,
+                            const std::function<void(const SweepView&)>& row_done = {});
+
+// Indices of the Pareto-optimal cells: no other cell has less work and a higher-or-equal metric.
+std::vector<size_t> pareto_front(const SweepView& s);
+
+}  // namespace speculum::ui
