@@ -43,8 +43,8 @@ void write_csv(const std::vector<store::ResultRow>& rows, const std::string& fil
     for (const auto& c : store::metric_columns()) out << ',' << c;
     out << ",objective,prompts,wall_s,created_at,message,config_json\n";
     for (const auto& r : rows) {
-        out << r.key.config_hash << ',' << r.key.model_hash << ',' << r.key.dataset_hash << ','
-            << csv_field(r.sweep) << ',' << csv_field(r.task) << ',' << r.status;
+        out << r.key.config_hash << ',' << r.key.model_hash << ',' << r.key.dataset_hash << ',' << csv_field(r.sweep)
+            << ',' << csv_field(r.task) << ',' << r.status;
         for (const auto& c : store::metric_columns()) out << ',' << num(r.metric(c), 10);
         out << ',' << num(r.objective, 10) << ',' << r.prompts << ',' << num(r.wall_s, 6) << ',' << r.created_at << ','
             << csv_field(r.message) << ',' << csv_field(r.config.dump()) << '\n';
@@ -83,8 +83,9 @@ int cmd_results(int argc, char** argv) {
                {"limit", 'n', true, "N", "rows shown in the table (default 20)"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Query a sweep result store: a table (best objective first), CSV, Pareto frontiers "
-                               "and best-per-task summaries. Opens the file read-only.")
+        std::cout << args.help(
+                         "Query a sweep result store: a table (best objective first), CSV, Pareto frontiers "
+                         "and best-per-task summaries. Opens the file read-only.")
                   << '\n'
                   << kFilterHelp << '\n';
         return 0;
@@ -100,10 +101,10 @@ int cmd_results(int argc, char** argv) {
     }
     size_t limit = static_cast<size_t>(args.int_or("limit", 20, 0, 1000000000));
 
-    auto db                           = store::ResultStore::open(args.value_or("db", ""), store::ResultStore::Mode::read_only);
+    auto db = store::ResultStore::open(args.value_or("db", ""), store::ResultStore::Mode::read_only);
     std::vector<store::ResultRow> rows = db->query(filters);
     const std::string speedup          = store::speedup_metric(rows);
-    std::string title = std::to_string(rows.size()) + " row(s)";
+    std::string title                  = std::to_string(rows.size()) + " row(s)";
     if (args.has("pareto")) {
         rows  = store::pareto_front(rows, {"draft_bytes", false}, {speedup, true});
         title = "Pareto frontier, " + speedup + " against draft_bytes: " + std::to_string(rows.size()) + " row(s)";
@@ -124,12 +125,21 @@ int cmd_results(int argc, char** argv) {
     if (args.has("json")) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& r : rows) {
-            nlohmann::json j = {{"config_hash", r.key.config_hash}, {"model_hash", r.key.model_hash},
-                                {"dataset_hash", r.key.dataset_hash}, {"sweep", r.sweep}, {"task", r.task},
-                                {"status", r.status}, {"message", r.message}, {"config", r.config},
-                                {"stats", r.stats}, {"predictions", r.predictions}, {"metrics", r.metrics},
+            nlohmann::json j = {{"config_hash", r.key.config_hash},
+                                {"model_hash", r.key.model_hash},
+                                {"dataset_hash", r.key.dataset_hash},
+                                {"sweep", r.sweep},
+                                {"task", r.task},
+                                {"status", r.status},
+                                {"message", r.message},
+                                {"config", r.config},
+                                {"stats", r.stats},
+                                {"predictions", r.predictions},
+                                {"metrics", r.metrics},
                                 {"objective", r.objective ? nlohmann::json(*r.objective) : nlohmann::json()},
-                                {"prompts", r.prompts}, {"wall_s", r.wall_s}, {"created_at", r.created_at}};
+                                {"prompts", r.prompts},
+                                {"wall_s", r.wall_s},
+                                {"created_at", r.created_at}};
             out.push_back(j);
         }
         std::cout << out.dump(2) << '\n';

@@ -11,6 +11,7 @@
 
 #include <oneapi/tbb/global_control.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,7 +21,6 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 namespace speculum::cli {
 
@@ -29,7 +29,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted = true; }
+extern "C" void on_sigint(int) {
+    g_interrupted = true;
+}
 
 sweep::SweepSpec load_spec(const std::string& file) {
     std::ifstream in(file);
@@ -65,7 +67,8 @@ std::string fmt(double v, int precision = 3) {
 std::string duration(double s) {
     if (s < 0) return "?";
     if (s < 60) return fmt(s, 0) + "s";
-    if (s < 3600) return std::to_string(static_cast<int>(s / 60)) + "m" + std::to_string(static_cast<int>(s) % 60) + "s";
+    if (s < 3600)
+        return std::to_string(static_cast<int>(s / 60)) + "m" + std::to_string(static_cast<int>(s) % 60) + "s";
     return fmt(s / 3600, 1) + "h";
 }
 
@@ -82,8 +85,7 @@ void draw_bar(const jobs::JobProgress& p, size_t cached) {
 std::string event_line(const sweep::SweepSpec& spec, const sweep::SweepEvent& e) {
     std::ostringstream line;
     line << '[' << e.done << '/' << e.total << "] " << e.label;
-    if (spec.sampling.mode == sweep::SamplingMode::adaptive)
-        line << " rung " << e.rung << " prompts " << e.row.prompts;
+    if (spec.sampling.mode == sweep::SamplingMode::adaptive) line << " rung " << e.rung << " prompts " << e.row.prompts;
     if (e.row.status != "done") {
         line << "  FAILED: " << e.row.message;
         return line.str();
@@ -101,8 +103,9 @@ int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int 
 int cmd_sweep(int argc, char** argv) {
     Args args("sweep",
               {{"db", 0, true, "FILE", "SQLite result store (created if absent; resumes if present)"},
-               {"jobs", 'j', true, "N", "pool threads: configurations at once (predict; default cores - 1) or threads of "
-                                        "each engine run (engine; default all cores)"},
+               {"jobs", 'j', true, "N",
+                "pool threads: configurations at once (predict; default cores - 1) or threads of "
+                "each engine run (engine; default all cores)"},
                {"recompute", 0, false, "", "evaluate every configuration again, replacing stored rows"},
                {"resources", 0, true, "DIR", "resources directory for hardware profiles"},
                {"quiet", 'q', false, "", "no progress output; only the summary"},
@@ -134,14 +137,15 @@ int cmd_sweep(int argc, char** argv) {
     auto store = store::ResultStore::open(args.value_or("db", ""), store::ResultStore::Mode::read_write);
     sweep::SweepOptions options;
     options.recompute = args.has("recompute");
-    const bool tty   = isatty(STDOUT_FILENO) != 0;
-    const bool quiet = args.has("quiet");
+    const bool tty    = isatty(STDOUT_FILENO) != 0;
+    const bool quiet  = args.has("quiet");
     std::signal(SIGINT, on_sigint);
 
     jobs::JobSystem js({.concurrency = jobs});
     jobs::JobId id = js.submit("sweep", [&](jobs::JobContext& ctx) -> std::any {
-        return sweep::run_sweep(spec, *ev, *store, ctx.token(), ctx.progress_fn(),
-                                [&](const sweep::SweepEvent& e) { ctx.post(e); }, options);
+        return sweep::run_sweep(
+            spec, *ev, *store, ctx.token(), ctx.progress_fn(), [&](const sweep::SweepEvent& e) { ctx.post(e); },
+            options);
     });
     if (!quiet && !tty)
         std::cout << "sweep " << spec.name << ": " << store->file().string() << ", " << jobs << " job(s)\n"
@@ -174,11 +178,11 @@ int cmd_sweep(int argc, char** argv) {
                   << " rows stored; run the same command again to resume\n";
         return 130;
     }
-    const auto& s   = std::any_cast<const sweep::SweepSummary&>(final_message->payload);
-    double per_min  = s.wall_s > 0 ? static_cast<double>(s.evaluated) / s.wall_s * 60 : 0;
-    std::cout << "sweep " << spec.name << ": " << s.planned << " planned, " << s.evaluated << " evaluated, "
-              << s.cached << " cached, " << s.failed << " failed in " << fmt(s.wall_s, 2) << " s ("
-              << fmt(per_min, 0) << " configurations/min evaluated)\n";
+    const auto& s  = std::any_cast<const sweep::SweepSummary&>(final_message->payload);
+    double per_min = s.wall_s > 0 ? static_cast<double>(s.evaluated) / s.wall_s * 60 : 0;
+    std::cout << "sweep " << spec.name << ": " << s.planned << " planned, " << s.evaluated << " evaluated, " << s.cached
+              << " cached, " << s.failed << " failed in " << fmt(s.wall_s, 2) << " s (" << fmt(per_min, 0)
+              << " configurations/min evaluated)\n";
     if (!s.rung_sizes.empty()) {
         std::cout << "successive halving rungs (configurations x prompts):";
         for (size_t i = 0; i < s.rung_sizes.size(); ++i)
@@ -187,8 +191,8 @@ int cmd_sweep(int argc, char** argv) {
     }
     if (s.best) {
         std::cout << "best " << spec.objective.metric << " = " << fmt(*s.best->metric(spec.objective.metric), 4)
-                  << (spec.evaluator == "predict" ? " (modeled)" : "") << "  config " << s.best->key.config_hash
-                  << ": " << s.best->config.dump() << '\n';
+                  << (spec.evaluator == "predict" ? " (modeled)" : "") << "  config " << s.best->key.config_hash << ": "
+                  << s.best->config.dump() << '\n';
     } else {
         std::cout << "no feasible configuration (failed, or outside the constraints)\n";
     }
@@ -199,7 +203,9 @@ int cmd_sweep(int argc, char** argv) {
 
 namespace {
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -273,25 +279,26 @@ int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int 
     std::printf("serial loop, this thread: %10.3f ms  (%.1f us/config)\n", s * 1e3, s * 1e6 / n);
     std::printf("serial loop, std::thread: %10.3f ms  (%.1f us/config)  %+.2f %% vs this thread\n", t * 1e3,
                 t * 1e6 / n, (t / s - 1) * 100);
-    std::printf("pool, one job:            %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
-                "%+.2f %% vs std::thread\n",
-                o * 1e3, o * 1e6 / n, (o / s - 1) * 100, (o / t - 1) * 100);
+    std::printf(
+        "pool, one job:            %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
+        "%+.2f %% vs std::thread\n",
+        o * 1e3, o * 1e6 / n, (o / s - 1) * 100, (o / t - 1) * 100);
     if (!per_config.empty())
-        std::printf("pool, one job per config: %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
-                "%+.2f %% vs std::thread\n",
-                p * 1e3, p * 1e6 / n, (p / s - 1) * 100, (p / t - 1) * 100);
+        std::printf(
+            "pool, one job per config: %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
+            "%+.2f %% vs std::thread\n",
+            p * 1e3, p * 1e6 / n, (p / s - 1) * 100, (p / t - 1) * 100);
 
     // The whole sweep machinery with the SQLite store (one commit per configuration), at --jobs threads.
     std::vector<double> with_store;
-    std::string db = (std::filesystem::temp_directory_path() / ("speculum_bench_" + std::to_string(getpid()) +
-                                                                ".sqlite"))
-                         .string();
+    std::string db =
+        (std::filesystem::temp_directory_path() / ("speculum_bench_" + std::to_string(getpid()) + ".sqlite")).string();
     for (int r = 0; r < repeats; ++r) {
         for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
         auto store = store::ResultStore::open(db, store::ResultStore::Mode::read_write);
         jobs::JobSystem js({.concurrency = jobs});
-        auto t0  = Clock::now();
-        auto id  = js.submit("sweep", [&](jobs::JobContext& ctx) -> std::any {
+        auto t0 = Clock::now();
+        auto id = js.submit("sweep", [&](jobs::JobContext& ctx) -> std::any {
             return sweep::run_sweep(spec, ev, *store, ctx.token());
         });
         js.wait(id);

@@ -18,11 +18,16 @@ using Clock = std::chrono::steady_clock;
 
 const char* to_string(JobStatus s) {
     switch (s) {
-    case JobStatus::queued: return "queued";
-    case JobStatus::running: return "running";
-    case JobStatus::done: return "done";
-    case JobStatus::cancelled: return "cancelled";
-    case JobStatus::failed: return "failed";
+        case JobStatus::queued:
+            return "queued";
+        case JobStatus::running:
+            return "running";
+        case JobStatus::done:
+            return "done";
+        case JobStatus::cancelled:
+            return "cancelled";
+        case JobStatus::failed:
+            return "failed";
     }
     return "?";
 }
@@ -43,10 +48,10 @@ struct JobSystem::Impl {
     mutable std::mutex mutex;  // guards everything below
     std::condition_variable finished;
     std::map<JobId, std::shared_ptr<JobState>> jobs;  // every job submitted (finished ones stay for status())
-    std::map<std::string, JobId> slots;              // slot -> latest job
+    std::map<std::string, JobId> slots;               // slot -> latest job
     std::deque<JobMessage> mailbox;
     JobId next_id = 1;
-    size_t active  = 0;
+    size_t active = 0;
 
     // reserved_for_masters = 0: the caller never joins the arena, so every slot is a worker's.
     explicit Impl(int concurrency) : arena(concurrency, 0) {}
@@ -57,8 +62,12 @@ struct JobSystem::Impl {
 JobContext::JobContext(std::shared_ptr<JobState> state, JobSystem* system)
     : m_state(std::move(state)), m_system(system) {}
 
-JobId JobContext::id() const { return m_state->id; }
-const CancelToken& JobContext::token() const { return m_state->token; }
+JobId JobContext::id() const {
+    return m_state->id;
+}
+const CancelToken& JobContext::token() const {
+    return m_state->token;
+}
 
 void JobContext::progress(double fraction, const std::string& item) {
     std::lock_guard lock(m_state->progress_mutex);
@@ -85,10 +94,10 @@ void JobContext::post(std::any payload) {
 // ---- JobSystem ----
 
 JobSystem::JobSystem(JobSystemOptions options) {
-    int hw         = static_cast<int>(std::thread::hardware_concurrency());
-    m_concurrency  = options.concurrency > 0 ? options.concurrency : std::max(1, hw - 1);
-    m_serial       = options.serial;
-    m_impl         = std::make_unique<Impl>(m_concurrency);
+    int hw        = static_cast<int>(std::thread::hardware_concurrency());
+    m_concurrency = options.concurrency > 0 ? options.concurrency : std::max(1, hw - 1);
+    m_serial      = options.serial;
+    m_impl        = std::make_unique<Impl>(m_concurrency);
 }
 
 JobSystem::~JobSystem() {
@@ -97,11 +106,11 @@ JobSystem::~JobSystem() {
 }
 
 JobId JobSystem::submit(std::string slot, JobFn fn) {
-    auto state   = std::make_shared<JobState>();
-    state->slot  = std::move(slot);
+    auto state  = std::make_shared<JobState>();
+    state->slot = std::move(slot);
     {
         std::lock_guard lock(m_impl->mutex);
-        state->id = m_impl->next_id++;
+        state->id               = m_impl->next_id++;
         m_impl->jobs[state->id] = state;
         if (!state->slot.empty()) {
             auto it = m_impl->slots.find(state->slot);

@@ -64,8 +64,8 @@ private:
 using JobFn = std::function<std::any(JobContext&)>;
 
 struct JobSystemOptions {
-    int concurrency = 0;     // worker threads of the arena; 0 = hardware_concurrency - 1 (at least 1)
-    bool serial     = false; // run each job inline inside submit(), in order (deterministic tests)
+    int concurrency = 0;      // worker threads of the arena; 0 = hardware_concurrency - 1 (at least 1)
+    bool serial     = false;  // run each job inline inside submit(), in order (deterministic tests)
 };
 
 class JobSystem {
@@ -89,7 +89,7 @@ public:
     std::optional<JobStatus> status(JobId id) const;  // nullopt for an unknown or long-forgotten id
     std::optional<JobProgress> progress(JobId id) const;
     JobId latest(const std::string& slot) const;  // the job that owns the slot now (0 = none)
-    size_t active() const;                       // queued or running jobs
+    size_t active() const;                        // queued or running jobs
     int concurrency() const { return m_concurrency; }
     bool serial() const { return m_serial; }
 

@@ -11,7 +11,7 @@ namespace speculum::store {
 namespace {
 
 const std::vector<std::string>& text_columns() {
-    static const std::vector<std::string> cols = {"task",       "status",       "sweep",
+    static const std::vector<std::string> cols = {"task",        "status",     "sweep",
                                                   "config_hash", "model_hash", "dataset_hash"};
     return cols;
 }
@@ -51,7 +51,7 @@ std::string known_fields() {
 Filter parse_filter(const std::string& clause) {
     // The first operator character splits field and value; two-character operators are tried first.
     static const char* ops[] = {"<=", ">=", "!=", "<", ">", "="};
-    size_t pos = clause.find_first_of("<>=!");
+    size_t pos               = clause.find_first_of("<>=!");
     if (pos == std::string::npos)
         throw std::invalid_argument("filter '" + clause + "': expected field<op>value with op one of = != < <= > >=");
     Filter f;
@@ -119,8 +119,7 @@ std::string filter_sql(const Filter& f, std::vector<SqlValue>& binds) {
     bool numeric  = parse_number(f.value, number);
     std::string expr;
     if (contains(metric_columns(), f.field) || contains(extra_numeric_columns(), f.field)) {
-        if (!numeric)
-            throw std::invalid_argument("filter on '" + f.field + "': '" + f.value + "' is not a number");
+        if (!numeric) throw std::invalid_argument("filter on '" + f.field + "': '" + f.value + "' is not a number");
         expr = f.field;
         binds.emplace_back(number);
     } else if (contains(text_columns(), f.field)) {

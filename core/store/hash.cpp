@@ -29,13 +29,15 @@ std::string hex64(uint64_t h) {
     return buf;
 }
 
-std::string json_hash(const nlohmann::json& j) { return hex64(fnv1a64(j.dump())); }
+std::string json_hash(const nlohmann::json& j) {
+    return hex64(fnv1a64(j.dump()));
+}
 
 std::string file_hash(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + file.string());
     std::error_code ec;
-    auto size = std::filesystem::file_size(file, ec);
+    auto size  = std::filesystem::file_size(file, ec);
     uint64_t h = fnv1a64(std::to_string(ec ? 0 : size));
     std::vector<char> buf(1 << 20);
     while (in) {

@@ -124,8 +124,7 @@ void check_existing(const fs::path& file) {
         if (!in) throw StoreError(file.string() + ": cannot read");
         in.read(header, sizeof header);
         if (in.gcount() != 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
-            throw StoreError(file.string() +
-                             ": not a SQLite database (bad header); refusing to use or overwrite it");
+            throw StoreError(file.string() + ": not a SQLite database (bad header); refusing to use or overwrite it");
     }
     sqlite3* db = open_connection(file, SQLITE_OPEN_READONLY);
     try {
@@ -142,8 +141,9 @@ void check_existing(const fs::path& file) {
         if (app_id != kApplicationId) {
             char buf[64];
             std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(app_id));
-            throw StoreError(file.string() + ": a SQLite database that is not a Speculum result store (application_id " +
-                             buf + "); refusing to modify it");
+            throw StoreError(file.string() +
+                             ": a SQLite database that is not a Speculum result store (application_id " + buf +
+                             "); refusing to modify it");
         }
         int64_t version = pragma_int("user_version");
         if (version > kSchemaVersion)
@@ -170,7 +170,9 @@ void check_existing(const fs::path& file) {
 ResultStore::ResultStore(fs::path file, sqlite3* db, bool read_only)
     : m_file(std::move(file)), m_db(db), m_read_only(read_only) {}
 
-ResultStore::~ResultStore() { sqlite3_close(m_db); }
+ResultStore::~ResultStore() {
+    sqlite3_close(m_db);
+}
 
 std::unique_ptr<ResultStore> ResultStore::open(const fs::path& file, Mode mode) {
     std::error_code ec;

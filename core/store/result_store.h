@@ -19,8 +19,8 @@ struct sqlite3;
 
 namespace speculum::store {
 
-constexpr int kSchemaVersion = 1;                  // PRAGMA user_version and meta.version
-constexpr int32_t kApplicationId = 0x5350454d;     // PRAGMA application_id: "SPEM"
+constexpr int kSchemaVersion     = 1;           // PRAGMA user_version and meta.version
+constexpr int32_t kApplicationId = 0x5350454d;  // PRAGMA application_id: "SPEM"
 
 struct StoreError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -41,18 +41,18 @@ struct ResultKey {
 
 struct ResultRow {
     ResultKey key;
-    std::string sweep;             // name of the sweep that first produced the row
-    std::string task;              // task or dataset label for best-per-task summaries ("" = none)
-    std::string status = "done";   // "done" or "failed" (cancelled configurations are never stored)
-    std::string message;           // failed: why
+    std::string sweep;            // name of the sweep that first produced the row
+    std::string task;             // task or dataset label for best-per-task summaries ("" = none)
+    std::string status = "done";  // "done" or "failed" (cancelled configurations are never stored)
+    std::string message;          // failed: why
     nlohmann::json config      = nlohmann::json::object();
     nlohmann::json stats       = nlohmann::json::object();  // measured statistics (engine report), {} if none
     nlohmann::json predictions = nlohmann::json::object();  // analytic predictions, {} if none
     std::map<std::string, double> metrics;                  // subset of metric_columns()
     std::optional<double> objective;                        // the sweep objective's value (higher is better)
-    int prompts   = 0;    // prompts evaluated (0 = not prompt-based)
-    double wall_s = 0;    // evaluation time, seconds
-    std::string created_at;  // UTC ISO-8601, set by the store
+    int prompts   = 0;                                      // prompts evaluated (0 = not prompt-based)
+    double wall_s = 0;                                      // evaluation time, seconds
+    std::string created_at;                                 // UTC ISO-8601, set by the store
 
     std::optional<double> metric(const std::string& name) const;
 };
@@ -87,7 +87,7 @@ public:
 private:
     ResultStore(std::filesystem::path file, sqlite3* db, bool read_only);
     std::filesystem::path m_file;
-    sqlite3* m_db = nullptr;
+    sqlite3* m_db    = nullptr;
     bool m_read_only = false;
     mutable std::mutex m_mutex;  // one connection shared by the sweep's worker threads
 };

@@ -25,9 +25,9 @@ std::vector<ResultRow> pareto_front(const std::vector<ResultRow>& rows, const Pa
         return a.gy > b.gy;
     });
     std::vector<ResultRow> front;
-    bool any           = false;
-    double best_y      = 0;
-    double best_y_gx   = 0;  // the x of the row that set best_y (equal x and equal y = duplicate, kept)
+    bool any         = false;
+    double best_y    = 0;
+    double best_y_gx = 0;  // the x of the row that set best_y (equal x and equal y = duplicate, kept)
     for (const auto& it : items) {
         bool keep = !any || it.gy > best_y || (it.gy == best_y && it.gx == best_y_gx);
         if (keep) {
@@ -37,9 +37,8 @@ std::vector<ResultRow> pareto_front(const std::vector<ResultRow>& rows, const Pa
             any    = true;
         }
     }
-    std::sort(front.begin(), front.end(), [&](const ResultRow& a, const ResultRow& b) {
-        return *a.metric(x.metric) < *b.metric(x.metric);
-    });
+    std::sort(front.begin(), front.end(),
+              [&](const ResultRow& a, const ResultRow& b) { return *a.metric(x.metric) < *b.metric(x.metric); });
     return front;
 }
 

@@ -11,7 +11,7 @@
 namespace speculum::store {
 
 struct ParetoAxis {
-    std::string metric;     // a metric column or "objective"
+    std::string metric;  // a metric column or "objective"
     bool maximize = true;
 };
 

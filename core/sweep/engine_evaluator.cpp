@@ -73,7 +73,7 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
     engine::SpecConfig cfg = parse_config(config);
     if (ctx.prompts > 0) cfg.max_prompts = ctx.prompts;
     cfg.validate(m_target->hparams().n_layer);
-    const model::Tokenizer* tok = m_tokenizer ? &*m_tokenizer : nullptr;
+    const model::Tokenizer* tok            = m_tokenizer ? &*m_tokenizer : nullptr;
     std::vector<engine::RunPrompt> prompts = engine::resolve_prompts(cfg, tok);
     drafts::DrafterOptions dopts;
     if (tok) dopts.tokenize = [tok](const std::string& t) { return tok->encode(t, false, false); };

@@ -27,7 +27,7 @@ struct EvalResult {
 
 class Evaluator {
 public:
-    virtual ~Evaluator() = default;
+    virtual ~Evaluator()             = default;
     virtual std::string kind() const = 0;  // "predict", "engine"
     // Identity of what the configurations run against (models, analytic model version): part of the store key.
     virtual std::string model_hash() const = 0;

@@ -23,7 +23,8 @@ public:
 
     std::string kind() const override { return "predict"; }
     std::string model_hash() const override;
-    std::string dataset_hash(const nlohmann::json& config, int prompts) const override;  // constant: the analytic model reads no prompts
+    std::string dataset_hash(const nlohmann::json& config,
+                             int prompts) const override;  // constant: the analytic model reads no prompts
     void validate(const nlohmann::json& config) const override;
     EvalResult evaluate(const nlohmann::json& config, const EvalContext& ctx) override;
 

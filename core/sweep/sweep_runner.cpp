@@ -82,10 +82,10 @@ void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const
 }
 
 // Evaluates (or finds) every point at this fidelity; the result has one entry per point (nullopt = cancelled).
-std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::vector<SweepPoint>& points,
-                                                       int prompts, int rung) {
+std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::vector<SweepPoint>& points, int prompts,
+                                                       int rung) {
     std::vector<std::optional<store::ResultRow>> rows(points.size());
-    const std::string model_hash   = st.evaluator.model_hash();
+    const std::string model_hash = st.evaluator.model_hash();
 
     // Cache hits first, on this thread: cheap lookups, and they must not occupy worker slots.
     std::vector<size_t> todo;
@@ -119,9 +119,9 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
         auto t0     = Clock::now();
         try {
             EvalContext ctx;
-            ctx.token      = st.token;
-            ctx.prompts    = prompts;
-            EvalResult r   = st.evaluator.evaluate(p.config, ctx);
+            ctx.token       = st.token;
+            ctx.prompts     = prompts;
+            EvalResult r    = st.evaluator.evaluate(p.config, ctx);
             row.stats       = std::move(r.stats);
             row.predictions = std::move(r.predictions);
             row.metrics     = std::move(r.metrics);
@@ -192,10 +192,9 @@ std::optional<double> objective_score(const SweepSpec& spec, const store::Result
     return spec.objective.maximize ? *v : -*v;
 }
 
-SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store,
-                       const CancelToken& token, const ProgressFn& progress, const SweepEventFn& on_event,
-                       const SweepOptions& options) {
-    auto t0                         = Clock::now();
+SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store, const CancelToken& token,
+                       const ProgressFn& progress, const SweepEventFn& on_event, const SweepOptions& options) {
+    auto t0                        = Clock::now();
     std::vector<SweepPoint> points = plan_points(spec);
     for (const auto& p : points) {  // every configuration must be valid before anything runs
         try {
@@ -231,10 +230,10 @@ SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::Resul
             prompts = static_cast<int>(std::min<int64_t>(int64_t{prompts} * s.eta, s.max_prompts));
         }
         for (size_t k : st.summary.rung_sizes) st.total += k;
-        st.summary.planned = st.total;
+        st.summary.planned                  = st.total;
         std::vector<SweepPoint> rung_points = points;
         for (size_t rung = 0; rung < st.summary.rung_sizes.size(); ++rung) {
-            auto rows = run_batch(st, rung_points, st.summary.rung_prompts[rung], static_cast<int>(rung));
+            auto rows       = run_batch(st, rung_points, st.summary.rung_prompts[rung], static_cast<int>(rung));
             st.summary.best = best_of(rows);
             if (rung + 1 == st.summary.rung_sizes.size()) break;
             std::vector<size_t> order;

@@ -39,12 +39,12 @@ struct SweepEvent {
 using SweepEventFn = std::function<void(const SweepEvent&)>;
 
 struct SweepSummary {
-    size_t planned   = 0;  // evaluations planned (all rungs)
-    size_t evaluated = 0;  // evaluated now and stored
-    size_t cached    = 0;  // cache hits
-    size_t failed    = 0;  // evaluated with an error (stored as failed)
-    std::vector<size_t> rung_sizes;   // adaptive: configurations per rung
-    std::vector<int> rung_prompts;    // adaptive: prompts per rung
+    size_t planned   = 0;                  // evaluations planned (all rungs)
+    size_t evaluated = 0;                  // evaluated now and stored
+    size_t cached    = 0;                  // cache hits
+    size_t failed    = 0;                  // evaluated with an error (stored as failed)
+    std::vector<size_t> rung_sizes;        // adaptive: configurations per rung
+    std::vector<int> rung_prompts;         // adaptive: prompts per rung
     std::optional<store::ResultRow> best;  // best objective among feasible done rows of the last rung/plan
     double wall_s = 0;
 };
@@ -59,8 +59,8 @@ struct SweepOptions {
 
 // Throws Cancelled once the token is set (after in-flight configurations have returned; finished ones stay
 // stored). `progress` gets (fraction, "config i/N label").
-SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store,
-                       const CancelToken& token, const ProgressFn& progress = {}, const SweepEventFn& on_event = {},
+SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store, const CancelToken& token,
+                       const ProgressFn& progress = {}, const SweepEventFn& on_event = {},
                        const SweepOptions& options = {});
 
 }  // namespace speculum::sweep

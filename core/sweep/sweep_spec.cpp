@@ -25,7 +25,9 @@ void check_keys(const json& j, const std::string& field, const std::set<std::str
         if (!allowed.count(k)) bad(field + "." + k, "is not a known key");
 }
 
-const json& get(const json& j, const char* key) { return j.at(key); }
+const json& get(const json& j, const char* key) {
+    return j.at(key);
+}
 
 double number(const json& j, const std::string& field) {
     if (!j.is_number()) bad(field, "must be a number");
@@ -70,8 +72,8 @@ std::vector<json> expand_range(const json& r, const std::string& field) {
         double n = std::floor((to - from) / step + 1e-9) + 1;
         if (n > kMaxAxisValues) bad(field, "expands to more than " + std::to_string(kMaxAxisValues) + " values");
         // Integer from/to/step give integers (layer indices, k, bits must stay JSON integers).
-        bool integers = r.at("from").is_number_integer() && r.at("to").is_number_integer() &&
-                        r.at("step").is_number_integer();
+        bool integers =
+            r.at("from").is_number_integer() && r.at("to").is_number_integer() && r.at("step").is_number_integer();
         for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) {
             if (integers)
                 out.push_back(r.at("from").get<int64_t>() + i * r.at("step").get<int64_t>());
@@ -106,8 +108,9 @@ std::string metric_list() {
 }  // namespace
 
 SweepSpec sweep_spec_from_json(const json& j) {
-    check_keys(j, "spec", {"name", "evaluator", "target", "base", "axes", "sampling", "objective", "constraints",
-                           "task", "prompts"});
+    check_keys(
+        j, "spec",
+        {"name", "evaluator", "target", "base", "axes", "sampling", "objective", "constraints", "task", "prompts"});
     SweepSpec s;
     if (j.contains("name")) s.name = string(j["name"], "name");
     if (j.contains("evaluator")) s.evaluator = string(j["evaluator"], "evaluator");
@@ -260,11 +263,11 @@ json SweepSpec::config_at(uint64_t index) const {
 std::string SweepSpec::describe(uint64_t index) const {
     std::vector<std::string> parts(axes.size());
     for (size_t i = axes.size(); i-- > 0;) {
-        const Axis& a   = axes[i];
-        uint64_t k      = a.values.size();
-        std::string v   = a.values[index % k].dump();
+        const Axis& a = axes[i];
+        uint64_t k    = a.values.size();
+        std::string v = a.values[index % k].dump();
         if (v.size() > 24) v = v.substr(0, 21) + "...";
-        parts[i]        = (a.name.empty() ? a.path : a.name) + "=" + v;
+        parts[i] = (a.name.empty() ? a.path : a.name) + "=" + v;
         index /= k;
     }
     std::string s;
@@ -279,8 +282,8 @@ void to_json(json& j, const SweepSpec& s) {
     j["base"]      = s.base;
     j["task"]      = s.task;
     if (!s.target.is_null()) j["target"] = s.target;
-    j["prompts"]   = s.prompts;
-    j["axes"]      = json::array();
+    j["prompts"] = s.prompts;
+    j["axes"]    = json::array();
     for (const auto& a : s.axes) {
         json ja = {{"path", a.path}, {"values", a.values}};
         if (!a.name.empty()) ja["name"] = a.name;

@@ -15,8 +15,8 @@ namespace speculum::sweep {
 enum class SamplingMode { grid, random, adaptive };
 
 struct Axis {
-    std::string name;                   // label in progress lines and CSV ("" = the path)
-    std::string path;                   // JSON pointer into the configuration, e.g. "/levels/0/prune/ratio"
+    std::string name;                    // label in progress lines and CSV ("" = the path)
+    std::string path;                    // JSON pointer into the configuration, e.g. "/levels/0/prune/ratio"
     std::vector<nlohmann::json> values;  // explicit values, or expanded from a range (any JSON: numbers, objects)
     bool operator==(const Axis&) const = default;
 };
@@ -32,13 +32,13 @@ struct Sampling {
 };
 
 struct Objective {
-    std::string metric = "predicted_speedup";  // one of store::metric_columns()
-    bool maximize      = true;                 // "goal": "max" | "min"
+    std::string metric                      = "predicted_speedup";  // one of store::metric_columns()
+    bool maximize                           = true;                 // "goal": "max" | "min"
     bool operator==(const Objective&) const = default;
 };
 
 struct Constraint {
-    std::string metric;        // one of store::metric_columns()
+    std::string metric;         // one of store::metric_columns()
     std::optional<double> min;  // inclusive bounds; a configuration outside them gets no objective score
     std::optional<double> max;
     bool operator==(const Constraint&) const = default;
@@ -46,15 +46,15 @@ struct Constraint {
 
 struct SweepSpec {
     std::string name      = "sweep";
-    std::string evaluator = "predict";  // "predict" (analytic, modeled) | "engine" (measured)
+    std::string evaluator = "predict";                 // "predict" (analytic, modeled) | "engine" (measured)
     nlohmann::json base   = nlohmann::json::object();  // the configuration every axis edits
     std::vector<Axis> axes;
     Sampling sampling;
     Objective objective;
     std::vector<Constraint> constraints;
     nlohmann::json target;  // engine: target GGUF path, {"synthetic": SyntheticSpec}, or null = the bundled target
-    std::string task;  // label for best-per-task when the configuration has no "/task" string
-    int prompts = 0;   // grid/random: prompts per configuration (0 = the evaluator's default)
+    std::string task;       // label for best-per-task when the configuration has no "/task" string
+    int prompts = 0;        // grid/random: prompts per configuration (0 = the evaluator's default)
     bool operator==(const SweepSpec&) const = default;
 
     // Throws std::invalid_argument naming the field ("axes[1].range.step must be > 0").

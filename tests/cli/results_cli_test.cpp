@@ -32,7 +32,9 @@ fs::path make_store() {
     return db;
 }
 
-size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t count_lines(const std::string& s) {
+    return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 }  // namespace
 
@@ -51,7 +53,7 @@ TEST(ResultsCli, TableFiltersCsvParetoBestPerTask) {
         EXPECT_GE(r["config"]["k"].get<int>(), 4);
     }
 
-    fs::path csv = speculum::test::tmp_dir() / "results_cli.csv";
+    fs::path csv  = speculum::test::tmp_dir() / "results_cli.csv";
     auto exported = run_cli({"results", "--db", db.string(), "--csv", csv.string()});
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
     std::ifstream in(csv);
@@ -68,7 +70,7 @@ TEST(ResultsCli, TableFiltersCsvParetoBestPerTask) {
     auto every = nlohmann::json::parse(run_cli({"results", "--db", db.string(), "--json"}).out);
     ASSERT_FALSE(front.empty());
     for (const auto& f : front) {
-        double fb = f["metrics"]["draft_bytes"].get<double>();
+        double fb  = f["metrics"]["draft_bytes"].get<double>();
         double fs_ = f["metrics"]["predicted_speedup"].get<double>();
         for (const auto& r : every) {
             double rb = r["metrics"]["draft_bytes"].get<double>();

@@ -19,8 +19,8 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-using speculum::test::run_cli;
 using speculum::store::ResultStore;
+using speculum::test::run_cli;
 namespace fs = std::filesystem;
 
 extern char** environ;
@@ -101,7 +101,8 @@ void expect_same_results(const fs::path& a, const fs::path& b) {
     auto rb = ResultStore::open(b, ResultStore::Mode::read_only)->query();
     ASSERT_EQ(ra.size(), rb.size());
     auto by_key = [](auto& v) {
-        std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.key.config_hash < y.key.config_hash; });
+        std::sort(v.begin(), v.end(),
+                  [](const auto& x, const auto& y) { return x.key.config_hash < y.key.config_hash; });
     };
     by_key(ra);
     by_key(rb);
@@ -119,9 +120,9 @@ void expect_same_results(const fs::path& a, const fs::path& b) {
 }  // namespace
 
 TEST(SweepCli, KilledMidSweepResumesToTheSameResultSet) {
-    fs::path spec    = write_spec("kill.json", kSpec);
-    fs::path killed  = tmp("killed.sqlite");
-    fs::path clean   = tmp("clean.sqlite");
+    fs::path spec   = write_spec("kill.json", kSpec);
+    fs::path killed = tmp("killed.sqlite");
+    fs::path clean  = tmp("clean.sqlite");
     // ~25 ms per configuration on one job: about 1 s in all, so the kill lands mid-sweep.
     pid_t pid = spawn_cli({"sweep", spec.string(), "--db", killed.string(), "--jobs", "1", "--slow-ms", "25"});
     ASSERT_GT(pid, 0);
@@ -174,7 +175,7 @@ TEST(SweepCli, InterruptCancelsAndKeepsFinishedRows) {
 }
 
 TEST(SweepCli, MalformedSpecsGetClearErrors) {
-    fs::path db = tmp("bad_spec.sqlite");
+    fs::path db   = tmp("bad_spec.sqlite");
     auto bad_json = run_cli({"sweep", write_spec("bad1.json", "{\"axes\": [").string(), "--db", db.string()});
     EXPECT_EQ(bad_json.exit_code, 1);
     EXPECT_NE(bad_json.err.find("bad1.json: invalid JSON"), std::string::npos) << bad_json.err;
@@ -182,9 +183,9 @@ TEST(SweepCli, MalformedSpecsGetClearErrors) {
                               "--db", db.string()});
     EXPECT_EQ(bad_field.exit_code, 1);
     EXPECT_NE(bad_field.err.find("axes[0].path"), std::string::npos) << bad_field.err;
-    auto bad_value = run_cli({"sweep",
-                              write_spec("bad3.json", R"({"axes": [{"path": "/alpha", "values": [0.5, 7]}]})").string(),
-                              "--db", db.string()});
+    auto bad_value =
+        run_cli({"sweep", write_spec("bad3.json", R"({"axes": [{"path": "/alpha", "values": [0.5, 7]}]})").string(),
+                 "--db", db.string()});
     EXPECT_EQ(bad_value.exit_code, 1);
     EXPECT_NE(bad_value.err.find("alpha=7"), std::string::npos) << bad_value.err;
     EXPECT_EQ(stored_rows(db), 0u);  // nothing ran

@@ -148,9 +148,9 @@ TEST(Jobs, SubmitDoesNotBlockWhenTheWorkersAreBusy) {
     js.submit("a", [&](JobContext& ctx) { return spin_until_cancelled(ctx, &started); });
     wait_until(started);
     // The only worker is busy: a second submit must still return at once, queued.
-    auto t0  = std::chrono::steady_clock::now();
-    JobId q  = js.submit("b", [](JobContext&) -> std::any { return 1; });
-    auto dt  = std::chrono::steady_clock::now() - t0;
+    auto t0 = std::chrono::steady_clock::now();
+    JobId q = js.submit("b", [](JobContext&) -> std::any { return 1; });
+    auto dt = std::chrono::steady_clock::now() - t0;
     EXPECT_LT(dt, 1s);
     EXPECT_EQ(js.status(q), JobStatus::queued);
     EXPECT_EQ(js.active(), 2u);

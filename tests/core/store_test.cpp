@@ -72,9 +72,9 @@ TEST(Hash, Fnv1aKnownValuesAndCanonicalJson) {
 }
 
 TEST(Store, RoundTripAndPersistence) {
-    fs::path p = fresh_path("roundtrip");
-    ResultRow r = make_row(3);
-    r.stats     = {{"n_accepted", 7}};
+    fs::path p           = fresh_path("roundtrip");
+    ResultRow r          = make_row(3);
+    r.stats              = {{"n_accepted", 7}};
     r.metrics["speedup"] = 1.7;
     {
         auto s = ResultStore::open(p, ResultStore::Mode::read_write);
@@ -107,8 +107,8 @@ TEST(Store, RefusesAForeignSqliteDatabase) {
     fs::path p  = fresh_path("foreign");
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES('x');", nullptr,
-                           nullptr, nullptr),
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES('x');", nullptr, nullptr,
+                           nullptr),
               SQLITE_OK);
     sqlite3_close(db);
     expect_refused_unchanged(p, "not a Speculum result store");
@@ -145,9 +145,9 @@ TEST(Store, ReadOnlyNeedsAnExistingStore) {
 }
 
 TEST(Store, ReaderQueriesWhileAWriterCommits) {
-    fs::path p  = fresh_path("concurrent");
-    auto writer = ResultStore::open(p, ResultStore::Mode::read_write);
-    auto reader = ResultStore::open(p, ResultStore::Mode::read_only);
+    fs::path p          = fresh_path("concurrent");
+    auto writer         = ResultStore::open(p, ResultStore::Mode::read_write);
+    auto reader         = ResultStore::open(p, ResultStore::Mode::read_only);
     constexpr int kRows = 300;
     std::atomic<bool> done{false};
     std::thread w([&] {
@@ -205,10 +205,10 @@ TEST(Summary, ParetoFrontAndBestPerTask) {
         return r;
     };
     std::vector<ResultRow> rows = {row(100, 1.5, "a"), row(200, 1.4, "a"),  // dominated by (100, 1.5)
-                                   row(300, 2.0, "b"), row(50, 1.1, "b"),  row(300, 1.9, "b"),
-                                   row(400, 2.0, "a")};                    // dominated: same speed, more memory
-    ResultRow failed = row(10, 9.0, "a");
-    failed.status    = "failed";
+                                   row(300, 2.0, "b"), row(50, 1.1, "b"),
+                                   row(300, 1.9, "b"), row(400, 2.0, "a")};  // dominated: same speed, more memory
+    ResultRow failed            = row(10, 9.0, "a");
+    failed.status               = "failed";
     rows.push_back(failed);
     auto front = pareto_front(rows, {"draft_bytes", false}, {"predicted_speedup", true});
     ASSERT_EQ(front.size(), 3u);

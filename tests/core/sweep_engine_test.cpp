@@ -49,18 +49,18 @@ TEST(SweepEngine, MeasuredRowsAreStoredAndCached) {
     EXPECT_EQ(again.cached, 4u);
     EXPECT_EQ(again.evaluated, 0u);
     // A different target is a different key: nothing is reused.
-    json other                               = engine_spec();
-    other["target"]["synthetic"]["seed"]     = 22;
-    SweepSpec spec2                          = sweep_spec_from_json(other);
+    json other                           = engine_spec();
+    other["target"]["synthetic"]["seed"] = 22;
+    SweepSpec spec2                      = sweep_spec_from_json(other);
     EngineEvaluator ev2(spec2.target);
     EXPECT_NE(ev2.model_hash(), ev.model_hash());
     EXPECT_NE(ev.dataset_hash(spec.base, 1), ev.dataset_hash(spec.base, 2));
 }
 
 TEST(SweepEngine, InvalidConfigurationNamesTheField) {
-    json j                         = engine_spec();
-    j["axes"][1]["values"]         = json::array({0, 9});  // the target has 4 layers
-    SweepSpec spec                 = sweep_spec_from_json(j);
+    json j                 = engine_spec();
+    j["axes"][1]["values"] = json::array({0, 9});  // the target has 4 layers
+    SweepSpec spec         = sweep_spec_from_json(j);
     EngineEvaluator ev(spec.target);
     auto path = test::tmp_dir() / "sweep_engine_bad.sqlite";
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);

@@ -49,7 +49,9 @@ std::string error_of(const json& j) {
     return "";
 }
 
-PredictEvaluator evaluator(int delay_ms = 0) { return PredictEvaluator(test::source_dir() / "resources", delay_ms); }
+PredictEvaluator evaluator(int delay_ms = 0) {
+    return PredictEvaluator(test::source_dir() / "resources", delay_ms);
+}
 
 // A prompt-based evaluator with a known optimum: the true score of x is -(x - 0.62)^2, observed with noise that
 // shrinks as 1/sqrt(prompts), like a mean over prompts. Deterministic per (x, prompts).
@@ -57,7 +59,9 @@ class NoisyEvaluator : public Evaluator {
 public:
     std::string kind() const override { return "noisy"; }
     std::string model_hash() const override { return "noisy-model"; }
-    std::string dataset_hash(const json&, int prompts) const override { return "noisy-data-" + std::to_string(prompts); }
+    std::string dataset_hash(const json&, int prompts) const override {
+        return "noisy-data-" + std::to_string(prompts);
+    }
     void validate(const json& config) const override {
         if (!config.contains("x")) throw std::invalid_argument("x is missing");
     }
@@ -90,7 +94,7 @@ TEST(SweepSpec, ParsesRangesAndIndexesTheGrid) {
     json j        = small_spec();
     j["axes"].push_back(log_axis);
     EXPECT_EQ(sweep_spec_from_json(j).axes[2].values, (std::vector<json>{0.01, 0.1, 1.0}));
-    json nested = small_spec();  // a path into a nested object that does not exist yet is created
+    json nested    = small_spec();  // a path into a nested object that does not exist yet is created
     nested["axes"] = json::parse(R"([{"path": "/hardware/context", "values": [128, 4096]}])");
     EXPECT_EQ(sweep_spec_from_json(nested).config_at(1)["hardware"]["context"], 4096);
     json round;
@@ -116,7 +120,7 @@ TEST(SweepSpec, ErrorsNameTheField) {
     EXPECT_NE(with("/constraints", json::parse(R"([{"metric": "bpt"}])")).find("constraints[0]"), std::string::npos);
     EXPECT_NE(with("/evaluator", "oracle").find("evaluator"), std::string::npos);
     EXPECT_NE(with("/axes/0/values", 5).find("axes[0].values must be an array"), std::string::npos);
-    json huge = small_spec();
+    json huge    = small_spec();
     huge["axes"] = json::array();
     for (int i = 0; i < 7; ++i)
         huge["axes"].push_back({{"path", "/x" + std::to_string(i)}, {"range", {{"from", 0}, {"to", 9}, {"step", 1}}}});
@@ -125,16 +129,16 @@ TEST(SweepSpec, ErrorsNameTheField) {
     EXPECT_EQ(error_of(huge), "");  // sampled: fine
     EXPECT_EQ(plan_points(sweep_spec_from_json(huge)).size(), 5u);
     // A path through a number cannot be set: named when the configuration is built.
-    json through = small_spec();
+    json through               = small_spec();
     through["axes"][0]["path"] = "/k/deeper";
     EXPECT_THROW(sweep_spec_from_json(through).config_at(0), std::invalid_argument);
 }
 
 TEST(SweepSpec, RandomDrawsAreDistinctAndReproducible) {
-    json j      = small_spec();
+    json j        = small_spec();
     j["sampling"] = {{"mode", "random"}, {"n", 7}, {"seed", 42}};
-    auto a      = plan_points(sweep_spec_from_json(j));
-    auto b      = plan_points(sweep_spec_from_json(j));
+    auto a        = plan_points(sweep_spec_from_json(j));
+    auto b        = plan_points(sweep_spec_from_json(j));
     ASSERT_EQ(a.size(), 7u);
     std::set<uint64_t> seen;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -156,8 +160,8 @@ TEST(Sweep, GridRunStoresEveryConfigurationAndRerunIsACacheHit) {
     auto store     = store::ResultStore::open(fresh_db("grid"), store::ResultStore::Mode::read_write);
     auto ev        = evaluator();
     std::vector<double> fractions;
-    SweepSummary first = run_sweep(spec, ev, *store, CancelToken(),
-                                   [&](double f, const std::string&) { fractions.push_back(f); });
+    SweepSummary first =
+        run_sweep(spec, ev, *store, CancelToken(), [&](double f, const std::string&) { fractions.push_back(f); });
     EXPECT_EQ(first.planned, 20u);
     EXPECT_EQ(first.evaluated, 20u);
     EXPECT_EQ(first.cached, 0u);
@@ -200,11 +204,11 @@ TEST(Sweep, ConstraintsAndMinimisedObjectives) {
 }
 
 TEST(Sweep, InvalidConfigurationIsRejectedBeforeAnythingRuns) {
-    json j            = small_spec();
+    json j                 = small_spec();
     j["axes"][0]["values"] = json::array({2, -3});
-    SweepSpec spec    = sweep_spec_from_json(j);
-    auto store        = store::ResultStore::open(fresh_db("invalid"), store::ResultStore::Mode::read_write);
-    auto ev           = evaluator();
+    SweepSpec spec         = sweep_spec_from_json(j);
+    auto store             = store::ResultStore::open(fresh_db("invalid"), store::ResultStore::Mode::read_write);
+    auto ev                = evaluator();
     try {
         run_sweep(spec, ev, *store, CancelToken());
         ADD_FAILURE() << "accepted k = -3";
@@ -229,8 +233,8 @@ TEST(Sweep, CancelKeepsFinishedConfigurationsAndTheRerunCompletesThem) {
                  Cancelled);
     EXPECT_EQ(seen, 5u);
     EXPECT_EQ(store->count(), 5u);
-    auto fast        = evaluator();
-    SweepSummary s   = run_sweep(spec, fast, *store, CancelToken());
+    auto fast      = evaluator();
+    SweepSummary s = run_sweep(spec, fast, *store, CancelToken());
     EXPECT_EQ(s.cached, 5u);
     EXPECT_EQ(s.evaluated, 15u);
 }
@@ -244,10 +248,10 @@ TEST(Sweep, FailedConfigurationsAreStoredAndRetried) {
         }
         bool fail = true;
     } flaky;
-    SweepSpec spec   = sweep_spec_from_json(json::parse(R"({"base": {"x": 0}, "prompts": 2, "objective": {"metric":
+    SweepSpec spec = sweep_spec_from_json(json::parse(R"({"base": {"x": 0}, "prompts": 2, "objective": {"metric":
         "speedup"}, "axes": [{"path": "/x", "values": [0.25, 0.5, 0.75]}]})"));
-    auto store       = store::ResultStore::open(fresh_db("failed"), store::ResultStore::Mode::read_write);
-    SweepSummary s   = run_sweep(spec, flaky, *store, CancelToken());
+    auto store     = store::ResultStore::open(fresh_db("failed"), store::ResultStore::Mode::read_write);
+    SweepSummary s = run_sweep(spec, flaky, *store, CancelToken());
     EXPECT_EQ(s.failed, 1u);
     EXPECT_EQ(s.evaluated, 2u);
     auto failed = store->query(store::parse_filters("status=failed"));
@@ -262,7 +266,7 @@ TEST(Sweep, FailedConfigurationsAreStoredAndRetried) {
 }
 
 TEST(Sweep, SuccessiveHalvingFindsTheOptimumWithoutTheFullBudget) {
-    json j = json::parse(R"({"name": "sh", "base": {"x": 0},
+    json j         = json::parse(R"({"name": "sh", "base": {"x": 0},
         "axes": [{"path": "/x", "range": {"from": 0, "to": 1, "step": 0.01}}],
         "sampling": {"mode": "adaptive", "n": 27, "seed": 7, "eta": 3, "min_prompts": 1, "max_prompts": 27},
         "objective": {"metric": "speedup"}})");
