@@ -14,10 +14,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path make_store() {
+// Each test gets its own files: ctest runs tests of this executable in parallel processes.
+fs::path make_store(const std::string& name) {
     fs::path dir  = speculum::test::tmp_dir();
-    fs::path spec = dir / "results_spec.json";
-    fs::path db   = dir / "results_cli.sqlite";
+    fs::path spec = dir / ("results_spec_" + name + ".json");
+    fs::path db   = dir / ("results_cli_" + name + ".sqlite");
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
     std::ofstream(spec) << R"({
       "name": "results-cli",
@@ -39,7 +40,7 @@ size_t count_lines(const std::string& s) {
 }  // namespace
 
 TEST(ResultsCli, TableFiltersCsvParetoBestPerTask) {
-    fs::path db = make_store();
+    fs::path db = make_store("table");
     auto all    = run_cli({"results", "--db", db.string(), "--limit", "100"});
     ASSERT_EQ(all.exit_code, 0) << all.err;
     EXPECT_NE(all.out.find("36 row(s)"), std::string::npos) << all.out;
@@ -88,7 +89,7 @@ TEST(ResultsCli, TableFiltersCsvParetoBestPerTask) {
 }
 
 TEST(ResultsCli, UsageErrors) {
-    fs::path db = make_store();
+    fs::path db = make_store("usage");
     auto bad    = run_cli({"results", "--db", db.string(), "--filter", "speedup~3"});
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("speedup~3"), std::string::npos) << bad.err;
