@@ -74,5 +74,7 @@ int cmd_calibrate(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_draft(int argc, char** argv);
 int cmd_run(int argc, char** argv);
+int cmd_sweep(int argc, char** argv);
+int cmd_results(int argc, char** argv);
 
 }  // namespace speculum::cli

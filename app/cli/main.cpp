@@ -22,6 +22,8 @@ const std::vector<Command>& commands() {
         {"tokenize", "print the token ids of a text under a GGUF model's tokenizer", cmd_tokenize},
         {"draft", "build a draft from a spec and print its bit accounting; optionally save it as GGUF", cmd_draft},
         {"run", "run speculative decoding from a config and measure it against plain decoding", cmd_run},
+        {"sweep", "run a design-space sweep into a SQLite result store (resumable)", cmd_sweep},
+        {"results", "query a result store: filter, CSV, Pareto frontier, best per task", cmd_results},
     };
     return table;
 }

@@ -1,0 +1,315 @@
+// ResultStore on SQLite: the file checks run on a read-only connection before anything may write, so a foreign
+// or damaged file is never touched; writes use WAL with synchronous=NORMAL (durable across a process kill).
+#include "core/store/result_store.h"
+
+#include "core/store/filter.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace speculum::store {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& metric_columns() {
+    static const std::vector<std::string> cols = {"speedup", "predicted_speedup", "accepted_length", "bpt",
+                                                  "j",       "draft_bytes",       "quality",         "memory_gb"};
+    return cols;
+}
+
+std::optional<double> ResultRow::metric(const std::string& name) const {
+    if (name == "objective") return objective;
+    auto it = metrics.find(name);
+    if (it == metrics.end()) return std::nullopt;
+    return it->second;
+}
+
+// ---- small SQLite helpers ----
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 10000;  // a reader and the writer share the file; WAL keeps waits short
+
+class Stmt {
+public:
+    Stmt(sqlite3* db, const std::string& sql, const fs::path& file) : m_db(db), m_file(file) {
+        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK) fail("prepare");
+    }
+    ~Stmt() { sqlite3_finalize(m_stmt); }
+    Stmt(const Stmt&)            = delete;
+    Stmt& operator=(const Stmt&) = delete;
+
+    void bind(int i, const std::string& s) { sqlite3_bind_text(m_stmt, i, s.c_str(), -1, SQLITE_TRANSIENT); }
+    void bind(int i, double v) { sqlite3_bind_double(m_stmt, i, v); }
+    void bind(int i, const std::optional<double>& v) {
+        if (v)
+            sqlite3_bind_double(m_stmt, i, *v);
+        else
+            sqlite3_bind_null(m_stmt, i);
+    }
+    bool step() {  // true = a row is available
+        int rc = sqlite3_step(m_stmt);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        fail("step");
+        return false;
+    }
+    std::string text(int col) const {
+        const unsigned char* t = sqlite3_column_text(m_stmt, col);
+        return t ? reinterpret_cast<const char*>(t) : "";
+    }
+    std::optional<double> real(int col) const {
+        if (sqlite3_column_type(m_stmt, col) == SQLITE_NULL) return std::nullopt;
+        return sqlite3_column_double(m_stmt, col);
+    }
+    int64_t integer(int col) const { return sqlite3_column_int64(m_stmt, col); }
+
+private:
+    [[noreturn]] void fail(const char* what) {
+        throw StoreError(m_file.string() + ": SQLite " + what + " failed: " + sqlite3_errmsg(m_db));
+    }
+    sqlite3* m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+    fs::path m_file;
+};
+
+void exec(sqlite3* db, const std::string& sql, const fs::path& file) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        throw StoreError(file.string() + ": " + msg);
+    }
+}
+
+sqlite3* open_connection(const fs::path& file, int flags) {
+    sqlite3* db = nullptr;
+    int rc      = sqlite3_open_v2(file.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+        std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+        sqlite3_close(db);
+        throw StoreError(file.string() + ": cannot open: " + msg);
+    }
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    return db;
+}
+
+const char* kCreateSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE results(
+    config_hash TEXT NOT NULL, model_hash TEXT NOT NULL, dataset_hash TEXT NOT NULL,
+    sweep TEXT NOT NULL DEFAULT '', task TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
+    config_json TEXT NOT NULL, stats_json TEXT NOT NULL, predictions_json TEXT NOT NULL,
+    speedup REAL, predicted_speedup REAL, accepted_length REAL, bpt REAL, j REAL, draft_bytes REAL,
+    quality REAL, memory_gb REAL, objective REAL,
+    prompts INTEGER NOT NULL DEFAULT 0, wall_s REAL NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (config_hash, model_hash, dataset_hash));
+CREATE INDEX results_task ON results(task);
+CREATE INDEX results_speedup ON results(speedup);
+CREATE INDEX results_predicted_speedup ON results(predicted_speedup);
+CREATE INDEX results_objective ON results(objective);
+)sql";
+
+// Everything that decides whether we may use an existing file, on a read-only connection.
+void check_existing(const fs::path& file) {
+    {
+        char header[16] = {};
+        std::ifstream in(file, std::ios::binary);
+        if (!in) throw StoreError(file.string() + ": cannot read");
+        in.read(header, sizeof header);
+        if (in.gcount() != 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
+            throw StoreError(file.string() + ": not a SQLite database (bad header); refusing to use or overwrite it");
+    }
+    sqlite3* db = open_connection(file, SQLITE_OPEN_READONLY);
+    try {
+        auto pragma_int = [&](const char* pragma) {
+            Stmt s(db, std::string("PRAGMA ") + pragma, file);
+            return s.step() ? s.integer(0) : int64_t{0};
+        };
+        int64_t app_id = 0;
+        try {
+            app_id = pragma_int("application_id");
+        } catch (const StoreError& e) {
+            throw StoreError(std::string(e.what()) + " (corrupt or unreadable; the file will not be modified)");
+        }
+        if (app_id != kApplicationId) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(app_id));
+            throw StoreError(file.string() +
+                             ": a SQLite database that is not a Speculum result store (application_id " + buf +
+                             "); refusing to modify it");
+        }
+        int64_t version = pragma_int("user_version");
+        if (version > kSchemaVersion)
+            throw StoreError(file.string() + ": result store schema v" + std::to_string(version) +
+                             " is newer than this build's v" + std::to_string(kSchemaVersion) + "; upgrade Speculum");
+        if (version < 1)
+            throw StoreError(file.string() + ": result store without a schema version; refusing to modify it");
+        Stmt check(db, "PRAGMA quick_check", file);
+        std::string verdict = check.step() ? check.text(0) : "no answer";
+        if (verdict != "ok")
+            throw StoreError(file.string() + ": corrupt result store (quick_check: " + verdict +
+                             "); it will not be modified");
+    } catch (...) {
+        sqlite3_close(db);
+        throw;
+    }
+    sqlite3_close(db);
+}
+
+}  // namespace
+
+// ---- ResultStore ----
+
+ResultStore::ResultStore(fs::path file, sqlite3* db, bool read_only)
+    : m_file(std::move(file)), m_db(db), m_read_only(read_only) {}
+
+ResultStore::~ResultStore() {
+    sqlite3_close(m_db);
+}
+
+std::unique_ptr<ResultStore> ResultStore::open(const fs::path& file, Mode mode) {
+    std::error_code ec;
+    bool exists = fs::exists(file, ec);
+    bool fresh  = !exists || fs::file_size(file, ec) == 0;
+    if (exists && fs::is_directory(file, ec)) throw StoreError(file.string() + ": is a directory");
+    if (fresh && mode == Mode::read_only) throw StoreError(file.string() + ": no result store there");
+    if (!fresh) check_existing(file);
+
+    int flags   = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    sqlite3* db = open_connection(file, flags);
+    std::unique_ptr<ResultStore> store(new ResultStore(file, db, mode == Mode::read_only));
+    if (mode == Mode::read_write) {
+        exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", file);
+        if (fresh) {
+            exec(db,
+                 "BEGIN IMMEDIATE; PRAGMA application_id=" + std::to_string(kApplicationId) +
+                     "; PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" + kCreateSchema +
+                     "INSERT INTO meta VALUES('schema','speculum-results'),('version','" +
+                     std::to_string(kSchemaVersion) + "'); COMMIT;",
+                 file);
+        }
+    }
+    return store;
+}
+
+bool ResultStore::contains(const ResultKey& key) const {
+    std::lock_guard lock(m_mutex);
+    Stmt s(m_db, "SELECT 1 FROM results WHERE config_hash=? AND model_hash=? AND dataset_hash=?", m_file);
+    s.bind(1, key.config_hash);
+    s.bind(2, key.model_hash);
+    s.bind(3, key.dataset_hash);
+    return s.step();
+}
+
+namespace {
+
+const char* kSelectColumns =
+    "SELECT config_hash, model_hash, dataset_hash, sweep, task, status, message, config_json, stats_json, "
+    "predictions_json, objective, prompts, wall_s, created_at, speedup, predicted_speedup, accepted_length, bpt, "
+    "j, draft_bytes, quality, memory_gb FROM results";
+constexpr int kFirstMetricColumn = 14;
+
+ResultRow read_row(const Stmt& s) {
+    ResultRow r;
+    r.key         = {s.text(0), s.text(1), s.text(2)};
+    r.sweep       = s.text(3);
+    r.task        = s.text(4);
+    r.status      = s.text(5);
+    r.message     = s.text(6);
+    r.config      = nlohmann::json::parse(s.text(7));
+    r.stats       = nlohmann::json::parse(s.text(8));
+    r.predictions = nlohmann::json::parse(s.text(9));
+    r.objective   = s.real(10);
+    r.prompts     = static_cast<int>(s.integer(11));
+    r.wall_s      = s.real(12).value_or(0);
+    r.created_at  = s.text(13);
+    for (size_t i = 0; i < metric_columns().size(); ++i)
+        if (auto v = s.real(kFirstMetricColumn + static_cast<int>(i))) r.metrics[metric_columns()[i]] = *v;
+    return r;
+}
+
+}  // namespace
+
+std::optional<ResultRow> ResultStore::find(const ResultKey& key) const {
+    std::lock_guard lock(m_mutex);
+    Stmt s(m_db, std::string(kSelectColumns) + " WHERE config_hash=? AND model_hash=? AND dataset_hash=?", m_file);
+    s.bind(1, key.config_hash);
+    s.bind(2, key.model_hash);
+    s.bind(3, key.dataset_hash);
+    if (!s.step()) return std::nullopt;
+    return read_row(s);
+}
+
+void ResultStore::put(const ResultRow& row) {
+    if (m_read_only) throw StoreError(m_file.string() + ": opened read-only");
+    for (const auto& [name, v] : row.metrics)
+        if (std::find(metric_columns().begin(), metric_columns().end(), name) == metric_columns().end())
+            throw StoreError("unknown metric column '" + name + "'");
+    std::lock_guard lock(m_mutex);
+    std::string sql =
+        "INSERT OR REPLACE INTO results (config_hash, model_hash, dataset_hash, sweep, task, status, message, "
+        "config_json, stats_json, predictions_json, objective, prompts, wall_s";
+    for (const auto& c : metric_columns()) sql += ", " + c;
+    sql += ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?";
+    for (size_t i = 0; i < metric_columns().size(); ++i) sql += ",?";
+    sql += ")";
+    // A single statement outside BEGIN is its own transaction: committed (to the WAL) when step() returns.
+    Stmt s(m_db, sql, m_file);
+    s.bind(1, row.key.config_hash);
+    s.bind(2, row.key.model_hash);
+    s.bind(3, row.key.dataset_hash);
+    s.bind(4, row.sweep);
+    s.bind(5, row.task);
+    s.bind(6, row.status);
+    s.bind(7, row.message);
+    s.bind(8, row.config.dump());
+    s.bind(9, row.stats.dump());
+    s.bind(10, row.predictions.dump());
+    s.bind(11, row.objective);
+    s.bind(12, static_cast<double>(row.prompts));
+    s.bind(13, row.wall_s);
+    int i = 14;
+    for (const auto& c : metric_columns()) s.bind(i++, row.metric(c));
+    s.step();
+}
+
+std::vector<ResultRow> ResultStore::query(const std::vector<Filter>& filters) const {
+    std::vector<SqlValue> binds;
+    std::string where;
+    for (const auto& f : filters) {
+        std::string clause;
+        try {
+            clause = filter_sql(f, binds);
+        } catch (const std::invalid_argument& e) {
+            throw StoreError(e.what());
+        }
+        where += (where.empty() ? " WHERE " : " AND ") + clause;
+    }
+    std::lock_guard lock(m_mutex);
+    Stmt s(m_db, std::string(kSelectColumns) + where + " ORDER BY objective IS NULL, objective DESC, config_hash",
+           m_file);
+    for (size_t i = 0; i < binds.size(); ++i) {
+        if (auto* d = std::get_if<double>(&binds[i]))
+            s.bind(static_cast<int>(i) + 1, *d);
+        else
+            s.bind(static_cast<int>(i) + 1, std::get<std::string>(binds[i]));
+    }
+    std::vector<ResultRow> rows;
+    while (s.step()) rows.push_back(read_row(s));
+    return rows;
+}
+
+size_t ResultStore::count() const {
+    std::lock_guard lock(m_mutex);
+    Stmt s(m_db, "SELECT count(*) FROM results", m_file);
+    return s.step() ? static_cast<size_t>(s.integer(0)) : 0;
+}
+
+}  // namespace speculum::store

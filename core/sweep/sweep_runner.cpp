@@ -1,0 +1,262 @@
+// Sweep planning and execution (see sweep_runner.h). Each configuration is stored as soon as it finishes, so
+// cancellation or a kill loses only what is in flight, and a re-run finds the rest as cache hits.
+#include "core/sweep/sweep_runner.h"
+
+#include "core/parallel.h"
+#include "core/store/hash.h"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <random>
+#include <set>
+
+namespace speculum::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+SweepPoint make_point(const SweepSpec& spec, uint64_t index) {
+    SweepPoint p;
+    p.grid_index  = index;
+    p.config      = spec.config_at(index);
+    p.config_hash = store::json_hash(p.config);
+    p.label       = spec.describe(index);
+    return p;
+}
+
+std::string task_of(const SweepSpec& spec, const nlohmann::json& config) {
+    auto it = config.find("task");
+    if (it != config.end() && it->is_string()) return it->get<std::string>();
+    return spec.task;
+}
+
+// Shared by every batch of one run_sweep call.
+struct RunState {
+    RunState(const SweepSpec& s, Evaluator& e, store::ResultStore& r, const CancelToken& t, const ProgressFn& p,
+             const SweepEventFn& f, const SweepOptions& o)
+        : spec(s), evaluator(e), store(r), token(t), progress(p), on_event(f), options(o) {}
+    const SweepSpec& spec;
+    Evaluator& evaluator;
+    store::ResultStore& store;
+    const CancelToken& token;
+    const ProgressFn& progress;
+    const SweepEventFn& on_event;
+    const SweepOptions& options;
+    size_t total = 0;
+    std::atomic<size_t> done{0};
+    SweepSummary summary;
+    std::mutex summary_mutex;  // guards summary counters updated from workers
+};
+
+void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const std::string& label) {
+    size_t done = ++st.done;
+    {
+        std::lock_guard lock(st.summary_mutex);
+        if (cached)
+            ++st.summary.cached;
+        else if (row.status == "done")
+            ++st.summary.evaluated;
+        else
+            ++st.summary.failed;
+    }
+    std::string item = "config " + std::to_string(done) + "/" + std::to_string(st.total) + " " + label;
+    report(st.progress, st.total ? static_cast<double>(done) / static_cast<double>(st.total) : 1.0, item);
+    if (st.on_event) {
+        SweepEvent e;
+        e.row    = std::move(row);
+        e.cached = cached;
+        e.done   = done;
+        e.total  = st.total;
+        e.rung   = rung;
+        e.label  = label;
+        st.on_event(e);
+    }
+}
+
+// Evaluates (or finds) every point at this fidelity; the result has one entry per point (nullopt = cancelled).
+std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::vector<SweepPoint>& points, int prompts,
+                                                       int rung) {
+    std::vector<std::optional<store::ResultRow>> rows(points.size());
+    const std::string model_hash = st.evaluator.model_hash();
+
+    // Cache hits first, on this thread: cheap lookups, and they must not occupy worker slots.
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < points.size(); ++i) {
+        st.token.throw_if_cancelled();
+        store::ResultKey key{points[i].config_hash, model_hash, st.evaluator.dataset_hash(points[i].config, prompts)};
+        std::optional<store::ResultRow> hit;
+        if (!st.options.recompute) hit = st.store.find(key);
+        if (!hit || hit->status != "done") {
+            todo.push_back(i);
+            continue;
+        }
+        std::optional<double> score = objective_score(st.spec, *hit);
+        if (score != hit->objective) {  // the row came from a sweep with another objective: re-score it
+            hit->objective = score;
+            st.store.put(*hit);
+        }
+        rows[i] = *hit;
+        finish_one(st, *hit, true, rung, points[i].label);
+    }
+
+    auto evaluate_one = [&](size_t i) {
+        if (st.token.cancelled()) return;
+        const SweepPoint& p = points[i];
+        store::ResultRow row;
+        row.key     = {p.config_hash, model_hash, st.evaluator.dataset_hash(p.config, prompts)};
+        row.sweep   = st.spec.name;
+        row.task    = task_of(st.spec, p.config);
+        row.config  = p.config;
+        row.prompts = prompts;
+        auto t0     = Clock::now();
+        try {
+            EvalContext ctx;
+            ctx.token       = st.token;
+            ctx.prompts     = prompts;
+            EvalResult r    = st.evaluator.evaluate(p.config, ctx);
+            row.stats       = std::move(r.stats);
+            row.predictions = std::move(r.predictions);
+            row.metrics     = std::move(r.metrics);
+            row.prompts     = r.prompts ? r.prompts : prompts;
+        } catch (const Cancelled&) {
+            return;  // in flight when cancelled: not stored
+        } catch (const std::exception& e) {
+            row.status  = "failed";
+            row.message = e.what();
+        }
+        row.wall_s    = std::chrono::duration<double>(Clock::now() - t0).count();
+        row.objective = objective_score(st.spec, row);
+        st.store.put(row);  // its own transaction: durable before we report it
+        rows[i] = row;
+        finish_one(st, std::move(row), false, rung, p.label);
+    };
+
+    if (serial_mode() || st.evaluator.max_parallel() == 1 || todo.size() <= 1) {
+        for (size_t i : todo) evaluate_one(i);
+    } else {
+        // One configuration per task; runs in the arena of the calling job (its concurrency is --jobs).
+        tbb::parallel_for(
+            tbb::blocked_range<size_t>(0, todo.size(), 1),
+            [&](const tbb::blocked_range<size_t>& r) {
+                for (size_t k = r.begin(); k != r.end(); ++k) evaluate_one(todo[k]);
+            },
+            tbb::simple_partitioner());
+    }
+    st.token.throw_if_cancelled();
+    return rows;
+}
+
+}  // namespace
+
+std::vector<SweepPoint> plan_points(const SweepSpec& spec) {
+    spec.validate();
+    uint64_t size = spec.grid_size();
+    std::vector<uint64_t> indices;
+    if (spec.sampling.mode == SamplingMode::grid || static_cast<uint64_t>(spec.sampling.n) >= size) {
+        if (size > kMaxGridConfigurations)
+            throw std::invalid_argument("sampling.n covers the whole grid of " + std::to_string(size) +
+                                        " configurations, more than the limit " +
+                                        std::to_string(kMaxGridConfigurations));
+        for (uint64_t i = 0; i < size; ++i) indices.push_back(i);
+    } else {
+        // mt19937_64 with a modulo draw: the same seed gives the same points on every platform.
+        std::mt19937_64 rng(spec.sampling.seed);
+        std::set<uint64_t> seen;
+        while (indices.size() < static_cast<size_t>(spec.sampling.n)) {
+            uint64_t i = rng() % size;
+            if (seen.insert(i).second) indices.push_back(i);
+        }
+    }
+    std::vector<SweepPoint> points;
+    points.reserve(indices.size());
+    for (uint64_t i : indices) points.push_back(make_point(spec, i));
+    return points;
+}
+
+std::optional<double> objective_score(const SweepSpec& spec, const store::ResultRow& row) {
+    if (row.status != "done") return std::nullopt;
+    for (const auto& c : spec.constraints) {
+        std::optional<double> v = row.metric(c.metric);
+        if (!v || (c.min && *v < *c.min) || (c.max && *v > *c.max)) return std::nullopt;
+    }
+    std::optional<double> v = row.metric(spec.objective.metric);
+    if (!v || !std::isfinite(*v)) return std::nullopt;
+    return spec.objective.maximize ? *v : -*v;
+}
+
+SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store, const CancelToken& token,
+                       const ProgressFn& progress, const SweepEventFn& on_event, const SweepOptions& options) {
+    auto t0                        = Clock::now();
+    std::vector<SweepPoint> points = plan_points(spec);
+    for (const auto& p : points) {  // every configuration must be valid before anything runs
+        try {
+            evaluator.validate(p.config);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument("configuration [" + p.label + "]: " + e.what());
+        }
+    }
+    RunState st(spec, evaluator, store, token, progress, on_event, options);
+
+    auto best_of = [&](const std::vector<std::optional<store::ResultRow>>& rows) {
+        std::optional<store::ResultRow> best;
+        for (const auto& r : rows)
+            if (r && r->objective && (!best || *r->objective > *best->objective)) best = r;
+        return best;
+    };
+
+    if (spec.sampling.mode != SamplingMode::adaptive) {
+        st.total           = points.size();
+        st.summary.planned = st.total;
+        auto rows          = run_batch(st, points, spec.prompts, 0);
+        st.summary.best    = best_of(rows);
+    } else {
+        // Successive halving over prompts: rung sizes n, ceil(n/eta), ... with prompts min, min*eta, ... max.
+        const Sampling& s = spec.sampling;
+        size_t n          = points.size();
+        int prompts       = s.min_prompts;
+        while (true) {
+            st.summary.rung_sizes.push_back(n);
+            st.summary.rung_prompts.push_back(prompts);
+            if (n <= 1 || prompts >= s.max_prompts) break;
+            n       = (n + static_cast<size_t>(s.eta) - 1) / static_cast<size_t>(s.eta);
+            prompts = static_cast<int>(std::min<int64_t>(int64_t{prompts} * s.eta, s.max_prompts));
+        }
+        for (size_t k : st.summary.rung_sizes) st.total += k;
+        st.summary.planned                  = st.total;
+        std::vector<SweepPoint> rung_points = points;
+        for (size_t rung = 0; rung < st.summary.rung_sizes.size(); ++rung) {
+            auto rows       = run_batch(st, rung_points, st.summary.rung_prompts[rung], static_cast<int>(rung));
+            st.summary.best = best_of(rows);
+            if (rung + 1 == st.summary.rung_sizes.size()) break;
+            std::vector<size_t> order;
+            for (size_t i = 0; i < rows.size(); ++i)
+                if (rows[i] && rows[i]->objective) order.push_back(i);
+            std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                if (*rows[a]->objective != *rows[b]->objective) return *rows[a]->objective > *rows[b]->objective;
+                return rung_points[a].config_hash < rung_points[b].config_hash;
+            });
+            order.resize(std::min(order.size(), st.summary.rung_sizes[rung + 1]));
+            std::vector<SweepPoint> next;
+            for (size_t i : order) next.push_back(rung_points[i]);
+            if (next.empty()) {  // nothing feasible to promote
+                st.total = st.done;
+                break;
+            }
+            // Fewer survivors than planned (failures, constraints): the unplanned evaluations count as done.
+            st.total -= st.summary.rung_sizes[rung + 1] - next.size();
+            rung_points = std::move(next);
+        }
+    }
+    st.summary.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return st.summary;
+}
+
+}  // namespace speculum::sweep

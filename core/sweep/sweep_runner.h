@@ -1,0 +1,66 @@
+// Runs a sweep: plans the configurations (grid, random draw, or successive-halving rungs over prompts),
+// skips those already in the store (cache hits), evaluates the rest (in parallel in the calling arena when
+// the evaluator allows it) and commits each finished configuration in its own transaction.
+#pragma once
+
+#include "core/cancel.h"
+#include "core/store/result_store.h"
+#include "core/sweep/evaluator.h"
+#include "core/sweep/sweep_spec.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace speculum::sweep {
+
+// One planned configuration.
+struct SweepPoint {
+    uint64_t grid_index = 0;  // index into the spec's grid
+    nlohmann::json config;
+    std::string config_hash;
+    std::string label;  // "k=4 alpha=0.7"
+};
+
+// Grid: every index in order. Random/adaptive: `n` distinct grid indices drawn with the seed (the whole grid,
+// in order, when n >= its size). Throws std::invalid_argument naming the field (via validate()).
+std::vector<SweepPoint> plan_points(const SweepSpec& spec);
+
+// Reported once per finished configuration (from worker threads; keep it cheap).
+struct SweepEvent {
+    store::ResultRow row;
+    bool cached  = false;  // found in the store, not evaluated
+    size_t done  = 0;      // configurations finished so far in this run (evaluated + cached + failed)
+    size_t total = 0;      // planned evaluations in this run (all rungs)
+    int rung     = 0;      // adaptive: 0-based rung; 0 otherwise
+    std::string label;
+};
+using SweepEventFn = std::function<void(const SweepEvent&)>;
+
+struct SweepSummary {
+    size_t planned   = 0;                  // evaluations planned (all rungs)
+    size_t evaluated = 0;                  // evaluated now and stored
+    size_t cached    = 0;                  // cache hits
+    size_t failed    = 0;                  // evaluated with an error (stored as failed)
+    std::vector<size_t> rung_sizes;        // adaptive: configurations per rung
+    std::vector<int> rung_prompts;         // adaptive: prompts per rung
+    std::optional<store::ResultRow> best;  // best objective among feasible done rows of the last rung/plan
+    double wall_s = 0;
+};
+
+// The objective score of a row under the spec: the metric (negated when minimised); nullopt when the row
+// failed, lacks the metric, or violates a constraint.
+std::optional<double> objective_score(const SweepSpec& spec, const store::ResultRow& row);
+
+struct SweepOptions {
+    bool recompute = false;  // evaluate stored configurations again (replacing their rows) instead of cache hits
+};
+
+// Throws Cancelled once the token is set (after in-flight configurations have returned; finished ones stay
+// stored). `progress` gets (fraction, "config i/N label").
+SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store, const CancelToken& token,
+                       const ProgressFn& progress = {}, const SweepEventFn& on_event = {},
+                       const SweepOptions& options = {});
+
+}  // namespace speculum::sweep

@@ -1,0 +1,77 @@
+// Sweep specification (JSON): a base configuration, axes that set any field of it through a JSON pointer, how
+// to sample the space (grid, random, or adaptive successive halving over prompts), the objective and the
+// constraints. A value type with validation naming the field; docs/sweeps.md shows the format.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace speculum::sweep {
+
+enum class SamplingMode { grid, random, adaptive };
+
+struct Axis {
+    std::string name;                    // label in progress lines and CSV ("" = the path)
+    std::string path;                    // JSON pointer into the configuration, e.g. "/levels/0/prune/ratio"
+    std::vector<nlohmann::json> values;  // explicit values, or expanded from a range (any JSON: numbers, objects)
+    bool operator==(const Axis&) const = default;
+};
+
+struct Sampling {
+    SamplingMode mode = SamplingMode::grid;
+    int n             = 16;  // random: configurations drawn; adaptive: configurations at the first rung
+    uint64_t seed     = 1;   // random and adaptive draws (distinct grid points, reproducible)
+    int eta           = 3;   // adaptive: keep the best 1/eta per rung and give them eta times the prompts
+    int min_prompts   = 1;   // adaptive: prompts per configuration at the first rung
+    int max_prompts   = 9;   // adaptive: prompts at the last rung
+    bool operator==(const Sampling&) const = default;
+};
+
+struct Objective {
+    std::string metric                      = "predicted_speedup";  // one of store::metric_columns()
+    bool maximize                           = true;                 // "goal": "max" | "min"
+    bool operator==(const Objective&) const = default;
+};
+
+struct Constraint {
+    std::string metric;         // one of store::metric_columns()
+    std::optional<double> min;  // inclusive bounds; a configuration outside them gets no objective score
+    std::optional<double> max;
+    bool operator==(const Constraint&) const = default;
+};
+
+struct SweepSpec {
+    std::string name      = "sweep";
+    std::string evaluator = "predict";                 // "predict" (analytic, modeled) | "engine" (measured)
+    nlohmann::json base   = nlohmann::json::object();  // the configuration every axis edits
+    std::vector<Axis> axes;
+    Sampling sampling;
+    Objective objective;
+    std::vector<Constraint> constraints;
+    nlohmann::json target;  // engine: target GGUF path, {"synthetic": SyntheticSpec}, or null = the bundled target
+    std::string task;       // label for best-per-task when the configuration has no "/task" string
+    int prompts = 0;        // grid/random: prompts per configuration (0 = the evaluator's default)
+    bool operator==(const SweepSpec&) const = default;
+
+    // Throws std::invalid_argument naming the field ("axes[1].range.step must be > 0").
+    void validate() const;
+    // Grid size: the product of the axes' value counts (1 with no axes); saturates at UINT64_MAX.
+    uint64_t grid_size() const;
+    // The configuration at a grid index (mixed radix, the last axis varies fastest). Throws
+    // std::invalid_argument naming the axis when its path cannot be applied to the base.
+    nlohmann::json config_at(uint64_t index) const;
+    // Short "k=4 alpha=0.7" description of a grid index.
+    std::string describe(uint64_t index) const;
+};
+
+// Parses strictly: unknown keys and wrong types are std::invalid_argument naming the field; calls validate().
+SweepSpec sweep_spec_from_json(const nlohmann::json& j);
+void to_json(nlohmann::json& j, const SweepSpec& s);  // ranges come back as explicit values
+
+constexpr uint64_t kMaxGridConfigurations = 1000000;  // a grid beyond this must be sampled (random/adaptive)
+
+}  // namespace speculum::sweep

@@ -1,0 +1,224 @@
+// ResultStore: round trip and persistence, refusal (without modification) of corrupt, foreign and newer files,
+// a reader querying while a writer commits, filters, hashes, Pareto frontier and best-per-task.
+#include "core/store/filter.h"
+#include "core/store/hash.h"
+#include "core/store/result_store.h"
+#include "core/store/summary.h"
+
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace speculum::store;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_path(const std::string& name) {
+    fs::path p = speculum::test::tmp_dir() / ("store_" + name + ".sqlite");
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
+    return p;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ResultRow make_row(int i, const std::string& task = "t") {
+    ResultRow r;
+    r.config                       = {{"k", i}, {"task", task}};
+    r.key                          = {json_hash(r.config), "m", "d"};
+    r.task                         = task;
+    r.sweep                        = "s";
+    r.metrics["predicted_speedup"] = 1.0 + i * 0.1;
+    r.metrics["draft_bytes"]       = 1000.0 * (i % 5);
+    r.objective                    = r.metrics["predicted_speedup"];
+    r.predictions                  = {{"ewif", 1.0 + i * 0.1}};
+    r.prompts                      = 3;
+    return r;
+}
+
+void expect_refused_unchanged(const fs::path& p, const std::string& needle) {
+    std::string before = slurp(p);
+    for (auto mode : {ResultStore::Mode::read_write, ResultStore::Mode::read_only}) {
+        try {
+            ResultStore::open(p, mode);
+            ADD_FAILURE() << "opened " << p;
+        } catch (const StoreError& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos) << "names the file: " << e.what();
+        }
+    }
+    EXPECT_EQ(slurp(p), before) << "the file must not be modified";
+}
+
+}  // namespace
+
+TEST(Hash, Fnv1aKnownValuesAndCanonicalJson) {
+    EXPECT_EQ(hex64(fnv1a64("")), "cbf29ce484222325");
+    EXPECT_EQ(hex64(fnv1a64("a")), "af63dc4c8601ec8c");
+    EXPECT_EQ(json_hash(nlohmann::json::parse(R"({"b": 2, "a": [1, 0.5]})")),
+              json_hash(nlohmann::json::parse(R"({"a":[1,0.5],"b":2})")));
+    EXPECT_NE(json_hash({{"a", 1}}), json_hash({{"a", 2}}));
+}
+
+TEST(Store, RoundTripAndPersistence) {
+    fs::path p           = fresh_path("roundtrip");
+    ResultRow r          = make_row(3);
+    r.stats              = {{"n_accepted", 7}};
+    r.metrics["speedup"] = 1.7;
+    {
+        auto s = ResultStore::open(p, ResultStore::Mode::read_write);
+        EXPECT_FALSE(s->contains(r.key));
+        s->put(r);
+        EXPECT_TRUE(s->contains(r.key));
+        s->put(r);  // same key: replaced, not duplicated
+        EXPECT_EQ(s->count(), 1u);
+    }
+    auto s   = ResultStore::open(p, ResultStore::Mode::read_only);
+    auto got = s->find(r.key);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->config, r.config);
+    EXPECT_EQ(got->stats, r.stats);
+    EXPECT_EQ(got->predictions, r.predictions);
+    EXPECT_EQ(got->metrics, r.metrics);
+    EXPECT_EQ(got->objective, r.objective);
+    EXPECT_EQ(got->prompts, 3);
+    EXPECT_FALSE(got->created_at.empty());
+    EXPECT_THROW(s->put(r), StoreError);  // read-only
+}
+
+TEST(Store, RefusesAFileThatIsNotSqlite) {
+    fs::path p = fresh_path("garbage");
+    std::ofstream(p, std::ios::binary) << "this is a CSV file, not a database\n1,2,3\n";
+    expect_refused_unchanged(p, "not a SQLite database");
+}
+
+TEST(Store, RefusesAForeignSqliteDatabase) {
+    fs::path p  = fresh_path("foreign");
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES('x');", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    expect_refused_unchanged(p, "not a Speculum result store");
+}
+
+TEST(Store, RefusesANewerSchema) {
+    fs::path p = fresh_path("newer");
+    ResultStore::open(p, ResultStore::Mode::read_write)->put(make_row(1));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    expect_refused_unchanged(p, "newer than this build");
+}
+
+TEST(Store, RefusesAByteCorruptedStore) {
+    fs::path p = fresh_path("corrupt");
+    {
+        auto s = ResultStore::open(p, ResultStore::Mode::read_write);
+        for (int i = 0; i < 200; ++i) s->put(make_row(i));
+    }  // last connection closed: the WAL is checkpointed into the main file
+    ASSERT_FALSE(fs::exists(p.string() + "-wal"));
+    std::string bytes = slurp(p);
+    ASSERT_GT(bytes.size(), 3 * 4096u);
+    for (size_t i = 4096 + 16; i < bytes.size() && i < 3 * 4096; ++i) bytes[i] = static_cast<char>(0xA5);
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+    expect_refused_unchanged(p, "corrupt");
+}
+
+TEST(Store, ReadOnlyNeedsAnExistingStore) {
+    fs::path p = fresh_path("absent");
+    EXPECT_THROW(ResultStore::open(p, ResultStore::Mode::read_only), StoreError);
+    EXPECT_FALSE(fs::exists(p));
+}
+
+TEST(Store, ReaderQueriesWhileAWriterCommits) {
+    fs::path p          = fresh_path("concurrent");
+    auto writer         = ResultStore::open(p, ResultStore::Mode::read_write);
+    auto reader         = ResultStore::open(p, ResultStore::Mode::read_only);
+    constexpr int kRows = 300;
+    std::atomic<bool> done{false};
+    std::thread w([&] {
+        for (int i = 0; i < kRows; ++i) writer->put(make_row(i));
+        done = true;
+    });
+    size_t last = 0, reads = 0;
+    std::string error;
+    while (!done || last < kRows) {
+        try {
+            size_t n = reader->count();
+            EXPECT_GE(n, last) << "committed rows never disappear";
+            auto rows = reader->query({parse_filter("predicted_speedup>=1")});
+            EXPECT_GE(rows.size(), n);  // rows committed before the count are visible to the later query
+            last = n;
+            ++reads;
+        } catch (const std::exception& e) {
+            error = e.what();
+            break;
+        }
+    }
+    w.join();
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(reader->count(), static_cast<size_t>(kRows));
+    EXPECT_GT(reads, 1u);
+}
+
+TEST(Store, Filters) {
+    fs::path p = fresh_path("filters");
+    auto s     = ResultStore::open(p, ResultStore::Mode::read_write);
+    for (int i = 0; i < 10; ++i) s->put(make_row(i, i < 5 ? "code" : "chat"));
+    EXPECT_EQ(s->query().size(), 10u);
+    EXPECT_EQ(s->query(parse_filters("predicted_speedup>1.45")).size(), 5u);  // 1.5 .. 1.9
+    EXPECT_EQ(s->query(parse_filters("task=code, /k<=1")).size(), 2u);
+    EXPECT_EQ(s->query(parse_filters("/task=\"chat\"")).size(), 5u);
+    EXPECT_EQ(s->query(parse_filters("status!=done")).size(), 0u);
+    auto all = s->query();
+    EXPECT_EQ(all.front().config["k"], 9);  // best objective first
+    EXPECT_THROW(parse_filter("speedup"), std::invalid_argument);
+    EXPECT_THROW(parse_filter("speed>1"), std::invalid_argument);
+    EXPECT_THROW(parse_filter("speedup>fast"), std::invalid_argument);
+    EXPECT_THROW(parse_filter("bpt<"), std::invalid_argument);
+    EXPECT_EQ(json_pointer_to_sqlite_path("/levels/0/prune/ratio"), "$.\"levels\"[0].\"prune\".\"ratio\"");
+    EXPECT_EQ(json_pointer_to_sqlite_path("/a~1b/c~0"), "$.\"a/b\".\"c~\"");
+}
+
+TEST(Summary, ParetoFrontAndBestPerTask) {
+    auto row = [](double bytes, double speedup, const std::string& task) {
+        ResultRow r;
+        r.config                       = {{"b", bytes}, {"s", speedup}};
+        r.task                         = task;
+        r.metrics["draft_bytes"]       = bytes;
+        r.metrics["predicted_speedup"] = speedup;
+        r.objective                    = speedup;
+        return r;
+    };
+    std::vector<ResultRow> rows = {row(100, 1.5, "a"), row(200, 1.4, "a"),  // dominated by (100, 1.5)
+                                   row(300, 2.0, "b"), row(50, 1.1, "b"),
+                                   row(300, 1.9, "b"), row(400, 2.0, "a")};  // dominated: same speed, more memory
+    ResultRow failed            = row(10, 9.0, "a");
+    failed.status               = "failed";
+    rows.push_back(failed);
+    auto front = pareto_front(rows, {"draft_bytes", false}, {"predicted_speedup", true});
+    ASSERT_EQ(front.size(), 3u);
+    EXPECT_EQ(front[0].metrics["draft_bytes"], 50);
+    EXPECT_EQ(front[1].metrics["draft_bytes"], 100);
+    EXPECT_EQ(front[2].metrics["draft_bytes"], 300);
+    EXPECT_EQ(front[2].metrics["predicted_speedup"], 2.0);
+    auto best = best_per_task(rows);
+    ASSERT_EQ(best.size(), 2u);
+    EXPECT_EQ(best["a"].metrics["draft_bytes"], 400);
+    EXPECT_EQ(best["b"].metrics["draft_bytes"], 300);
+    EXPECT_EQ(speedup_metric(rows), "predicted_speedup");
+}
