@@ -19,6 +19,10 @@ std::optional<std::filesystem::path> datasets_dir();
 // Every candidate that was tried, in order, for error messages ("looked in: A, B, C").
 std::vector<std::filesystem::path> resource_candidates();
 
+// The bundled reference models (see resources/models/README.md), relative to the resources folder.
+constexpr const char* kBundledTargetModel = "models/speculum-target-f16.gguf";
+constexpr const char* kBundledDraftModel  = "models/speculum-draft-f16.gguf";
+
 // resources_dir() / relative, or a std::runtime_error naming the resource and every place looked at.
 std::filesystem::path resource_path(const std::filesystem::path& relative);
 

@@ -65,6 +65,7 @@ const std::vector<Command>& commands();
 
 // Subcommand entry points (one file each: cmd_<name>.cpp).
 int cmd_version(int argc, char** argv);
+int cmd_models(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
@@ -72,5 +73,6 @@ int cmd_predict(int argc, char** argv);
 int cmd_calibrate(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_draft(int argc, char** argv);
+int cmd_run(int argc, char** argv);
 
 }  // namespace speculum::cli

@@ -2,6 +2,8 @@
 // time, exact bit accounting and bytes per forward (modeled figures labelled "modeled"); optionally saves it as GGUF.
 #include "cli.h"
 
+#include "core/resources.h"
+
 #include "core/drafts/draft_bits.h"
 #include "core/drafts/draft_gguf.h"
 #include "core/drafts/make_drafter.h"
@@ -119,7 +121,7 @@ void bench(drafts::Drafter& d, int32_t n, int32_t n_vocab) {
 
 int cmd_draft(int argc, char** argv) {
     Args args("draft",
-              {{"model", 'm', true, "FILE", "target GGUF model"},
+              {{"model", 'm', true, "FILE", "target GGUF model (default: the bundled target)"},
                {"synthetic", 0, true, "TYPE", "instead of -m: a random-weight target the shape of the bundled one "
                                               "(8 layers, n_embd 320, ~12 M parameters) in TYPE (f16, bf16, q8_0)"},
                {"spec", 's', true, "FILE|JSON", "draft spec: a JSON file or inline JSON object (see DraftSpec)"},
@@ -136,7 +138,7 @@ int cmd_draft(int argc, char** argv) {
                                "per forward. Figures without a compact kernel are labelled \"modeled\".");
         return 0;
     }
-    if (args.has("model") == args.has("synthetic")) throw UsageError("give exactly one of -m/--model and --synthetic");
+    if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");
     if (!args.has("spec")) throw UsageError("--spec is required");
     const int64_t n_ctx = args.int_or("ctx", 512, 1, 1 << 24);
     std::optional<double> alpha;
@@ -160,8 +162,10 @@ int cmd_draft(int argc, char** argv) {
     }
     const DraftSpec spec = read_spec(*args.value("spec"));
 
-    const model::Model target = args.has("model") ? model::Model::load(*args.value("model"))
-                                                  : bundled_size_model(*args.value("synthetic"));
+    const model::Model target = args.has("synthetic")
+                                    ? bundled_size_model(*args.value("synthetic"))
+                                    : model::Model::load(args.has("model") ? *args.value("model")
+                                                                           : resource_path(kBundledTargetModel).string());
     try {
         spec.validate(target.hparams().n_layer);
     } catch (const std::invalid_argument& e) {

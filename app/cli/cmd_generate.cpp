@@ -2,6 +2,8 @@
 // are produced and ending with prompt and decode tokens/s on stderr.
 #include "cli.h"
 
+#include "core/resources.h"
+
 #include "core/model/generate.h"
 #include "core/model/model.h"
 #include "core/model/sampler.h"
@@ -48,7 +50,7 @@ std::vector<int32_t> parse_ids(const std::string& s) {
 
 int cmd_generate(int argc, char** argv) {
     Args args("generate",
-              {{"model", 'm', true, "FILE", "GGUF model (llama or qwen2 architecture)"},
+              {{"model", 'm', true, "FILE", "GGUF model (llama or qwen2 architecture; default: the bundled target)"},
                {"prompt", 'p', true, "TEXT", "prompt text (needs the model's tokenizer)"},
                {"ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15043,3186 (no tokenizer needed)"},
                {"n-predict", 'n', true, "N", "tokens to generate (default 64)"},
@@ -66,8 +68,9 @@ int cmd_generate(int argc, char** argv) {
             "continuation to stdout and prints tokens/s to stderr.");
         return 0;
     }
-    const auto model_path = args.value("model");
-    if (!model_path) throw UsageError("--model is required");
+    // No model given: the bundled target (resources/models), so a fresh checkout generates text at once.
+    const std::optional<std::string> model_path =
+        args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string();
     if (args.has("prompt") == args.has("ids")) throw UsageError("give exactly one of --prompt and --ids");
     model::SamplerConfig sc;
     sc.temperature          = static_cast<float>(args.float_or("temp", 0.0, 0.0, 100.0));

@@ -2,6 +2,8 @@
 // tests count them (no BOS, special-token texts as plain text) unless --special is given.
 #include "cli.h"
 
+#include "core/resources.h"
+
 #include "core/model/gguf.h"
 #include "core/model/tokenizer.h"
 
@@ -56,7 +58,7 @@ std::string quote_piece(const std::string& p) {
 
 int cmd_tokenize(int argc, char** argv) {
     Args args("tokenize",
-              {{"model", 'm', true, "MODEL.gguf", "GGUF file whose tokenizer.ggml.* metadata to use (required)"},
+              {{"model", 'm', true, "MODEL.gguf", "GGUF file whose tokenizer.ggml.* metadata to use (default: the bundled target)"},
                {"prompt", 'p', true, "TEXT", "the text to tokenize"},
                {"file", 0, true, "FILE", "read the text from FILE, byte for byte (instead of -p)"},
                {"special", 0, false, "", "add BOS/EOS as the model asks and parse special-token texts like <s>"},
@@ -71,8 +73,8 @@ int cmd_tokenize(int argc, char** argv) {
             "gpt2 (byte-level BPE with the GPT-2 pre-tokenizer).");
         return 0;
     }
-    const auto model = args.value("model");
-    if (!model) throw UsageError("-m MODEL.gguf is required (there is no bundled default model yet)");
+    const std::optional<std::string> model =
+        args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string();
     if (args.has("prompt") == args.has("file"))
         throw UsageError("give the text with exactly one of -p TEXT or --file FILE");
     if (args.has("no-parse-special") && !args.has("special"))

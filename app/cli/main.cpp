@@ -13,6 +13,7 @@ namespace speculum::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"version", "print the version, build type and library versions", cmd_version},
+        {"models", "list the bundled models, prompt suites, hardware profiles and configs", cmd_models},
         {"inspect", "show a GGUF file: metadata, hyper-parameters, tensors", cmd_inspect},
         {"generate", "generate tokens with one model (plain decoding, no speculation)", cmd_generate},
         {"bench", "measure the model runtime: tokens/s, GB/s vs memory bandwidth, batched passes", cmd_bench},
@@ -20,6 +21,7 @@ const std::vector<Command>& commands() {
         {"calibrate", "measure this machine (bandwidth, GEMV/GEMM, overhead) as a hardware profile", cmd_calibrate},
         {"tokenize", "print the token ids of a text under a GGUF model's tokenizer", cmd_tokenize},
         {"draft", "build a draft from a spec and print its bit accounting; optionally save it as GGUF", cmd_draft},
+        {"run", "run speculative decoding from a config and measure it against plain decoding", cmd_run},
     };
     return table;
 }

@@ -1,0 +1,109 @@
+// `speculum-cli models`: what is bundled — the reference models, prompt suites, hardware profiles and configs.
+#include "cli.h"
+
+#include "core/data/dataset.h"
+#include "core/model/gguf.h"
+#include "core/model/hparams.h"
+#include "core/resources.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+namespace speculum::cli {
+
+namespace fs = std::filesystem;
+
+static std::vector<fs::path> files_with(const fs::path& dir, const std::string& ext) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return out;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_regular_file() && e.path().extension() == ext) out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+int cmd_models(int argc, char** argv) {
+    Args args("models", {{"json", 0, false, "", "print as JSON"}}, {});
+    if (!args.parse(argc, argv)) {
+        std::cout << args.help("List what is bundled: reference models (the default target and draft), prompt "
+                               "suites, hardware profiles and example configurations.");
+        return 0;
+    }
+    auto res = resources_dir();
+    if (!res) throw std::runtime_error("no resources folder found; set SPECULUM_RESOURCES");
+    nlohmann::json j;
+    j["resources"] = res->string();
+
+    for (const auto& p : files_with(*res / "models", ".gguf")) {
+        nlohmann::json m{{"file", p.filename().string()}, {"path", p.string()}, {"bytes", fs::file_size(p)}};
+        std::string rel = "models/" + p.filename().string();
+        m["role"]       = rel == kBundledTargetModel ? "default target" : rel == kBundledDraftModel ? "default draft" : "";
+        try {
+            model::GgufFile f = model::GgufFile::open(p.string());
+            model::Hparams hp = model::hparams_from_gguf(f);
+            uint64_t params   = 0;
+            for (const auto& t : f.tensors()) params += t.n_elements;
+            m["arch"]       = hp.arch;
+            m["layers"]     = hp.n_layer;
+            m["n_embd"]     = hp.n_embd;
+            m["n_vocab"]    = hp.n_vocab;
+            m["parameters"] = params;
+        } catch (const std::exception& e) {
+            m["error"] = e.what();
+        }
+        j["models"].push_back(m);
+    }
+    if (auto ds = datasets_dir()) {
+        for (const auto& p : files_with(*ds, ".jsonl")) {
+            nlohmann::json d{{"file", p.filename().string()}, {"path", p.string()}};
+            try {
+                data::Dataset set = data::load_dataset_lenient(p.string());
+                d["prompts"]      = set.prompts.size();
+                d["tasks"]        = set.tasks();
+                d["malformed"]    = set.issues.size();
+            } catch (const std::exception& e) {
+                d["error"] = e.what();
+            }
+            j["datasets"].push_back(d);
+        }
+    }
+    for (const auto& p : files_with(*res / "hardware", ".json")) j["hardware_profiles"].push_back(p.stem().string());
+    for (const auto& p : files_with(*res / "configs", ".json")) j["configs"].push_back(p.filename().string());
+
+    if (args.has("json")) {
+        std::cout << j.dump(2) << '\n';
+        return 0;
+    }
+    std::cout << "resources: " << j["resources"].get<std::string>() << "\n\nmodels:\n";
+    for (const auto& m : j.value("models", nlohmann::json::array())) {
+        std::cout << "  " << m["file"].get<std::string>();
+        if (!m["role"].get<std::string>().empty()) std::cout << "  (" << m["role"].get<std::string>() << ")";
+        std::cout << '\n';
+        if (m.contains("error")) {
+            std::cout << "      error: " << m["error"].get<std::string>() << '\n';
+            continue;
+        }
+        std::cout << "      " << m["arch"].get<std::string>() << ", " << m["layers"] << " layers, n_embd " << m["n_embd"]
+                  << ", vocab " << m["n_vocab"] << ", " << m["parameters"] << " parameters, "
+                  << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
+    }
+    std::cout << "\ndatasets:\n";
+    for (const auto& d : j.value("datasets", nlohmann::json::array())) {
+        std::cout << "  " << d["file"].get<std::string>();
+        if (d.contains("error")) std::cout << "  error: " << d["error"].get<std::string>();
+        else std::cout << "  " << d["prompts"] << " prompts" << (d["malformed"].get<size_t>() ? " (with malformed lines!)" : "");
+        std::cout << '\n';
+    }
+    std::cout << "\nhardware profiles:";
+    for (const auto& h : j.value("hardware_profiles", nlohmann::json::array())) std::cout << ' ' << h.get<std::string>();
+    std::cout << "\nconfigs:";
+    for (const auto& c : j.value("configs", nlohmann::json::array())) std::cout << ' ' << c.get<std::string>();
+    std::cout << '\n';
+    return 0;
+}
+
+}  // namespace speculum::cli

@@ -1,0 +1,232 @@
+// `speculum-cli run`: one speculative decoding experiment from a SpecConfig JSON file — every prompt through the
+// engine and the autoregressive baseline, a readable summary (speedup, mean accepted length, α per position,
+// per-level cost, lossless check when greedy) on stdout and the full report as JSON with --report.
+#include "cli.h"
+
+#include "core/engine/engine.h"
+#include "core/engine/session.h"
+#include "core/model/model.h"
+#include "core/model/synthetic.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vocab.h"
+#include "core/resources.h"
+
+#include <oneapi/tbb/global_control.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace speculum::cli {
+
+namespace {
+
+constexpr const char* kBundledTarget = kBundledTargetModel;
+
+std::vector<int32_t> parse_id_list(const std::string& s) {
+    std::vector<int32_t> ids;
+    std::string w;
+    std::istringstream in(s);
+    while (std::getline(in, w, ',')) {
+        std::istringstream words(w);
+        std::string t;
+        while (words >> t) {
+            size_t used = 0;
+            long long v = -1;
+            try {
+                v = std::stoll(t, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != t.size() || v < 0 || v > INT32_MAX)
+                throw UsageError("--prompt-ids: '" + t + "' is not a token id");
+            ids.push_back(static_cast<int32_t>(v));
+        }
+    }
+    if (ids.empty()) throw UsageError("--prompt-ids: no token ids given");
+    return ids;
+}
+
+std::string fmt(const char* f, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return b;
+}
+
+std::string mib(uint64_t bytes) {
+    return fmt("%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, bool baseline) {
+    os << "generated " << s.n_generated << " tokens in " << s.n_steps << " target passes; drafted " << s.n_drafted
+       << ", accepted " << s.n_accepted << "\n";
+    os << "mean accepted length (tokens per target pass): " << fmt("%.3f", s.mean_accepted_length()) << "\n";
+    os << "alpha per position (accepted/reached):";
+    const std::vector<double> a = s.alpha();
+    for (size_t i = 0; i < a.size(); ++i)
+        os << "  " << i + 1 << ":" << fmt("%.3f", a[i]) << " (" << s.pos_accepted[i] << "/" << s.pos_reached[i] << ")";
+    os << "\naccepted-length histogram:";
+    for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) os << "  " << i << ":" << s.accepted_len_hist[i];
+    os << "\nlevels:\n";
+    for (const engine::LevelStats& l : s.levels) {
+        os << "  " << l.level << " " << (l.level == 0 ? "target " : "draft  ") << l.name << ": calls " << l.n_calls
+           << ", passes " << l.n_forward << ", " << fmt("%.3f s", l.t_s) << ", c = " << fmt("%.3f", l.cost_ratio)
+           << ", read " << mib(l.bytes_weights + l.bytes_kv) << (l.bytes_modeled ? " (modeled)" : "");
+        if (l.n_reviewed > 0) os << ", reviewed " << l.n_reviewed << " accepted " << l.n_review_accepted;
+        os << "\n";
+    }
+    os << "time: prefill " << fmt("%.3f s", s.t_prefill_s) << ", decode " << fmt("%.3f s", s.t_decode_s) << " (draft "
+       << fmt("%.3f s", s.t_draft_s) << ", verify " << fmt("%.3f s", s.t_verify_s) << ")\n";
+    os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token)) << "\n";
+    os << "speculative: " << fmt("%.2f", s.tokens_per_s) << " tokens/s";
+    if (baseline)
+        os << " | autoregressive: " << fmt("%.2f", s.baseline_tokens_per_s) << " tokens/s | speedup "
+           << fmt("%.3f", s.speedup) << "x";
+    os << "\n";
+    if (greedy && s.lossless_checked)
+        os << "lossless check: "
+           << (s.lossless_mismatch < 0
+                   ? "identical to the target's own greedy output"
+                   : "DIFFERS from the target's greedy output at token " + std::to_string(s.lossless_mismatch))
+           << "\n";
+}
+
+// A random-weight target from a SyntheticSpec JSON file (missing keys keep their defaults).
+model::Model load_synthetic(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot open the synthetic model spec");
+    model::SyntheticSpec spec;
+    try {
+        from_json(nlohmann::json::parse(in), spec);
+        spec.validate();
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    return model::make_synthetic_model(spec);
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+    Args args("run",
+              {{"config", 0, true, "CFG.json", "speculative decoding config (see docs/engine.md)"},
+               {"model", 'm', true, "FILE", "target GGUF (default: the bundled target)"},
+               {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
+               {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
+               {"task", 0, true, "T", "only the dataset's prompts of this task"},
+               {"prompt", 'p', true, "TEXT", "prompt text (overrides the config's)"},
+               {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
+               {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
+               {"report", 0, true, "FILE", "write the full JSON report here"},
+               {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
+               {"reference", 0, false, "", "use the scalar reference forward pass (exact batched = sequential)"},
+               {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
+              {});
+    if (!args.parse(argc, argv)) {
+        std::cout << args.help(
+            "Run speculative decoding as a config describes (draft levels, chain or tree, "
+            "cascades) and measure it against plain decoding of the same target.");
+        return 0;
+    }
+    const auto cfg_path = args.value("config");
+    if (!cfg_path) throw UsageError("--config is required");
+    engine::SpecConfig cfg;
+    {
+        std::ifstream in(*cfg_path);
+        if (!in) throw std::runtime_error(*cfg_path + ": cannot open the config file");
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(in);
+            from_json(j, cfg);
+        } catch (const nlohmann::json::parse_error& e) {
+            throw std::runtime_error(*cfg_path + ": not valid JSON: " + e.what());
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(*cfg_path + ": " + e.what());
+        }
+    }
+    if (auto v = args.value("dataset")) cfg.dataset = *v;
+    if (auto v = args.value("task")) cfg.task = *v;
+    if (auto v = args.value("prompt")) cfg.prompt = *v, cfg.dataset.clear();
+    if (auto v = args.value("prompt-ids")) cfg.prompt_ids = parse_id_list(*v), cfg.prompt.clear(), cfg.dataset.clear();
+    cfg.max_new_tokens = static_cast<int32_t>(args.int_or("max-new", cfg.max_new_tokens, 1, 4096));
+    if (args.has("no-baseline")) cfg.baseline = false;
+    if (args.has("reference")) cfg.context.path = model::ForwardPath::reference;
+    const int threads = static_cast<int>(args.int_or("threads", 0, 0, 4096));
+    std::unique_ptr<tbb::global_control> limit;
+    if (threads > 0)
+        limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
+
+    if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");
+    const std::string target_path = args.has("model")       ? *args.value("model")
+                                    : args.has("synthetic") ? "synthetic:" + *args.value("synthetic")
+                                                            : resource_path(kBundledTarget).string();
+    const model::Model target =
+        args.has("synthetic") ? load_synthetic(*args.value("synthetic")) : model::Model::load(target_path);
+    try {
+        cfg.validate(target.hparams().n_layer);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(*cfg_path + ": " + e.what());
+    }
+    std::optional<model::Tokenizer> tok;
+    std::string tok_error = "the target has no GGUF tokenizer metadata";
+    if (target.gguf()) {
+        try {
+            tok = model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf()));
+        } catch (const std::exception& e) {
+            tok_error = e.what();  // token-id prompts still work
+        }
+    }
+    if (!tok && (!cfg.prompt.empty() || !cfg.dataset.empty()))
+        throw std::runtime_error("text prompts need the target's tokenizer, which could not be loaded (" + tok_error +
+                                 "); give token ids with --prompt-ids or spec.prompt_ids");
+    std::vector<engine::RunPrompt> prompts;
+    drafts::DrafterOptions dopts;
+    if (tok) dopts.tokenize = [&](const std::string& t) { return tok->encode(t, false, false); };
+    std::shared_ptr<engine::CompositeDrafter> stack;
+    try {
+        prompts = engine::resolve_prompts(cfg, tok ? &*tok : nullptr);
+        stack   = engine::make_draft_stack(cfg, target, dopts);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(*cfg_path + ": " + e.what());
+    }
+
+    std::cout << "target: " << target_path << " (" << target.hparams().n_layer << " layers, "
+              << mib(target.weight_bytes_per_token()) << " read per token)\n"
+              << "drafter: " << stack->name() << "\n";
+    nlohmann::json report{{"config", cfg}, {"target", target_path}, {"drafter", stack->name()}};
+    nlohmann::json runs = nlohmann::json::array();
+    engine::RunStats total;
+    for (const engine::RunPrompt& p : prompts) {
+        engine::SpecConfig pc = cfg;
+        pc.max_new_tokens     = p.max_new_tokens;
+        engine::SpecEngine eng(target, pc, stack);
+        const engine::RunResult r = eng.run(p.tokens);
+        std::cout << "prompt " << p.id << (p.task.empty() ? "" : " [" + p.task + "]") << ": " << p.tokens.size()
+                  << " tokens in, " << r.tokens.size() << " out, mean accepted length "
+                  << fmt("%.3f", r.stats.mean_accepted_length());
+        if (cfg.baseline) std::cout << ", speedup " << fmt("%.3f", r.stats.speedup) << "x";
+        std::cout << "\n";
+        nlohmann::json one = r;
+        one["id"]          = p.id;
+        one["task"]        = p.task;
+        if (tok) one["text"] = tok->decode(r.tokens);
+        runs.push_back(one);
+        engine::accumulate(total, r.stats);
+    }
+    std::cout << "---- all prompts ----\n";
+    print_summary(std::cout, total, cfg.greedy(), cfg.baseline);
+    report["runs"]  = runs;
+    report["total"] = total;
+    if (auto out = args.value("report")) {
+        std::ofstream f(*out);
+        if (!f) throw std::runtime_error(*out + ": cannot write the report");
+        f << report.dump(2) << "\n";
+        std::cout << "report: " << *out << "\n";
+    }
+    return 0;
+}
+
+}  // namespace speculum::cli

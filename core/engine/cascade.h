@@ -1,0 +1,108 @@
+// Drafters built from other drafters: a level tag around a plain drafter, CS Drafting's / ML-SpecQD's vertical
+// cascade (level i drafts for level i − 1 by running speculative decoding of its own model with level i + 1's
+// drafter, recursively down to Max-Gram, with lenience at these intermediate reviews), and CS Drafting's
+// horizontal cascade (which drafter fills which positions of one draft: a row of the k-matrix).
+#pragma once
+
+#include "core/engine/reviewer.h"
+#include "core/engine/run_stats.h"
+#include "core/engine/spec_config.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace speculum::engine {
+
+// A drafter that knows which level each of its tokens came from (DraftChain::source = the absolute level) and
+// reports the statistics of every level it contains.
+class CompositeDrafter : public drafts::Drafter {
+public:
+    // Adds the statistics of its levels into levels[level] (levels is sized by the caller).
+    virtual void collect(std::vector<LevelStats>& levels) const = 0;
+    virtual void reset_stats()                                  = 0;
+};
+
+// A plain drafter as draft level `level`: forwards every call and records calls, time and bytes.
+class LevelDrafter : public CompositeDrafter {
+public:
+    LevelDrafter(std::shared_ptr<drafts::Drafter> inner, int32_t level, std::string name = {});
+    std::string name() const override { return m_stats.name; }
+    int32_t n_vocab() const override { return m_inner->n_vocab(); }
+    void sync(std::span<const int32_t> committed) override { m_inner->sync(committed); }
+    drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
+    drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
+                                   const CancelToken& cancel) override;
+    void collect(std::vector<LevelStats>& levels) const override;
+    void reset_stats() override;
+
+private:
+    void add(const drafts::DraftCost& c);
+    std::shared_ptr<drafts::Drafter> m_inner;
+    int32_t m_level;
+    LevelStats m_stats;
+};
+
+// Level `level` drafting for the level above it: greedy speculative decoding of `model` (the reviewer) with
+// `lower` drafting `inner_gamma` tokens per step, until the requested number of tokens exists. Each returned
+// token's q is the reviewer's probability of it (what the level above compares against under lenience).
+// Deterministic given the context, so a stochastic target may treat it as a one-hot drafter.
+class CascadeDrafter : public CompositeDrafter {
+public:
+    CascadeDrafter(const model::Model& model, model::ContextConfig ctx, model::ForwardOptions opts,
+                   std::shared_ptr<CompositeDrafter> lower, int32_t level, int32_t inner_gamma, float lenience,
+                   std::string name, std::optional<drafts::ForwardCostModel> cost = std::nullopt);
+    std::string name() const override { return m_name + " <- " + m_lower->name(); }
+    int32_t n_vocab() const override { return m_reviewer.n_vocab(); }
+    void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
+    drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
+    // Trees are expanded by leaf drafters only; a tree config with a cascade is rejected by SpecConfig::validate.
+    drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
+                                   const CancelToken& cancel) override;
+    void collect(std::vector<LevelStats>& levels) const override;
+    void reset_stats() override;
+
+private:
+    Reviewer m_reviewer;
+    std::shared_ptr<CompositeDrafter> m_lower;
+    int32_t m_level, m_inner_gamma;
+    float m_lenience;
+    std::string m_name;
+    std::vector<int32_t> m_committed;
+    LevelStats m_stats;
+    drafts::DraftCost m_cost_at_reset;
+};
+
+// One draft filled by several drafters in turn: segment s proposes counts[s] tokens after everything before it.
+class HorizontalDrafter : public CompositeDrafter {
+public:
+    HorizontalDrafter(std::vector<std::shared_ptr<CompositeDrafter>> segments, std::vector<int32_t> counts);
+    std::string name() const override;
+    int32_t n_vocab() const override { return m_segments.front()->n_vocab(); }
+    void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
+    drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
+    drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
+                                   const CancelToken& cancel) override;
+    void collect(std::vector<LevelStats>& levels) const override;
+    void reset_stats() override;
+
+private:
+    std::vector<std::shared_ptr<CompositeDrafter>> m_segments;
+    std::vector<int32_t> m_counts;
+    std::vector<int32_t> m_committed;
+};
+
+// What draft level i (1-based, levels[i − 1]) is made of.
+struct LevelMaterial {
+    std::shared_ptr<drafts::Drafter> drafter;  // proposes autoregressively when the level is a leaf
+    const model::Model* model = nullptr;       // reviews drafts when the level is inside a cascade (null: Max-Gram)
+    model::ForwardOptions options;             // the level's structural options (layer skip) for reviewing
+    std::string name;
+    std::optional<drafts::ForwardCostModel> cost;  // what its passes read (default: the model's weight views)
+};
+
+// The level-1 drafter for a config: a single level, a vertical cascade from gamma, or the k-matrix's
+// horizontal + vertical cascade (CS Drafting's Algorithm 1). `materials` has one entry per level.
+std::shared_ptr<CompositeDrafter> build_draft_stack(const SpecConfig& cfg, const std::vector<LevelMaterial>& materials);
+
+}  // namespace speculum::engine

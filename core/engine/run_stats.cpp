@@ -1,0 +1,80 @@
+// RunStats derived figures and JSON.
+#include "core/engine/run_stats.h"
+
+namespace speculum::engine {
+
+std::vector<double> RunStats::alpha() const {
+    std::vector<double> a(pos_reached.size(), 0.0);
+    for (size_t i = 0; i < a.size(); ++i)
+        if (pos_reached[i] > 0 && i < pos_accepted.size())
+            a[i] = static_cast<double>(pos_accepted[i]) / static_cast<double>(pos_reached[i]);
+    return a;
+}
+
+double RunStats::mean_accepted_length() const {
+    return n_steps > 0 ? static_cast<double>(n_generated) / n_steps : 0.0;
+}
+
+const char* token_kind_name(TokenKind k) {
+    switch (k) {
+        case TokenKind::accepted:
+            return "accepted";
+        case TokenKind::corrected:
+            return "corrected";
+        case TokenKind::bonus:
+            return "bonus";
+    }
+    return "accepted";
+}
+
+static nlohmann::json level_json(const LevelStats& l) {
+    return {{"level", l.level},
+            {"name", l.name},
+            {"n_calls", l.n_calls},
+            {"n_forward", l.n_forward},
+            {"t_s", l.t_s},
+            {"bytes_weights", l.bytes_weights},
+            {"bytes_kv", l.bytes_kv},
+            {"bytes_modeled", l.bytes_modeled},
+            {"n_reviewed", l.n_reviewed},
+            {"n_review_accepted", l.n_review_accepted},
+            {"cost_ratio", l.cost_ratio}};
+}
+
+void to_json(nlohmann::json& j, const RunStats& s) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto& l : s.levels) levels.push_back(level_json(l));
+    j = nlohmann::json{{"n_prompt", s.n_prompt},
+                       {"n_generated", s.n_generated},
+                       {"n_steps", s.n_steps},
+                       {"n_drafted", s.n_drafted},
+                       {"n_accepted", s.n_accepted},
+                       {"t_prefill_s", s.t_prefill_s},
+                       {"t_draft_s", s.t_draft_s},
+                       {"t_verify_s", s.t_verify_s},
+                       {"t_decode_s", s.t_decode_s},
+                       {"pos_reached", s.pos_reached},
+                       {"pos_accepted", s.pos_accepted},
+                       {"alpha", s.alpha()},
+                       {"accepted_len_hist", s.accepted_len_hist},
+                       {"rank_offered", s.rank_counts.offered},
+                       {"rank_accepted", s.rank_counts.accepted},
+                       {"levels", levels},
+                       {"mean_accepted_length", s.mean_accepted_length()},
+                       {"tokens_per_s", s.tokens_per_s},
+                       {"baseline_tokens_per_s", s.baseline_tokens_per_s},
+                       {"speedup", s.speedup},
+                       {"bytes_per_token", s.bytes_per_token},
+                       {"lossless_checked", s.lossless_checked},
+                       {"lossless_mismatch", s.lossless_mismatch}};
+}
+
+void to_json(nlohmann::json& j, const RunResult& r) {
+    j = nlohmann::json{{"prompt", r.prompt},
+                       {"tokens", r.tokens},
+                       {"baseline_tokens", r.baseline_tokens},
+                       {"cancelled", r.cancelled},
+                       {"stats", r.stats}};
+}
+
+}  // namespace speculum::engine

@@ -1,0 +1,100 @@
+// What a speculative run measured: per-position acceptance α_i with counts, acceptance by rank (trees), the
+// accepted-length histogram, per-level calls / time / bytes and cost ratio c, tokens/s and the speedup over a
+// plain autoregressive run of the same target in the same process, and bytes read per generated token (BPT).
+#pragma once
+
+#include "core/engine/tree_shapes.h"
+#include "core/engine/verify.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace speculum::engine {
+
+// One level of the cascade. Level 0 is the target; level i drafts for level i − 1.
+struct LevelStats {
+    int32_t level = 0;
+    std::string name;
+    int64_t n_calls           = 0;    // propose calls (drafters) or verification passes (target)
+    int64_t n_forward         = 0;    // forward passes of this level's model (0 for Max-Gram)
+    double t_s                = 0.0;  // wall time spent in this level's own work (children excluded)
+    uint64_t bytes_weights    = 0;    // bytes of weights read (counted from the tensors each pass reads)
+    uint64_t bytes_kv         = 0;    // bytes of KV cache read
+    bool bytes_modeled        = false;
+    int64_t n_reviewed        = 0;  // draft tokens this level reviewed (target and intermediate levels)
+    int64_t n_review_accepted = 0;
+    double cost_ratio         = 0.0;  // c: time per forward pass (per call without passes) / one plain target
+                                      // decoding step (the baseline's; the verification pass without a baseline)
+    bool operator==(const LevelStats&) const = default;
+};
+
+struct RunStats {
+    int32_t n_prompt    = 0;  // prompt tokens
+    int32_t n_generated = 0;  // tokens committed
+    int32_t n_steps     = 0;  // target verification passes
+    int64_t n_drafted   = 0;  // draft tokens the target reviewed
+    int64_t n_accepted  = 0;  // of which accepted
+    double t_prefill_s  = 0.0;
+    double t_draft_s    = 0.0;  // level-1 propose calls (everything below included)
+    double t_verify_s   = 0.0;  // target passes and the acceptance rule
+    double t_decode_s   = 0.0;  // wall time after prefill until the last token was committed
+
+    std::vector<int64_t> pos_reached;        // [i]: steps where position i + 1 was reviewed with 1..i accepted
+    std::vector<int64_t> pos_accepted;       // [i]: of those, steps where it was accepted
+    std::vector<int64_t> accepted_len_hist;  // [n]: steps that accepted n draft tokens
+    RankCounts rank_counts;                  // trees only
+    std::vector<LevelStats> levels;          // [0] = target, [i] = draft level i
+
+    double tokens_per_s          = 0.0;    // n_generated / t_decode_s
+    double baseline_tokens_per_s = 0.0;    // plain autoregressive decoding of the same target (0 = not run)
+    double speedup               = 0.0;    // tokens_per_s / baseline_tokens_per_s (0 = no baseline)
+    double bytes_per_token       = 0.0;    // BPT: bytes read by every level / n_generated
+    bool lossless_checked        = false;  // greedy run compared with the baseline's tokens
+    int32_t lossless_mismatch    = -1;     // first differing index, -1 = identical
+
+    std::vector<double> alpha() const;    // α_i = pos_accepted / pos_reached (0 where never reached)
+    double mean_accepted_length() const;  // tokens committed per target pass (accepted + 1)
+    bool operator==(const RunStats&) const = default;
+};
+void to_json(nlohmann::json& j, const RunStats& s);
+
+// One committed token with its provenance, delivered in commit order (for the live UI).
+struct TokenEvent {
+    int32_t token    = -1;
+    int32_t level    = 0;  // who proposed it: 0 = the target (corrections, bonus), i = draft level i
+    TokenKind kind   = TokenKind::accepted;
+    int32_t step     = 0;  // target pass that committed it (0-based)
+    int32_t position = 0;  // index among the generated tokens (0-based)
+};
+const char* token_kind_name(TokenKind k);
+
+class EventSink {
+public:
+    virtual ~EventSink()                       = default;
+    virtual void on_token(const TokenEvent& e) = 0;
+};
+
+// Adapts a callable to an EventSink.
+class FunctionSink : public EventSink {
+public:
+    explicit FunctionSink(std::function<void(const TokenEvent&)> fn) : m_fn(std::move(fn)) {}
+    void on_token(const TokenEvent& e) override { m_fn(e); }
+
+private:
+    std::function<void(const TokenEvent&)> m_fn;
+};
+
+struct RunResult {
+    std::vector<int32_t> prompt;
+    std::vector<int32_t> tokens;           // generated tokens
+    std::vector<int32_t> baseline_tokens;  // the autoregressive run's tokens (empty when not run)
+    RunStats stats;
+    bool cancelled = false;  // stats are partial
+};
+void to_json(nlohmann::json& j, const RunResult& r);
+
+}  // namespace speculum::engine

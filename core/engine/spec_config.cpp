@@ -1,0 +1,321 @@
+// SpecConfig validation and strict JSON.
+#include "core/engine/spec_config.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace speculum::engine {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const std::string& msg) {
+    throw std::invalid_argument("spec." + field + ": " + msg);
+}
+
+std::string str(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+const char* tree_kind_name(TreeKind k) {
+    switch (k) {
+        case TreeKind::static_shape:
+            return "static";
+        case TreeKind::top_k:
+            return "top_k";
+        case TreeKind::sequoia:
+            return "sequoia";
+        case TreeKind::cats:
+            return "cats";
+    }
+    return "static";
+}
+
+// Rejects keys not in `allowed`, naming the first one and the object it is in.
+void check_keys(const nlohmann::json& j, const std::string& where, const std::set<std::string>& allowed) {
+    if (!j.is_object()) throw std::invalid_argument(where + ": expected a JSON object, got " + j.type_name());
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!allowed.count(it.key())) throw std::invalid_argument(where + ": unknown key \"" + it.key() + "\"");
+}
+
+// Reads j[key] into out when present; a wrong type names the key.
+template <class T>
+void get(const nlohmann::json& j, const std::string& where, const char* key, T& out) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    try {
+        out = it->template get<T>();
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(where + "." + key + ": wrong type (" + e.what() + ")");
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(where + "." + key + ": " + e.what());
+    }
+}
+
+}  // namespace
+
+int32_t SpecConfig::draft_length(int32_t reviewer) const {
+    if (!k_matrix.empty()) {
+        int32_t s = 0;
+        if (reviewer >= 0 && static_cast<size_t>(reviewer) < k_matrix.size())
+            for (int32_t k : k_matrix[static_cast<size_t>(reviewer)]) s += k;
+        return s;
+    }
+    return reviewer >= 0 && static_cast<size_t>(reviewer) < gamma.size() ? gamma[static_cast<size_t>(reviewer)] : 0;
+}
+
+void SpecConfig::validate(int32_t n_layer) const {
+    if (levels.empty()) fail("levels", "at least one draft level is needed");
+    if (levels.size() > 8) fail("levels", "at most 8 draft levels, got " + std::to_string(levels.size()));
+    for (size_t i = 0; i < levels.size(); ++i) {
+        try {
+            levels[i].validate(n_layer);
+        } catch (const std::invalid_argument& e) {
+            fail("levels[" + std::to_string(i) + "]", e.what());
+        }
+        if (levels[i].kind == drafts::DraftKind::maxgram && i + 1 < levels.size())
+            fail("levels[" + std::to_string(i) + "]",
+                 "Max-Gram has no model to review other drafts: it must be the "
+                 "last level");
+    }
+    const size_t n = levels.size();
+    if (k_matrix.empty()) {
+        if (gamma.size() != n)
+            fail("gamma", "one draft length per level is needed (" + std::to_string(n) + "), got " +
+                              std::to_string(gamma.size()));
+        for (size_t i = 0; i < n; ++i)
+            if (gamma[i] < 1 || gamma[i] > 64)
+                fail("gamma[" + std::to_string(i) + "]", "must be in [1, 64], got " + std::to_string(gamma[i]));
+    } else {
+        if (k_matrix.size() != n + 1) fail("k_matrix", "must have levels + 1 = " + std::to_string(n + 1) + " rows");
+        for (size_t i = 0; i <= n; ++i) {
+            const std::string f = "k_matrix[" + std::to_string(i) + "]";
+            if (k_matrix[i].size() != n + 1) fail(f, "must have " + std::to_string(n + 1) + " columns");
+            for (size_t j = 0; j <= n; ++j) {
+                const int32_t k = k_matrix[i][j];
+                if (k < 0 || k > 64)
+                    fail(f + "[" + std::to_string(j) + "]", "must be in [0, 64], got " + std::to_string(k));
+                if (j <= i && k != 0)
+                    fail(f + "[" + std::to_string(j) + "]",
+                         "must be 0: a level only drafts for reviewers above it "
+                         "(upper-triangular)");
+            }
+        }
+        if (draft_length(0) < 1) fail("k_matrix[0]", "the target's draft needs at least one position");
+        if (draft_length(0) > 64) fail("k_matrix[0]", "the target's draft is longer than 64 positions");
+    }
+    if (verification == Verification::tree) {
+        if (n != 1) fail("verification", "tree verification takes exactly one draft level, got " + std::to_string(n));
+        if (!k_matrix.empty()) fail("k_matrix", "a horizontal cascade is a chain; it cannot be combined with a tree");
+        const TreeConfig& t = tree;
+        if (t.kind == TreeKind::static_shape) {
+            if (t.branching.empty() || t.branching.size() > 32) fail("tree.branching", "must have 1..32 depths");
+            for (int32_t b : t.branching)
+                if (b < 1 || b > 16) fail("tree.branching", "every entry must be in [1, 16], got " + std::to_string(b));
+        }
+        if (t.kind == TreeKind::top_k) {
+            if (t.top_k < 1 || t.top_k > 16) fail("tree.top_k", "must be in [1, 16], got " + std::to_string(t.top_k));
+            if (t.depth < 1 || t.depth > 32) fail("tree.depth", "must be in [1, 32], got " + std::to_string(t.depth));
+        }
+        if (t.kind == TreeKind::sequoia) {
+            if (t.node_budget < 1 || t.node_budget > 255)
+                fail("tree.node_budget", "must be in [1, 255], got " + std::to_string(t.node_budget));
+            if (t.max_depth < 1 || t.max_depth > 64)
+                fail("tree.max_depth", "must be in [1, 64], got " + std::to_string(t.max_depth));
+            if (t.prior.empty() || t.prior.size() > 16) fail("tree.prior", "must have 1..16 ranks");
+            double s = 0;
+            for (double p : t.prior) {
+                if (!(p >= 0.0 && p <= 1.0)) fail("tree.prior", "every entry must be in [0, 1], got " + str(p));
+                s += p;
+            }
+            if (s > 1.0 + 1e-9) fail("tree.prior", "acceptance over ranks sums to " + str(s) + " > 1");
+            if (t.refit_every < 1) fail("tree.refit_every", "must be >= 1, got " + std::to_string(t.refit_every));
+        }
+    }
+    try {
+        sampling.validate();
+    } catch (const std::invalid_argument& e) {
+        fail("sampling", e.what());
+    }
+    if (!greedy() && n > 1) fail("sampling", "stochastic verification runs with one draft level; cascades are greedy");
+    if (!(p_min >= 0.0f && p_min < 1.0f)) fail("p_min", "must be in [0, 1), got " + str(p_min));
+    if (adaptive_gamma.enabled) {
+        if (adaptive_gamma.min < 1)
+            fail("adaptive_gamma.min", "must be >= 1, got " + std::to_string(adaptive_gamma.min));
+        if (adaptive_gamma.max < adaptive_gamma.min || adaptive_gamma.max > 64)
+            fail("adaptive_gamma.max", "must be in [min, 64], got " + std::to_string(adaptive_gamma.max));
+        if (!k_matrix.empty()) fail("adaptive_gamma", "cannot be combined with a k_matrix");
+    }
+    if (!lenience.empty()) {
+        if (lenience.size() != n + 1)
+            fail("lenience", "one entry per reviewer (target + levels = " + std::to_string(n + 1) + "), got " +
+                                 std::to_string(lenience.size()));
+        if (lenience[0] != 1.0f)
+            fail("lenience[0]",
+                 "the target always reviews with lenience 1 (lenience there would change the "
+                 "output), got " +
+                     str(lenience[0]));
+        for (size_t i = 1; i <= n; ++i)
+            if (!(lenience[i] >= 1.0f) || !std::isfinite(lenience[i]))
+                fail("lenience[" + std::to_string(i) + "]", "must be a finite number >= 1, got " + str(lenience[i]));
+    }
+    if (max_new_tokens < 1 || max_new_tokens > 4096)
+        fail("max_new_tokens", "must be in [1, 4096], got " + std::to_string(max_new_tokens));
+    for (size_t i = 0; i < prompt_ids.size(); ++i)
+        if (prompt_ids[i] < 0) fail("prompt_ids[" + std::to_string(i) + "]", "token ids are >= 0");
+    if (max_prompts < 1) fail("max_prompts", "must be >= 1, got " + std::to_string(max_prompts));
+    try {
+        context.validate();
+    } catch (const std::invalid_argument& e) {
+        fail("context", e.what());
+    }
+    const int32_t need = draft_length(0) + 1;
+    if (verification == Verification::chain && need > context.n_batch)
+        fail("context.n_batch", "must hold the target's draft + 1 = " + std::to_string(need) + " tokens, got " +
+                                    std::to_string(context.n_batch));
+    if (eos < -1) fail("eos", "must be a token id or -1, got " + std::to_string(eos));
+}
+
+// ---- JSON ----
+
+void to_json(nlohmann::json& j, const SpecConfig& c) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto& l : c.levels) levels.push_back(l);
+    const TreeConfig& t = c.tree;
+    j                   = nlohmann::json{
+        {"levels", levels},
+        {"gamma", c.gamma},
+        {"verification", c.verification == Verification::chain ? "chain" : "tree"},
+        {"tree",
+                           {{"kind", tree_kind_name(t.kind)},
+                            {"branching", t.branching},
+                            {"top_k", t.top_k},
+                            {"depth", t.depth},
+                            {"node_budget", t.node_budget},
+                            {"max_depth", t.max_depth},
+                            {"prior", t.prior},
+                            {"refit_every", t.refit_every}}},
+        {"sampling", c.sampling},
+        {"p_min", c.p_min},
+        {"adaptive_gamma",
+         {{"enabled", c.adaptive_gamma.enabled}, {"min", c.adaptive_gamma.min}, {"max", c.adaptive_gamma.max}}},
+        {"lenience", c.lenience},
+        {"k_matrix", c.k_matrix},
+        {"max_new_tokens", c.max_new_tokens},
+        {"prompt_ids", c.prompt_ids},
+        {"prompt", c.prompt},
+        {"dataset", c.dataset},
+        {"task", c.task},
+        {"max_prompts", c.max_prompts},
+        {"context", c.context},
+        {"baseline", c.baseline},
+        {"eos", c.eos},
+    };
+}
+
+void from_json(const nlohmann::json& j, SpecConfig& c) {
+    const std::string w = "spec";
+    check_keys(j, w,
+               {"levels", "gamma", "verification", "tree", "sampling", "p_min", "adaptive_gamma", "lenience",
+                "k_matrix", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts", "context",
+                "baseline", "eos", "comment"});
+    c = SpecConfig{};
+    if (auto it = j.find("levels"); it != j.end()) {
+        if (!it->is_array()) throw std::invalid_argument("spec.levels: expected an array of draft specs");
+        c.levels.clear();
+        for (size_t i = 0; i < it->size(); ++i) {
+            try {
+                c.levels.push_back((*it)[i].get<drafts::DraftSpec>());
+            } catch (const std::exception& e) {
+                throw std::invalid_argument("spec.levels[" + std::to_string(i) + "]: " + e.what());
+            }
+        }
+    }
+    get(j, w, "gamma", c.gamma);
+    if (auto it = j.find("verification"); it != j.end()) {
+        const std::string v = it->is_string() ? it->get<std::string>() : "";
+        if (v != "chain" && v != "tree")
+            throw std::invalid_argument("spec.verification: expected \"chain\" or \"tree\", got " + it->dump());
+        c.verification = v == "chain" ? Verification::chain : Verification::tree;
+    }
+    if (auto it = j.find("tree"); it != j.end()) {
+        const std::string tw = "spec.tree";
+        check_keys(*it, tw,
+                   {"kind", "branching", "top_k", "depth", "node_budget", "max_depth", "prior", "refit_every"});
+        TreeConfig& t = c.tree;
+        if (auto k = it->find("kind"); k != it->end()) {
+            const std::string s = k->is_string() ? k->get<std::string>() : "";
+            if (s == "static")
+                t.kind = TreeKind::static_shape;
+            else if (s == "top_k")
+                t.kind = TreeKind::top_k;
+            else if (s == "sequoia")
+                t.kind = TreeKind::sequoia;
+            else if (s == "cats")
+                t.kind = TreeKind::cats;
+            else
+                throw std::invalid_argument(
+                    tw + ".kind: expected \"static\", \"top_k\", \"sequoia\" or \"cats\", got " + k->dump());
+        }
+        get(*it, tw, "branching", t.branching);
+        get(*it, tw, "top_k", t.top_k);
+        get(*it, tw, "depth", t.depth);
+        get(*it, tw, "node_budget", t.node_budget);
+        get(*it, tw, "max_depth", t.max_depth);
+        get(*it, tw, "prior", t.prior);
+        get(*it, tw, "refit_every", t.refit_every);
+    }
+    if (auto it = j.find("sampling"); it != j.end()) {
+        check_keys(*it, "spec.sampling", {"temperature", "top_k", "top_p", "seed"});
+        get(j, w, "sampling", c.sampling);
+    }
+    get(j, w, "p_min", c.p_min);
+    if (auto it = j.find("adaptive_gamma"); it != j.end()) {
+        check_keys(*it, "spec.adaptive_gamma", {"enabled", "min", "max"});
+        get(*it, "spec.adaptive_gamma", "enabled", c.adaptive_gamma.enabled);
+        get(*it, "spec.adaptive_gamma", "min", c.adaptive_gamma.min);
+        get(*it, "spec.adaptive_gamma", "max", c.adaptive_gamma.max);
+    }
+    get(j, w, "lenience", c.lenience);
+    get(j, w, "k_matrix", c.k_matrix);
+    get(j, w, "max_new_tokens", c.max_new_tokens);
+    get(j, w, "prompt_ids", c.prompt_ids);
+    get(j, w, "prompt", c.prompt);
+    get(j, w, "dataset", c.dataset);
+    get(j, w, "task", c.task);
+    get(j, w, "max_prompts", c.max_prompts);
+    if (auto it = j.find("context"); it != j.end()) {
+        check_keys(*it, "spec.context", {"n_ctx", "n_batch", "path"});
+        get(j, w, "context", c.context);
+    }
+    get(j, w, "baseline", c.baseline);
+    get(j, w, "eos", c.eos);
+}
+
+SpecConfig load_spec_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot open the config file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str().size() > (16u << 20)) throw std::runtime_error(path + ": config file larger than 16 MiB");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(ss.str());
+    } catch (const nlohmann::json::parse_error& e) {
+        throw std::runtime_error(path + ": not valid JSON: " + e.what());
+    }
+    SpecConfig c;
+    try {
+        from_json(j, c);
+        c.validate();
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    return c;
+}
+
+}  // namespace speculum::engine

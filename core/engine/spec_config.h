@@ -1,0 +1,80 @@
+// SpecConfig: everything one speculative decoding run is made of — the draft levels (level 1 drafts for the
+// target, level 2 for level 1, ...), draft lengths, chain or tree verification, sampling, early stop, adaptive γ,
+// lenience at intermediate reviewers, CS Drafting's horizontal k-matrix, and what to generate. A value type with
+// defaults, validate() naming the field, and a strict JSON round-trip (unknown keys are errors).
+#pragma once
+
+#include "core/drafts/draft_spec.h"
+#include "core/model/forward.h"
+#include "core/model/sampler.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace speculum::engine {
+
+enum class Verification { chain, tree };
+enum class TreeKind { static_shape, top_k, sequoia, cats };  // JSON: "static", "top_k", "sequoia", "cats"
+
+struct TreeConfig {
+    TreeKind kind = TreeKind::static_shape;
+    std::vector<int32_t> branching{2, 2, 1};           // static: children of every node at depth d (d = 0: the root)
+    int32_t top_k       = 2;                           // top_k: children per node at every depth
+    int32_t depth       = 3;                           // top_k: draft depth (levels below the root)
+    int32_t node_budget = 16;                          // sequoia: draft nodes, the root not counted
+    int32_t max_depth   = 8;                           // sequoia: deepest draft level
+    std::vector<double> prior{0.6, 0.12, 0.05, 0.03};  // sequoia: acceptance by rank before anything is measured
+    int32_t refit_every = 8;  // sequoia: steps between re-fits from the measured acceptance by rank
+    // cats: the chain length is gamma[0]; each chain position gets one extra rank-1 leaf (the correction).
+    bool operator==(const TreeConfig&) const = default;
+};
+
+struct AdaptiveGamma {
+    bool enabled = false;  // after a fully accepted step γ += 2, after a rejection γ −= 1 (HF's heuristic)
+    int32_t min  = 1;      // tokens
+    int32_t max  = 16;     // tokens
+    bool operator==(const AdaptiveGamma&) const = default;
+};
+
+struct SpecConfig {
+    std::vector<drafts::DraftSpec> levels;  // levels[i] = draft level i + 1; level 1 drafts for the target
+    std::vector<int32_t> gamma{4};          // gamma[i]: tokens level i + 1 drafts per step for level i (0 = target)
+    Verification verification = Verification::chain;
+    TreeConfig tree;
+    model::SamplerConfig sampling;  // the target's sampling; temperature 0 = greedy (lossless check applies)
+    float p_min = 0.0f;             // level-1 drafting stops below this draft probability (0 = off)
+    AdaptiveGamma adaptive_gamma;   // level-1 γ only
+    std::vector<float> lenience;    // per reviewer: [0] = target (must be 1), [i] = level i; empty = all 1
+    std::vector<std::vector<int32_t>> k_matrix;  // CS Drafting: k_matrix[i][j] = positions of reviewer i's draft
+                                                 // filled by level j (j > i, upper-triangular, (n+1) x (n+1));
+                                                 // empty = vertical cascade with gamma
+    int32_t max_new_tokens = 64;                 // tokens generated per prompt
+    std::vector<int32_t> prompt_ids;             // the prompt as token ids (used when no text prompt is given)
+    std::string prompt;                          // the prompt as text (needs the target's tokenizer)
+    std::string dataset;                         // JSONL prompt suite; overrides prompt/prompt_ids
+    std::string task;                            // only the dataset's prompts of this task; empty = all
+    int32_t max_prompts = 4;                     // prompts taken from the dataset
+    model::ContextConfig context{.n_ctx = 0, .n_batch = 64, .path = model::ForwardPath::fast};  // every model
+    bool baseline = true;  // also run plain autoregressive decoding of the target for the speedup
+    int32_t eos   = -1;    // stop after this token (-1 = never)
+
+    bool operator==(const SpecConfig&) const = default;
+
+    // Throws std::invalid_argument naming the field, e.g. "spec.lenience[0]: the target always reviews with
+    // lenience 1 (got 2)". n_layer >= 0 also checks self-draft layer indices.
+    void validate(int32_t n_layer = -1) const;
+    bool greedy() const { return sampling.greedy(); }
+    // Draft tokens reviewer i gets per step: row i of the k-matrix summed, or gamma[i].
+    int32_t draft_length(int32_t reviewer) const;
+};
+
+void to_json(nlohmann::json& j, const SpecConfig& c);
+void from_json(const nlohmann::json& j, SpecConfig& c);  // strict: unknown keys and wrong types name the key
+
+// Reads and validates a config file; errors name the file and the field.
+SpecConfig load_spec_config(const std::string& path);
+
+}  // namespace speculum::engine

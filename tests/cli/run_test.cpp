@@ -1,0 +1,107 @@
+// `speculum-cli run` against the real binary: a self-draft chain, a cascade and a tree on a synthetic GGUF with a
+// summary and a JSON report (lossless on the reference path), and clear errors for bad configs.
+#include "core/model/synthetic.h"
+#include "support/run_process.h"
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using speculum::test::run_cli;
+
+namespace {
+
+std::string tiny_target() {
+    static const std::string path = [] {
+        speculum::model::SyntheticSpec s;
+        s.n_vocab = 128, s.n_embd = 64, s.n_layer = 3, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 128, s.n_ctx = 256;
+        s.type = speculum::kernels::GgmlType::F16, s.seed = 31;
+        const std::string p = (speculum::test::tmp_dir() / "cli_run_target.gguf").string();
+        speculum::model::write_synthetic_gguf(s, p);
+        return p;
+    }();
+    return path;
+}
+
+std::string write_config(const std::string& name, const std::string& text) {
+    const std::string p = (speculum::test::tmp_dir() / name).string();
+    std::ofstream(p) << text;
+    return p;
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+TEST(CliRun, ChainSummaryAndReport) {
+    const std::string cfg    = write_config("run_chain.json", R"({"levels": [{"kind": "self", "exit_layer": 1}],
+        "gamma": [4], "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
+    const std::string report = (speculum::test::tmp_dir() / "run_chain_report.json").string();
+    auto r = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--reference", "--report", report});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("mean accepted length"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("alpha per position"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("speedup"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
+    const nlohmann::json j = read_json(report);
+    EXPECT_EQ(j.at("total").at("n_generated"), 24);
+    EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);
+    EXPECT_EQ(j.at("runs").at(0).at("tokens"), j.at("runs").at(0).at("baseline_tokens"));
+    EXPECT_EQ(j.at("config").at("gamma"), nlohmann::json::array({4}));
+}
+
+TEST(CliRun, CascadeAndTreeAreLossless) {
+    const std::string cascade = write_config("run_cascade.json", R"({"levels": [{"kind": "self", "exit_layer": 1},
+        {"kind": "maxgram"}], "gamma": [5, 3], "lenience": [1, 2, 1], "max_new_tokens": 24,
+        "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
+    auto r                    = run_cli({"run", "--config", cascade, "-m", tiny_target(), "--reference"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  2 draft"), std::string::npos) << r.out;  // the Max-Gram level has its own line
+
+    const std::string tree = write_config("run_tree.json", R"({"levels": [{"kind": "self", "exit_layer": 0}],
+        "gamma": [3], "verification": "tree", "tree": {"kind": "sequoia", "node_budget": 8, "max_depth": 4},
+        "max_new_tokens": 24, "prompt_ids": [1, 2, 3]})");
+    r                      = run_cli({"run", "--config", tree, "-m", tiny_target(), "--reference"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, BadConfigsGetClearErrors) {
+    struct Case {
+        const char* json;
+        const char* expect;
+    };
+    const Case cases[] = {
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": [4], "lenience": [2, 1], "prompt_ids": [1]})", "lenience[0]"},
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": [4], "gama": 3})", "unknown key \"gama\""},
+        {R"({"levels": [{"kind": "self", "exit_layer": 9}], "gamma": [4], "prompt_ids": [1]})", "exit_layer"},
+        {R"({"levels": [], "prompt_ids": [1]})", "spec.levels"},
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": [0], "prompt_ids": [1]})", "spec.gamma[0]"},
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": [4]})", "spec.prompt"},
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": "four"})", "spec.gamma"},
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": [4], )", "not valid JSON"},
+    };
+    int i = 0;
+    for (const Case& c : cases) {
+        const std::string cfg = write_config("run_bad_" + std::to_string(i++) + ".json", c.json);
+        auto r                = run_cli({"run", "--config", cfg, "-m", tiny_target()});
+        EXPECT_EQ(r.exit_code, 1) << c.json << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.json << "\n" << r.err;
+        EXPECT_NE(r.err.find(cfg), std::string::npos) << r.err;  // names the file
+    }
+    auto r = run_cli({"run", "-m", tiny_target()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--config"), std::string::npos) << r.err;
+    r = run_cli({"run", "--config", write_config("run_ok.json", R"({"levels": [{"kind": "maxgram"}]})"), "-m",
+                 tiny_target(), "--prompt-ids", "1,x"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    r = run_cli({"run", "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("--report"), std::string::npos);
+}

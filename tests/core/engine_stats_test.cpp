@@ -1,0 +1,188 @@
+// The engine's statistics are exact counts: an oracle drafter with errors injected at chosen draft positions gives
+// known α_i, accepted-length histograms, acceptance by rank and token provenance. Also cancellation, progress,
+// the baseline/speedup fields, per-level figures of a cascade and the JSON report.
+#include "engine_fixtures.h"
+
+#include <gtest/gtest.h>
+
+namespace speculum::test {
+namespace {
+
+using engine::SpecConfig;
+using engine::SpecEngine;
+using engine::TokenEvent;
+using engine::TokenKind;
+
+const std::vector<int32_t> kPrompt{7, 1, 33, 9, 2, 71};
+constexpr int32_t kNew = 40;
+
+const model::Model& target() {
+    static model::Model m = model::make_synthetic_model(engine_target_spec(2, 5));
+    return m;
+}
+const std::vector<int32_t>& ref() {
+    static std::vector<int32_t> r = greedy_reference(target(), kPrompt, kNew + 16);
+    return r;
+}
+
+SpecConfig cfg(int32_t gamma) {
+    SpecConfig c;
+    c.levels.resize(1);
+    c.gamma          = {gamma};
+    c.max_new_tokens = kNew;
+    c.context        = exact_ctx();
+    c.baseline       = false;
+    return c;
+}
+
+std::shared_ptr<OracleDrafter> oracle(std::vector<int32_t> wrong) {
+    return std::make_shared<OracleDrafter>(kPrompt, ref(), 96, std::move(wrong));
+}
+
+TEST(EngineStats, OracleWithErrorAtPosition2GivesExactAlpha) {
+    SpecEngine eng(target(), cfg(4), oracle({2}));
+    std::vector<TokenEvent> ev;
+    engine::FunctionSink sink([&](const TokenEvent& e) { ev.push_back(e); });
+    const engine::RunResult r = eng.run(kPrompt, {}, {}, &sink);
+    ASSERT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));
+    // 13 steps commit 2 accepted + 1 correction (the 13th drafts only 3: 4 tokens are left); the 14th has room
+    // for one token only (no draft).
+    const engine::RunStats& s = r.stats;
+    EXPECT_EQ(s.n_steps, 14);
+    EXPECT_EQ(s.n_drafted, 12 * 4 + 3);
+    EXPECT_EQ(s.n_accepted, 13 * 2);
+    EXPECT_EQ(s.pos_reached, (std::vector<int64_t>{13, 13, 13}));
+    EXPECT_EQ(s.pos_accepted, (std::vector<int64_t>{13, 13, 0}));
+    EXPECT_EQ(s.alpha(), (std::vector<double>{1.0, 1.0, 0.0}));
+    EXPECT_EQ(s.accepted_len_hist, (std::vector<int64_t>{1, 0, 13}));
+    EXPECT_DOUBLE_EQ(s.mean_accepted_length(), 40.0 / 14.0);
+    ASSERT_EQ(ev.size(), 40u);
+    for (int32_t i = 0; i < 39; ++i) {
+        const TokenEvent& e = ev[static_cast<size_t>(i)];
+        EXPECT_EQ(e.position, i);
+        EXPECT_EQ(e.step, i / 3);
+        EXPECT_EQ(e.token, r.tokens[static_cast<size_t>(i)]);
+        EXPECT_EQ(e.kind, i % 3 == 2 ? TokenKind::corrected : TokenKind::accepted) << i;
+        EXPECT_EQ(e.level, i % 3 == 2 ? 0 : 1) << i;
+    }
+    EXPECT_EQ(ev.back().kind, TokenKind::bonus);
+    ASSERT_GE(s.levels.size(), 2u);
+    EXPECT_EQ(s.levels[0].n_calls, 14);
+    EXPECT_EQ(s.levels[0].n_reviewed, 51);
+    EXPECT_EQ(s.levels[1].n_calls, 13);
+    EXPECT_GT(s.levels[0].bytes_weights, 0u);
+    EXPECT_GT(s.bytes_per_token, 0.0);
+}
+
+TEST(EngineStats, PerfectOracleAcceptsEverythingWithBonus) {
+    SpecEngine eng(target(), cfg(4), oracle({}));
+    const engine::RunResult r = eng.run(kPrompt);
+    EXPECT_EQ(r.stats.n_steps, 8);
+    EXPECT_EQ(r.stats.alpha(), (std::vector<double>{1, 1, 1, 1}));
+    EXPECT_EQ(r.stats.accepted_len_hist, (std::vector<int64_t>{0, 0, 0, 0, 8}));
+    EXPECT_DOUBLE_EQ(r.stats.mean_accepted_length(), 5.0);
+}
+
+TEST(EngineStats, CatsTreeCountsAcceptanceByRank) {
+    // Chain token wrong at depth 2: the rank-1 correction leaf there is accepted, then the target adds a bonus.
+    SpecConfig c   = cfg(3);
+    c.verification = engine::Verification::tree;
+    c.tree.kind    = engine::TreeKind::cats;
+    SpecEngine eng(target(), c, oracle({1}));
+    const engine::RunResult r = eng.run(kPrompt);
+    ASSERT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));
+    const engine::RankCounts& rc = r.stats.rank_counts;
+    EXPECT_EQ(r.stats.n_steps, 14);
+    ASSERT_GE(rc.accepted.size(), 2u);
+    EXPECT_EQ(rc.offered[0], (std::vector<int64_t>{13, 13}));
+    EXPECT_EQ(rc.accepted[0], (std::vector<int64_t>{13, 0}));
+    EXPECT_EQ(rc.accepted[1], (std::vector<int64_t>{0, 13}));
+    const std::vector<double> p = engine::acceptance_by_rank(rc, {0.5, 0.5}, 0.0);
+    EXPECT_DOUBLE_EQ(p[0], 0.5);  // pooled over depths 0 and 1: rank 0 accepted 13 of 26 offers
+    EXPECT_DOUBLE_EQ(p[1], 0.5);
+}
+
+TEST(EngineStats, CancelFromTheSinkReturnsPartialStats) {
+    CancelToken cancel;
+    int32_t seen = 0;
+    engine::FunctionSink sink([&](const TokenEvent&) {
+        if (++seen == 10) cancel.cancel();
+    });
+    std::vector<double> fractions;
+    SpecConfig c = cfg(4);
+    c.baseline   = true;
+    SpecEngine eng(target(), c, oracle({2}));
+    const engine::RunResult r = eng.run(
+        kPrompt, cancel, [&](double f, const std::string&) { fractions.push_back(f); }, &sink);
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_GE(r.tokens.size(), 10u);
+    EXPECT_LT(r.tokens.size(), static_cast<size_t>(kNew));
+    EXPECT_EQ(r.stats.n_generated, static_cast<int32_t>(r.tokens.size()));
+    EXPECT_TRUE(r.baseline_tokens.empty());  // no baseline after a cancel
+    ASSERT_FALSE(fractions.empty());
+    EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+
+    CancelToken early;
+    early.cancel();
+    const engine::RunResult none = eng.run(kPrompt, early);
+    EXPECT_TRUE(none.cancelled);
+    EXPECT_TRUE(none.tokens.empty());
+}
+
+TEST(EngineStats, BaselineSpeedupAndLosslessCheck) {
+    SpecConfig c = cfg(4);
+    c.baseline   = true;
+    SpecEngine eng(target(), c, oracle({3}));
+    const engine::RunResult r = eng.run(kPrompt);
+    EXPECT_EQ(r.baseline_tokens, r.tokens);
+    EXPECT_TRUE(r.stats.lossless_checked);
+    EXPECT_EQ(r.stats.lossless_mismatch, -1);
+    EXPECT_GT(r.stats.baseline_tokens_per_s, 0.0);
+    EXPECT_NEAR(r.stats.speedup, r.stats.tokens_per_s / r.stats.baseline_tokens_per_s, 1e-9);
+    const nlohmann::json j = r;
+    EXPECT_EQ(j.at("stats").at("alpha").size(), 4u);
+    EXPECT_EQ(j.at("stats").at("levels").size(), 2u);
+    EXPECT_EQ(j.at("tokens").size(), static_cast<size_t>(kNew));
+}
+
+TEST(EngineStats, CascadeReportsEveryLevel) {
+    const model::Model& t = target();
+    SpecConfig c          = cfg(4);
+    c.levels.resize(2);
+    c.gamma    = {4, 3};
+    c.lenience = {1.0f, 2.0f, 1.0f};
+    model::ForwardOptions exit0;
+    exit0.exit_layer = 0;
+    std::vector<engine::LevelMaterial> m(2);
+    m[0] = {nullptr, &t, exit0, "exit@0", {}};
+    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
+    SpecEngine eng(t, c, engine::build_draft_stack(c, m));
+    std::vector<int32_t> levels_seen(3, 0);
+    engine::FunctionSink sink([&](const TokenEvent& e) { ++levels_seen.at(static_cast<size_t>(e.level)); });
+    const engine::RunResult r = eng.run(kPrompt, {}, {}, &sink);
+    ASSERT_EQ(r.stats.levels.size(), 3u);
+    EXPECT_EQ(r.stats.levels[1].name, "exit@0");
+    EXPECT_GT(r.stats.levels[1].n_forward, 0);
+    EXPECT_GT(r.stats.levels[1].n_reviewed, 0);
+    EXPECT_GT(r.stats.levels[1].cost_ratio, 0.0);
+    EXPECT_GT(r.stats.levels[2].n_calls, 0);
+    EXPECT_EQ(r.stats.levels[2].n_forward, 0);
+    EXPECT_GT(levels_seen[0], 0);
+    EXPECT_EQ(levels_seen[0] + levels_seen[1] + levels_seen[2], kNew);
+    EXPECT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));
+}
+
+TEST(EngineStats, AccumulateSumsCounts) {
+    SpecEngine eng(target(), cfg(4), oracle({2}));
+    const engine::RunResult a = eng.run(kPrompt);
+    engine::RunStats sum;
+    engine::accumulate(sum, a.stats);
+    engine::accumulate(sum, a.stats);
+    EXPECT_EQ(sum.n_generated, 2 * kNew);
+    EXPECT_EQ(sum.pos_reached, (std::vector<int64_t>{26, 26, 26}));
+    EXPECT_EQ(sum.alpha(), a.stats.alpha());
+    EXPECT_EQ(sum.levels[0].n_calls, 28);
+}
+
+}  // namespace
+}  // namespace speculum::test
