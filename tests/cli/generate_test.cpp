@@ -65,7 +65,7 @@ TEST(CliGenerate, BadInputsGiveClearErrors) {
     r = run_cli({"generate", "-m", tiny_model(), "--ids", "1,999"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("vocabulary"), std::string::npos) << r.err;
-    r = run_cli({"generate", "--ids", "1"});
+    r = run_cli({"generate", "-m", tiny_model()});  // neither --prompt nor --ids
     EXPECT_EQ(r.exit_code, 2);
     r = run_cli({"generate", "-m", tiny_model(), "--ids", "1", "--top-p", "2"});
     EXPECT_EQ(r.exit_code, 2);
