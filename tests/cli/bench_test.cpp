@@ -51,7 +51,7 @@ TEST(CliBench, JsonOnAFile) {
 }
 
 TEST(CliBench, UsageErrors) {
-    EXPECT_EQ(run_cli({"bench", "--model", "x.gguf", "--synthetic", "f16"}).exit_code, 2);  // both sources
+    EXPECT_EQ(run_cli({"bench", "-m", "x.gguf", "--synthetic", "f16"}).exit_code, 2);  // one source only
     EXPECT_EQ(run_cli({"bench", "--synthetic", "q5_k"}).exit_code, 2);
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--embd", "96", "--heads", "5"}).exit_code, 2);  // 5 heads in 96
     EXPECT_EQ(run_cli({"bench", "--synthetic", "q8_0", "--embd", "100"}).exit_code, 2);  // not a block multiple

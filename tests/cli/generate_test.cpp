@@ -67,6 +67,8 @@ TEST(CliGenerate, BadInputsGiveClearErrors) {
     EXPECT_NE(r.err.find("vocabulary"), std::string::npos) << r.err;
     r = run_cli({"generate", "--ids", "1", "-n", "2"});  // no model: the bundled target
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = run_cli({"generate", "-m", tiny_model()});  // neither --prompt nor --ids
+    EXPECT_EQ(r.exit_code, 2);
     r = run_cli({"generate", "-m", tiny_model(), "--ids", "1", "--top-p", "2"});
     EXPECT_EQ(r.exit_code, 2);
     r = run_cli({"generate", "-m", (speculum::test::tmp_dir() / "nope.gguf").string(), "--ids", "1"});
