@@ -231,12 +231,16 @@ TEST(Sweep, CancelKeepsFinishedConfigurationsAndTheRerunCompletesThem) {
                                if (e.done == 5) token.cancel();
                            }),
                  Cancelled);
-    EXPECT_EQ(seen, 5u);
-    EXPECT_EQ(store->count(), 5u);
+    // Configurations already in flight when the token fires may still finish and be stored (the pool runs
+    // several at once); none may be lost, and every stored one is a cache hit on the re-run.
+    EXPECT_GE(seen, 5u);
+    EXPECT_LT(seen, 20u);
+    const size_t kept = store->count();
+    EXPECT_EQ(kept, seen);
     auto fast      = evaluator();
     SweepSummary s = run_sweep(spec, fast, *store, CancelToken());
-    EXPECT_EQ(s.cached, 5u);
-    EXPECT_EQ(s.evaluated, 15u);
+    EXPECT_EQ(s.cached, kept);
+    EXPECT_EQ(s.evaluated, 20u - kept);
 }
 
 TEST(Sweep, FailedConfigurationsAreStoredAndRetried) {
