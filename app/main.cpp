@@ -2,12 +2,15 @@
 #include "imgui_host_widget.h"
 #include "main_window.h"
 
+#include "core/resources.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSurfaceFormat>
 #include <QTimer>
 
 #include <cstdio>
+#include <filesystem>
 
 namespace {
 
@@ -96,7 +99,14 @@ int main(int argc, char** argv) {
         }
         controller.handle(run);
     }
-    if (parser.isSet(model)) controller.open_model(parser.value(model).toStdString());
+    if (parser.isSet(model)) {
+        controller.open_model(parser.value(model).toStdString());
+    } else {
+        // No model named: open the bundled target, so a fresh checkout shows a real model at once.
+        std::error_code ec;
+        if (auto res = speculum::resources_dir(); res && std::filesystem::exists(*res / speculum::kBundledTargetModel, ec))
+            controller.open_model((*res / speculum::kBundledTargetModel).string());
+    }
     if (parser.isSet(dataset)) controller.open_dataset(parser.value(dataset).toStdString());
     window.show();
 
