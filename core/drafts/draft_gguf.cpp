@@ -2,21 +2,11 @@
 #include "core/drafts/draft_gguf.h"
 
 #include "core/model/gguf_writer.h"
+#include "core/model/model_gguf.h"
 
 #include <stdexcept>
 
 namespace speculum::drafts {
-
-namespace {
-
-void add_matrix(model::GgufWriter& g, const std::string& name, const model::WeightView& v) {
-    g.add_tensor(name, {uint64_t(v.cols), uint64_t(v.rows)}, v.type, v.data, v.n_bytes());
-}
-void add_vector(model::GgufWriter& g, const std::string& name, const std::vector<float>& v) {
-    g.add_tensor(name, {uint64_t(v.size())}, kernels::GgmlType::F32, v.data(), v.size() * sizeof(float));
-}
-
-}  // namespace
 
 void save_self_draft_gguf(const model::Model& target, const SelfDraft& draft, const DraftSpec& spec,
                           const std::string& path, bool allow_runtime_only) {
@@ -40,46 +30,14 @@ void save_self_draft_gguf(const model::Model& target, const SelfDraft& draft, co
         }
     } else {
         g.set_string("general.architecture", a);
-        g.set_uint32(a + ".context_length", static_cast<uint32_t>(hp.n_ctx_train));
-        g.set_uint32(a + ".embedding_length", static_cast<uint32_t>(hp.n_embd));
-        g.set_uint32(a + ".feed_forward_length", static_cast<uint32_t>(hp.n_ff));
-        g.set_uint32(a + ".attention.head_count", static_cast<uint32_t>(hp.n_head));
-        g.set_uint32(a + ".attention.head_count_kv", static_cast<uint32_t>(hp.n_head_kv));
-        g.set_uint32(a + ".rope.dimension_count", static_cast<uint32_t>(hp.n_rot));
-        g.set_float32(a + ".rope.freq_base", hp.rope_freq_base);
-        g.set_float32(a + ".attention.layer_norm_rms_epsilon", hp.rms_eps);
-        if (hp.rope_freq_scale != 1.0f) {
-            g.set_string(a + ".rope.scaling.type", "linear");
-            g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
-        }
+        model::add_hparams_metadata(g, hp, n_layer);
     }
     g.set_uint32(a + ".block_count", static_cast<uint32_t>(n_layer));
     g.set_string("general.name", draft.model.name());
     g.set_string("speculum.draft.spec", nlohmann::json(spec).dump());
 
-    add_matrix(g, "token_embd.weight", w.token_embd);
-    add_vector(g, "output_norm.weight", w.output_norm);
-    if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);
     // A tied head that the draft re-encoded is no longer token_embd: write it out.
-    if (!hp.tied_output || w.output.data != w.token_embd.data) add_matrix(g, "output.weight", w.output);
-    for (int32_t il = 0; il < n_layer; ++il) {
-        const model::LayerWeights& L = w.layers[size_t(il)];
-        const std::string p          = "blk." + std::to_string(il) + ".";
-        add_vector(g, p + "attn_norm.weight", L.attn_norm);
-        add_matrix(g, p + "attn_q.weight", L.wq);
-        add_matrix(g, p + "attn_k.weight", L.wk);
-        add_matrix(g, p + "attn_v.weight", L.wv);
-        add_matrix(g, p + "attn_output.weight", L.wo);
-        if (hp.qkv_bias) {
-            add_vector(g, p + "attn_q.bias", L.bq);
-            add_vector(g, p + "attn_k.bias", L.bk);
-            add_vector(g, p + "attn_v.bias", L.bv);
-        }
-        add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
-        add_matrix(g, p + "ffn_gate.weight", L.w_gate);
-        add_matrix(g, p + "ffn_up.weight", L.w_up);
-        add_matrix(g, p + "ffn_down.weight", L.w_down);
-    }
+    model::add_model_tensors(g, hp, w, n_layer, !hp.tied_output || w.output.data != w.token_embd.data);
     g.write(path);
 }
 

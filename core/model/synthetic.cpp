@@ -3,6 +3,7 @@
 #include "core/model/synthetic.h"
 
 #include "core/model/gguf_writer.h"
+#include "core/model/model_gguf.h"
 #include "core/model/sampler.h"
 
 #include <cctype>
@@ -86,14 +87,6 @@ std::vector<float> random_vector(int64_t n, float lo, float hi, Rng& rng) {
     std::vector<float> v(static_cast<size_t>(n));
     for (float& x : v) x = lo + static_cast<float>(rng.next_double()) * (hi - lo);
     return v;
-}
-
-void add_vector(GgufWriter& w, const std::string& name, const std::vector<float>& v) {
-    w.add_tensor(name, {v.size()}, GgmlType::F32, v.data(), v.size() * sizeof(float));
-}
-
-void add_matrix(GgufWriter& w, const std::string& name, const WeightView& v) {
-    w.add_tensor(name, {static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.rows)}, v.type, v.data, v.n_bytes());
 }
 
 }  // namespace
@@ -225,50 +218,15 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
 }
 
 void write_model_gguf(const Model& model, const std::string& path, const GgufFile* tokenizer_from) {
-    const Hparams& hp     = model.hparams();
-    const ModelWeights& w = model.weights();
-    const std::string a   = hp.arch;
+    const Hparams& hp = model.hparams();
     GgufWriter g;
-    g.set_string("general.architecture", a);
+    g.set_string("general.architecture", hp.arch);
     g.set_string("general.name", model.name());
-    g.set_uint32(a + ".context_length", static_cast<uint32_t>(hp.n_ctx_train));
-    g.set_uint32(a + ".embedding_length", static_cast<uint32_t>(hp.n_embd));
-    g.set_uint32(a + ".block_count", static_cast<uint32_t>(hp.n_layer));
-    g.set_uint32(a + ".feed_forward_length", static_cast<uint32_t>(hp.n_ff));
-    g.set_uint32(a + ".attention.head_count", static_cast<uint32_t>(hp.n_head));
-    g.set_uint32(a + ".attention.head_count_kv", static_cast<uint32_t>(hp.n_head_kv));
-    g.set_uint32(a + ".rope.dimension_count", static_cast<uint32_t>(hp.n_rot));
-    g.set_float32(a + ".rope.freq_base", hp.rope_freq_base);
-    g.set_float32(a + ".attention.layer_norm_rms_epsilon", hp.rms_eps);
-    if (hp.rope_freq_scale != 1.0f) {
-        g.set_string(a + ".rope.scaling.type", "linear");
-        g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
-    }
+    add_hparams_metadata(g, hp, hp.n_layer);
     if (tokenizer_from)
         for (const GgufKv& kv : tokenizer_from->metadata())
             if (kv.key.rfind("tokenizer.", 0) == 0) g.set_value(kv.key, kv.value);
-    add_matrix(g, "token_embd.weight", w.token_embd);
-    add_vector(g, "output_norm.weight", w.output_norm);
-    if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);
-    if (!hp.tied_output) add_matrix(g, "output.weight", w.output);
-    for (size_t il = 0; il < w.layers.size(); ++il) {
-        const LayerWeights& L = w.layers[il];
-        const std::string p   = "blk." + std::to_string(il) + ".";
-        add_vector(g, p + "attn_norm.weight", L.attn_norm);
-        add_matrix(g, p + "attn_q.weight", L.wq);
-        add_matrix(g, p + "attn_k.weight", L.wk);
-        add_matrix(g, p + "attn_v.weight", L.wv);
-        add_matrix(g, p + "attn_output.weight", L.wo);
-        if (hp.qkv_bias) {
-            add_vector(g, p + "attn_q.bias", L.bq);
-            add_vector(g, p + "attn_k.bias", L.bk);
-            add_vector(g, p + "attn_v.bias", L.bv);
-        }
-        add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
-        add_matrix(g, p + "ffn_gate.weight", L.w_gate);
-        add_matrix(g, p + "ffn_up.weight", L.w_up);
-        add_matrix(g, p + "ffn_down.weight", L.w_down);
-    }
+    add_model_tensors(g, hp, model.weights(), hp.n_layer, !hp.tied_output);
     g.write(path);
 }
 

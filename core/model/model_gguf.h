@@ -1,0 +1,19 @@
+// Writing a Model into GGUF with llama.cpp's key and tensor names: shared by the synthetic-model writer and the
+// draft exporter, so both produce the same layout.
+#pragma once
+
+#include "core/model/gguf_writer.h"
+#include "core/model/model.h"
+
+#include <cstdint>
+
+namespace speculum::model {
+
+// The architecture keys of `hp` (shapes, rope, norm epsilon) with `<arch>.block_count` = n_layer.
+void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer);
+
+// token_embd, output_norm, rope_freqs (if any), output (when `write_output`) and layers [0, n_layer), named as
+// llama.cpp names them; matrices keep their storage type, vectors are written as F32.
+void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output);
+
+}  // namespace speculum::model
