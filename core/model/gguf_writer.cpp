@@ -2,11 +2,15 @@
 // alignment, then each tensor's bytes followed by zero padding to the alignment (the last tensor too).
 #include "core/model/gguf_writer.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace speculum::model {
 
@@ -218,7 +222,10 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
 void GgufWriter::write(const std::string& path) const {
     uint64_t alignment        = 0;
     std::vector<uint8_t> meta = serialize_meta(m_kv, m_tensors, alignment);
-    const std::string tmp     = path + ".tmp";
+    // A temporary name of our own (process id + sequence), then an atomic rename: two writers of the same path
+    // (e.g. parallel tests) never remove each other's half-written file, and a reader never sees a partial one.
+    static std::atomic<uint64_t> sequence{0};
+    const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(sequence.fetch_add(1));
     FILE* f                   = std::fopen(tmp.c_str(), "wb");
     if (!f) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
     static const uint8_t zeros[4096] = {};  // alignment is at most 2^31 only in theory; padding loops in chunks

@@ -6,11 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <random>
+#include <thread>
 
 using namespace speculum::model;
 using speculum::kernels::GgmlType;
@@ -209,7 +211,8 @@ TEST(Gguf, WriteAndOpenFileThroughMmap) {
     std::ifstream in(path, std::ios::binary);
     std::vector<uint8_t> disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(disk, w.to_bytes());
-    EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+    for (const auto& e : std::filesystem::directory_iterator(speculum::test::tmp_dir()))  // no temporary left behind
+        EXPECT_NE(e.path().filename().string().rfind("gguf_roundtrip.gguf.tmp", 0), 0u) << e.path();
     GgufFile moved = std::move(f);  // data pointers stay valid across a move
     EXPECT_EQ(moved.tensor("c")->data[0], random_bytes(10, 3)[0]);
 }
@@ -250,4 +253,27 @@ TEST(Gguf, RealLlamaCppVocabFilesLoad) {
         EXPECT_EQ(tokens.strings[0], "!");
         EXPECT_EQ(f.get_array("tokenizer.ggml.merges", GgufType::STRING).array_size(), 50000u);
     }
+}
+
+// Two writers of the same path at once (parallel tests do this) both succeed and leave one whole file.
+TEST(Gguf, ConcurrentWritersOfOnePathBothSucceed) {
+    auto path = (speculum::test::tmp_dir() / "gguf_concurrent.gguf").string();
+    GgufWriter w = sample_writer();
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 20; ++i) {
+                try {
+                    w.write(path);
+                } catch (const std::exception&) {
+                    ++failures;
+                }
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(disk, w.to_bytes());
 }
