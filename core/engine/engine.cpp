@@ -58,8 +58,11 @@ SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_p
 drafts::ProposeParams SpecEngine::propose_params(RunState& st) const {
     drafts::ProposeParams p;
     p.p_min = m_cfg.p_min;
-    if (!m_cfg.greedy()) {
-        // Stochastic verification needs the distribution each draft token was drawn from.
+    if (!m_cfg.greedy() && m_cfg.levels.size() == 1) {
+        // Stochastic verification needs the distribution each draft token was drawn from. A cascade (vertical or
+        // horizontal) drafts deterministically instead: its intermediate levels review greedily, so its tokens are
+        // a function of the context, the target verifies them as one-hot drafts (accept d with probability p(d),
+        // else resample from norm(max(0, p - 1_d))) and the output still follows the target's distribution.
         p.temperature        = m_cfg.sampling.temperature;
         p.want_distributions = true;
         p.seed               = st.sampler.rng().next_u64();

@@ -141,7 +141,6 @@ void SpecConfig::validate(int32_t n_layer) const {
     } catch (const std::invalid_argument& e) {
         fail("sampling", e.what());
     }
-    if (!greedy() && n > 1) fail("sampling", "stochastic verification runs with one draft level; cascades are greedy");
     if (!(p_min >= 0.0f && p_min < 1.0f)) fail("p_min", "must be in [0, 1), got " + str(p_min));
     if (adaptive_gamma.enabled) {
         if (adaptive_gamma.min < 1)
