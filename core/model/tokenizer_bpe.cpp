@@ -116,13 +116,6 @@ std::string bpe_pair_key(std::string_view left, std::string_view right) {
 
 namespace {
 
-struct Symbol {
-    int prev;
-    int next;
-    size_t off;  // into the word
-    size_t n;    // 0 once merged away
-};
-
 struct Bigram {
     int left;
     int right;
@@ -138,13 +131,7 @@ struct BigramGreater {
 };
 
 void merge_word(const TokenizerImpl& t, const std::string& word, std::vector<int32_t>& out) {
-    std::vector<Symbol> syms;
-    for (size_t off = 0; off < word.size();) {
-        const size_t n  = std::min(utf8_len(word[off]), word.size() - off);
-        const int index = static_cast<int>(syms.size());
-        syms.push_back({index - 1, off + n == word.size() ? -1 : index + 1, off, n});
-        off += n;
-    }
+    std::vector<MergeSymbol> syms = utf8_symbols(word);
 
     std::priority_queue<Bigram, std::vector<Bigram>, BigramGreater> queue;
     auto try_add = [&](int left, int right) {
@@ -160,19 +147,13 @@ void merge_word(const TokenizerImpl& t, const std::string& word, std::vector<int
     while (!queue.empty()) {
         const Bigram b = queue.top();
         queue.pop();
-        Symbol& l = syms[b.left];
-        Symbol& r = syms[b.right];
-        if (l.n == 0 || r.n == 0 || l.n + r.n != b.size) continue;
-        l.n += r.n;
-        r.n    = 0;
-        l.next = r.next;
-        if (r.next >= 0) syms[r.next].prev = b.left;
-        try_add(l.prev, b.left);
-        try_add(b.left, l.next);
+        if (!merge_symbols(syms, b.left, b.right, b.size)) continue;  // stale entry
+        try_add(syms[size_t(b.left)].prev, b.left);
+        try_add(b.left, syms[size_t(b.left)].next);
     }
 
     // Live symbols in index order are the chain order (merges only ever absorb the right neighbour).
-    for (const Symbol& s : syms) {
+    for (const MergeSymbol& s : syms) {
         if (s.n == 0) continue;
         const std::string_view piece(word.data() + s.off, s.n);
         const int32_t id = t.find(piece);

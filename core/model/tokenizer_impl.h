@@ -4,6 +4,7 @@
 
 #include "core/model/vocab.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +33,41 @@ void append_utf8(std::string& out, uint32_t cpt);  // cpt <= 0x10FFFF; surrogate
 // U+00AE..U+00FF map to themselves, the other 68 bytes to U+0100.. in byte order.
 const std::string& byte_to_unicode(uint8_t byte);  // as UTF-8
 int byte_from_unicode(uint32_t cpt);               // -1 when cpt is not in the mapping
+
+// ---- the symbol chain both merge loops (SPM by score, BPE by rank) work on ----
+
+struct MergeSymbol {
+    int prev;    // index of the previous live symbol, -1 at the start
+    int next;    // index of the next live symbol, -1 at the end
+    size_t off;  // byte offset into the text being merged
+    size_t n;    // bytes; 0 once merged into its left neighbour
+};
+
+// One symbol per UTF-8 character of `text` (a truncated last sequence is cut at the end), linked in order.
+inline std::vector<MergeSymbol> utf8_symbols(std::string_view text) {
+    std::vector<MergeSymbol> syms;
+    syms.reserve(text.size());
+    for (size_t off = 0; off < text.size();) {
+        const size_t n  = std::min(utf8_len(text[off]), text.size() - off);
+        const int index = static_cast<int>(syms.size());
+        syms.push_back({index - 1, off + n == text.size() ? -1 : index + 1, off, n});
+        off += n;
+    }
+    return syms;
+}
+
+// Merges `right` into `left` unless the queued pair is stale (a side changed since it was queued with `size`
+// bytes in all). Returns whether it merged; the caller then queues the new neighbours of `left`.
+inline bool merge_symbols(std::vector<MergeSymbol>& syms, int left, int right, size_t size) {
+    MergeSymbol& l = syms[static_cast<size_t>(left)];
+    MergeSymbol& r = syms[static_cast<size_t>(right)];
+    if (l.n == 0 || r.n == 0 || l.n + r.n != size) return false;
+    l.n += r.n;
+    r.n    = 0;
+    l.next = r.next;
+    if (r.next >= 0) syms[static_cast<size_t>(r.next)].prev = left;
+    return true;
+}
 
 // ---- tables ----
 

@@ -9,13 +9,6 @@ namespace speculum::model::detail {
 
 namespace {
 
-struct Symbol {
-    int prev;     // index of the previous live symbol, -1 at the start
-    int next;     // index of the next live symbol, -1 at the end
-    size_t off;   // byte offset into the fragment
-    size_t n;     // bytes; 0 once merged into its left neighbour
-};
-
 struct Bigram {
     int left;
     int right;
@@ -42,14 +35,7 @@ int32_t byte_token(const TokenizerImpl& t, uint8_t byte) {
 }  // namespace
 
 void spm_encode(const TokenizerImpl& t, const std::string& text, std::vector<int32_t>& out) {
-    std::vector<Symbol> syms;
-    syms.reserve(text.size());
-    for (size_t off = 0; off < text.size();) {
-        const size_t n   = std::min(utf8_len(text[off]), text.size() - off);
-        const int index  = static_cast<int>(syms.size());
-        syms.push_back({index - 1, off + n == text.size() ? -1 : index + 1, off, n});
-        off += n;
-    }
+    std::vector<MergeSymbol> syms = utf8_symbols(text);
 
     std::priority_queue<Bigram, std::vector<Bigram>, BigramLess> queue;
     auto try_add = [&](int left, int right) {
@@ -64,15 +50,9 @@ void spm_encode(const TokenizerImpl& t, const std::string& text, std::vector<int
     while (!queue.empty()) {
         const Bigram b = queue.top();
         queue.pop();
-        Symbol& l = syms[b.left];
-        Symbol& r = syms[b.right];
-        if (l.n == 0 || r.n == 0 || l.n + r.n != b.size) continue;  // stale
-        l.n += r.n;
-        r.n    = 0;
-        l.next = r.next;
-        if (r.next >= 0) syms[r.next].prev = b.left;
-        try_add(l.prev, b.left);
-        try_add(b.left, l.next);
+        if (!merge_symbols(syms, b.left, b.right, b.size)) continue;  // stale entry
+        try_add(syms[size_t(b.left)].prev, b.left);
+        try_add(b.left, syms[size_t(b.left)].next);
     }
 
     // Every merged symbol is a token by construction, so only single characters can miss; llama.cpp's
