@@ -94,13 +94,7 @@ int cmd_sweep(int argc, char** argv) {
         // Threads of each rank's evaluation (the engine's passes; the analytic evaluator uses one).
         int jobs = static_cast<int>(args.int_or("jobs", hw, 1, 1024));
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(jobs) + 1);
-#ifdef SPECULUM_WITH_MPI
-        return run_sweep_mpi(mo);
-#else
-        throw std::runtime_error(
-            "--mpi: this speculum-cli was built without MPI (SPECULUM_WITH_MPI=OFF); install libopenmpi-dev and "
-            "openmpi-bin, then configure again with cmake -DSPECULUM_WITH_MPI=ON");
-#endif
+        return run_sweep_mpi(mo);  // without MPI in this build: a clear error (sweep_mpi_off.cpp)
     }
     for (const char* mpi_only : {"mpi-coordinator-only", "mpi-timeout"})
         if (args.has(mpi_only)) throw UsageError(std::string("--") + mpi_only + " needs --mpi");

@@ -68,10 +68,10 @@ void write_inflight(const std::filesystem::path& file, const InflightRecord& rec
     json in_flight = json::array(), unfinished = json::array();
     for (const auto& e : record.in_flight) in_flight.push_back(entry_json(e));
     for (const auto& e : record.unfinished) unfinished.push_back(entry_json(e));
-    json j = {{"sweep", record.sweep},
-              {"updated_at", record.updated_at},
-              {"in_flight", in_flight},
-              {"unfinished", unfinished}};
+    json j                    = {{"sweep", record.sweep},
+                                 {"updated_at", record.updated_at},
+                                 {"in_flight", in_flight},
+                                 {"unfinished", unfinished}};
     std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(getpid());
     {
         std::ofstream out(tmp, std::ios::trunc);

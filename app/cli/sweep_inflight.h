@@ -15,22 +15,22 @@
 namespace speculum::cli {
 
 struct InflightEntry {
-    int rank = 0;            // MPI rank evaluating it
-    std::string host;        // that rank's host name
-    int64_t pid = 0;         // that rank's process id
+    int rank = 0;             // MPI rank evaluating it
+    std::string host;         // that rank's host name
+    int64_t pid         = 0;  // that rank's process id
     uint64_t grid_index = 0;
     std::string config_hash;
-    std::string label;       // "k=4 alpha=0.7"
+    std::string label;  // "k=4 alpha=0.7"
     int prompts = 0;
-    std::string since;       // UTC ISO-8601, when it was handed out
+    std::string since;  // UTC ISO-8601, when it was handed out
     bool operator==(const InflightEntry&) const = default;
 };
 
 struct InflightRecord {
-    std::string sweep;                       // the spec's name
-    std::vector<InflightEntry> in_flight;    // handed out, result not yet stored
-    std::vector<InflightEntry> unfinished;   // given up on in this run (lost twice): evaluated by the next run
-    std::string updated_at;                  // UTC ISO-8601
+    std::string sweep;                      // the spec's name
+    std::vector<InflightEntry> in_flight;   // handed out, result not yet stored
+    std::vector<InflightEntry> unfinished;  // given up on in this run (lost twice): evaluated by the next run
+    std::string updated_at;                 // UTC ISO-8601
     bool operator==(const InflightRecord&) const = default;
 };
 

@@ -24,4 +24,7 @@ struct MpiSweepOptions {
 // Throws std::runtime_error (rank 0) for errors that stop the sweep, after telling the workers to stop.
 int run_sweep_mpi(const MpiSweepOptions& options);
 
+// "Open MPI v4.1.4" (MPI_Get_library_version, first clause); "" when built without MPI.
+std::string mpi_library_version();
+
 }  // namespace speculum::cli

@@ -94,7 +94,8 @@ ResultRow row_from_json(const json& j) {
     else if (!objective.is_null())
         throw std::invalid_argument("row.objective must be a number or null");
     const json& prompts = field(j, "prompts");
-    if (!prompts.is_number_integer() || prompts.get<int64_t>() < 0 || prompts.get<int64_t>() > std::numeric_limits<int32_t>::max())
+    if (!prompts.is_number_integer() || prompts.get<int64_t>() < 0 ||
+        prompts.get<int64_t>() > std::numeric_limits<int32_t>::max())
         throw std::invalid_argument("row.prompts must be a non-negative integer");
     r.prompts          = static_cast<int>(prompts.get<int64_t>());
     const json& wall_s = field(j, "wall_s");

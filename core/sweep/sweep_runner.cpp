@@ -115,6 +115,7 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
 
     if (st.options.executor) {
         // Evaluated elsewhere; each row arrives on this thread and is stored as it comes.
+        if (todo.empty()) return rows;
         std::vector<SweepPoint> remote;
         for (size_t i : todo) remote.push_back(points[i]);
         std::vector<bool> seen(todo.size(), false);

@@ -23,9 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+using nlohmann::json;
 using speculum::store::ResultRow;
 using speculum::store::ResultStore;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 extern char** environ;
@@ -63,7 +63,7 @@ std::string slurp(const fs::path& p) {
 
 std::vector<std::string> mpirun(int ranks, const std::vector<std::string>& extra_mpirun_args,
                                 const std::vector<std::string>& cli_args) {
-    std::vector<std::string> argv = {SPECULUM_MPIEXEC, "--oversubscribe", "--bind-to", "none", "-n",
+    std::vector<std::string> argv = {SPECULUM_MPIEXEC,     "--oversubscribe", "--bind-to", "none", "-n",
                                      std::to_string(ranks)};
     argv.insert(argv.end(), extra_mpirun_args.begin(), extra_mpirun_args.end());
     argv.push_back(speculum::test::cli_path().string());
@@ -131,12 +131,12 @@ private:
     int m_code  = -1;
 };
 
-struct Run {
+struct JobResult {
     int code = -1;
     std::string out;
 };
 
-Run run(const std::vector<std::string>& argv, const std::string& name) {
+JobResult run_job(const std::vector<std::string>& argv, const std::string& name) {
     Child c(argv, tmp(name + ".log"));
     if (!c.started()) return {};
     int code = c.wait();
@@ -145,8 +145,8 @@ Run run(const std::vector<std::string>& argv, const std::string& name) {
 
 // Statistics without the wall-clock figures (times, rates, cost ratios measured from times).
 json deterministic_stats(json stats) {
-    for (const char* k : {"t_prefill_s", "t_draft_s", "t_verify_s", "t_decode_s", "tokens_per_s",
-                          "baseline_tokens_per_s", "speedup"})
+    for (const char* k :
+         {"t_prefill_s", "t_draft_s", "t_verify_s", "t_decode_s", "tokens_per_s", "baseline_tokens_per_s", "speedup"})
         stats.erase(k);
     if (stats.contains("levels"))
         for (auto& l : stats["levels"]) {
@@ -178,12 +178,15 @@ void expect_same_results(const fs::path& a, const fs::path& b, const std::vector
         EXPECT_EQ(x.prompts, y.prompts) << key;
         EXPECT_EQ(x.task, y.task) << key;
         EXPECT_EQ(x.predictions, y.predictions) << key;
+        EXPECT_FALSE(x.stats.empty() && x.predictions.empty()) << "nothing measured or predicted in " << key;
         EXPECT_EQ(deterministic_stats(x.stats), deterministic_stats(y.stats)) << key;
         for (const auto& m : metrics) {
             ASSERT_TRUE(x.metric(m).has_value()) << m << " missing in " << key;
             EXPECT_EQ(x.metric(m), y.metric(m)) << m << " of " << key;
         }
-        if (objective_deterministic) EXPECT_EQ(x.objective, y.objective) << key;
+        if (objective_deterministic) {
+            EXPECT_EQ(x.objective, y.objective) << key;
+        }
     }
 }
 
@@ -193,24 +196,23 @@ std::string engine_spec() {
     json model     = {{"kind", "model"}, {"model_path", draft.string()}};
     json self      = {{"kind", "self"}, {"exit_layer", 1}};
     json spec      = {
-        {"name", "mpi-engine"},
-        {"evaluator", "engine"},
-        {"base",
-         {{"levels", json::array({model})},
-          {"gamma", {2}},
-          {"sampling", {{"temperature", 0.0}}},
-          {"max_new_tokens", 16},
-          {"prompt", "In the beginning God created"},
-          {"baseline", true}}},
-        {"axes",
-         json::array({{{"name", "draft"}, {"path", "/levels/0"}, {"values", json::array({model, self})}},
-                      {{"name", "gamma"}, {"path", "/gamma/0"}, {"values", {1, 2, 4}}}})},
-        {"objective", {{"metric", "accepted_length"}}}};
+             {"name", "mpi-engine"},
+             {"evaluator", "engine"},
+             {"base",
+              {{"levels", json::array({model})},
+               {"gamma", {2}},
+               {"sampling", {{"temperature", 0.0}}},
+               {"max_new_tokens", 16},
+               {"prompt", "In the beginning God created"},
+               {"baseline", true}}},
+             {"axes", json::array({{{"name", "draft"}, {"path", "/levels/0"}, {"values", json::array({model, self})}},
+                                   {{"name", "gamma"}, {"path", "/gamma/0"}, {"values", {1, 2, 4}}}})},
+             {"objective", {{"metric", "accepted_length"}}}};
     return spec.dump(1);
 }
 
 // 9 analytic configurations; --slow-ms makes each take long enough to kill a rank in the middle of one.
-const char* kSlowSpec = R"({
+const char* kSlowSpec      = R"({
   "name": "mpi-slow",
   "base": {"alpha": 0.8, "k": 4, "c": 0.05},
   "axes": [{"name": "k", "path": "/k", "values": [1, 2, 3]},
@@ -241,7 +243,8 @@ json wait_for_inflight(const fs::path& db, int rank, Child& job) {
 TEST(SweepMpi, ThreeRanksEqualOneProcessOnTheBundledModels) {
     fs::path spec = write_file("engine_spec.json", engine_spec());
     fs::path a = tmp("engine_a.sqlite"), b = tmp("engine_b.sqlite");
-    Run mpi = run(mpirun(3, {}, {"sweep", spec.string(), "--db", a.string(), "--mpi", "--jobs", "1"}), "engine_a");
+    JobResult mpi =
+        run_job(mpirun(3, {}, {"sweep", spec.string(), "--db", a.string(), "--mpi", "--jobs", "1"}), "engine_a");
     ASSERT_EQ(mpi.code, 0) << mpi.out;
     EXPECT_NE(mpi.out.find("6 planned, 6 evaluated, 0 cached, 0 failed"), std::string::npos) << mpi.out;
     EXPECT_NE(mpi.out.find("rank 1 (pid"), std::string::npos) << mpi.out;
@@ -251,7 +254,8 @@ TEST(SweepMpi, ThreeRanksEqualOneProcessOnTheBundledModels) {
     expect_same_results(a, b, {"accepted_length", "bpt", "draft_bytes", "quality"}, true);
 
     // Again under MPI: every configuration is a cache hit, nothing is evaluated.
-    Run again = run(mpirun(3, {}, {"sweep", spec.string(), "--db", a.string(), "--mpi", "--jobs", "1"}), "engine_a2");
+    JobResult again =
+        run_job(mpirun(3, {}, {"sweep", spec.string(), "--db", a.string(), "--mpi", "--jobs", "1"}), "engine_a2");
     ASSERT_EQ(again.code, 0) << again.out;
     EXPECT_NE(again.out.find("6 planned, 0 evaluated, 6 cached"), std::string::npos) << again.out;
 }
@@ -261,8 +265,7 @@ TEST(SweepMpi, KilledRankIsDroppedAndItsConfigurationRunsElsewhere) {
     fs::path db = tmp("recovery.sqlite"), ref = tmp("recovery_ref.sqlite");
     // --enable-recovery: mpirun keeps the job alive when a rank dies; rank 0 notices the silence (heartbeats).
     Child job(mpirun(3, {"--enable-recovery"},
-                     {"sweep", spec.string(), "--db", db.string(), "--mpi", "--mpi-coordinator-only", "--slow-ms",
-                      "1500", "--mpi-timeout", "2"}),
+                     {"sweep", spec.string(), "--db", db.string(), "--mpi", "--slow-ms", "1000", "--mpi-timeout", "2"}),
               tmp("recovery.log"));
     ASSERT_TRUE(job.started());
     json victim = wait_for_inflight(db, 2, job);
@@ -286,8 +289,10 @@ TEST(SweepMpi, AbortedJobListsItsInFlightConfigurationsAndResumes) {
     fs::path spec = write_file("abort_spec.json", kSlowSpec);
     fs::path db = tmp("abort.sqlite"), ref = tmp("abort_ref.sqlite");
     // Default launcher behaviour: one rank dies, mpirun ends the whole job.
-    Child job(mpirun(3, {}, {"sweep", spec.string(), "--db", db.string(), "--mpi", "--slow-ms", "1500"}),
-              tmp("abort.log"));
+    Child job(
+        mpirun(3, {},
+               {"sweep", spec.string(), "--db", db.string(), "--mpi", "--mpi-coordinator-only", "--slow-ms", "1500"}),
+        tmp("abort.log"));
     ASSERT_TRUE(job.started());
     json victim = wait_for_inflight(db, 2, job);
     ASSERT_FALSE(victim.is_null()) << "rank 2 never held a configuration\n" << job.output();
@@ -296,7 +301,7 @@ TEST(SweepMpi, AbortedJobListsItsInFlightConfigurationsAndResumes) {
     EXPECT_NE(code, 0) << job.output();
 
     // The list survives the job and names the configuration rank 2 held; it is not in the store.
-    json left = json::parse(slurp(db.string() + ".inflight.json"));
+    json left   = json::parse(slurp(db.string() + ".inflight.json"));
     bool listed = false;
     for (const auto& e : left.at("in_flight")) listed |= e.at("config_hash") == victim.at("config_hash");
     EXPECT_TRUE(listed) << left.dump(1);
@@ -304,15 +309,17 @@ TEST(SweepMpi, AbortedJobListsItsInFlightConfigurationsAndResumes) {
     EXPECT_LT(stored, static_cast<size_t>(kSlowConfigs));
 
     // The next run reports what was lost and evaluates exactly what the store lacks.
-    Run again = run(mpirun(2, {}, {"sweep", spec.string(), "--db", db.string(), "--mpi"}), "abort_again");
+    JobResult again = run_job(mpirun(2, {}, {"sweep", spec.string(), "--db", db.string(), "--mpi"}), "abort_again");
     ASSERT_EQ(again.code, 0) << again.out;
     EXPECT_NE(again.out.find("the previous run of sweep mpi-slow on this store stopped"), std::string::npos)
         << again.out;
-    EXPECT_NE(again.out.find("[" + victim.at("config_hash").get<std::string>() + "] - not stored"), std::string::npos)
-        << again.out;
-    EXPECT_NE(again.out.find(std::to_string(kSlowConfigs - stored) + " evaluated, " + std::to_string(stored) +
-                             " cached"),
-              std::string::npos)
+    std::string victim_line = victim.at("config_hash").get<std::string>();
+    victim_line.insert(0, 1, '[');
+    victim_line += "] - not stored";
+    EXPECT_NE(again.out.find(victim_line), std::string::npos) << again.out;
+    EXPECT_NE(
+        again.out.find(std::to_string(kSlowConfigs - stored) + " evaluated, " + std::to_string(stored) + " cached"),
+        std::string::npos)
         << again.out;
     EXPECT_FALSE(fs::exists(db.string() + ".inflight.json"));
 

@@ -76,7 +76,7 @@ void Coordinator::mark_dirty() {
 void Coordinator::write_inflight_now() {
     InflightRecord rec;
     rec.sweep      = m_spec.name;
-    rec.in_flight  = in_flight();
+    rec.in_flight  = m_batch ? in_flight() : m_stranded;
     rec.unfinished = m_unfinished;
     rec.updated_at = utc_now_iso();
     write_inflight(m_inflight_file, rec);
@@ -114,8 +114,8 @@ void Coordinator::give_back(Batch& b, size_t k, int r) {
         Task t{0, k, utc_now_iso()};
         m_unfinished.push_back(entry(r, t));
         --b.remaining;
-        m_log << "  giving up on " << (*b.points)[k].label << " [" << (*b.points)[k].config_hash << "] for this run (lost "
-              << b.attempts[k] << " times); the next run evaluates it\n";
+        m_log << "  giving up on " << (*b.points)[k].label << " [" << (*b.points)[k].config_hash
+              << "] for this run (lost " << b.attempts[k] << " times); the next run evaluates it\n";
     } else {
         b.queue.push_front(k);  // first in line: its result is the oldest missing one
         m_log << "  " << (*b.points)[k].label << " goes back to the queue\n";
@@ -142,7 +142,7 @@ void Coordinator::drop_rank(int r, const std::string& why, Batch* b) {
 }
 
 void Coordinator::deliver(Batch& b, int r, store::ResultRow row) {
-    Rank& k = m_ranks[static_cast<size_t>(r)];
+    Rank& k  = m_ranks[static_cast<size_t>(r)];
     size_t i = k.task->k;
     k.task.reset();
     k.state        = State::idle;
@@ -183,29 +183,33 @@ void Coordinator::handle(const Message& m, Batch& b) {
         json body = json::parse(m.payload);
         if (!body.is_object()) throw std::invalid_argument("not a JSON object");
         switch (static_cast<Tag>(m.tag)) {
-        case Tag::ready: {
-            if (k.state != State::starting) throw std::invalid_argument("ready twice");
-            k.host                 = body.at("host").get<std::string>();
-            k.pid                  = body.at("pid").get<int64_t>();
-            std::string model_hash = body.at("model_hash").get<std::string>();
-            if (model_hash != m_model_hash)
-                return drop_rank(m.source,
-                                 "its model hash " + model_hash + " differs from rank 0's " + m_model_hash +
-                                     " (a different model file on that node?)",
-                                 &b);
-            k.state = State::idle;
-            if (!m_options.quiet) m_log << who(m.source) << " ready\n";
-            return;
-        }
-        case Tag::heartbeat: return;
-        case Tag::result: row = validate_result(m.source, body, b); break;
-        case Tag::failed: {
-            std::string message = body.contains("message") && body["message"].is_string()
-                                      ? body["message"].get<std::string>()
-                                      : std::string("(no message)");
-            return drop_rank(m.source, "it reported: " + message, &b);
-        }
-        default: throw std::invalid_argument(std::string("unexpected message '") + tag_name(m.tag) + "'");
+            case Tag::ready: {
+                if (k.state != State::starting) throw std::invalid_argument("ready twice");
+                k.host                 = body.at("host").get<std::string>();
+                k.pid                  = body.at("pid").get<int64_t>();
+                std::string model_hash = body.at("model_hash").get<std::string>();
+                if (model_hash != m_model_hash)
+                    return drop_rank(m.source,
+                                     "its model hash " + model_hash + " differs from rank 0's " + m_model_hash +
+                                         " (a different model file on that node?)",
+                                     &b);
+                k.state = State::idle;
+                if (!m_options.quiet) m_log << who(m.source) << " ready\n";
+                return;
+            }
+            case Tag::heartbeat:
+                return;
+            case Tag::result:
+                row = validate_result(m.source, body, b);
+                break;
+            case Tag::failed: {
+                std::string message = body.contains("message") && body["message"].is_string()
+                                          ? body["message"].get<std::string>()
+                                          : std::string("(no message)");
+                return drop_rank(m.source, "it reported: " + message, &b);
+            }
+            default:
+                throw std::invalid_argument(std::string("unexpected message '") + tag_name(m.tag) + "'");
         }
     } catch (const std::exception& e) {
         return drop_rank(m.source, std::string("invalid ") + tag_name(m.tag) + " message: " + e.what(), &b);
@@ -261,8 +265,7 @@ void Coordinator::check_timeouts(Batch& b) {
         // Idle ranks hold nothing and send nothing; starting and busy ranks send heartbeats.
         if ((k.state == State::busy || k.state == State::starting) && now - k.last_heard > limit)
             drop_rank(static_cast<int>(r),
-                      "no message for " + fmt(std::chrono::duration<double>(now - k.last_heard).count(), 1) + " s",
-                      &b);
+                      "no message for " + fmt(std::chrono::duration<double>(now - k.last_heard).count(), 1) + " s", &b);
     }
 }
 
@@ -275,16 +278,26 @@ void Coordinator::run_batch(const std::vector<sweep::SweepPoint>& points, int pr
     b.remaining = points.size();
     for (size_t i = 0; i < points.size(); ++i) b.queue.push_back(i);
     m_batch = &b;
-    struct Reset {
-        Batch*& batch;
-        ~Reset() { batch = nullptr; }
-    } reset{m_batch};
-
-    while (b.remaining > 0) {
-        if (m_interrupted) {
-            write_inflight_now();  // what was in flight, for the report and the next run
-            throw Cancelled();
+    try {
+        distribute(b);
+    } catch (...) {
+        // Interrupted (or the store failed): keep what was in flight for the report and the next run.
+        m_stranded = in_flight();
+        m_batch    = nullptr;
+        try {
+            write_inflight_now();
+        } catch (const std::exception& e) {
+            m_log << "cannot write the in-flight list: " << e.what() << '\n';
         }
+        throw;
+    }
+    m_batch = nullptr;
+    if (m_dirty) write_inflight_now();
+}
+
+void Coordinator::distribute(Batch& b) {
+    while (b.remaining > 0) {
+        if (m_interrupted) throw Cancelled();
         bool activity = false;
         while (auto m = m_comm.poll()) {  // drain first: queued heartbeats count before any timeout
             activity = true;
@@ -312,7 +325,6 @@ void Coordinator::run_batch(const std::vector<sweep::SweepPoint>& points, int pr
         m_log << std::flush;
         if (!activity) std::this_thread::sleep_for(kIdleSleep);
     }
-    if (m_dirty) write_inflight_now();
 }
 
 }  // namespace speculum::cli::mpi

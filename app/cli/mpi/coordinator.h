@@ -26,8 +26,8 @@ namespace speculum::cli::mpi {
 class Coordinator {
 public:
     Coordinator(MpiSession& comm, const sweep::SweepSpec& spec, sweep::Evaluator& evaluator,
-                const std::filesystem::path& db, const MpiSweepOptions& options, const volatile sig_atomic_t& interrupted,
-                std::ostream& log);
+                const std::filesystem::path& db, const MpiSweepOptions& options,
+                const volatile sig_atomic_t& interrupted, std::ostream& log);
     ~Coordinator();
 
     // The sweep runner's BatchExecutor: returns when every point is finished or given up. Throws Cancelled when
@@ -40,10 +40,11 @@ public:
 
     const std::vector<InflightEntry>& unfinished() const { return m_unfinished; }
     size_t lost_ranks() const { return m_lost; }
-    // Writes <db>.inflight.json now; removes it when nothing is in flight or given up (a complete run).
+    // What was in flight when a batch ended by an exception (an interrupt): not stored, listed in the file.
+    const std::vector<InflightEntry>& stranded() const { return m_stranded; }
+    // Writes <db>.inflight.json now (the current batch's assignments, or the stranded ones between batches).
     void write_inflight_now();
     void remove_inflight();
-    std::vector<InflightEntry> in_flight() const;
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -70,6 +71,8 @@ private:
         size_t remaining = 0;
     };
 
+    void distribute(Batch& b);
+    std::vector<InflightEntry> in_flight() const;
     void handle(const Message& m, Batch& b);
     store::ResultRow validate_result(int r, const nlohmann::json& body, const Batch& b) const;
     void handle_local(Batch& b);
@@ -100,6 +103,7 @@ private:
     int m_current_rank   = 0;
     size_t m_lost        = 0;
     std::vector<InflightEntry> m_unfinished;
+    std::vector<InflightEntry> m_stranded;
     bool m_dirty = false;
     Clock::time_point m_last_write;
 };

@@ -1,9 +1,12 @@
 // MPI wrappers for sweep --mpi (see mpi_comm.h). Built only with SPECULUM_WITH_MPI.
 #include "mpi_comm.h"
 
+#include "../sweep_mpi.h"
+
 #include <mpi.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
@@ -25,12 +28,18 @@ void check(int rc, const std::string& what) {
 
 const char* tag_name(int tag) {
     switch (static_cast<Tag>(tag)) {
-    case Tag::ready: return "ready";
-    case Tag::work: return "work";
-    case Tag::result: return "result";
-    case Tag::failed: return "failed";
-    case Tag::heartbeat: return "heartbeat";
-    case Tag::stop: return "stop";
+        case Tag::ready:
+            return "ready";
+        case Tag::work:
+            return "work";
+        case Tag::result:
+            return "result";
+        case Tag::failed:
+            return "failed";
+        case Tag::heartbeat:
+            return "heartbeat";
+        case Tag::stop:
+            return "stop";
     }
     return "unknown";
 }
@@ -62,9 +71,9 @@ std::string MpiSession::broadcast(const std::string& text) {
 }
 
 void MpiSession::send(int dest, Tag tag, const std::string& payload) {
-    if (payload.size() > kMaxMessageBytes) throw std::runtime_error("message of " + std::to_string(payload.size()) +
-                                                                    " bytes to rank " + std::to_string(dest) +
-                                                                    " is over the limit");
+    if (payload.size() > kMaxMessageBytes)
+        throw std::runtime_error("message of " + std::to_string(payload.size()) + " bytes to rank " +
+                                 std::to_string(dest) + " is over the limit");
     check(MPI_Send(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, dest, static_cast<int>(tag),
                    MPI_COMM_WORLD),
           std::string("MPI_Send ") + tag_name(static_cast<int>(tag)) + " to rank " + std::to_string(dest));
@@ -97,6 +106,22 @@ void MpiSession::abort(int code) {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);  // MPI_Abort does not return; in case it does
 }
+
+}  // namespace speculum::cli::mpi
+
+namespace speculum::cli {
+
+std::string mpi_library_version() {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len                                   = 0;
+    if (MPI_Get_library_version(text, &len) != MPI_SUCCESS) return "unknown MPI";  // callable before MPI_Init
+    std::string s(text, static_cast<size_t>(std::max(len, 0)));
+    return s.substr(0, s.find_first_of(",\n"));
+}
+
+}  // namespace speculum::cli
+
+namespace speculum::cli::mpi {
 
 std::string host_name() {
     char buf[HOST_NAME_MAX + 1] = {};

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -48,8 +49,9 @@ public:
 
     int run() {
         if (!load()) return wait_for_stop(1);
-        send(mpi::Tag::ready,
-             {{"model_hash", m_evaluator->model_hash()}, {"host", mpi::host_name()}, {"pid", static_cast<int64_t>(getpid())}});
+        send(mpi::Tag::ready, {{"model_hash", m_evaluator->model_hash()},
+                               {"host", mpi::host_name()},
+                               {"pid", static_cast<int64_t>(getpid())}});
         while (true) {
             bool activity = false;
             if (g_interrupted) {
@@ -70,8 +72,8 @@ public:
                 }
             }
             if (m_current && m_current->finished()) {
-                activity          = true;
-                auto done         = std::move(m_current);
+                activity  = true;
+                auto done = std::move(m_current);
                 if (done->row()) {
                     send(mpi::Tag::result, {{"task", m_task}, {"row", store::row_to_json(*done->row())}});
                 } else {
@@ -96,7 +98,8 @@ private:
 
     // While busy (or loading), rank 0 must hear from us within its timeout.
     void heartbeat() {
-        if (m_options.timeout_s > 0 && Clock::now() - m_last_sent >= m_period) send(mpi::Tag::heartbeat, json::object());
+        if (m_options.timeout_s > 0 && Clock::now() - m_last_sent >= m_period)
+            send(mpi::Tag::heartbeat, json::object());
     }
 
     // The evaluator (an engine evaluator loads the model: minutes for a big one) on a thread, heartbeating.
@@ -201,12 +204,16 @@ int run_rank0(mpi::MpiSession& comm, const sweep::SweepSpec& spec, const MpiSwee
         try {
             summary = sweep::run_sweep(spec, *evaluator, *store, token, {}, on_event, options);
         } catch (const Cancelled&) {
-            auto in_flight = coordinator->in_flight();
-            coordinator->write_inflight_now();
             stop_all("interrupted");
-            std::cout << "sweep " << spec.name << ": interrupted; " << store->count() << " rows stored; "
-                      << in_flight.size() << " configuration(s) were in flight (listed in "
-                      << inflight_path(o.db).string() << "); run the same command again to resume\n";
+            const auto& stranded = coordinator->stranded();
+            std::cout << "sweep " << spec.name
+                      << ": interrupted (Ctrl-C, or the launcher ending the job, e.g. after a rank died); "
+                      << store->count() << " rows stored; " << stranded.size() << " configuration(s) were in flight";
+            if (!stranded.empty()) std::cout << " (listed in " << inflight_path(o.db).string() << ")";
+            std::cout << "; run the same command again to resume\n";
+            for (const auto& e : stranded)
+                std::cout << "  rank " << e.rank << " (pid " << e.pid << " on " << e.host << "): " << e.label << " ["
+                          << e.config_hash << "]\n";
             return 130;
         }
         stop_all("sweep finished");
@@ -229,10 +236,25 @@ int run_rank0(mpi::MpiSession& comm, const sweep::SweepSpec& spec, const MpiSwee
     }
 }
 
+// A launcher that started several tasks whose MPI cannot reach it (srun without a matching --mpi plugin, another
+// MPI's mpiexec) gives N singletons, each "rank 0 of 1": N copies of the whole sweep writing one store. Refuse.
+void refuse_lone_singleton(int size) {
+    if (size != 1) return;
+    for (const char* var : {"SLURM_STEP_NUM_TASKS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"}) {
+        const char* v = std::getenv(var);
+        if (v && std::atoi(v) > 1)
+            throw std::runtime_error(std::string("--mpi: the launcher started ") + v + " tasks (" + var +
+                                     ") but MPI sees only this one: the MPI library cannot talk to the launcher. "
+                                     "Under Slurm use srun --mpi=pmix (see srun --mpi=list) or mpirun inside the "
+                                     "allocation (docs/cluster.md)");
+    }
+}
+
 }  // namespace
 
 int run_sweep_mpi(const MpiSweepOptions& o) {
     mpi::MpiSession comm(nullptr, nullptr);
+    refuse_lone_singleton(comm.size());
     // mpirun turns Ctrl-C into SIGTERM for every rank (and SIGKILL shortly after): both end the sweep cleanly.
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
