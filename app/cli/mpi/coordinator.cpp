@@ -150,6 +150,8 @@ void Coordinator::deliver(Batch& b, int r, store::ResultRow row) {
     mark_dirty();
     --b.remaining;
     (*b.finish)(i, std::move(row));  // stored by the runner before it returns
+    // A result is also the rank's request for more: answer it now, not after the rest of the message queue.
+    if (!b.queue.empty() && k.state == State::idle) assign_one(b, static_cast<size_t>(r));
 }
 
 store::ResultRow Coordinator::validate_result(int r, const json& body, const Batch& b) const {
@@ -225,32 +227,34 @@ void Coordinator::handle_local(Batch& b) {
     drop_rank(0, "rank 0's evaluation was cancelled", &b);
 }
 
+void Coordinator::assign_one(Batch& b, size_t r) {
+    Rank& k  = m_ranks[r];
+    size_t i = b.queue.front();
+    b.queue.pop_front();
+    ++b.attempts[i];
+    const sweep::SweepPoint& p = (*b.points)[i];
+    k.task                     = Task{m_next_task++, i, utc_now_iso()};
+    k.state                    = State::busy;
+    k.last_heard               = Clock::now();
+    mark_dirty();
+    if (r == 0) {
+        m_local = std::make_unique<AsyncEvaluation>(m_spec, m_evaluator, p, b.prompts);
+        return;
+    }
+    json work = {
+        {"task", k.task->id}, {"grid_index", p.grid_index}, {"config_hash", p.config_hash}, {"prompts", b.prompts}};
+    try {
+        m_comm.send(static_cast<int>(r), Tag::work, work.dump());
+    } catch (const std::exception& e) {
+        drop_rank(static_cast<int>(r), e.what(), &b);
+    }
+}
+
 bool Coordinator::assign(Batch& b) {
     bool any = false;
     for (size_t r = 0; r < m_ranks.size() && !b.queue.empty(); ++r) {
-        Rank& k = m_ranks[r];
-        if (k.state != State::idle) continue;
-        size_t i = b.queue.front();
-        b.queue.pop_front();
-        ++b.attempts[i];
-        const sweep::SweepPoint& p = (*b.points)[i];
-        k.task                     = Task{m_next_task++, i, utc_now_iso()};
-        k.state                    = State::busy;
-        k.last_heard               = Clock::now();
-        if (r == 0) {
-            m_local = std::make_unique<AsyncEvaluation>(m_spec, m_evaluator, p, b.prompts);
-        } else {
-            json work = {{"task", k.task->id},
-                         {"grid_index", p.grid_index},
-                         {"config_hash", p.config_hash},
-                         {"prompts", b.prompts}};
-            try {
-                m_comm.send(static_cast<int>(r), Tag::work, work.dump());
-            } catch (const std::exception& e) {
-                drop_rank(static_cast<int>(r), e.what(), &b);
-            }
-        }
-        mark_dirty();
+        if (m_ranks[r].state != State::idle) continue;
+        assign_one(b, r);
         any = true;
     }
     return any;

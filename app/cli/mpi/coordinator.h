@@ -77,7 +77,8 @@ private:
     store::ResultRow validate_result(int r, const nlohmann::json& body, const Batch& b) const;
     void handle_local(Batch& b);
     void deliver(Batch& b, int r, store::ResultRow row);
-    bool assign(Batch& b);
+    void assign_one(Batch& b, size_t r);  // the front of the queue to idle rank r
+    bool assign(Batch& b);                // the queue to every idle rank
     void check_timeouts(Batch& b);
     void drop_rank(int r, const std::string& why, Batch* b);
     void give_back(Batch& b, size_t k, int r);
