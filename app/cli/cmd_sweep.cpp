@@ -2,11 +2,12 @@
 // with a progress bar on a terminal and plain lines otherwise. Re-running resumes: stored configurations are
 // cache hits. --bench measures the pool's overhead against a serial loop and the cancellation latency.
 #include "cli.h"
+#include "sweep_common.h"
+#include "sweep_inflight.h"
+#include "sweep_mpi.h"
 
 #include "core/jobs/job_system.h"
 #include "core/store/result_store.h"
-#include "core/sweep/engine_evaluator.h"
-#include "core/sweep/predict_evaluator.h"
 #include "core/sweep/sweep_runner.h"
 
 #include <oneapi/tbb/global_control.h>
@@ -33,45 +34,6 @@ extern "C" void on_sigint(int) {
     g_interrupted = true;
 }
 
-sweep::SweepSpec load_spec(const std::string& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error("cannot open " + file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error(file + ": invalid JSON: " + e.what());
-    }
-    try {
-        return sweep::sweep_spec_from_json(j);
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(file + ": " + e.what());
-    }
-}
-
-std::unique_ptr<sweep::Evaluator> make_evaluator(const sweep::SweepSpec& spec, const std::string& resources,
-                                                 int slow_ms) {
-    if (spec.evaluator == "predict") return std::make_unique<sweep::PredictEvaluator>(resources, slow_ms);
-    if (slow_ms > 0) throw UsageError("--slow-ms applies to the predict evaluator only");
-    return std::make_unique<sweep::EngineEvaluator>(spec.target);
-}
-
-std::string fmt(double v, int precision = 3) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", precision, v);
-    return buf;
-}
-
-std::string duration(double s) {
-    if (s < 0) return "?";
-    if (s < 60) return fmt(s, 0) + "s";
-    if (s < 3600)
-        return std::to_string(static_cast<int>(s / 60)) + "m" + std::to_string(static_cast<int>(s) % 60) + "s";
-    return fmt(s / 3600, 1) + "h";
-}
-
 void draw_bar(const jobs::JobProgress& p, size_t cached) {
     constexpr int kWidth = 30;
     int filled           = static_cast<int>(p.fraction * kWidth + 0.5);
@@ -80,20 +42,6 @@ void draw_bar(const jobs::JobProgress& p, size_t cached) {
                 std::string(kWidth - filled, '.').c_str(), p.fraction * 100, duration(p.eta_s).c_str(), cached,
                 item.c_str());
     std::fflush(stdout);
-}
-
-std::string event_line(const sweep::SweepSpec& spec, const sweep::SweepEvent& e) {
-    std::ostringstream line;
-    line << '[' << e.done << '/' << e.total << "] " << e.label;
-    if (spec.sampling.mode == sweep::SamplingMode::adaptive) line << " rung " << e.rung << " prompts " << e.row.prompts;
-    if (e.row.status != "done") {
-        line << "  FAILED: " << e.row.message;
-        return line.str();
-    }
-    if (auto v = e.row.metric(spec.objective.metric)) line << "  " << spec.objective.metric << '=' << fmt(*v, 4);
-    if (!e.row.objective) line << " (infeasible)";
-    if (e.cached) line << "  (cached)";
-    return line.str();
 }
 
 int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int repeats);
@@ -111,7 +59,14 @@ int cmd_sweep(int argc, char** argv) {
                {"quiet", 'q', false, "", "no progress output; only the summary"},
                {"slow-ms", 0, true, "MS", "testing: sleep MS per configuration (cancellable) to slow a sweep down"},
                {"bench", 0, false, "", "benchmark the pool on this spec (no store): overhead, cancel latency"},
-               {"repeats", 0, true, "N", "--bench: repetitions per measurement (default 5)"}},
+               {"repeats", 0, true, "N", "--bench: repetitions per measurement (default 5)"},
+               {"mpi", 0, false, "",
+                "run across the ranks of an MPI job (mpirun/srun; docs/cluster.md): rank 0 hands out "
+                "configurations and writes --db"},
+               {"mpi-coordinator-only", 0, false, "", "--mpi: rank 0 only coordinates and writes; it evaluates nothing"},
+               {"mpi-timeout", 0, true, "S",
+                "--mpi: a rank silent for S seconds while it holds a configuration is dropped and its "
+                "configuration re-queued (default 60, 0 = never)"}},
               {"SPEC.json"});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
@@ -124,6 +79,25 @@ int cmd_sweep(int argc, char** argv) {
     if (args.positional().size() != 1) throw UsageError("expected one SPEC.json");
     int hw    = static_cast<int>(std::thread::hardware_concurrency());
     int slow  = static_cast<int>(args.int_or("slow-ms", 0, 0, 60000));
+    if (args.has("mpi")) {
+        if (args.has("bench")) throw UsageError("--bench and --mpi do not go together");
+        if (!args.has("db")) throw UsageError("--db FILE is required");
+        MpiSweepOptions mo;
+        mo.spec_file        = args.positional()[0];
+        mo.db               = args.value_or("db", "");
+        mo.resources        = args.value_or("resources", "");
+        mo.slow_ms          = slow;
+        mo.recompute        = args.has("recompute");
+        mo.quiet            = args.has("quiet");
+        mo.coordinator_only = args.has("mpi-coordinator-only");
+        mo.timeout_s        = args.float_or("mpi-timeout", 60, 0, 1e6);
+        // Threads of each rank's evaluation (the engine's passes; the analytic evaluator uses one).
+        int jobs = static_cast<int>(args.int_or("jobs", hw, 1, 1024));
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(jobs) + 1);
+        return run_sweep_mpi(mo);  // without MPI in this build: a clear error (sweep_mpi_off.cpp)
+    }
+    for (const char* mpi_only : {"mpi-coordinator-only", "mpi-timeout"})
+        if (args.has(mpi_only)) throw UsageError(std::string("--") + mpi_only + " needs --mpi");
     auto spec = load_spec(args.positional()[0]);
     auto ev   = make_evaluator(spec, args.value_or("resources", ""), slow);
     // The pool's threads: configurations at once for the analytic evaluator; for the engine (one configuration at
@@ -140,6 +114,8 @@ int cmd_sweep(int argc, char** argv) {
     const bool tty    = isatty(STDOUT_FILENO) != 0;
     const bool quiet  = args.has("quiet");
     std::signal(SIGINT, on_sigint);
+
+    if (!quiet) report_previous_inflight(store->file(), *store, std::cout);
 
     jobs::JobSystem js({.concurrency = jobs});
     jobs::JobId id = js.submit("sweep", [&](jobs::JobContext& ctx) -> std::any {
@@ -178,24 +154,10 @@ int cmd_sweep(int argc, char** argv) {
                   << " rows stored; run the same command again to resume\n";
         return 130;
     }
-    const auto& s  = std::any_cast<const sweep::SweepSummary&>(final_message->payload);
-    double per_min = s.wall_s > 0 ? static_cast<double>(s.evaluated) / s.wall_s * 60 : 0;
-    std::cout << "sweep " << spec.name << ": " << s.planned << " planned, " << s.evaluated << " evaluated, " << s.cached
-              << " cached, " << s.failed << " failed in " << fmt(s.wall_s, 2) << " s (" << fmt(per_min, 0)
-              << " configurations/min evaluated)\n";
-    if (!s.rung_sizes.empty()) {
-        std::cout << "successive halving rungs (configurations x prompts):";
-        for (size_t i = 0; i < s.rung_sizes.size(); ++i)
-            std::cout << ' ' << s.rung_sizes[i] << 'x' << s.rung_prompts[i];
-        std::cout << '\n';
-    }
-    if (s.best) {
-        std::cout << "best " << spec.objective.metric << " = " << fmt(*s.best->metric(spec.objective.metric), 4)
-                  << (spec.evaluator == "predict" ? " (modeled)" : "") << "  config " << s.best->key.config_hash << ": "
-                  << s.best->config.dump() << '\n';
-    } else {
-        std::cout << "no feasible configuration (failed, or outside the constraints)\n";
-    }
+    print_summary(spec, std::any_cast<const sweep::SweepSummary&>(final_message->payload));
+    // Complete: whatever an earlier MPI run left in flight is in the store now.
+    std::error_code ec;
+    std::filesystem::remove(inflight_path(store->file()), ec);
     return 0;
 }
 

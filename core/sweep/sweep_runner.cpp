@@ -23,15 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-SweepPoint make_point(const SweepSpec& spec, uint64_t index) {
-    SweepPoint p;
-    p.grid_index  = index;
-    p.config      = spec.config_at(index);
-    p.config_hash = store::json_hash(p.config);
-    p.label       = spec.describe(index);
-    return p;
-}
-
 std::string task_of(const SweepSpec& spec, const nlohmann::json& config) {
     auto it = config.find("task");
     if (it != config.end() && it->is_string()) return it->get<std::string>();
@@ -107,38 +98,37 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
         finish_one(st, *hit, true, rung, points[i].label);
     }
 
-    auto evaluate_one = [&](size_t i) {
-        if (st.token.cancelled()) return;
-        const SweepPoint& p = points[i];
-        store::ResultRow row;
-        row.key     = {p.config_hash, model_hash, st.evaluator.dataset_hash(p.config, prompts)};
-        row.sweep   = st.spec.name;
-        row.task    = task_of(st.spec, p.config);
-        row.config  = p.config;
-        row.prompts = prompts;
-        auto t0     = Clock::now();
-        try {
-            EvalContext ctx;
-            ctx.token       = st.token;
-            ctx.prompts     = prompts;
-            EvalResult r    = st.evaluator.evaluate(p.config, ctx);
-            row.stats       = std::move(r.stats);
-            row.predictions = std::move(r.predictions);
-            row.metrics     = std::move(r.metrics);
-            row.prompts     = r.prompts ? r.prompts : prompts;
-        } catch (const Cancelled&) {
-            return;  // in flight when cancelled: not stored
-        } catch (const std::exception& e) {
-            row.status  = "failed";
-            row.message = e.what();
-        }
-        row.wall_s    = std::chrono::duration<double>(Clock::now() - t0).count();
+    auto store_one = [&](size_t i, store::ResultRow row) {
         row.objective = objective_score(st.spec, row);
         st.store.put(row);  // its own transaction: durable before we report it
         rows[i] = row;
-        finish_one(st, std::move(row), false, rung, p.label);
+        finish_one(st, std::move(row), false, rung, points[i].label);
+    };
+    auto evaluate_one = [&](size_t i) {
+        if (st.token.cancelled()) return;
+        try {
+            store_one(i, evaluate_point(st.spec, st.evaluator, points[i], prompts, st.token));
+        } catch (const Cancelled&) {
+            // in flight when cancelled: not stored
+        }
     };
 
+    if (st.options.executor) {
+        // Evaluated elsewhere; each row arrives on this thread and is stored as it comes.
+        if (todo.empty()) return rows;
+        std::vector<SweepPoint> remote;
+        for (size_t i : todo) remote.push_back(points[i]);
+        std::vector<bool> seen(todo.size(), false);
+        st.options.executor(remote, prompts, [&](size_t k, store::ResultRow row) {
+            if (k >= todo.size() || seen[k]) throw std::logic_error("sweep executor finished a point twice");
+            if (row.key.config_hash != remote[k].config_hash)
+                throw std::logic_error("sweep executor returned the row of another configuration");
+            seen[k] = true;
+            store_one(todo[k], std::move(row));
+        });
+        st.token.throw_if_cancelled();
+        return rows;
+    }
     if (serial_mode() || st.evaluator.max_parallel() == 1 || todo.size() <= 1) {
         for (size_t i : todo) evaluate_one(i);
     } else {
@@ -155,6 +145,44 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
 }
 
 }  // namespace
+
+SweepPoint plan_point(const SweepSpec& spec, uint64_t index) {
+    SweepPoint p;
+    p.grid_index  = index;
+    p.config      = spec.config_at(index);
+    p.config_hash = store::json_hash(p.config);
+    p.label       = spec.describe(index);
+    return p;
+}
+
+store::ResultRow evaluate_point(const SweepSpec& spec, Evaluator& evaluator, const SweepPoint& point, int prompts,
+                                const CancelToken& token) {
+    store::ResultRow row;
+    row.key     = {point.config_hash, evaluator.model_hash(), evaluator.dataset_hash(point.config, prompts)};
+    row.sweep   = spec.name;
+    row.task    = task_of(spec, point.config);
+    row.config  = point.config;
+    row.prompts = prompts;
+    auto t0     = Clock::now();
+    try {
+        EvalContext ctx;
+        ctx.token       = token;
+        ctx.prompts     = prompts;
+        EvalResult r    = evaluator.evaluate(point.config, ctx);
+        row.stats       = std::move(r.stats);
+        row.predictions = std::move(r.predictions);
+        row.metrics     = std::move(r.metrics);
+        row.prompts     = r.prompts ? r.prompts : prompts;
+    } catch (const Cancelled&) {
+        throw;
+    } catch (const std::exception& e) {
+        row.status  = "failed";
+        row.message = e.what();
+    }
+    row.wall_s    = std::chrono::duration<double>(Clock::now() - t0).count();
+    row.objective = objective_score(spec, row);
+    return row;
+}
 
 std::vector<SweepPoint> plan_points(const SweepSpec& spec) {
     spec.validate();
@@ -177,7 +205,7 @@ std::vector<SweepPoint> plan_points(const SweepSpec& spec) {
     }
     std::vector<SweepPoint> points;
     points.reserve(indices.size());
-    for (uint64_t i : indices) points.push_back(make_point(spec, i));
+    for (uint64_t i : indices) points.push_back(plan_point(spec, i));
     return points;
 }
 

@@ -26,6 +26,8 @@ struct SweepPoint {
 // Grid: every index in order. Random/adaptive: `n` distinct grid indices drawn with the seed (the whole grid,
 // in order, when n >= its size). Throws std::invalid_argument naming the field (via validate()).
 std::vector<SweepPoint> plan_points(const SweepSpec& spec);
+// The point at one grid index (configuration, hash, label), as plan_points makes it.
+SweepPoint plan_point(const SweepSpec& spec, uint64_t grid_index);
 
 // Reported once per finished configuration (from worker threads; keep it cheap).
 struct SweepEvent {
@@ -53,8 +55,23 @@ struct SweepSummary {
 // failed, lacks the metric, or violates a constraint.
 std::optional<double> objective_score(const SweepSpec& spec, const store::ResultRow& row);
 
+// Evaluates one configuration at a fidelity into the row the store keeps (key, configuration, statistics,
+// metrics, objective, wall time). An evaluator exception gives a "failed" row with its message; throws Cancelled
+// when the token is set. What run_sweep does per configuration, for callers that evaluate elsewhere.
+store::ResultRow evaluate_point(const SweepSpec& spec, Evaluator& evaluator, const SweepPoint& point, int prompts,
+                                const CancelToken& token);
+
+// Evaluates the configurations of one batch (a rung, in adaptive mode) that are not cache hits somewhere other
+// than this process, e.g. on MPI ranks (speculum-cli sweep --mpi). Called on run_sweep's thread; it must call
+// `finish(k, row)` on that same thread for each point it completes (k indexes `points`, any order, at most once
+// per point), and return when it is done. A point never finished counts as not evaluated (a re-run picks it up).
+// The runner stores each finished row (re-scored against the spec) at once.
+using FinishFn      = std::function<void(size_t k, store::ResultRow row)>;
+using BatchExecutor = std::function<void(const std::vector<SweepPoint>& points, int prompts, const FinishFn& finish)>;
+
 struct SweepOptions {
     bool recompute = false;  // evaluate stored configurations again (replacing their rows) instead of cache hits
+    BatchExecutor executor;  // empty: evaluate in this process (in parallel when the evaluator allows it)
 };
 
 // Throws Cancelled once the token is set (after in-flight configurations have returned; finished ones stay

@@ -1,0 +1,120 @@
+// <db>.inflight.json: the in-flight list of an MPI sweep (see sweep_inflight.h).
+#include "sweep_inflight.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+#include <ctime>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+namespace speculum::cli {
+
+namespace {
+
+using nlohmann::json;
+
+json entry_json(const InflightEntry& e) {
+    return json{{"rank", e.rank},
+                {"host", e.host},
+                {"pid", e.pid},
+                {"grid_index", e.grid_index},
+                {"config_hash", e.config_hash},
+                {"label", e.label},
+                {"prompts", e.prompts},
+                {"since", e.since}};
+}
+
+InflightEntry entry_from(const json& j) {
+    InflightEntry e;
+    e.rank        = j.at("rank").get<int>();
+    e.host        = j.at("host").get<std::string>();
+    e.pid         = j.at("pid").get<int64_t>();
+    e.grid_index  = j.at("grid_index").get<uint64_t>();
+    e.config_hash = j.at("config_hash").get<std::string>();
+    e.label       = j.at("label").get<std::string>();
+    e.prompts     = j.at("prompts").get<int>();
+    e.since       = j.at("since").get<std::string>();
+    return e;
+}
+
+void print_entries(std::ostream& out, const std::vector<InflightEntry>& entries, const store::ResultStore& store,
+                   const char* what) {
+    for (const auto& e : entries) {
+        bool stored = !store.query({{"config_hash", "=", e.config_hash}}).empty();
+        out << "  " << what << " on rank " << e.rank << " (pid " << e.pid << " on " << e.host << ") since " << e.since
+            << ": " << e.label << " [" << e.config_hash << "]"
+            << (stored ? " - in the store now" : " - not stored: evaluated by this run") << '\n';
+    }
+}
+
+}  // namespace
+
+std::filesystem::path inflight_path(const std::filesystem::path& db) {
+    return db.string() + ".inflight.json";
+}
+
+std::string utc_now_iso() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+void write_inflight(const std::filesystem::path& file, const InflightRecord& record) {
+    json in_flight = json::array(), unfinished = json::array();
+    for (const auto& e : record.in_flight) in_flight.push_back(entry_json(e));
+    for (const auto& e : record.unfinished) unfinished.push_back(entry_json(e));
+    json j                    = {{"sweep", record.sweep},
+                                 {"updated_at", record.updated_at},
+                                 {"in_flight", in_flight},
+                                 {"unfinished", unfinished}};
+    std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(getpid());
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << j.dump(1) << '\n';
+        if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
+}
+
+std::optional<InflightRecord> read_inflight(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    if (!in) return std::nullopt;
+    try {
+        json j = json::parse(in);
+        InflightRecord r;
+        r.sweep      = j.at("sweep").get<std::string>();
+        r.updated_at = j.at("updated_at").get<std::string>();
+        for (const auto& e : j.at("in_flight")) r.in_flight.push_back(entry_from(e));
+        for (const auto& e : j.at("unfinished")) r.unfinished.push_back(entry_from(e));
+        return r;
+    } catch (const json::exception& e) {
+        throw std::runtime_error(file.string() + ": not an in-flight list: " + e.what());
+    }
+}
+
+size_t report_previous_inflight(const std::filesystem::path& db, const store::ResultStore& store, std::ostream& out) {
+    std::filesystem::path file = inflight_path(db);
+    std::optional<InflightRecord> r;
+    try {
+        r = read_inflight(file);
+    } catch (const std::exception& e) {
+        out << "note: ignoring " << e.what() << '\n';
+        return 0;
+    }
+    if (!r || (r->in_flight.empty() && r->unfinished.empty())) return 0;
+    out << "the previous run of sweep " << r->sweep << " on this store stopped (last update " << r->updated_at
+        << ") with " << r->in_flight.size() << " configuration(s) in flight and " << r->unfinished.size()
+        << " given up:\n";
+    print_entries(out, r->in_flight, store, "in flight");
+    print_entries(out, r->unfinished, store, "given up");
+    return r->in_flight.size() + r->unfinished.size();
+}
+
+}  // namespace speculum::cli
