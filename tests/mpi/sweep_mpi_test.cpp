@@ -265,7 +265,7 @@ TEST(SweepMpi, KilledRankIsDroppedAndItsConfigurationRunsElsewhere) {
     fs::path db = tmp("recovery.sqlite"), ref = tmp("recovery_ref.sqlite");
     // --enable-recovery: mpirun keeps the job alive when a rank dies; rank 0 notices the silence (heartbeats).
     Child job(mpirun(3, {"--enable-recovery"},
-                     {"sweep", spec.string(), "--db", db.string(), "--mpi", "--slow-ms", "1000", "--mpi-timeout", "3"}),
+                     {"sweep", spec.string(), "--db", db.string(), "--mpi", "--slow-ms", "1000", "--mpi-timeout", "6"}),
               tmp("recovery.log"));
     ASSERT_TRUE(job.started());
     json victim = wait_for_inflight(db, 2, job);
