@@ -34,10 +34,13 @@ engine::SpecConfig config(std::vector<int32_t> gamma, bool cascade) {
     draft.kind       = drafts::DraftKind::model;
     draft.model_path = resource_path(kBundledDraftModel).string();
     c.levels         = {draft};
-    if (cascade) c.levels.push_back(drafts::DraftSpec{.kind = drafts::DraftKind::maxgram});
+    if (cascade) {
+        drafts::DraftSpec mag;
+        mag.kind = drafts::DraftKind::maxgram;
+        c.levels.push_back(mag);
+    }
     c.gamma          = std::move(gamma);
     c.max_new_tokens = kNew;
-    c.context.path   = model::ForwardPath::reference;  // exact: greedy counts do not depend on threads
     return c;
 }
 
@@ -50,7 +53,7 @@ json run_report(const engine::SpecConfig& cfg) {
         engine::SpecEngine eng(target(), cfg, stack);
         engine::RunResult r = eng.run(kPrompts[p]);
         json one            = r;
-        one["id"]           = "p" + std::to_string(p);
+        one["id"]           = std::string("p").append(std::to_string(p));
         runs.push_back(one);
         engine::accumulate(total, r.stats);
     }
@@ -98,7 +101,7 @@ TEST(RunReport, ChainReportBecomesAMeasuredRun) {
 
 TEST(RunReport, OneReportIsReproducedUpToTheAcceptanceModel) {
     // With one report the timing fit reproduces its times, so the residual is the acceptance model's: modeled
-    // target steps against the counted ones (greedy and the reference path: the counts are deterministic).
+    // target steps against the counted ones.
     for (const json* rep : {&chain_report(3), &cascade_report()}) {
         auto cal = analytic::calibrate_engine_runs({engine::measured_run_from_report(*rep, "r.json")});
         ASSERT_EQ(cal.runs.size(), 1u);
@@ -107,11 +110,16 @@ TEST(RunReport, OneReportIsReproducedUpToTheAcceptanceModel) {
         EXPECT_LT(std::abs(p.residual), 0.1) << rep->at("drafter");
         EXPECT_GT(p.speedup_predicted, 0.0);
         // Accepted draft tokens are what the acceptance fit matches: the target's through its per-position α,
-        // the intermediate reviewer's exactly (bisection).
+        // the intermediate reviewer's exactly (bisection). Counts are exact for greedy runs, times are not.
         EXPECT_NEAR(p.levels[0].accepted_modeled / p.levels[0].accepted_measured, 1.0, 0.1);
         if (p.levels.size() == 3) {
             EXPECT_GE(p.levels[1].alpha, 0.0);
             EXPECT_NEAR(p.levels[1].accepted_modeled, p.levels[1].accepted_measured, 1e-6);
+            // Not fitted: how often the intermediate reviewer calls Max-Gram follows from the modeled process. Its
+            // passes also count catch-up syncs (the prompt, re-syncs), so the modeled steps stay below them.
+            EXPECT_NEAR(p.levels[2].units_modeled / p.levels[2].units_measured, 1.0, 0.15)
+                << p.levels[2].units_modeled << " vs " << p.levels[2].units_measured;
+            EXPECT_LE(p.levels[1].units_modeled, p.levels[1].units_measured);
         }
     }
 }
