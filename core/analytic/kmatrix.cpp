@@ -193,12 +193,16 @@ void build_threshold(const KMatrixCascade& m, int i, const std::vector<SubCall>&
                     reach *= al;
                 }
             }
+            // Lengths no state reached stay out of the arrays (they would otherwise grow by a block per round).
+            while (q2.size() > 1 && q2.back() == 0.0) q2.pop_back();
+            a2.resize(q2.size());
             q.swap(q2);
             a.swap(a2);
         }
     }
     f.resize(std::max(f.size(), a.size()), 0.0);
     for (size_t l = 0; l < a.size(); ++l) f[l] += a[l];  // never rejected: every token accepted
+    while (f.size() > 1 && f.back() == 0.0) f.pop_back();
 }
 
 std::vector<SubCall> threshold_subcalls(const KMatrixCascade& m) {
