@@ -41,8 +41,8 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
     for (const auto& t : c.targets)
         os << "  target " << short_name(t.target) << " (plain step " << fmt("%.3f ms", t.t_plain_s * 1e3)
            << " pooled): verification pass v(w) = " << fmt("%.3f", t.verify_fixed) << " + "
-           << fmt("%.3f", t.verify_per_token) << " x w, overhead " << fmt("%.3f", t.overhead_per_step)
-           << " per step (" << t.runs << " run" << (t.runs == 1 ? "" : "s") << ")\n";
+           << fmt("%.3f", t.verify_per_token) << " x w, overhead " << fmt("%.3f", t.overhead_per_step) << " per step ("
+           << t.runs << " run" << (t.runs == 1 ? "" : "s") << ")\n";
     for (const auto& l : c.levels)
         os << "  level " << short_name(l.name) << ": c = " << fmt("%.4f", l.c) << " per "
            << (l.per_call ? "call" : "modeled unit") << " (" << fmt("%.4f", l.c_per_pass) << " per "
@@ -50,9 +50,9 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
            << (l.runs == 1 ? "" : "s") << ")\n";
     os << "per run: speedup measured | predicted (modeled) | residual; tokens per target step measured | modeled\n";
     for (const auto& r : c.runs) {
-        os << "  " << r.source << ": " << fmt("%.3fx", r.speedup_measured) << " | "
-           << fmt("%.3fx", r.speedup_predicted) << " | " << fmt("%+.1f%%", 100 * r.residual) << "; "
-           << fmt("%.3f", r.tokens_per_step_measured) << " | " << fmt("%.3f", r.tokens_per_step_modeled) << "\n";
+        os << "  " << r.source << ": " << fmt("%.3fx", r.speedup_measured) << " | " << fmt("%.3fx", r.speedup_predicted)
+           << " | " << fmt("%+.1f%%", 100 * r.residual) << "; " << fmt("%.3f", r.tokens_per_step_measured) << " | "
+           << fmt("%.3f", r.tokens_per_step_modeled) << "\n";
         os << "    fitted alpha (target, per position):";
         for (double a : r.alpha_target) os << " " << fmt("%.3f", a);
         os << "\n";
@@ -90,8 +90,10 @@ int calibrate_from_reports(const Args& args) {
         f << j.dump(2) << '\n';
         std::cerr << "wrote " << *out << '\n';
     }
-    if (args.has("json")) std::cout << j.dump(2) << '\n';
-    else print_table(std::cout, cal);
+    if (args.has("json"))
+        std::cout << j.dump(2) << '\n';
+    else
+        print_table(std::cout, cal);
     return 0;
 }
 
@@ -129,7 +131,8 @@ int cmd_calibrate(int argc, char** argv) {
     }
     if (args.has("report")) {
         for (const char* o : {"quick", "threads", "id"})
-            if (args.has(o)) throw UsageError(std::string("--") + o + " measures the hardware; it cannot go with --report");
+            if (args.has(o))
+                throw UsageError(std::string("--") + o + " measures the hardware; it cannot go with --report");
         return calibrate_from_reports(args);
     }
     if (args.has("json")) throw UsageError("--json goes with --report (the hardware profile is always JSON)");

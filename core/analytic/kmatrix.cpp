@@ -80,9 +80,9 @@ public:
         Work w;
         if (m_gamma[size_t(j)] == 0) {
             w.assign(size_t(m_n) + 1, {});
-            int b                 = m_m.block[size_t(j) - 1];
-            w[size_t(j)].units    = b == 0 ? 1.0 : double((n + b - 1) / b);
-            w[size_t(j)].calls    = 1;
+            int b              = m_m.block[size_t(j) - 1];
+            w[size_t(j)].units = b == 0 ? 1.0 : double((n + b - 1) / b);
+            w[size_t(j)].calls = 1;
             return w;
         }
         w = x(j, n);
@@ -159,9 +159,9 @@ struct SubCall {
 // distribution of the accepted prefix F[f] (what reviewer i accepts), accumulating the expected work.
 void build_threshold(const KMatrixCascade& m, int i, const std::vector<SubCall>& sub, std::vector<double>& q,
                      std::vector<double>& f, Work& work) {
-    q.assign(1, 1.0);      // Q[ℓ]: P(draft length ℓ)
+    q.assign(1, 1.0);            // Q[ℓ]: P(draft length ℓ)
     std::vector<double> a{1.0};  // A[ℓ]: P(length ℓ and every token so far accepted by reviewer i)
-    f.assign(1, 0.0);      // F[f]: P(first rejection after f accepted tokens), filled as rejections happen
+    f.assign(1, 0.0);            // F[f]: P(first rejection after f accepted tokens), filled as rejections happen
     int threshold = 0;
     for (size_t j = size_t(i) + 1; j < m.k.size(); ++j) {
         if (m.k[size_t(i)][j] == 0) continue;
@@ -263,8 +263,7 @@ void validate(const KMatrixCascade& m) {
             require_probability(m.alpha[i][j], "kmatrix.alpha" + f);
         }
     }
-    for (int i = 0; i <= n; ++i)
-        require_count(row_sum(m, i), 0, kMaxRow, indexed("kmatrix.k", size_t(i)) + " summed");
+    for (int i = 0; i <= n; ++i) require_count(row_sum(m, i), 0, kMaxRow, indexed("kmatrix.k", size_t(i)) + " summed");
     if (row_sum(m, 0) == 0) throw InvalidInput("kmatrix.k[0]: the target's draft needs at least one position");
     if (m.c.size() != size_t(n) || m.block.size() != size_t(n))
         throw InvalidInput("kmatrix.levels must have one entry (c, block) per draft level: " + std::to_string(n));
@@ -292,12 +291,12 @@ KMatrixResult kmatrix_cascade(const KMatrixCascade& m) {
     int n = n_levels(m);
     if (m.mode == KMatrixMode::truncate) {
         TruncateModel model(m);
-        int k0                = row_sum(m, 0);
-        r.work                = model.draft(0, k0);
-        r.work[0].units       = 1;
-        r.work[0].reviewed    = k0;
-        r.work[0].accepted    = model.expected_accepted(k0);
-        r.expected_tokens     = 1.0 + r.work[0].accepted;
+        int k0             = row_sum(m, 0);
+        r.work             = model.draft(0, k0);
+        r.work[0].units    = 1;
+        r.work[0].reviewed = k0;
+        r.work[0].accepted = model.expected_accepted(k0);
+        r.expected_tokens  = 1.0 + r.work[0].accepted;
         r.draft_length_distribution.assign(size_t(k0) + 1, 0.0);
         r.draft_length_distribution.back() = 1.0;
     } else {
@@ -308,7 +307,7 @@ KMatrixResult kmatrix_cascade(const KMatrixCascade& m) {
         r.work[0].units = 1;
         for (size_t l = 0; l < q.size(); ++l) r.work[0].reviewed += double(l) * q[l];
         for (size_t a = 0; a < f.size(); ++a) r.work[0].accepted += double(a) * f[a];
-        r.expected_tokens             = 1.0 + r.work[0].accepted;
+        r.expected_tokens           = 1.0 + r.work[0].accepted;
         r.draft_length_distribution = std::move(q);
     }
     finish(m, r);

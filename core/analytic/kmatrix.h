@@ -31,7 +31,7 @@ struct KMatrixCascade {
     // (n+1)×(n+1): alpha[i][j] = P(reviewer i accepts a token that level j produced), i.i.d. per token (CS Drafting's
     // α(M_i, M_j)); read where k[i][j] > 0.
     std::vector<std::vector<double>> alpha;
-    std::vector<double> c;  // [j−1]: cost of one unit of level j ÷ one target pass (a reviewer pass, a leaf call)
+    std::vector<double> c;   // [j−1]: cost of one unit of level j ÷ one target pass (a reviewer pass, a leaf call)
     std::vector<int> block;  // [j−1]: tokens per leaf call (1 = a neural model, 10 = Max-Gram in the paper; 0 = any
                              // number in one call, Speculum's Max-Gram, truncate mode only); ignored for reviewers
     KMatrixMode mode = KMatrixMode::truncate;
@@ -43,8 +43,8 @@ struct KMatrixCascade {
 
 // Expected work per target run (or per request, see kmatrix_generation), per level j = 0..n.
 struct LevelWork {
-    double calls    = 0;  // calls of the level by its reviewer (leaf proposes, reviewer sub-calls)
-    double units    = 0;  // reviewer passes (the target's verification passes at j = 0) or leaf units
+    double calls = 0;     // calls of the level by its reviewer (leaf proposes, reviewer sub-calls)
+    double units = 0;     // reviewer passes (the target's verification passes at j = 0) or leaf units
                           // (⌈tokens/block⌉; one call for block 0)
     double reviewed = 0;  // draft tokens the level reviewed (reviewers only)
     double accepted = 0;  // of which accepted

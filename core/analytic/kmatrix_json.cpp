@@ -48,10 +48,11 @@ std::vector<std::vector<T>> matrix(const json& v, const std::string& path, Fn&& 
     std::vector<std::vector<T>> out;
     const json& rows = array(v, path, 64);
     for (size_t i = 0; i < rows.size(); ++i) {
-        std::string row = path + "[" + std::to_string(i) + "]";
+        std::string row  = path + "[" + std::to_string(i) + "]";
         const json& cols = array(rows[i], row, 64);
         out.emplace_back();
-        for (size_t j = 0; j < cols.size(); ++j) out.back().push_back(cell(cols[j], row + "[" + std::to_string(j) + "]"));
+        for (size_t j = 0; j < cols.size(); ++j)
+            out.back().push_back(cell(cols[j], row + "[" + std::to_string(j) + "]"));
     }
     return out;
 }
@@ -68,9 +69,12 @@ KMatrixCascade kmatrix_from_json(const json& j) {
     KMatrixCascade m;
     if (j.contains("mode")) {
         const json& v = j["mode"];
-        if (v == "truncate") m.mode = KMatrixMode::truncate;
-        else if (v == "threshold") m.mode = KMatrixMode::threshold;
-        else fail(path + ".mode", "must be \"truncate\" or \"threshold\"");
+        if (v == "truncate")
+            m.mode = KMatrixMode::truncate;
+        else if (v == "threshold")
+            m.mode = KMatrixMode::threshold;
+        else
+            fail(path + ".mode", "must be \"truncate\" or \"threshold\"");
     }
     if (!j.contains("k")) fail(path + ".k", "missing: the (n+1)×(n+1) k-matrix, row 0 = the target's draft");
     if (!j.contains("alpha")) fail(path + ".alpha", "missing: the (n+1)×(n+1) acceptance matrix");

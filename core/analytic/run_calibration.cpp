@@ -15,9 +15,9 @@ namespace speculum::analytic {
 
 namespace {
 
-constexpr int kBisections      = 60;  // acceptance fits to ~1e-18
-constexpr int kFixedPointSteps = 50;  // target acceptance: the tail correction settles in a few steps
-constexpr int kMaxTokens       = 1 << 16;
+constexpr int kBisections      = 40;    // reviewer acceptance to 1e-12
+constexpr int kFixedPointSteps = 50;    // target acceptance: the tail correction settles in a few steps
+constexpr int kMaxTokens       = 4096;  // tokens per prompt (speculum-cli run's limit; bounds the fit's time)
 
 // name[i] (appends rather than "literal" + string, which trips GCC 12's -Wrestrict false positive).
 std::string indexed(std::string name, size_t i) {
@@ -38,23 +38,28 @@ double measured_units(const MeasuredLevel& l) {
     return double(l.per_call ? l.n_calls : l.n_forward);
 }
 
-// Tail of a generation: T[q] = E[steps whose draft request was q < k0 and whose q tokens were all accepted], over a
-// prompt of n tokens (the engine drafts min(k0, tokens left − 1)). Such steps end without reaching position q + 1.
-void add_tail_full_accepts(const std::vector<double>& alpha, int k0, int n, std::vector<double>& t) {
-    std::vector<std::vector<double>> z(size_t(n) + 1, std::vector<double>(size_t(k0), 0.0));
-    for (int r = 1; r <= n; ++r) {
+// Tail of a generation: t[q] += E[steps whose draft request was q < k0 and whose q tokens were all accepted], for
+// `prompts` prompts of n tokens (the engine drafts min(k0, tokens left − 1)). Such steps end without reaching
+// position q + 1. A step asks for q < k0 only when q + 1 tokens are left, so t[q] = P(a step starts with q + 1
+// left) · Π_{i<q} α_i, the first factor by a forward pass over the tokens left.
+void add_tail_full_accepts(const std::vector<double>& alpha, int k0, int n, int prompts, std::vector<double>& t) {
+    std::vector<double> hit(size_t(n) + 1, 0.0);  // hit[r]: P(some step starts with r tokens left)
+    hit[size_t(n)] = 1.0;
+    for (int r = n; r >= 1; --r) {
+        if (hit[size_t(r)] == 0.0) continue;
         int g        = std::min(k0, r - 1);
-        auto& zr     = z[size_t(r)];
-        double reach = 1.0;
-        for (int a = 0; a <= g; ++a) {
+        double reach = hit[size_t(r)];
+        for (int a = 0; a <= g; ++a) {  // a accepted, then a rejection (or the draft ended): a + 1 tokens
             double next = a < g ? alpha[size_t(a)] : 0.0;
-            double p    = reach * (1.0 - next);
-            if (a == g && g < k0) zr[size_t(g)] += p;
-            for (int q = 0; q < k0; ++q) zr[size_t(q)] += p * z[size_t(r - a - 1)][size_t(q)];
+            hit[size_t(r - a - 1)] += reach * (1.0 - next);
             reach *= next;
         }
     }
-    for (int q = 0; q < k0; ++q) t[size_t(q)] += z[size_t(n)][size_t(q)];
+    double all = 1.0;  // Π_{i<q} α_i
+    for (int q = 0; q < k0 && q + 1 <= n; ++q) {
+        t[size_t(q)] += prompts * hit[size_t(q) + 1] * all;
+        all *= alpha[size_t(q)];
+    }
 }
 
 // Per-position acceptance of the target's draft. A position is an opportunity when every earlier one was accepted
@@ -65,24 +70,26 @@ void add_tail_full_accepts(const std::vector<double>& alpha, int k0, int n, std:
 std::vector<double> fit_target_alpha(const MeasuredEngineRun& r) {
     const int k0 = row_sum(r.k_matrix, 0);
     auto count   = [&](const std::vector<int64_t>& v, int p) { return p < int(v.size()) ? double(v[size_t(p)]) : 0.0; };
+    std::map<int, int> lengths;  // prompts by tokens generated
+    for (int n : r.generated) ++lengths[n];
     std::vector<double> alpha(size_t(k0), 0.0);
     for (int p = 0; p < k0; ++p) {
-        double reached = count(r.pos_reached, p);
+        double reached   = count(r.pos_reached, p);
         alpha[size_t(p)] = reached > 0 ? count(r.pos_accepted, p) / reached : 0.0;
     }
     for (int it = 0; it < kFixedPointSteps; ++it) {
         std::vector<double> tail(size_t(k0), 0.0);
-        for (int n : r.generated) add_tail_full_accepts(alpha, k0, n, tail);
+        for (auto [n, prompts] : lengths) add_tail_full_accepts(alpha, k0, n, prompts, tail);
         double change = 0;
         for (int p = 0; p < k0; ++p) {
-            double before = p == 0 ? double(r.n_steps) : count(r.pos_accepted, p - 1);
-            double opp    = before - tail[size_t(p)];
-            double acc    = count(r.pos_accepted, p);
-            double a      = opp > 0 ? std::clamp(acc / opp, 0.0, 1.0) : (acc > 0 ? 1.0 : 0.0);
-            change        = std::max(change, std::abs(a - alpha[size_t(p)]));
+            double before    = p == 0 ? double(r.n_steps) : count(r.pos_accepted, p - 1);
+            double opp       = before - tail[size_t(p)];
+            double acc       = count(r.pos_accepted, p);
+            double a         = opp > 0 ? std::clamp(acc / opp, 0.0, 1.0) : (acc > 0 ? 1.0 : 0.0);
+            change           = std::max(change, std::abs(a - alpha[size_t(p)]));
             alpha[size_t(p)] = a;
         }
-        if (change < 1e-12) break;
+        if (change < 1e-10) break;
     }
     return alpha;
 }
@@ -131,10 +138,12 @@ std::vector<double> fit_reviewer_alpha(const MeasuredEngineRun& r, const std::ve
             return model_work(r, target_alpha, alpha)[j].accepted;
         };
         double lo = 0.0, hi = 1.0;
-        if (want <= accepted(0.0)) hi = 0.0;
-        else if (want >= accepted(1.0)) lo = 1.0;
+        if (want <= accepted(0.0))
+            hi = 0.0;
+        else if (want >= accepted(1.0))
+            lo = 1.0;
         for (int it = 0; it < kBisections && hi - lo > 1e-12; ++it) {
-            double mid = 0.5 * (lo + hi);
+            double mid                       = 0.5 * (lo + hi);
             (accepted(mid) < want ? lo : hi) = mid;
         }
         alpha[j] = 0.5 * (lo + hi);
@@ -170,8 +179,8 @@ void validate(const MeasuredEngineRun& r) {
     }
     if (row_sum(r.k_matrix, 0) == 0) throw InvalidInput(s + "k_matrix[0]: the target's draft is empty");
     if (r.levels.size() != n1)
-        throw InvalidInput(s + "levels: " + std::to_string(r.levels.size()) + " entries for " +
-                           std::to_string(n1) + " levels (the target and every draft level)");
+        throw InvalidInput(s + "levels: " + std::to_string(r.levels.size()) + " entries for " + std::to_string(n1) +
+                           " levels (the target and every draft level)");
     if (r.generated.empty()) throw InvalidInput(s + "no prompts (runs is empty)");
     for (size_t p = 0; p < r.generated.size(); ++p)
         require_count(r.generated[p], 1, kMaxTokens, indexed(s + "runs", p) + ".n_generated");
@@ -182,13 +191,16 @@ void validate(const MeasuredEngineRun& r) {
     for (size_t i = 0; i < r.pos_reached.size(); ++i) {
         std::string f = indexed("", i);
         require_count64(r.pos_accepted[i], s + "pos_accepted" + f);
-        if (r.pos_accepted[i] > r.pos_reached[i]) throw InvalidInput(s + "pos_accepted" + f + " exceeds pos_reached" + f);
+        if (r.pos_accepted[i] > r.pos_reached[i])
+            throw InvalidInput(s + "pos_accepted" + f + " exceeds pos_reached" + f);
     }
-    for (auto [v, f] : {std::pair{r.t_decode_s, "t_decode_s"}, {r.t_draft_s, "t_draft_s"}, {r.t_verify_s, "t_verify_s"}})
+    for (auto [v, f] :
+         {std::pair{r.t_decode_s, "t_decode_s"}, {r.t_draft_s, "t_draft_s"}, {r.t_verify_s, "t_verify_s"}})
         require_nonnegative(v, s + f);
     if (!(r.baseline_tokens_per_s > 0) || !(r.speedup > 0) || !std::isfinite(r.baseline_tokens_per_s))
-        throw InvalidInput(s + "no measured speedup (baseline_tokens_per_s and speedup must be > 0): the run needs "
-                               "its autoregressive baseline (do not pass --no-baseline)");
+        throw InvalidInput(s +
+                           "no measured speedup (baseline_tokens_per_s and speedup must be > 0): the run needs "
+                           "its autoregressive baseline (do not pass --no-baseline)");
     for (size_t j = 0; j < n1; ++j) {
         const MeasuredLevel& l = r.levels[j];
         std::string f          = indexed(s + "levels", j) + ".";
@@ -285,7 +297,7 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
         RunPrediction p;
         p.source       = r.source;
         p.alpha_target = f.target_alpha;
-        double time    = w0.units * (t.verify_fixed + t.overhead_per_step) + t.verify_per_token * (w0.units + w0.reviewed);
+        double time = w0.units * (t.verify_fixed + t.overhead_per_step) + t.verify_per_token * (w0.units + w0.reviewed);
         for (size_t j = 0; j < r.levels.size(); ++j) {
             const MeasuredLevel& l = r.levels[j];
             LevelCheck c;
@@ -351,8 +363,9 @@ void to_json(nlohmann::json& j, const EngineCalibration& c) {
                         {"speedup_measured", r.speedup_measured},
                         {"residual", r.residual}});
     }
-    j = {{"label", "parameters fitted from measured runs (times in plain decoding steps of each run); *_modeled and "
-                   "speedup_predicted are modeled, *_measured are measured"},
+    j = {{"label",
+          "parameters fitted from measured runs (times in plain decoding steps of each run); *_modeled and "
+          "speedup_predicted are modeled, *_measured are measured"},
          {"targets", targets},
          {"levels", levels},
          {"runs", runs},

@@ -65,8 +65,9 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         std::string found;
         if (report.is_object())
             for (const auto& [key, _] : report.items()) found += (found.empty() ? "" : ", ") + key;
-        throw std::invalid_argument(source + ": not a `speculum-cli run --report` file (expected an object with "
-                                             "config, runs and total; found " +
+        throw std::invalid_argument(source +
+                                    ": not a `speculum-cli run --report` file (expected an object with "
+                                    "config, runs and total; found " +
                                     (report.is_object() ? "keys: " + (found.empty() ? "none" : found)
                                                         : std::string("a JSON ") + report.type_name()) +
                                     ")");
@@ -86,8 +87,8 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
     if (cfg.p_min > 0) f.fail("config.p_min", "early-stopped drafts (p_min > 0) are not modeled");
 
     analytic::MeasuredEngineRun r;
-    r.source     = source;
-    r.target     = f.text(report, "target", "report");
+    r.source       = source;
+    r.target       = f.text(report, "target", "report");
     const size_t n = cfg.levels.size();
     if (!cfg.k_matrix.empty()) {
         r.k_matrix = cfg.k_matrix;
@@ -108,27 +109,27 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         r.generated.push_back(int(g));
     }
 
-    const json& t = report["total"];
-    const std::string tp = "total";
-    r.n_steps                = f.count(t, "n_steps", tp);
-    r.n_drafted              = f.count(t, "n_drafted", tp);
-    r.pos_reached            = f.counts(t, "pos_reached", tp);
-    r.pos_accepted           = f.counts(t, "pos_accepted", tp);
-    r.t_decode_s             = f.number(t, "t_decode_s", tp);
-    r.t_draft_s              = f.number(t, "t_draft_s", tp);
-    r.t_verify_s             = f.number(t, "t_verify_s", tp);
-    r.baseline_tokens_per_s  = f.number(t, "baseline_tokens_per_s", tp);
-    r.speedup                = f.number(t, "speedup", tp);
-    int64_t total_generated  = f.count(t, "n_generated", tp);
-    int64_t sum              = 0;
+    const json& t           = report["total"];
+    const std::string tp    = "total";
+    r.n_steps               = f.count(t, "n_steps", tp);
+    r.n_drafted             = f.count(t, "n_drafted", tp);
+    r.pos_reached           = f.counts(t, "pos_reached", tp);
+    r.pos_accepted          = f.counts(t, "pos_accepted", tp);
+    r.t_decode_s            = f.number(t, "t_decode_s", tp);
+    r.t_draft_s             = f.number(t, "t_draft_s", tp);
+    r.t_verify_s            = f.number(t, "t_verify_s", tp);
+    r.baseline_tokens_per_s = f.number(t, "baseline_tokens_per_s", tp);
+    r.speedup               = f.number(t, "speedup", tp);
+    int64_t total_generated = f.count(t, "n_generated", tp);
+    int64_t sum             = 0;
     for (int g : r.generated) sum += g;
     if (sum != total_generated)
         f.fail("total.n_generated", std::to_string(total_generated) + " differs from the runs' sum " +
                                         std::to_string(sum) + " (an edited or mixed report)");
     const json& levels = f.at(t, "levels", tp);
     if (!levels.is_array() || levels.size() != n + 1)
-        f.fail("total.levels", "must have one entry per level (the target and " + std::to_string(n) +
-                                   " draft levels, as configured)");
+        f.fail("total.levels",
+               "must have one entry per level (the target and " + std::to_string(n) + " draft levels, as configured)");
     for (size_t j = 0; j <= n; ++j) {
         std::string lp = "total.levels[" + std::to_string(j) + "]";
         analytic::MeasuredLevel l;

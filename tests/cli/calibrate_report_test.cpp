@@ -26,7 +26,7 @@ std::string report(const std::string& name, const std::string& levels_and_gamma,
                    const std::vector<std::string>& extra = {}) {
     const std::string cfg = tmp("calib_" + name + ".json"), out = tmp("calib_" + name + "_report.json");
     std::ofstream(cfg) << "{" << levels_and_gamma << R"(, "max_new_tokens": 20})";
-    std::vector<std::string> args{"run",      "--config", cfg, "--prompt", "And God said, Let there be light",
+    std::vector<std::string> args{"run",      "--config", cfg,  "--prompt", "And God said, Let there be light",
                                   "--report", out,        "-t", "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = run_cli(args);
@@ -49,11 +49,10 @@ std::string cascade_report(const std::string& test) {
 
 TEST(CliCalibrateReport, TableShowsMeasuredAgainstModeled) {
     const std::string chain = chain_report("table"), cascade = cascade_report("table");
-    auto r                  = run_cli({"calibrate", "--report", chain, "--report", cascade});
+    auto r = run_cli({"calibrate", "--report", chain, "--report", cascade});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* s : {"fitted from the measured runs", "verification pass v(w)", "speedup measured",
-                          "predicted (modeled)", "residual", "fitted alpha", "mean |residual|",
-                          "level max-gram"})
+                          "predicted (modeled)", "residual", "fitted alpha", "mean |residual|", "level max-gram"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
     EXPECT_NE(r.out.find(chain + ":"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(cascade + ":"), std::string::npos) << r.out;
@@ -107,9 +106,8 @@ TEST(CliCalibrateReport, BadReportsAreClearErrors) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("cannot open"), std::string::npos) << r.err;
     // A run without its baseline has no speedup to calibrate against.
-    const std::string no_base =
-        report("nobase", R"("levels": [{"kind": "maxgram"}], "gamma": [3])", {"--no-baseline"});
-    r = run_cli({"calibrate", "--report", no_base});
+    const std::string no_base = report("nobase", R"("levels": [{"kind": "maxgram"}], "gamma": [3])", {"--no-baseline"});
+    r                         = run_cli({"calibrate", "--report", no_base});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--no-baseline"), std::string::npos) << r.err;
     // Usage errors: hardware options with --report, --json without it.

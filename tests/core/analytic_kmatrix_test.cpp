@@ -34,11 +34,11 @@ KMatrixCascade paper_ladder(KMatrixMode mode) {
 TEST(KMatrix, LeavesOnlyIsTheHorizontalCascade) {
     // Row 0 only: positions come straight from leaf models (one pass per token), which is Thm. 4.5 exactly.
     KMatrixCascade m;
-    m.k     = {{0, 5, 3}, {0, 0, 0}, {0, 0, 0}};
-    m.alpha = {{0, 0.73, 0.65}, {0, 0, 0}, {0, 0, 0}};
-    m.c     = {0.0220, 0.0069};
-    m.block = {1, 1};
-    auto r  = kmatrix_cascade(m);
+    m.k        = {{0, 5, 3}, {0, 0, 0}, {0, 0, 0}};
+    m.alpha    = {{0, 0.73, 0.65}, {0, 0, 0}, {0, 0, 0}};
+    m.c        = {0.0220, 0.0069};
+    m.block    = {1, 1};
+    auto r     = kmatrix_cascade(m);
     double thm = horizontal_cascade(std::vector<HorizontalSegment>{{0.73, 0.0220, 5}, {0.65, 0.0069, 3}});
     EXPECT_NEAR(r.ewif, thm, 1e-12);
     EXPECT_NEAR(r.ewif, 3.0269, 5e-5);  // CS Drafting Table 1, CNNDM BASE(5)+SMALL(3): 3.03
@@ -160,8 +160,8 @@ TEST(KMatrix, PaperLadderBeatsItsParts) {
 }
 
 TEST(KMatrix, InvalidInputsNameTheField) {
-    auto m  = paper_ladder(KMatrixMode::truncate);
-    auto ok = m;
+    auto m            = paper_ladder(KMatrixMode::truncate);
+    auto ok           = m;
     auto expect_error = [](const KMatrixCascade& bad, const std::string& field) {
         try {
             kmatrix_cascade(bad);
@@ -172,13 +172,13 @@ TEST(KMatrix, InvalidInputsNameTheField) {
     };
     m.k[1][0] = 2;
     expect_error(m, "kmatrix.k[1][0]");
-    m            = ok;
+    m             = ok;
     m.alpha[0][1] = 1.5;
     expect_error(m, "kmatrix.alpha[0][1]");
     m      = ok;
     m.c[2] = -1;
     expect_error(m, "kmatrix.levels[2].c");
-    m = ok;
+    m      = ok;
     m.k[0] = {0, 0, 0, 0};
     expect_error(m, "kmatrix.k[0]");
     m = ok;

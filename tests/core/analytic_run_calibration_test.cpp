@@ -15,21 +15,21 @@ namespace {
 
 // Seconds: what each unit of work costs in the simulated machine.
 struct Law {
-    double t_plain          = 0.010;   // plain decoding step of the target
-    double verify_fixed     = 0.012;   // verification pass over w tokens: fixed + per_token · w
+    double t_plain          = 0.010;  // plain decoding step of the target
+    double verify_fixed     = 0.012;  // verification pass over w tokens: fixed + per_token · w
     double verify_per_token = 0.0015;
-    double t_pass           = 0.002;   // one forward pass of the draft model
-    double t_maxgram        = 0.00002; // one Max-Gram call
-    double overhead         = 0.0005;  // per target step
+    double t_pass           = 0.002;    // one forward pass of the draft model
+    double t_maxgram        = 0.00002;  // one Max-Gram call
+    double overhead         = 0.0005;   // per target step
 };
 
 struct Sim {
     std::vector<double> alpha;  // target, per position
     int gamma           = 4;
-    int inner_gamma     = 0;     // > 0: level 1 reviews Max-Gram drafts of this length (vertical cascade)
-    double alpha_inner  = 0.5;   // level 1's acceptance of Max-Gram tokens
-    bool maxgram_leaf   = false; // level 1 is Max-Gram (chain), which may return short drafts
-    double short_chance = 0.0;   // P(Max-Gram finds no match and returns an empty draft)
+    int inner_gamma     = 0;      // > 0: level 1 reviews Max-Gram drafts of this length (vertical cascade)
+    double alpha_inner  = 0.5;    // level 1's acceptance of Max-Gram tokens
+    bool maxgram_leaf   = false;  // level 1 is Max-Gram (chain), which may return short drafts
+    double short_chance = 0.0;    // P(Max-Gram finds no match and returns an empty draft)
     int prompts = 20, tokens = 256;
     uint64_t seed = 1;
 };
@@ -37,8 +37,8 @@ struct Sim {
 MeasuredEngineRun simulate(const Sim& s, const Law& law = {}) {
     Rng rng(s.seed);
     MeasuredEngineRun r;
-    r.source = std::string("sim");
-    r.target = std::string("t");
+    r.source           = std::string("sim");
+    r.target           = std::string("t");
     const bool cascade = s.inner_gamma > 0;
     const int n        = cascade ? 2 : 1;
     r.k_matrix.assign(size_t(n) + 1, std::vector<int>(size_t(n) + 1, 0));
@@ -131,10 +131,10 @@ TEST(RunCalibration, MaxGramShortDraftsCountAsRejections) {
     // Max-Gram returns an empty draft 40 % of the time: the ratio over drafted positions (≈ 0.5) overstates the
     // acceptance per asked position (0.6 · 0.5 = 0.3); the fit (a missing token is a rejection) finds the latter and
     // reproduces the measured tokens per step.
-    auto run = simulate({.alpha = std::vector<double>(5, 0.5), .gamma = 5, .maxgram_leaf = true, .short_chance = 0.4,
-                         .seed = 3});
-    auto raw = double(run.pos_accepted[0]) / double(run.pos_reached[0]);
-    auto cal = calibrate_engine_runs({run});
+    auto run = simulate(
+        {.alpha = std::vector<double>(5, 0.5), .gamma = 5, .maxgram_leaf = true, .short_chance = 0.4, .seed = 3});
+    auto raw      = double(run.pos_accepted[0]) / double(run.pos_reached[0]);
+    auto cal      = calibrate_engine_runs({run});
     const auto& p = cal.runs[0];
     EXPECT_NEAR(raw, 0.5, 0.03);
     EXPECT_NEAR(p.alpha_target[0], 0.3, 0.03);
@@ -144,8 +144,8 @@ TEST(RunCalibration, MaxGramShortDraftsCountAsRejections) {
 
 TEST(RunCalibration, CascadeRecoversTheReviewerAcceptance) {
     for (double inner : {0.3, 0.7}) {
-        auto run = simulate({.alpha = kAlpha, .gamma = 6, .inner_gamma = 3, .alpha_inner = inner, .seed = 4});
-        auto cal = calibrate_engine_runs({run});
+        auto run      = simulate({.alpha = kAlpha, .gamma = 6, .inner_gamma = 3, .alpha_inner = inner, .seed = 4});
+        auto cal      = calibrate_engine_runs({run});
         const auto& p = cal.runs[0];
         ASSERT_EQ(p.levels.size(), 3u);
         EXPECT_NEAR(p.levels[1].alpha, inner, 0.03);
@@ -168,19 +168,19 @@ TEST(RunCalibration, RejectsInconsistentRuns) {
             EXPECT_NE(std::string(e.what()).find("sim: "), std::string::npos) << e.what();  // names the source
         }
     };
-    auto r = ok;
+    auto r                  = ok;
     r.baseline_tokens_per_s = 0;
     expect(r, "--no-baseline");
-    r                 = ok;
+    r                = ok;
     r.k_matrix[1][0] = 1;
     expect(r, "k_matrix[1][0]");
     r = ok;
     r.levels.pop_back();
     expect(r, "levels");
-    r                    = ok;
+    r                 = ok;
     r.pos_accepted[1] = r.pos_reached[1] + 1;
     expect(r, "pos_accepted[1]");
-    r               = ok;
+    r              = ok;
     r.generated[1] = 0;
     expect(r, "runs[1].n_generated");
     r            = ok;

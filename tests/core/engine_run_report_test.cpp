@@ -20,7 +20,7 @@ using nlohmann::json;
 
 // Two short prose prompts (token ids of the bundled tokenizer are not needed: the models take any id < 2048).
 const std::vector<std::vector<int32_t>> kPrompts{{2046, 49, 278, 1094, 289, 1039, 17, 278, 1281, 257, 266, 1186},
-                                                  {2046, 82, 451, 318, 1352, 289, 461, 11, 620, 278, 1045, 266}};
+                                                 {2046, 82, 451, 318, 1352, 289, 461, 11, 620, 278, 1045, 266}};
 constexpr int32_t kNew = 24;
 
 const model::Model& target() {
@@ -46,8 +46,8 @@ engine::SpecConfig config(std::vector<int32_t> gamma, bool cascade) {
 
 // The report `speculum-cli run --report` writes: {config, target, drafter, runs[], total}.
 json run_report(const engine::SpecConfig& cfg) {
-    auto stack  = engine::make_draft_stack(cfg, target());
-    json runs   = json::array();
+    auto stack = engine::make_draft_stack(cfg, target());
+    json runs  = json::array();
     engine::RunStats total;
     for (size_t p = 0; p < kPrompts.size(); ++p) {
         engine::SpecEngine eng(target(), cfg, stack);
@@ -57,7 +57,8 @@ json run_report(const engine::SpecConfig& cfg) {
         runs.push_back(one);
         engine::accumulate(total, r.stats);
     }
-    return {{"config", cfg}, {"target", "bundled-target"}, {"drafter", stack->name()}, {"runs", runs}, {"total", total}};
+    return {
+        {"config", cfg}, {"target", "bundled-target"}, {"drafter", stack->name()}, {"runs", runs}, {"total", total}};
 }
 
 const json& chain_report(int32_t gamma) {
@@ -153,22 +154,22 @@ TEST(RunReport, ForeignAndMalformedReportsNameTheProblem) {
     json bad = chain_report(3);
     bad["total"]["levels"][1].erase("t_s");
     EXPECT_NE(error_of(bad).find("r.json: total.levels[1].t_s: missing"), std::string::npos) << error_of(bad);
-    bad                          = chain_report(3);
+    bad                            = chain_report(3);
     bad["total"]["pos_reached"][0] = "many";
     EXPECT_NE(error_of(bad).find("total.pos_reached[0]"), std::string::npos) << error_of(bad);
     bad                                   = chain_report(3);
     bad["total"]["baseline_tokens_per_s"] = 0.0;
     EXPECT_NE(error_of(bad).find("--no-baseline"), std::string::npos) << error_of(bad);
-    bad                         = chain_report(3);
+    bad                           = chain_report(3);
     bad["config"]["verification"] = "tree";
     EXPECT_NE(error_of(bad).find("token-tree"), std::string::npos) << error_of(bad);
-    bad                         = chain_report(3);
-    bad["config"]["gamma"]      = json::array({3, 3});
+    bad                    = chain_report(3);
+    bad["config"]["gamma"] = json::array({3, 3});
     EXPECT_NE(error_of(bad).find("config: spec.gamma"), std::string::npos) << error_of(bad);
     bad                         = chain_report(3);
     bad["runs"][0]["cancelled"] = true;
     EXPECT_NE(error_of(bad).find("runs[0]: was cancelled"), std::string::npos) << error_of(bad);
-    bad                            = chain_report(3);
+    bad                             = chain_report(3);
     bad["total"]["pos_accepted"][0] = bad["total"]["pos_reached"][0].get<int64_t>() + 1;
     EXPECT_NE(error_of(bad).find("pos_accepted[0] exceeds"), std::string::npos) << error_of(bad);
     bad = chain_report(3);
