@@ -78,6 +78,11 @@ std::optional<std::string> Args::value(const std::string& long_name) const {
     return it->second.back();
 }
 
+std::vector<std::string> Args::values(const std::string& long_name) const {
+    auto it = m_values.find(long_name);
+    return it == m_values.end() ? std::vector<std::string>{} : it->second;
+}
+
 std::string Args::value_or(const std::string& long_name, const std::string& fallback) const {
     auto v = value(long_name);
     return v ? *v : fallback;

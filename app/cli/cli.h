@@ -35,6 +35,8 @@ public:
     bool has(const std::string& long_name) const;
     std::optional<std::string> value(const std::string& long_name) const;
     std::string value_or(const std::string& long_name, const std::string& fallback) const;
+    // Every value of a repeatable option, in order (empty when absent).
+    std::vector<std::string> values(const std::string& long_name) const;
     // Integer and float values with range checks; a malformed number is a UsageError naming the option.
     long long int_or(const std::string& long_name, long long fallback, long long lo, long long hi) const;
     double float_or(const std::string& long_name, double fallback, double lo, double hi) const;

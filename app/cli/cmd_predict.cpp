@@ -31,6 +31,21 @@ const char* kFields = R"(Input JSON (every field optional; defaults in brackets;
                 steps  int               reviewer: SD steps per parent call (n); bottom: tokens per step (k) [4]
                 max_gram bool            Max-Gram bottom: c = 0 and steps = 10 unless given [false] }
   horizontal  [segment...]        horizontal cascade (Thm 4.5): segment = {alpha [0.8], c [0.05], count [4]}
+  kmatrix     object              combined vertical + horizontal cascade (CS Drafting Algorithm 1): {
+                mode   "truncate"|"threshold"  truncate = Speculum's engine (every request yields exactly its
+                                  count); threshold = CS Drafting's code (sub-calls repeat until the cumulative
+                                  threshold, the last may overshoot) ["truncate"]
+                k      [[ints]]   (n+1)x(n+1) upper-triangular: k[i][j] = positions of reviewer i's draft from
+                                  level j, increments in column order (row 0 = the target's draft; a level
+                                  with an all-zero row is a leaf) (required)
+                alpha  [[numbers]] (n+1)x(n+1): alpha[i][j] = acceptance of level j's tokens by reviewer i
+                                  (read where k[i][j] > 0) (required)
+                levels [level...] one per draft level 1..n (required): {c (cost of one reviewer pass or leaf
+                                  call / one target pass) [0.05], block (leaf tokens per call; 0 = any number
+                                  in one call, truncate only) [1], max_gram (c = 0, block 10 in threshold /
+                                  0 in truncate mode, unless given) [false]}
+                target_alpha [numbers] per-position acceptance of the target's draft (truncate mode;
+                                  overrides alpha[0]) }
   tree        object              token tree with exclusive per-rank acceptance: {
                 p         [[numbers]] | [numbers]  p[depth][rank] (a single vector = Sequoia's, every depth)
                                                    [[0.6,0.2,0.1]]
@@ -57,7 +72,8 @@ const char* kFields = R"(Input JSON (every field optional; defaults in brackets;
 
 Output JSON: position_acceptance, expected_tokens, ewif, best_k, best_ewif, predicted_speedup (hardware
 roofline if given, else EWIF), and per section: cascade {expected_tokens, cost, ewif}, horizontal {ewif,
-gradient}, tree {expected_length, sequoia {expected_length, parents, best_by_budget}}, mlspecqd {speedup,
+gradient}, kmatrix {expected_tokens, cost, ewif, levels [{calls, units, reviewed, accepted}] per level 0..n
+per target run, draft_length_distribution}, tree {expected_length, sequoia {expected_length, parents, best_by_budget}}, mlspecqd {speedup,
 effective_speed}, bpt {autoregressive_gb, chain_gb, cats}, cassandra {j, bits...}, ghidorah {widths, tau,
 step_time_s, speedup, best_width, best_speedup}, hardware {t_autoregressive_s, t_verify_s, t_draft_s, c,
 t_cycle_s, tokens_per_s, speedup}, memory {budget_gb, weights_gb, kv_gb, fits, streamed_gb, stream_time_s,

@@ -1,6 +1,7 @@
 // Calibration of the analytic model from a measured run: per-position acceptance α_i = accepted_i / reached_i with
 // Wilson score intervals, per-level cost ratios c = t_level / t_target, and the predicted speedup against the
-// measured one with its relative error. The engine's report (#6) will be converted into MeasuredRun.
+// measured one with its relative error, from a hand-written MeasuredRun. Calibration from the engine's real run
+// reports (`speculum-cli calibrate --report`) is run_calibration.h.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

@@ -103,6 +103,94 @@ McStats mc_vertical_cascade(const std::vector<DraftLevel>& levels, int64_t round
     return acc.stats();
 }
 
+McKMatrix mc_kmatrix_cascade(const KMatrixCascade& m, int64_t rounds, uint64_t seed) {
+    validate(m);
+    check_rounds(rounds);
+    const int n = int(m.k.size()) - 1;
+    std::vector<int> gamma(size_t(n) + 1, 0);
+    for (int i = 0; i <= n; ++i)
+        for (int v : m.k[size_t(i)]) gamma[size_t(i)] += v;
+    Rng rng(seed);
+    std::vector<double> units(size_t(n) + 1);
+    auto accept = [&](int reviewer, int position, int source) {
+        double a = reviewer == 0 && !m.target_alpha.empty()
+                       ? m.target_alpha[std::min(size_t(position), m.target_alpha.size() - 1)]
+                       : m.alpha[size_t(reviewer)][size_t(source)];
+        return rng.uniform() < a;
+    };
+
+    // Truncate: level j produces exactly `want` tokens; reviewer j's inner drafts are cut to what is still needed.
+    std::function<void(int, int)> produce;
+    auto fill = [&](int j, int g, std::vector<int>& src) {
+        src.clear();
+        for (int s = j + 1; s <= n && int(src.size()) < g; ++s) {
+            int want = std::min(m.k[size_t(j)][size_t(s)], g - int(src.size()));
+            if (want <= 0) continue;
+            produce(s, want);
+            src.insert(src.end(), size_t(want), s);
+        }
+    };
+    produce = [&](int j, int want) {
+        if (gamma[size_t(j)] == 0) {
+            int b = m.block[size_t(j) - 1];
+            units[size_t(j)] += b == 0 ? 1 : (want + b - 1) / b;
+            return;
+        }
+        std::vector<int> src;
+        for (int made = 0; made < want;) {
+            fill(j, std::min(gamma[size_t(j)], want - made - 1), src);
+            units[size_t(j)] += 1;
+            int a = 0;
+            while (a < int(src.size()) && accept(j, a, src[size_t(a)])) ++a;
+            made += a + 1;
+        }
+    };
+
+    // Threshold: reviewer i keeps calling each segment's level until its draft reaches the cumulative threshold.
+    struct Built {
+        int length = 0, accepted = 0;
+    };
+    std::function<int(int)> sub;
+    auto build = [&](int i) {
+        Built b;
+        bool alive    = true;
+        int threshold = 0;
+        for (int s = i + 1; s <= n; ++s) {
+            if (m.k[size_t(i)][size_t(s)] == 0) continue;
+            threshold += m.k[size_t(i)][size_t(s)];
+            while (b.length < threshold) {
+                int added = sub(s);
+                for (int t = 0; t < added; ++t, ++b.length)
+                    if (alive && (alive = accept(i, b.length, s))) ++b.accepted;
+            }
+        }
+        return b;
+    };
+    sub = [&](int j) {
+        units[size_t(j)] += 1;
+        if (gamma[size_t(j)] == 0) return m.block[size_t(j) - 1];
+        return build(j).accepted + 1;
+    };
+
+    Accumulator tokens, cost;
+    std::vector<int> src;
+    for (int64_t r = 0; r < rounds; ++r) {
+        std::fill(units.begin(), units.end(), 0.0);
+        int accepted = 0;
+        if (m.mode == KMatrixMode::truncate) {
+            fill(0, gamma[0], src);
+            while (accepted < int(src.size()) && accept(0, accepted, src[size_t(accepted)])) ++accepted;
+        } else {
+            accepted = build(0).accepted;
+        }
+        double c = 1.0;
+        for (int j = 1; j <= n; ++j) c += m.c[size_t(j) - 1] * units[size_t(j)];
+        tokens.add(accepted + 1.0);
+        cost.add(c);
+    }
+    return {tokens.stats(), cost.stats()};
+}
+
 McStats mc_tree(const TokenTree& tree, const AcceptanceTable& p, int64_t rounds, uint64_t seed) {
     validate_tree(tree);
     validate_acceptance_table(p);

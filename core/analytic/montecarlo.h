@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/analytic/csdrafting.h"
+#include "core/analytic/kmatrix.h"
 #include "core/analytic/trees.h"
 
 #include <cstdint>
@@ -33,6 +34,14 @@ McStats mc_chain(const std::vector<double>& alpha, int k, int64_t rounds, uint64
 // Tokens per target run of a vertical cascade: each reviewer level runs its steps by recursively drafting,
 // reviewing token by token and emitting accepted + 1; the target reviews the final draft once.
 McStats mc_vertical_cascade(const std::vector<DraftLevel>& levels, int64_t rounds, uint64_t seed);
+// The k-matrix cascade in either mode: every level's calls are simulated recursively token by token (truncate:
+// requests cut so each yields exactly what was asked; threshold: sub-calls repeat until the cumulative threshold).
+// tokens = accepted + 1 per target run; cost = 1 + Σ_j c_j · units_j.
+struct McKMatrix {
+    McStats tokens;
+    McStats cost;
+};
+McKMatrix mc_kmatrix_cascade(const KMatrixCascade& m, int64_t rounds, uint64_t seed);
 // Accepted length (root counted) of a token tree: from the root, draw one child by the exclusive per-rank
 // probabilities p[depth][rank] among the node's children; stop when none is drawn.
 McStats mc_tree(const TokenTree& tree, const AcceptanceTable& p, int64_t rounds, uint64_t seed);

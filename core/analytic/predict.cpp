@@ -14,6 +14,7 @@ void validate(const PredictInput& in) {
     require_count(in.k_max, 1, 4096, "k_max");
     if (!in.cascade.empty()) vertical_cascade(in.cascade);  // names cascade.levels[i].field
     if (!in.horizontal.empty()) horizontal_cascade(in.horizontal);
+    if (in.kmatrix) validate(*in.kmatrix);
     if (in.tree) {
         validate_acceptance_table(in.tree->p, "tree.p");
         if (!in.tree->parents.empty()) validate_tree(TokenTree{in.tree->parents}, "tree");
@@ -72,6 +73,7 @@ PredictOutput predict(const PredictInput& in) {
         }
         out.horizontal_gradient = horizontal_cascade_gradient(a, c);
     }
+    if (in.kmatrix) out.kmatrix = kmatrix_cascade(*in.kmatrix);
     if (in.tree) {
         if (!in.tree->parents.empty())
             out.tree_expected_length = tree_expected_length(TokenTree{in.tree->parents}, in.tree->p);

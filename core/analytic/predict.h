@@ -9,6 +9,7 @@
 #include "core/analytic/cost.h"
 #include "core/analytic/csdrafting.h"
 #include "core/analytic/ghidorah.h"
+#include "core/analytic/kmatrix.h"
 #include "core/analytic/mlspecqd.h"
 #include "core/analytic/trees.h"
 #include "core/hw/profile.h"
@@ -65,6 +66,7 @@ struct PredictInput {
     int k_max = 32;                             // range searched for the best k
     std::vector<DraftLevel> cascade;            // vertical cascade, levels[0] drafts for the target (empty = none)
     std::vector<HorizontalSegment> horizontal;  // horizontal cascade segments (empty = none)
+    std::optional<KMatrixCascade> kmatrix;      // combined vertical + horizontal cascade (CS Drafting's k-matrix)
     std::optional<TreeInput> tree;
     std::vector<QdLevel> mlspecqd;  // ML-SpecQD levels (empty = one level from the chain: α = E[G]/k, S = 1/c)
     std::optional<CatsInput> cats;
@@ -92,6 +94,7 @@ struct PredictOutput {
     std::optional<CascadeResult> cascade;
     std::optional<double> horizontal_ewif;
     std::vector<double> horizontal_gradient;     // dT/dα_l
+    std::optional<KMatrixResult> kmatrix;
     std::optional<double> tree_expected_length;  // of tree.parents
     std::optional<SequoiaResult> sequoia;
     std::optional<QdResult> mlspecqd;

@@ -149,6 +149,7 @@ PredictInput predict_input_from_json(const json& j,
         l.finish();
         return s;
     });
+    if (r.has("kmatrix")) in.kmatrix = kmatrix_from_json(r.sub("kmatrix"));
     if (r.has("tree")) {
         Reader t(r.sub("tree"), "tree");
         TreeInput ti;
@@ -265,6 +266,7 @@ void to_json(json& j, const PredictInput& in) {
     j = {{"alpha", in.alpha}, {"k", in.k}, {"c", in.c}, {"k_max", in.k_max}};
     for (const auto& l : in.cascade) j["cascade"].push_back({{"alpha", l.alpha}, {"c", l.c}, {"steps", l.steps}});
     for (const auto& s : in.horizontal) j["horizontal"].push_back({{"alpha", s.alpha}, {"c", s.c}, {"count", s.count}});
+    if (in.kmatrix) to_json(j["kmatrix"], *in.kmatrix);
     if (in.tree) {
         j["tree"] = {{"p", in.tree->p}, {"budget", in.tree->budget}, {"max_depth", in.tree->max_depth}};
         if (!in.tree->parents.empty()) j["tree"]["parents"] = in.tree->parents;
@@ -312,6 +314,7 @@ void to_json(json& j, const PredictOutput& o) {
         j["cascade"] = {
             {"expected_tokens", o.cascade->expected_tokens}, {"cost", o.cascade->cost}, {"ewif", o.cascade->ewif}};
     if (o.horizontal_ewif) j["horizontal"] = {{"ewif", *o.horizontal_ewif}, {"gradient", o.horizontal_gradient}};
+    if (o.kmatrix) to_json(j["kmatrix"], *o.kmatrix);
     if (o.tree_expected_length) j["tree"]["expected_length"] = *o.tree_expected_length;
     if (o.sequoia)
         j["tree"]["sequoia"] = {{"expected_length", o.sequoia->expected_length},

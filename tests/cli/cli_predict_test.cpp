@@ -43,8 +43,31 @@ TEST(CliPredict, ListProfilesAndHelp) {
                               "horizontal", "parents",     "budget",        "max_depth",
                               "mlspecqd",   "l_sv",        "mean_accepted", "kv_p",
                               "exp_bits",   "map_bits",    "root_counted",  "memory_budget_gb",
-                              "params_b",   "weight_bits", "kv_dim",        "compute"})
+                              "params_b",   "weight_bits", "kv_dim",        "compute",
+                              "kmatrix",    "threshold",   "truncate",      "target_alpha"})
         EXPECT_NE(h.out.find(field), std::string::npos) << field;
+}
+
+TEST(CliPredict, KMatrixCascade) {
+    // CS Drafting's 3-model ladder (BASE, SMALL, Max-Gram; MMLU k-matrix) in the code's threshold semantics.
+    const char* in = R"({"kmatrix": {"mode": "threshold", "k": [[0, 5, 14, 10], [0, 0, 1, 10], [0, 0, 0, 10], [0, 0, 0, 0]],
+        "alpha": [[0, 0.75, 0.65, 0.3], [0, 0, 0.7, 0.4], [0, 0, 0, 0.35], [0, 0, 0, 0]],
+        "levels": [{"c": 0.0195}, {"c": 0.0053}, {"max_gram": true}]}})";
+    auto r         = run_cli({"predict", "-"}, in);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto k = nlohmann::json::parse(r.out)["kmatrix"];
+    EXPECT_GT(k["ewif"].get<double>(), 1.0);
+    EXPECT_NEAR(k["ewif"].get<double>(), k["expected_tokens"].get<double>() / k["cost"].get<double>(), 1e-12);
+    ASSERT_EQ(k["levels"].size(), 4u);
+    EXPECT_EQ(k["levels"][0]["units"], 1.0);
+    r = run_cli({"predict", "-"}, R"({"kmatrix": {"k": [[0, 2], [1, 0]], "alpha": [[0, 0.5], [0, 0]],
+        "levels": [{}]}})");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("kmatrix.k[1][0]"), std::string::npos) << r.err;
+    r = run_cli({"predict", "-"}, R"({"kmatrix": {"k": [[0, 2], [0, 0]], "alpha": [[0, 0.5], [0, 0]],
+        "levels": [{"cost": 1}]}})");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("kmatrix.levels[0].cost"), std::string::npos) << r.err;
 }
 
 TEST(CliPredict, BadInputIsAClearError) {

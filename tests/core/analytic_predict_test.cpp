@@ -22,6 +22,8 @@ json full_input() {
         "alpha": [0.9, 0.8, 0.6], "k": 3, "c": 0.02,
         "cascade": [{"alpha": 0.8, "c": 0.05, "steps": 2}, {"alpha": 0.5, "max_gram": true}],
         "horizontal": [{"alpha": 0.73, "c": 0.022, "count": 5}, {"alpha": 0.65, "c": 0.0069, "count": 3}],
+        "kmatrix": {"mode": "threshold", "k": [[0, 1, 0], [0, 0, 10], [0, 0, 0]], "alpha": [[0, 0.8, 0], [0, 0, 0.5],
+                    [0, 0, 0]], "levels": [{"c": 0.05}, {"max_gram": true}]},
         "tree": {"p": [0.6, 0.2, 0.1], "budget": 16, "parents": [-1, 0, 0, 1]},
         "mlspecqd": [{"alpha": 0.8, "n": 4, "s": 4}, {"alpha": 0.4, "n": 4, "s": 100}],
         "cats": {"gamma": 5, "mean_accepted": 3.052}, "cassandra": {"alpha": 0.78},
@@ -45,6 +47,8 @@ TEST(Predict, AgreesWithIndividualModels) {
     EXPECT_NEAR(out.expected_tokens, expected_tokens_chain({0.9, 0.8, 0.6}), 1e-12);
     EXPECT_NEAR(out.cascade->ewif, vertical_cascade({{{0.8}, 0.05, 2}, max_gram_level(0.5)}).ewif, 1e-12);
     EXPECT_NEAR(*out.horizontal_ewif, 3.0269, 1e-4);  // Table 1 CNNDM BASE(5)+SMALL(3)
+    // Threshold 1 over a 10-token Max-Gram block: one SD step of level 1, the vertical cascade with n = 1.
+    EXPECT_NEAR(out.kmatrix->ewif, vertical_cascade({{{0.8}, 0.05, 1}, max_gram_level(0.5)}).ewif, 1e-12);
     EXPECT_NEAR(*out.tree_expected_length, 1 + 0.6 + 0.2 + 0.36, 1e-12);
     EXPECT_NEAR(out.mlspecqd->speedup, 2.90, 5e-3);
     EXPECT_NEAR(out.cats_bpt->bpt, 5.8354, 1e-4);

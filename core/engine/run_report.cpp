@@ -1,0 +1,166 @@
+// `speculum-cli run --report` JSON → analytic::MeasuredEngineRun (see run_report.h).
+#include "core/engine/run_report.h"
+
+#include "core/engine/spec_config.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace speculum::engine {
+
+namespace {
+
+using nlohmann::json;
+
+class Fields {
+public:
+    explicit Fields(std::string source) : m_source(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+        throw std::invalid_argument(m_source + ": " + path + ": " + what);
+    }
+    const json& at(const json& j, const std::string& key, const std::string& path) const {
+        if (!j.is_object()) fail(path, "must be a JSON object");
+        auto it = j.find(key);
+        if (it == j.end()) fail(path + "." + key, "missing");
+        return *it;
+    }
+    double number(const json& j, const std::string& key, const std::string& path) const {
+        const json& v = at(j, key, path);
+        if (!v.is_number()) fail(path + "." + key, "must be a number");
+        return v.get<double>();
+    }
+    int64_t count(const json& j, const std::string& key, const std::string& path) const {
+        const json& v = at(j, key, path);
+        if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(path + "." + key, "must be an integer >= 0");
+        return v.get<int64_t>();
+    }
+    std::vector<int64_t> counts(const json& j, const std::string& key, const std::string& path) const {
+        const json& v = at(j, key, path);
+        if (!v.is_array()) fail(path + "." + key, "must be an array of counts");
+        std::vector<int64_t> out;
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0)
+                fail(path + "." + key + "[" + std::to_string(i) + "]", "must be an integer >= 0");
+            out.push_back(v[i].get<int64_t>());
+        }
+        return out;
+    }
+    std::string text(const json& j, const std::string& key, const std::string& path) const {
+        const json& v = at(j, key, path);
+        if (!v.is_string()) fail(path + "." + key, "must be a string");
+        return v.get<std::string>();
+    }
+
+private:
+    std::string m_source;
+};
+
+}  // namespace
+
+analytic::MeasuredEngineRun measured_run_from_report(const json& report, const std::string& source) {
+    Fields f(source);
+    if (!report.is_object() || !report.contains("config") || !report.contains("runs") || !report.contains("total")) {
+        std::string found;
+        if (report.is_object())
+            for (const auto& [key, _] : report.items()) found += (found.empty() ? "" : ", ") + key;
+        throw std::invalid_argument(source +
+                                    ": not a `speculum-cli run --report` file (expected an object with "
+                                    "config, runs and total; found " +
+                                    (report.is_object() ? "keys: " + (found.empty() ? "none" : found)
+                                                        : std::string("a JSON ") + report.type_name()) +
+                                    ")");
+    }
+    SpecConfig cfg;
+    try {
+        from_json(report["config"], cfg);
+        cfg.validate();
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(source + ": config: " + e.what());
+    }
+    // What the calibration models: chains (one level or a cascade, vertical or horizontal) at fixed draft lengths.
+    if (cfg.verification == Verification::tree)
+        f.fail("config.verification", "token-tree runs are not modeled by the calibration (chains and cascades only)");
+    if (cfg.adaptive_gamma.enabled)
+        f.fail("config.adaptive_gamma", "runs with an adaptive draft length are not modeled (fixed gamma only)");
+    if (cfg.p_min > 0) f.fail("config.p_min", "early-stopped drafts (p_min > 0) are not modeled");
+
+    analytic::MeasuredEngineRun r;
+    r.source       = source;
+    r.target       = f.text(report, "target", "report");
+    const size_t n = cfg.levels.size();
+    if (!cfg.k_matrix.empty()) {
+        r.k_matrix = cfg.k_matrix;
+    } else {
+        r.k_matrix.assign(n + 1, std::vector<int>(n + 1, 0));
+        for (size_t i = 0; i < n; ++i) r.k_matrix[i][i + 1] = cfg.gamma[i];
+    }
+
+    const json& runs = report["runs"];
+    if (!runs.is_array() || runs.empty()) f.fail("runs", "must be a non-empty array (one entry per prompt)");
+    for (size_t p = 0; p < runs.size(); ++p) {
+        std::string path = "runs[" + std::to_string(p) + "]";
+        const json& c    = f.at(runs[p], "cancelled", path);
+        if (!c.is_boolean()) f.fail(path + ".cancelled", "must be true or false");
+        if (c.get<bool>()) f.fail(path, "was cancelled: its statistics are partial");
+        int64_t g = f.count(f.at(runs[p], "stats", path), "n_generated", path + ".stats");
+        if (g < 1 || g > (1 << 16)) f.fail(path + ".stats.n_generated", "must be in [1, 65536]");
+        r.generated.push_back(int(g));
+    }
+
+    const json& t           = report["total"];
+    const std::string tp    = "total";
+    r.n_steps               = f.count(t, "n_steps", tp);
+    r.n_drafted             = f.count(t, "n_drafted", tp);
+    r.pos_reached           = f.counts(t, "pos_reached", tp);
+    r.pos_accepted          = f.counts(t, "pos_accepted", tp);
+    r.t_decode_s            = f.number(t, "t_decode_s", tp);
+    r.t_draft_s             = f.number(t, "t_draft_s", tp);
+    r.t_verify_s            = f.number(t, "t_verify_s", tp);
+    r.baseline_tokens_per_s = f.number(t, "baseline_tokens_per_s", tp);
+    r.speedup               = f.number(t, "speedup", tp);
+    int64_t total_generated = f.count(t, "n_generated", tp);
+    int64_t sum             = 0;
+    for (int g : r.generated) sum += g;
+    if (sum != total_generated)
+        f.fail("total.n_generated", std::to_string(total_generated) + " differs from the runs' sum " +
+                                        std::to_string(sum) + " (an edited or mixed report)");
+    const json& levels = f.at(t, "levels", tp);
+    if (!levels.is_array() || levels.size() != n + 1)
+        f.fail("total.levels",
+               "must have one entry per level (the target and " + std::to_string(n) + " draft levels, as configured)");
+    for (size_t j = 0; j <= n; ++j) {
+        std::string lp = "total.levels[" + std::to_string(j) + "]";
+        analytic::MeasuredLevel l;
+        l.name              = f.text(levels[j], "name", lp);
+        l.per_call          = j > 0 && cfg.levels[j - 1].kind == drafts::DraftKind::maxgram;
+        l.n_calls           = f.count(levels[j], "n_calls", lp);
+        l.n_forward         = f.count(levels[j], "n_forward", lp);
+        l.t_s               = f.number(levels[j], "t_s", lp);
+        l.n_reviewed        = f.count(levels[j], "n_reviewed", lp);
+        l.n_review_accepted = f.count(levels[j], "n_review_accepted", lp);
+        r.levels.push_back(l);
+    }
+    analytic::validate(r);  // names the source too
+    return r;
+}
+
+analytic::MeasuredEngineRun load_run_report(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::invalid_argument(path + ": cannot open the report");
+    in.seekg(0, std::ios::end);
+    if (in.tellg() > std::streamoff(256) << 20) throw std::invalid_argument(path + ": larger than 256 MiB");
+    in.seekg(0);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json j;
+    try {
+        j = json::parse(ss.str());
+    } catch (const json::parse_error& e) {
+        throw std::invalid_argument(path + ": not valid JSON: " + e.what());
+    }
+    return measured_run_from_report(j, path);
+}
+
+}  // namespace speculum::engine
