@@ -86,6 +86,12 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                     r.baseline_tps, r.speedup, r.mean_accepted_length(), format_bytes(uint64_t(r.bytes_per_token)).c_str(),
                     r.complete ? "" : " (streaming)");
         measured_tag();
+        if (r.cost_ratio > 0) ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.cost_ratio);
+        if (r.lossless_checked > 0)
+            ImGui::Text("lossless check: %d of %d greedy prompts identical to plain decoding",
+                        r.lossless_checked - r.lossless_mismatches, r.lossless_checked);
+        if (!r.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
+        measured_status(snap);
     } else {
         empty_state(snap.measured_note.c_str());
     }
