@@ -90,7 +90,8 @@ void ScriptedRun::finish(int code) {
     m_stage    = Stage::done;
     if (m_timeout) m_timeout->stop();
     std::fflush(stdout);
-    emit finished(code);
+    // Queued: this may run inside paintGL (frameRendered), where closing the window would crash the flush.
+    QTimer::singleShot(0, this, [this, code] { emit finished(code); });
 }
 
 }  // namespace speculum::app

@@ -34,10 +34,15 @@ std::string bundled_draft_model() {
 
 // A separate-model level without a path uses the bundled draft model (it shares the bundled target's vocabulary).
 drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field) {
-    if (d.kind != drafts::DraftKind::model || !d.model_path.empty()) return d;
+    if (d.kind != drafts::DraftKind::model) return d;
+    if (!d.model_path.empty()) {
+        if (d.label.empty()) d.label = "model " + std::filesystem::path(d.model_path).filename().string();
+        return d;
+    }
     d.model_path = bundled_draft_model();
     if (d.model_path.empty())
         throw std::invalid_argument(field + ".model_path: choose a draft GGUF (no bundled draft model found)");
+    if (d.label.empty()) d.label = "bundled draft model";
     return d;
 }
 

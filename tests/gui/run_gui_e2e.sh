@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 run() { timeout 150 xvfb-run -a -s "-screen 0 1400x900x24" "$app" "$@" 2>&1; }
 
 # 1. Measure, edit, wait for the re-run, screenshot. Small runs: 2 prompts x 32 new tokens.
-log=$(run --model "$model" --dataset "$dataset" --settings-file "$out/settings.ini" --set exit_layer=1 --set gamma=4 \
+log=$(run --model "$model" --dataset "$dataset" --settings-file "$out/settings.ini" --set gamma=4 \
       --set measure_tokens=32 --set measure_prompts=2 --set profile=rtx4090 --then-set gamma=6 --exit-when-measured \
       --screenshot "$out/e2e.png" --frames 4 --size 1400x860 --timeout 120) || { rc=$?; echo "$log"; fail "exit code $rc"; }
 echo "$log"
