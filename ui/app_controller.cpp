@@ -105,7 +105,7 @@ void AppController::refresh_modeled() {
 
 void AppController::refresh_notes() {
     if (!m_measurer)
-        m_snap.measured_note = "No measured run yet: this build has no speculative engine wired in (issue #6). "
+        m_snap.measured_note = "No measured run: no measuring engine is wired into this controller. "
                                "Every figure shown is modeled.";
     else if (!m_model)
         m_snap.measured_note = "No measured run yet: open a model in Model and data.";
