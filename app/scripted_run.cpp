@@ -36,8 +36,10 @@ void ScriptedRun::start() {
     });
     m_timeout->start(m_options.timeout_s * 1000);
     m_base_runs = m_window.controller().snapshot().measured_runs;
-    if (!m_options.then_set.isEmpty()) m_stage = Stage::first_measure;
-    else if (m_options.wait_measured) m_stage = Stage::final_measure;
+    if (!m_options.then_set.isEmpty())
+        m_stage = Stage::first_measure;
+    else if (m_options.wait_measured)
+        m_stage = Stage::final_measure;
     else if (!m_options.screenshot.isEmpty()) {
         m_stage = Stage::screenshot;
         host->request_screenshot(m_options.screenshot, m_options.frames);
@@ -67,7 +69,8 @@ void ScriptedRun::after_frame() {
         ui::AppConfig cfg = snap.config;
         for (const QString& item : m_options.then_set) {
             const qsizetype eq = item.indexOf('=');
-            if (std::string err = ui::set_config_value(cfg, item.left(eq).toStdString(), item.mid(eq + 1).toStdString());
+            if (std::string err =
+                    ui::set_config_value(cfg, item.left(eq).toStdString(), item.mid(eq + 1).toStdString());
                 !err.empty()) {
                 std::fprintf(stderr, "speculum: --then-set %s: %s\n", qPrintable(item), err.c_str());
                 return finish(2);

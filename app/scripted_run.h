@@ -19,8 +19,8 @@ public:
         QStringList then_set;        // KEY=VALUE changes applied once the first measured run has completed
         bool wait_measured = false;  // finish only after the measured run of the final configuration
         QString screenshot;          // save the window here (PNG) at the end; empty = none
-        int frames     = 3;          // idle frames before the screenshot
-        int timeout_s  = 120;        // give up (exit code 3) after this long
+        int frames    = 3;           // idle frames before the screenshot
+        int timeout_s = 120;         // give up (exit code 3) after this long
     };
     ScriptedRun(MainWindow& window, Options options);
     void start();
@@ -35,9 +35,9 @@ private:
 
     MainWindow& m_window;
     Options m_options;
-    Stage m_stage    = Stage::done;
-    int m_base_runs  = 0;  // measured runs completed when the current stage began
-    bool m_finished  = false;
+    Stage m_stage     = Stage::done;
+    int m_base_runs   = 0;  // measured runs completed when the current stage began
+    bool m_finished   = false;
     QTimer* m_timeout = nullptr;
 };
 

@@ -66,9 +66,10 @@ void to_json(nlohmann::json& j, const AppConfig& c);
 void from_json(const nlohmann::json& j, AppConfig& c);
 
 // Sets one field from text, for scripted runs (`speculum --set gamma=6`). Keys: gamma, p_min, temperature, alpha,
-// c, context, profile, drafter (self|model|maxgram), draft_model (path), prune, prune_method, trunc_bits, kv_trunc_bits, kv_drop, mxfp4, exit_layer, tree
-// (chain|branching|budget|optimal), budget, branching (e.g. 3x2x1), cascade (number of Max-Gram levels below
-// level 1), horizontal (number of segments), measure_tokens, measure_prompts. Returns an error message naming the key, or "" on success.
+// c, context, profile, drafter (self|model|maxgram), draft_model (path), prune, prune_method, trunc_bits,
+// kv_trunc_bits, kv_drop, mxfp4, exit_layer, tree (chain|branching|budget|optimal), budget, branching (e.g.
+// 3x2x1), cascade (number of Max-Gram levels below level 1), horizontal (number of segments), measure_tokens,
+// measure_prompts. Returns an error message naming the key, or "" on success.
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value);
 
 const char* tree_mode_name(TreeMode m);

@@ -49,10 +49,14 @@ void read_list(const nlohmann::json& v, const std::string& where, std::vector<T>
 
 const char* tree_mode_key(TreeMode m) {
     switch (m) {
-    case TreeMode::chain: return "chain";
-    case TreeMode::branching: return "branching";
-    case TreeMode::budget: return "budget";
-    case TreeMode::optimal_measured: return "optimal";
+        case TreeMode::chain:
+            return "chain";
+        case TreeMode::branching:
+            return "branching";
+        case TreeMode::budget:
+            return "budget";
+        case TreeMode::optimal_measured:
+            return "optimal";
     }
     return "chain";
 }
@@ -76,11 +80,16 @@ void read_tree(const nlohmann::json& j, const std::string& w, TreeConfig& t) {
             for (auto m : {TreeMode::chain, TreeMode::branching, TreeMode::budget, TreeMode::optimal_measured})
                 if (s == tree_mode_key(m)) t.mode = m, found = true;
             if (!found) bad(f, "expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"" + s + "\"");
-        } else if (key == "branching") read_list(v, f, t.branching);
-        else if (key == "budget") read(v, f, t.budget);
-        else if (key == "max_depth") read(v, f, t.max_depth);
-        else if (key == "rank_acceptance") read_list(v, f, t.rank_acceptance);
-        else bad(f, "is not a known key");
+        } else if (key == "branching")
+            read_list(v, f, t.branching);
+        else if (key == "budget")
+            read(v, f, t.budget);
+        else if (key == "max_depth")
+            read(v, f, t.max_depth);
+        else if (key == "rank_acceptance")
+            read_list(v, f, t.rank_acceptance);
+        else
+            bad(f, "is not a known key");
     }
 }
 
@@ -89,7 +98,8 @@ void read_tree(const nlohmann::json& j, const std::string& w, TreeConfig& t) {
 void to_json(nlohmann::json& j, const AppConfig& c) {
     nlohmann::json cascade = nlohmann::json::array(), horizontal = nlohmann::json::array();
     for (const auto& l : c.cascade)
-        cascade.push_back({{"drafter", drafts::to_string(l.drafter)}, {"alpha", l.alpha}, {"c", l.c}, {"steps", l.steps}});
+        cascade.push_back(
+            {{"drafter", drafts::to_string(l.drafter)}, {"alpha", l.alpha}, {"c", l.c}, {"steps", l.steps}});
     for (const auto& s : c.horizontal) horizontal.push_back({{"alpha", s.alpha}, {"c", s.c}, {"count", s.count}});
     j = nlohmann::json{
         {"draft", c.draft},
@@ -125,17 +135,25 @@ void from_json(const nlohmann::json& j, AppConfig& out) {
             } catch (const std::exception& e) {
                 bad(f, e.what());
             }
-        } else if (key == "gamma") read(v, f, c.gamma);
-        else if (key == "p_min") read(v, f, c.p_min);
-        else if (key == "temperature") read(v, f, c.temperature);
-        else if (key == "alpha") read(v, f, c.alpha);
-        else if (key == "cost_ratio") read(v, f, c.cost_ratio);
-        else if (key == "tree") read_tree(v, f, c.tree);
+        } else if (key == "gamma")
+            read(v, f, c.gamma);
+        else if (key == "p_min")
+            read(v, f, c.p_min);
+        else if (key == "temperature")
+            read(v, f, c.temperature);
+        else if (key == "alpha")
+            read(v, f, c.alpha);
+        else if (key == "cost_ratio")
+            read(v, f, c.cost_ratio);
+        else if (key == "tree")
+            read_tree(v, f, c.tree);
         else if (key == "cascade" || key == "horizontal") {
             if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
             if (v.size() > 64) bad(f, "more than 64 entries");
-            if (key == "cascade") c.cascade.clear();
-            else c.horizontal.clear();
+            if (key == "cascade")
+                c.cascade.clear();
+            else
+                c.horizontal.clear();
             for (size_t i = 0; i < v.size(); ++i) {
                 const std::string fi = f + "[" + std::to_string(i) + "]";
                 require_object(v[i], fi);
@@ -143,21 +161,34 @@ void from_json(const nlohmann::json& j, AppConfig& out) {
                 analytic::HorizontalSegment s;
                 for (const auto& [k, x] : v[i].items()) {
                     const std::string fk = fi + "." + k;
-                    if (key == "cascade" && k == "drafter") l.drafter = parse_kind(x, fk);
-                    else if (k == "alpha") read(x, fk, key == "cascade" ? l.alpha : s.alpha);
-                    else if (k == "c") read(x, fk, key == "cascade" ? l.c : s.c);
-                    else if (key == "cascade" && k == "steps") read(x, fk, l.steps);
-                    else if (key == "horizontal" && k == "count") read(x, fk, s.count);
-                    else bad(fk, "is not a known key");
+                    if (key == "cascade" && k == "drafter")
+                        l.drafter = parse_kind(x, fk);
+                    else if (k == "alpha")
+                        read(x, fk, key == "cascade" ? l.alpha : s.alpha);
+                    else if (k == "c")
+                        read(x, fk, key == "cascade" ? l.c : s.c);
+                    else if (key == "cascade" && k == "steps")
+                        read(x, fk, l.steps);
+                    else if (key == "horizontal" && k == "count")
+                        read(x, fk, s.count);
+                    else
+                        bad(fk, "is not a known key");
                 }
-                if (key == "cascade") c.cascade.push_back(l);
-                else c.horizontal.push_back(s);
+                if (key == "cascade")
+                    c.cascade.push_back(l);
+                else
+                    c.horizontal.push_back(s);
             }
-        } else if (key == "hardware_profile") read(v, f, c.hardware_profile);
-        else if (key == "context") read(v, f, c.context);
-        else if (key == "measure_tokens") read(v, f, c.measure_tokens);
-        else if (key == "measure_prompts") read(v, f, c.measure_prompts);
-        else bad(f, "is not a known key");
+        } else if (key == "hardware_profile")
+            read(v, f, c.hardware_profile);
+        else if (key == "context")
+            read(v, f, c.context);
+        else if (key == "measure_tokens")
+            read(v, f, c.measure_tokens);
+        else if (key == "measure_prompts")
+            read(v, f, c.measure_prompts);
+        else
+            bad(f, "is not a known key");
     }
     out = std::move(c);
 }

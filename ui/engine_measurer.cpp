@@ -48,9 +48,12 @@ drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field)
 
 TokenOrigin origin_of(engine::TokenKind k) {
     switch (k) {
-    case engine::TokenKind::accepted: return TokenOrigin::accepted;
-    case engine::TokenKind::corrected: return TokenOrigin::corrected;
-    case engine::TokenKind::bonus: return TokenOrigin::bonus;
+        case engine::TokenKind::accepted:
+            return TokenOrigin::accepted;
+        case engine::TokenKind::corrected:
+            return TokenOrigin::corrected;
+        case engine::TokenKind::bonus:
+            return TokenOrigin::bonus;
     }
     return TokenOrigin::accepted;
 }
@@ -105,17 +108,18 @@ engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSourc
     }
     if (cfg.tree.mode != TreeMode::chain) {
         if (!cfg.cascade.empty())
-            throw std::invalid_argument("tree: a verification tree takes one draft level; remove the cascade levels "
-                                        "or choose the chain");
+            throw std::invalid_argument(
+                "tree: a verification tree takes one draft level; remove the cascade levels "
+                "or choose the chain");
         s.verification = engine::Verification::tree;
         if (cfg.tree.mode == TreeMode::branching) {
             s.tree.kind      = engine::TreeKind::static_shape;
             s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
         } else {
-            s.tree.kind        = engine::TreeKind::sequoia;
-            s.tree.node_budget = std::max(1, cfg.tree.budget - 1);  // the UI's budget counts the root
-            s.tree.max_depth   = cfg.tree.max_depth;
-            const bool measured = cfg.tree.mode == TreeMode::optimal_measured && !source.rank_acceptance.empty();
+            s.tree.kind               = engine::TreeKind::sequoia;
+            s.tree.node_budget        = std::max(1, cfg.tree.budget - 1);  // the UI's budget counts the root
+            s.tree.max_depth          = cfg.tree.max_depth;
+            const bool measured       = cfg.tree.mode == TreeMode::optimal_measured && !source.rank_acceptance.empty();
             std::vector<double> prior = measured ? source.rank_acceptance : cfg.tree.rank_acceptance;
             if (prior.size() > 16) prior.resize(16);
             if (!prior.empty()) s.tree.prior = prior;
@@ -148,7 +152,8 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
     MeasuredView view;
     if (!tok) {  // text cannot be encoded: a fixed token-id prompt, said so in the view
         cfg.dataset.clear(), cfg.prompt.clear(), cfg.prompt_ids.clear();
-        for (int32_t i = 1; i <= std::min(kFallbackIdCount, target.hparams().n_vocab - 1); ++i) cfg.prompt_ids.push_back(i);
+        for (int32_t i = 1; i <= std::min(kFallbackIdCount, target.hparams().n_vocab - 1); ++i)
+            cfg.prompt_ids.push_back(i);
         view.source = "token ids 1.." + std::to_string(cfg.prompt_ids.size()) + " (the model has no tokenizer)";
     } else if (cfg.dataset.empty()) {
         view.source = "built-in prompt (open a dataset to choose prompts)";
@@ -161,12 +166,15 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
     drafts::DrafterOptions dopts;
     dopts.cancel = cancel;
     if (tok) dopts.tokenize = [&tok](const std::string& t) { return tok->encode(t, false, false); };
-    if (progress) dopts.progress = [&progress](double f, const std::string& what) { progress(0.05 * f, "building the draft: " + what); };
-    const auto stack = engine::make_draft_stack(cfg, target, dopts);
+    if (progress)
+        dopts.progress = [&progress](double f, const std::string& what) {
+            progress(0.05 * f, "building the draft: " + what);
+        };
+    const auto stack   = engine::make_draft_stack(cfg, target, dopts);
     view.drafter       = stack->name();
     view.prompts_total = int(prompts.size());
 
-    using Clock = std::chrono::steady_clock;
+    using Clock    = std::chrono::steady_clock;
     auto last_post = Clock::now();
     engine::RunStats total;
     const double n = double(prompts.size());
@@ -174,7 +182,8 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
         cancel.throw_if_cancelled();
         const engine::RunPrompt& p = prompts[i];
         PromptView pv{p.id, p.task, ""};
-        if (tok) pv.text = tok->decode(p.tokens);
+        if (tok)
+            pv.text = tok->decode(p.tokens);
         else
             for (int32_t id : p.tokens) pv.text += (pv.text.empty() ? "" : " ") + std::to_string(id);
         if (pv.text.size() > kPromptTextBytes) pv.text = "..." + pv.text.substr(pv.text.size() - kPromptTextBytes);
@@ -225,8 +234,9 @@ std::string summarize_measured(const MeasuredView& v, const AppConfig& cfg) {
         std::snprintf(buf, sizeof buf, " %.2f", a);
         s += buf;
     }
-    s += ", gamma " + std::to_string(cfg.gamma) + ", " + std::to_string(v.prompts.size()) + (v.prompts.size() == 1 ? " prompt, " : " prompts, ") +
-         std::to_string(v.n_generated) + " tokens in " + std::to_string(v.n_steps) + " steps, draft " + v.drafter;
+    s += ", gamma " + std::to_string(cfg.gamma) + ", " + std::to_string(v.prompts.size()) +
+         (v.prompts.size() == 1 ? " prompt, " : " prompts, ") + std::to_string(v.n_generated) + " tokens in " +
+         std::to_string(v.n_steps) + " steps, draft " + v.drafter;
     if (v.lossless_checked > 0)
         s += ", lossless on " + std::to_string(v.lossless_checked - v.lossless_mismatches) + "/" +
              std::to_string(v.lossless_checked) + " prompts";

@@ -14,8 +14,8 @@ namespace speculum::ui {
 
 // Where a measured run takes its prompts and tree prior from (besides the AppConfig itself).
 struct MeasureSource {
-    std::string dataset;                // JSONL prompt suite; "" = the built-in prompt
-    std::string task;                   // "" = every task of the dataset
+    std::string dataset;                  // JSONL prompt suite; "" = the built-in prompt
+    std::string task;                     // "" = every task of the dataset
     std::vector<double> rank_acceptance;  // measured acceptance by sibling rank (tree mode "optimal"); may be empty
 };
 

@@ -25,8 +25,8 @@ std::string error_of(const std::string& text) {
 }
 
 ui::AppConfig random_config(std::mt19937& rng) {
-    auto uni   = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-    auto pick  = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    auto uni  = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     ui::AppConfig c;
     c.draft.kind              = drafts::DraftKind(pick(0, 2));
     c.draft.prune.ratio       = float(uni(0, 0.9));
@@ -84,8 +84,10 @@ TEST(AppConfigJson, MissingKeysKeepDefaultsUnknownKeysAndWrongTypesNameTheKey) {
     EXPECT_EQ(error_of(R"({"gamma": 7.5})"), "ui.gamma: expected an integer, got 7.5");
     EXPECT_EQ(error_of(R"({"tree": {"mode": "forest"}})"),
               "ui.tree.mode: expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"forest\"");
-    EXPECT_EQ(error_of(R"({"cascade": [{"drafter": "maxgram", "stepz": 3}]})"), "ui.cascade[0].stepz: is not a known key");
-    EXPECT_EQ(error_of(R"({"horizontal": [{"count": true}]})"), "ui.horizontal[0].count: expected an integer, got true");
+    EXPECT_EQ(error_of(R"({"cascade": [{"drafter": "maxgram", "stepz": 3}]})"),
+              "ui.cascade[0].stepz: is not a known key");
+    EXPECT_EQ(error_of(R"({"horizontal": [{"count": true}]})"),
+              "ui.horizontal[0].count: expected an integer, got true");
     EXPECT_NE(error_of(R"({"draft": {"prune": {"ratio": "x"}}})").find("ui.draft: "), std::string::npos);
     EXPECT_EQ(error_of(R"([1, 2])"), "ui: expected a JSON object, got array");
 }
@@ -98,7 +100,8 @@ TEST(AppConfigValidate, ListsEveryProblem) {
         c.validate();
         FAIL() << "expected std::invalid_argument";
     } catch (const std::invalid_argument& e) {
-        EXPECT_STREQ(e.what(), "ui config: gamma must be in [1, 32], got 0; measure_tokens must be in [1, 1024], got 0");
+        EXPECT_STREQ(e.what(),
+                     "ui config: gamma must be in [1, 32], got 0; measure_tokens must be in [1, 1024], got 0");
     }
 }
 

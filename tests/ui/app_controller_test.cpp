@@ -89,7 +89,8 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
     now += ui::AppController::kDebounce;
     c.poll();
     ASSERT_TRUE(test::poll_until(c, [&] { return started == 1; }));
-    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value(); })) << "the partial view streams in";
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value(); }))
+        << "the partial view streams in";
     EXPECT_FALSE(c.snapshot().measured->complete);
     EXPECT_EQ(c.snapshot().measured_config->gamma, 3);
 
@@ -129,7 +130,8 @@ TEST(AppController, UserCancelIsReportedAndFailureIsAMessage) {
     c.handle(ui::ActionCancelJob{c.snapshot().jobs[0].id});
     EXPECT_TRUE(c.snapshot().jobs.empty()) << "a cancelled job leaves the status bar at once";
     ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
-    EXPECT_EQ(c.snapshot().messages.back().text, "Measuring " + ui::describe_draft(c.snapshot().config.draft) + ": cancelled");
+    EXPECT_EQ(c.snapshot().messages.back().text,
+              "Measuring " + ui::describe_draft(c.snapshot().config.draft) + ": cancelled");
     EXPECT_FALSE(c.snapshot().measured.has_value());
 
     fail = true;

@@ -23,13 +23,13 @@ std::string bundled(const char* relative) {
 
 TEST(SpecConfigFromApp, MapsDraftTreeCascadeAndRunSize) {
     ui::AppConfig c;
-    c.draft.kind       = drafts::DraftKind::self;
-    c.draft.exit_layer = 1;
-    c.gamma            = 6;
-    c.temperature      = 0.5f;
-    c.p_min            = 0.25f;
-    c.measure_tokens   = 24;
-    c.measure_prompts  = 3;
+    c.draft.kind         = drafts::DraftKind::self;
+    c.draft.exit_layer   = 1;
+    c.gamma              = 6;
+    c.temperature        = 0.5f;
+    c.p_min              = 0.25f;
+    c.measure_tokens     = 24;
+    c.measure_prompts    = 3;
     engine::SpecConfig s = ui::spec_config_from_app(c, {"prompts.jsonl", "code", {}});
     ASSERT_EQ(s.levels.size(), 1u);
     EXPECT_EQ(s.levels[0], c.draft);
@@ -95,8 +95,9 @@ TEST(EngineMeasurer, MeasuresASyntheticModelWithTokenIdPrompt) {
     req.model                   = model;
     int partials                = 0;
     double last_progress        = 0;
-    ui::MeasuredView v = ui::measure_with_engine(req, {}, [&](double f, const std::string&) { last_progress = f; },
-                                                 [&](const ui::MeasuredView&) { ++partials; });
+    ui::MeasuredView v          = ui::measure_with_engine(
+                 req, {}, [&](double f, const std::string&) { last_progress = f; },
+                 [&](const ui::MeasuredView&) { ++partials; });
     EXPECT_NE(v.source.find("no tokenizer"), std::string::npos) << v.source;
     ASSERT_EQ(v.prompts.size(), 1u);
     EXPECT_EQ(v.n_generated, 16);
@@ -130,17 +131,17 @@ TEST(EngineMeasurer, ControllerStreamsABundledModelRunOverADataset) {
     if (target.empty() || !ds) GTEST_SKIP() << "bundled model or datasets not found";
     ui::AppController c;
     c.set_measurer(ui::measure_with_engine);
-    ui::AppConfig cfg      = c.snapshot().config;  // the default draft: the bundled draft model
-    cfg.gamma              = 4;
-    cfg.measure_tokens     = 24;
-    cfg.measure_prompts    = 2;
+    ui::AppConfig cfg   = c.snapshot().config;  // the default draft: the bundled draft model
+    cfg.gamma           = 4;
+    cfg.measure_tokens  = 24;
+    cfg.measure_prompts = 2;
     c.set_config(cfg);
     c.open_model(target);
     c.open_dataset((*ds / "code_completion.jsonl").string());
     ASSERT_TRUE(test::poll_until(c, [&] { return c.model() && c.snapshot().dataset; }));
     c.handle(ui::ActionRunMeasured{});  // no need to wait out the debounce
-    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured_runs == 1 && !c.busy(); },
-                                 std::chrono::seconds(60)));
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return c.snapshot().measured_runs == 1 && !c.busy(); }, std::chrono::seconds(60)));
     const ui::MeasuredView& v = *c.snapshot().measured;
     EXPECT_TRUE(v.complete);
     EXPECT_EQ(c.snapshot().measured_config, cfg);

@@ -35,8 +35,10 @@ public:
             if (m_x + w > m_wrap && m_x > 0) newline();
             ImVec2 p(m_origin.x + m_x, m_origin.y + m_y);
             m_dl->AddText(p, color, piece.c_str());
-            if (underline > 0)
-                m_dl->AddLine(ImVec2(p.x, p.y + m_line - 3), ImVec2(p.x + w, p.y + m_line - 3), level_color(underline), 2);
+            if (underline > 0) {
+                const float y = p.y + m_line - 3;
+                m_dl->AddLine(ImVec2(p.x, y), ImVec2(p.x + w, y), level_color(underline), 2);
+            }
             m_x += w;
             if (nl == std::string::npos) break;
             newline();

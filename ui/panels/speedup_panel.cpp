@@ -62,8 +62,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (o.timing && snap.profile_index >= 0) items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     if (snap.measured && snap.measured->speedup > 0) items.push_back({"measured", snap.measured->speedup, true});
 
-    ImGui::Text("alpha %s: %.3f, c %s: %.3f", m.alpha_source.c_str(), m.input.alpha.empty() ? 0.0 : m.input.alpha.front(),
-                m.c_source.c_str(), m.input.c);
+    ImGui::Text("alpha %s: %.3f, c %s: %.3f", m.alpha_source.c_str(),
+                m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c);
     ImGui::SameLine();
     ImGui::Text("  tokens per target pass: %.2f", o.expected_tokens);
     modeled_tag();
