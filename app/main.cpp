@@ -1,31 +1,37 @@
 // speculum: the Qt 6 desktop app. Qt owns the window and events; Dear ImGui draws the panels.
 #include "imgui_host_widget.h"
 #include "main_window.h"
+#include "scripted_run.h"
 
 #include "core/resources.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSurfaceFormat>
-#include <QTimer>
 
 #include <cstdio>
 #include <filesystem>
 
 namespace {
 
-// --set KEY=VALUE options become one scripted ActionSetConfig, as if a panel had emitted it.
-bool apply_settings(speculum::ui::AppController& controller, const QStringList& items) {
-    speculum::ui::AppConfig cfg = controller.snapshot().config;
+// Applies KEY=VALUE items to `cfg`; prints the first error and returns false.
+bool set_values(speculum::ui::AppConfig& cfg, const char* option, const QStringList& items) {
     for (const QString& item : items) {
         int eq = item.indexOf('=');
         std::string error = eq <= 0 ? "expected KEY=VALUE" :
             speculum::ui::set_config_value(cfg, item.left(eq).toStdString(), item.mid(eq + 1).toStdString());
         if (!error.empty()) {
-            std::fprintf(stderr, "speculum: --set %s: %s\n", qPrintable(item), error.c_str());
+            std::fprintf(stderr, "speculum: %s %s: %s\n", option, qPrintable(item), error.c_str());
             return false;
         }
     }
+    return true;
+}
+
+// --set KEY=VALUE options become one scripted ActionSetConfig, as if a panel had emitted it.
+bool apply_settings(speculum::ui::AppController& controller, const QStringList& items) {
+    speculum::ui::AppConfig cfg = controller.snapshot().config;
+    if (!set_values(cfg, "--set", items)) return false;
     controller.handle(speculum::ui::ActionSetConfig{cfg});
     return true;
 }
@@ -51,8 +57,18 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     QCommandLineOption screenshot("screenshot",
-                                  "Render, wait until no job runs, save a screenshot to <file> (PNG) and exit. "
-                                  "Saved settings are neither read nor written.", "file");
+                                  "Render, wait until no job runs (measured runs included), save a screenshot to "
+                                  "<file> (PNG) and exit. Saved settings are neither read nor written unless "
+                                  "--settings-file is given.", "file");
+    QCommandLineOption then_set("then-set",
+                                "Scripted edit: once the first measured run has completed, change this setting "
+                                "(repeatable; one ActionSetConfig) and wait for the measured re-run.", "key=value");
+    QCommandLineOption wait_measured("exit-when-measured",
+                                     "Wait for the measured run of the final configuration, print it "
+                                     "('speculum: measured: speedup ...') and exit (after --screenshot, if given).");
+    QCommandLineOption timeout("timeout", "Scripted runs give up after this many seconds (exit code 3; default 120).",
+                               "s", "120");
+    QCommandLineOption settings_file("settings-file", "Read and write the saved settings in this INI file.", "path");
     QCommandLineOption frames("frames", "Idle frames to render before the screenshot (default 3).", "n", "3");
     QCommandLineOption size("size", "Window size WxH (default: last session's, else 1400x860).", "WxH");
     QCommandLineOption model("model", "Open this GGUF model at start.", "path");
@@ -61,10 +77,13 @@ int main(int argc, char** argv) {
     QCommandLineOption set("set", "Change a setting at start, e.g. gamma=6, alpha=0.7, profile=rtx4090 (repeatable).",
                            "key=value");
     QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.", "x,y");
-    for (const auto& o : {screenshot, frames, size, model, dataset, panel, set, sweep}) parser.addOption(o);
+    for (const auto& o : {screenshot, frames, size, model, dataset, panel, set, sweep, then_set, wait_measured, timeout,
+                          settings_file})
+        parser.addOption(o);
     parser.process(app);
 
-    speculum::app::MainWindow window(!parser.isSet(screenshot));
+    const bool use_settings = !parser.isSet(screenshot) || parser.isSet(settings_file);
+    speculum::app::MainWindow window(use_settings, parser.value(settings_file));
     auto& controller = window.controller();
     if (parser.isSet(size)) {
         const QStringList wh = parser.value(size).split('x');
@@ -110,30 +129,27 @@ int main(int argc, char** argv) {
     if (parser.isSet(dataset)) controller.open_dataset(parser.value(dataset).toStdString());
     window.show();
 
-    if (parser.isSet(screenshot)) {
-        bool ok_n = false;
-        int n     = parser.value(frames).toInt(&ok_n);
-        if (!ok_n || n < 1 || n > 100000) {
-            std::fprintf(stderr, "speculum: --frames expects a positive integer\n");
+    const bool scripted = parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured);
+    if (scripted) {
+        speculum::app::ScriptedRun::Options o;
+        bool ok_n = false, ok_t = false;
+        o.frames     = parser.value(frames).toInt(&ok_n);
+        o.timeout_s  = parser.value(timeout).toInt(&ok_t);
+        if (!ok_n || o.frames < 1 || o.frames > 100000 || !ok_t || o.timeout_s < 1 || o.timeout_s > 86400) {
+            std::fprintf(stderr, "speculum: --frames and --timeout expect positive integers\n");
             return 2;
         }
-        auto* host = window.host();
-        QObject::connect(host, &speculum::app::ImGuiHostWidget::screenshotSaved, &app,
-                         [&app, &controller](const QString& path, bool ok) {
-                             std::fprintf(ok ? stdout : stderr, ok ? "speculum: saved %s\n" : "speculum: could not save %s\n",
-                                          qPrintable(path));
-                             // Scripted runs report what the user would have read in the panels.
-                             for (const auto& m : controller.snapshot().messages)
-                                 std::printf("speculum: %s: %s\n", m.level == speculum::ui::MessageLevel::error ? "error" : "info",
-                                             m.text.c_str());
-                             app.exit(ok ? 0 : 1);
-                         });
-        host->request_screenshot(parser.value(screenshot), n);
-        // A GL context that never renders (no display, broken driver) must not hang a script forever.
-        QTimer::singleShot(120000, &app, [&app] {
-            std::fprintf(stderr, "speculum: no frame rendered within 120 s; giving up\n");
-            app.exit(3);
+        speculum::ui::AppConfig check = controller.snapshot().config;  // bad --then-set values fail now, not later
+        if (!set_values(check, "--then-set", parser.values(then_set))) return 2;
+        o.then_set      = parser.values(then_set);
+        o.wait_measured = parser.isSet(wait_measured);
+        o.screenshot    = parser.value(screenshot);
+        auto* run       = new speculum::app::ScriptedRun(window, o);
+        QObject::connect(run, &speculum::app::ScriptedRun::finished, &app, [&app, &window](int code) {
+            window.close();  // saves the settings when they are in use
+            app.exit(code);
         });
+        run->start();
     }
     return app.exec();
 }

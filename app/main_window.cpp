@@ -4,6 +4,7 @@
 #include "imgui_host_widget.h"
 
 #include "core/version.h"
+#include "ui/engine_measurer.h"
 
 #include <QAction>
 #include <QApplication>
@@ -21,9 +22,11 @@
 
 namespace speculum::app {
 
-MainWindow::MainWindow(bool use_settings) : m_use_settings(use_settings) {
+MainWindow::MainWindow(bool use_settings, const QString& settings_file)
+    : m_use_settings(use_settings), m_settings_file(settings_file) {
     setWindowTitle("Speculum");
     m_controller.set_build(build_info());
+    m_controller.set_measurer(ui::measure_with_engine);  // the real engine, on the controller's job arena
     m_host = new ImGuiHostWidget(m_controller, this);
     setCentralWidget(m_host);
     m_progress_timer = new QTimer(this);
@@ -140,12 +143,18 @@ void MainWindow::show_about() {
     QMessageBox::about(this, "About Speculum", "<pre>" + text.toHtmlEscaped() + "</pre>");
 }
 
+std::unique_ptr<QSettings> MainWindow::open_settings() const {
+    if (!m_settings_file.isEmpty()) return std::make_unique<QSettings>(m_settings_file, QSettings::IniFormat);
+    return std::make_unique<QSettings>();
+}
+
 void MainWindow::restore_settings() {
     if (!m_use_settings) {
         resize(1400, 860);
         return;
     }
-    QSettings settings;
+    std::unique_ptr<QSettings> stored = open_settings();
+    QSettings& settings               = *stored;
     if (!restoreGeometry(settings.value("main_window/geometry").toByteArray())) resize(1400, 860);
     QVariant shown = settings.value("panels/visible");
     if (shown.isValid()) {
@@ -155,11 +164,25 @@ void MainWindow::restore_settings() {
     m_host->load_layout(settings.value("panels/imgui_layout").toByteArray().toStdString());
     m_last_model   = settings.value("files/last_model").toString();
     m_last_dataset = settings.value("files/last_dataset").toString();
+    // The configuration as JSON (ui::AppConfig's round-trip): a file from another version or edited by hand that
+    // does not parse or validate is reported and the defaults stay.
+    const QString config = settings.value("config/json").toString();
+    if (!config.isEmpty()) {
+        try {
+            ui::AppConfig cfg = nlohmann::json::parse(config.toStdString()).get<ui::AppConfig>();
+            cfg.validate();
+            m_controller.set_config(cfg);
+        } catch (const std::exception& e) {
+            m_controller.message(ui::MessageLevel::error,
+                                 std::string("Saved configuration ignored (defaults used): ") + e.what());
+        }
+    }
 }
 
 void MainWindow::save_settings() {
     if (!m_use_settings) return;
-    QSettings settings;
+    std::unique_ptr<QSettings> stored = open_settings();
+    QSettings& settings               = *stored;
     settings.setValue("main_window/geometry", saveGeometry());
     QStringList titles;
     for (const auto& p : m_host->dashboard().panels())
@@ -171,6 +194,7 @@ void MainWindow::save_settings() {
     if (const auto& d = m_controller.snapshot().dataset) m_last_dataset = QString::fromStdString(d->path);
     settings.setValue("files/last_model", m_last_model);
     settings.setValue("files/last_dataset", m_last_dataset);
+    settings.setValue("config/json", QString::fromStdString(nlohmann::json(m_controller.snapshot().config).dump()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -1,12 +1,16 @@
 // The Qt main window: menus, file dialogs, the status bar with job progress and a cancel button, persisted
-// settings (geometry, visible panels, ImGui layout, last model path), and the ImGui host as the central widget.
+// settings (geometry, visible panels, ImGui layout, the configuration, last model and dataset paths), and the
+// ImGui host as the central widget. It wires the real speculative engine into the controller as its measurer.
 #pragma once
 
 #include "ui/app_controller.h"
 
 #include <QMainWindow>
 
+#include <memory>
+
 class QLabel;
+class QSettings;
 class QProgressBar;
 class QTimer;
 class QToolButton;
@@ -19,7 +23,8 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     // `use_settings` = false for scripted runs (screenshots): neither read nor write the user's QSettings.
-    explicit MainWindow(bool use_settings = true);
+    // `settings_file` non-empty: keep the settings in this INI file instead of the user's.
+    explicit MainWindow(bool use_settings = true, const QString& settings_file = {});
     ImGuiHostWidget* host() const { return m_host; }
     ui::AppController& controller() { return m_controller; }
 
@@ -36,6 +41,7 @@ private:
     void after_frame();  // status bar and the progress timer follow the controller's jobs
     void restore_settings();
     void save_settings();
+    std::unique_ptr<QSettings> open_settings() const;
 
     ui::AppController m_controller;
     ImGuiHostWidget* m_host = nullptr;
@@ -47,6 +53,7 @@ private:
     QString m_last_model;
     QString m_last_dataset;
     bool m_use_settings = true;
+    QString m_settings_file;
 };
 
 }  // namespace speculum::app

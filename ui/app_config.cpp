@@ -15,6 +15,12 @@ std::string fmt(const char* f, double v) {
 }
 }  // namespace
 
+drafts::DraftSpec default_draft() {
+    drafts::DraftSpec d;
+    d.kind = drafts::DraftKind::model;  // model_path "" = the bundled draft model
+    return d;
+}
+
 std::vector<std::string> AppConfig::problems() const {
     std::vector<std::string> out;
     if (gamma < 1 || gamma > 32) out.push_back(fmt("gamma must be in [1, 32], got %g", gamma));
@@ -59,6 +65,10 @@ std::vector<std::string> AppConfig::problems() const {
         if (s.count < 1 || s.count > 32) out.push_back(key + fmt(".count must be in [1, 32], got %g", s.count));
     }
     if (context < 1 || context > (1 << 20)) out.push_back(fmt("context must be in [1, 1048576], got %g", context));
+    if (measure_tokens < 1 || measure_tokens > 1024)
+        out.push_back(fmt("measure_tokens must be in [1, 1024], got %g", measure_tokens));
+    if (measure_prompts < 1 || measure_prompts > 64)
+        out.push_back(fmt("measure_prompts must be in [1, 64], got %g", measure_prompts));
     return out;
 }
 
@@ -83,6 +93,13 @@ std::string set_config_value(AppConfig& cfg, const std::string& key, const std::
     int i    = 0;
     auto bad = [&](const char* expected) { return key + ": expected " + expected + ", got '" + value + "'"; };
     if (key == "profile") cfg.hardware_profile = value;
+    else if (key == "draft_model") cfg.draft.model_path = value;
+    else if (key == "drafter") {
+        if (value == "self") cfg.draft.kind = drafts::DraftKind::self;
+        else if (value == "model") cfg.draft.kind = drafts::DraftKind::model;
+        else if (value == "maxgram") cfg.draft.kind = drafts::DraftKind::maxgram;
+        else return bad("self, model or maxgram");
+    }
     else if (key == "tree") {
         if (value == "chain") cfg.tree.mode = TreeMode::chain;
         else if (value == "branching") cfg.tree.mode = TreeMode::branching;
@@ -103,7 +120,8 @@ std::string set_config_value(AppConfig& cfg, const std::string& key, const std::
         if (widths.empty()) return bad("widths like 3x2x1");
         cfg.tree.branching = widths;
     } else if (key == "gamma" || key == "context" || key == "trunc_bits" || key == "kv_trunc_bits" ||
-               key == "exit_layer" || key == "budget" || key == "cascade" || key == "horizontal") {
+               key == "exit_layer" || key == "budget" || key == "cascade" || key == "horizontal" ||
+               key == "measure_tokens" || key == "measure_prompts") {
         if (!parse_int(value, i)) return bad("an integer");
         if (key == "gamma") cfg.gamma = i;
         else if (key == "context") cfg.context = i;
@@ -111,6 +129,8 @@ std::string set_config_value(AppConfig& cfg, const std::string& key, const std::
         else if (key == "kv_trunc_bits") cfg.draft.kv_trunc_bits = i;
         else if (key == "exit_layer") cfg.draft.exit_layer = i;
         else if (key == "budget") cfg.tree.budget = i;
+        else if (key == "measure_tokens") cfg.measure_tokens = i;
+        else if (key == "measure_prompts") cfg.measure_prompts = i;
         else if (key == "cascade" || key == "horizontal") {
             if (i < 0 || i > 4) return bad("0..4");
             if (key == "cascade") cfg.cascade.assign(size_t(i), CascadeLevelConfig{drafts::DraftKind::maxgram, 0.5, 0.0, 10});
@@ -175,7 +195,8 @@ analytic::TokenTree tree_from_branching(const std::vector<int>& branching, int m
 std::string describe_draft(const drafts::DraftSpec& d) {
     if (!d.label.empty()) return d.label;
     if (d.kind == drafts::DraftKind::maxgram) return "Max-Gram";
-    if (d.kind == drafts::DraftKind::model) return "model " + (d.model_path.empty() ? std::string("(none chosen)") : d.model_path);
+    if (d.kind == drafts::DraftKind::model)
+        return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path);
     std::string s;
     auto add = [&](const std::string& part) { s += (s.empty() ? "" : " + ") + part; };
     if (d.prune.ratio > 0)

@@ -7,6 +7,8 @@
 #include "core/analytic/trees.h"
 #include "core/drafts/draft_spec.h"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -32,8 +34,12 @@ struct CascadeLevelConfig {
     bool operator==(const CascadeLevelConfig&) const = default;
 };
 
+// The default level-1 draft: the bundled draft model (a separate GGUF whose empty path means "the bundled
+// speculum-draft-f16.gguf"; it shares the bundled target's vocabulary, the target the app opens by default).
+drafts::DraftSpec default_draft();
+
 struct AppConfig {
-    drafts::DraftSpec draft;      // how the level-1 draft is made
+    drafts::DraftSpec draft = default_draft();  // how the level-1 draft is made
     int gamma           = 4;      // γ: draft tokens per step (chain length)
     float p_min         = 0.0f;   // stop drafting when the draft's top probability falls below this, in [0, 1]
     float temperature   = 0.0f;   // sampling temperature, 0 = greedy (lossless against greedy decoding)
@@ -44,16 +50,26 @@ struct AppConfig {
     std::vector<analytic::HorizontalSegment> horizontal;  // horizontal split of the draft positions (empty = none)
     std::string hardware_profile;  // id of the chosen profile (empty = none: speedup is EWIF)
     int context = 512;             // tokens in the KV cache for the hardware model
+    int measure_tokens  = 48;      // new tokens per prompt in a measured run (small: results within seconds)
+    int measure_prompts = 2;       // prompts of the dataset (task) a measured run decodes
     bool operator==(const AppConfig&) const = default;
 
     // Every problem, one message each naming the field ("gamma must be in [1, 32], got 0"); empty when valid.
     std::vector<std::string> problems() const;
+    // Throws std::invalid_argument listing every problem ("ui config: gamma must be ...; ...").
+    void validate() const;
 };
 
+// JSON for the persisted settings: missing keys keep their defaults; unknown keys and wrong types throw
+// std::invalid_argument naming the key (values are checked by validate(), not here).
+void to_json(nlohmann::json& j, const AppConfig& c);
+void from_json(const nlohmann::json& j, AppConfig& c);
+
 // Sets one field from text, for scripted runs (`speculum --set gamma=6`). Keys: gamma, p_min, temperature, alpha,
-// c, context, profile, prune, prune_method, trunc_bits, kv_trunc_bits, kv_drop, mxfp4, exit_layer, tree
-// (chain|branching|budget|optimal), budget, branching (e.g. 3x2x1), cascade (number of Max-Gram levels below
-// level 1), horizontal (number of segments). Returns an error message naming the key, or "" on success.
+// c, context, profile, drafter (self|model|maxgram), draft_model (path), prune, prune_method, trunc_bits,
+// kv_trunc_bits, kv_drop, mxfp4, exit_layer, tree (chain|branching|budget|optimal), budget, branching (e.g.
+// 3x2x1), cascade (number of Max-Gram levels below level 1), horizontal (number of segments), measure_tokens,
+// measure_prompts. Returns an error message naming the key, or "" on success.
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value);
 
 const char* tree_mode_name(TreeMode m);

@@ -30,7 +30,8 @@ std::string file_name(const std::string& path) { return fs::path(path).filename(
 
 }  // namespace
 
-AppController::AppController(std::function<Clock::time_point()> now) : m_now(std::move(now)) {
+AppController::AppController(std::function<Clock::time_point()> now, jobs::JobSystemOptions jobs)
+    : m_now(std::move(now)), m_jobs(jobs) {
     if (!m_now) m_now = [] { return Clock::now(); };
     std::optional<fs::path> res = resources_dir();
     m_snap.bundled_models   = files_with_extension(res ? std::optional<fs::path>(*res / "models") : std::nullopt, ".gguf");
@@ -43,6 +44,9 @@ AppController::AppController(std::function<Clock::time_point()> now) : m_now(std
     refresh_modeled();
     refresh_notes();
 }
+
+// Jobs capture `this`: m_jobs (the last member) is destroyed first, cancelling them and waiting for them to return.
+AppController::~AppController() = default;
 
 void AppController::set_build(const BuildInfo& build) {
     m_snap.build = build;
@@ -71,7 +75,7 @@ bool AppController::handle(const Action& action) {
         m_snap.task = a->task;
         schedule_rerun();
         changed();
-    } else if (auto* a = std::get_if<ActionCancelJob>(&action)) m_jobs.cancel(a->id);
+    } else if (auto* a = std::get_if<ActionCancelJob>(&action)) cancel_job(a->id, true);
     else if (auto* a = std::get_if<ActionRunSweep>(&action)) start_sweep(*a);
     else if (std::holds_alternative<ActionRunMeasured>(action)) start_measured();
     else if (std::holds_alternative<ActionClearMessages>(action)) {
@@ -101,36 +105,38 @@ void AppController::refresh_modeled() {
 
 void AppController::refresh_notes() {
     if (!m_measurer)
-        m_snap.measured_note = "No measured run yet: this build has no speculative engine wired in (issue #6). "
+        m_snap.measured_note = "No measured run: no measuring engine is wired into this controller. "
                                "Every figure shown is modeled.";
     else if (!m_model)
         m_snap.measured_note = "No measured run yet: open a model in Model and data.";
-    else if (m_jobs.latest("measure") == 0)
+    else if (!m_measure_started)
         m_snap.measured_note = "No measured run yet: change a setting or press Run.";
     else
         m_snap.measured_note.clear();
 }
 
 void AppController::open_model(const std::string& path) {
-    m_jobs.cancel_slot("measure");
+    cancel_job(m_jobs.latest("measure"), false);  // a run on the old model must not land on the new one
     m_rerun_at.reset();
     m_model.reset();
     m_snap.model.reset();
     m_snap.measured.reset();
+    m_snap.measured_config.reset();
     m_snap.model_state = ModelState::reading;
     refresh_modeled();
     refresh_notes();
     changed();
-    m_jobs.submit("model", "Loading model " + file_name(path), [this, path](JobContext& ctx) -> std::function<void()> {
+    submit("model", "Loading model " + file_name(path), [this, path](jobs::JobContext& ctx) -> Apply {
         model::GgufFile file = model::GgufFile::open(path);
         ModelSummary summary = summarize_gguf(file);
-        ctx.post([this, summary] {
+        ctx.post(Apply([this, summary] {
             m_snap.model = summary;
             refresh_modeled();
             changed();
-        });
+        }));
         if (!summary.hparams) throw std::runtime_error(summary.hparams_error);
-        auto model = std::make_shared<const model::Model>(model::Model::from_gguf(std::move(file), ctx.progress, ctx.cancel));
+        auto model = std::make_shared<const model::Model>(
+            model::Model::from_gguf(std::move(file), ctx.progress_fn(), ctx.token()));
         return [this, model, summary] {
             m_model            = model;
             m_snap.model       = summary;
@@ -144,7 +150,7 @@ void AppController::open_model(const std::string& path) {
 }
 
 void AppController::open_dataset(const std::string& path) {
-    m_jobs.submit("dataset", "Reading dataset " + file_name(path), [this, path](JobContext&) -> std::function<void()> {
+    submit("dataset", "Reading dataset " + file_name(path), [this, path](jobs::JobContext&) -> Apply {
         DatasetSummary summary = summarize_dataset(data::load_dataset_lenient(path));
         return [this, summary] {
             m_snap.dataset = summary;
@@ -175,24 +181,35 @@ void AppController::start_measured() {
         message(MessageLevel::error, "Not measuring: " + m_snap.config_problems.front());
         return;
     }
-    MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task};
-    m_jobs.submit("measure", "Measuring " + describe_draft(req.config.draft),
-                  [this, req, measurer = m_measurer](JobContext& ctx) -> std::function<void()> {
-                      auto partial = [this, &ctx](const MeasuredView& v) {
-                          ctx.post([this, v] {
-                              m_snap.measured = v;
-                              refresh_modeled();
-                              changed();
-                          });
-                      };
-                      MeasuredView result = measurer(req, ctx, partial);
-                      result.complete     = true;
-                      return [this, result] {
-                          m_snap.measured = result;
-                          refresh_modeled();
-                          changed();
-                      };
-                  });
+    MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};
+    if (m_snap.measured)
+        for (size_t r = 0; r < m_snap.measured->rank_reached.size(); ++r)
+            req.rank_acceptance.push_back(m_snap.measured->rank_reached[r] > 0
+                                              ? double(m_snap.measured->rank_accepted[r]) /
+                                                    double(m_snap.measured->rank_reached[r])
+                                              : 0.0);
+    m_measure_started = true;
+    // Submitting to the "measure" slot supersedes the stale run: JobSystem cancels it and drops its messages.
+    submit("measure", "Measuring " + describe_draft(req.config.draft),
+           [this, req, measurer = m_measurer](jobs::JobContext& ctx) -> Apply {
+               auto partial = [this, &ctx, cfg = req.config](const MeasuredView& v) {
+                   ctx.post(Apply([this, v, cfg] {
+                       m_snap.measured        = v;
+                       m_snap.measured_config = cfg;
+                       refresh_modeled();
+                       changed();
+                   }));
+               };
+               MeasuredView result = measurer(req, ctx.token(), ctx.progress_fn(), partial);
+               result.complete     = true;
+               return [this, result, cfg = req.config] {
+                   m_snap.measured        = result;
+                   m_snap.measured_config = cfg;
+                   ++m_snap.measured_runs;
+                   refresh_modeled();
+                   changed();
+               };
+           });
     refresh_notes();
     changed();
 }
@@ -200,47 +217,94 @@ void AppController::start_measured() {
 void AppController::start_sweep(const ActionRunSweep& a) {
     std::optional<ModelSummary> model = m_snap.model;
     AppConfig base                    = m_snap.config;
-    m_jobs.submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
-                  [this, a, model, base](JobContext& ctx) -> std::function<void()> {
-                      const ModelSummary* m = model && model->hparams ? &*model : nullptr;
-                      SweepView s = run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.cancel, ctx.progress,
-                                                      [this, &ctx](const SweepView& partial) {
-                                                          ctx.post([this, partial] {
-                                                              m_snap.sweep = partial;
-                                                              changed();
-                                                          });
-                                                      });
-                      return [this, s] {
-                          m_snap.sweep = s;
-                          changed();
-                      };
-                  });
+    submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
+           [this, a, model, base](jobs::JobContext& ctx) -> Apply {
+               const ModelSummary* m = model && model->hparams ? &*model : nullptr;
+               SweepView s = run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
+                                               [this, &ctx](const SweepView& partial) {
+                                                   ctx.post(Apply([this, partial] {
+                                                       m_snap.sweep = partial;
+                                                       changed();
+                                                   }));
+                                               });
+               return [this, s] {
+                   m_snap.sweep = s;
+                   changed();
+               };
+           });
     changed();
 }
 
-void AppController::poll() {
-    for (const JobOutcome& out : m_jobs.drain()) {
-        if (out.status == JobStatus::failed) {
-            if (out.slot == "model") m_snap.model_state = ModelState::failed;
-            message(MessageLevel::error, out.name + " failed: " + out.error);
-        } else if (out.status == JobStatus::canceled && out.canceled_by_user) {
-            if (out.slot == "model") m_snap.model_state = ModelState::none;
-            message(MessageLevel::info, out.name + ": cancelled");
-        }
-        changed();
+// ---- jobs ----
+
+jobs::JobId AppController::submit(const std::string& slot, const std::string& name, Work work) {
+    // The slot's previous job is superseded: JobSystem cancels it and drops its messages; stop tracking it here.
+    for (auto it = m_job_info.begin(); it != m_job_info.end();)
+        it = it->second.slot == slot ? m_job_info.erase(it) : std::next(it);
+    jobs::JobId id = m_jobs.submit(slot, [work = std::move(work)](jobs::JobContext& ctx) -> std::any {
+        return std::any(work(ctx));
+    });
+    m_job_info[id] = {slot, name};
+    refresh_jobs();
+    changed();
+    return id;
+}
+
+void AppController::cancel_job(jobs::JobId id, bool by_user) {
+    auto it = m_job_info.find(id);
+    if (it == m_job_info.end()) return;
+    it->second.cancelled = true;
+    it->second.user_cancelled |= by_user;
+    m_jobs.cancel(id);
+    refresh_jobs();
+    changed();
+}
+
+void AppController::apply_message(jobs::JobMessage& m) {
+    auto it = m_job_info.find(m.id);
+    if (it == m_job_info.end()) return;  // superseded (JobSystem drops most of these itself)
+    const JobInfo info = it->second;
+    if (!m.final) {
+        if (auto* apply = std::any_cast<Apply>(&m.payload); apply && *apply && !info.cancelled) (*apply)();
+        return;
     }
+    m_job_info.erase(it);
+    if (m.status == jobs::JobStatus::done && !info.cancelled) {
+        if (auto* apply = std::any_cast<Apply>(&m.payload); apply && *apply) (*apply)();
+    } else if (m.status == jobs::JobStatus::failed && !info.cancelled) {
+        if (info.slot == "model") m_snap.model_state = ModelState::failed;
+        message(MessageLevel::error, info.name + " failed: " + m.error);
+    } else if (info.user_cancelled) {  // cancelled (or finished just as the user cancelled): dropped either way
+        if (info.slot == "model") m_snap.model_state = ModelState::none;
+        message(MessageLevel::info, info.name + ": cancelled");
+    }
+    changed();
+}
+
+void AppController::refresh_jobs() {
     std::vector<JobView> jobs;
-    for (const auto& p : m_jobs.running()) jobs.push_back({p.id, p.name, p.fraction, p.what});
+    for (const auto& [id, info] : m_job_info) {
+        if (info.cancelled) continue;
+        JobView v{id, info.name, 0, ""};
+        if (auto p = m_jobs.progress(id)) v.progress = p->fraction, v.what = p->item;
+        jobs.push_back(std::move(v));
+    }
     bool same = jobs.size() == m_snap.jobs.size();
     for (size_t i = 0; same && i < jobs.size(); ++i)
-        same = jobs[i].id == m_snap.jobs[i].id && jobs[i].progress == m_snap.jobs[i].progress && jobs[i].what == m_snap.jobs[i].what;
+        same = jobs[i].id == m_snap.jobs[i].id && jobs[i].progress == m_snap.jobs[i].progress &&
+               jobs[i].what == m_snap.jobs[i].what;
     if (!same) {
         m_snap.jobs = std::move(jobs);
         changed();
     }
+}
+
+void AppController::poll() {
+    for (jobs::JobMessage& m : m_jobs.drain()) apply_message(m);
+    refresh_jobs();
     if (m_rerun_at && m_now() >= *m_rerun_at) start_measured();
 }
 
-bool AppController::busy() const { return m_jobs.any_running() || m_rerun_at.has_value(); }
+bool AppController::busy() const { return !m_job_info.empty() || m_rerun_at.has_value(); }
 
 }  // namespace speculum::ui

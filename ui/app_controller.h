@@ -1,16 +1,19 @@
 // AppController: the Qt-free heart of the desktop app. It owns the current configuration, the opened model and
-// dataset, and the background jobs; it turns panel actions into state changes and jobs, drains the jobs' mailbox
-// once per frame, debounces measured re-runs (a newer one supersedes the stale one), and keeps the UiSnapshot the
-// panels draw from. The analytic ("modeled") view is recomputed synchronously on every config change.
+// dataset, and the background jobs (core/jobs JobSystem: one task_arena); it turns panel actions into state
+// changes and jobs, drains the jobs' mailbox once per frame, debounces measured re-runs (a newer one supersedes and
+// cancels the stale one), and keeps the UiSnapshot the panels draw from. The analytic ("modeled") view is
+// recomputed synchronously on every config change. The GUI thread never waits on a job.
 #pragma once
 
+#include "core/cancel.h"
+#include "core/jobs/job_system.h"
 #include "core/model/model.h"
 #include "ui/actions.h"
-#include "ui/background_jobs.h"
 #include "ui/snapshot.h"
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,16 +30,21 @@ public:
         std::shared_ptr<const model::Model> model;  // the opened target
         std::string dataset_path;                   // "" = none opened
         std::string task;                           // "" = every task
+        std::vector<double> rank_acceptance;        // the last measured acceptance by sibling rank (trees)
     };
-    // Runs one measured decode on a worker thread; `partial` streams intermediate views. Throws Cancelled.
-    using Measurer = std::function<MeasuredView(const MeasureRequest&, JobContext&,
+    // Runs one measured decode on a worker thread; `partial` streams intermediate views (each call posts a copy to
+    // the GUI). Throws Cancelled once `cancel` fires; any other exception becomes an error message.
+    using Measurer = std::function<MeasuredView(const MeasureRequest&, const CancelToken& cancel,
+                                                const ProgressFn& progress,
                                                 const std::function<void(const MeasuredView&)>& partial)>;
 
-    // `now` is injectable so tests can drive the debounce without sleeping.
-    explicit AppController(std::function<Clock::time_point()> now = {});
+    // `now` is injectable so tests can drive the debounce without sleeping; `jobs` sizes the worker arena.
+    explicit AppController(std::function<Clock::time_point()> now = {}, jobs::JobSystemOptions jobs = {});
+    ~AppController();
 
     void set_build(const BuildInfo& build);
-    // Wires a measuring engine (the speculative engine, #6). Without one, the measured panels say why they are empty.
+    // Wires a measuring engine (ui/engine_measurer: the real speculative engine). Without one, the measured panels
+    // say why they are empty.
     void set_measurer(Measurer measurer);
 
     // Handles a Qt-free action; returns false for actions the app shell must handle (dialogs, quit, messages).
@@ -57,11 +65,25 @@ public:
     void message(MessageLevel level, const std::string& text);
 
 private:
+    // A job's result (or streamed partial result) is a closure applied on the GUI thread when the mailbox drains.
+    // Jobs stream partial results with ctx.post(std::any(Apply{...})).
+    using Apply = std::function<void()>;
+    using Work  = std::function<Apply(jobs::JobContext&)>;
+    struct JobInfo {
+        std::string slot, name;
+        bool cancelled      = false;  // results are dropped (superseded by a new model, or by the user)
+        bool user_cancelled = false;  // the outcome is reported as "cancelled"
+    };
+
     void refresh_modeled();
     void refresh_notes();
     void schedule_rerun();
     void start_measured();
     void start_sweep(const ActionRunSweep& a);
+    jobs::JobId submit(const std::string& slot, const std::string& name, Work work);
+    void cancel_job(jobs::JobId id, bool by_user);
+    void apply_message(jobs::JobMessage& m);
+    void refresh_jobs();
     void changed() { ++m_revision; }
 
     std::function<Clock::time_point()> m_now;
@@ -69,8 +91,10 @@ private:
     std::shared_ptr<const model::Model> m_model;
     Measurer m_measurer;
     std::optional<Clock::time_point> m_rerun_at;
-    uint64_t m_revision = 1;
-    BackgroundJobs m_jobs;  // last member: destroyed (cancelled and joined) first
+    uint64_t m_revision    = 1;
+    bool m_measure_started = false;
+    std::map<jobs::JobId, JobInfo> m_job_info;  // submitted jobs whose final message has not been drained
+    jobs::JobSystem m_jobs;  // last member: destroyed (every job cancelled and finished) first
 };
 
 }  // namespace speculum::ui

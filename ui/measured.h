@@ -15,7 +15,14 @@ struct TokenPiece {
     std::string text;  // detokenized piece (may be empty or partial UTF-8 for byte tokens)
     int level  = 0;    // who proposed it: 0 = the target, i = draft level i
     TokenOrigin origin = TokenOrigin::accepted;
-    int step   = 0;    // target verification pass that committed it
+    int step   = 0;    // target verification pass that committed it (counted over the run's prompts)
+    int prompt = 0;    // index into MeasuredView::prompts
+};
+
+struct PromptView {
+    std::string id;    // dataset id ("code_completion-000") or "prompt"
+    std::string task;
+    std::string text;  // the prompt's text (its last few hundred bytes), or its token ids without a tokenizer
 };
 
 struct MeasuredView {
@@ -25,6 +32,12 @@ struct MeasuredView {
     std::vector<int64_t> rank_reached;       // [r]: tree nodes of sibling rank r whose parent was accepted
     std::vector<int64_t> rank_accepted;      // [r]: of those, accepted
     std::vector<TokenPiece> tokens;          // committed tokens in order
+    std::vector<PromptView> prompts;         // the prompts decoded so far (the last one may still stream)
+    int prompts_total = 0;                   // prompts this run decodes
+    std::string drafter;                     // the draft stack's name ("early exit @ layer 1")
+    std::string source;                      // where the prompts came from ("code_completion.jsonl, task ...")
+    int lossless_checked = 0;                // greedy prompts compared with the target's own output
+    int lossless_mismatches = 0;             // of those, prompts whose tokens differ (must stay 0)
     int64_t n_generated   = 0;
     int64_t n_steps       = 0;
     double tokens_per_s   = 0;  // speculative decode rate

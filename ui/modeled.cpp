@@ -61,8 +61,12 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
     }
     in.k = cfg.gamma;
     in.c = cfg.cost_ratio;
+    if (measured && measured->cost_ratio > 0) {  // level 1's measured draft pass / target step
+        in.c       = measured->cost_ratio;
+        v.c_source = "measured";
+    }
     if (!cfg.cascade.empty()) {
-        in.cascade.push_back({{cfg.alpha}, cfg.cost_ratio, cfg.gamma});
+        in.cascade.push_back({{cfg.alpha}, in.c, cfg.gamma});
         for (const auto& l : cfg.cascade) in.cascade.push_back({{l.alpha}, l.c, l.steps});
     }
     in.horizontal = cfg.horizontal;
@@ -105,7 +109,7 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         v.node_acceptance      = analytic::node_acceptance(v.tree, p);
         v.tree_expected_length = analytic::tree_expected_length(v.tree, p);
         for (int d : analytic::tree_depths(v.tree)) v.tree_depth = std::max(v.tree_depth, d);
-        v.tree_speedup = v.tree_expected_length / (1.0 + v.tree_depth * cfg.cost_ratio);
+        v.tree_speedup = v.tree_expected_length / (1.0 + v.tree_depth * in.c);
         std::vector<double> positions(size_t(cfg.gamma), in.alpha.back());
         for (size_t i = 0; i < positions.size() && i < in.alpha.size(); ++i) positions[i] = in.alpha[i];
         v.length_distribution = analytic::chain_length_distribution(positions);

@@ -26,6 +26,7 @@ struct ModeledView {
     analytic::PredictOutput output;
     std::string error;  // non-empty when the configuration cannot be evaluated (the message says which field)
     std::string alpha_source = "assumed";  // "assumed" (config.alpha) or "measured" (from the last run)
+    std::string c_source     = "assumed";  // "assumed" (config.cost_ratio) or "measured" (level 1 of the last run)
 
     analytic::TokenTree tree;             // the verification tree the config describes (a chain for mode chain)
     std::vector<double> node_acceptance;  // P(node on the accepted path), parallel to tree.parent

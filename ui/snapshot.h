@@ -57,6 +57,8 @@ struct UiSnapshot {
 
     bool measuring_available = false;  // a measuring engine is wired into this build
     std::optional<MeasuredView> measured;  // the latest measured run (streaming while !complete)
+    std::optional<AppConfig> measured_config;  // the configuration `measured` ran (may lag `config` after an edit)
+    int measured_runs = 0;                 // measured runs completed since start
     std::string measured_note;             // why there is no measured run, or its state
 
     std::optional<SweepView> sweep;  // the latest design-space sweep (streaming while rows_done < ys.size())

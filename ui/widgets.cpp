@@ -40,6 +40,16 @@ static void tag(const char* text, ImVec4 color) {
 void modeled_tag() { tag("modeled", ImVec4(0.95f, 0.75f, 0.35f, 1.0f)); }
 void measured_tag() { tag("measured", ImVec4(0.45f, 0.9f, 0.5f, 1.0f)); }
 
+void measured_status(const UiSnapshot& snap) {
+    if (!snap.measured) return;
+    const MeasuredView& r = *snap.measured;
+    if (!r.complete)
+        ImGui::TextDisabled("streaming: prompt %d of %d", int(r.prompts.size()), r.prompts_total);
+    else if (snap.measured_config && !(*snap.measured_config == snap.config))
+        ImGui::TextDisabled("measured with earlier settings (gamma %d, %s)",
+                            snap.measured_config->gamma, describe_draft(snap.measured_config->draft).c_str());
+}
+
 void help_marker(const char* text) {
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");

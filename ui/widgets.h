@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ui/measured.h"
+#include "ui/snapshot.h"
 
 #include <imgui.h>
 
@@ -18,6 +19,8 @@ void empty_state(const char* text);  // greyed, wrapped explanation of why a pan
 void modeled_tag();                  // small "modeled" badge on the current line
 void measured_tag();                 // small "measured" badge on the current line
 void help_marker(const char* text);  // "(?)" with a tooltip
+// One dim line about the measured run: which prompt streams, or that it ran an earlier configuration.
+void measured_status(const UiSnapshot& snap);
 
 ImU32 level_color(int level, float alpha = 1.0f);  // 0 = target, 1.. = draft levels
 ImU32 origin_color(TokenOrigin origin);

@@ -59,7 +59,7 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
     auto now = ui::AppController::Clock::now();
     ui::AppController c([&] { return now; });
     std::atomic<int> started{0}, cancelled{0};
-    c.set_measurer([&](const ui::AppController::MeasureRequest& req, ui::JobContext& ctx,
+    c.set_measurer([&](const ui::AppController::MeasureRequest& req, const CancelToken& cancel, const ProgressFn&,
                        const std::function<void(const ui::MeasuredView&)>& partial) {
         int n = ++started;
         ui::MeasuredView v;
@@ -67,7 +67,7 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
         partial(v);
         // The first run waits to be superseded; later ones finish at once.
         while (n == 1) {
-            if (ctx.cancel.cancelled()) {
+            if (cancel.cancelled()) {
                 ++cancelled;
                 throw Cancelled();
             }
@@ -89,13 +89,77 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
     now += ui::AppController::kDebounce;
     c.poll();
     ASSERT_TRUE(test::poll_until(c, [&] { return started == 1; }));
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value(); }))
+        << "the partial view streams in";
+    EXPECT_FALSE(c.snapshot().measured->complete);
+    EXPECT_EQ(c.snapshot().measured_config->gamma, 3);
 
     cfg.gamma = 5;
     c.set_config(cfg);
+    EXPECT_EQ(c.snapshot().config.gamma, 5) << "the edit applies at once; the stale run keeps going until superseded";
     now += ui::AppController::kDebounce * 2;
     ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured && c.snapshot().measured->complete; }));
-    EXPECT_EQ(cancelled, 1) << "the stale run was cancelled";
+    ASSERT_TRUE(test::poll_until(c, [&] { return cancelled == 1; })) << "the stale run was cancelled";
     EXPECT_EQ(started, 2);
     EXPECT_EQ(c.snapshot().measured->n_generated, 5) << "only the latest config's result is shown";
+    EXPECT_EQ(c.snapshot().measured_config->gamma, 5);
+    EXPECT_EQ(c.snapshot().measured_runs, 1) << "the superseded run never completed";
     EXPECT_EQ(c.snapshot().modeled.alpha_source, "assumed") << "no positions measured by the fake";
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    for (const auto& m : c.snapshot().messages) EXPECT_EQ(m.text.find("cancelled"), std::string::npos) << m.text;
+}
+
+TEST(AppController, UserCancelIsReportedAndFailureIsAMessage) {
+    ui::AppController c;
+    std::atomic<bool> fail{false};
+    c.set_measurer([&](const ui::AppController::MeasureRequest&, const CancelToken& cancel, const ProgressFn& progress,
+                       const std::function<void(const ui::MeasuredView&)>&) -> ui::MeasuredView {
+        if (fail) throw std::invalid_argument("spec.p_min: must be in [0, 1), got 1");
+        for (int i = 0;; ++i) {
+            cancel.throw_if_cancelled();
+            progress(0.5, "step " + std::to_string(i));
+            std::this_thread::sleep_for(1ms);
+        }
+    });
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    c.handle(ui::ActionRunMeasured{});
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.snapshot().jobs.empty() && c.snapshot().jobs[0].progress == 0.5; }))
+        << "progress reaches the snapshot (status bar)";
+    EXPECT_NE(c.snapshot().jobs[0].what.find("step"), std::string::npos);
+    c.handle(ui::ActionCancelJob{c.snapshot().jobs[0].id});
+    EXPECT_TRUE(c.snapshot().jobs.empty()) << "a cancelled job leaves the status bar at once";
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    EXPECT_EQ(c.snapshot().messages.back().text,
+              "Measuring " + ui::describe_draft(c.snapshot().config.draft) + ": cancelled");
+    EXPECT_FALSE(c.snapshot().measured.has_value());
+
+    fail = true;
+    c.handle(ui::ActionRunMeasured{});
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    EXPECT_EQ(c.snapshot().messages.back().level, ui::MessageLevel::error);
+    EXPECT_NE(c.snapshot().messages.back().text.find("failed: spec.p_min"), std::string::npos);
+}
+
+TEST(AppController, OpeningAnotherModelDropsTheRunningMeasurement) {
+    ui::AppController c;
+    std::atomic<int> runs{0};
+    c.set_measurer([&](const ui::AppController::MeasureRequest&, const CancelToken& cancel, const ProgressFn&,
+                       const std::function<void(const ui::MeasuredView&)>& partial) -> ui::MeasuredView {
+        ui::MeasuredView v;
+        v.n_generated = 7;
+        if (++runs > 1) return v;
+        partial(v);  // must not reach the snapshot of the next model
+        while (!cancel.cancelled()) std::this_thread::sleep_for(1ms);
+        throw Cancelled();
+    });
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    c.handle(ui::ActionRunMeasured{});
+    ASSERT_TRUE(test::poll_until(c, [&] { return runs == 1; }));
+    std::this_thread::sleep_for(20ms);  // the partial is in the mailbox now
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && c.snapshot().jobs.empty(); }));
+    EXPECT_FALSE(c.snapshot().measured.has_value()) << "a run on the previous model was dropped";
+    for (const auto& m : c.snapshot().messages) EXPECT_EQ(m.text.find("cancelled"), std::string::npos) << m.text;
 }

@@ -12,6 +12,7 @@ TEST(ConfigurationPanel, DrawsWithoutEmittingWhenUntouched) {
     ui::AppConfig cfg;
     cfg.gamma               = 7;
     cfg.alpha               = 0.65;
+    cfg.draft.kind          = drafts::DraftKind::self;
     cfg.draft.prune.ratio   = 0.3f;
     cfg.tree.mode           = ui::TreeMode::branching;
     cfg.cascade.push_back({});

@@ -1,8 +1,11 @@
-// Frame time while a sweep runs: the GUI thread only drains the mailbox and draws snapshots, so building a frame
-// stays far below the 50 ms budget even while a background sweep streams rows. Prints the figures.
+// Frame time while a sweep or a measured engine run runs: the GUI thread only drains the mailbox and draws
+// snapshots, so building a frame stays far below the 50 ms budget while background work streams results. Prints
+// the figures (noisy on a shared machine; p99 is asserted, not the max).
 #include "ui/ui_fixtures.h"
 
+#include "core/resources.h"
 #include "ui/dashboard.h"
+#include "ui/engine_measurer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -44,5 +47,49 @@ TEST(FrameTime, StaysUnder50msWhileSweepRuns) {
                 int(ms.size()), frames_while_running, sweeps, p50, p99, worst);
     EXPECT_GT(frames_while_running, 10);
     // p99 rather than the max: on a shared 2-core CI machine the scheduler can preempt any single frame.
+    EXPECT_LT(p99, 50.0) << "frame time budget";
+}
+
+// The same budget while the real engine measures the bundled target: token events stream into the snapshot through
+// the mailbox, the GUI thread only copies and draws them.
+TEST(FrameTime, StaysUnder50msWhileEngineMeasures) {
+    std::error_code ec;
+    auto res = resources_dir();
+    if (!res || !std::filesystem::exists(*res / kBundledTargetModel, ec)) GTEST_SKIP() << "bundled target not found";
+    test::HeadlessImGui im;
+    ui::AppController c;
+    c.set_measurer(ui::measure_with_engine);
+    ui::Dashboard dash;
+    ui::AppConfig cfg     = c.snapshot().config;
+    cfg.measure_tokens    = 24;
+    c.set_config(cfg);
+    c.open_model((*res / kBundledTargetModel).string());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    std::vector<double> ms;
+    int frames_while_running = 0;
+    auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::steady_clock::now() - start; };
+    while (elapsed() < std::chrono::milliseconds(1500) || c.snapshot().measured_runs == 0) {
+        if (elapsed() > std::chrono::seconds(60)) break;
+        if (!c.busy()) c.handle(ui::ActionRunMeasured{});
+        bool running = c.busy();
+        auto t0      = std::chrono::steady_clock::now();
+        c.poll();
+        im.begin_frame();
+        ui::UiActions actions;
+        dash.draw(c.snapshot(), actions);
+        im.end_frame();
+        for (auto& a : actions.queue) c.handle(a);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        frames_while_running += running;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a GUI waits for the next event here
+    }
+    ASSERT_GE(c.snapshot().measured_runs, 1);
+    ASSERT_TRUE(c.snapshot().measured->tokens.size() > 0);
+    std::sort(ms.begin(), ms.end());
+    double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100], worst = ms.back();
+    std::printf("frame build while measuring: %d frames (%d during %d measured runs), median %.2f ms, p99 %.2f ms, "
+                "max %.2f ms\n", int(ms.size()), frames_while_running, c.snapshot().measured_runs, p50, p99, worst);
+    EXPECT_GT(frames_while_running, 10);
     EXPECT_LT(p99, 50.0) << "frame time budget";
 }

@@ -25,6 +25,11 @@ TEST(SpeedupPanel, DrawsModeledMeasuredAndErrorStates) {
     snap.modeled  = ui::compute_modeled(snap.config, nullptr, nullptr, &*snap.measured);
     EXPECT_EQ(snap.modeled.alpha_source, "measured");
     EXPECT_DOUBLE_EQ(snap.modeled.input.alpha[0], 0.8);
+    EXPECT_EQ(snap.modeled.c_source, "assumed") << "the sample run measured no cost ratio";
+    snap.measured->cost_ratio = 0.3;
+    snap.modeled              = ui::compute_modeled(snap.config, nullptr, nullptr, &*snap.measured);
+    EXPECT_EQ(snap.modeled.c_source, "measured");
+    EXPECT_DOUBLE_EQ(snap.modeled.input.c, 0.3);
     EXPECT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     ui::AppConfig bad;
     bad.alpha = 1.5;

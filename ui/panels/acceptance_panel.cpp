@@ -63,19 +63,28 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     const MeasuredView* r = snap.measured ? &*snap.measured : nullptr;
     float h              = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 90) / (r && !r->rank_reached.empty() ? 3 : 2));
 
+    // The analytic expectation per position is the i.i.d. model: every position accepted with the same α — the
+    // assumed one, or once measured the pooled measured rate, so the bars show how acceptance depends on position.
+    double iid = snap.config.alpha;
+    if (r) {
+        int64_t reached = 0, accepted = 0;
+        for (size_t i = 0; i < r->pos_reached.size() && i < r->pos_accepted.size(); ++i)
+            reached += r->pos_reached[i], accepted += r->pos_accepted[i];
+        if (reached > 0) iid = double(accepted) / double(reached);
+    }
     ImGui::TextUnformatted("Acceptance per position: measured alpha_i (95% Wilson) vs");
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.92f, 0.7f, 0.3f, 1), "modeled");
+    ImGui::TextColored(ImVec4(0.92f, 0.7f, 0.3f, 1), "modeled i.i.d. alpha = %.2f (%s)", iid, r ? "pooled" : "assumed");
     BarSeries pos{{}, {}, {}, "positions"};
-    for (int i = 0; i < snap.config.gamma; ++i)
-        pos.modeled.push_back(m.input.alpha.empty() ? snap.config.alpha : m.input.alpha[std::min(size_t(i), m.input.alpha.size() - 1)]);
+    const size_t n_pos = std::max(size_t(snap.config.gamma), r ? r->pos_reached.size() : size_t(0));
+    pos.modeled.assign(n_pos, iid);
     if (r) {
         pos.measured = r->alpha();
         for (size_t i = 0; i < r->pos_reached.size(); ++i) pos.whiskers.push_back(wilson_interval(r->pos_accepted[i], r->pos_reached[i]));
     }
     bar_chart(pos, h);
 
-    ImGui::TextUnformatted("Accepted draft tokens per step (share of steps)");
+    ImGui::TextUnformatted("Accepted draft tokens per step (share of steps; modeled from the alpha_i in use)");
     BarSeries hist{{}, {}, {}, "histogram", 0};
     // The modeled distribution is over tokens per pass t = 1..k+1, i.e. accepted = t − 1.
     for (size_t t = 1; t < m.length_distribution.size(); ++t) hist.modeled.push_back(m.length_distribution[t]);
@@ -96,6 +105,7 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         bar_chart(rank, h);
     }
     if (!r) empty_state(snap.measured_note.c_str());
+    else measured_status(snap);
     ImGui::End();
 }
 

@@ -46,6 +46,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
         if (ImGui::InputText("draft GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
             d.model_path = buf, changed = true;
+        help_marker("Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.");
         return changed;
     }
     if (d.kind == drafts::DraftKind::maxgram) {
@@ -105,6 +106,13 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     }
     if (ImGui::CollapsingHeader("Verification tree")) changed |= edit_tree(cfg.tree);
     if (ImGui::CollapsingHeader("Cascade")) changed |= edit_cascade(cfg);
+    if (ImGui::CollapsingHeader("Measured run")) {
+        changed |= ImGui::SliderInt("new tokens", &cfg.measure_tokens, 1, 256);
+        help_marker("Tokens generated per prompt by the engine and by the plain baseline.");
+        changed |= ImGui::SliderInt("prompts", &cfg.measure_prompts, 1, 16);
+        help_marker("The first prompts of the open dataset (and task; Model and data) a measured run decodes. Every "
+                    "edit re-measures after 300 ms of quiet; the stale run is cancelled.");
+    }
     ImGui::PopItemWidth();
 
     for (const auto& p : snap.config_problems) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", p.c_str());

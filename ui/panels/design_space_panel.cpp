@@ -24,7 +24,8 @@ void pick(const char* label, E& value, const E (&options)[N], const char* (*name
             if (off) {
                 ImGui::EndDisabled();
                 if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-                    ImGui::SetTooltip("Needs measured sweeps (the speculative engine, #6): no formula predicts its acceptance.");
+                    ImGui::SetTooltip("Needs a measured sweep (speculum-cli sweep with the engine; not run from "
+                                      "the app yet): no formula predicts its acceptance.");
             }
         }
         ImGui::EndCombo();

@@ -21,28 +21,60 @@ void legend() {
     ImGui::TextDisabled("(underline = draft level)");
 }
 
-void token_stream(const std::vector<TokenPiece>& tokens, float height) {
-    ImGui::BeginChild("stream", ImVec2(0, height), true);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    float wrap     = ImGui::GetContentRegionAvail().x;
-    ImVec2 origin  = ImGui::GetCursorScreenPos();
-    float x = 0, y = 0, line = ImGui::GetTextLineHeightWithSpacing();
-    for (const auto& t : tokens) {
-        for (size_t start = 0; start <= t.text.size();) {
-            size_t nl         = t.text.find('\n', start);
-            std::string piece = t.text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+// Wrapped text runs drawn piece by piece (ImGui's own wrapping cannot colour single tokens).
+class StreamWriter {
+public:
+    StreamWriter() : m_origin(ImGui::GetCursorScreenPos()), m_wrap(ImGui::GetContentRegionAvail().x),
+                     m_line(ImGui::GetTextLineHeightWithSpacing()), m_dl(ImGui::GetWindowDrawList()) {}
+    // `underline` > 0: a line under the text in that draft level's colour.
+    void text(const std::string& s, ImU32 color, int underline = 0) {
+        for (size_t start = 0; start <= s.size();) {
+            size_t nl         = s.find('\n', start);
+            std::string piece = s.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
             float w           = ImGui::CalcTextSize(piece.c_str()).x;
-            if (x + w > wrap && x > 0) x = 0, y += line;
-            ImVec2 p(origin.x + x, origin.y + y);
-            dl->AddText(p, origin_color(t.origin), piece.c_str());
-            if (t.level > 0) dl->AddLine(ImVec2(p.x, p.y + line - 3), ImVec2(p.x + w, p.y + line - 3), level_color(t.level), 2);
-            x += w;
+            if (m_x + w > m_wrap && m_x > 0) newline();
+            ImVec2 p(m_origin.x + m_x, m_origin.y + m_y);
+            m_dl->AddText(p, color, piece.c_str());
+            if (underline > 0) {
+                const float y = p.y + m_line - 3;
+                m_dl->AddLine(ImVec2(p.x, y), ImVec2(p.x + w, y), level_color(underline), 2);
+            }
+            m_x += w;
             if (nl == std::string::npos) break;
-            x = 0, y += line, start = nl + 1;
+            newline();
+            start = nl + 1;
         }
     }
-    ImGui::Dummy(ImVec2(wrap, y + line));
-    if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - line) ImGui::SetScrollHereY(1.0f);  // follow the stream
+    void newline() { m_x = 0, m_y += m_line; }
+    bool at_line_start() const { return m_x == 0; }
+    void finish() { ImGui::Dummy(ImVec2(m_wrap, m_y + m_line)); }
+
+private:
+    ImVec2 m_origin;
+    float m_wrap, m_line, m_x = 0, m_y = 0;
+    ImDrawList* m_dl;
+};
+
+// Each prompt (dim, with its id) followed by the tokens committed after it, coloured by origin.
+void token_stream(const MeasuredView& r, float height) {
+    ImGui::BeginChild("stream", ImVec2(0, height), true);
+    StreamWriter out;
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    int prompt      = -1;
+    for (const auto& t : r.tokens) {
+        if (t.prompt != prompt) {
+            prompt = t.prompt;
+            if (prompt > 0) out.newline(), out.newline();
+            if (prompt >= 0 && size_t(prompt) < r.prompts.size()) {
+                out.text("[" + r.prompts[size_t(prompt)].id + "] ", dim);
+                out.text(r.prompts[size_t(prompt)].text, dim);
+            }
+        }
+        out.text(t.text, origin_color(t.origin), t.level);
+    }
+    out.finish();
+    if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - ImGui::GetTextLineHeightWithSpacing())
+        ImGui::SetScrollHereY(1.0f);  // follow the stream
     ImGui::EndChild();
 }
 
@@ -80,8 +112,10 @@ void LiveDecodePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     ImGui::Text("%lld tokens in %lld steps%s", static_cast<long long>(r.n_generated), static_cast<long long>(r.n_steps),
                 r.complete ? "" : " (streaming)");
     measured_tag();
+    measured_status(snap);
+    if (!r.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
     legend();
-    token_stream(r.tokens, std::max(60.0f, ImGui::GetContentRegionAvail().y - 90));
+    token_stream(r, std::max(60.0f, ImGui::GetContentRegionAvail().y - 90));
     ImGui::TextUnformatted("Step timeline (tokens committed per verification step)");
     timeline(r.tokens, int(r.n_steps));
     ImGui::End();

@@ -62,7 +62,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (o.timing && snap.profile_index >= 0) items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     if (snap.measured && snap.measured->speedup > 0) items.push_back({"measured", snap.measured->speedup, true});
 
-    ImGui::Text("alpha %s: %.3f", m.alpha_source.c_str(), m.input.alpha.empty() ? 0.0 : m.input.alpha.front());
+    ImGui::Text("alpha %s: %.3f, c %s: %.3f", m.alpha_source.c_str(),
+                m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c);
     ImGui::SameLine();
     ImGui::Text("  tokens per target pass: %.2f", o.expected_tokens);
     modeled_tag();
@@ -86,6 +87,12 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                     r.baseline_tps, r.speedup, r.mean_accepted_length(), format_bytes(uint64_t(r.bytes_per_token)).c_str(),
                     r.complete ? "" : " (streaming)");
         measured_tag();
+        if (r.cost_ratio > 0) ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.cost_ratio);
+        if (r.lossless_checked > 0)
+            ImGui::Text("lossless check: %d of %d greedy prompts identical to plain decoding",
+                        r.lossless_checked - r.lossless_mismatches, r.lossless_checked);
+        if (!r.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
+        measured_status(snap);
     } else {
         empty_state(snap.measured_note.c_str());
     }

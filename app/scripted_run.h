@@ -1,0 +1,44 @@
+// Scripted runs of the app (tests, documentation pictures): optionally wait for the first measured run, apply
+// --then-set changes as one ActionSetConfig (as a panel would), wait for the measured re-run of the final
+// configuration, print what was measured, then save a screenshot and/or finish. A timeout ends a stuck run.
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+
+class QTimer;
+
+namespace speculum::app {
+
+class MainWindow;
+
+class ScriptedRun : public QObject {
+    Q_OBJECT
+public:
+    struct Options {
+        QStringList then_set;        // KEY=VALUE changes applied once the first measured run has completed
+        bool wait_measured = false;  // finish only after the measured run of the final configuration
+        QString screenshot;          // save the window here (PNG) at the end; empty = none
+        int frames    = 3;           // idle frames before the screenshot
+        int timeout_s = 120;         // give up (exit code 3) after this long
+    };
+    ScriptedRun(MainWindow& window, Options options);
+    void start();
+
+signals:
+    void finished(int exit_code);
+
+private:
+    enum class Stage { first_measure, final_measure, screenshot, done };
+    void after_frame();
+    void finish(int code);
+
+    MainWindow& m_window;
+    Options m_options;
+    Stage m_stage     = Stage::done;
+    int m_base_runs   = 0;  // measured runs completed when the current stage began
+    bool m_finished   = false;
+    QTimer* m_timeout = nullptr;
+};
+
+}  // namespace speculum::app

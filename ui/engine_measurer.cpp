@@ -1,0 +1,246 @@
+// AppConfig -> SpecConfig, and one measured run: SpecEngine per prompt, TokenEvents -> TokenPieces, RunStats ->
+// MeasuredView, partial snapshots throttled for the GUI.
+#include "ui/engine_measurer.h"
+
+#include "core/engine/engine.h"
+#include "core/engine/session.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vocab.h"
+#include "core/resources.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+
+namespace speculum::ui {
+
+const char* const kBuiltinPrompt = "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n";
+
+namespace {
+
+constexpr auto kPartialEvery       = std::chrono::milliseconds(50);  // GUI refresh of a streaming run
+constexpr size_t kPromptTextBytes  = 400;                            // prompt text kept for the Live decode panel
+constexpr int32_t kFallbackIdCount = 8;                              // token-id prompt for models without tokenizer
+
+std::string bundled_draft_model() {
+    std::error_code ec;
+    if (auto res = resources_dir(); res && std::filesystem::exists(*res / kBundledDraftModel, ec))
+        return (*res / kBundledDraftModel).string();
+    return "";
+}
+
+// A separate-model level without a path uses the bundled draft model (it shares the bundled target's vocabulary).
+drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field) {
+    if (d.kind != drafts::DraftKind::model) return d;
+    if (!d.model_path.empty()) {
+        if (d.label.empty()) d.label = "model " + std::filesystem::path(d.model_path).filename().string();
+        return d;
+    }
+    d.model_path = bundled_draft_model();
+    if (d.model_path.empty())
+        throw std::invalid_argument(field + ".model_path: choose a draft GGUF (no bundled draft model found)");
+    if (d.label.empty()) d.label = "bundled draft model";
+    return d;
+}
+
+TokenOrigin origin_of(engine::TokenKind k) {
+    switch (k) {
+        case engine::TokenKind::accepted:
+            return TokenOrigin::accepted;
+        case engine::TokenKind::corrected:
+            return TokenOrigin::corrected;
+        case engine::TokenKind::bonus:
+            return TokenOrigin::bonus;
+    }
+    return TokenOrigin::accepted;
+}
+
+// Statistics of every finished prompt so far into the view (tokens and prompts are streamed separately).
+void fill_stats(MeasuredView& v, const engine::RunStats& s) {
+    v.pos_reached       = s.pos_reached;
+    v.pos_accepted      = s.pos_accepted;
+    v.accepted_len_hist = s.accepted_len_hist;
+    v.rank_reached.clear();
+    v.rank_accepted.clear();
+    for (size_t d = 0; d < s.rank_counts.offered.size(); ++d)  // pooled over depths, as Sequoia's p[r]
+        for (size_t r = 0; r < s.rank_counts.offered[d].size(); ++r) {
+            if (v.rank_reached.size() <= r) v.rank_reached.resize(r + 1), v.rank_accepted.resize(r + 1);
+            v.rank_reached[r] += s.rank_counts.offered[d][r];
+            if (r < s.rank_counts.accepted[d].size()) v.rank_accepted[r] += s.rank_counts.accepted[d][r];
+        }
+    v.n_steps         = s.n_steps;
+    v.tokens_per_s    = s.tokens_per_s;
+    v.baseline_tps    = s.baseline_tokens_per_s;
+    v.speedup         = s.speedup;
+    v.bytes_per_token = s.bytes_per_token;
+    v.cost_ratio      = s.levels.size() > 1 ? s.levels[1].cost_ratio : 0.0;
+}
+
+}  // namespace
+
+engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source) {
+    engine::SpecConfig s;
+    s.levels = {with_model_path(cfg.draft, "draft")};
+    if (s.levels[0].kind == drafts::DraftKind::self && s.levels[0].prune.method == drafts::PruneMethod::wanda &&
+        s.levels[0].prune.ratio > 0 && s.levels[0].prune.calibration.empty()) {
+        if (source.dataset.empty())
+            throw std::invalid_argument("draft.prune.method: Wanda needs calibration text: open a dataset");
+        s.levels[0].prune.calibration = source.dataset;  // ||X|| from the prompts the run decodes
+    }
+    s.gamma = {cfg.gamma};
+    for (size_t i = 0; i < cfg.cascade.size(); ++i) {
+        const CascadeLevelConfig& l = cfg.cascade[i];
+        const std::string field     = "cascade[" + std::to_string(i) + "]";
+        drafts::DraftSpec d;
+        d.kind = l.drafter;
+        if (d.kind == drafts::DraftKind::self) {
+            d.exit_layer = 0;  // the cheapest self-draft: the target's first layer
+            d.label      = "self: exit@0";
+        } else if (d.kind == drafts::DraftKind::model) {
+            d.model_path = cfg.draft.kind == drafts::DraftKind::model ? cfg.draft.model_path : "";
+            d            = with_model_path(d, field);
+        }
+        s.levels.push_back(d);
+        s.gamma.push_back(l.steps);
+    }
+    if (cfg.tree.mode != TreeMode::chain) {
+        if (!cfg.cascade.empty())
+            throw std::invalid_argument(
+                "tree: a verification tree takes one draft level; remove the cascade levels "
+                "or choose the chain");
+        s.verification = engine::Verification::tree;
+        if (cfg.tree.mode == TreeMode::branching) {
+            s.tree.kind      = engine::TreeKind::static_shape;
+            s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
+        } else {
+            s.tree.kind               = engine::TreeKind::sequoia;
+            s.tree.node_budget        = std::max(1, cfg.tree.budget - 1);  // the UI's budget counts the root
+            s.tree.max_depth          = cfg.tree.max_depth;
+            const bool measured       = cfg.tree.mode == TreeMode::optimal_measured && !source.rank_acceptance.empty();
+            std::vector<double> prior = measured ? source.rank_acceptance : cfg.tree.rank_acceptance;
+            if (prior.size() > 16) prior.resize(16);
+            if (!prior.empty()) s.tree.prior = prior;
+        }
+    }
+    s.sampling.temperature = cfg.temperature;
+    s.p_min                = cfg.p_min;
+    s.max_new_tokens       = cfg.measure_tokens;
+    s.max_prompts          = cfg.measure_prompts;
+    s.dataset              = source.dataset;
+    s.task                 = source.task;
+    if (s.dataset.empty()) s.prompt = kBuiltinPrompt;
+    s.baseline = true;
+    return s;
+}
+
+MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const CancelToken& cancel,
+                                 const ProgressFn& progress, const std::function<void(const MeasuredView&)>& partial) {
+    if (!req.model) throw std::invalid_argument("no model is open");
+    const model::Model& target = *req.model;
+    std::optional<model::Tokenizer> tok;
+    if (target.gguf()) {
+        try {
+            tok = model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf()));
+        } catch (const std::exception&) {
+            // no usable tokenizer: token-id prompts below
+        }
+    }
+    engine::SpecConfig cfg = spec_config_from_app(req.config, {req.dataset_path, req.task, req.rank_acceptance});
+    MeasuredView view;
+    if (!tok) {  // text cannot be encoded: a fixed token-id prompt, said so in the view
+        cfg.dataset.clear(), cfg.prompt.clear(), cfg.prompt_ids.clear();
+        for (int32_t i = 1; i <= std::min(kFallbackIdCount, target.hparams().n_vocab - 1); ++i)
+            cfg.prompt_ids.push_back(i);
+        view.source = "token ids 1.." + std::to_string(cfg.prompt_ids.size()) + " (the model has no tokenizer)";
+    } else if (cfg.dataset.empty()) {
+        view.source = "built-in prompt (open a dataset to choose prompts)";
+    } else {
+        view.source = std::filesystem::path(cfg.dataset).filename().string() +
+                      (cfg.task.empty() ? "" : ", task " + cfg.task) + ", first " + std::to_string(cfg.max_prompts);
+    }
+    cfg.validate(target.hparams().n_layer);
+    const std::vector<engine::RunPrompt> prompts = engine::resolve_prompts(cfg, tok ? &*tok : nullptr);
+    drafts::DrafterOptions dopts;
+    dopts.cancel = cancel;
+    if (tok) dopts.tokenize = [&tok](const std::string& t) { return tok->encode(t, false, false); };
+    if (progress)
+        dopts.progress = [&progress](double f, const std::string& what) {
+            progress(0.05 * f, "building the draft: " + what);
+        };
+    const auto stack   = engine::make_draft_stack(cfg, target, dopts);
+    view.drafter       = stack->name();
+    view.prompts_total = int(prompts.size());
+
+    using Clock    = std::chrono::steady_clock;
+    auto last_post = Clock::now();
+    engine::RunStats total;
+    const double n = double(prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        cancel.throw_if_cancelled();
+        const engine::RunPrompt& p = prompts[i];
+        PromptView pv{p.id, p.task, ""};
+        if (tok)
+            pv.text = tok->decode(p.tokens);
+        else
+            for (int32_t id : p.tokens) pv.text += (pv.text.empty() ? "" : " ") + std::to_string(id);
+        if (pv.text.size() > kPromptTextBytes) pv.text = "..." + pv.text.substr(pv.text.size() - kPromptTextBytes);
+        view.prompts.push_back(pv);
+
+        engine::SpecConfig pc = cfg;
+        pc.max_new_tokens     = p.max_new_tokens;
+        engine::SpecEngine eng(target, pc, stack);
+        const int step_offset = int(total.n_steps);
+        engine::FunctionSink sink([&](const engine::TokenEvent& e) {
+            view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">",
+                                   e.level, origin_of(e.kind), step_offset + e.step, int(i)});
+            ++view.n_generated;
+            view.n_steps = std::max<int64_t>(view.n_steps, step_offset + e.step + 1);
+            if (partial && Clock::now() - last_post >= kPartialEvery) {
+                partial(view);
+                last_post = Clock::now();
+            }
+        });
+        ProgressFn prog;
+        if (progress)
+            prog = [&](double f, const std::string& what) {
+                // The baseline runs after the speculative decode: each takes about half of a prompt's share.
+                progress(0.05 + 0.95 * (double(i) + 0.5 * f) / n,
+                         "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + ": " + what);
+            };
+        const engine::RunResult r = eng.run(p.tokens, cancel, prog, &sink);
+        if (r.cancelled) throw Cancelled();
+        engine::accumulate(total, r.stats);
+        if (r.stats.lossless_checked) {
+            ++view.lossless_checked;
+            view.lossless_mismatches += r.stats.lossless_mismatch >= 0;
+        }
+        fill_stats(view, total);
+        view.n_generated = total.n_generated;
+        if (progress) progress(0.05 + 0.95 * double(i + 1) / n, "prompt " + std::to_string(i + 1) + " done");
+        if (partial && i + 1 < prompts.size()) partial(view), last_post = Clock::now();
+    }
+    return view;
+}
+
+std::string summarize_measured(const MeasuredView& v, const AppConfig& cfg) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "speedup %.3fx (%.1f tokens/s, baseline %.1f), %.2f tokens per target pass, alpha_i",
+                  v.speedup, v.tokens_per_s, v.baseline_tps, v.mean_accepted_length());
+    std::string s = buf;
+    for (double a : v.alpha()) {
+        std::snprintf(buf, sizeof buf, " %.2f", a);
+        s += buf;
+    }
+    s += ", gamma " + std::to_string(cfg.gamma) + ", " + std::to_string(v.prompts.size()) +
+         (v.prompts.size() == 1 ? " prompt, " : " prompts, ") + std::to_string(v.n_generated) + " tokens in " +
+         std::to_string(v.n_steps) + " steps, draft " + v.drafter;
+    if (v.lossless_checked > 0)
+        s += ", lossless on " + std::to_string(v.lossless_checked - v.lossless_mismatches) + "/" +
+             std::to_string(v.lossless_checked) + " prompts";
+    return s;
+}
+
+}  // namespace speculum::ui
