@@ -46,9 +46,9 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     }
     if (maxgram) {
         const auto& mg = p.level1.maxgram;
+        const bool bigram = mg.bigram_fill && !p.level1.bigram_corpus.empty();
         s.cannot_express.push_back("Max-Gram's match lengths (" + std::to_string(mg.min_match) + ".." +
-                                   std::to_string(mg.max_match) + " tokens)" +
-                                   (mg.bigram_fill ? " and its bigram fill" : ""));
+                                   std::to_string(mg.max_match) + " tokens)" + (bigram ? " and its bigram fill" : ""));
         s.fallbacks.push_back("llama.cpp's own n-gram drafting (server: --spec-type ngram-simple; one-shot: "
                               "llama-lookup with its fixed 1..4-token n-grams)");
         s.notes.push_back("--spec-type needs a llama.cpp build from 2026 or later; older servers have no n-gram "
@@ -58,16 +58,17 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         s.notes.push_back("sampled runs: llama.cpp drafts greedily and accepts a draft token when the target's sample "
                           "equals it; the output follows the target's distribution, but acceptance differs from "
                           "Speculum's rejection sampling");
-    s.notes.push_back("--draft-p-min is always written: llama.cpp's default (0.75 or more, by version) would "
-                      "otherwise stop drafts that Speculum continued");
+    if (!maxgram)
+        s.notes.push_back("--draft-p-min is always written: llama.cpp's default (0.75 or more, by version) would "
+                          "otherwise stop drafts that Speculum continued");
     s.notes.push_back("flags as in llama.cpp's common/arg.cpp (--draft-max/--draft-min/--draft-p-min); newer builds "
-                      "also accept --spec-draft-n-max/-n-min/-p-min");
+                      "may name them --spec-draft-n-max/-n-min/-p-min");
     s.draft_file         = maxgram ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "llama.cpp");
-    const std::string draft_flags = "--draft-max " + std::to_string(gamma) + " --draft-min 0 --draft-p-min " +
-                                    num(maxgram ? 0.0 : cfg.p_min);
+    const std::string draft_flags =
+        "--draft-max " + std::to_string(gamma) + " --draft-min 0" + (maxgram ? "" : " --draft-p-min " + num(cfg.p_min));
     std::vector<std::string> server{"-m " + shell_quote(p.target)};
     if (maxgram)
         server.push_back("--spec-type ngram-simple");

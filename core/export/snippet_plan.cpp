@@ -49,6 +49,26 @@ TreePlan tree_plan(const engine::SpecConfig& cfg) {
     return t;
 }
 
+// What the exported draft GGUF holds, in the terms a reader of the engine's docs knows.
+std::string gguf_contents(const drafts::DraftSpec& d, int32_t n_layer) {
+    std::vector<std::string> parts;
+    if (d.prune.ratio > 0.0f) parts.push_back("pruned weights stored as zeros");
+    if (d.weight_trunc_bits > 0 || d.weight_format == drafts::WeightFormat::bf16)
+        parts.push_back("BF16 weights (ggml type 30)" +
+                        (d.weight_trunc_bits > 0 ? " with " + std::to_string(d.weight_trunc_bits) + " mantissa bits cleared"
+                                                 : std::string()));
+    if (d.weight_format == drafts::WeightFormat::q8_0) parts.push_back("Q8_0 weights (ggml type 8)");
+    if (d.weight_format == drafts::WeightFormat::mxfp4) parts.push_back("MXFP4 weights (ggml type 39)");
+    if (d.exit_layer >= 0)
+        parts.push_back("the first " + std::to_string(d.exit_layer + 1) + " layers" +
+                        (n_layer > 0 ? " of " + std::to_string(n_layer) : std::string()) + " (block_count " +
+                        std::to_string(d.exit_layer + 1) + ")");
+    if (!d.skip_attn.empty() || !d.skip_ffn.empty()) parts.push_back("every sublayer (skip sets dropped)");
+    std::string s;
+    for (size_t i = 0; i < parts.size(); ++i) s += (i ? std::string(", ") : std::string()) + parts[i];
+    return s;
+}
+
 bool gguf_transforms(const drafts::DraftSpec& d) {
     return d.prune.ratio > 0.0f || d.weight_trunc_bits > 0 || d.weight_format != drafts::WeightFormat::same ||
            d.exit_layer >= 0;
@@ -107,9 +127,8 @@ Plan make_plan(const Manifest& m, const SnippetOptions& o) {
                 p.draft_file = o.draft;
             }
             p.draft_is_export = true;
-            p.notes.push_back("the level-1 self-draft (" + describe(d) + ") is a standalone GGUF with the target's "
-                              "tokenizer: pruned weights are zeros, truncated mantissas stay BF16, Q8_0 and MXFP4 keep "
-                              "ggml's tensor types (8 and 39), early exit keeps the first layers");
+            p.notes.push_back("the draft file is the level-1 self-draft as a standalone GGUF with the target's "
+                              "tokenizer: " + gguf_contents(d, m.model.n_layer));
         } else {
             p.draft_file = p.target;
             p.notes.push_back("the level-1 draft is the target itself (an identity self-draft): expect no speedup");

@@ -36,20 +36,21 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
         args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
         args.push_back("--speculative-ngram-min-match-window-size " + std::to_string(mg.min_match));
         args.push_back("--speculative-ngram-max-match-window-size " + std::to_string(mg.max_match));
-        if (mg.bigram_fill) {
+        if (mg.bigram_fill && !p.level1.bigram_corpus.empty()) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("SGLang's n-gram cache only");
         }
-        s.notes.push_back("SGLang's NGRAM drafting runs on CUDA only");
+        s.notes.push_back("SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
+                          "changed between versions: check yours");
     } else {
         args.push_back("--speculative-algorithm STANDALONE");
         args.push_back("--speculative-draft-model-path " + shell_quote(p.draft_file));
         args.push_back("--speculative-num-steps " + std::to_string(steps));
         args.push_back("--speculative-eagle-topk " + std::to_string(topk));
         args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
-        s.notes.push_back("SGLang loads the draft like any model: a GGUF file only where its GGUF loader supports the "
-                          "architecture; otherwise convert the draft to a checkpoint SGLang reads");
     }
+    s.notes.push_back("SGLang reads GGUF files (the target and the draft) only where its GGUF loader supports the "
+                      "architecture; otherwise convert them to checkpoints SGLang reads");
     if (cfg.context.n_ctx > 0) args.push_back("--context-length " + std::to_string(cfg.context.n_ctx));
     const model::SamplerConfig& sp = cfg.sampling;
     s.notes.push_back("sampling is per request: \"sampling_params\": {" +

@@ -33,7 +33,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         c["num_speculative_tokens"] = gamma;
         c["prompt_lookup_max"]      = mg.max_match;
         c["prompt_lookup_min"]      = mg.min_match;
-        if (mg.bigram_fill) {
+        if (mg.bigram_fill && !p.level1.bigram_corpus.empty()) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("prompt lookup only (method \"ngram\")");
         }
@@ -42,9 +42,10 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         c["model"]                      = p.draft_file;
         c["num_speculative_tokens"]     = gamma;
         c["draft_tensor_parallel_size"] = 1;
-        s.notes.push_back("vLLM loads the draft like any model: a GGUF file only through its experimental GGUF "
-                          "loader (Llama-family architectures); otherwise convert the draft to a checkpoint vLLM reads");
     }
+    s.notes.push_back("vLLM reads GGUF files (the target and the draft) only through its experimental GGUF loader "
+                      "(Llama-family architectures, --tokenizer of the original model); otherwise convert them to "
+                      "checkpoints vLLM reads");
     const model::SamplerConfig& sp = cfg.sampling;
     s.notes.push_back("sampling is per request: SamplingParams(" +
                       (cfg.greedy() ? std::string("temperature=0")
