@@ -166,6 +166,9 @@ std::optional<PredictedFigures> predict_from_measured(const MeasuredFigures& m, 
     p.alpha           = alpha;
     p.cost_ratio      = in.c;
     p.basis = "chain EWIF at gamma " + std::to_string(in.k) + " from the measured alpha per position and level-1 c";
+    if (cfg.p_min > 0.0f) p.basis += "; drafts cut short by p_min are not modeled";
+    if (cfg.levels.size() > 1 || !cfg.k_matrix.empty()) p.basis += "; level 1 alone (the cascade is not modeled)";
+    if (cfg.verification == engine::Verification::tree) p.basis += "; as a chain (the tree is not modeled)";
     return p;
 }
 

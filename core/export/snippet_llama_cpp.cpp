@@ -93,7 +93,8 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         }
     }
     for (const auto& f : common_flags(cfg, !maxgram)) one.push_back(f);
-    one.push_back("-n " + std::to_string(cfg.max_new_tokens) + " -p " + shell_quote(o.prompt));
+    const std::string prompt = !o.prompt.empty() ? o.prompt : !cfg.prompt.empty() ? cfg.prompt : "PROMPT";
+    one.push_back("-n " + std::to_string(cfg.max_new_tokens) + " -p " + shell_quote(prompt));
     s.text += "\n# one-shot command line (llama.cpp examples)\n";
     append_lines(s.text, one, program);
     return s;
