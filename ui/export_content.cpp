@@ -88,36 +88,60 @@ std::string sweep_csv(const SweepView& s) {
 
 const char* export_format_name(ExportFormat f) {
     switch (f) {
-        case ExportFormat::manifest: return "Manifest (JSON)";
-        case ExportFormat::llama_cpp: return "llama.cpp flags";
-        case ExportFormat::vllm: return "vLLM speculative_config";
-        case ExportFormat::sglang: return "SGLang flags";
-        case ExportFormat::report: return "Report (JSON)";
-        case ExportFormat::csv: return "Sweep results (CSV)";
-        case ExportFormat::svg_acceptance: return "Acceptance plot (SVG)";
-        case ExportFormat::svg_speedup: return "Speedup plot (SVG)";
-        case ExportFormat::svg_heatmap: return "Design-space heatmap (SVG)";
-        case ExportFormat::png_acceptance: return "Acceptance plot (PNG)";
-        case ExportFormat::png_speedup: return "Speedup plot (PNG)";
-        case ExportFormat::png_heatmap: return "Design-space heatmap (PNG)";
+        case ExportFormat::manifest:
+            return "Manifest (JSON)";
+        case ExportFormat::llama_cpp:
+            return "llama.cpp flags";
+        case ExportFormat::vllm:
+            return "vLLM speculative_config";
+        case ExportFormat::sglang:
+            return "SGLang flags";
+        case ExportFormat::report:
+            return "Report (JSON)";
+        case ExportFormat::csv:
+            return "Sweep results (CSV)";
+        case ExportFormat::svg_acceptance:
+            return "Acceptance plot (SVG)";
+        case ExportFormat::svg_speedup:
+            return "Speedup plot (SVG)";
+        case ExportFormat::svg_heatmap:
+            return "Design-space heatmap (SVG)";
+        case ExportFormat::png_acceptance:
+            return "Acceptance plot (PNG)";
+        case ExportFormat::png_speedup:
+            return "Speedup plot (PNG)";
+        case ExportFormat::png_heatmap:
+            return "Design-space heatmap (PNG)";
     }
     return "?";
 }
 
 const char* export_default_file(ExportFormat f) {
     switch (f) {
-        case ExportFormat::manifest: return "speculum-manifest.json";
-        case ExportFormat::llama_cpp: return "speculum-llama-cpp.sh";
-        case ExportFormat::vllm: return "speculum-vllm.sh";
-        case ExportFormat::sglang: return "speculum-sglang.sh";
-        case ExportFormat::report: return "speculum-report.json";
-        case ExportFormat::csv: return "speculum-sweep.csv";
-        case ExportFormat::svg_acceptance: return "speculum-acceptance.svg";
-        case ExportFormat::svg_speedup: return "speculum-speedup.svg";
-        case ExportFormat::svg_heatmap: return "speculum-heatmap.svg";
-        case ExportFormat::png_acceptance: return "speculum-acceptance.png";
-        case ExportFormat::png_speedup: return "speculum-speedup.png";
-        case ExportFormat::png_heatmap: return "speculum-heatmap.png";
+        case ExportFormat::manifest:
+            return "speculum-manifest.json";
+        case ExportFormat::llama_cpp:
+            return "speculum-llama-cpp.sh";
+        case ExportFormat::vllm:
+            return "speculum-vllm.sh";
+        case ExportFormat::sglang:
+            return "speculum-sglang.sh";
+        case ExportFormat::report:
+            return "speculum-report.json";
+        case ExportFormat::csv:
+            return "speculum-sweep.csv";
+        case ExportFormat::svg_acceptance:
+            return "speculum-acceptance.svg";
+        case ExportFormat::svg_speedup:
+            return "speculum-speedup.svg";
+        case ExportFormat::svg_heatmap:
+            return "speculum-heatmap.svg";
+        case ExportFormat::png_acceptance:
+            return "speculum-acceptance.png";
+        case ExportFormat::png_speedup:
+            return "speculum-speedup.png";
+        case ExportFormat::png_heatmap:
+            return "speculum-heatmap.png";
     }
     return "speculum-export.txt";
 }
@@ -128,37 +152,40 @@ bool export_format_binary(ExportFormat f) {
 
 engine::SpecConfig spec_config_from_app(const AppConfig& cfg, std::vector<std::string>& notes) {
     engine::SpecConfig s;
-    s.levels                = {cfg.draft};
-    s.gamma                 = {cfg.gamma};
-    s.p_min                 = cfg.p_min;
-    s.sampling.temperature  = cfg.temperature;
-    const bool tree         = cfg.tree.mode != TreeMode::chain;
+    s.levels               = {cfg.draft};
+    s.gamma                = {cfg.gamma};
+    s.p_min                = cfg.p_min;
+    s.sampling.temperature = cfg.temperature;
+    const bool tree        = cfg.tree.mode != TreeMode::chain;
     if (!cfg.cascade.empty() && tree)
         notes.push_back("the editor's cascade levels are left out: a tree takes exactly one draft level");
     for (size_t i = 0; i < cfg.cascade.size() && !tree; ++i) {
         const CascadeLevelConfig& l = cfg.cascade[i];
         if (l.drafter == drafts::DraftKind::model) {
-            notes.push_back("cascade level " + std::to_string(i + 2) + " (a separate model) has no model file in "
+            notes.push_back("cascade level " + std::to_string(i + 2) +
+                            " (a separate model) has no model file in "
                             "the editor: it and the levels below it are left out");
             break;
         }
         drafts::DraftSpec d;
         d.kind = l.drafter;
         if (l.drafter == drafts::DraftKind::self)
-            notes.push_back("cascade level " + std::to_string(i + 2) + ": the editor sets only its kind; it is "
-                            "exported as an identity self-draft (edit config.levels[" + std::to_string(i + 1) +
-                            "] in the manifest)");
+            notes.push_back("cascade level " + std::to_string(i + 2) +
+                            ": the editor sets only its kind; it is "
+                            "exported as an identity self-draft (edit config.levels[" +
+                            std::to_string(i + 1) + "] in the manifest)");
         s.levels.push_back(d);
         s.gamma.push_back(l.steps);
         if (l.drafter == drafts::DraftKind::maxgram) break;  // Max-Gram reviews nothing: it is the last level
     }
     if (!cfg.horizontal.empty())
-        notes.push_back("the horizontal split of the draft positions is an analytic what-if in the editor; the "
-                        "manifest keeps the vertical chain");
+        notes.push_back(
+            "the horizontal split of the draft positions is an analytic what-if in the editor; the "
+            "manifest keeps the vertical chain");
     if (cfg.tree.mode == TreeMode::branching) {
-        s.verification    = engine::Verification::tree;
-        s.tree.kind       = engine::TreeKind::static_shape;
-        s.tree.branching  = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
+        s.verification   = engine::Verification::tree;
+        s.tree.kind      = engine::TreeKind::static_shape;
+        s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
     } else if (tree) {
         s.verification     = engine::Verification::tree;
         s.tree.kind        = engine::TreeKind::sequoia;
@@ -209,7 +236,7 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
     ExportDocument doc;
     try {
         const exporting::Manifest m = manifest_from_snapshot(snap, model_sha256, doc.notes);
-        auto need_model = [&] {
+        auto need_model             = [&] {
             if (!snap.model) throw std::invalid_argument("open a model first: the export names its target file");
         };
         exporting::Plot plot;
@@ -227,14 +254,16 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                                             : f == ExportFormat::vllm    ? exporting::Engine::vllm
                                                                          : exporting::Engine::sglang;
                 exporting::SnippetOptions so;
-                so.manifest_path = export_default_file(ExportFormat::manifest);
+                so.manifest_path                 = export_default_file(ExportFormat::manifest);
                 const exporting::EngineSnippet s = exporting::make_snippet(e, m, so);
-                doc.text = s.text;
-                for (const auto& c : s.cannot_express) doc.notes.push_back(std::string(exporting::engine_name(e)) + " cannot express: " + c);
+                doc.text                         = s.text;
+                for (const auto& c : s.cannot_express)
+                    doc.notes.push_back(std::string(exporting::engine_name(e)) + " cannot express: " + c);
                 for (const auto& fb : s.fallbacks) doc.notes.push_back("falls back to: " + fb);
                 if (s.needs_draft_export)
                     doc.notes.push_back("write the draft GGUF with: speculum-cli export --format draft-gguf --config " +
-                                        std::string(export_default_file(ExportFormat::manifest)) + " -o " + s.draft_file);
+                                        std::string(export_default_file(ExportFormat::manifest)) + " -o " +
+                                        s.draft_file);
                 return doc;
             }
             case ExportFormat::report:
@@ -247,7 +276,9 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                 doc.text = sweep_csv(*snap.sweep);
                 return doc;
             case ExportFormat::svg_acceptance:
-            case ExportFormat::png_acceptance: plot = exporting::acceptance_plot(acceptance(snap)); break;
+            case ExportFormat::png_acceptance:
+                plot = exporting::acceptance_plot(acceptance(snap));
+                break;
             case ExportFormat::svg_speedup:
             case ExportFormat::png_speedup:
                 plot = exporting::speedup_plot(speedup_bars(snap), describe_draft(snap.config.draft));

@@ -28,13 +28,14 @@ enum class ExportFormat {
     png_heatmap,
 };
 inline constexpr ExportFormat kExportFormats[] = {
-    ExportFormat::manifest,       ExportFormat::llama_cpp,      ExportFormat::vllm,          ExportFormat::sglang,
-    ExportFormat::report,         ExportFormat::csv,            ExportFormat::svg_acceptance, ExportFormat::svg_speedup,
-    ExportFormat::svg_heatmap,    ExportFormat::png_acceptance, ExportFormat::png_speedup,    ExportFormat::png_heatmap};
+    ExportFormat::manifest,       ExportFormat::llama_cpp,   ExportFormat::vllm,
+    ExportFormat::sglang,         ExportFormat::report,      ExportFormat::csv,
+    ExportFormat::svg_acceptance, ExportFormat::svg_speedup, ExportFormat::svg_heatmap,
+    ExportFormat::png_acceptance, ExportFormat::png_speedup, ExportFormat::png_heatmap};
 
-const char* export_format_name(ExportFormat f);       // shown in the picker, e.g. "vLLM speculative_config"
-const char* export_default_file(ExportFormat f);      // e.g. "speculum-manifest.json"
-bool export_format_binary(ExportFormat f);            // PNG: bytes, no text preview, no clipboard
+const char* export_format_name(ExportFormat f);   // shown in the picker, e.g. "vLLM speculative_config"
+const char* export_default_file(ExportFormat f);  // e.g. "speculum-manifest.json"
+bool export_format_binary(ExportFormat f);        // PNG: bytes, no text preview, no clipboard
 
 struct ExportDocument {
     std::string text;                // text formats: the document; PNG: a description of the image

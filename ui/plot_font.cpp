@@ -36,8 +36,12 @@ bool ImGuiGlyphSource::glyph(uint32_t codepoint, Glyph& out) const {
     return true;
 }
 
-float ImGuiGlyphSource::pixel_size() const { return m_font->FontSize; }
-float ImGuiGlyphSource::ascent() const { return m_font->Ascent; }
+float ImGuiGlyphSource::pixel_size() const {
+    return m_font->FontSize;
+}
+float ImGuiGlyphSource::ascent() const {
+    return m_font->Ascent;
+}
 
 const exporting::GlyphSource& plot_glyphs() {
     static const ImGuiGlyphSource glyphs;

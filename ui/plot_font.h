@@ -24,8 +24,8 @@ public:
 
 private:
     std::unique_ptr<ImFontAtlas> m_atlas;
-    ImFont* m_font            = nullptr;
-    unsigned char* m_pixels   = nullptr;  // (m_height, m_width) alpha, owned by the atlas
+    ImFont* m_font          = nullptr;
+    unsigned char* m_pixels = nullptr;  // (m_height, m_width) alpha, owned by the atlas
     int m_width = 0, m_height = 0;
 };
 

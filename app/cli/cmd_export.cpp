@@ -102,8 +102,9 @@ exporting::Plot make_plot(const Args& args, const exporting::Manifest& m) {
     if (heat) {
         const auto rows = query_rows(args);
         if (!args.has("x") || !args.has("y"))
-            throw UsageError("the heatmap needs --x and --y: JSON pointers into the stored configurations, e.g. "
-                             "--x /gamma/0 --y /levels/0/prune/ratio");
+            throw UsageError(
+                "the heatmap needs --x and --y: JSON pointers into the stored configurations, e.g. "
+                "--x /gamma/0 --y /levels/0/prune/ratio");
         const std::string metric = args.value_or("metric", store::speedup_metric(rows));
         exporting::HeatmapData d;
         try {
@@ -155,8 +156,9 @@ int cmd_export(int argc, char** argv) {
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Export a chosen configuration for deployment (manifest, draft GGUF, engine "
-                               "snippets) and its results as reports (CSV, JSON, SVG, PNG).")
+        std::cout << args.help(
+                         "Export a chosen configuration for deployment (manifest, draft GGUF, engine "
+                         "snippets) and its results as reports (CSV, JSON, SVG, PNG).")
                   << "\n"
                   << kExportHelp << "\n";
         return 0;
@@ -166,7 +168,8 @@ int cmd_export(int argc, char** argv) {
     const auto out           = args.value("out");
     const int threads        = static_cast<int>(args.int_or("threads", 0, 0, 4096));
     std::unique_ptr<tbb::global_control> limit;
-    if (threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
+    if (threads > 0)
+        limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
     if (format == "csv") {
         const auto rows = query_rows(args);
@@ -177,20 +180,20 @@ int cmd_export(int argc, char** argv) {
     }
     const bool heatmap = (format == "svg" || format == "png") && args.value_or("plot", "") == "heatmap";
     const auto engine  = exporting::parse_engine(format);
-    const bool known = engine || heatmap || format == "manifest" || format == "draft-gguf" || format == "report" ||
+    const bool known   = engine || heatmap || format == "manifest" || format == "draft-gguf" || format == "report" ||
                        format == "svg" || format == "png";
     if (!known) throw UsageError("--format: unknown format '" + format + "' (one of: " + kFormats + ")");
     if ((format == "draft-gguf" || format == "png") && !out) throw UsageError("--format " + format + " needs -o FILE");
 
     ExportInputOptions io;
-    io.config      = args.value_or("config", "");
-    io.model       = args.value_or("model", "");
-    io.run_report  = args.value_or("run-report", "");
-    io.hardware    = args.value_or("hardware", "");
-    io.name        = args.value_or("name", "");
-    io.need_target = format == "manifest" || format == "draft-gguf";
-    io.hash        = format == "manifest" && !args.has("no-hash");
-    const ExportInputs in = heatmap ? ExportInputs{} : load_export_inputs(io);
+    io.config                    = args.value_or("config", "");
+    io.model                     = args.value_or("model", "");
+    io.run_report                = args.value_or("run-report", "");
+    io.hardware                  = args.value_or("hardware", "");
+    io.name                      = args.value_or("name", "");
+    io.need_target               = format == "manifest" || format == "draft-gguf";
+    io.hash                      = format == "manifest" && !args.has("no-hash");
+    const ExportInputs in        = heatmap ? ExportInputs{} : load_export_inputs(io);
     const exporting::Manifest& m = in.manifest;
 
     if (format == "manifest") {
@@ -217,7 +220,7 @@ int cmd_export(int argc, char** argv) {
         return 0;
     }
     if (format == "draft-gguf") {
-        const int64_t level = args.int_or("level", 1, 1, int64_t(m.config.levels.size()));
+        const int64_t level           = args.int_or("level", 1, 1, int64_t(m.config.levels.size()));
         const drafts::DraftSpec& spec = m.config.levels[size_t(level - 1)];
         const model::Model target     = model::Model::load(in.target_path);
         exporting::DraftExportOptions eo;
@@ -251,8 +254,9 @@ int cmd_export(int argc, char** argv) {
     std::cout << "wrote PNG plot (" << plot.width << "x" << plot.height << "): " << *out << "\n";
     return 0;
 #else
-    throw std::runtime_error("PNG text needs the ui library's font, and this speculum-cli was built without it "
-                             "(SPECULUM_BUILD_APP=OFF); export --format svg instead");
+    throw std::runtime_error(
+        "PNG text needs the ui library's font, and this speculum-cli was built without it "
+        "(SPECULUM_BUILD_APP=OFF); export --format svg instead");
 #endif
 }
 

@@ -11,10 +11,10 @@ namespace speculum::cli {
 
 struct ExportInputs {
     exporting::Manifest manifest;
-    bool from_manifest = false;       // --config named a manifest (else a SpecConfig made into one)
-    std::string config_path;          // as given
-    std::string target_path;          // the target file ("" when it was not needed and not found)
-    nlohmann::json run_report;        // --run-report's JSON, null when none
+    bool from_manifest = false;  // --config named a manifest (else a SpecConfig made into one)
+    std::string config_path;     // as given
+    std::string target_path;     // the target file ("" when it was not needed and not found)
+    nlohmann::json run_report;   // --run-report's JSON, null when none
 };
 
 struct ExportInputOptions {

@@ -9,8 +9,8 @@
 
 namespace speculum::exporting {
 
-DraftExportResult export_draft_gguf(const model::Model& target, const drafts::DraftSpec& spec_in, const std::string& path,
-                                    const DraftExportOptions& options) {
+DraftExportResult export_draft_gguf(const model::Model& target, const drafts::DraftSpec& spec_in,
+                                    const std::string& path, const DraftExportOptions& options) {
     namespace fs = std::filesystem;
     spec_in.validate(target.hparams().n_layer);
     DraftExportResult r;
@@ -18,8 +18,9 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
     r.description = spec_in.label.empty() ? spec_in.describe() : spec_in.label + " = " + spec_in.describe();
     switch (spec_in.kind) {
         case drafts::DraftKind::maxgram:
-            throw std::invalid_argument("a Max-Gram draft is statistical and has no model to write as GGUF (the engine "
-                                        "snippets use the engine's own n-gram drafting instead)");
+            throw std::invalid_argument(
+                "a Max-Gram draft is statistical and has no model to write as GGUF (the engine "
+                "snippets use the engine's own n-gram drafting instead)");
         case drafts::DraftKind::model: {
             // Already a GGUF the engines load: the export is a copy, so the deployment folder is self-contained.
             const model::Model d = model::Model::load(spec_in.model_path, {}, options.drafter.cancel);
@@ -29,7 +30,8 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
             r.file_bytes = fs::file_size(path);
             return r;
         }
-        case drafts::DraftKind::self: break;
+        case drafts::DraftKind::self:
+            break;
     }
     drafts::DraftSpec spec = spec_in;
     const bool skips       = !spec.skip_attn.empty() || !spec.skip_ffn.empty();
@@ -49,8 +51,8 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
     }
     const bool wanda                    = spec.prune.ratio > 0.0f && spec.prune.method == drafts::PruneMethod::wanda;
     const drafts::ActivationNorms norms = drafts::wanda_norms(spec, target, options.drafter);
-    const drafts::SelfDraft d = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr, options.drafter.progress,
-                                                         options.drafter.cancel);
+    const drafts::SelfDraft d           = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr,
+                                                                   options.drafter.progress, options.drafter.cancel);
     drafts::save_self_draft_gguf(target, d, spec, path);
     r.n_layer    = spec.exit_layer >= 0 ? spec.exit_layer + 1 : target.hparams().n_layer;
     r.file_bytes = fs::file_size(path);

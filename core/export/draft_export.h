@@ -21,9 +21,9 @@ struct DraftExportOptions {
 };
 
 struct DraftExportResult {
-    std::string path;                 // the file written
-    std::string description;          // the draft as DraftSpec::describe() says it
-    int32_t n_layer     = 0;          // layers in the file (exit_layer + 1 for an early-exit draft)
+    std::string path;         // the file written
+    std::string description;  // the draft as DraftSpec::describe() says it
+    int32_t n_layer     = 0;  // layers in the file (exit_layer + 1 for an early-exit draft)
     uint64_t file_bytes = 0;
     std::vector<std::string> dropped;  // what the file does not carry (skip sets, KV transforms), "" = nothing
 };

@@ -35,8 +35,10 @@ void check_measured(const MeasuredFigures& m) {
                                     "), got " + std::to_string(m.pos_accepted.size()));
     for (size_t i = 0; i < m.pos_reached.size(); ++i)
         if (m.pos_reached[i] < 0 || m.pos_accepted[i] < 0 || m.pos_accepted[i] > m.pos_reached[i])
-            bad(w + "pos_accepted[" + std::to_string(i) + "]", "must be in [0, pos_reached[" + std::to_string(i) + "]]");
-    for (size_t i = 0; i < m.cost_ratio.size(); ++i) check_figure(m.cost_ratio[i], w + "cost_ratio[" + std::to_string(i) + "]");
+            bad(w + "pos_accepted[" + std::to_string(i) + "]",
+                "must be in [0, pos_reached[" + std::to_string(i) + "]]");
+    for (size_t i = 0; i < m.cost_ratio.size(); ++i)
+        check_figure(m.cost_ratio[i], w + "cost_ratio[" + std::to_string(i) + "]");
     if (m.n_generated < 0 || m.n_steps < 0 || m.n_prompts < 0) bad(w + "n_generated", "counts must be >= 0");
     if (m.lossless_mismatch < -1) bad(w + "lossless_mismatch", "must be a token index or -1");
 }
@@ -155,9 +157,9 @@ std::optional<PredictedFigures> predict_from_measured(const MeasuredFigures& m, 
     for (size_t i = 0; i < a.size() && m.pos_reached[i] > 0; ++i) alpha.push_back(a[i]);
     if (alpha.empty() || m.cost_ratio.empty()) return std::nullopt;
     analytic::PredictInput in;
-    in.alpha = alpha;
-    in.k     = std::max<int32_t>(1, cfg.draft_length(0));
-    in.c     = m.cost_ratio[0];
+    in.alpha                          = alpha;
+    in.k                              = std::max<int32_t>(1, cfg.draft_length(0));
+    in.c                              = m.cost_ratio[0];
     const analytic::PredictOutput out = analytic::predict(in);
     PredictedFigures p;
     p.speedup         = out.predicted_speedup;
@@ -172,7 +174,9 @@ std::optional<PredictedFigures> predict_from_measured(const MeasuredFigures& m, 
     return p;
 }
 
-std::string generator_string() { return "speculum " + build_info().version; }
+std::string generator_string() {
+    return "speculum " + build_info().version;
+}
 
 std::string utc_now_iso8601() {
     const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -27,26 +27,26 @@ struct ModelIdentity {
     std::string sha256;        // 64 lower-case hex digits of the file; "" = not recorded
     std::string architecture;  // general.architecture, e.g. "llama"
     std::string name;          // general.name ("" = none)
-    int32_t n_layer     = 0;   // transformer blocks (0 = not recorded)
-    int32_t n_vocab     = 0;   // tokens
-    int32_t n_embd      = 0;   // hidden size
-    uint64_t file_bytes = 0;   // bytes of the GGUF file (0 = not recorded)
+    int32_t n_layer                             = 0;  // transformer blocks (0 = not recorded)
+    int32_t n_vocab                             = 0;  // tokens
+    int32_t n_embd                              = 0;  // hidden size
+    uint64_t file_bytes                         = 0;  // bytes of the GGUF file (0 = not recorded)
     bool operator==(const ModelIdentity&) const = default;
 };
 
 // What a run measured (speculum-cli run, the app's measured run). Every figure is measured; none is modeled.
 struct MeasuredFigures {
-    double speedup               = 0;  // tokens/s over plain decoding of the same target in the same process
-    double tokens_per_s          = 0;  // speculative decode rate
-    double baseline_tokens_per_s = 0;  // plain autoregressive decode rate (0 = not run)
-    double mean_accepted_length  = 0;  // tokens committed per target pass
-    double bytes_per_token       = 0;  // BPT: bytes read by every level per generated token
+    double speedup               = 0;   // tokens/s over plain decoding of the same target in the same process
+    double tokens_per_s          = 0;   // speculative decode rate
+    double baseline_tokens_per_s = 0;   // plain autoregressive decode rate (0 = not run)
+    double mean_accepted_length  = 0;   // tokens committed per target pass
+    double bytes_per_token       = 0;   // BPT: bytes read by every level per generated token
     std::vector<int64_t> pos_reached;   // [i]: steps where position i + 1 was reviewed with every earlier accepted
     std::vector<int64_t> pos_accepted;  // [i]: of those, steps where it was accepted
     std::vector<double> cost_ratio;     // [i]: c of draft level i + 1 (time per pass / one plain target step)
-    int64_t n_generated = 0;            // tokens
-    int64_t n_steps     = 0;            // target verification passes
-    int32_t n_prompts   = 0;            // prompts the figures cover
+    int64_t n_generated       = 0;      // tokens
+    int64_t n_steps           = 0;      // target verification passes
+    int32_t n_prompts         = 0;      // prompts the figures cover
     int32_t lossless_mismatch = -1;     // greedy: first token differing from the target's own output, -1 = none
     std::string source;                 // who measured, e.g. "speculum-cli run" or "speculum app"
     bool operator==(const MeasuredFigures&) const = default;
@@ -58,12 +58,12 @@ struct MeasuredFigures {
 
 // What the analytic models predicted for the configuration (modeled, never measured).
 struct PredictedFigures {
-    double speedup         = 0;        // the predicted speedup (hardware projection when a profile was used, else EWIF)
-    double ewif            = 0;        // EWIF of the chain at γ and c
-    double expected_tokens = 0;        // E[tokens per target pass]
-    std::vector<double> alpha;         // per-position acceptance the prediction assumed (conditional)
-    double cost_ratio      = 0;        // c the prediction assumed
-    std::string basis;                 // where α and c came from, e.g. "measured alpha and c" or "assumed"
+    double speedup         = 0;  // the predicted speedup (hardware projection when a profile was used, else EWIF)
+    double ewif            = 0;  // EWIF of the chain at γ and c
+    double expected_tokens = 0;  // E[tokens per target pass]
+    std::vector<double> alpha;   // per-position acceptance the prediction assumed (conditional)
+    double cost_ratio = 0;       // c the prediction assumed
+    std::string basis;           // where α and c came from, e.g. "measured alpha and c" or "assumed"
     bool operator==(const PredictedFigures&) const = default;
 };
 

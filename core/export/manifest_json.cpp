@@ -49,7 +49,8 @@ public:
         if (const json* v = find(key)) {
             if (!v->is_array()) bad(at(key), "expected an array of numbers, got " + kind(*v));
             out.clear();
-            for (size_t i = 0; i < v->size(); ++i) out.push_back(number((*v)[i], at(key) + "[" + std::to_string(i) + "]"));
+            for (size_t i = 0; i < v->size(); ++i)
+                out.push_back(number((*v)[i], at(key) + "[" + std::to_string(i) + "]"));
         }
     }
     void get(const char* key, std::vector<int64_t>& out) {
@@ -84,7 +85,8 @@ public:
     }
     static int64_t integer(const json& v, const std::string& where, int64_t lo, int64_t hi) {
         if (!v.is_number_integer()) bad(where, "expected an integer, got " + kind(v));
-        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad(where, "is out of range");
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+            bad(where, "is out of range");
         const int64_t x = v.get<int64_t>();
         if (x < lo || x > hi) bad(where, "is out of range");
         return x;
@@ -137,8 +139,12 @@ MeasuredFigures read_measured(const json& j, const std::string& where) {
 }
 
 json predicted_json(const PredictedFigures& p) {
-    return json{{"speedup", p.speedup}, {"ewif", p.ewif},           {"expected_tokens", p.expected_tokens},
-                {"alpha", p.alpha},     {"cost_ratio", p.cost_ratio}, {"basis", p.basis},
+    return json{{"speedup", p.speedup},
+                {"ewif", p.ewif},
+                {"expected_tokens", p.expected_tokens},
+                {"alpha", p.alpha},
+                {"cost_ratio", p.cost_ratio},
+                {"basis", p.basis},
                 {"modeled", true}};
 }
 
@@ -160,24 +166,19 @@ PredictedFigures read_predicted(const json& j, const std::string& where) {
 
 void to_json(nlohmann::json& j, const Manifest& m) {
     const ModelIdentity& id = m.model;
-    j = json{{"format", kManifestFormat},
+    json model              = {{"path", id.path},     {"sha256", id.sha256},        {"architecture", id.architecture},
+                               {"name", id.name},     {"n_layer", id.n_layer},      {"n_vocab", id.n_vocab},
+                               {"n_embd", id.n_embd}, {"file_bytes", id.file_bytes}};
+    json figures            = {{"measured", m.figures.measured ? measured_json(*m.figures.measured) : json()},
+                               {"predicted", m.figures.predicted ? predicted_json(*m.figures.predicted) : json()}};
+    j                       = json{{"format", kManifestFormat},
              {"version", m.version},
              {"name", m.name},
              {"generator", m.generator},
              {"created_at", m.created_at},
-             {"model",
-              {{"path", id.path},
-               {"sha256", id.sha256},
-               {"architecture", id.architecture},
-               {"name", id.name},
-               {"n_layer", id.n_layer},
-               {"n_vocab", id.n_vocab},
-               {"n_embd", id.n_embd},
-               {"file_bytes", id.file_bytes}}},
+             {"model", std::move(model)},
              {"config", m.config},
-             {"figures",
-              {{"measured", m.figures.measured ? measured_json(*m.figures.measured) : json()},
-               {"predicted", m.figures.predicted ? predicted_json(*m.figures.predicted) : json()}}},
+             {"figures", std::move(figures)},
              {"hardware", m.hardware ? json(*m.hardware) : json()}};
 }
 
@@ -191,7 +192,8 @@ void from_json(const nlohmann::json& j, Manifest& out) {
     o.get("version", m.version);
     if (m.version < 1 || m.version > kManifestVersion)
         bad("manifest.version", "this build reads versions 1.." + std::to_string(kManifestVersion) + ", got " +
-                                    std::to_string(m.version) + (m.version > kManifestVersion ? " (written by a newer Speculum)" : ""));
+                                    std::to_string(m.version) +
+                                    (m.version > kManifestVersion ? " (written by a newer Speculum)" : ""));
     o.get("name", m.name);
     o.get("generator", m.generator);
     o.get("created_at", m.created_at);

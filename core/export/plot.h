@@ -57,7 +57,7 @@ struct AcceptanceData {
 
 struct SpeedupBar {
     std::string label;
-    double value  = 0;  // x speedup over plain decoding
+    double value  = 0;      // x speedup over plain decoding
     bool measured = false;  // false = modeled
 };
 

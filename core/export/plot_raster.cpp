@@ -13,8 +13,8 @@ namespace {
 
 void blend(Image& img, int x, int y, Rgba c, float coverage) {
     if (x < 0 || y < 0 || x >= img.width || y >= img.height || coverage <= 0) return;
-    const float a = std::min(1.0f, coverage) * float(c.a) / 255.0f;
-    uint8_t* px   = &img.rgba[(size_t(y) * size_t(img.width) + size_t(x)) * 4];
+    const float a        = std::min(1.0f, coverage) * float(c.a) / 255.0f;
+    uint8_t* px          = &img.rgba[(size_t(y) * size_t(img.width) + size_t(x)) * 4];
     const uint8_t src[3] = {c.r, c.g, c.b};
     for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::lround(float(px[k]) * (1 - a) + float(src[k]) * a));
     px[3] = uint8_t(std::lround(float(px[3]) * (1 - a) + 255.0f * a));
@@ -25,7 +25,8 @@ void fill_rect(Image& img, const PlotRect& r) {
     const int x0 = int(std::lround(r.x)), x1 = int(std::lround(r.x + r.w));
     const int y0 = int(std::lround(r.y)), y1 = int(std::lround(r.y + r.h));
     for (int y = std::max(0, std::min(y0, y1)); y < std::min(img.height, std::max(y0, y1)); ++y)
-        for (int x = std::max(0, std::min(x0, x1)); x < std::min(img.width, std::max(x0, x1)); ++x) blend(img, x, y, r.fill, 1);
+        for (int x = std::max(0, std::min(x0, x1)); x < std::min(img.width, std::max(x0, x1)); ++x)
+            blend(img, x, y, r.fill, 1);
 }
 
 void draw_line(Image& img, const PlotLine& l) {
@@ -36,7 +37,7 @@ void draw_line(Image& img, const PlotLine& l) {
     for (int y = std::max(0, ya); y <= std::min(img.height - 1, yb); ++y)
         for (int x = std::max(0, xa); x <= std::min(img.width - 1, xb); ++x) {
             const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-            const float t = len2 > 0 ? std::clamp(((px - l.x0) * dx + (py - l.y0) * dy) / len2, 0.0f, 1.0f) : 0.0f;
+            const float t  = len2 > 0 ? std::clamp(((px - l.x0) * dx + (py - l.y0) * dy) / len2, 0.0f, 1.0f) : 0.0f;
             const float ex = px - (l.x0 + t * dx), ey = py - (l.y0 + t * dy);
             const float dist = std::sqrt(ex * ex + ey * ey);
             blend(img, x, y, l.color, hw + 0.5f - dist);  // 1 inside, ramping to 0 over the last pixel
@@ -67,13 +68,15 @@ void draw_text(Image& img, const PlotText& t, const GlyphSource& font) {
         glyphs.push_back(g);
         width += g.advance * float(scale);
     }
-    float pen = t.x - (t.anchor == TextAnchor::middle ? width / 2 : t.anchor == TextAnchor::end ? width : 0);
+    float pen       = t.x - (t.anchor == TextAnchor::middle ? width / 2 : t.anchor == TextAnchor::end ? width : 0);
     const float top = t.y - font.ascent() * float(scale);
     for (const auto& g : glyphs) {
         for (int gy = 0; g.alpha && gy < g.h * scale; ++gy)
             for (int gx = 0; gx < g.w * scale; ++gx) {
                 const uint8_t a = g.alpha[size_t(gy / scale) * size_t(g.stride) + size_t(gx / scale)];
-                if (a) blend(img, int(std::lround(pen)) + g.x0 * scale + gx, int(std::lround(top)) + g.y0 * scale + gy, t.color, a / 255.0f);
+                if (a)
+                    blend(img, int(std::lround(pen)) + g.x0 * scale + gx, int(std::lround(top)) + g.y0 * scale + gy,
+                          t.color, a / 255.0f);
             }
         pen += g.advance * float(scale);
     }

@@ -21,16 +21,16 @@ struct Image {
 class GlyphSource {
 public:
     struct Glyph {
-        int x0 = 0, y0 = 0;           // bitmap top-left relative to the pen (x) and the line top (y), pixels
-        int w = 0, h = 0;             // bitmap size, pixels
-        float advance = 0;            // pen advance, pixels
+        int x0 = 0, y0 = 0;              // bitmap top-left relative to the pen (x) and the line top (y), pixels
+        int w = 0, h = 0;                // bitmap size, pixels
+        float advance        = 0;        // pen advance, pixels
         const uint8_t* alpha = nullptr;  // coverage 0..255, rows `stride` bytes apart
-        int stride = 0;
+        int stride           = 0;
     };
-    virtual ~GlyphSource() = default;
+    virtual ~GlyphSource()                                   = default;
     virtual bool glyph(uint32_t codepoint, Glyph& out) const = 0;  // false: not in the font (drawn as '?')
-    virtual float pixel_size() const = 0;                           // the font's native pixel height
-    virtual float ascent() const = 0;                               // line top to baseline, pixels
+    virtual float pixel_size() const                         = 0;  // the font's native pixel height
+    virtual float ascent() const                             = 0;  // line top to baseline, pixels
 };
 
 // Renders `p`; text is scaled from the glyph source's native size by the nearest whole factor (at least 1).

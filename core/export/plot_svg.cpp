@@ -36,11 +36,21 @@ std::string xml_escape(const std::string& s) {
     o.reserve(s.size());
     for (char c : s) {
         switch (c) {
-            case '&': o += "&amp;"; break;
-            case '<': o += "&lt;"; break;
-            case '>': o += "&gt;"; break;
-            case '"': o += "&quot;"; break;
-            case '\'': o += "&apos;"; break;
+            case '&':
+                o += "&amp;";
+                break;
+            case '<':
+                o += "&lt;";
+                break;
+            case '>':
+                o += "&gt;";
+                break;
+            case '"':
+                o += "&quot;";
+                break;
+            case '\'':
+                o += "&apos;";
+                break;
             default:
                 // Control characters are not allowed in XML 1.0 (tab, LF, CR excepted).
                 if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') o += c;
@@ -67,7 +77,9 @@ std::string to_svg(const Plot& p) {
              "\" stroke=\"" + color(l.color) + "\"" + opacity(l.color, "stroke-opacity") + " stroke-width=\"" +
              f(l.width) + "\"/>\n";
     for (const PlotText& t : p.texts) {
-        const char* anchor = t.anchor == TextAnchor::start ? "start" : t.anchor == TextAnchor::middle ? "middle" : "end";
+        const char* anchor = t.anchor == TextAnchor::start    ? "start"
+                             : t.anchor == TextAnchor::middle ? "middle"
+                                                              : "end";
         s += "<text x=\"" + f(t.x) + "\" y=\"" + f(t.y) + "\" font-family=\"monospace\" font-size=\"" + f(t.size) +
              "\" text-anchor=\"" + anchor + "\" fill=\"" + color(t.color) + "\"" + opacity(t.color, "fill-opacity") +
              ">" + xml_escape(t.text) + "</text>\n";

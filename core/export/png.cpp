@@ -11,10 +11,10 @@ std::vector<uint8_t> encode_png(const Image& img) {
     if (img.width <= 0 || img.height <= 0 || img.rgba.size() != size_t(img.width) * size_t(img.height) * 4)
         throw std::invalid_argument("encode_png: the image has no pixels or the wrong buffer size");
     png_image png{};
-    png.version = PNG_IMAGE_VERSION;
-    png.width   = static_cast<png_uint_32>(img.width);
-    png.height  = static_cast<png_uint_32>(img.height);
-    png.format  = PNG_FORMAT_RGBA;
+    png.version           = PNG_IMAGE_VERSION;
+    png.width             = static_cast<png_uint_32>(img.width);
+    png.height            = static_cast<png_uint_32>(img.height);
+    png.format            = PNG_FORMAT_RGBA;
     png_alloc_size_t size = 0;
     // First call sizes the buffer, second writes it.
     if (!png_image_write_to_memory(&png, nullptr, &size, 0, img.rgba.data(), 0, nullptr))

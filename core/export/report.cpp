@@ -41,8 +41,8 @@ std::optional<double> pointer_number(const json& j, const std::string& ptr) {
 }  // namespace
 
 MeasuredFigures measured_from_run_report(const nlohmann::json& report) {
-    const std::string w = "run report";
-    const json& t       = need(report, "total", w);
+    const std::string w  = "run report";
+    const json& t        = need(report, "total", w);
     const std::string tw = w + ".total";
     engine::RunStats s;
     s.n_generated           = as<int32_t>(t, "n_generated", tw);
@@ -63,7 +63,7 @@ MeasuredFigures measured_from_run_report(const nlohmann::json& report) {
         s.levels.push_back(l);
     }
     const int32_t prompts = report.contains("runs") && report["runs"].is_array() ? int32_t(report["runs"].size()) : 0;
-    MeasuredFigures m = measured_from_stats(s, prompts, "speculum-cli run");
+    MeasuredFigures m     = measured_from_stats(s, prompts, "speculum-cli run");
     // mean_accepted_length() needs n_steps and n_generated, which RunStats carries; nothing else is derived.
     return m;
 }
@@ -118,8 +118,8 @@ HeatmapData heatmap_from_rows(const std::vector<store::ResultRow>& rows, const s
     d.ys.erase(std::unique(d.ys.begin(), d.ys.end()), d.ys.end());
     d.values.assign(d.xs.size() * d.ys.size(), NAN);
     for (const auto& [xy, v] : best) {
-        const size_t ix = size_t(std::lower_bound(d.xs.begin(), d.xs.end(), xy.first) - d.xs.begin());
-        const size_t iy = size_t(std::lower_bound(d.ys.begin(), d.ys.end(), xy.second) - d.ys.begin());
+        const size_t ix                 = size_t(std::lower_bound(d.xs.begin(), d.xs.end(), xy.first) - d.xs.begin());
+        const size_t iy                 = size_t(std::lower_bound(d.ys.begin(), d.ys.end(), xy.second) - d.ys.begin());
         d.values[iy * d.xs.size() + ix] = v;
     }
     d.source = n_measured == n_used ? "measured" : n_measured == 0 ? "modeled" : "measured and modeled rows";
@@ -130,7 +130,8 @@ std::string describe_config(const engine::SpecConfig& c) {
     std::string s;
     for (size_t i = 0; i < c.levels.size(); ++i) {
         const auto& l = c.levels[i];
-        s += (i ? " <- " : "") + std::string(drafts::to_string(l.kind)) + ": " + (l.label.empty() ? l.describe() : l.label);
+        s += (i ? " <- " : "") + std::string(drafts::to_string(l.kind)) + ": " +
+             (l.label.empty() ? l.describe() : l.label);
     }
     if (c.verification == engine::Verification::tree)
         s += ", tree";
@@ -141,22 +142,22 @@ std::string describe_config(const engine::SpecConfig& c) {
 }
 
 nlohmann::json make_report(const Manifest& m, const nlohmann::json& run_report) {
-    json acc = json::object();
+    json acc               = json::object();
     const AcceptanceData a = acceptance_data(m);
-    json positions = json::array();
-    const size_t n = std::max(a.reached.size(), a.predicted.size());
-    const std::vector<double> unconditional = m.figures.measured ? m.figures.measured->acceptance_rate_per_position()
-                                                                 : std::vector<double>{};
+    json positions         = json::array();
+    const size_t n         = std::max(a.reached.size(), a.predicted.size());
+    const std::vector<double> unconditional =
+        m.figures.measured ? m.figures.measured->acceptance_rate_per_position() : std::vector<double>{};
     for (size_t i = 0; i < n; ++i) {
         json p = {{"position", i + 1}};
         if (i < a.reached.size()) {
             double lo = 0, hi = 1;
             wilson_interval(a.accepted[i], a.reached[i], 1.96, lo, hi);
-            p["reached"]                = a.reached[i];
-            p["accepted"]               = a.accepted[i];
-            p["alpha"]                  = a.reached[i] > 0 ? double(a.accepted[i]) / double(a.reached[i]) : 0.0;
-            p["alpha_wilson95"]         = {lo, hi};
-            p["acceptance_rate"]        = unconditional[i];
+            p["reached"]         = a.reached[i];
+            p["accepted"]        = a.accepted[i];
+            p["alpha"]           = a.reached[i] > 0 ? double(a.accepted[i]) / double(a.reached[i]) : 0.0;
+            p["alpha_wilson95"]  = {lo, hi};
+            p["acceptance_rate"] = unconditional[i];
         }
         if (i < a.predicted.size()) p["alpha_modeled"] = a.predicted[i];
         positions.push_back(p);
@@ -164,12 +165,8 @@ nlohmann::json make_report(const Manifest& m, const nlohmann::json& run_report) 
     json bars = json::array();
     for (const auto& b : speedup_bars(m))
         bars.push_back({{"label", b.label}, {"speedup", b.value}, {"kind", b.measured ? "measured" : "modeled"}});
-    return json{{"format", kReportFormat},
-                {"version", kReportVersion},
-                {"configuration", describe_config(m.config)},
-                {"manifest", m},
-                {"acceptance", positions},
-                {"speedup", bars},
+    return json{{"format", kReportFormat}, {"version", kReportVersion}, {"configuration", describe_config(m.config)},
+                {"manifest", m},           {"acceptance", positions},   {"speedup", bars},
                 {"run", run_report}};
 }
 

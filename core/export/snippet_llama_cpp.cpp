@@ -28,10 +28,10 @@ std::vector<std::string> common_flags(const engine::SpecConfig& cfg, bool draft_
 EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const engine::SpecConfig& cfg = p.manifest->config;
     EngineSnippet s;
-    s.engine         = Engine::llama_cpp;
-    s.cannot_express = p.cannot;
-    s.fallbacks      = p.fallback;
-    s.notes          = p.notes;
+    s.engine           = Engine::llama_cpp;
+    s.cannot_express   = p.cannot;
+    s.fallbacks        = p.fallback;
+    s.notes            = p.notes;
     const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
     int32_t gamma      = p.gamma;
 
@@ -45,24 +45,29 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
                               std::to_string(p.tree->root_branching) + " branches (-np)");
     }
     if (maxgram) {
-        const auto& mg = p.level1.maxgram;
+        const auto& mg    = p.level1.maxgram;
         const bool bigram = mg.bigram_fill && !p.level1.bigram_corpus.empty();
         s.cannot_express.push_back("Max-Gram's match lengths (" + std::to_string(mg.min_match) + ".." +
                                    std::to_string(mg.max_match) + " tokens)" + (bigram ? " and its bigram fill" : ""));
-        s.fallbacks.push_back("llama.cpp's own n-gram drafting (server: --spec-type ngram-simple; one-shot: "
-                              "llama-lookup with its fixed 1..4-token n-grams)");
-        s.notes.push_back("--spec-type needs a llama.cpp build from 2026 or later; older servers have no n-gram "
-                          "drafting");
+        s.fallbacks.push_back(
+            "llama.cpp's own n-gram drafting (server: --spec-type ngram-simple; one-shot: "
+            "llama-lookup with its fixed 1..4-token n-grams)");
+        s.notes.push_back(
+            "--spec-type needs a llama.cpp build from 2026 or later; older servers have no n-gram "
+            "drafting");
     }
     if (!cfg.greedy())
-        s.notes.push_back("sampled runs: llama.cpp drafts greedily and accepts a draft token when the target's sample "
-                          "equals it; the output follows the target's distribution, but acceptance differs from "
-                          "Speculum's rejection sampling");
+        s.notes.push_back(
+            "sampled runs: llama.cpp drafts greedily and accepts a draft token when the target's sample "
+            "equals it; the output follows the target's distribution, but acceptance differs from "
+            "Speculum's rejection sampling");
     if (!maxgram)
-        s.notes.push_back("--draft-p-min is always written: llama.cpp's default (0.75 or more, by version) would "
-                          "otherwise stop drafts that Speculum continued");
-    s.notes.push_back("flags as in llama.cpp's common/arg.cpp (--draft-max/--draft-min/--draft-p-min); newer builds "
-                      "may name them --spec-draft-n-max/-n-min/-p-min");
+        s.notes.push_back(
+            "--draft-p-min is always written: llama.cpp's default (0.75 or more, by version) would "
+            "otherwise stop drafts that Speculum continued");
+    s.notes.push_back(
+        "flags as in llama.cpp's common/arg.cpp (--draft-max/--draft-min/--draft-p-min); newer builds "
+        "may name them --spec-draft-n-max/-n-min/-p-min");
     s.draft_file         = maxgram ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 

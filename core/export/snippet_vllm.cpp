@@ -7,16 +7,17 @@ namespace speculum::exporting::detail {
 EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
     EngineSnippet s;
-    s.engine         = Engine::vllm;
-    s.cannot_express = p.cannot;
-    s.fallbacks      = p.fallback;
-    s.notes          = p.notes;
+    s.engine           = Engine::vllm;
+    s.cannot_express   = p.cannot;
+    s.fallbacks        = p.fallback;
+    s.notes            = p.notes;
     const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
     int32_t gamma      = p.gamma;
 
     if (p.tree) {
-        s.cannot_express.push_back("a token tree with a separate draft model (speculative_token_tree drives vLLM's "
-                                   "EAGLE-style proposers, not method \"draft_model\")");
+        s.cannot_express.push_back(
+            "a token tree with a separate draft model (speculative_token_tree drives vLLM's "
+            "EAGLE-style proposers, not method \"draft_model\")");
         gamma = p.tree->depth;
         s.fallbacks.push_back("a chain as deep as the tree: num_speculative_tokens = " + std::to_string(gamma));
         s.notes.push_back("the tree as a speculative_token_tree literal, for EAGLE-style drafts: " +
@@ -28,7 +29,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     }
     nlohmann::ordered_json c;
     if (maxgram) {
-        const auto& mg = p.level1.maxgram;
+        const auto& mg              = p.level1.maxgram;
         c["method"]                 = "ngram";
         c["num_speculative_tokens"] = gamma;
         c["prompt_lookup_max"]      = mg.max_match;
@@ -43,15 +44,16 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         c["num_speculative_tokens"]     = gamma;
         c["draft_tensor_parallel_size"] = 1;
     }
-    s.notes.push_back("vLLM reads GGUF files (the target and the draft) only through its experimental GGUF loader "
-                      "(Llama-family architectures, --tokenizer of the original model); otherwise convert them to "
-                      "checkpoints vLLM reads");
+    s.notes.push_back(
+        "vLLM reads GGUF files (the target and the draft) only through its experimental GGUF loader "
+        "(Llama-family architectures, --tokenizer of the original model); otherwise convert them to "
+        "checkpoints vLLM reads");
     const model::SamplerConfig& sp = cfg.sampling;
     s.notes.push_back("sampling is per request: SamplingParams(" +
                       (cfg.greedy() ? std::string("temperature=0")
-                                    : "temperature=" + num(sp.temperature) + ", top_k=" +
-                                          std::to_string(sp.top_k > 0 ? sp.top_k : -1) + ", top_p=" + num(sp.top_p) +
-                                          ", seed=" + std::to_string(sp.seed)) +
+                                    : "temperature=" + num(sp.temperature) +
+                                          ", top_k=" + std::to_string(sp.top_k > 0 ? sp.top_k : -1) +
+                                          ", top_p=" + num(sp.top_p) + ", seed=" + std::to_string(sp.seed)) +
                       ")");
     s.config             = c;
     s.draft_file         = maxgram ? "" : p.draft_file;

@@ -15,14 +15,14 @@ namespace speculum::exporting {
 
 enum class Engine { llama_cpp, vllm, sglang };
 
-const char* engine_name(Engine e);                              // "llama.cpp", "vllm", "sglang"
-std::optional<Engine> parse_engine(const std::string& name);    // also accepts "llama-cpp", "llamacpp"
+const char* engine_name(Engine e);                            // "llama.cpp", "vllm", "sglang"
+std::optional<Engine> parse_engine(const std::string& name);  // also accepts "llama-cpp", "llamacpp"
 
 struct SnippetOptions {
-    std::string target;        // the target as the engine loads it; "" = the manifest's model.path
-    std::string draft;         // where the exported self-draft GGUF lives; "" = "<target stem>-draft.gguf" beside it
+    std::string target;  // the target as the engine loads it; "" = the manifest's model.path
+    std::string draft;   // where the exported self-draft GGUF lives; "" = "<target stem>-draft.gguf" beside it
     std::string manifest_path = "manifest.json";  // named in the "write the draft with" hint
-    std::string prompt;        // llama.cpp one-shot examples' -p; "" = the config's text prompt, else "PROMPT"
+    std::string prompt;  // llama.cpp one-shot examples' -p; "" = the config's text prompt, else "PROMPT"
     bool operator==(const SnippetOptions&) const = default;
 };
 

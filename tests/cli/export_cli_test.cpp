@@ -67,7 +67,7 @@ const char* kChain = R"({"levels": [{"kind": "self", "exit_layer": 1, "weight_fo
 TEST(CliExport, ManifestFromARunReproducesIt) {
     const std::string cfg = write("chain.json", kChain);
     const std::string r1  = (dir() / "run1.json").string();
-    auto r = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--reference", "--report", r1});
+    auto r                = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--reference", "--report", r1});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
 
     const std::string man = (dir() / "manifest.json").string();
@@ -86,7 +86,7 @@ TEST(CliExport, ManifestFromARunReproducesIt) {
 
     // The manifest names its target: no -m needed, and the same tokens come out.
     const std::string r2 = (dir() / "run2.json").string();
-    r = run_cli({"run", "--config", man, "--reference", "--report", r2});
+    r                    = run_cli({"run", "--config", man, "--reference", "--report", r2});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
     EXPECT_EQ(read_json(r2).at("runs").at(0).at("tokens"), read_json(r1).at("runs").at(0).at("tokens"));
@@ -94,7 +94,7 @@ TEST(CliExport, ManifestFromARunReproducesIt) {
 
     // run --manifest-out writes the same kind of record directly.
     const std::string man2 = (dir() / "manifest_run.json").string();
-    r = run_cli({"run", "--config", man, "--reference", "--manifest-out", man2});
+    r                      = run_cli({"run", "--config", man, "--reference", "--manifest-out", man2});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto m2 = speculum::exporting::load_manifest(man2);
     EXPECT_EQ(m2.model.sha256, m.model.sha256);
@@ -107,30 +107,33 @@ TEST(CliExport, ManifestFromARunReproducesIt) {
 TEST(CliExport, HashMismatchWarnsAndBadManifestsNameTheKey) {
     const std::string cfg = write("chain_h.json", kChain);
     const std::string man = (dir() / "manifest_h.json").string();
-    ASSERT_EQ(run_cli({"export", "--format", "manifest", "--config", cfg, "-m", tiny_target(), "-o", man}).exit_code, 0);
-    nlohmann::json j = read_json(man);
-    j["model"]["sha256"] = std::string(64, '0');
+    ASSERT_EQ(run_cli({"export", "--format", "manifest", "--config", cfg, "-m", tiny_target(), "-o", man}).exit_code,
+              0);
+    nlohmann::json j        = read_json(man);
+    j["model"]["sha256"]    = std::string(64, '0');
     const std::string wrong = write("manifest_wrong_hash.json", j.dump());
-    auto r = run_cli({"run", "--config", wrong, "--reference", "-n", "4"});
+    auto r                  = run_cli({"run", "--config", wrong, "--reference", "-n", "4"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("warning: model hash mismatch"), std::string::npos) << r.err;
 
-    j = read_json(man);
-    j["figures"] = {{"measured", {{"speedup", "fast"}}}};
+    j                       = read_json(man);
+    j["figures"]            = {{"measured", {{"speedup", "fast"}}}};
     const std::string typed = write("manifest_bad_type.json", j.dump());
-    r = run_cli({"run", "--config", typed});
+    r                       = run_cli({"run", "--config", typed});
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.err.find(typed + ": manifest.figures.measured.speedup: expected a number, got string"), std::string::npos) << r.err;
-    j = read_json(man);
-    j["model"]["sha265"] = "typo";
+    EXPECT_NE(r.err.find(typed + ": manifest.figures.measured.speedup: expected a number, got string"),
+              std::string::npos)
+        << r.err;
+    j                         = read_json(man);
+    j["model"]["sha265"]      = "typo";
     const std::string unknown = write("manifest_unknown.json", j.dump());
-    r = run_cli({"export", "--format", "llama.cpp", "--config", unknown});
+    r                         = run_cli({"export", "--format", "llama.cpp", "--config", unknown});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("manifest.model.sha265: is not a known key"), std::string::npos) << r.err;
-    j = read_json(man);
-    j["model"]["path"] = "/nowhere/target.gguf";
+    j                       = read_json(man);
+    j["model"]["path"]      = "/nowhere/target.gguf";
     const std::string moved = write("manifest_moved.json", j.dump());
-    r = run_cli({"run", "--config", moved});
+    r                       = run_cli({"run", "--config", moved});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("give it with -m"), std::string::npos) << r.err;
 }
@@ -138,7 +141,7 @@ TEST(CliExport, HashMismatchWarnsAndBadManifestsNameTheKey) {
 TEST(CliExport, EngineSnippetsSayWhatTheyCannotExpress) {
     const std::string cascade = write("cascade.json", R"({"levels": [{"kind": "self", "exit_layer": 1},
         {"kind": "maxgram"}], "gamma": [4, 2], "prompt_ids": [1]})");
-    auto r = run_cli({"export", "--format", "llama.cpp", "--config", cascade, "-m", tiny_target()});
+    auto r                    = run_cli({"export", "--format", "llama.cpp", "--config", cascade, "-m", tiny_target()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("llama-server \\"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("# cannot express:"), std::string::npos);
@@ -147,13 +150,14 @@ TEST(CliExport, EngineSnippetsSayWhatTheyCannotExpress) {
     EXPECT_NE(r.err.find("--format draft-gguf"), std::string::npos);
 
     const std::string out = (dir() / "vllm.sh").string();
-    r = run_cli({"export", "--format", "vllm", "--config", cascade, "-m", tiny_target(), "-o", out,
-                 "--draft", "/srv/draft.gguf"});
+    r = run_cli({"export", "--format", "vllm", "--config", cascade, "-m", tiny_target(), "-o", out, "--draft",
+                 "/srv/draft.gguf"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("wrote vllm snippet"), std::string::npos);
     EXPECT_NE(r.out.find("vllm cannot express"), std::string::npos) << r.out;
     EXPECT_NE(read(out).find(R"('{"method":"draft_model","model":"/srv/draft.gguf","num_speculative_tokens":4,)"),
-              std::string::npos) << read(out);
+              std::string::npos)
+        << read(out);
     r = run_cli({"export", "--format", "sglang", "--config", cascade, "-m", tiny_target()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("--speculative-num-draft-tokens 5"), std::string::npos) << r.out;
@@ -169,17 +173,20 @@ TEST(CliExport, DraftGgufLoadsAsADraftModel) {
     EXPECT_NE(r.out.find("-md " + draft), std::string::npos);
     EXPECT_EQ(speculum::model::Model::load(draft).hparams().n_layer, 2);
     // The file is a draft model our engine accepts (vocabulary checks pass) and runs losslessly.
-    const std::string as_model = write("draft_as_model.json", R"({"levels": [{"kind": "model", "model_path": ")" +
-                                                                   draft + R"("}], "gamma": [3], "prompt_ids": [5, 17, 3, 42], "max_new_tokens": 12})");
+    const std::string as_model =
+        write("draft_as_model.json", R"({"levels": [{"kind": "model", "model_path": ")" + draft +
+                                         R"("}], "gamma": [3], "prompt_ids": [5, 17, 3, 42], "max_new_tokens": 12})");
     r = run_cli({"run", "--config", as_model, "-m", tiny_target(), "--reference"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
 
-    const std::string skip = write("draft_skip.json", R"({"levels": [{"kind": "self", "skip_ffn": [1]}], "prompt_ids": [1]})");
+    const std::string skip =
+        write("draft_skip.json", R"({"levels": [{"kind": "self", "skip_ffn": [1]}], "prompt_ids": [1]})");
     r = run_cli({"export", "--format", "draft-gguf", "--config", skip, "-m", tiny_target(), "-o", draft});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--drop-unsupported"), std::string::npos) << r.err;
-    r = run_cli({"export", "--format", "draft-gguf", "--config", skip, "-m", tiny_target(), "-o", draft, "--drop-unsupported"});
+    r = run_cli(
+        {"export", "--format", "draft-gguf", "--config", skip, "-m", tiny_target(), "-o", draft, "--drop-unsupported"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("not carried by the file: skip sets"), std::string::npos) << r.out;
 }
@@ -196,8 +203,8 @@ TEST(CliExport, CsvReportAndPlots) {
                 std::string hash = "c";
                 hash += std::to_string(g);
                 if (ratio > 0) hash += 'p';
-                row.key    = {hash, "m", "d"};
-                row.config = {{"gamma", {g}}, {"levels", {{{"prune", {{"ratio", ratio}}}}}}};
+                row.key                = {hash, "m", "d"};
+                row.config             = {{"gamma", {g}}, {"levels", {{{"prune", {{"ratio", ratio}}}}}}};
                 row.metrics["speedup"] = 1.0 + 0.1 * g - ratio;
                 row.stats              = {{"n_generated", 10}};
                 s->put(row);
@@ -225,13 +232,14 @@ TEST(CliExport, CsvReportAndPlots) {
                  "--run-report", rep, "--size", "480x300", "-o", png});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string bytes = read(png);
-    const auto img = exporting::decode_png(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    const auto img          = exporting::decode_png(std::vector<uint8_t>(bytes.begin(), bytes.end()));
     EXPECT_EQ(img.width, 480);
     EXPECT_EQ(img.height, 300);
     size_t ink = 0;
     for (size_t i = 0; i < img.rgba.size(); i += 4) ink += img.rgba[i] < 200;
     EXPECT_GT(ink, 500u) << "bars, axes and text";
-    r = run_cli({"export", "--format", "svg", "--plot", "speedup", "--config", cfg, "-m", tiny_target(), "--run-report", rep});
+    r = run_cli(
+        {"export", "--format", "svg", "--plot", "speedup", "--config", cfg, "-m", tiny_target(), "--run-report", rep});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("(measured)</title>"), std::string::npos) << r.out;
 }

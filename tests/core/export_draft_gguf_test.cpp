@@ -40,10 +40,10 @@ struct Case {
 class DraftGguf : public ::testing::TestWithParam<Case> {};
 
 TEST_P(DraftGguf, ReloadsAndDraftsTheSameTokens) {
-    const Case c              = GetParam();
-    const model::Model& target = bundled_target();
-    const drafts::DraftSpec spec = nlohmann::json::parse(c.spec).get<drafts::DraftSpec>();
-    const drafts::SelfDraft mem  = drafts::build_self_draft(target, spec);
+    const Case c                    = GetParam();
+    const model::Model& target      = bundled_target();
+    const drafts::DraftSpec spec    = nlohmann::json::parse(c.spec).get<drafts::DraftSpec>();
+    const drafts::SelfDraft mem     = drafts::build_self_draft(target, spec);
     const std::vector<int32_t> want = greedy_draft(mem.model, mem.forward);
     ASSERT_EQ(want.size(), 16u);
 
@@ -78,7 +78,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(DraftGgufExport, MxfpFileTypeAndQuantizationVersion) {
     const std::string path = (test::tmp_dir() / "draft_export_meta.gguf").string();
-    (void)exporting::export_draft_gguf(bundled_target(), nlohmann::json::parse(R"({"weight_format": "mxfp4"})").get<drafts::DraftSpec>(), path);
+    (void)exporting::export_draft_gguf(
+        bundled_target(), nlohmann::json::parse(R"({"weight_format": "mxfp4"})").get<drafts::DraftSpec>(), path);
     const model::GgufFile g = model::GgufFile::open(path);
     EXPECT_EQ(g.find("general.file_type"), nullptr) << "the target's F16 file type would misdescribe an MXFP4 draft";
     EXPECT_EQ(g.get_uint("general.quantization_version"), 2u);
@@ -109,8 +110,8 @@ TEST(DraftGgufExport, UnsupportedDraftsAreRefusedOrDroppedExplicitly) {
 
     // A separate draft model is copied as it is.
     drafts::DraftSpec sep;
-    sep.kind       = drafts::DraftKind::model;
-    sep.model_path = resource_path(kBundledDraftModel).string();
+    sep.kind               = drafts::DraftKind::model;
+    sep.model_path         = resource_path(kBundledDraftModel).string();
     const std::string copy = (test::tmp_dir() / "draft_export_copy.gguf").string();
     const auto c           = exporting::export_draft_gguf(target, sep, copy);
     EXPECT_EQ(c.file_bytes, std::filesystem::file_size(sep.model_path));

@@ -34,13 +34,15 @@ Manifest sample_manifest() {
     m.figures.measured = r;
     exporting::PredictedFigures p;
     p.speedup = 1.9, p.ewif = 1.9, p.expected_tokens = 2.8, p.alpha = {0.8, 0.75}, p.cost_ratio = 0.12;
-    p.basis = "measured";
+    p.basis             = "measured";
     m.figures.predicted = p;
     m.hardware          = hw::find_profile(hw::hardware_dir(), "rtx4090");
     return m;
 }
 
-Manifest round_trip(const Manifest& m) { return nlohmann::json::parse(nlohmann::json(m).dump()).get<Manifest>(); }
+Manifest round_trip(const Manifest& m) {
+    return nlohmann::json::parse(nlohmann::json(m).dump()).get<Manifest>();
+}
 
 std::string error_of(const std::string& text) {
     try {
@@ -75,16 +77,17 @@ TEST(Manifest, RandomizedRoundTrip) {
     std::mt19937 rng(1234);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     for (int trial = 0; trial < 50; ++trial) {
-        Manifest m = sample_manifest();
-        m.name     = "trial " + std::to_string(trial);
-        m.config.gamma          = {1 + int32_t(rng() % 16)};
-        m.config.p_min          = float(u(rng) * 0.9);
-        m.config.levels[0].prune.ratio = float(u(rng) * 0.9);
+        Manifest m                       = sample_manifest();
+        m.name                           = "trial " + std::to_string(trial);
+        m.config.gamma                   = {1 + int32_t(rng() % 16)};
+        m.config.p_min                   = float(u(rng) * 0.9);
+        m.config.levels[0].prune.ratio   = float(u(rng) * 0.9);
         m.config.levels[0].weight_format = drafts::WeightFormat(rng() % 4);
-        if (m.config.levels[0].weight_format == drafts::WeightFormat::same) m.config.levels[0].weight_trunc_bits = int32_t(rng() % 8);
-        m.config.sampling.temperature = rng() % 2 ? 0.0f : float(u(rng) + 0.1);
-        m.config.sampling.seed        = rng();
-        m.figures.measured->speedup   = u(rng) * 4;
+        if (m.config.levels[0].weight_format == drafts::WeightFormat::same)
+            m.config.levels[0].weight_trunc_bits = int32_t(rng() % 8);
+        m.config.sampling.temperature    = rng() % 2 ? 0.0f : float(u(rng) + 0.1);
+        m.config.sampling.seed           = rng();
+        m.figures.measured->speedup      = u(rng) * 4;
         m.figures.measured->pos_reached  = {int64_t(rng() % 1000) + 10};
         m.figures.measured->pos_accepted = {m.figures.measured->pos_reached[0] / 2};
         m.figures.predicted->alpha       = {u(rng), u(rng), u(rng)};
@@ -118,21 +121,22 @@ TEST(Manifest, FormatVersionAndValidation) {
               "manifest.format: expected \"speculum.manifest\", got \"something else\"");
     EXPECT_NE(error_of(R"({"format": "speculum.manifest", "version": 99})").find("written by a newer Speculum"),
               std::string::npos);
-    Manifest m = sample_manifest();
+    Manifest m     = sample_manifest();
     m.model.sha256 = "ABC";
     EXPECT_THROW(m.validate(), std::invalid_argument);
     m = sample_manifest();
     m.model.path.clear();
     EXPECT_THROW(m.validate(), std::invalid_argument);
-    m = sample_manifest();
+    m                                   = sample_manifest();
     m.figures.measured->pos_accepted[1] = 81;  // more accepted than reached
     try {
         m.validate();
         ADD_FAILURE() << "accepted > reached must not validate";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("manifest.figures.measured.pos_accepted[1]"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("manifest.figures.measured.pos_accepted[1]"), std::string::npos)
+            << e.what();
     }
-    m = sample_manifest();
+    m                             = sample_manifest();
     m.config.levels[0].exit_layer = 9;  // the target has 8 layers
     EXPECT_THROW(m.validate(), std::invalid_argument);
     EXPECT_FALSE(exporting::is_manifest(nlohmann::json{{"levels", nlohmann::json::array()}}));
@@ -153,9 +157,9 @@ TEST(Manifest, FileErrorsNameTheFileAndHashMismatchWarns) {
         EXPECT_EQ(std::string(e.what()), bad + ": manifest.version: expected an integer, got string");
     }
 
-    Manifest m   = sample_manifest();
-    m.model.path = "model.bin";  // relative: found beside the manifest
-    m.model.sha256 = exporting::sha256_file(model);
+    Manifest m             = sample_manifest();
+    m.model.path           = "model.bin";  // relative: found beside the manifest
+    m.model.sha256         = exporting::sha256_file(model);
     const std::string path = (dir / "m.json").string();
     exporting::save_manifest(m, path);
     EXPECT_EQ(exporting::load_manifest(path), m);
@@ -175,17 +179,17 @@ TEST(Manifest, FiguresFromRunStats) {
     engine::RunStats s;
     s.pos_reached  = {50, 40};
     s.pos_accepted = {40, 20};
-    s.n_generated  = 110, s.n_steps = 50, s.speedup = 1.5;
+    s.n_generated = 110, s.n_steps = 50, s.speedup = 1.5;
     s.levels.resize(2);
     s.levels[1].cost_ratio = 0.1;
     s.lossless_checked     = true;
-    const auto m = exporting::measured_from_stats(s, 3, "unit");
+    const auto m           = exporting::measured_from_stats(s, 3, "unit");
     EXPECT_DOUBLE_EQ(m.mean_accepted_length, 2.2);
     EXPECT_EQ(m.cost_ratio, std::vector<double>{0.1});
     EXPECT_EQ(m.acceptance_rate_per_position(), (std::vector<double>{0.8, 0.4}));
     engine::SpecConfig cfg;
-    cfg.levels = {drafts::DraftSpec{}};
-    cfg.gamma  = {2};
+    cfg.levels   = {drafts::DraftSpec{}};
+    cfg.gamma    = {2};
     const auto p = exporting::predict_from_measured(m, cfg);
     ASSERT_TRUE(p);
     // E[tokens] = 1 + 0.8 + 0.8 * 0.5 = 2.2; EWIF = 2.2 / (1 + 2 * 0.1).

@@ -40,7 +40,8 @@ private:
     }
     std::string name() {
         const size_t b = m_i;
-        while (m_i < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[m_i])) || m_s[m_i] == '-' || m_s[m_i] == ':' || m_s[m_i] == '_'))
+        while (m_i < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[m_i])) || m_s[m_i] == '-' ||
+                                    m_s[m_i] == ':' || m_s[m_i] == '_'))
             ++m_i;
         return m_s.substr(b, m_i - b);
     }
@@ -49,7 +50,7 @@ private:
         while (m_i < m_s.size() && m_s[m_i] != stop) {
             if (m_s[m_i] == '<' && stop != '<') err = "'<' inside an attribute";
             if (m_s[m_i] == '&') {
-                const size_t e = m_s.find(';', m_i);
+                const size_t e        = m_s.find(';', m_i);
                 const std::string ent = e == std::string::npos ? "" : m_s.substr(m_i, e - m_i + 1);
                 if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;" && ent != "&apos;")
                     err = "bad entity at " + std::to_string(m_i);
@@ -146,8 +147,9 @@ size_t non_background(const Image& img, Rgba bg) {
 }  // namespace
 
 TEST(PlotSvg, WellFormedAndHoldsTheData) {
-    for (const Plot& p : {acceptance_plot(sample_acceptance()), speedup_plot({{"EWIF", 1.83, false}, {"measured", 1.52, true}}, "x"),
-                          heatmap_plot(sample_heatmap())}) {
+    for (const Plot& p :
+         {acceptance_plot(sample_acceptance()), speedup_plot({{"EWIF", 1.83, false}, {"measured", 1.52, true}}, "x"),
+          heatmap_plot(sample_heatmap())}) {
         const std::string svg = to_svg(p);
         XmlChecker x(svg);
         EXPECT_EQ(x.check(), "") << svg.substr(0, 400);
@@ -172,7 +174,7 @@ TEST(PlotRaster, FillsRectsLinesAndText) {
     p.width = 40, p.height = 30;
     p.rects.push_back({10, 10, 5, 5, {255, 0, 0, 255}, ""});
     const Image img = rasterize(p, nullptr);
-    auto px = [&](int x, int y) { return &img.rgba[(size_t(y) * 40 + size_t(x)) * 4]; };
+    auto px         = [&](int x, int y) { return &img.rgba[(size_t(y) * 40 + size_t(x)) * 4]; };
     EXPECT_EQ(px(12, 12)[0], 255);
     EXPECT_EQ(px(12, 12)[1], 0);
     EXPECT_EQ(px(9, 12)[1], 255);  // just outside: background
@@ -204,12 +206,19 @@ TEST(PlotPng, RoundTripsThroughLibpng) {
 }
 
 TEST(Reports, RunReportHeatmapRowsAndCsv) {
-    nlohmann::json run = {{"runs", nlohmann::json::array({1, 2})},
-                          {"total",
-                           {{"n_generated", 40}, {"n_steps", 16}, {"pos_reached", {16, 12}}, {"pos_accepted", {12, 6}},
-                            {"tokens_per_s", 80.0}, {"baseline_tokens_per_s", 40.0}, {"speedup", 2.0},
-                            {"bytes_per_token", 1e6}, {"lossless_checked", true}, {"lossless_mismatch", -1},
-                            {"levels", {{{"cost_ratio", 1.0}}, {{"cost_ratio", 0.2}}}}}}};
+    nlohmann::json run      = {{"runs", nlohmann::json::array({1, 2})},
+                               {"total",
+                                {{"n_generated", 40},
+                                 {"n_steps", 16},
+                                 {"pos_reached", {16, 12}},
+                                 {"pos_accepted", {12, 6}},
+                                 {"tokens_per_s", 80.0},
+                                 {"baseline_tokens_per_s", 40.0},
+                                 {"speedup", 2.0},
+                                 {"bytes_per_token", 1e6},
+                                 {"lossless_checked", true},
+                                 {"lossless_mismatch", -1},
+                                 {"levels", {{{"cost_ratio", 1.0}}, {{"cost_ratio", 0.2}}}}}}};
     const MeasuredFigures m = measured_from_run_report(run);
     EXPECT_EQ(m.n_prompts, 2);
     EXPECT_DOUBLE_EQ(m.mean_accepted_length, 2.5);
@@ -223,13 +232,13 @@ TEST(Reports, RunReportHeatmapRowsAndCsv) {
     }
 
     Manifest man;
-    man.model.path    = "t.gguf";
-    man.config.levels = {drafts::DraftSpec{}};
-    man.config.gamma  = {2};
+    man.model.path              = "t.gguf";
+    man.config.levels           = {drafts::DraftSpec{}};
+    man.config.gamma            = {2};
     run["total"]["pos_reached"] = {16, 12};
-    man.figures.measured  = measured_from_run_report(run);
-    man.figures.predicted = predict_from_measured(*man.figures.measured, man.config);
-    const nlohmann::json rep = make_report(man, run);
+    man.figures.measured        = measured_from_run_report(run);
+    man.figures.predicted       = predict_from_measured(*man.figures.measured, man.config);
+    const nlohmann::json rep    = make_report(man, run);
     EXPECT_EQ(rep.at("format"), "speculum.report");
     EXPECT_EQ(rep.at("acceptance").size(), 2u);
     EXPECT_EQ(rep.at("acceptance")[1].at("alpha"), 0.5);
@@ -240,11 +249,11 @@ TEST(Reports, RunReportHeatmapRowsAndCsv) {
     std::vector<store::ResultRow> rows(4);
     const double g[] = {2, 4, 2, 2}, r[] = {0.1, 0.1, 0.3, 0.3}, s[] = {1.2, 1.5, 0.9, 1.1};
     for (int i = 0; i < 4; ++i) {
-        rows[size_t(i)].config = {{"gamma", {g[i]}}, {"levels", {{{"prune", {{"ratio", r[i]}}}}}}};
+        rows[size_t(i)].config             = {{"gamma", {g[i]}}, {"levels", {{{"prune", {{"ratio", r[i]}}}}}}};
         rows[size_t(i)].metrics["speedup"] = s[i];
         rows[size_t(i)].stats              = {{"n", 1}};
     }
-    rows[1].sweep = "a \"quoted\", name";
+    rows[1].sweep       = "a \"quoted\", name";
     const HeatmapData h = heatmap_from_rows(rows, "/gamma/0", "/levels/0/prune/ratio", "speedup");
     EXPECT_EQ(h.xs, (std::vector<double>{2, 4}));
     EXPECT_EQ(h.ys, (std::vector<double>{0.1, 0.3}));

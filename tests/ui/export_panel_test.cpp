@@ -26,7 +26,8 @@ ui::UiSnapshot snapshot_with_model() {
 
 size_t non_white(const exporting::Image& img) {
     size_t n = 0;
-    for (size_t i = 0; i < img.rgba.size(); i += 4) n += img.rgba[i] != 255 || img.rgba[i + 1] != 255 || img.rgba[i + 2] != 255;
+    for (size_t i = 0; i < img.rgba.size(); i += 4)
+        n += img.rgba[i] != 255 || img.rgba[i + 1] != 255 || img.rgba[i + 2] != 255;
     return n;
 }
 
@@ -57,7 +58,7 @@ TEST(ExportContent, AppConfigBecomesASpecConfig) {
     ui::AppConfig cfg;
     cfg.gamma = 6, cfg.p_min = 0.4f, cfg.temperature = 0.0f;
     cfg.draft.weight_format = drafts::WeightFormat::mxfp4;
-    cfg.cascade = {{drafts::DraftKind::maxgram, 0.8, 0.01, 3}};
+    cfg.cascade             = {{drafts::DraftKind::maxgram, 0.8, 0.01, 3}};
     std::vector<std::string> notes;
     engine::SpecConfig s = ui::spec_config_from_app(cfg, notes);
     EXPECT_NO_THROW(s.validate());
@@ -66,9 +67,9 @@ TEST(ExportContent, AppConfigBecomesASpecConfig) {
     EXPECT_EQ(s.gamma, (std::vector<int32_t>{6, 3}));
     EXPECT_FLOAT_EQ(s.p_min, 0.4f);
     EXPECT_TRUE(notes.empty());
-    cfg.tree.mode = ui::TreeMode::budget;
+    cfg.tree.mode   = ui::TreeMode::budget;
     cfg.tree.budget = 16;
-    s = ui::spec_config_from_app(cfg, notes);
+    s               = ui::spec_config_from_app(cfg, notes);
     EXPECT_EQ(s.verification, engine::Verification::tree);
     EXPECT_EQ(s.tree.node_budget, 15) << "the editor counts the root";
     EXPECT_EQ(s.levels.size(), 1u);
@@ -78,10 +79,11 @@ TEST(ExportContent, AppConfigBecomesASpecConfig) {
 
 TEST(ExportContent, DocumentsFromASnapshot) {
     ui::UiSnapshot snap = test::modeled_snapshot();
-    EXPECT_NE(ui::make_export(ui::ExportFormat::manifest, snap, "").error.find("open a model first"), std::string::npos);
+    EXPECT_NE(ui::make_export(ui::ExportFormat::manifest, snap, "").error.find("open a model first"),
+              std::string::npos);
     EXPECT_NE(ui::make_export(ui::ExportFormat::csv, snap, "").error.find("no sweep yet"), std::string::npos);
-    snap = snapshot_with_model();
-    snap.measured = test::sample_measured();
+    snap           = snapshot_with_model();
+    snap.measured  = test::sample_measured();
     const auto man = ui::make_export(ui::ExportFormat::manifest, snap, "");
     ASSERT_EQ(man.error, "");
     const auto m = nlohmann::json::parse(man.text).get<exporting::Manifest>();
@@ -92,10 +94,12 @@ TEST(ExportContent, DocumentsFromASnapshot) {
     const auto l = ui::make_export(ui::ExportFormat::llama_cpp, snap, "");
     EXPECT_NE(l.text.find("llama-server"), std::string::npos) << l.error;
     EXPECT_NE(ui::make_export(ui::ExportFormat::vllm, snap, "").text.find("--speculative-config"), std::string::npos);
-    EXPECT_NE(ui::make_export(ui::ExportFormat::sglang, snap, "").text.find("--speculative-algorithm"), std::string::npos);
-    EXPECT_NE(ui::make_export(ui::ExportFormat::report, snap, "").text.find("speculum.report"), std::string::npos);
-    EXPECT_NE(ui::make_export(ui::ExportFormat::svg_acceptance, snap, "").text.find("alpha_1 = 0.800 (80/100, measured)"),
+    EXPECT_NE(ui::make_export(ui::ExportFormat::sglang, snap, "").text.find("--speculative-algorithm"),
               std::string::npos);
+    EXPECT_NE(ui::make_export(ui::ExportFormat::report, snap, "").text.find("speculum.report"), std::string::npos);
+    EXPECT_NE(
+        ui::make_export(ui::ExportFormat::svg_acceptance, snap, "").text.find("alpha_1 = 0.800 (80/100, measured)"),
+        std::string::npos);
     EXPECT_NE(ui::make_export(ui::ExportFormat::svg_speedup, snap, "").text.find("measured = 2.400x (measured)"),
               std::string::npos);
     const auto png = ui::make_export(ui::ExportFormat::png_speedup, snap, "");
@@ -107,11 +111,12 @@ TEST(ExportContent, DocumentsFromASnapshot) {
 
     ui::SweepView sw;
     sw.xs = {1, 2}, sw.ys = {0.5, 0.7}, sw.values = {1.1, 1.2, 1.3, NAN}, sw.work = {0.1, 0.2, 0.1, 0.2};
-    sw.rows_done = 2;
-    snap.sweep   = sw;
+    sw.rows_done   = 2;
+    snap.sweep     = sw;
     const auto csv = ui::make_export(ui::ExportFormat::csv, snap, "");
-    EXPECT_EQ(csv.text, "gamma (draft tokens),assumed alpha,predicted speedup,draft_work,source\n"
-                        "1,0.5,1.1,0.1,modeled\n2,0.5,1.2,0.2,modeled\n1,0.7,1.3,0.1,modeled\n");
+    EXPECT_EQ(csv.text,
+              "gamma (draft tokens),assumed alpha,predicted speedup,draft_work,source\n"
+              "1,0.5,1.1,0.1,modeled\n2,0.5,1.2,0.2,modeled\n1,0.7,1.3,0.1,modeled\n");
     EXPECT_NE(ui::make_export(ui::ExportFormat::svg_heatmap, snap, "").text.find("<svg"), std::string::npos);
 }
 
@@ -124,7 +129,7 @@ TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
     ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     EXPECT_NE(panel.document().error.find("open a model first"), std::string::npos);
 
-    snap = snapshot_with_model();
+    snap                   = snapshot_with_model();
     const std::string want = exporting::sha256_file(test::synthetic_gguf());
     for (int frame = 0; frame < 2000 && panel.model_sha256().empty(); ++frame) {
         test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
@@ -140,7 +145,8 @@ TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
     EXPECT_NE(panel.document().text.find("vllm serve"), std::string::npos);
     ASSERT_FALSE(panel.document().notes.empty());
     EXPECT_NE(panel.document().notes[0].find("vllm cannot express: stopping a draft below a draft probability"),
-              std::string::npos) << panel.document().notes[0];
+              std::string::npos)
+        << panel.document().notes[0];
 
     const auto path = test::tmp_dir() / "export_panel_vllm.sh";
     EXPECT_EQ(panel.save(path.string()), "");

@@ -12,7 +12,9 @@
 
 namespace speculum::ui {
 
-ExportPanel::ExportPanel() { std::strncpy(m_path, export_default_file(m_format), sizeof m_path - 1); }
+ExportPanel::ExportPanel() {
+    std::strncpy(m_path, export_default_file(m_format), sizeof m_path - 1);
+}
 
 ExportPanel::~ExportPanel() {
     m_hash_cancel.cancel();
@@ -38,12 +40,13 @@ void ExportPanel::hash_model(const UiSnapshot& snap) {
     if (path != m_sha_path) {  // another model: drop the old digest, stop an old hash
         m_hash_cancel.cancel();
         if (m_hash.valid()) m_hash.wait();
-        m_sha_path = path, m_sha.clear(), m_hash_error.clear();
+        m_sha_path    = path, m_sha.clear(), m_hash_error.clear();
         m_hash_cancel = CancelToken{};
         if (!path.empty()) {
             m_hash_progress->store(0.0);
             m_hash = std::async(std::launch::async, [path, cancel = m_hash_cancel, progress = m_hash_progress] {
-                return exporting::sha256_file(path, cancel, [progress](double f, const std::string&) { progress->store(f); });
+                return exporting::sha256_file(path, cancel,
+                                              [progress](double f, const std::string&) { progress->store(f); });
             });
         }
     }
@@ -84,8 +87,9 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         ImGui::Selectable("Draft model (GGUF)");
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip("Building the draft needs the model in memory for seconds to minutes; use\n"
-                              "speculum-cli export --format draft-gguf --config speculum-manifest.json -o draft.gguf");
+            ImGui::SetTooltip(
+                "Building the draft needs the model in memory for seconds to minutes; use\n"
+                "speculum-cli export --format draft-gguf --config speculum-manifest.json -o draft.gguf");
         ImGui::EndCombo();
     }
     if (m_path_format != m_format) {  // a new format suggests its own file name
@@ -101,7 +105,8 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         else if (!m_hash_error.empty())
             ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "sha256 not computed: %s", m_hash_error.c_str());
         else
-            ImGui::TextDisabled("sha256: hashing %.0f%% (the manifest records it when done)", m_hash_progress->load() * 100);
+            ImGui::TextDisabled("sha256: hashing %.0f%% (the manifest records it when done)",
+                                m_hash_progress->load() * 100);
     }
 
     const bool ok     = m_doc.error.empty();
@@ -116,8 +121,9 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (!ok) ImGui::BeginDisabled();
     if (ImGui::Button("Save")) {
         const std::string error = save(m_path);
-        actions.push(ActionShowMessage{error.empty() ? std::string("Exported ") + export_format_name(m_format) + " to " + m_path
-                                                     : std::string("Export failed: ") + error});
+        actions.push(ActionShowMessage{error.empty()
+                                           ? std::string("Exported ") + export_format_name(m_format) + " to " + m_path
+                                           : std::string("Export failed: ") + error});
     }
     if (!ok) ImGui::EndDisabled();
     ImGui::SameLine();
@@ -135,8 +141,8 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         ImGui::PopStyleColor();
     }
     // Read-only multiline text: selectable, scrollable; ImGui needs a mutable buffer, but ReadOnly never writes.
-    ImGui::InputTextMultiline("##preview", const_cast<char*>(m_doc.text.c_str()), m_doc.text.size() + 1,
-                              ImVec2(-1, -1), ImGuiInputTextFlags_ReadOnly);
+    ImGui::InputTextMultiline("##preview", const_cast<char*>(m_doc.text.c_str()), m_doc.text.size() + 1, ImVec2(-1, -1),
+                              ImGuiInputTextFlags_ReadOnly);
     ImGui::End();
 }
 

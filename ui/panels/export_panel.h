@@ -43,9 +43,9 @@ private:
         int64_t measured_tokens = -1;
         bool measured_complete  = false;
         std::string modeled_error;
-        double modeled_ewif = 0;
-        int sweep_rows      = -1;
-        int profile_index   = -1;
+        double modeled_ewif                  = 0;
+        int sweep_rows                       = -1;
+        int profile_index                    = -1;
         bool operator==(const Inputs&) const = default;
     };
     void refresh(const UiSnapshot& snap);
@@ -54,7 +54,7 @@ private:
     ExportFormat m_format = ExportFormat::manifest;
     ExportDocument m_doc;
     std::optional<Inputs> m_built;
-    char m_path[1024] = {};
+    char m_path[1024]          = {};
     ExportFormat m_path_format = ExportFormat::manifest;  // the format m_path's default name was chosen for
 
     std::string m_sha_path, m_sha, m_hash_error;  // the file hashed, its digest, or why hashing failed
