@@ -10,6 +10,7 @@
 #include "ui/plot_font.h"
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 namespace speculum::ui {
@@ -202,7 +203,7 @@ exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::st
     m.generator = "speculum " + snap.build.version;
     m.name      = describe_draft(snap.config.draft) + ", gamma " + std::to_string(snap.config.gamma);
     if (snap.model) {
-        m.model.path       = snap.model->path;
+        m.model.path       = std::filesystem::absolute(snap.model->path).lexically_normal().string();
         m.model.name       = snap.model->name;
         m.model.file_bytes = snap.model->file_bytes;
         m.model.sha256     = model_sha256;

@@ -98,7 +98,8 @@ void Manifest::validate() const {
 ModelIdentity identify_model(const model::Model& target, const std::string& path, bool hash, const CancelToken& cancel,
                              const ProgressFn& progress) {
     ModelIdentity id;
-    id.path                  = path;
+    // Absolute, so the manifest still finds its target when run from another directory.
+    id.path = std::filesystem::absolute(path).lexically_normal().string();
     const model::Hparams& hp = target.hparams();
     id.architecture          = hp.arch;
     id.name                  = target.name();
