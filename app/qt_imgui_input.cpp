@@ -1,7 +1,9 @@
 // Qt -> Dear ImGui 1.86 input: mouse, wheel, keys, text, focus and HiDPI scale (see qt_imgui_input.h).
 #include "qt_imgui_input.h"
 
+#include <QClipboard>
 #include <QFocusEvent>
+#include <QGuiApplication>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QWheelEvent>
@@ -19,6 +21,16 @@ int qt_key_slot(int qt_key) {
 void imgui_input_init(ImGuiIO& io) {
     io.BackendPlatformName = "speculum_qt6";
     io.BackendFlags |= ImGuiBackendFlags_HasMouseCursors;
+    // The system clipboard through Qt (ImGui's default outside Windows is a private buffer): the Export panel's
+    // Copy and Ctrl+C/V in text fields reach other applications.
+    io.SetClipboardTextFn = [](void*, const char* text) {
+        QGuiApplication::clipboard()->setText(QString::fromUtf8(text));
+    };
+    io.GetClipboardTextFn = [](void*) -> const char* {
+        static QByteArray text;  // ImGui copies it before asking again
+        text = QGuiApplication::clipboard()->text().toUtf8();
+        return text.constData();
+    };
     struct Pair {
         ImGuiKey_ imgui;
         int qt;

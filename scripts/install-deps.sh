@@ -12,6 +12,8 @@ packages=(
     # libraries (see CMakeLists.txt)
     qt6-base-dev libqt6opengl6-dev libgl-dev libimgui-dev libstb-dev libtbb-dev libopenblas-dev
     libgtest-dev libgmock-dev nlohmann-json3-dev libsqlite3-dev libpcre2-dev
+    # export: SHA-256 of model files (libcrypto) and PNG plots
+    libssl-dev libpng-dev
     # cluster sweeps (optional at build time, SPECULUM_WITH_MPI)
     libopenmpi-dev openmpi-bin
     # GUI tests: a virtual X server and Mesa's software OpenGL

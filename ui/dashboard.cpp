@@ -15,6 +15,7 @@ void Dashboard::draw(const UiSnapshot& snap, UiActions& actions) {
     if (hardware.visible) hardware.draw(snap, actions, fill);
     if (design_space.visible) design_space.draw(snap, actions, fill);
     if (overview.visible) overview.draw(snap, actions, fill);
+    if (export_panel.visible) export_panel.draw(snap, actions, fill);
 }
 
 std::vector<Dashboard::PanelEntry> Dashboard::panels() {
@@ -22,7 +23,8 @@ std::vector<Dashboard::PanelEntry> Dashboard::panels() {
             {SpeedupPanel::title, &speedup.visible},             {AcceptancePanel::title, &acceptance.visible},
             {LiveDecodePanel::title, &live_decode.visible},      {TreeViewPanel::title, &tree_view.visible},
             {CascadeViewPanel::title, &cascade_view.visible},    {HardwarePanel::title, &hardware.visible},
-            {DesignSpacePanel::title, &design_space.visible},    {OverviewPanel::title, &overview.visible}};
+            {DesignSpacePanel::title, &design_space.visible},    {OverviewPanel::title, &overview.visible},
+            {ExportPanel::title, &export_panel.visible}};
 }
 
 bool Dashboard::set_solo(const std::string& title) {

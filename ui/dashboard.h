@@ -6,6 +6,7 @@
 #include "ui/panels/cascade_view_panel.h"
 #include "ui/panels/configuration_panel.h"
 #include "ui/panels/design_space_panel.h"
+#include "ui/panels/export_panel.h"
 #include "ui/panels/hardware_panel.h"
 #include "ui/panels/live_decode_panel.h"
 #include "ui/panels/model_data_panel.h"
@@ -43,6 +44,7 @@ public:
     HardwarePanel hardware;
     DesignSpacePanel design_space;
     OverviewPanel overview;
+    ExportPanel export_panel;
 
 private:
     std::string m_solo;

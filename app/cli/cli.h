@@ -78,5 +78,6 @@ int cmd_draft(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_sweep(int argc, char** argv);
 int cmd_results(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 
 }  // namespace speculum::cli

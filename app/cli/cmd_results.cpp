@@ -2,6 +2,7 @@
 // CSV export, Pareto frontiers (speedup against draft memory or against quality) and best-per-task summaries.
 #include "cli.h"
 
+#include "core/store/csv.h"
 #include "core/store/filter.h"
 #include "core/store/result_store.h"
 #include "core/store/summary.h"
@@ -22,13 +23,6 @@ const char* kFilterHelp = R"(Filters (--filter "CLAUSE,CLAUSE,..."; every clause
 predicted_speedup, accepted_length, bpt, j and memory_gb from the analytic evaluator are MODELED; speedup and
 quality are measured by the engine evaluator.)";
 
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 std::string num(const std::optional<double>& v, int precision = 4) {
     if (!v) return "";
     char buf[64];
@@ -39,16 +33,7 @@ std::string num(const std::optional<double>& v, int precision = 4) {
 void write_csv(const std::vector<store::ResultRow>& rows, const std::string& file) {
     std::ofstream out(file);
     if (!out) throw std::runtime_error("cannot write " + file);
-    out << "config_hash,model_hash,dataset_hash,sweep,task,status";
-    for (const auto& c : store::metric_columns()) out << ',' << c;
-    out << ",objective,prompts,wall_s,created_at,message,config_json\n";
-    for (const auto& r : rows) {
-        out << r.key.config_hash << ',' << r.key.model_hash << ',' << r.key.dataset_hash << ',' << csv_field(r.sweep)
-            << ',' << csv_field(r.task) << ',' << r.status;
-        for (const auto& c : store::metric_columns()) out << ',' << num(r.metric(c), 10);
-        out << ',' << num(r.objective, 10) << ',' << r.prompts << ',' << num(r.wall_s, 6) << ',' << r.created_at << ','
-            << csv_field(r.message) << ',' << csv_field(r.config.dump()) << '\n';
-    }
+    store::write_results_csv(out, rows);
     if (!out) throw std::runtime_error("error writing " + file);
 }
 

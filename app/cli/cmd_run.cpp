@@ -1,10 +1,12 @@
-// `speculum-cli run`: one speculative decoding experiment from a SpecConfig JSON file — every prompt through the
-// engine and the autoregressive baseline, a readable summary (speedup, mean accepted length, α per position,
-// per-level cost, lossless check when greedy) on stdout and the full report as JSON with --report.
+// `speculum-cli run`: one speculative decoding experiment from a SpecConfig JSON file or a deployment manifest
+// (which names its target and is checked against its SHA-256) — every prompt through the engine and the
+// autoregressive baseline, a readable summary (speedup, mean accepted length, α per position, per-level cost,
+// lossless check when greedy) on stdout, the full report as JSON with --report, a manifest with --manifest-out.
 #include "cli.h"
 
 #include "core/engine/engine.h"
 #include "core/engine/session.h"
+#include "core/export/manifest.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
 #include "core/model/tokenizer.h"
@@ -14,6 +16,7 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -112,8 +115,9 @@ model::Model load_synthetic(const std::string& path) {
 
 int cmd_run(int argc, char** argv) {
     Args args("run",
-              {{"config", 0, true, "CFG.json", "speculative decoding config (see docs/engine.md)"},
-               {"model", 'm', true, "FILE", "target GGUF (default: the bundled target)"},
+              {{"config", 0, true, "CFG.json", "speculative decoding config (docs/engine.md) or a deployment manifest "
+                                              "(docs/export.md)"},
+               {"model", 'm', true, "FILE", "target GGUF (default: the manifest's target, else the bundled one)"},
                {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
                {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
                {"task", 0, true, "T", "only the dataset's prompts of this task"},
@@ -121,6 +125,8 @@ int cmd_run(int argc, char** argv) {
                {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
                {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
                {"report", 0, true, "FILE", "write the full JSON report here"},
+               {"manifest-out", 0, true, "FILE", "write a deployment manifest of this run (target SHA-256, "
+                                                 "measured and predicted figures)"},
                {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
                {"reference", 0, false, "", "use the scalar reference forward pass (exact batched = sequential)"},
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
@@ -134,13 +140,20 @@ int cmd_run(int argc, char** argv) {
     const auto cfg_path = args.value("config");
     if (!cfg_path) throw UsageError("--config is required");
     engine::SpecConfig cfg;
+    std::optional<exporting::Manifest> manifest;  // when --config names a manifest
     {
         std::ifstream in(*cfg_path);
         if (!in) throw std::runtime_error(*cfg_path + ": cannot open the config file");
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(in);
-            from_json(j, cfg);
+            if (exporting::is_manifest(j)) {
+                manifest = j.get<exporting::Manifest>();
+                manifest->validate();
+                cfg = manifest->config;
+            } else {
+                from_json(j, cfg);
+            }
         } catch (const nlohmann::json::parse_error& e) {
             throw std::runtime_error(*cfg_path + ": not valid JSON: " + e.what());
         } catch (const std::invalid_argument& e) {
@@ -160,9 +173,22 @@ int cmd_run(int argc, char** argv) {
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
     if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");
-    const std::string target_path = args.has("model")       ? *args.value("model")
-                                    : args.has("synthetic") ? "synthetic:" + *args.value("synthetic")
-                                                            : resource_path(kBundledTarget).string();
+    std::string manifest_target;  // the manifest's target, found as recorded or beside the manifest
+    if (manifest && !args.has("model") && !args.has("synthetic")) {
+        manifest_target = exporting::resolve_model_path(*manifest, *cfg_path);
+        if (manifest_target.empty())
+            throw std::runtime_error(*cfg_path + ": the manifest's target " + manifest->model.path +
+                                     " does not exist (nor beside the manifest); give it with -m");
+    }
+    const std::string target_path = args.has("model")          ? *args.value("model")
+                                    : args.has("synthetic")    ? "synthetic:" + *args.value("synthetic")
+                                    : !manifest_target.empty() ? manifest_target
+                                                               : resource_path(kBundledTarget).string();
+    if (manifest && !args.has("synthetic")) {
+        // A different file may decode differently: say so, but run (the user may mean it).
+        const std::string warning = exporting::check_model_hash(*manifest, target_path);
+        if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+    }
     const model::Model target =
         args.has("synthetic") ? load_synthetic(*args.value("synthetic")) : model::Model::load(target_path);
     try {
@@ -220,6 +246,20 @@ int cmd_run(int argc, char** argv) {
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline);
     report["runs"]  = runs;
     report["total"] = total;
+    if (auto out = args.value("manifest-out")) {
+        if (args.has("synthetic")) throw UsageError("--manifest-out needs a target file (-m), not --synthetic");
+        exporting::Manifest m = manifest ? *manifest : exporting::Manifest{};
+        if (!manifest) m.name = std::filesystem::path(*cfg_path).stem().string();
+        m.generator  = exporting::generator_string();
+        m.created_at = exporting::utc_now_iso8601();
+        m.model      = exporting::identify_model(target, target_path);
+        m.config     = cfg;
+        m.figures.measured =
+            exporting::measured_from_stats(total, static_cast<int32_t>(prompts.size()), "speculum-cli run");
+        m.figures.predicted = exporting::predict_from_measured(*m.figures.measured, cfg);
+        exporting::save_manifest(m, *out);
+        std::cout << "manifest: " << *out << "\n";
+    }
     if (auto out = args.value("report")) {
         std::ofstream f(*out);
         if (!f) throw std::runtime_error(*out + ": cannot write the report");

@@ -21,11 +21,15 @@ void save_self_draft_gguf(const model::Model& target, const SelfDraft& draft, co
     const int32_t n_layer        = spec.exit_layer >= 0 ? spec.exit_layer + 1 : hp.n_layer;
     const std::string a          = hp.arch;
 
+    // general.file_type names the target's dominant tensor type; a re-encoded draft has others, and llama.cpp
+    // infers the type from the tensors when the key is absent.
+    const bool retyped = spec.weight_format != WeightFormat::same || spec.weight_trunc_bits > 0;
     model::GgufWriter g;
     // The target's metadata (architecture, tokenizer, rope, ...) with the draft's layer count and name.
     if (const model::GgufFile* f = target.gguf()) {
         for (const model::GgufKv& kv : f->metadata()) {
             if (kv.key == a + ".block_count" || kv.key == "general.name" || kv.key == "general.alignment") continue;
+            if (retyped && kv.key == "general.file_type") continue;
             g.set_value(kv.key, kv.value);
         }
     } else {
@@ -35,6 +39,9 @@ void save_self_draft_gguf(const model::Model& target, const SelfDraft& draft, co
     g.set_uint32(a + ".block_count", static_cast<uint32_t>(n_layer));
     g.set_string("general.name", draft.model.name());
     g.set_string("speculum.draft.spec", nlohmann::json(spec).dump());
+    // Quantized tensors (Q8_0, MXFP4) follow ggml's current block layouts (gguf-py writes version 2).
+    if (spec.weight_format == WeightFormat::q8_0 || spec.weight_format == WeightFormat::mxfp4)
+        g.set_uint32("general.quantization_version", 2);
 
     // A tied head that the draft re-encoded is no longer token_embd: write it out.
     model::add_model_tensors(g, hp, w, n_layer, !hp.tied_output || w.output.data != w.token_embd.data);

@@ -40,6 +40,19 @@ model::ContextConfig draft_context(const DrafterOptions& o, const model::Model& 
 
 }  // namespace
 
+ActivationNorms wanda_norms(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options) {
+    if (spec.kind != DraftKind::self || spec.prune.ratio <= 0.0f || spec.prune.method != PruneMethod::wanda) return {};
+    std::vector<std::vector<int32_t>> seqs = options.calibration_tokens;
+    if (seqs.empty()) {
+        if (spec.prune.calibration.empty())
+            throw std::invalid_argument(
+                "draft.prune.calibration: Wanda needs calibration text (a JSONL prompt suite) or "
+                "calibration token ids (DrafterOptions.calibration_tokens)");
+        seqs = tokenize_suite(spec.prune.calibration, options.tokenize, "prune.calibration", target);
+    }
+    return collect_activation_norms(target, seqs, spec.prune.calibration_tokens, options.progress, options.cancel);
+}
+
 std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,
                                       const DrafterOptions& options) {
     const model::Hparams& hp = target.hparams();
@@ -60,20 +73,8 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
         return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
     }
     case DraftKind::self: {
-        ActivationNorms norms;
-        const bool wanda = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
-        if (wanda) {
-            std::vector<std::vector<int32_t>> seqs = options.calibration_tokens;
-            if (seqs.empty()) {
-                if (spec.prune.calibration.empty())
-                    throw std::invalid_argument(
-                        "draft.prune.calibration: Wanda needs calibration text (a JSONL prompt suite) or "
-                        "calibration token ids (DrafterOptions.calibration_tokens)");
-                seqs = tokenize_suite(spec.prune.calibration, options.tokenize, "prune.calibration", target);
-            }
-            norms = collect_activation_norms(target, seqs, spec.prune.calibration_tokens, options.progress,
-                                             options.cancel);
-        }
+        const bool wanda           = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
+        const ActivationNorms norms = wanda_norms(spec, target, options);
         SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
         ModelDrafterConfig cfg{.context = draft_context(options, target), .forward = d.forward, .name = label};
         return std::make_unique<ModelDrafter>(std::move(d.model), std::move(cfg), std::move(d.cost));

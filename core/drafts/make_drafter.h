@@ -27,6 +27,12 @@ struct DrafterOptions {
     CancelToken cancel;
 };
 
+struct ActivationNorms;  // self_draft.h
+
+// Wanda's activation norms for a self-draft spec that prunes by Wanda: over options.calibration_tokens, else the
+// spec's calibration suite tokenized as make_drafter does. Empty norms for any other spec. (Include self_draft.h.)
+ActivationNorms wanda_norms(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options);
+
 // Validates the spec against the target and builds the drafter. Throws std::invalid_argument (bad spec,
 // incompatible vocabulary, missing tokenizer), GgufError (unreadable draft model) or Cancelled.
 std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,

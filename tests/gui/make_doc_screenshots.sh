@@ -26,5 +26,6 @@ shot panel_tree_view.png 640x480 "${common[@]}" --set tree=budget --set budget=1
 shot panel_cascade_view.png 640x480 "${common[@]}" --set cascade=1 --set horizontal=2 --panel "Cascade view"
 shot panel_hardware.png 640x520 "${common[@]}" --panel Hardware
 shot panel_design_space.png 640x620 "${common[@]}" --sweep gamma,alpha --panel "Design space"
+shot panel_export.png 700x620 "${common[@]}" --panel Export
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"

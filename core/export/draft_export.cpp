@@ -1,0 +1,62 @@
+// Draft level -> standalone GGUF (see draft_export.h).
+#include "core/export/draft_export.h"
+
+#include "core/drafts/draft_gguf.h"
+#include "core/drafts/self_draft.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace speculum::exporting {
+
+DraftExportResult export_draft_gguf(const model::Model& target, const drafts::DraftSpec& spec_in,
+                                    const std::string& path, const DraftExportOptions& options) {
+    namespace fs = std::filesystem;
+    spec_in.validate(target.hparams().n_layer);
+    DraftExportResult r;
+    r.path        = path;
+    r.description = spec_in.label.empty() ? spec_in.describe() : spec_in.label + " = " + spec_in.describe();
+    switch (spec_in.kind) {
+        case drafts::DraftKind::maxgram:
+            throw std::invalid_argument(
+                "a Max-Gram draft is statistical and has no model to write as GGUF (the engine "
+                "snippets use the engine's own n-gram drafting instead)");
+        case drafts::DraftKind::model: {
+            // Already a GGUF the engines load: the export is a copy, so the deployment folder is self-contained.
+            const model::Model d = model::Model::load(spec_in.model_path, {}, options.drafter.cancel);
+            if (fs::weakly_canonical(spec_in.model_path) != fs::weakly_canonical(path))
+                fs::copy_file(spec_in.model_path, path, fs::copy_options::overwrite_existing);
+            r.n_layer    = d.hparams().n_layer;
+            r.file_bytes = fs::file_size(path);
+            return r;
+        }
+        case drafts::DraftKind::self:
+            break;
+    }
+    drafts::DraftSpec spec = spec_in;
+    const bool skips       = !spec.skip_attn.empty() || !spec.skip_ffn.empty();
+    const bool kv          = spec.kv_trunc_bits > 0 || spec.kv_drop_ratio > 0.0f;
+    if ((skips || kv) && !options.drop_unsupported)
+        throw std::invalid_argument(
+            std::string("the draft ") + (skips ? "skips sublayers (draft.skip_attn / skip_ffn)" : "") +
+            (skips && kv ? " and " : "") + (kv ? "transforms its KV cache (draft.kv_trunc_bits / kv_drop_ratio)" : "") +
+            ", which a GGUF cannot carry; drop them explicitly to write the weights alone (--drop-unsupported)");
+    if (skips) {
+        r.dropped.push_back("skip sets (the file keeps every attention and FFN sublayer)");
+        spec.skip_attn.clear(), spec.skip_ffn.clear();
+    }
+    if (kv) {
+        r.dropped.push_back("KV-cache transforms (engines keep a full-precision KV cache)");
+        spec.kv_trunc_bits = 0, spec.kv_drop_ratio = 0.0f;
+    }
+    const bool wanda                    = spec.prune.ratio > 0.0f && spec.prune.method == drafts::PruneMethod::wanda;
+    const drafts::ActivationNorms norms = drafts::wanda_norms(spec, target, options.drafter);
+    const drafts::SelfDraft d           = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr,
+                                                                   options.drafter.progress, options.drafter.cancel);
+    drafts::save_self_draft_gguf(target, d, spec, path);
+    r.n_layer    = spec.exit_layer >= 0 ? spec.exit_layer + 1 : target.hparams().n_layer;
+    r.file_bytes = fs::file_size(path);
+    return r;
+}
+
+}  // namespace speculum::exporting

@@ -1,0 +1,72 @@
+// vLLM snippet: the speculative_config object (method, model, num_speculative_tokens, draft_tensor_parallel_size;
+// prompt_lookup_min/max for n-gram drafting) on a `vllm serve` line, with what vLLM cannot express as comments.
+#include "core/export/snippet_plan.h"
+
+namespace speculum::exporting::detail {
+
+EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
+    const engine::SpecConfig& cfg = p.manifest->config;
+    EngineSnippet s;
+    s.engine           = Engine::vllm;
+    s.cannot_express   = p.cannot;
+    s.fallbacks        = p.fallback;
+    s.notes            = p.notes;
+    const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
+    int32_t gamma      = p.gamma;
+
+    if (p.tree) {
+        s.cannot_express.push_back(
+            "a token tree with a separate draft model (speculative_token_tree drives vLLM's "
+            "EAGLE-style proposers, not method \"draft_model\")");
+        gamma = p.tree->depth;
+        s.fallbacks.push_back("a chain as deep as the tree: num_speculative_tokens = " + std::to_string(gamma));
+        s.notes.push_back("the tree as a speculative_token_tree literal, for EAGLE-style drafts: " +
+                          token_tree_literal(p.tree->paths));
+    }
+    if (!maxgram && cfg.p_min > 0.0f) {
+        s.cannot_express.push_back("stopping a draft below a draft probability (p_min = " + num(cfg.p_min) + ")");
+        s.fallbacks.push_back("full-length drafts of " + std::to_string(gamma) + " tokens");
+    }
+    nlohmann::ordered_json c;
+    if (maxgram) {
+        const auto& mg              = p.level1.maxgram;
+        c["method"]                 = "ngram";
+        c["num_speculative_tokens"] = gamma;
+        c["prompt_lookup_max"]      = mg.max_match;
+        c["prompt_lookup_min"]      = mg.min_match;
+        if (mg.bigram_fill && !p.level1.bigram_corpus.empty()) {
+            s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
+            s.fallbacks.push_back("prompt lookup only (method \"ngram\")");
+        }
+    } else {
+        c["method"]                     = "draft_model";
+        c["model"]                      = p.draft_file;
+        c["num_speculative_tokens"]     = gamma;
+        c["draft_tensor_parallel_size"] = 1;
+    }
+    s.notes.push_back(
+        "vLLM reads GGUF files (the target and the draft) only through its experimental GGUF loader "
+        "(Llama-family architectures, --tokenizer of the original model); otherwise convert them to "
+        "checkpoints vLLM reads");
+    const model::SamplerConfig& sp = cfg.sampling;
+    s.notes.push_back("sampling is per request: SamplingParams(" +
+                      (cfg.greedy() ? std::string("temperature=0")
+                                    : "temperature=" + num(sp.temperature) +
+                                          ", top_k=" + std::to_string(sp.top_k > 0 ? sp.top_k : -1) +
+                                          ", top_p=" + num(sp.top_p) + ", seed=" + std::to_string(sp.seed)) +
+                      ")");
+    s.config             = c;
+    s.draft_file         = maxgram ? "" : p.draft_file;
+    s.needs_draft_export = p.draft_is_export;
+
+    add_comment_block(s.text, p, s, "vLLM");
+    std::vector<std::string> args;
+    if (cfg.context.n_ctx > 0) args.push_back("--max-model-len " + std::to_string(cfg.context.n_ctx));
+    args.push_back("--speculative-config " + shell_quote(c.dump()));
+    s.text += "\n# server (OpenAI-compatible HTTP API)\n";
+    append_lines(s.text, args, "vllm serve " + shell_quote(p.target));
+    s.text += "\n# Python: LLM(model=\"" + p.target + "\", speculative_config=" + c.dump() + ")\n";
+    return s;
+}
+
+}  // namespace speculum::exporting::detail

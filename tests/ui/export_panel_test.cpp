@@ -1,0 +1,167 @@
+// Export panel and its content, headless: the manifest, snippets, report, CSV and plots built from a snapshot; the
+// target hashed off the GUI thread; PNG text from ImGui's built-in font; saving; the panel's place in the dashboard.
+#include "ui/ui_fixtures.h"
+
+#include "core/export/manifest.h"
+#include "core/export/plot_raster.h"
+#include "core/export/sha256.h"
+#include "ui/dashboard.h"
+#include "ui/export_content.h"
+#include "ui/panels/export_panel.h"
+#include "ui/plot_font.h"
+
+#include <fstream>
+#include <sstream>
+
+using namespace speculum;
+
+namespace {
+
+ui::UiSnapshot snapshot_with_model() {
+    ui::UiSnapshot s = test::modeled_snapshot();
+    s.model          = ui::summarize_gguf(model::GgufFile::open(test::synthetic_gguf()));
+    s.build.version  = "0.1.0";
+    return s;
+}
+
+size_t non_white(const exporting::Image& img) {
+    size_t n = 0;
+    for (size_t i = 0; i < img.rgba.size(); i += 4)
+        n += img.rgba[i] != 255 || img.rgba[i + 1] != 255 || img.rgba[i + 2] != 255;
+    return n;
+}
+
+}  // namespace
+
+TEST(PlotFont, ImGuiDefaultFontWithoutAContext) {
+    const exporting::GlyphSource& f = ui::plot_glyphs();
+    EXPECT_FLOAT_EQ(f.pixel_size(), 13.0f);
+    EXPECT_GT(f.ascent(), 5.0f);
+    exporting::GlyphSource::Glyph g;
+    ASSERT_TRUE(f.glyph('A', g));
+    EXPECT_GT(g.w, 2);
+    EXPECT_GT(g.h, 5);
+    ASSERT_NE(g.alpha, nullptr);
+    int lit = 0;
+    for (int y = 0; y < g.h; ++y)
+        for (int x = 0; x < g.w; ++x) lit += g.alpha[size_t(y) * size_t(g.stride) + size_t(x)] > 128;
+    EXPECT_GT(lit, 5) << "an 'A' has ink";
+    ASSERT_TRUE(f.glyph(' ', g));
+    EXPECT_GT(g.advance, 0);
+    exporting::Plot p;
+    p.width = 120, p.height = 30;
+    p.texts.push_back({4, 20, "speedup 1.50x", {0, 0, 0, 255}, 13});
+    EXPECT_GT(non_white(exporting::rasterize(p, &f)), 40u);
+}
+
+TEST(ExportContent, AppConfigBecomesASpecConfig) {
+    ui::AppConfig cfg;
+    cfg.gamma = 6, cfg.p_min = 0.4f, cfg.temperature = 0.0f;
+    cfg.draft.weight_format = drafts::WeightFormat::mxfp4;
+    cfg.cascade             = {{drafts::DraftKind::maxgram, 0.8, 0.01, 3}};
+    std::vector<std::string> notes;
+    engine::SpecConfig s = ui::spec_config_from_app(cfg, notes);
+    EXPECT_NO_THROW(s.validate());
+    ASSERT_EQ(s.levels.size(), 2u);
+    EXPECT_EQ(s.levels[1].kind, drafts::DraftKind::maxgram);
+    EXPECT_EQ(s.gamma, (std::vector<int32_t>{6, 3}));
+    EXPECT_FLOAT_EQ(s.p_min, 0.4f);
+    EXPECT_TRUE(notes.empty());
+    cfg.tree.mode   = ui::TreeMode::budget;
+    cfg.tree.budget = 16;
+    s               = ui::spec_config_from_app(cfg, notes);
+    EXPECT_EQ(s.verification, engine::Verification::tree);
+    EXPECT_EQ(s.tree.node_budget, 15) << "the editor counts the root";
+    EXPECT_EQ(s.levels.size(), 1u);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("a tree takes exactly one draft level"), std::string::npos);
+}
+
+TEST(ExportContent, DocumentsFromASnapshot) {
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    EXPECT_NE(ui::make_export(ui::ExportFormat::manifest, snap, "").error.find("open a model first"),
+              std::string::npos);
+    EXPECT_NE(ui::make_export(ui::ExportFormat::csv, snap, "").error.find("no sweep yet"), std::string::npos);
+    snap           = snapshot_with_model();
+    snap.measured  = test::sample_measured();
+    const auto man = ui::make_export(ui::ExportFormat::manifest, snap, "");
+    ASSERT_EQ(man.error, "");
+    const auto m = nlohmann::json::parse(man.text).get<exporting::Manifest>();
+    EXPECT_NO_THROW(m.validate());
+    EXPECT_EQ(m.model.path, test::synthetic_gguf());
+    EXPECT_EQ(m.figures.measured->pos_reached, (std::vector<int64_t>{100, 80, 60, 40}));
+    EXPECT_GT(m.figures.predicted->ewif, 1.0);
+    const auto l = ui::make_export(ui::ExportFormat::llama_cpp, snap, "");
+    EXPECT_NE(l.text.find("llama-server"), std::string::npos) << l.error;
+    EXPECT_NE(ui::make_export(ui::ExportFormat::vllm, snap, "").text.find("--speculative-config"), std::string::npos);
+    EXPECT_NE(ui::make_export(ui::ExportFormat::sglang, snap, "").text.find("--speculative-algorithm"),
+              std::string::npos);
+    EXPECT_NE(ui::make_export(ui::ExportFormat::report, snap, "").text.find("speculum.report"), std::string::npos);
+    EXPECT_NE(
+        ui::make_export(ui::ExportFormat::svg_acceptance, snap, "").text.find("alpha_1 = 0.800 (80/100, measured)"),
+        std::string::npos);
+    EXPECT_NE(ui::make_export(ui::ExportFormat::svg_speedup, snap, "").text.find("measured = 2.400x (measured)"),
+              std::string::npos);
+    const auto png = ui::make_export(ui::ExportFormat::png_speedup, snap, "");
+    ASSERT_EQ(png.error, "");
+    const exporting::Image img = exporting::decode_png(png.bytes);
+    EXPECT_EQ(img.width, 640);
+    EXPECT_EQ(img.height, 400);
+    EXPECT_GT(non_white(img), 3000u);
+
+    ui::SweepView sw;
+    sw.xs = {1, 2}, sw.ys = {0.5, 0.7}, sw.values = {1.1, 1.2, 1.3, NAN}, sw.work = {0.1, 0.2, 0.1, 0.2};
+    sw.rows_done   = 2;
+    snap.sweep     = sw;
+    const auto csv = ui::make_export(ui::ExportFormat::csv, snap, "");
+    EXPECT_EQ(csv.text,
+              "gamma (draft tokens),assumed alpha,predicted speedup,draft_work,source\n"
+              "1,0.5,1.1,0.1,modeled\n2,0.5,1.2,0.2,modeled\n1,0.7,1.3,0.1,modeled\n");
+    EXPECT_NE(ui::make_export(ui::ExportFormat::svg_heatmap, snap, "").text.find("<svg"), std::string::npos);
+}
+
+TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
+    test::HeadlessImGui im;
+    ui::ExportPanel panel;
+    panel.visible = true;
+    ui::UiActions actions;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
+    EXPECT_NE(panel.document().error.find("open a model first"), std::string::npos);
+
+    snap                   = snapshot_with_model();
+    const std::string want = exporting::sha256_file(test::synthetic_gguf());
+    for (int frame = 0; frame < 2000 && panel.model_sha256().empty(); ++frame) {
+        test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_EQ(panel.model_sha256(), want) << "the target is hashed off the GUI thread";
+    test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    EXPECT_NE(panel.document().text.find(want), std::string::npos) << "the manifest records the digest";
+
+    panel.set_format(ui::ExportFormat::vllm);
+    snap.config.p_min = 0.3f;
+    test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    EXPECT_NE(panel.document().text.find("vllm serve"), std::string::npos);
+    ASSERT_FALSE(panel.document().notes.empty());
+    EXPECT_NE(panel.document().notes[0].find("vllm cannot express: stopping a draft below a draft probability"),
+              std::string::npos)
+        << panel.document().notes[0];
+
+    const auto path = test::tmp_dir() / "export_panel_vllm.sh";
+    EXPECT_EQ(panel.save(path.string()), "");
+    std::stringstream saved;
+    saved << std::ifstream(path).rdbuf();
+    EXPECT_EQ(saved.str(), panel.document().text);
+    EXPECT_NE(panel.save((test::tmp_dir() / "no_such_dir" / "x.sh").string()), "");
+    EXPECT_TRUE(actions.queue.empty()) << "nothing was clicked";
+}
+
+TEST(ExportPanel, ListedInTheDashboard) {
+    ui::Dashboard d;
+    bool found = false;
+    for (const auto& p : d.panels()) found |= std::string(p.title) == ui::ExportPanel::title;
+    EXPECT_TRUE(found);
+    EXPECT_TRUE(d.set_solo(ui::ExportPanel::title));
+    EXPECT_TRUE(d.export_panel.visible);
+}

@@ -1,0 +1,306 @@
+// Export documents from a UiSnapshot (see export_content.h).
+#include "ui/export_content.h"
+
+#include "core/export/plot_raster.h"
+#include "core/export/plot_svg.h"
+#include "core/export/report.h"
+#include "core/export/snippets.h"
+#include "core/store/csv.h"
+#include "core/version.h"
+#include "ui/plot_font.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+namespace speculum::ui {
+
+namespace {
+
+exporting::MeasuredFigures measured_from_view(const MeasuredView& r) {
+    exporting::MeasuredFigures m;
+    m.speedup               = r.speedup;
+    m.tokens_per_s          = r.tokens_per_s;
+    m.baseline_tokens_per_s = r.baseline_tps;
+    m.mean_accepted_length  = r.mean_accepted_length();
+    m.bytes_per_token       = r.bytes_per_token;
+    m.pos_reached           = r.pos_reached;
+    m.pos_accepted          = r.pos_accepted;
+    if (r.cost_ratio > 0) m.cost_ratio = {r.cost_ratio};
+    m.n_generated = r.n_generated;
+    m.n_steps     = r.n_steps;
+    m.n_prompts   = 1;
+    m.source      = r.complete ? "speculum app" : "speculum app (still streaming)";
+    return m;
+}
+
+std::vector<exporting::SpeedupBar> speedup_bars(const UiSnapshot& snap) {
+    // The Speedup panel's figures, in its order.
+    const auto& o = snap.modeled.output;
+    std::vector<exporting::SpeedupBar> b;
+    if (snap.modeled.error.empty()) {
+        b.push_back({"chain EWIF (k=" + std::to_string(snap.config.gamma) + ")", o.ewif, false});
+        b.push_back({"best k=" + std::to_string(o.best_k), o.best_ewif, false});
+        if (o.cascade) b.push_back({"cascade EWIF", o.cascade->ewif, false});
+        if (o.horizontal_ewif) b.push_back({"horizontal", *o.horizontal_ewif, false});
+        if (snap.config.tree.mode != TreeMode::chain) b.push_back({"tree", snap.modeled.tree_speedup, false});
+        if (o.timing && snap.profile_index >= 0)
+            b.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
+    }
+    if (snap.measured && snap.measured->speedup > 0) b.push_back({"measured", snap.measured->speedup, true});
+    return b;
+}
+
+exporting::AcceptanceData acceptance(const UiSnapshot& snap) {
+    exporting::AcceptanceData d;
+    const auto& a = snap.modeled.input.alpha;
+    for (int i = 0; i < snap.config.gamma; ++i)
+        d.predicted.push_back(a.empty() ? snap.config.alpha : a[std::min(size_t(i), a.size() - 1)]);
+    if (snap.measured) d.reached = snap.measured->pos_reached, d.accepted = snap.measured->pos_accepted;
+    d.subtitle = describe_draft(snap.config.draft) + ", gamma " + std::to_string(snap.config.gamma) +
+                 (snap.measured ? "" : " (modeled only: no measured run)");
+    return d;
+}
+
+exporting::HeatmapData heatmap(const SweepView& s) {
+    exporting::HeatmapData d;
+    d.xs = s.xs, d.ys = s.ys, d.values = s.values;
+    d.x_label = sweep_axis_name(s.x), d.y_label = sweep_axis_name(s.y), d.metric = sweep_metric_name(s.metric);
+    d.source = s.source;
+    return d;
+}
+
+std::string sweep_csv(const SweepView& s) {
+    std::ostringstream o;
+    o.precision(10);
+    o << store::csv_field(sweep_axis_name(s.x)) << ',' << store::csv_field(sweep_axis_name(s.y)) << ','
+      << store::csv_field(sweep_metric_name(s.metric)) << ",draft_work,source\n";
+    for (size_t iy = 0; iy < s.ys.size(); ++iy)
+        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
+            const size_t i = iy * s.xs.size() + ix;
+            if (!std::isfinite(s.values[i])) continue;
+            o << s.xs[ix] << ',' << s.ys[iy] << ',' << s.values[i] << ',' << (i < s.work.size() ? s.work[i] : 0.0)
+              << ',' << store::csv_field(s.source) << '\n';
+        }
+    return o.str();
+}
+
+}  // namespace
+
+const char* export_format_name(ExportFormat f) {
+    switch (f) {
+        case ExportFormat::manifest:
+            return "Manifest (JSON)";
+        case ExportFormat::llama_cpp:
+            return "llama.cpp flags";
+        case ExportFormat::vllm:
+            return "vLLM speculative_config";
+        case ExportFormat::sglang:
+            return "SGLang flags";
+        case ExportFormat::report:
+            return "Report (JSON)";
+        case ExportFormat::csv:
+            return "Sweep results (CSV)";
+        case ExportFormat::svg_acceptance:
+            return "Acceptance plot (SVG)";
+        case ExportFormat::svg_speedup:
+            return "Speedup plot (SVG)";
+        case ExportFormat::svg_heatmap:
+            return "Design-space heatmap (SVG)";
+        case ExportFormat::png_acceptance:
+            return "Acceptance plot (PNG)";
+        case ExportFormat::png_speedup:
+            return "Speedup plot (PNG)";
+        case ExportFormat::png_heatmap:
+            return "Design-space heatmap (PNG)";
+    }
+    return "?";
+}
+
+const char* export_default_file(ExportFormat f) {
+    switch (f) {
+        case ExportFormat::manifest:
+            return "speculum-manifest.json";
+        case ExportFormat::llama_cpp:
+            return "speculum-llama-cpp.sh";
+        case ExportFormat::vllm:
+            return "speculum-vllm.sh";
+        case ExportFormat::sglang:
+            return "speculum-sglang.sh";
+        case ExportFormat::report:
+            return "speculum-report.json";
+        case ExportFormat::csv:
+            return "speculum-sweep.csv";
+        case ExportFormat::svg_acceptance:
+            return "speculum-acceptance.svg";
+        case ExportFormat::svg_speedup:
+            return "speculum-speedup.svg";
+        case ExportFormat::svg_heatmap:
+            return "speculum-heatmap.svg";
+        case ExportFormat::png_acceptance:
+            return "speculum-acceptance.png";
+        case ExportFormat::png_speedup:
+            return "speculum-speedup.png";
+        case ExportFormat::png_heatmap:
+            return "speculum-heatmap.png";
+    }
+    return "speculum-export.txt";
+}
+
+bool export_format_binary(ExportFormat f) {
+    return f == ExportFormat::png_acceptance || f == ExportFormat::png_speedup || f == ExportFormat::png_heatmap;
+}
+
+engine::SpecConfig spec_config_from_app(const AppConfig& cfg, std::vector<std::string>& notes) {
+    engine::SpecConfig s;
+    s.levels               = {cfg.draft};
+    s.gamma                = {cfg.gamma};
+    s.p_min                = cfg.p_min;
+    s.sampling.temperature = cfg.temperature;
+    const bool tree        = cfg.tree.mode != TreeMode::chain;
+    if (!cfg.cascade.empty() && tree)
+        notes.push_back("the editor's cascade levels are left out: a tree takes exactly one draft level");
+    for (size_t i = 0; i < cfg.cascade.size() && !tree; ++i) {
+        const CascadeLevelConfig& l = cfg.cascade[i];
+        if (l.drafter == drafts::DraftKind::model) {
+            notes.push_back("cascade level " + std::to_string(i + 2) +
+                            " (a separate model) has no model file in "
+                            "the editor: it and the levels below it are left out");
+            break;
+        }
+        drafts::DraftSpec d;
+        d.kind = l.drafter;
+        if (l.drafter == drafts::DraftKind::self)
+            notes.push_back("cascade level " + std::to_string(i + 2) +
+                            ": the editor sets only its kind; it is "
+                            "exported as an identity self-draft (edit config.levels[" +
+                            std::to_string(i + 1) + "] in the manifest)");
+        s.levels.push_back(d);
+        s.gamma.push_back(l.steps);
+        if (l.drafter == drafts::DraftKind::maxgram) break;  // Max-Gram reviews nothing: it is the last level
+    }
+    if (!cfg.horizontal.empty())
+        notes.push_back(
+            "the horizontal split of the draft positions is an analytic what-if in the editor; the "
+            "manifest keeps the vertical chain");
+    if (cfg.tree.mode == TreeMode::branching) {
+        s.verification   = engine::Verification::tree;
+        s.tree.kind      = engine::TreeKind::static_shape;
+        s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
+    } else if (tree) {
+        s.verification     = engine::Verification::tree;
+        s.tree.kind        = engine::TreeKind::sequoia;
+        s.tree.node_budget = std::max(1, cfg.tree.budget - 1);  // the editor counts the root
+        s.tree.max_depth   = cfg.tree.max_depth;
+        s.tree.prior       = cfg.tree.rank_acceptance;
+    }
+    return s;
+}
+
+exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::string& model_sha256,
+                                           std::vector<std::string>& notes) {
+    exporting::Manifest m;
+    m.generator = "speculum " + snap.build.version;
+    m.name      = describe_draft(snap.config.draft) + ", gamma " + std::to_string(snap.config.gamma);
+    if (snap.model) {
+        m.model.path       = std::filesystem::absolute(snap.model->path).lexically_normal().string();
+        m.model.name       = snap.model->name;
+        m.model.file_bytes = snap.model->file_bytes;
+        m.model.sha256     = model_sha256;
+        if (snap.model->hparams) {
+            m.model.architecture = snap.model->hparams->arch;
+            m.model.n_layer      = snap.model->hparams->n_layer;
+            m.model.n_vocab      = snap.model->hparams->n_vocab;
+            m.model.n_embd       = snap.model->hparams->n_embd;
+        }
+    }
+    m.config = spec_config_from_app(snap.config, notes);
+    if (snap.measured) m.figures.measured = measured_from_view(*snap.measured);
+    if (snap.modeled.error.empty()) {
+        const auto& o = snap.modeled.output;
+        exporting::PredictedFigures p;
+        p.speedup         = o.predicted_speedup;
+        p.ewif            = o.ewif;
+        p.expected_tokens = o.expected_tokens;
+        p.alpha           = snap.modeled.input.alpha;
+        p.cost_ratio      = snap.modeled.input.c;
+        p.basis           = snap.modeled.alpha_source + " alpha, c = " + std::to_string(snap.modeled.input.c) +
+                  (o.timing ? ", hardware roofline" : ", EWIF");
+        m.figures.predicted = p;
+    }
+    if (snap.profile_index >= 0 && size_t(snap.profile_index) < snap.profiles.size())
+        m.hardware = snap.profiles[size_t(snap.profile_index)];
+    return m;
+}
+
+ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::string& model_sha256) {
+    ExportDocument doc;
+    try {
+        const exporting::Manifest m = manifest_from_snapshot(snap, model_sha256, doc.notes);
+        auto need_model             = [&] {
+            if (!snap.model) throw std::invalid_argument("open a model first: the export names its target file");
+        };
+        exporting::Plot plot;
+        switch (f) {
+            case ExportFormat::manifest:
+                need_model();
+                m.validate();
+                doc.text = nlohmann::json(m).dump(2) + "\n";
+                return doc;
+            case ExportFormat::llama_cpp:
+            case ExportFormat::vllm:
+            case ExportFormat::sglang: {
+                need_model();
+                const exporting::Engine e = f == ExportFormat::llama_cpp ? exporting::Engine::llama_cpp
+                                            : f == ExportFormat::vllm    ? exporting::Engine::vllm
+                                                                         : exporting::Engine::sglang;
+                exporting::SnippetOptions so;
+                so.manifest_path                 = export_default_file(ExportFormat::manifest);
+                const exporting::EngineSnippet s = exporting::make_snippet(e, m, so);
+                doc.text                         = s.text;
+                for (const auto& c : s.cannot_express)
+                    doc.notes.push_back(std::string(exporting::engine_name(e)) + " cannot express: " + c);
+                for (const auto& fb : s.fallbacks) doc.notes.push_back("falls back to: " + fb);
+                if (s.needs_draft_export)
+                    doc.notes.push_back("write the draft GGUF with: speculum-cli export --format draft-gguf --config " +
+                                        std::string(export_default_file(ExportFormat::manifest)) + " -o " +
+                                        s.draft_file);
+                return doc;
+            }
+            case ExportFormat::report:
+                need_model();
+                m.validate();
+                doc.text = exporting::make_report(m).dump(2) + "\n";
+                return doc;
+            case ExportFormat::csv:
+                if (!snap.sweep) throw std::invalid_argument("no sweep yet: run one in the Design space panel");
+                doc.text = sweep_csv(*snap.sweep);
+                return doc;
+            case ExportFormat::svg_acceptance:
+            case ExportFormat::png_acceptance:
+                plot = exporting::acceptance_plot(acceptance(snap));
+                break;
+            case ExportFormat::svg_speedup:
+            case ExportFormat::png_speedup:
+                plot = exporting::speedup_plot(speedup_bars(snap), describe_draft(snap.config.draft));
+                break;
+            case ExportFormat::svg_heatmap:
+            case ExportFormat::png_heatmap:
+                if (!snap.sweep) throw std::invalid_argument("no sweep yet: run one in the Design space panel");
+                plot = exporting::heatmap_plot(heatmap(*snap.sweep));
+                break;
+        }
+        if (!export_format_binary(f)) {
+            doc.text = exporting::to_svg(plot);
+            return doc;
+        }
+        doc.bytes = exporting::encode_png(exporting::rasterize(plot, &plot_glyphs()));
+        doc.text  = "PNG image, " + std::to_string(plot.width) + " x " + std::to_string(plot.height) + " pixels, " +
+                   std::to_string(doc.bytes.size()) + " bytes: " + plot.title + "\n(no text preview; Save writes it)";
+    } catch (const std::exception& e) {
+        doc.error = e.what();
+    }
+    return doc;
+}
+
+}  // namespace speculum::ui

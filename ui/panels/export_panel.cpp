@@ -1,0 +1,149 @@
+// Export panel: format picker, notes, preview, copy and save (see export_panel.h).
+#include "ui/panels/export_panel.h"
+
+#include "core/export/plot_raster.h"
+#include "core/export/sha256.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace speculum::ui {
+
+ExportPanel::ExportPanel() {
+    std::strncpy(m_path, export_default_file(m_format), sizeof m_path - 1);
+}
+
+ExportPanel::~ExportPanel() {
+    m_hash_cancel.cancel();
+    if (m_hash.valid()) m_hash.wait();
+}
+
+std::string ExportPanel::save(const std::string& path) const {
+    if (!m_doc.error.empty()) return m_doc.error;
+    if (path.empty()) return "no file name";
+    try {
+        if (export_format_binary(m_format))
+            exporting::write_file(path, m_doc.bytes);
+        else
+            exporting::write_file(path, m_doc.text);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void ExportPanel::hash_model(const UiSnapshot& snap) {
+    const std::string path = snap.model ? snap.model->path : "";
+    if (path != m_sha_path) {  // another model: drop the old digest, stop an old hash
+        m_hash_cancel.cancel();
+        if (m_hash.valid()) m_hash.wait();
+        m_sha_path    = path, m_sha.clear(), m_hash_error.clear();
+        m_hash_cancel = CancelToken{};
+        if (!path.empty()) {
+            m_hash_progress->store(0.0);
+            m_hash = std::async(std::launch::async, [path, cancel = m_hash_cancel, progress = m_hash_progress] {
+                return exporting::sha256_file(path, cancel,
+                                              [progress](double f, const std::string&) { progress->store(f); });
+            });
+        }
+    }
+    if (m_hash.valid() && m_hash.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        try {
+            m_sha = m_hash.get();
+        } catch (const std::exception& e) {
+            m_hash_error = e.what();
+        }
+    }
+}
+
+void ExportPanel::refresh(const UiSnapshot& snap) {
+    Inputs in;
+    in.format            = m_format;
+    in.config            = snap.config;
+    in.model_path        = snap.model ? snap.model->path : "";
+    in.sha               = m_sha;
+    in.measured_tokens   = snap.measured ? snap.measured->n_generated : -1;
+    in.measured_complete = snap.measured && snap.measured->complete;
+    in.modeled_error     = snap.modeled.error;
+    in.modeled_ewif      = snap.modeled.output.ewif;
+    in.sweep_rows        = snap.sweep ? snap.sweep->rows_done : -1;
+    in.profile_index     = snap.profile_index;
+    if (m_built && *m_built == in) return;
+    m_doc   = make_export(m_format, snap, m_sha);
+    m_built = in;
+}
+
+void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
+    if (!begin_panel(title, &visible, ImVec2(0.5f, 0.2f), ImVec2(0.3f, 0.6f), fill)) return;
+    hash_model(snap);
+
+    if (ImGui::BeginCombo("format", export_format_name(m_format))) {
+        for (ExportFormat f : kExportFormats)
+            if (ImGui::Selectable(export_format_name(f), f == m_format)) m_format = f;
+        ImGui::BeginDisabled();
+        ImGui::Selectable("Draft model (GGUF)");
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip(
+                "Building the draft needs the model in memory for seconds to minutes; use\n"
+                "speculum-cli export --format draft-gguf --config speculum-manifest.json -o draft.gguf");
+        ImGui::EndCombo();
+    }
+    if (m_path_format != m_format) {  // a new format suggests its own file name
+        std::strncpy(m_path, export_default_file(m_format), sizeof m_path - 1);
+        m_path_format = m_format;
+    }
+    refresh(snap);
+
+    if (snap.model) {
+        ImGui::Text("target: %s", snap.model->path.c_str());
+        if (!m_sha.empty())
+            ImGui::TextDisabled("sha256 %s", m_sha.c_str());
+        else if (!m_hash_error.empty())
+            ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "sha256 not computed: %s", m_hash_error.c_str());
+        else
+            ImGui::TextDisabled("sha256: hashing %.0f%% (the manifest records it when done)",
+                                m_hash_progress->load() * 100);
+    }
+
+    const bool ok     = m_doc.error.empty();
+    const bool binary = export_format_binary(m_format);
+    if (!ok || binary) ImGui::BeginDisabled();
+    if (ImGui::Button("Copy")) {
+        ImGui::SetClipboardText(m_doc.text.c_str());
+        actions.push(ActionShowMessage{std::string(export_format_name(m_format)) + " copied to the clipboard"});
+    }
+    if (!ok || binary) ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (!ok) ImGui::BeginDisabled();
+    if (ImGui::Button("Save")) {
+        const std::string error = save(m_path);
+        actions.push(ActionShowMessage{error.empty()
+                                           ? std::string("Exported ") + export_format_name(m_format) + " to " + m_path
+                                           : std::string("Export failed: ") + error});
+    }
+    if (!ok) ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    ImGui::InputText("##path", m_path, sizeof m_path);
+
+    if (!ok) {
+        empty_state(m_doc.error.c_str());
+        ImGui::End();
+        return;
+    }
+    for (const auto& n : m_doc.notes) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.75f, 0.35f, 1));
+        ImGui::TextWrapped("%s", n.c_str());
+        ImGui::PopStyleColor();
+    }
+    // Read-only multiline text: selectable, scrollable; ImGui needs a mutable buffer, but ReadOnly never writes.
+    ImGui::InputTextMultiline("##preview", const_cast<char*>(m_doc.text.c_str()), m_doc.text.size() + 1, ImVec2(-1, -1),
+                              ImGuiInputTextFlags_ReadOnly);
+    ImGui::End();
+}
+
+}  // namespace speculum::ui
