@@ -7,6 +7,7 @@
 #include "core/export/snippets.h"
 #include "core/store/csv.h"
 #include "core/version.h"
+#include "ui/engine_measurer.h"
 #include "ui/plot_font.h"
 
 #include <cmath>
@@ -151,49 +152,15 @@ bool export_format_binary(ExportFormat f) {
     return f == ExportFormat::png_acceptance || f == ExportFormat::png_speedup || f == ExportFormat::png_heatmap;
 }
 
-engine::SpecConfig spec_config_from_app(const AppConfig& cfg, std::vector<std::string>& notes) {
-    engine::SpecConfig s;
-    s.levels               = {cfg.draft};
-    s.gamma                = {cfg.gamma};
-    s.p_min                = cfg.p_min;
-    s.sampling.temperature = cfg.temperature;
-    const bool tree        = cfg.tree.mode != TreeMode::chain;
-    if (!cfg.cascade.empty() && tree)
-        notes.push_back("the editor's cascade levels are left out: a tree takes exactly one draft level");
-    for (size_t i = 0; i < cfg.cascade.size() && !tree; ++i) {
-        const CascadeLevelConfig& l = cfg.cascade[i];
-        if (l.drafter == drafts::DraftKind::model) {
-            notes.push_back("cascade level " + std::to_string(i + 2) +
-                            " (a separate model) has no model file in "
-                            "the editor: it and the levels below it are left out");
-            break;
-        }
-        drafts::DraftSpec d;
-        d.kind = l.drafter;
-        if (l.drafter == drafts::DraftKind::self)
-            notes.push_back("cascade level " + std::to_string(i + 2) +
-                            ": the editor sets only its kind; it is "
-                            "exported as an identity self-draft (edit config.levels[" +
-                            std::to_string(i + 1) + "] in the manifest)");
-        s.levels.push_back(d);
-        s.gamma.push_back(l.steps);
-        if (l.drafter == drafts::DraftKind::maxgram) break;  // Max-Gram reviews nothing: it is the last level
-    }
-    if (!cfg.horizontal.empty())
+engine::SpecConfig export_spec_config(const UiSnapshot& snap, std::vector<std::string>& notes) {
+    MeasureSource source;
+    if (snap.dataset) source.dataset = snap.dataset->path;
+    source.task          = snap.task;
+    engine::SpecConfig s = spec_config_from_app(snap.config, source);
+    if (!snap.config.horizontal.empty())
         notes.push_back(
             "the horizontal split of the draft positions is an analytic what-if in the editor; the "
             "manifest keeps the vertical chain");
-    if (cfg.tree.mode == TreeMode::branching) {
-        s.verification   = engine::Verification::tree;
-        s.tree.kind      = engine::TreeKind::static_shape;
-        s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
-    } else if (tree) {
-        s.verification     = engine::Verification::tree;
-        s.tree.kind        = engine::TreeKind::sequoia;
-        s.tree.node_budget = std::max(1, cfg.tree.budget - 1);  // the editor counts the root
-        s.tree.max_depth   = cfg.tree.max_depth;
-        s.tree.prior       = cfg.tree.rank_acceptance;
-    }
     return s;
 }
 
@@ -214,7 +181,7 @@ exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::st
             m.model.n_embd       = snap.model->hparams->n_embd;
         }
     }
-    m.config = spec_config_from_app(snap.config, notes);
+    m.config = export_spec_config(snap, notes);
     if (snap.measured) m.figures.measured = measured_from_view(*snap.measured);
     if (snap.modeled.error.empty()) {
         const auto& o = snap.modeled.output;

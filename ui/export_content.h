@@ -44,9 +44,11 @@ struct ExportDocument {
     std::string error;               // non-empty: nothing to export, and why
 };
 
-// The SpecConfig the editor's AppConfig stands for; `notes` collects what it cannot carry (separate-model cascade
-// levels without a file, the horizontal split, a tree combined with a cascade).
-engine::SpecConfig spec_config_from_app(const AppConfig& cfg, std::vector<std::string>& notes);
+// The SpecConfig a manifest exports: exactly what a measured run of the snapshot's configuration uses
+// (ui/engine_measurer's spec_config_from_app, with the open dataset and task), so `speculum-cli run --config
+// manifest.json` reproduces the app's measured run. `notes` collects what it cannot carry (the horizontal split,
+// which the editor models only). Throws std::invalid_argument, as measuring would, for what cannot run.
+engine::SpecConfig export_spec_config(const UiSnapshot& snap, std::vector<std::string>& notes);
 
 // The manifest of the snapshot: the opened model (SHA-256 as given: the panel hashes off the GUI thread), the
 // configuration, the measured run and the modeled figures, and the chosen hardware profile.

@@ -6,6 +6,7 @@
 #include "core/export/plot_raster.h"
 #include "core/export/sha256.h"
 #include "ui/dashboard.h"
+#include "ui/engine_measurer.h"
 #include "ui/export_content.h"
 #include "ui/panels/export_panel.h"
 #include "ui/plot_font.h"
@@ -54,27 +55,33 @@ TEST(PlotFont, ImGuiDefaultFontWithoutAContext) {
     EXPECT_GT(non_white(exporting::rasterize(p, &f)), 40u);
 }
 
-TEST(ExportContent, AppConfigBecomesASpecConfig) {
-    ui::AppConfig cfg;
+TEST(ExportContent, ManifestConfigIsTheMeasuredConfig) {
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    ui::AppConfig& cfg  = snap.config;
     cfg.gamma = 6, cfg.p_min = 0.4f, cfg.temperature = 0.0f;
+    cfg.draft.kind          = drafts::DraftKind::self;
     cfg.draft.weight_format = drafts::WeightFormat::mxfp4;
     cfg.cascade             = {{drafts::DraftKind::maxgram, 0.8, 0.01, 3}};
     std::vector<std::string> notes;
-    engine::SpecConfig s = ui::spec_config_from_app(cfg, notes);
+    engine::SpecConfig s = ui::export_spec_config(snap, notes);
     EXPECT_NO_THROW(s.validate());
+    EXPECT_EQ(s, ui::spec_config_from_app(cfg, {})) << "what the app measures is what the manifest carries";
     ASSERT_EQ(s.levels.size(), 2u);
     EXPECT_EQ(s.levels[1].kind, drafts::DraftKind::maxgram);
     EXPECT_EQ(s.gamma, (std::vector<int32_t>{6, 3}));
     EXPECT_FLOAT_EQ(s.p_min, 0.4f);
     EXPECT_TRUE(notes.empty());
-    cfg.tree.mode   = ui::TreeMode::budget;
+    cfg.horizontal = {{0.7, 0.01, 2}};
+    ui::export_spec_config(snap, notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("horizontal split"), std::string::npos);
+    cfg.tree.mode = ui::TreeMode::budget;
+    EXPECT_THROW(ui::export_spec_config(snap, notes), std::invalid_argument) << "a tree takes one draft level";
+    cfg.cascade.clear();
     cfg.tree.budget = 16;
-    s               = ui::spec_config_from_app(cfg, notes);
+    s               = ui::export_spec_config(snap, notes);
     EXPECT_EQ(s.verification, engine::Verification::tree);
     EXPECT_EQ(s.tree.node_budget, 15) << "the editor counts the root";
-    EXPECT_EQ(s.levels.size(), 1u);
-    ASSERT_EQ(notes.size(), 1u);
-    EXPECT_NE(notes[0].find("a tree takes exactly one draft level"), std::string::npos);
 }
 
 TEST(ExportContent, DocumentsFromASnapshot) {
