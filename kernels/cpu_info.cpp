@@ -13,6 +13,10 @@ const CpuFeatures& cpu_features() {
         f.avx2       = __builtin_cpu_supports("avx2");
         f.fma        = __builtin_cpu_supports("fma");
         f.avx512f    = __builtin_cpu_supports("avx512f");
+        f.avx512bw   = __builtin_cpu_supports("avx512bw");
+        f.avx512vl   = __builtin_cpu_supports("avx512vl");
+        f.avx512dq   = __builtin_cpu_supports("avx512dq");
+        f.avx512vnni = __builtin_cpu_supports("avx512vnni");
         // GCC 12 has no builtin name for F16C or AVX512-BF16: read cpuid directly.
         unsigned a = 0, b = 0, c = 0, d = 0;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
@@ -37,6 +41,10 @@ std::string cpu_features_string() {
     add(f.fma, "fma");
     add(f.f16c, "f16c");
     add(f.avx512f, "avx512f");
+    add(f.avx512bw, "avx512bw");
+    add(f.avx512vl, "avx512vl");
+    add(f.avx512dq, "avx512dq");
+    add(f.avx512vnni, "avx512vnni");
     add(f.avx512bf16, "avx512bf16");
     return s.empty() ? "scalar" : s;
 }

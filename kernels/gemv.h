@@ -2,10 +2,11 @@
 // Single-threaded over a row range [r0, r1): callers (core) split rows across threads. No allocation.
 //   W: (rows, cols) row-major, each row `ggml_row_size(t, cols)` bytes, stored in type t
 //   x: (cols) f32;   X: (n, cols) f32 row-major;   y: (rows) f32;   Y: (n, ldy) f32 row-major, writes Y[i][r0..r1)
-// `_ref` versions are scalar and define the numerics; the fast versions take AVX2+FMA+F16C paths when
-// cpu_features() has them (scalar fallback otherwise).
-// Activations stay f32 everywhere (no int8 activation quantization): fast paths decode the exact dequantized
-// weights and differ from `_ref` only in f32 summation order; dequantize_row is bit-exact with the reference.
+// `_ref` versions are scalar and define the numerics; the fast versions take AVX-512 or AVX2+FMA+F16C paths when
+// cpu_features() has them (scalar fallback otherwise; see kernel_isa()).
+// gemv/gemm keep activations f32 (exact activations): fast paths decode the exact dequantized weights and differ
+// from `_ref` only in f32 summation order; dequantize_row is bit-exact with the reference. The separate integer-dot
+// path below (gemm_q8act) quantizes activations to int8 and is chosen by the caller.
 // No BLAS calls and no threads: safe to call concurrently from any number of worker threads.
 // Unsupported types, or cols not a multiple of the type's block size, throw std::invalid_argument.
 #pragma once
@@ -15,6 +16,18 @@
 #include <cstdint>
 
 namespace speculum::kernels {
+
+// Instruction sets of the fast paths, weakest first. avx512 needs AVX-512 F, BW, VL, DQ and VNNI (Zen 4, Ice Lake
+// and later); avx2 needs AVX2, FMA and F16C.
+enum class KernelIsa { scalar, avx2, avx512 };
+
+// The instruction set the fast kernels use now: the best this CPU supports, lowered by any cap set below.
+KernelIsa kernel_isa();
+// The best instruction set this CPU supports (ignores the cap).
+KernelIsa best_kernel_isa();
+// Process-wide cap, e.g. to test or time the AVX2 path on an AVX-512 machine. Set it while no kernel runs.
+void set_kernel_isa_cap(KernelIsa cap);
+const char* kernel_isa_name(KernelIsa isa);  // "scalar", "avx2", "avx512"
 
 // True when gemv/gemm/dequantize support weights of type t (F32, F16, BF16, Q8_0, Q4_0, MXFP4, Q4_K, Q6_K).
 bool kernels_support(GgmlType t);
@@ -29,6 +42,28 @@ void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, 
               int64_t r0, int64_t r1);
 void gemm(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
           int64_t r0, int64_t r1);
+
+// ---- integer-dot path with quantized activations (Q8_0 weights) ----
+// Each activation vector is quantized once per matmul to blocks of 32 int8 values with one f32 scale per block
+// (ggml's q8_0 activation scheme: d = max|x| / 127, q = round-to-nearest-even(x / d)); a weight block times an
+// activation block is then an exact int32 dot scaled by both block scales (AVX-512 VNNI vpdpbusd). Against the f32
+// activation reference this adds, per dot, at most sum over blocks b of d_b / 2 * sum_{j in b} |w_j| (round to
+// nearest), plus f32 summation order. Callers choose it (core does for decode and small batches when
+// gemm_prefers_q8act says so); gemv/gemm stay exact-activation.
+//   xq: the quantized activations, an opaque buffer of q8act_bytes(n, cols) bytes (n vectors of `cols`)
+
+// True when t has an integer-dot kernel that is faster than gemm on this CPU (Q8_0 at KernelIsa::avx512).
+bool gemm_prefers_q8act(GgmlType t);
+// Bytes of the quantized-activation buffer for n vectors of cols (cols a multiple of 32).
+uint64_t q8act_bytes(int64_t n, int64_t cols);
+// xq = the n vectors of X (n, cols) f32 row-major, quantized. The fast version is bit-identical to the reference.
+void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols);
+void quantize_q8act(void* xq, const float* x, int64_t n, int64_t cols);
+// Y[i][r] = dot(W[r, :], dequantized xq vector i) for i < n, r in [r0, r1); t must be Q8_0.
+void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                    int64_t r0, int64_t r1);
+void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                int64_t r0, int64_t r1);
 
 // y[0..n) = the n elements of one row of type t, as f32 (n a multiple of the type's block size).
 void dequantize_row_ref(float* y, GgmlType t, const void* x, int64_t n);

@@ -21,4 +21,40 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
                int64_t r0, int64_t r1);
 bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n);
 
+// AVX-512 (F, BW, VL, DQ) paths with f32 activations (gemv_avx512.cpp); false when the type has none.
+bool gemm_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
+                 int64_t r0, int64_t r1);
+
+// ---- quantized activations (gemm_q8act) ----
+// One quantized vector of `cols` elements (a multiple of 32; nb = cols / 32 blocks of 32) is ceil(nb / 4) groups of
+// 4 blocks. Inside a group the quants are stored as four 32-byte registers, register k holding bytes 8k..8k+7 of
+// blocks 0, 1, 2, 3 side by side, so one vpdpbusd over a register reduces each block into its own pair of int32
+// lanes (2j, 2j + 1 for block j) and a group's four block sums need a single conversion and scaling. A group
+// past the end of the vector (nb not a multiple of 4) has zero quants, scales and offsets.
+constexpr int kQ8ActBlock     = 32;
+constexpr int kQ8ActGroup     = 4;  // blocks per group
+constexpr float kQ8ActMinAmax = 127.0f * 1.17549435e-38f;  // blocks with a smaller max |x| quantize to zero (d = 0)
+struct Q8ActGroup {
+    int8_t q[kQ8ActGroup * kQ8ActBlock];  // element e of block j at index 32 * (e / 8) + 8 * j + e % 8
+    int32_t off[8];                       // lane 2j: -128 * (sum of block j's quants); lane 2j + 1: 0. The VNNI
+                                          // kernel offsets the weights by +128 (unsigned bytes); this cancels it
+    float d[8];                           // lanes 2j and 2j + 1: scale of block j (element = quant * d)
+};
+static_assert(sizeof(Q8ActGroup) == 192, "Q8ActGroup must be 3 cache lines");
+inline int64_t q8act_groups(int64_t cols) { return (cols / kQ8ActBlock + kQ8ActGroup - 1) / kQ8ActGroup; }
+inline uint64_t q8act_vec_bytes(int64_t cols) {
+    return static_cast<uint64_t>(q8act_groups(cols)) * sizeof(Q8ActGroup);
+}
+inline int q8act_index(int e) { return 32 * (e / 8) + e % 8; }  // + 8 * j for block j of the group
+// The groups of quantized vector i.
+inline const Q8ActGroup* q8act_vec(const void* xq, int64_t i, int64_t cols) {
+    return reinterpret_cast<const Q8ActGroup*>(static_cast<const uint8_t*>(xq) +
+                                               static_cast<uint64_t>(i) * q8act_vec_bytes(cols));
+}
+// Throws std::invalid_argument naming `who` unless t is Q8_0 and cols a multiple of 32.
+void check_q8act_type(const char* who, GgmlType t, int64_t cols);
+void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols);
+void gemm_q8act_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                       int64_t r1);
+
 }  // namespace speculum::kernels::detail

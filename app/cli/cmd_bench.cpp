@@ -7,6 +7,8 @@
 
 #include "core/model/runtime_bench.h"
 #include "core/model/synthetic.h"
+#include "kernels/cpu_info.h"
+#include "kernels/gemv.h"
 
 #include <oneapi/tbb/global_control.h>
 
@@ -14,6 +16,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <string>
 
 namespace speculum::cli {
 
@@ -60,6 +63,8 @@ int cmd_bench(int argc, char** argv) {
                {"cpu-time", 0, false, "",
                 "time with the thread CPU clock (needs --threads 1): ignores time other "
                 "jobs take the CPU away"},
+               {"isa", 0, true, "ISA",
+                "cap the kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has)"},
                {"json", 0, false, "", "print the figures as JSON"}},
               {});
     if (!args.parse(argc, argv)) {
@@ -78,6 +83,13 @@ int cmd_bench(int argc, char** argv) {
     const int threads  = static_cast<int>(args.int_or("threads", 0, 0, 4096));
     bc.thread_cpu_time = args.has("cpu-time");
     if (bc.thread_cpu_time && threads != 1) throw UsageError("--cpu-time needs --threads 1");
+    if (args.has("isa")) {
+        const std::string isa = *args.value("isa");
+        if (isa == "scalar") kernels::set_kernel_isa_cap(kernels::KernelIsa::scalar);
+        else if (isa == "avx2") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx2);
+        else if (isa == "avx512") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
+        else throw UsageError("--isa: expected scalar, avx2 or avx512, got '" + isa + "'");
+    }
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
@@ -112,6 +124,7 @@ int cmd_bench(int argc, char** argv) {
         nlohmann::json j = r;
         j["model"]       = m->name();
         j["config"]      = bc;
+        j["kernels"]     = kernels::kernel_isa_name(kernels::kernel_isa());
         std::cout << j.dump(2) << '\n';
         return 0;
     }
@@ -119,6 +132,8 @@ int cmd_bench(int argc, char** argv) {
     char buf[512];
     std::cout << "model:            " << m->name() << " (" << m->hparams().n_layer << " layers, n_embd "
               << m->hparams().n_embd << ", " << m->weight_bytes_total() / mb << " MiB of weights)\n";
+    std::cout << "kernels:          " << kernels::kernel_isa_name(kernels::kernel_isa()) << " ("
+              << kernels::cpu_features_string() << ")\n";
     std::snprintf(buf, sizeof buf,
                   "threads:          %d%s\n"
                   "prompt:           %.1f tokens/s (%d tokens)\n"

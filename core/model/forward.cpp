@@ -34,8 +34,10 @@ void ContextConfig::validate() const {
 }
 
 void to_json(nlohmann::json& j, const ContextConfig& c) {
-    j = nlohmann::json{
-        {"n_ctx", c.n_ctx}, {"n_batch", c.n_batch}, {"path", c.path == ForwardPath::fast ? "fast" : "reference"}};
+    j = nlohmann::json{{"n_ctx", c.n_ctx},
+                       {"n_batch", c.n_batch},
+                       {"path", c.path == ForwardPath::fast ? "fast" : "reference"},
+                       {"int8_activations", c.int8_activations}};
 }
 
 void from_json(const nlohmann::json& j, ContextConfig& c) {
@@ -46,6 +48,7 @@ void from_json(const nlohmann::json& j, ContextConfig& c) {
     if (p != "fast" && p != "reference")
         throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
     c.path = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
+    c.int8_activations = j.value("int8_activations", d.int8_activations);
 }
 
 // ---- construction ----
@@ -77,6 +80,12 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_up.resize(nb * hp.n_ff);
     m_logits.resize(nb * hp.n_vocab);
     m_scores.resize(static_cast<size_t>(m_cfg.n_ctx));
+    // Largest quantized-activation buffer (the most vectors below the BLAS batch, of the widest matmul input), so
+    // matmul never allocates.
+    if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
+        const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, kBlasMinBatch - 1);
+        m_q8act.reserve(static_cast<size_t>(kernels::q8act_bytes(n_q8, std::max<int64_t>(hp.n_embd, hp.n_ff))));
+    }
 }
 
 // ---- public entry points ----
@@ -154,7 +163,7 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
 
 // ---- matmul dispatch: Y[i][0..rows) = W x_i for i < n; Y has row stride ldy ----
 
-void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const {
+void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
     if (m_cfg.path == ForwardPath::reference) {
         for (int32_t i = 0; i < n; ++i)
             kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
@@ -181,6 +190,15 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
     // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
     const int64_t grain =
         std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
+    if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {
+        // Integer-dot path: quantize the n activation vectors once, on this thread, then every task reads them.
+        m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(n, w.cols)));
+        kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
+        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) {
+            kernels::gemm_q8act(y, ldy, w.type, w.data, m_q8act.data(), n, w.cols, r0, r1);
+        });
+        return;
+    }
     if (n == 1) {
         parallel_for(0, w.rows, grain,
                      [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });

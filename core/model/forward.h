@@ -2,7 +2,9 @@
 // at given positions under an arbitrary attention mask (causal by default; a token tree for verification).
 // Two paths over the same loop: `reference` (scalar _ref kernels, one thread) and `fast` (run-time selected
 // kernels, rows split over threads with speculum::parallel_for). Threads: TBB owns them on the fast path; batches of
-// 64+ tokens call OpenBLAS SGEMM inside TBB tasks after openblas_set_num_threads(1), so BLAS starts none.
+// 64+ tokens call OpenBLAS SGEMM inside TBB tasks after openblas_set_num_threads(1), so BLAS starts none. Smaller
+// batches (decode, verification) use kernels::gemm, which reads each weight once for all n tokens, or for Q8_0 on
+// AVX-512 VNNI kernels::gemm_q8act on int8-quantized activations (as ggml does; within kFastVsRefQuantTol).
 #pragma once
 
 #include "core/cancel.h"
@@ -25,6 +27,10 @@ struct ContextConfig {
     int32_t n_ctx    = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
     int32_t n_batch  = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
     ForwardPath path = ForwardPath::fast;  // kernels and threading
+    // Fast path only: Q8_0 weights multiply activations quantized to int8 blocks (kernels::gemm_q8act, AVX-512 VNNI;
+    // ggml's scheme) where that kernel exists. false = f32 activations throughout (exact up to summation order,
+    // slower); the reference path always uses f32 activations.
+    bool int8_activations = true;
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
     void validate() const;
@@ -106,7 +112,7 @@ public:
 private:
     // Runs tokens [0, n) of m_tokens through the model; computes logits for tokens [logits_first, n).
     void run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts);
-    void matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) const;
+    void matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n);
     void attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask, const ForwardOptions& opts);
     void check_options(const ForwardOptions& opts) const;
 
@@ -124,6 +130,7 @@ private:
     std::vector<float> m_gate, m_up;            // (n_batch, n_ff)
     std::vector<float> m_logits;                // (n_batch, n_vocab)
     std::vector<float> m_scores;                // (n_ctx) attention scores of the reference path
+    std::vector<uint8_t> m_q8act;               // quantized activations of one matmul (kernels::q8act_bytes)
 };
 
 }  // namespace speculum::model

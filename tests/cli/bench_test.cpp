@@ -21,7 +21,7 @@ TEST(CliBench, SyntheticPrintsEveryFigure) {
     auto r = run_cli(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* s :
-         {"prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:", "n =    4"})
+         {"kernels:", "prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:", "n =    4"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
@@ -32,6 +32,15 @@ TEST(CliBench, ThreadCpuClockWithOneThread) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("timed on the thread CPU clock"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("1 thread(s)"), std::string::npos) << r.out;
+}
+
+TEST(CliBench, IsaCapIsReported) {
+    std::vector<std::string> a = {"bench", "--synthetic", "q8_0", "--membw-mb", "0", "--isa", "scalar", "--json"};
+    a.insert(a.end(), kTiny.begin(), kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernels"], "scalar");
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--isa", "sse9"}).exit_code, 2);
 }
 
 TEST(CliBench, JsonOnAFile) {

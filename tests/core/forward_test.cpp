@@ -5,6 +5,7 @@
 
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
+#include "kernels/gemv.h"
 
 #include <gtest/gtest.h>
 
@@ -20,10 +21,15 @@ using speculum::test::rel_diff;
 
 namespace {
 
-// Fast vs reference: the fast kernels may accumulate in another order (and quantize activations for quantized
-// dot products, as ggml does), and the fast attention uses an online softmax.
+// Fast (f32 activations) vs reference: the fast kernels accumulate in another order and the fast attention uses an
+// online softmax.
 constexpr double kFastVsRefFloatTol = 1e-4;  // F32/F16/BF16 weights
 constexpr double kFastVsRefQuantTol = 1e-3;  // Q8_0/Q4_0/MXFP4 weights
+// Fast with int8 activations (Q8_0 on AVX-512 VNNI) vs reference. Quantizing a block of 32 activations to int8 moves
+// each by at most max|x| / 254 (kernels' gemv_isa_test checks that bound per dot), about 0.5 % of a matmul output
+// for these random weights; through 2-3 layers, attention and the LM head this reached 6-8 % of the logits' rms in
+// the largest single logit (rel_diff) on these tiny models. A broken integer kernel gives O(1) differences.
+constexpr double kInt8ActivationsTol = 0.2;
 // Same path, different batching (gemm vs gemv, different row chunks): only summation order differs.
 constexpr double kBatchVsSequentialTol = 1e-4;
 
@@ -64,7 +70,7 @@ TEST_P(ForwardByType, FastMatchesReferenceThroughGguf) {
         test::load_via_gguf(spec_of(c), std::string("fwd_") + c.shape + "_" + kernels::ggml_type_traits(c.type)->name);
     const bool quant = c.type == GgmlType::Q8_0 || c.type == GgmlType::Q4_0 || c.type == GgmlType::MXFP4;
     const auto ref   = decode_all(m, kTokens, ForwardPath::reference);
-    const auto fast  = decode_all(m, kTokens, ForwardPath::fast);
+    const auto fast  = decode_all(m, kTokens, ForwardPath::fast, {}, /*int8_activations=*/false);
     double worst     = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         EXPECT_LT(rel_diff(fast[i], ref[i]), quant ? kFastVsRefQuantTol : kFastVsRefFloatTol) << "token " << i;
@@ -72,6 +78,28 @@ TEST_P(ForwardByType, FastMatchesReferenceThroughGguf) {
     }
     RecordProperty("worst_rel_diff", std::to_string(worst));
     if (getenv("SPECULUM_TEST_VERBOSE")) printf("worst fast-vs-ref rel diff %.3g\n", worst);
+}
+
+TEST_P(ForwardByType, Int8ActivationsStayNearReference) {
+    const Case c     = GetParam();
+    const Model m    = make_synthetic_model(spec_of(c));
+    const auto ref   = decode_all(m, kTokens, ForwardPath::reference);
+    const auto fast  = decode_all(m, kTokens, ForwardPath::fast, {}, /*int8_activations=*/true);
+    const auto exact = decode_all(m, kTokens, ForwardPath::fast, {}, /*int8_activations=*/false);
+    const bool used  = kernels::gemm_prefers_q8act(c.type);  // else both runs are the same f32 path
+    double worst     = 0.0;
+    for (size_t i = 0; i < kTokens.size(); ++i) {
+        const double d = rel_diff(fast[i], ref[i]);
+        EXPECT_LT(d, kInt8ActivationsTol) << "token " << i;
+        if (!used) {
+            EXPECT_EQ(fast[i], exact[i]) << "token " << i;
+        }
+        worst = std::max(worst, d);
+    }
+    if (used) {
+        EXPECT_GT(worst, 0.0) << "int8 activations had no effect: was the integer kernel used?";
+    }
+    if (getenv("SPECULUM_TEST_VERBOSE")) printf("worst int8-activation vs ref rel diff %.3g\n", worst);
 }
 
 TEST_P(ForwardByType, BatchedEqualsSequentialDecode) {

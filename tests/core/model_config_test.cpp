@@ -7,8 +7,9 @@
 using namespace speculum::model;
 
 TEST(ContextConfig, JsonRoundTripAndValidation) {
-    const ContextConfig c{.n_ctx = 512, .n_batch = 8, .path = ForwardPath::reference};
+    const ContextConfig c{.n_ctx = 512, .n_batch = 8, .path = ForwardPath::reference, .int8_activations = false};
     EXPECT_EQ(nlohmann::json(c).get<ContextConfig>(), c);
+    EXPECT_NE(nlohmann::json(c).get<ContextConfig>(), ContextConfig{});
     EXPECT_EQ(nlohmann::json::object().get<ContextConfig>(), ContextConfig{});
     EXPECT_THROW((nlohmann::json{{"path", "gpu"}}.get<ContextConfig>()), std::invalid_argument);
     EXPECT_THROW((ContextConfig{.n_batch = 0}).validate(), std::invalid_argument);

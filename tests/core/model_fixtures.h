@@ -61,9 +61,11 @@ inline std::vector<float> copy_of(std::span<const float> s) {
 }
 
 // Logits of decoding `tokens` one by one from an empty context (positions 0, 1, ...).
+// int8_activations: see ContextConfig (only the fast path uses it).
 inline std::vector<std::vector<float>> decode_all(const model::Model& m, const std::vector<int32_t>& tokens,
-                                                  model::ForwardPath path, const model::ForwardOptions& opts = {}) {
-    model::InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = path});
+                                                  model::ForwardPath path, const model::ForwardOptions& opts = {},
+                                                  bool int8_activations = true) {
+    model::InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = path, .int8_activations = int8_activations});
     std::vector<std::vector<float>> out;
     for (size_t i = 0; i < tokens.size(); ++i)
         out.push_back(copy_of(ctx.decode(tokens[i], static_cast<int32_t>(i), opts)));

@@ -1,0 +1,198 @@
+// AVX-512 VNNI kernels of the quantized-activation path: activation quantization (bit-identical to
+// quantize_q8act_ref) and the Q8_0 x int8 GEMM. Four weight blocks of a row are loaded once, rearranged into the
+// activation groups' layout, offset to unsigned bytes (q + 128) and dotted with up to 4 activation vectors by
+// vpdpbusd; the -128 * sum(x) offset stored with each activation block cancels the +128 exactly, so every block
+// dot is the exact int32 sum of the reference, and only the f32 summation order differs from gemm_q8act_ref.
+// Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
+#include "kernels/gemv_detail.h"
+
+#include "kernels/quant_blocks.h"
+
+// GCC 12 warns about the deliberately undefined registers inside the AVX-512 intrinsics (_mm512_undefined_*: GCC
+// bug 105593, fixed in GCC 13); the pragmas must precede the header.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+#define SPECULUM_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+
+namespace speculum::kernels::detail {
+
+namespace {
+
+constexpr int64_t kBlockBytes   = sizeof(BlockQ8_0);
+constexpr int64_t kGroupBytes   = kQ8ActGroup * kBlockBytes;  // weight bytes of one 4-block group
+constexpr int64_t kPrefetchRows = 8;  // L2 prefetch this many rows ahead (see gemv_avx512.cpp)
+alignas(64) constexpr uint8_t kZeroBlock[kBlockBytes] = {};  // stands in for blocks past the end of a row
+
+// The four weight blocks a, b, c, d of one row as the activation group's layout: wk[k] = bytes 8k..8k+7 of each
+// block side by side, offset to unsigned (+128); dw = the blocks' scales, each in two lanes.
+SPECULUM_VNNI inline __attribute__((always_inline)) void load_group(const uint8_t* a, const uint8_t* b,
+                                                                    const uint8_t* c, const uint8_t* d,
+                                                                    __m256i wk[4], __m256& dw) {
+    auto lo      = [](const uint8_t* p, int off) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + off)); };
+    const __m256i ac0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(a, 2)), lo(c, 2), 1);
+    const __m256i bd0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(b, 2)), lo(d, 2), 1);
+    const __m256i ac1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(a, 18)), lo(c, 18), 1);
+    const __m256i bd1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(b, 18)), lo(d, 18), 1);
+    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+    wk[0]              = _mm256_xor_si256(_mm256_unpacklo_epi64(ac0, bd0), bias);
+    wk[1]              = _mm256_xor_si256(_mm256_unpackhi_epi64(ac0, bd0), bias);
+    wk[2]              = _mm256_xor_si256(_mm256_unpacklo_epi64(ac1, bd1), bias);
+    wk[3]              = _mm256_xor_si256(_mm256_unpackhi_epi64(ac1, bd1), bias);
+    uint16_t h[4];
+    std::memcpy(&h[0], a, 2), std::memcpy(&h[1], b, 2), std::memcpy(&h[2], c, 2), std::memcpy(&h[3], d, 2);
+    uint64_t hh;
+    std::memcpy(&hh, h, 8);
+    const __m128 d4 = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(hh)));
+    dw              = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+}
+
+// acc += this group's contribution of one row (wk, dw) against activation group x: four vpdpbusd leave block j's
+// exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc, const __m256i wk[4], __m256 dw,
+                                                                     const Q8ActGroup& x) {
+    __m256i dot = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k)
+        dot = _mm256_dpbusd_epi32(dot, wk[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(x.d)), acc);
+}
+
+// R weight rows x NV activation vectors over a whole row. PF: issue the L2 prefetches kPrefetchRows ahead.
+template <int R, int NV, bool PF>
+SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row_bytes, const Q8ActGroup* const* xv,
+                        int64_t nb) {
+    __m256 acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    const int64_t full    = nb / kQ8ActGroup;
+    const uint8_t* ahead  = row0 + kPrefetchRows * row_bytes;
+    for (int64_t g = 0; g < full; ++g) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const uint8_t* a = row0 + r * row_bytes + g * kGroupBytes;
+            if constexpr (PF) {
+                const char* p = reinterpret_cast<const char*>(ahead + r * row_bytes + g * kGroupBytes);
+                _mm_prefetch(p, _MM_HINT_T1), _mm_prefetch(p + 64, _MM_HINT_T1), _mm_prefetch(p + 128, _MM_HINT_T1);
+            }
+            __m256i wk[4];
+            __m256 dw;
+            load_group(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group(acc[r][v], wk, dw, xv[v][g]);
+        }
+    }
+    if (const int64_t rest = nb - full * kQ8ActGroup; rest > 0) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const uint8_t* a = row0 + r * row_bytes + full * kGroupBytes;
+            const uint8_t* p[4];
+            for (int j = 0; j < 4; ++j) p[j] = j < rest ? a + j * kBlockBytes : kZeroBlock;
+            __m256i wk[4];
+            __m256 dw;
+            load_group(p[0], p[1], p[2], p[3], wk, dw);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group(acc[r][v], wk, dw, xv[v][full]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r][v]), _mm256_extractf128_ps(acc[r][v], 1));
+            s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            s        = _mm_add_ss(s, _mm_movehdup_ps(s));
+            y[v * ldy + r] = _mm_cvtss_f32(s);
+        }
+}
+
+// Rows [r, r + R) against all n vectors in groups of at most 4 (later groups find the rows in cache).
+template <int R>
+SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const void* xq,
+                            int64_t n, int64_t cols) {
+    const int64_t nb = cols / kQ8ActBlock;
+    for (int64_t i = 0; i < n; i += 4) {
+        const int64_t nv = n - i < 4 ? n - i : 4;
+        const Q8ActGroup* xv[4];
+        for (int64_t k = 0; k < nv; ++k) xv[k] = q8act_vec(xq, i + k, cols);
+        float* yi = y + i * ldy;
+        if (i == 0) {
+            switch (nv) {
+                case 1: tile<R, 1, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 2: tile<R, 2, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 3: tile<R, 3, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                default: tile<R, 4, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+            }
+        } else {
+            switch (nv) {
+                case 1: tile<R, 1, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 2: tile<R, 2, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 3: tile<R, 3, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                default: tile<R, 4, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+            }
+        }
+    }
+}
+
+SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
+    const int64_t nb  = cols / kQ8ActBlock;
+    const __m512 sign = _mm512_set1_ps(-0.0f);
+    for (int64_t i = 0; i < n; ++i) {
+        auto* groups    = const_cast<Q8ActGroup*>(q8act_vec(xq, i, cols));
+        const float* xi = x + i * cols;
+        for (int64_t b = 0; b < q8act_groups(cols) * kQ8ActGroup; ++b) {
+            Q8ActGroup& grp = groups[b / kQ8ActGroup];
+            const int j     = static_cast<int>(b % kQ8ActGroup);
+            float db        = 0.0f;
+            int32_t sum     = 0;
+            __m128i q0 = _mm_setzero_si128(), q1 = _mm_setzero_si128();
+            if (b < nb) {
+                const __m512 x0  = _mm512_loadu_ps(xi + 32 * b);
+                const __m512 x1  = _mm512_loadu_ps(xi + 32 * b + 16);
+                const float amax = _mm512_reduce_max_ps(
+                    _mm512_max_ps(_mm512_andnot_ps(sign, x0), _mm512_andnot_ps(sign, x1)));
+                db              = amax >= kQ8ActMinAmax ? amax / 127.0f : 0.0f;
+                const __m512 id = _mm512_set1_ps(db != 0.0f ? 1.0f / db : 0.0f);
+                // Round to nearest even (MXCSR default), then saturate to int8 (only NaN saturates: -128).
+                q0  = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x0, id)));
+                q1  = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x1, id)));
+                sum = _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_cvtepi8_epi32(q0), _mm512_cvtepi8_epi32(q1)));
+            }
+            // Qword k of the block (elements 8k .. 8k+7) goes to register k of the group, slot j.
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(grp.q + 8 * j), q0);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(grp.q + 32 + 8 * j), _mm_unpackhi_epi64(q0, q0));
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(grp.q + 64 + 8 * j), q1);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(grp.q + 96 + 8 * j), _mm_unpackhi_epi64(q1, q1));
+            grp.off[2 * j]     = -128 * sum;
+            grp.off[2 * j + 1] = 0;
+            grp.d[2 * j] = grp.d[2 * j + 1] = db;
+        }
+    }
+}
+
+}  // namespace
+
+void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols) { quantize_impl(xq, x, n, cols); }
+
+// Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), else 6
+// rows against groups of 4 vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles
+// were slower), then tiles of 4, 2 and 1 row for the rest of the range.
+void gemm_q8act_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                       int64_t r1) {
+    const auto* wb           = static_cast<const uint8_t*>(w);
+    const uint64_t row_bytes = ggml_row_size(GgmlType::Q8_0, static_cast<uint64_t>(cols));
+    int64_t r                = r0;
+    if (n <= 2)
+        for (; r + 8 <= r1; r += 8) row_tile<8>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r + 6 <= r1; r += 6) row_tile<6>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r + 4 <= r1; r += 4) row_tile<4>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r + 2 <= r1; r += 2) row_tile<2>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r < r1; ++r) row_tile<1>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+}
+
+}  // namespace speculum::kernels::detail

@@ -1,0 +1,89 @@
+// Scalar reference of the quantized-activation path: activation quantization (ggml's q8_0 scheme with an f32
+// scale and round-to-nearest-even) and the integer-dot GEMM over Q8_0 weights that defines its numerics.
+#include "kernels/gemv.h"
+
+#include "kernels/fp16.h"
+#include "kernels/gemv_detail.h"
+#include "kernels/quant_blocks.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace speculum::kernels {
+
+namespace detail {
+
+void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
+    if (t != GgmlType::Q8_0) {
+        const GgmlTypeTraits* tr = ggml_type_traits(t);
+        throw std::invalid_argument(std::string(who) + ": weight type " +
+                                    (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
+                                    " has no quantized-activation kernel (only q8_0)");
+    }
+    check_type_and_cols(who, t, cols);
+}
+
+}  // namespace detail
+
+void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols) {
+    detail::check_type_and_cols("quantize_q8act", GgmlType::Q8_0, cols);
+    const int64_t nb = cols / detail::kQ8ActBlock;
+    for (int64_t i = 0; i < n; ++i) {
+        auto* groups    = const_cast<detail::Q8ActGroup*>(detail::q8act_vec(xq, i, cols));
+        const float* xi = x + i * cols;
+        for (int64_t g = 0; g < detail::q8act_groups(cols); ++g) {
+            detail::Q8ActGroup& grp = groups[g];
+            for (int j = 0; j < detail::kQ8ActGroup; ++j) {
+                const int64_t b = g * detail::kQ8ActGroup + j;
+                float db        = 0.0f;
+                int32_t sum     = 0;
+                if (b < nb) {
+                    const float* xb = xi + b * detail::kQ8ActBlock;
+                    float amax      = 0.0f;
+                    for (int e = 0; e < detail::kQ8ActBlock; ++e) amax = std::fmax(amax, std::fabs(xb[e]));
+                    // A block below 127 * FLT_MIN (all but zero) becomes all-zero with d = 0: 1 / d stays finite.
+                    db             = amax >= detail::kQ8ActMinAmax ? amax / 127.0f : 0.0f;
+                    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+                    for (int e = 0; e < detail::kQ8ActBlock; ++e) {
+                        // |xb[e] * id| <= 127 up to one rounding, which cannot reach 127.5. NaN (no meaningful
+                        // result) gives -128, as the vector path's saturating conversion does.
+                        const float r = std::nearbyint(xb[e] * id);
+                        const auto q  = std::isnan(r) ? int8_t{-128} : static_cast<int8_t>(r);
+                        grp.q[detail::q8act_index(e) + 8 * j] = q;
+                        sum += q;
+                    }
+                } else {
+                    for (int e = 0; e < detail::kQ8ActBlock; ++e) grp.q[detail::q8act_index(e) + 8 * j] = 0;
+                }
+                grp.off[2 * j]     = -128 * sum;
+                grp.off[2 * j + 1] = 0;
+                grp.d[2 * j] = grp.d[2 * j + 1] = db;
+            }
+        }
+    }
+}
+
+void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                    int64_t r0, int64_t r1) {
+    detail::check_q8act_type("gemm_q8act", t, cols);
+    const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
+    const int64_t nb         = cols / kQK8_0;
+    for (int64_t r = r0; r < r1; ++r) {
+        const auto* row = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(w) + r * row_bytes);
+        for (int64_t i = 0; i < n; ++i) {
+            const detail::Q8ActGroup* groups = detail::q8act_vec(xq, i, cols);
+            float sum                        = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                const detail::Q8ActGroup& grp = groups[b / detail::kQ8ActGroup];
+                const int j                   = static_cast<int>(b % detail::kQ8ActGroup);
+                int32_t isum                  = 0;  // exact: |isum| <= 32 * 128 * 127
+                for (int e = 0; e < kQK8_0; ++e) isum += row[b].qs[e] * grp.q[detail::q8act_index(e) + 8 * j];
+                sum += f16_to_f32(row[b].d) * grp.d[2 * j] * static_cast<float>(isum);
+            }
+            y[i * ldy + r] = sum;
+        }
+    }
+}
+
+}  // namespace speculum::kernels
