@@ -4,6 +4,7 @@
 
 #include "core/parallel.h"
 #include "core/store/hash.h"
+#include "core/sweep/bayes_opt.h"
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -154,13 +155,51 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
     return rows;
 }
 
+// Bayesian optimisation: propose (initial design, then expected improvement), evaluate as one batch, observe,
+// until the budget is spent. Resuming replays the same proposals from the cached scores.
+void run_bayesian(RunState& st, SweepSummary& summary) {
+    const SweepSpec& spec = st.spec;
+    const size_t budget   = static_cast<size_t>(spec.sampling.n);
+    st.total              = budget;
+    summary.planned       = budget;
+    BayesOptimizer opt(spec);
+    std::optional<store::ResultRow> best;
+    while (opt.proposed() < budget) {
+        st.token.throw_if_cancelled();
+        size_t q                     = std::min(static_cast<size_t>(spec.sampling.batch), budget - opt.proposed());
+        std::vector<uint64_t> picked = opt.propose(q);
+        if (picked.empty()) break;  // the grid is exhausted
+        std::vector<SweepPoint> points;
+        for (uint64_t i : picked) {
+            points.push_back(make_point(spec, i));
+            try {  // the initial design was validated up front; later proposals are checked here
+                st.evaluator.validate(points.back().config);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument("configuration [" + points.back().label + "]: " + e.what());
+            }
+        }
+        auto rows = run_batch(st, points, spec.prompts, 0);
+        for (size_t k = 0; k < picked.size(); ++k) {
+            if (rows[k])
+                opt.observe(picked[k], rows[k]->objective, rows[k]->metrics);
+            else
+                opt.observe(picked[k], std::nullopt);
+            if (rows[k] && rows[k]->objective && (!best || *rows[k]->objective > *best->objective)) best = rows[k];
+        }
+    }
+    st.total     = st.done;  // fewer than the budget when the grid ran out
+    summary.best = best;
+}
+
 }  // namespace
 
 std::vector<SweepPoint> plan_points(const SweepSpec& spec) {
     spec.validate();
     uint64_t size = spec.grid_size();
     std::vector<uint64_t> indices;
-    if (spec.sampling.mode == SamplingMode::grid || static_cast<uint64_t>(spec.sampling.n) >= size) {
+    if (spec.sampling.mode == SamplingMode::bayesian && static_cast<uint64_t>(spec.sampling.n) < size) {
+        indices = BayesOptimizer(spec).initial_design();  // the rest is proposed as results come in
+    } else if (spec.sampling.mode == SamplingMode::grid || static_cast<uint64_t>(spec.sampling.n) >= size) {
         if (size > kMaxGridConfigurations)
             throw std::invalid_argument("sampling.n covers the whole grid of " + std::to_string(size) +
                                         " configurations, more than the limit " +
@@ -212,7 +251,9 @@ SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::Resul
         return best;
     };
 
-    if (spec.sampling.mode != SamplingMode::adaptive) {
+    if (spec.sampling.mode == SamplingMode::bayesian && static_cast<uint64_t>(spec.sampling.n) < spec.grid_size()) {
+        run_bayesian(st, st.summary);
+    } else if (spec.sampling.mode != SamplingMode::adaptive) {
         st.total           = points.size();
         st.summary.planned = st.total;
         auto rows          = run_batch(st, points, spec.prompts, 0);
