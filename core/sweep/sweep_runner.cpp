@@ -9,6 +9,7 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -53,11 +54,13 @@ struct RunState {
     const SweepOptions& options;
     size_t total = 0;
     std::atomic<size_t> done{0};
+    std::atomic<double> item_seconds{-1};  // measured wall time of one configuration (last chunk); -1 = not yet
     SweepSummary summary;
     std::mutex summary_mutex;  // guards summary counters updated from workers
 };
 
-void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const std::string& label) {
+// After the row is durable: counters, progress, and the event (a copy of the row only when someone listens).
+void finish_one(RunState& st, const store::ResultRow& row, bool cached, int rung, const std::string& label) {
     size_t done = ++st.done;
     {
         std::lock_guard lock(st.summary_mutex);
@@ -68,11 +71,13 @@ void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const
         else
             ++st.summary.failed;
     }
-    std::string item = "config " + std::to_string(done) + "/" + std::to_string(st.total) + " " + label;
-    report(st.progress, st.total ? static_cast<double>(done) / static_cast<double>(st.total) : 1.0, item);
+    if (st.progress) {
+        std::string item = "config " + std::to_string(done) + "/" + std::to_string(st.total) + " " + label;
+        st.progress(st.total ? static_cast<double>(done) / static_cast<double>(st.total) : 1.0, item);
+    }
     if (st.on_event) {
         SweepEvent e;
-        e.row    = std::move(row);
+        e.row    = row;
         e.cached = cached;
         e.done   = done;
         e.total  = st.total;
@@ -82,37 +87,47 @@ void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const
     }
 }
 
+// Configurations are evaluated in chunks of about this much work, and each chunk's rows are committed in one
+// transaction: per-row commits cost several times an analytic configuration (~25 us). A configuration that takes
+// longer than this is a chunk by itself, so slow (engine) sweeps still commit every row on its own. A kill loses
+// at most the chunks in flight, i.e. at most this much work per thread.
+constexpr double kChunkSeconds = 0.01;
+
 // Evaluates (or finds) every point at this fidelity; the result has one entry per point (nullopt = cancelled).
 std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::vector<SweepPoint>& points, int prompts,
                                                        int rung) {
     std::vector<std::optional<store::ResultRow>> rows(points.size());
     const std::string model_hash = st.evaluator.model_hash();
+    std::vector<store::ResultKey> keys;
+    keys.reserve(points.size());
+    for (const auto& p : points)
+        keys.push_back({p.config_hash, model_hash, st.evaluator.dataset_hash(p.config, prompts)});
 
-    // Cache hits first, on this thread: cheap lookups, and they must not occupy worker slots.
+    // Cache hits first, on this thread, in one read transaction: cheap, and they must not occupy worker slots.
+    st.token.throw_if_cancelled();
+    std::vector<std::optional<store::ResultRow>> hits;
+    if (!st.options.recompute) hits = st.store.find_many(keys);
     std::vector<size_t> todo;
     for (size_t i = 0; i < points.size(); ++i) {
         st.token.throw_if_cancelled();
-        store::ResultKey key{points[i].config_hash, model_hash, st.evaluator.dataset_hash(points[i].config, prompts)};
-        std::optional<store::ResultRow> hit;
-        if (!st.options.recompute) hit = st.store.find(key);
-        if (!hit || hit->status != "done") {
+        if (st.options.recompute || !hits[i] || hits[i]->status != "done") {
             todo.push_back(i);
             continue;
         }
-        std::optional<double> score = objective_score(st.spec, *hit);
-        if (score != hit->objective) {  // the row came from a sweep with another objective: re-score it
-            hit->objective = score;
-            st.store.put(*hit);
+        std::optional<double> score = objective_score(st.spec, *hits[i]);
+        if (score != hits[i]->objective) {  // the row came from a sweep with another objective: re-score it
+            hits[i]->objective = score;
+            st.store.put(*hits[i]);
         }
-        rows[i] = *hit;
-        finish_one(st, *hit, true, rung, points[i].label);
+        rows[i] = std::move(hits[i]);
+        finish_one(st, *rows[i], true, rung, points[i].label);
     }
 
-    auto evaluate_one = [&](size_t i) {
-        if (st.token.cancelled()) return;
+    // One configuration: its row, or nullopt when it was cancelled in flight (then it is not stored).
+    auto evaluate_one = [&](size_t i) -> std::optional<store::ResultRow> {
         const SweepPoint& p = points[i];
         store::ResultRow row;
-        row.key     = {p.config_hash, model_hash, st.evaluator.dataset_hash(p.config, prompts)};
+        row.key     = keys[i];
         row.sweep   = st.spec.name;
         row.task    = task_of(st.spec, p.config);
         row.config  = p.config;
@@ -128,28 +143,66 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
             row.metrics     = std::move(r.metrics);
             row.prompts     = r.prompts ? r.prompts : prompts;
         } catch (const Cancelled&) {
-            return;  // in flight when cancelled: not stored
+            return std::nullopt;
         } catch (const std::exception& e) {
             row.status  = "failed";
             row.message = e.what();
         }
         row.wall_s    = std::chrono::duration<double>(Clock::now() - t0).count();
         row.objective = objective_score(st.spec, row);
-        st.store.put(row);  // its own transaction: durable before we report it
-        rows[i] = row;
-        finish_one(st, std::move(row), false, rung, p.label);
+        return row;
     };
 
-    if (serial_mode() || st.evaluator.max_parallel() == 1 || todo.size() <= 1) {
-        for (size_t i : todo) evaluate_one(i);
+    // A chunk todo[lo, hi): evaluate until done or cancelled, commit what finished in one transaction (durable
+    // before it is reported), then report each row.
+    auto run_chunk = [&](size_t lo, size_t hi) {
+        std::vector<store::ResultRow> finished;
+        std::vector<size_t> where;
+        finished.reserve(hi - lo);
+        auto t0 = Clock::now();
+        for (size_t k = lo; k < hi && !st.token.cancelled(); ++k) {
+            std::optional<store::ResultRow> row = evaluate_one(todo[k]);
+            if (!row) break;
+            finished.push_back(std::move(*row));
+            where.push_back(todo[k]);
+        }
+        if (finished.empty()) return;
+        double per_item =
+            std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(finished.size());
+        st.item_seconds.store(per_item, std::memory_order_relaxed);
+        if (finished.size() == 1)
+            st.store.put(finished[0]);  // its own transaction
+        else
+            st.store.put_many(finished);
+        for (size_t k = 0; k < finished.size(); ++k) {
+            rows[where[k]] = std::move(finished[k]);
+            finish_one(st, *rows[where[k]], false, rung, points[where[k]].label);
+        }
+    };
+
+    const bool serial = serial_mode() || st.evaluator.max_parallel() == 1;
+    size_t next       = 0;
+    if (st.item_seconds.load(std::memory_order_relaxed) < 0 && !todo.empty()) {
+        run_chunk(0, 1);  // the first configuration alone measures what one costs
+        next = 1;
+    }
+    // Chunk size from the measured cost; in parallel also at most a quarter of a thread's share, so the pool still
+    // balances the load across its threads.
+    double cost  = std::max(st.item_seconds.load(std::memory_order_relaxed), 1e-9);
+    size_t left  = todo.size() - next;
+    size_t grain = static_cast<size_t>(std::clamp(kChunkSeconds / cost, 1.0, 1e6));
+    if (!serial) {
+        size_t threads = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+        grain          = std::min(grain, std::max<size_t>(1, left / (4 * threads)));
+    }
+    if (serial || left <= 1) {
+        for (size_t lo = next; lo < todo.size() && !st.token.cancelled(); lo += grain)
+            run_chunk(lo, std::min(todo.size(), lo + grain));
     } else {
-        // One configuration per task; runs in the arena of the calling job (its concurrency is --jobs).
+        // Runs in the arena of the calling job (its concurrency is --jobs); chunks of `grain` configurations.
         tbb::parallel_for(
-            tbb::blocked_range<size_t>(0, todo.size(), 1),
-            [&](const tbb::blocked_range<size_t>& r) {
-                for (size_t k = r.begin(); k != r.end(); ++k) evaluate_one(todo[k]);
-            },
-            tbb::simple_partitioner());
+            tbb::blocked_range<size_t>(next, todo.size(), grain),
+            [&](const tbb::blocked_range<size_t>& r) { run_chunk(r.begin(), r.end()); }, tbb::simple_partitioner());
     }
     st.token.throw_if_cancelled();
     return rows;

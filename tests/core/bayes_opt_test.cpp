@@ -317,7 +317,7 @@ TEST(BayesOpt, BatchesRunInParallelAndMatchTheSerialRun) {
     set_serial_mode(true);
     SweepSummary a = run_sweep(spec, serial_ev, *serial_db, CancelToken());
     set_serial_mode(false);
-    jobs::JobSystem js({.concurrency = 2});
+    jobs::JobSystem js;  // cores - 1 threads
     jobs::JobId id = js.submit("bayes", [&](jobs::JobContext& ctx) -> std::any {
         return run_sweep(spec, pool_ev, *pool_db, ctx.token(), ctx.progress_fn());
     });
