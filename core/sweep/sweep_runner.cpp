@@ -210,7 +210,8 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
 
 // Bayesian optimisation: propose (initial design, then expected improvement), evaluate as one batch, observe,
 // until the budget is spent. Resuming replays the same proposals from the cached scores.
-void run_bayesian(RunState& st, SweepSummary& summary) {
+void run_bayesian(RunState& st) {
+    SweepSummary& summary = st.summary;
     const SweepSpec& spec = st.spec;
     const size_t budget   = static_cast<size_t>(spec.sampling.n);
     st.total              = budget;
@@ -305,7 +306,7 @@ SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::Resul
     };
 
     if (spec.sampling.mode == SamplingMode::bayesian && static_cast<uint64_t>(spec.sampling.n) < spec.grid_size()) {
-        run_bayesian(st, st.summary);
+        run_bayesian(st);
     } else if (spec.sampling.mode != SamplingMode::adaptive) {
         st.total           = points.size();
         st.summary.planned = st.total;
