@@ -1,7 +1,8 @@
 // `speculum-cli sweep`: run a design-space sweep (docs/sweeps.md) on the job system into a SQLite result store,
 // with a progress bar on a terminal and plain lines otherwise. Re-running resumes: stored configurations are
-// cache hits. --bench measures the pool's overhead against a serial loop and the cancellation latency.
+// cache hits. --bench (sweep_bench.cpp) measures the pool's overhead against a serial loop and cancel latency.
 #include "cli.h"
+#include "sweep_bench.h"
 #include "sweep_common.h"
 #include "sweep_inflight.h"
 #include "sweep_mpi.h"
@@ -44,7 +45,6 @@ void draw_bar(const jobs::JobProgress& p, size_t cached) {
     std::fflush(stdout);
 }
 
-int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int repeats);
 
 }  // namespace
 
@@ -58,7 +58,8 @@ int cmd_sweep(int argc, char** argv) {
                {"resources", 0, true, "DIR", "resources directory for hardware profiles"},
                {"quiet", 'q', false, "", "no progress output; only the summary"},
                {"slow-ms", 0, true, "MS", "testing: sleep MS per configuration (cancellable) to slow a sweep down"},
-               {"bench", 0, false, "", "benchmark the pool on this spec (no store): overhead, cancel latency"},
+               {"bench", 0, false, "",
+                "benchmark the pool on this spec: overhead vs a serial loop, throughput, cancel latency"},
                {"repeats", 0, true, "N", "--bench: repetitions per measurement (default 5)"},
                {"mpi", 0, false, "",
                 "run across the ranks of an MPI job (mpirun/srun; docs/cluster.md): rank 0 hands out "
@@ -105,7 +106,8 @@ int cmd_sweep(int argc, char** argv) {
     int jobs = static_cast<int>(args.int_or("jobs", ev->max_parallel() == 1 ? hw : std::max(1, hw - 1), 1, 1024));
     // TBB caps workers at the core count by default; --jobs above it is honoured (one extra for this thread).
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(jobs) + 1);
-    if (args.has("bench")) return run_bench(spec, *ev, jobs, static_cast<int>(args.int_or("repeats", 5, 1, 1000)));
+    if (args.has("bench"))
+        return run_sweep_bench(spec, *ev, jobs, static_cast<int>(args.int_or("repeats", 5, 1, 1000)));
     if (!args.has("db")) throw UsageError("--db FILE is required");
 
     auto store = store::ResultStore::open(args.value_or("db", ""), store::ResultStore::Mode::read_write);
@@ -160,143 +162,5 @@ int cmd_sweep(int argc, char** argv) {
     std::filesystem::remove(inflight_path(store->file()), ec);
     return 0;
 }
-
-// ---- --bench ----
-
-namespace {
-
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-int run_bench(const sweep::SweepSpec& spec, sweep::Evaluator& ev, int jobs, int repeats) {
-    auto points = sweep::plan_points(spec);
-    if (points.empty()) throw std::runtime_error("the spec plans no configurations");
-    std::printf("bench: %zu configurations of '%s', evaluator %s, %d repeat(s), %d pool thread(s) for sweeps\n",
-                points.size(), spec.name.c_str(), ev.kind().c_str(), repeats, jobs);
-
-    // The same work three ways: a serial loop on this thread; one pool job running that loop and posting each
-    // result to the mailbox (how a sweep runs); one pool job per configuration (the finest grain, as a UI live
-    // preview would submit). The analytic evaluator is single-threaded: pools get 1 thread. The engine fans its
-    // passes out over the arena it runs in: the pool gets --jobs threads, like the calling thread's default arena
-    // (all cores), and the per-configuration variant is skipped (several jobs would then run at once).
-    const bool inner_parallel = ev.max_parallel() == 1;
-    const int pool_threads    = inner_parallel ? jobs : 1;
-    std::vector<double> serial, thread_loop, one_job, per_config;
-    jobs::JobSystem js({.concurrency = pool_threads});
-    js.wait(js.submit("", [](jobs::JobContext&) -> std::any { return {}; }));  // the worker has joined the arena
-    js.drain();
-    for (int r = 0; r < repeats; ++r) {
-        // Kept like the mailbox keeps them, so both sides allocate and hold the same results.
-        std::vector<std::any> kept;
-        auto t0 = Clock::now();
-        for (const auto& p : points) kept.emplace_back(ev.evaluate(p.config, sweep::EvalContext{}));
-        serial.push_back(seconds_since(t0));
-        kept.clear();
-        // The same loop on a plain std::thread: what running off the calling thread costs by itself (another
-        // core's caches, glibc's per-thread malloc arena), without any pool.
-        t0 = Clock::now();
-        std::thread th([&] {
-            for (const auto& p : points) kept.emplace_back(ev.evaluate(p.config, sweep::EvalContext{}));
-        });
-        th.join();
-        thread_loop.push_back(seconds_since(t0));
-        kept.clear();
-
-        {
-            t0      = Clock::now();
-            auto id = js.submit("", [&](jobs::JobContext& ctx) -> std::any {
-                sweep::EvalContext ec;
-                ec.token = ctx.token();
-                for (const auto& p : points) ctx.post(ev.evaluate(p.config, ec));
-                return {};
-            });
-            js.wait(id);
-            auto drained = js.drain();  // destroyed after the clock stops, like `kept` above
-            one_job.push_back(seconds_since(t0));
-            if (drained.size() != points.size() + 1) throw std::runtime_error("bench: lost results");
-        }
-        if (!inner_parallel) {
-            t0 = Clock::now();
-            for (const auto& p : points)
-                js.submit("", [&ev, &p](jobs::JobContext& ctx) -> std::any {
-                    sweep::EvalContext ec;
-                    ec.token = ctx.token();
-                    return ev.evaluate(p.config, ec);
-                });
-            js.wait_idle();
-            auto drained = js.drain();
-            per_config.push_back(seconds_since(t0));
-            if (drained.size() != points.size()) throw std::runtime_error("bench: lost results");
-        }
-    }
-    double s = median(serial), t = median(thread_loop), o = median(one_job);
-    double p = per_config.empty() ? 0 : median(per_config);
-    double n = static_cast<double>(points.size());
-    std::printf("serial loop, this thread: %10.3f ms  (%.1f us/config)\n", s * 1e3, s * 1e6 / n);
-    std::printf("serial loop, std::thread: %10.3f ms  (%.1f us/config)  %+.2f %% vs this thread\n", t * 1e3,
-                t * 1e6 / n, (t / s - 1) * 100);
-    std::printf(
-        "pool, one job:            %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
-        "%+.2f %% vs std::thread\n",
-        o * 1e3, o * 1e6 / n, (o / s - 1) * 100, (o / t - 1) * 100);
-    if (!per_config.empty())
-        std::printf(
-            "pool, one job per config: %10.3f ms  (%.1f us/config)  overhead %+.2f %% vs this thread, "
-            "%+.2f %% vs std::thread\n",
-            p * 1e3, p * 1e6 / n, (p / s - 1) * 100, (p / t - 1) * 100);
-
-    // The whole sweep machinery with the SQLite store (one commit per configuration), at --jobs threads.
-    std::vector<double> with_store;
-    std::string db =
-        (std::filesystem::temp_directory_path() / ("speculum_bench_" + std::to_string(getpid()) + ".sqlite")).string();
-    for (int r = 0; r < repeats; ++r) {
-        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
-        auto store = store::ResultStore::open(db, store::ResultStore::Mode::read_write);
-        jobs::JobSystem js({.concurrency = jobs});
-        auto t0 = Clock::now();
-        auto id = js.submit("sweep", [&](jobs::JobContext& ctx) -> std::any {
-            return sweep::run_sweep(spec, ev, *store, ctx.token());
-        });
-        js.wait(id);
-        with_store.push_back(seconds_since(t0));
-        if (js.status(id) != jobs::JobStatus::done) throw std::runtime_error("bench: sweep did not finish");
-    }
-    double w = median(with_store);
-    std::printf("sweep + store, %2d job(s): %8.3f ms  -> %.0f configurations/min\n", jobs, w * 1e3,
-                points.size() / w * 60);
-
-    // Cancellation latency: cancel a running sweep at ~half way, time until the job has returned.
-    std::vector<double> latency;
-    for (int r = 0; r < repeats; ++r) {
-        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
-        auto store = store::ResultStore::open(db, store::ResultStore::Mode::read_write);
-        jobs::JobSystem js({.concurrency = jobs});
-        auto id = js.submit("sweep", [&](jobs::JobContext& ctx) -> std::any {
-            return sweep::run_sweep(spec, ev, *store, ctx.token(), ctx.progress_fn());
-        });
-        while (js.progress(id)->fraction < 0.5 && !js.wait(id, std::chrono::milliseconds(1))) {
-        }
-        auto t0 = Clock::now();
-        js.cancel(id);
-        js.wait(id);
-        if (js.status(id) == jobs::JobStatus::cancelled) latency.push_back(seconds_since(t0));
-    }
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
-    if (latency.empty()) {
-        std::printf("cancel latency: the sweep finished before it could be cancelled (use a slower spec)\n");
-    } else {
-        std::printf("cancel latency:       median %.2f ms, max %.2f ms over %zu cancels (target < 200 ms)\n",
-                    median(latency) * 1e3, *std::max_element(latency.begin(), latency.end()) * 1e3, latency.size());
-    }
-    return 0;
-}
-
-}  // namespace
 
 }  // namespace speculum::cli

@@ -13,9 +13,12 @@ static std::string num(double v) {
     return s.str();
 }
 
+static bool is_probability(double v) {
+    return std::isfinite(v) && v >= 0.0 && v <= 1.0;
+}
+
 void require_probability(double v, const std::string& field) {
-    if (!std::isfinite(v) || v < 0.0 || v > 1.0)
-        throw InvalidInput(field + " must be a probability in [0, 1], got " + num(v));
+    if (!is_probability(v)) throw InvalidInput(field + " must be a probability in [0, 1], got " + num(v));
 }
 
 void require_nonnegative(double v, const std::string& field) {
@@ -34,7 +37,9 @@ void require_count(long long v, long long lo, long long hi, const std::string& f
 
 void require_probabilities(const std::vector<double>& v, const std::string& field) {
     if (v.empty()) throw InvalidInput(field + " must not be empty");
-    for (size_t i = 0; i < v.size(); ++i) require_probability(v[i], field + "[" + std::to_string(i) + "]");
+    // The element's name is built only for the error: these checks run in the analytic hot loops (sweeps).
+    for (size_t i = 0; i < v.size(); ++i)
+        if (!is_probability(v[i])) require_probability(v[i], field + "[" + std::to_string(i) + "]");
 }
 
 std::vector<double> expand_positions(const std::vector<double>& alpha, int k, const std::string& field) {

@@ -80,8 +80,7 @@ double phi(double alpha, int k, double x) {
 }
 
 double expected_tokens_chain(const std::vector<double>& alpha_positions) {
-    for (size_t i = 0; i < alpha_positions.size(); ++i)
-        require_probability(alpha_positions[i], "alpha[" + std::to_string(i) + "]");
+    if (!alpha_positions.empty()) require_probabilities(alpha_positions, "alpha");  // names alpha[i] on failure
     double sum = 1.0, reach = 1.0;
     for (double a : alpha_positions) {
         reach *= a;

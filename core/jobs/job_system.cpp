@@ -2,6 +2,8 @@
 // condition variable (task_arena::enqueue(f, task_group&) is oneTBB 2022.3+, not in Debian bookworm).
 #include "core/jobs/job_system.h"
 
+#include "core/jobs/allocator_tuning.h"
+
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
@@ -97,7 +99,8 @@ JobSystem::JobSystem(JobSystemOptions options) {
     int hw        = static_cast<int>(std::thread::hardware_concurrency());
     m_concurrency = options.concurrency > 0 ? options.concurrency : std::max(1, hw - 1);
     m_serial      = options.serial;
-    m_impl        = std::make_unique<Impl>(m_concurrency);
+    if (options.tune_allocator) tune_allocator_for_workers();
+    m_impl = std::make_unique<Impl>(m_concurrency);
 }
 
 JobSystem::~JobSystem() {

@@ -66,6 +66,9 @@ using JobFn = std::function<std::any(JobContext&)>;
 struct JobSystemOptions {
     int concurrency = 0;      // worker threads of the arena; 0 = hardware_concurrency - 1 (at least 1)
     bool serial     = false;  // run each job inline inside submit(), in order (deterministic tests)
+    // Apply tune_allocator_for_workers() (allocator_tuning.h: process-wide glibc malloc settings, once) so that
+    // allocation-heavy jobs run as fast on the workers as on the main thread.
+    bool tune_allocator = true;
 };
 
 class JobSystem {

@@ -39,7 +39,21 @@ public:
     Stmt(sqlite3* db, const std::string& sql, const fs::path& file) : m_db(db), m_file(file) {
         if (sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK) fail("prepare");
     }
-    ~Stmt() { sqlite3_finalize(m_stmt); }
+    // Uses a statement cached in `slot` (prepared on first use, kept by the owner); reset and unbound after use.
+    Stmt(sqlite3* db, sqlite3_stmt*& slot, const std::string& sql, const fs::path& file)
+        : m_db(db), m_owned(false), m_file(file) {
+        if (!slot && sqlite3_prepare_v3(db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &slot, nullptr) != SQLITE_OK)
+            fail("prepare");
+        m_stmt = slot;
+    }
+    ~Stmt() {
+        if (m_owned) {
+            sqlite3_finalize(m_stmt);
+        } else {
+            sqlite3_reset(m_stmt);
+            sqlite3_clear_bindings(m_stmt);
+        }
+    }
     Stmt(const Stmt&)            = delete;
     Stmt& operator=(const Stmt&) = delete;
 
@@ -74,6 +88,7 @@ private:
     }
     sqlite3* m_db;
     sqlite3_stmt* m_stmt = nullptr;
+    bool m_owned         = true;
     fs::path m_file;
 };
 
@@ -171,6 +186,8 @@ ResultStore::ResultStore(fs::path file, sqlite3* db, bool read_only)
     : m_file(std::move(file)), m_db(db), m_read_only(read_only) {}
 
 ResultStore::~ResultStore() {
+    sqlite3_finalize(m_insert);
+    sqlite3_finalize(m_find);
     sqlite3_close(m_db);
 }
 
@@ -237,9 +254,9 @@ ResultRow read_row(const Stmt& s) {
 
 }  // namespace
 
-std::optional<ResultRow> ResultStore::find(const ResultKey& key) const {
-    std::lock_guard lock(m_mutex);
-    Stmt s(m_db, std::string(kSelectColumns) + " WHERE config_hash=? AND model_hash=? AND dataset_hash=?", m_file);
+std::optional<ResultRow> ResultStore::find_locked(const ResultKey& key) const {
+    Stmt s(m_db, m_find, std::string(kSelectColumns) + " WHERE config_hash=? AND model_hash=? AND dataset_hash=?",
+           m_file);
     s.bind(1, key.config_hash);
     s.bind(2, key.model_hash);
     s.bind(3, key.dataset_hash);
@@ -247,21 +264,45 @@ std::optional<ResultRow> ResultStore::find(const ResultKey& key) const {
     return read_row(s);
 }
 
-void ResultStore::put(const ResultRow& row) {
+std::optional<ResultRow> ResultStore::find(const ResultKey& key) const {
+    std::lock_guard lock(m_mutex);
+    return find_locked(key);
+}
+
+std::vector<std::optional<ResultRow>> ResultStore::find_many(const std::vector<ResultKey>& keys) const {
+    std::vector<std::optional<ResultRow>> out;
+    out.reserve(keys.size());
+    std::lock_guard lock(m_mutex);
+    // One read transaction: one WAL snapshot and lock for all the lookups instead of one per key.
+    exec(m_db, "BEGIN", m_file);
+    try {
+        for (const auto& k : keys) out.push_back(find_locked(k));
+    } catch (...) {
+        sqlite3_exec(m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    exec(m_db, "COMMIT", m_file);
+    return out;
+}
+
+void ResultStore::check_writable_locked(const ResultRow& row) const {
     if (m_read_only) throw StoreError(m_file.string() + ": opened read-only");
     for (const auto& [name, v] : row.metrics)
         if (std::find(metric_columns().begin(), metric_columns().end(), name) == metric_columns().end())
             throw StoreError("unknown metric column '" + name + "'");
-    std::lock_guard lock(m_mutex);
-    std::string sql =
-        "INSERT OR REPLACE INTO results (config_hash, model_hash, dataset_hash, sweep, task, status, message, "
-        "config_json, stats_json, predictions_json, objective, prompts, wall_s";
-    for (const auto& c : metric_columns()) sql += ", " + c;
-    sql += ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?";
-    for (size_t i = 0; i < metric_columns().size(); ++i) sql += ",?";
-    sql += ")";
-    // A single statement outside BEGIN is its own transaction: committed (to the WAL) when step() returns.
-    Stmt s(m_db, sql, m_file);
+}
+
+void ResultStore::insert_locked(const ResultRow& row) {
+    static const std::string sql = [] {
+        std::string q =
+            "INSERT OR REPLACE INTO results (config_hash, model_hash, dataset_hash, sweep, task, status, message, "
+            "config_json, stats_json, predictions_json, objective, prompts, wall_s";
+        for (const auto& c : metric_columns()) q += ", " + c;
+        q += ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?";
+        for (size_t i = 0; i < metric_columns().size(); ++i) q += ",?";
+        return q + ")";
+    }();
+    Stmt s(m_db, m_insert, sql, m_file);
     s.bind(1, row.key.config_hash);
     s.bind(2, row.key.model_hash);
     s.bind(3, row.key.dataset_hash);
@@ -278,6 +319,27 @@ void ResultStore::put(const ResultRow& row) {
     int i = 14;
     for (const auto& c : metric_columns()) s.bind(i++, row.metric(c));
     s.step();
+}
+
+void ResultStore::put(const ResultRow& row) {
+    std::lock_guard lock(m_mutex);
+    check_writable_locked(row);
+    // A single statement outside BEGIN is its own transaction: committed (to the WAL) when step() returns.
+    insert_locked(row);
+}
+
+void ResultStore::put_many(const std::vector<ResultRow>& rows) {
+    if (rows.empty()) return;
+    std::lock_guard lock(m_mutex);
+    for (const auto& r : rows) check_writable_locked(r);
+    exec(m_db, "BEGIN IMMEDIATE", m_file);
+    try {
+        for (const auto& r : rows) insert_locked(r);
+        exec(m_db, "COMMIT", m_file);
+    } catch (...) {
+        sqlite3_exec(m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
 }
 
 std::vector<ResultRow> ResultStore::query(const std::vector<Filter>& filters) const {

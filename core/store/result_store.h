@@ -16,6 +16,7 @@
 #include <vector>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace speculum::store {
 
@@ -77,8 +78,13 @@ public:
 
     bool contains(const ResultKey& key) const;
     std::optional<ResultRow> find(const ResultKey& key) const;
+    // find() for many keys in one read transaction (one answer per key, in order).
+    std::vector<std::optional<ResultRow>> find_many(const std::vector<ResultKey>& keys) const;
     // Inserts or replaces one row in its own transaction (durable against a process kill once it returns).
     void put(const ResultRow& row);
+    // Inserts or replaces the rows in ONE transaction: all of them are durable once it returns, none if it throws.
+    // Far cheaper per row than put() for many small rows (one WAL commit instead of one each).
+    void put_many(const std::vector<ResultRow>& rows);
     // Rows matching every filter, ordered by objective (best first, nulls last) then config hash.
     std::vector<ResultRow> query(const std::vector<Filter>& filters = {}) const;
     size_t count() const;
@@ -86,10 +92,16 @@ public:
 
 private:
     ResultStore(std::filesystem::path file, sqlite3* db, bool read_only);
+    void check_writable_locked(const ResultRow& row) const;
+    void insert_locked(const ResultRow& row);
+    std::optional<ResultRow> find_locked(const ResultKey& key) const;
     std::filesystem::path m_file;
     sqlite3* m_db    = nullptr;
     bool m_read_only = false;
-    mutable std::mutex m_mutex;  // one connection shared by the sweep's worker threads
+    mutable std::mutex m_mutex;  // one connection shared by the sweep's worker threads; guards the statements too
+    // Statements prepared once per connection (preparing cost more than the insert itself for small rows).
+    mutable sqlite3_stmt* m_insert = nullptr;
+    mutable sqlite3_stmt* m_find   = nullptr;
 };
 
 }  // namespace speculum::store

@@ -76,6 +76,7 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
     const model::Tokenizer* tok            = m_tokenizer ? &*m_tokenizer : nullptr;
     std::vector<engine::RunPrompt> prompts = engine::resolve_prompts(cfg, tok);
     drafts::DrafterOptions dopts;
+    dopts.cancel = ctx.token;  // building a draft (pruning, loading a model) is part of the cancel latency
     if (tok) dopts.tokenize = [tok](const std::string& t) { return tok->encode(t, false, false); };
     auto stack = engine::make_draft_stack(cfg, *m_target, dopts);
 

@@ -4,10 +4,12 @@
 
 #include "core/parallel.h"
 #include "core/store/hash.h"
+#include "core/sweep/bayes_opt.h"
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -43,11 +45,13 @@ struct RunState {
     const SweepOptions& options;
     size_t total = 0;
     std::atomic<size_t> done{0};
+    std::atomic<double> item_seconds{-1};  // measured wall time of one configuration (last chunk); -1 = not yet
     SweepSummary summary;
     std::mutex summary_mutex;  // guards summary counters updated from workers
 };
 
-void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const std::string& label) {
+// After the row is durable: counters, progress, and the event (a copy of the row only when someone listens).
+void finish_one(RunState& st, const store::ResultRow& row, bool cached, int rung, const std::string& label) {
     size_t done = ++st.done;
     {
         std::lock_guard lock(st.summary_mutex);
@@ -58,11 +62,13 @@ void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const
         else
             ++st.summary.failed;
     }
-    std::string item = "config " + std::to_string(done) + "/" + std::to_string(st.total) + " " + label;
-    report(st.progress, st.total ? static_cast<double>(done) / static_cast<double>(st.total) : 1.0, item);
+    if (st.progress) {
+        std::string item = "config " + std::to_string(done) + "/" + std::to_string(st.total) + " " + label;
+        st.progress(st.total ? static_cast<double>(done) / static_cast<double>(st.total) : 1.0, item);
+    }
     if (st.on_event) {
         SweepEvent e;
-        e.row    = std::move(row);
+        e.row    = row;
         e.cached = cached;
         e.done   = done;
         e.total  = st.total;
@@ -72,30 +78,40 @@ void finish_one(RunState& st, store::ResultRow row, bool cached, int rung, const
     }
 }
 
+// Configurations are evaluated in chunks of about this much work, and each chunk's rows are committed in one
+// transaction: per-row commits cost several times an analytic configuration (~25 us). A configuration that takes
+// longer than this is a chunk by itself, so slow (engine) sweeps still commit every row on its own. A kill loses
+// at most the chunks in flight, i.e. at most this much work per thread.
+constexpr double kChunkSeconds = 0.01;
+
 // Evaluates (or finds) every point at this fidelity; the result has one entry per point (nullopt = cancelled).
 std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::vector<SweepPoint>& points, int prompts,
                                                        int rung) {
     std::vector<std::optional<store::ResultRow>> rows(points.size());
     const std::string model_hash = st.evaluator.model_hash();
+    std::vector<store::ResultKey> keys;
+    keys.reserve(points.size());
+    for (const auto& p : points)
+        keys.push_back({p.config_hash, model_hash, st.evaluator.dataset_hash(p.config, prompts)});
 
-    // Cache hits first, on this thread: cheap lookups, and they must not occupy worker slots.
+    // Cache hits first, on this thread, in one read transaction: cheap, and they must not occupy worker slots.
+    st.token.throw_if_cancelled();
+    std::vector<std::optional<store::ResultRow>> hits;
+    if (!st.options.recompute) hits = st.store.find_many(keys);
     std::vector<size_t> todo;
     for (size_t i = 0; i < points.size(); ++i) {
         st.token.throw_if_cancelled();
-        store::ResultKey key{points[i].config_hash, model_hash, st.evaluator.dataset_hash(points[i].config, prompts)};
-        std::optional<store::ResultRow> hit;
-        if (!st.options.recompute) hit = st.store.find(key);
-        if (!hit || hit->status != "done") {
+        if (st.options.recompute || !hits[i] || hits[i]->status != "done") {
             todo.push_back(i);
             continue;
         }
-        std::optional<double> score = objective_score(st.spec, *hit);
-        if (score != hit->objective) {  // the row came from a sweep with another objective: re-score it
-            hit->objective = score;
-            st.store.put(*hit);
+        std::optional<double> score = objective_score(st.spec, *hits[i]);
+        if (score != hits[i]->objective) {  // the row came from a sweep with another objective: re-score it
+            hits[i]->objective = score;
+            st.store.put(*hits[i]);
         }
-        rows[i] = *hit;
-        finish_one(st, *hit, true, rung, points[i].label);
+        rows[i] = std::move(hits[i]);
+        finish_one(st, *rows[i], true, rung, points[i].label);
     }
 
     auto store_one = [&](size_t i, store::ResultRow row) {
@@ -104,12 +120,39 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
         rows[i] = row;
         finish_one(st, std::move(row), false, rung, points[i].label);
     };
-    auto evaluate_one = [&](size_t i) {
-        if (st.token.cancelled()) return;
+    // One configuration: its row, or nullopt when it was cancelled in flight (then it is not stored).
+    auto evaluate_one = [&](size_t i) -> std::optional<store::ResultRow> {
         try {
-            store_one(i, evaluate_point(st.spec, st.evaluator, points[i], prompts, st.token));
+            return evaluate_point(st.spec, st.evaluator, points[i], prompts, st.token);
         } catch (const Cancelled&) {
-            // in flight when cancelled: not stored
+            return std::nullopt;
+        }
+    };
+
+    // A chunk todo[lo, hi): evaluate until done or cancelled, commit what finished in one transaction (durable
+    // before it is reported), then report each row.
+    auto run_chunk = [&](size_t lo, size_t hi) {
+        std::vector<store::ResultRow> finished;
+        std::vector<size_t> where;
+        finished.reserve(hi - lo);
+        auto t0 = Clock::now();
+        for (size_t k = lo; k < hi && !st.token.cancelled(); ++k) {
+            std::optional<store::ResultRow> row = evaluate_one(todo[k]);
+            if (!row) break;
+            finished.push_back(std::move(*row));
+            where.push_back(todo[k]);
+        }
+        if (finished.empty()) return;
+        double per_item =
+            std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(finished.size());
+        st.item_seconds.store(per_item, std::memory_order_relaxed);
+        if (finished.size() == 1)
+            st.store.put(finished[0]);  // its own transaction
+        else
+            st.store.put_many(finished);
+        for (size_t k = 0; k < finished.size(); ++k) {
+            rows[where[k]] = std::move(finished[k]);
+            finish_one(st, *rows[where[k]], false, rung, points[where[k]].label);
         }
     };
 
@@ -129,19 +172,69 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
         st.token.throw_if_cancelled();
         return rows;
     }
-    if (serial_mode() || st.evaluator.max_parallel() == 1 || todo.size() <= 1) {
-        for (size_t i : todo) evaluate_one(i);
+    const bool serial = serial_mode() || st.evaluator.max_parallel() == 1;
+    size_t next       = 0;
+    if (st.item_seconds.load(std::memory_order_relaxed) < 0 && !todo.empty()) {
+        run_chunk(0, 1);  // the first configuration alone measures what one costs
+        next = 1;
+    }
+    // Chunk size from the measured cost; in parallel also at most a quarter of a thread's share, so the pool still
+    // balances the load across its threads.
+    double cost  = std::max(st.item_seconds.load(std::memory_order_relaxed), 1e-9);
+    size_t left  = todo.size() - next;
+    size_t grain = static_cast<size_t>(std::clamp(kChunkSeconds / cost, 1.0, 1e6));
+    if (!serial) {
+        size_t threads = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+        grain          = std::min(grain, std::max<size_t>(1, left / (4 * threads)));
+    }
+    if (serial || left <= 1) {
+        for (size_t lo = next; lo < todo.size() && !st.token.cancelled(); lo += grain)
+            run_chunk(lo, std::min(todo.size(), lo + grain));
     } else {
-        // One configuration per task; runs in the arena of the calling job (its concurrency is --jobs).
+        // Runs in the arena of the calling job (its concurrency is --jobs); chunks of `grain` configurations.
         tbb::parallel_for(
-            tbb::blocked_range<size_t>(0, todo.size(), 1),
-            [&](const tbb::blocked_range<size_t>& r) {
-                for (size_t k = r.begin(); k != r.end(); ++k) evaluate_one(todo[k]);
-            },
-            tbb::simple_partitioner());
+            tbb::blocked_range<size_t>(next, todo.size(), grain),
+            [&](const tbb::blocked_range<size_t>& r) { run_chunk(r.begin(), r.end()); }, tbb::simple_partitioner());
     }
     st.token.throw_if_cancelled();
     return rows;
+}
+
+// Bayesian optimisation: propose (initial design, then expected improvement), evaluate as one batch, observe,
+// until the budget is spent. Resuming replays the same proposals from the cached scores.
+void run_bayesian(RunState& st) {
+    SweepSummary& summary = st.summary;
+    const SweepSpec& spec = st.spec;
+    const size_t budget   = static_cast<size_t>(spec.sampling.n);
+    st.total              = budget;
+    summary.planned       = budget;
+    BayesOptimizer opt(spec);
+    std::optional<store::ResultRow> best;
+    while (opt.proposed() < budget) {
+        st.token.throw_if_cancelled();
+        size_t q                     = std::min(static_cast<size_t>(spec.sampling.batch), budget - opt.proposed());
+        std::vector<uint64_t> picked = opt.propose(q);
+        if (picked.empty()) break;  // the grid is exhausted
+        std::vector<SweepPoint> points;
+        for (uint64_t i : picked) {
+            points.push_back(plan_point(spec, i));
+            try {  // the initial design was validated up front; later proposals are checked here
+                st.evaluator.validate(points.back().config);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument("configuration [" + points.back().label + "]: " + e.what());
+            }
+        }
+        auto rows = run_batch(st, points, spec.prompts, 0);
+        for (size_t k = 0; k < picked.size(); ++k) {
+            if (rows[k])
+                opt.observe(picked[k], rows[k]->objective, rows[k]->metrics);
+            else
+                opt.observe(picked[k], std::nullopt);
+            if (rows[k] && rows[k]->objective && (!best || *rows[k]->objective > *best->objective)) best = rows[k];
+        }
+    }
+    st.total     = st.done;  // fewer than the budget when the grid ran out
+    summary.best = best;
 }
 
 }  // namespace
@@ -188,7 +281,9 @@ std::vector<SweepPoint> plan_points(const SweepSpec& spec) {
     spec.validate();
     uint64_t size = spec.grid_size();
     std::vector<uint64_t> indices;
-    if (spec.sampling.mode == SamplingMode::grid || static_cast<uint64_t>(spec.sampling.n) >= size) {
+    if (spec.sampling.mode == SamplingMode::bayesian && static_cast<uint64_t>(spec.sampling.n) < size) {
+        indices = BayesOptimizer(spec).initial_design();  // the rest is proposed as results come in
+    } else if (spec.sampling.mode == SamplingMode::grid || static_cast<uint64_t>(spec.sampling.n) >= size) {
         if (size > kMaxGridConfigurations)
             throw std::invalid_argument("sampling.n covers the whole grid of " + std::to_string(size) +
                                         " configurations, more than the limit " +
@@ -240,7 +335,9 @@ SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::Resul
         return best;
     };
 
-    if (spec.sampling.mode != SamplingMode::adaptive) {
+    if (spec.sampling.mode == SamplingMode::bayesian && static_cast<uint64_t>(spec.sampling.n) < spec.grid_size()) {
+        run_bayesian(st);
+    } else if (spec.sampling.mode != SamplingMode::adaptive) {
         st.total           = points.size();
         st.summary.planned = st.total;
         auto rows          = run_batch(st, points, spec.prompts, 0);

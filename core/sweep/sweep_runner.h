@@ -1,6 +1,7 @@
-// Runs a sweep: plans the configurations (grid, random draw, or successive-halving rungs over prompts),
-// skips those already in the store (cache hits), evaluates the rest (in parallel in the calling arena when
-// the evaluator allows it) and commits each finished configuration in its own transaction.
+// Runs a sweep: plans the configurations (grid, random draw, successive-halving rungs over prompts, or Bayesian
+// optimisation proposing each next one from the scores so far), skips those already in the store (cache hits),
+// evaluates the rest (in parallel in the calling arena when the evaluator allows it) and commits each finished
+// configuration in its own transaction.
 #pragma once
 
 #include "core/cancel.h"
@@ -24,7 +25,8 @@ struct SweepPoint {
 };
 
 // Grid: every index in order. Random/adaptive: `n` distinct grid indices drawn with the seed (the whole grid,
-// in order, when n >= its size). Throws std::invalid_argument naming the field (via validate()).
+// in order, when n >= its size). Bayesian: the seeded initial design (the rest is proposed while it runs; the
+// whole grid when n >= its size). Throws std::invalid_argument naming the field (via validate()).
 std::vector<SweepPoint> plan_points(const SweepSpec& spec);
 // The point at one grid index (configuration, hash, label), as plan_points makes it.
 SweepPoint plan_point(const SweepSpec& spec, uint64_t grid_index);

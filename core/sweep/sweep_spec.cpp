@@ -126,7 +126,7 @@ SweepSpec sweep_spec_from_json(const json& j) {
         for (size_t i = 0; i < j["axes"].size(); ++i) {
             std::string field = "axes[" + std::to_string(i) + "]";
             const json& a     = j["axes"][i];
-            check_keys(a, field, {"name", "path", "values", "range"});
+            check_keys(a, field, {"name", "path", "values", "range", "encoding"});
             Axis axis;
             if (!a.contains("path")) bad(field + ".path", "is missing");
             axis.path = string(a["path"], field + ".path");
@@ -136,14 +136,18 @@ SweepSpec sweep_spec_from_json(const json& j) {
                 if (!a["values"].is_array()) bad(field + ".values", "must be an array");
                 for (const auto& v : a["values"]) axis.values.push_back(v);
             } else {
-                axis.values = expand_range(a["range"], field + ".range");
+                axis.values   = expand_range(a["range"], field + ".range");
+                const json& r = a["range"];
+                if (r.contains("log") && r["log"].is_boolean() && r["log"].get<bool>()) axis.encoding = "log";
             }
+            if (a.contains("encoding")) axis.encoding = string(a["encoding"], field + ".encoding");
             s.axes.push_back(std::move(axis));
         }
     }
     if (j.contains("sampling")) {
         const json& m = j["sampling"];
-        check_keys(m, "sampling", {"mode", "n", "seed", "eta", "min_prompts", "max_prompts"});
+        check_keys(m, "sampling",
+                   {"mode", "n", "seed", "eta", "min_prompts", "max_prompts", "initial", "kernel", "xi", "batch"});
         std::string mode = m.contains("mode") ? string(m["mode"], "sampling.mode") : "grid";
         if (mode == "grid")
             s.sampling.mode = SamplingMode::grid;
@@ -151,8 +155,10 @@ SweepSpec sweep_spec_from_json(const json& j) {
             s.sampling.mode = SamplingMode::random;
         else if (mode == "adaptive")
             s.sampling.mode = SamplingMode::adaptive;
+        else if (mode == "bayesian")
+            s.sampling.mode = SamplingMode::bayesian;
         else
-            bad("sampling.mode", "must be grid, random or adaptive, got '" + mode + "'");
+            bad("sampling.mode", "must be grid, random, adaptive or bayesian, got '" + mode + "'");
         if (m.contains("n")) s.sampling.n = integer(m["n"], "sampling.n");
         if (m.contains("seed")) {
             const json& seed = m["seed"];
@@ -163,6 +169,10 @@ SweepSpec sweep_spec_from_json(const json& j) {
         if (m.contains("eta")) s.sampling.eta = integer(m["eta"], "sampling.eta");
         if (m.contains("min_prompts")) s.sampling.min_prompts = integer(m["min_prompts"], "sampling.min_prompts");
         if (m.contains("max_prompts")) s.sampling.max_prompts = integer(m["max_prompts"], "sampling.max_prompts");
+        if (m.contains("initial")) s.sampling.initial = integer(m["initial"], "sampling.initial");
+        if (m.contains("kernel")) s.sampling.kernel = string(m["kernel"], "sampling.kernel");
+        if (m.contains("xi")) s.sampling.xi = number(m["xi"], "sampling.xi");
+        if (m.contains("batch")) s.sampling.batch = integer(m["batch"], "sampling.batch");
     }
     if (j.contains("objective")) {
         const json& o = j["objective"];
@@ -213,6 +223,16 @@ void SweepSpec::validate() const {
         }
         if (!paths.insert(a.path).second) bad(field + ".path", "repeats an earlier axis ('" + a.path + "')");
         if (a.values.empty()) bad(field + ".values", "must not be empty");
+        if (a.encoding != "auto" && a.encoding != "linear" && a.encoding != "log" && a.encoding != "categorical")
+            bad(field + ".encoding", "must be auto, linear, log or categorical, got '" + a.encoding + "'");
+        if (a.encoding == "linear" || a.encoding == "log") {
+            for (const auto& v : a.values) {
+                if (!v.is_number())
+                    bad(field + ".encoding", "'" + a.encoding + "' needs numeric values, got " + v.dump());
+                if (a.encoding == "log" && !(v.get<double>() > 0))
+                    bad(field + ".encoding", "'log' needs values > 0, got " + v.dump());
+            }
+        }
     }
     if (sampling.mode == SamplingMode::grid && grid_size() > kMaxGridConfigurations)
         bad("axes", "span " + std::to_string(grid_size()) + " configurations, more than the grid limit " +
@@ -222,6 +242,16 @@ void SweepSpec::validate() const {
         if (sampling.eta < 2) bad("sampling.eta", "must be >= 2");
         if (sampling.min_prompts < 1) bad("sampling.min_prompts", "must be >= 1");
         if (sampling.max_prompts < sampling.min_prompts) bad("sampling.max_prompts", "must be >= min_prompts");
+    }
+    if (sampling.mode == SamplingMode::bayesian) {
+        if (sampling.n > kMaxBayesianBudget)
+            bad("sampling.n", "must be <= " + std::to_string(kMaxBayesianBudget) +
+                                  " for bayesian (the GP costs n^3 per step); use random or adaptive sampling");
+        if (sampling.initial < 0 || sampling.initial > sampling.n) bad("sampling.initial", "must be in [0, n]");
+        if (sampling.kernel != "matern52" && sampling.kernel != "rbf")
+            bad("sampling.kernel", "must be matern52 or rbf, got '" + sampling.kernel + "'");
+        if (!(sampling.xi >= 0) || !std::isfinite(sampling.xi)) bad("sampling.xi", "must be a finite number >= 0");
+        if (sampling.batch < 1 || sampling.batch > sampling.n) bad("sampling.batch", "must be in [1, n]");
     }
     if (!known_metric(objective.metric))
         bad("objective.metric", "'" + objective.metric + "' is not a metric (known: " + metric_list() + ")");
@@ -287,15 +317,20 @@ void to_json(json& j, const SweepSpec& s) {
     for (const auto& a : s.axes) {
         json ja = {{"path", a.path}, {"values", a.values}};
         if (!a.name.empty()) ja["name"] = a.name;
+        if (a.encoding != "auto") ja["encoding"] = a.encoding;
         j["axes"].push_back(ja);
     }
-    const char* modes[] = {"grid", "random", "adaptive"};
+    const char* modes[] = {"grid", "random", "adaptive", "bayesian"};
     j["sampling"]       = {{"mode", modes[static_cast<int>(s.sampling.mode)]},
                            {"n", s.sampling.n},
                            {"seed", s.sampling.seed},
                            {"eta", s.sampling.eta},
                            {"min_prompts", s.sampling.min_prompts},
-                           {"max_prompts", s.sampling.max_prompts}};
+                           {"max_prompts", s.sampling.max_prompts},
+                           {"initial", s.sampling.initial},
+                           {"kernel", s.sampling.kernel},
+                           {"xi", s.sampling.xi},
+                           {"batch", s.sampling.batch}};
     j["objective"]      = {{"metric", s.objective.metric}, {"goal", s.objective.maximize ? "max" : "min"}};
     j["constraints"]    = json::array();
     for (const auto& c : s.constraints) {

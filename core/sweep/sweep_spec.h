@@ -1,6 +1,6 @@
 // Sweep specification (JSON): a base configuration, axes that set any field of it through a JSON pointer, how
-// to sample the space (grid, random, or adaptive successive halving over prompts), the objective and the
-// constraints. A value type with validation naming the field; docs/sweeps.md shows the format.
+// to sample the space (grid, random, adaptive successive halving over prompts, or Bayesian optimisation), the
+// objective and the constraints. A value type with validation naming the field; docs/sweeps.md shows the format.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,12 +12,15 @@
 
 namespace speculum::sweep {
 
-enum class SamplingMode { grid, random, adaptive };
+enum class SamplingMode { grid, random, adaptive, bayesian };
 
 struct Axis {
     std::string name;                    // label in progress lines and CSV ("" = the path)
     std::string path;                    // JSON pointer into the configuration, e.g. "/levels/0/prune/ratio"
     std::vector<nlohmann::json> values;  // explicit values, or expanded from a range (any JSON: numbers, objects)
+    // Bayesian optimisation: how the GP sees the axis. "auto": "log" for a log range, "linear" when every value is
+    // a number, else "categorical". "linear"/"log": scaled to [0, 1] by value (log value); "categorical": one-hot.
+    std::string encoding               = "auto";
     bool operator==(const Axis&) const = default;
 };
 
@@ -28,6 +31,13 @@ struct Sampling {
     int eta           = 3;   // adaptive: keep the best 1/eta per rung and give them eta times the prompts
     int min_prompts   = 1;   // adaptive: prompts per configuration at the first rung
     int max_prompts   = 9;   // adaptive: prompts at the last rung
+    // Bayesian optimisation (mode bayesian; n = the budget of evaluations, seed = the initial design and the
+    // candidate draws):
+    int initial = 0;                  // random configurations before the GP proposes; 0 = auto (2 per encoded
+                                      // dimension, at least 4, at most n)
+    std::string kernel = "matern52";  // GP kernel: "matern52" | "rbf"
+    double xi          = 0.01;        // expected-improvement margin, in standard deviations of the observed scores
+    int batch          = 1;           // configurations proposed per step (kriging believer), evaluated at once
     bool operator==(const Sampling&) const = default;
 };
 
@@ -73,5 +83,6 @@ SweepSpec sweep_spec_from_json(const nlohmann::json& j);
 void to_json(nlohmann::json& j, const SweepSpec& s);  // ranges come back as explicit values
 
 constexpr uint64_t kMaxGridConfigurations = 1000000;  // a grid beyond this must be sampled (random/adaptive)
+constexpr int kMaxBayesianBudget          = 500;      // GP cost grows as n^3 per step: beyond this, sample
 
 }  // namespace speculum::sweep

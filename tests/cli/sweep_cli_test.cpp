@@ -211,3 +211,24 @@ TEST(SweepCli, ForeignOrCorruptDatabaseIsRefusedAndUntouched) {
     }
     EXPECT_EQ(slurp(db), before);
 }
+
+TEST(SweepCli, BayesianExampleRunsItsBudgetAndResumesFromTheStore) {
+    fs::path spec         = speculum::test::source_dir() / "docs" / "examples" / "sweep_bayesian.json";
+    fs::path db           = tmp("bayes.sqlite");
+    std::string resources = (speculum::test::source_dir() / "resources").string();
+    auto first            = run_cli({"sweep", spec.string(), "--db", db.string(), "--quiet", "--resources", resources});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_NE(first.out.find("40 planned, 40 evaluated, 0 cached"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find("best predicted_speedup"), std::string::npos) << first.out;
+    EXPECT_EQ(stored_rows(db), 40u);
+    auto again = run_cli({"sweep", spec.string(), "--db", db.string(), "--quiet", "--resources", resources});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.out.find("40 planned, 0 evaluated, 40 cached"), std::string::npos) << again.out;
+    auto bad = run_cli({"sweep",
+                        write_spec("bad_bayes.json", R"({"axes": [{"path": "/k", "values": [1, 2]}],
+                            "sampling": {"mode": "bayesian", "kernel": "cubic"}})")
+                            .string(),
+                        "--db", tmp("bad_bayes.sqlite").string()});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find("sampling.kernel must be matern52 or rbf"), std::string::npos) << bad.err;
+}
