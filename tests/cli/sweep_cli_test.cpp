@@ -4,6 +4,7 @@
 #include "core/store/result_store.h"
 
 #include "support/run_process.h"
+#include "support/fresh_path.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -30,9 +31,7 @@ namespace {
 constexpr int kGridSize = 40;
 
 fs::path tmp(const std::string& name) {
-    fs::path p = speculum::test::tmp_dir() / ("sweepcli_" + name);
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
-    return p;
+    return speculum::test::fresh_tmp_path("sweepcli_" + name);
 }
 
 fs::path write_spec(const std::string& name, const std::string& text) {

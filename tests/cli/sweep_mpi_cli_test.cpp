@@ -4,6 +4,7 @@
 #include "core/store/result_store.h"
 
 #include "support/run_process.h"
+#include "support/fresh_path.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -28,9 +29,7 @@ const char* kSpec = R"({
 })";
 
 fs::path tmp(const std::string& name) {
-    fs::path p = speculum::test::tmp_dir() / ("mpicli_" + name);
-    for (const char* suffix : {"", "-wal", "-shm", ".inflight.json"}) fs::remove(p.string() + suffix);
-    return p;
+    return speculum::test::fresh_tmp_path("mpicli_" + name);
 }
 
 fs::path spec_file() {

@@ -7,6 +7,7 @@
 #include "core/sweep/gaussian_process.h"
 #include "core/sweep/sweep_runner.h"
 
+#include "support/fresh_path.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -28,9 +29,7 @@ constexpr double kInterpTol     = 1e-3;   // GP mean at a training point (noise 
 constexpr double kWithinOptimum = 0.02;   // "found": best score within 2 % of the known optimum
 
 fs::path fresh_db(const std::string& name) {
-    fs::path p = test::tmp_dir() / ("bayes_" + name + ".sqlite");
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
-    return p;
+    return speculum::test::fresh_tmp_path("bayes_" + name + ".sqlite");
 }
 
 // A smooth bump over two numeric axes plus a categorical offset; the optimum 3.3 is at x = 0.62, y = 0.3, "b".

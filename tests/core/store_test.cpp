@@ -5,6 +5,7 @@
 #include "core/store/result_store.h"
 #include "core/store/summary.h"
 
+#include "support/fresh_path.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -21,9 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_path(const std::string& name) {
-    fs::path p = speculum::test::tmp_dir() / ("store_" + name + ".sqlite");
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
-    return p;
+    return speculum::test::fresh_tmp_path("store_" + name + ".sqlite");
 }
 
 std::string slurp(const fs::path& p) {

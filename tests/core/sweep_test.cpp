@@ -8,6 +8,7 @@
 #include "core/sweep/predict_evaluator.h"
 #include "core/sweep/sweep_runner.h"
 
+#include "support/fresh_path.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -25,9 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_db(const std::string& name) {
-    fs::path p = test::tmp_dir() / ("sweep_" + name + ".sqlite");
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
-    return p;
+    return speculum::test::fresh_tmp_path("sweep_" + name + ".sqlite");
 }
 
 json small_spec() {

@@ -5,6 +5,7 @@
 #include "core/store/result_store.h"
 
 #include "support/run_process.h"
+#include "support/fresh_path.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -43,9 +44,7 @@ void mpi_environment() {
 }
 
 fs::path tmp(const std::string& name) {
-    fs::path p = speculum::test::tmp_dir() / ("mpi_" + name);
-    for (const char* suffix : {"", "-wal", "-shm", ".inflight.json"}) fs::remove(p.string() + suffix);
-    return p;
+    return speculum::test::fresh_tmp_path("mpi_" + name);
 }
 
 fs::path write_file(const std::string& name, const std::string& text) {
