@@ -221,15 +221,27 @@ int run_rank0(mpi::MpiSession& comm, const sweep::SweepSpec& spec, const MpiSwee
         if (coordinator->lost_ranks() > 0)
             std::cout << coordinator->lost_ranks() << " rank(s) were lost during the sweep (see above)\n";
         const auto& unfinished = coordinator->unfinished();
+        int code = 0;
         if (unfinished.empty()) {
             coordinator->remove_inflight();
-            return 0;
+        } else {
+            coordinator->write_inflight_now();
+            std::cout << unfinished.size() << " configuration(s) were not evaluated (lost ranks); they are listed in "
+                      << inflight_path(o.db).string() << " and a re-run evaluates them:\n";
+            for (const auto& e : unfinished) std::cout << "  " << e.label << " [" << e.config_hash << "]\n";
+            code = 1;
         }
-        coordinator->write_inflight_now();
-        std::cout << unfinished.size() << " configuration(s) were not evaluated (lost ranks); they are listed in "
-                  << inflight_path(o.db).string() << " and a re-run evaluates them:\n";
-        for (const auto& e : unfinished) std::cout << "  " << e.label << " [" << e.config_hash << "]\n";
-        return 1;
+        if (coordinator->lost_ranks() > 0) {
+            // With a dead peer, OpenMPI 4.1's MPI_Finalize can wait for it forever (its closing fence includes the
+            // lost rank). Everything is stored: close the store, then end the job with MPI_Abort and this status.
+            std::cout << "every result is stored in " << o.db
+                      << "; ending the MPI job with MPI_Abort (a clean finalize would wait for the lost rank)\n"
+                      << std::flush;
+            coordinator.reset();
+            store.reset();
+            comm.abort(code);
+        }
+        return code;
     } catch (...) {
         stop_all("rank 0 failed");
         throw;
