@@ -32,6 +32,14 @@ fs::path tmp(const std::string& name) {
     return speculum::test::fresh_tmp_path("mpicli_" + name);
 }
 
+// OpenMPI keeps process-lifetime allocations in its dlopen'ed components, which LeakSanitizer reports when a
+// sanitizer build's speculum-cli initialises MPI. The children of these tests run without leak checking (as the
+// GUI tests do for Mesa and Qt, and mpi.sweep for its ranks); every other test keeps it. A no-op otherwise.
+const bool kNoLeakCheckForMpiChildren = [] {
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 0);  // only when unset: a developer's own options win
+    return true;
+}();
+
 fs::path spec_file() {
     fs::path p = tmp("spec.json");
     std::ofstream(p) << kSpec;
