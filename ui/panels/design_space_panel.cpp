@@ -105,15 +105,15 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
     if (!begin_panel(title, &visible, ImVec2(0.75f, 0.5f), ImVec2(0.25f, 0.5f), fill)) return;
     if (snap.store && m_store_seen.lock() != snap.store) m_source = Source::store, m_store_seen = snap.store;
     if (!snap.store) m_source = Source::modeled;
-    int source = int(m_source);
-    ImGui::RadioButton("Modeled sweep", &source, int(Source::modeled));
-    ImGui::SameLine();
-    if (!snap.store) ImGui::BeginDisabled();
-    ImGui::RadioButton("Results store", &source, int(Source::store));
-    if (!snap.store) ImGui::EndDisabled();
-    ImGui::SameLine();
-    if (ImGui::SmallButton("Open results...")) actions.push(ActionOpenResultsDialog{});
-    m_source = Source(source);
+    if (snap.store) {  // the source row only once a store is open (the modeled view keeps its layout)
+        int source = int(m_source);
+        ImGui::RadioButton("Modeled sweep", &source, int(Source::modeled));
+        ImGui::SameLine();
+        ImGui::RadioButton("Results store", &source, int(Source::store));
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Open results...")) actions.push(ActionOpenResultsDialog{});
+        m_source = Source(source);
+    }
     for (const auto& job : snap.jobs)
         if (job.name.rfind("Opening results", 0) == 0) {
             ImGui::ProgressBar(float(job.progress), ImVec2(-70, 0));
@@ -135,6 +135,10 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
     if (same_axis) ImGui::BeginDisabled();
     if (ImGui::Button("Run modeled sweep")) actions.push(ActionRunSweep{m_x, m_y, m_metric});
     if (same_axis) ImGui::EndDisabled();
+    if (!snap.store) {
+        ImGui::SameLine();
+        if (ImGui::Button("Open results...")) actions.push(ActionOpenResultsDialog{});
+    }
     for (const auto& job : snap.jobs)
         if (job.name.rfind("Sweeping", 0) == 0) {
             ImGui::SameLine();
