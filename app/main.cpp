@@ -73,12 +73,15 @@ int main(int argc, char** argv) {
     QCommandLineOption size("size", "Window size WxH (default: last session's, else 1400x860).", "WxH");
     QCommandLineOption model("model", "Open this GGUF model at start.", "path");
     QCommandLineOption dataset("dataset", "Open this JSONL dataset at start.", "path");
+    QCommandLineOption results("results",
+                               "Open this sweep result store (speculum-cli sweep --db) read-only at start; the Design "
+                               "space panel shows it.", "file.sqlite");
     QCommandLineOption panel("panel", "Show only the panel with this title, over the whole window.", "title");
     QCommandLineOption set("set", "Change a setting at start, e.g. gamma=6, alpha=0.7, profile=rtx4090 (repeatable).",
                            "key=value");
     QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.", "x,y");
-    for (const auto& o : {screenshot, frames, size, model, dataset, panel, set, sweep, then_set, wait_measured, timeout,
-                          settings_file})
+    for (const auto& o : {screenshot, frames, size, model, dataset, results, panel, set, sweep, then_set, wait_measured,
+                          timeout, settings_file})
         parser.addOption(o);
     parser.process(app);
 
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
             controller.open_model((*res / speculum::kBundledTargetModel).string());
     }
     if (parser.isSet(dataset)) controller.open_dataset(parser.value(dataset).toStdString());
+    if (parser.isSet(results)) controller.open_results(parser.value(results).toStdString());
     window.show();
 
     const bool scripted = parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured);

@@ -44,6 +44,7 @@ void MainWindow::build_menus() {
     QAction* open_model = file->addAction("Open &model...", this, &MainWindow::open_model_dialog);
     open_model->setShortcut(QKeySequence::Open);
     file->addAction("Open &dataset...", this, &MainWindow::open_dataset_dialog);
+    file->addAction("Open &results...", this, &MainWindow::open_results_dialog);
     QAction* reopen = file->addAction("Reopen &last model");
     connect(reopen, &QAction::triggered, this, [this] {
         if (!m_last_model.isEmpty()) m_controller.open_model(m_last_model.toStdString()), m_host->schedule_frames(2);
@@ -116,6 +117,7 @@ void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
         else if (std::holds_alternative<ui::ActionQuit>(a)) close();
         else if (std::holds_alternative<ui::ActionOpenModelDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_model_dialog);
         else if (std::holds_alternative<ui::ActionOpenDatasetDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_dataset_dialog);
+        else if (std::holds_alternative<ui::ActionOpenResultsDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_results_dialog);
     }
 }
 
@@ -134,6 +136,16 @@ void MainWindow::open_dataset_dialog() {
     if (path.isEmpty()) return;
     m_last_dataset = path;
     m_controller.open_dataset(path.toStdString());
+    m_host->schedule_frames(2);
+}
+
+void MainWindow::open_results_dialog() {
+    QString dir  = m_last_results.isEmpty() ? QString() : QFileInfo(m_last_results).absolutePath();
+    QString path = QFileDialog::getOpenFileName(this, "Open sweep results", dir,
+                                                "Sweep result stores (*.sqlite *.db);;All files (*)");
+    if (path.isEmpty()) return;
+    m_last_results = path;
+    m_controller.open_results(path.toStdString());  // read-only, on the worker pool
     m_host->schedule_frames(2);
 }
 
@@ -164,6 +176,7 @@ void MainWindow::restore_settings() {
     m_host->load_layout(settings.value("panels/imgui_layout").toByteArray().toStdString());
     m_last_model   = settings.value("files/last_model").toString();
     m_last_dataset = settings.value("files/last_dataset").toString();
+    m_last_results = settings.value("files/last_results").toString();
     // The configuration as JSON (ui::AppConfig's round-trip): a file from another version or edited by hand that
     // does not parse or validate is reported and the defaults stay.
     const QString config = settings.value("config/json").toString();
@@ -194,6 +207,7 @@ void MainWindow::save_settings() {
     if (const auto& d = m_controller.snapshot().dataset) m_last_dataset = QString::fromStdString(d->path);
     settings.setValue("files/last_model", m_last_model);
     settings.setValue("files/last_dataset", m_last_dataset);
+    settings.setValue("files/last_results", m_last_results);
     settings.setValue("config/json", QString::fromStdString(nlohmann::json(m_controller.snapshot().config).dump()));
 }
 

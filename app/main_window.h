@@ -37,6 +37,7 @@ private:
     void show_about();
     void open_model_dialog();
     void open_dataset_dialog();
+    void open_results_dialog();
     void on_shell_actions(const std::vector<ui::Action>& actions);
     void after_frame();  // status bar and the progress timer follow the controller's jobs
     void restore_settings();
@@ -52,6 +53,7 @@ private:
     uint64_t m_shown_job         = 0;
     QString m_last_model;
     QString m_last_dataset;
+    QString m_last_results;
     bool m_use_settings = true;
     QString m_settings_file;
 };

@@ -5,6 +5,8 @@
 #include "ui/app_config.h"
 #include "ui/sweep.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -38,11 +40,20 @@ struct ActionRunSweep {
     SweepMetric metric = SweepMetric::speedup;
 };
 struct ActionRunMeasured {};  // re-run the measured decode now (no debounce)
+struct ActionOpenResultsDialog {};  // the app shows a file dialog, then sends ActionOpenResults
+struct ActionOpenResults {
+    std::string path;  // a sweep result store (speculum-cli sweep --db), opened read-only
+};
+struct ActionLoadResultConfig {
+    nlohmann::json config;  // a stored row's configuration; mapped onto the editor (ui/result_config)
+    std::string label;      // which row, for the message ("gamma/0 = 4, /dataset = ...")
+};
 struct ActionClearMessages {};
 
 using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
                             ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
-                            ActionRunSweep, ActionRunMeasured, ActionClearMessages>;
+                            ActionRunSweep, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
+                            ActionOpenResults, ActionLoadResultConfig>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

@@ -4,6 +4,8 @@
 #include "core/data/dataset.h"
 #include "core/model/gguf.h"
 #include "core/resources.h"
+#include "ui/result_config.h"
+#include "ui/store_view.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -78,6 +80,8 @@ bool AppController::handle(const Action& action) {
     } else if (auto* a = std::get_if<ActionCancelJob>(&action)) cancel_job(a->id, true);
     else if (auto* a = std::get_if<ActionRunSweep>(&action)) start_sweep(*a);
     else if (std::holds_alternative<ActionRunMeasured>(action)) start_measured();
+    else if (auto* a = std::get_if<ActionOpenResults>(&action)) open_results(a->path);
+    else if (auto* a = std::get_if<ActionLoadResultConfig>(&action)) load_result_config(*a);
     else if (std::holds_alternative<ActionClearMessages>(action)) {
         m_snap.messages.clear();
         changed();
@@ -163,6 +167,35 @@ void AppController::open_dataset(const std::string& path) {
             schedule_rerun();
         };
     });
+}
+
+void AppController::open_results(const std::string& path) {
+    submit("results", "Opening results " + file_name(path), [this, path](jobs::JobContext& ctx) -> Apply {
+        auto view = std::make_shared<const StoreView>(load_store_view(path, ctx.token(), ctx.progress_fn()));
+        return [this, view] {
+            m_snap.store = view;
+            if (!view->error.empty())
+                message(MessageLevel::error, "Cannot open results: " + view->error);
+            else
+                message(MessageLevel::info, "Opened " + file_name(view->path) + ": " + std::to_string(view->rows.size()) +
+                                                " rows (" + std::to_string(view->n_measured) + " measured), " +
+                                                std::to_string(view->axes.size()) + " varying fields");
+        };
+    });
+}
+
+void AppController::load_result_config(const ActionLoadResultConfig& a) {
+    ResultConfigLoad r = app_config_from_result(a.config, m_snap.config);
+    set_config(r.config);
+    std::string text = "Loaded the " + (r.kind.empty() ? std::string("stored") : r.kind) + " configuration" +
+                       (a.label.empty() ? "" : " (" + a.label + ")");
+    if (r.not_loaded.empty()) {
+        message(MessageLevel::info, text);
+    } else {
+        text += "; not loaded: ";
+        for (size_t i = 0; i < r.not_loaded.size(); ++i) text += (i ? "; " : "") + r.not_loaded[i];
+        message(MessageLevel::info, text);
+    }
 }
 
 void AppController::schedule_rerun() {

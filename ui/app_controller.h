@@ -52,6 +52,11 @@ public:
     void open_model(const std::string& path);
     void open_dataset(const std::string& path);
     void set_config(const AppConfig& config);
+    // Opens a sweep result store read-only on a worker (ui/store_view); an unreadable file becomes an error message
+    // and a snapshot store with its error set.
+    void open_results(const std::string& path);
+    // Maps a stored row's configuration onto the editor and says what could not be loaded.
+    void load_result_config(const ActionLoadResultConfig& a);
 
     // Once per frame on the GUI thread: applies finished jobs and posted results, refreshes job progress, and
     // starts a debounced measured run whose quiet time has passed.

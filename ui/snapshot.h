@@ -11,11 +11,14 @@
 #include "ui/sweep.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace speculum::ui {
+
+struct StoreView;  // ui/store_view.h
 
 struct JobView {
     uint64_t id = 0;
@@ -62,6 +65,7 @@ struct UiSnapshot {
     std::string measured_note;             // why there is no measured run, or its state
 
     std::optional<SweepView> sweep;  // the latest design-space sweep (streaming while rows_done < ys.size())
+    std::shared_ptr<const StoreView> store;  // the opened result store (read-only snapshot; error set if unreadable)
 };
 
 }  // namespace speculum::ui

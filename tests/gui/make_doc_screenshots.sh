@@ -26,6 +26,9 @@ shot panel_tree_view.png 640x480 "${common[@]}" --set tree=budget --set budget=1
 shot panel_cascade_view.png 640x480 "${common[@]}" --set cascade=1 --set horizontal=2 --panel "Cascade view"
 shot panel_hardware.png 640x520 "${common[@]}" --panel Hardware
 shot panel_design_space.png 640x620 "${common[@]}" --sweep gamma,alpha --panel "Design space"
+# A result store written by the CLI (the modeled example sweep: fast), opened read-only with --results.
+"$build/app/speculum-cli" sweep docs/examples/sweep_predict.json --db "$tmp/results.sqlite" > /dev/null
+shot panel_design_space_results.png 640x620 "${common[@]}" --results "$tmp/results.sqlite" --panel "Design space"
 shot panel_export.png 700x620 "${common[@]}" --panel Export
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"

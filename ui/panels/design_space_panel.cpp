@@ -103,6 +103,29 @@ void pareto(const SweepView& s, float height) {
 
 void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.75f, 0.5f), ImVec2(0.25f, 0.5f), fill)) return;
+    if (snap.store && m_store_seen.lock() != snap.store) m_source = Source::store, m_store_seen = snap.store;
+    if (!snap.store) m_source = Source::modeled;
+    if (snap.store) {  // the source row only once a store is open (the modeled view keeps its layout)
+        int source = int(m_source);
+        ImGui::RadioButton("Modeled sweep", &source, int(Source::modeled));
+        ImGui::SameLine();
+        ImGui::RadioButton("Results store", &source, int(Source::store));
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Open results...")) actions.push(ActionOpenResultsDialog{});
+        m_source = Source(source);
+    }
+    for (const auto& job : snap.jobs)
+        if (job.name.rfind("Opening results", 0) == 0) {
+            ImGui::ProgressBar(float(job.progress), ImVec2(-70, 0));
+            ImGui::SameLine();
+            if (ImGui::SmallButton("Cancel##results")) actions.push(ActionCancelJob{job.id});
+        }
+    if (m_source == Source::store && snap.store) m_store.draw(snap.store, snap.config, actions);
+    else draw_modeled(snap, actions);
+    ImGui::End();
+}
+
+void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) {
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.45f);
     pick("x axis", m_x, kSweepAxes, sweep_axis_name, sweep_axis_needs_measurement);
     pick("y axis", m_y, kSweepAxes, sweep_axis_name, sweep_axis_needs_measurement);
@@ -112,6 +135,10 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
     if (same_axis) ImGui::BeginDisabled();
     if (ImGui::Button("Run modeled sweep")) actions.push(ActionRunSweep{m_x, m_y, m_metric});
     if (same_axis) ImGui::EndDisabled();
+    if (!snap.store) {
+        ImGui::SameLine();
+        if (ImGui::Button("Open results...")) actions.push(ActionOpenResultsDialog{});
+    }
     for (const auto& job : snap.jobs)
         if (job.name.rfind("Sweeping", 0) == 0) {
             ImGui::SameLine();
@@ -120,8 +147,8 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
             if (ImGui::SmallButton("Cancel")) actions.push(ActionCancelJob{job.id});
         }
     if (!snap.sweep) {
-        empty_state("No sweep yet. Pick two axes and a metric, then run a sweep; click a cell to load its configuration.");
-        ImGui::End();
+        empty_state("No sweep yet. Pick two axes and a metric, then run a sweep; click a cell to load its configuration. "
+                    "Or open the result store of a speculum-cli sweep (File > Open results...).");
         return;
     }
     const auto& s = *snap.sweep;
@@ -133,7 +160,6 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
     heatmap(s, snap.config, actions, std::max(120.0f, avail * 0.62f));
     ImGui::TextUnformatted("Pareto front");
     pareto(s, std::max(60.0f, ImGui::GetContentRegionAvail().y - 4));
-    ImGui::End();
 }
 
 }  // namespace speculum::ui

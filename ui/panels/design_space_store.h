@@ -1,0 +1,41 @@
+// The Design space panel's view of an opened result store: axis pickers among the configuration fields that vary
+// across the rows, a metric picker, a heatmap of the best (or mean) value per cell labelled measured/modeled
+// (a click loads the cell's best row into the editor), and a Pareto scatter of speedup against draft bytes.
+#pragma once
+
+#include "ui/actions.h"
+#include "ui/store_view.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace speculum::ui {
+
+class StoreDesignView {
+public:
+    // Draws inside the already-begun panel window.
+    void draw(const std::shared_ptr<const StoreView>& view, const AppConfig& current, UiActions& actions);
+    // The grid currently shown (recomputed when the store or a picker changes); for tests and the screenshot.
+    const StoreGrid& grid() const { return m_grid; }
+    // Picks axes by pointer (false when the store has no such varying field); y = "" means a single row.
+    bool set_axes(const std::shared_ptr<const StoreView>& view, const std::string& x, const std::string& y);
+    void set_metric(const std::string& metric) { m_metric = metric, m_grid_valid = false; }
+    void set_aggregate(CellAggregate a) { m_aggregate = a, m_grid_valid = false; }
+
+private:
+    void sync(const std::shared_ptr<const StoreView>& view);  // defaults for a newly opened store; grid refresh
+    void heatmap(const StoreView& view, const AppConfig& current, UiActions& actions, float height);
+    void pareto(const StoreView& view, float height);
+
+    std::weak_ptr<const StoreView> m_seen;  // the store the pickers were set up for
+    int m_x = -1, m_y = -1;             // indices into view.axes; m_y = -1: a single row
+    std::string m_metric;
+    CellAggregate m_aggregate = CellAggregate::best;
+    StoreGrid m_grid;
+    bool m_grid_valid = false;
+    std::string m_speed_metric;    // Pareto y: measured "speedup" when any row has it, else "predicted_speedup"
+    std::vector<size_t> m_front;   // Pareto-optimal rows (speedup up, draft_bytes down), by draft_bytes
+};
+
+}  // namespace speculum::ui
