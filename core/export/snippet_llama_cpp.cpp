@@ -27,11 +27,7 @@ std::vector<std::string> common_flags(const engine::SpecConfig& cfg, bool draft_
 
 EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const engine::SpecConfig& cfg = p.manifest->config;
-    EngineSnippet s;
-    s.engine           = Engine::llama_cpp;
-    s.cannot_express   = p.cannot;
-    s.fallbacks        = p.fallback;
-    s.notes            = p.notes;
+    EngineSnippet s    = start_snippet(Engine::llama_cpp, p);
     const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
     int32_t gamma      = p.gamma;
 

@@ -36,6 +36,15 @@ struct Plan {
 Plan make_plan(const Manifest& m, const SnippetOptions& o);
 
 // Helpers shared by the engine writers.
+// A snippet for `engine` that starts with the plan's cannot-express, fallback and note lists.
+inline EngineSnippet start_snippet(Engine engine, const Plan& p) {
+    EngineSnippet s;
+    s.engine         = engine;
+    s.cannot_express = p.cannot;
+    s.fallbacks      = p.fallback;
+    s.notes          = p.notes;
+    return s;
+}
 std::string shell_quote(const std::string& s);  // single-quoted unless the text is plain
 std::string num(double v);                      // shortest text that reads back the same ("0.5", "4")
 void add_comment_block(std::string& text, const Plan& p, const EngineSnippet& s, const std::string& engine_title);

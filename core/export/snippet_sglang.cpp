@@ -6,11 +6,7 @@ namespace speculum::exporting::detail {
 
 EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
-    EngineSnippet s;
-    s.engine           = Engine::sglang;
-    s.cannot_express   = p.cannot;
-    s.fallbacks        = p.fallback;
-    s.notes            = p.notes;
+    EngineSnippet s    = start_snippet(Engine::sglang, p);
     const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
 
     // SGLang counts the root (the last verified token) in num_draft_tokens: a chain of γ is γ + 1 tokens.

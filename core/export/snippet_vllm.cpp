@@ -6,11 +6,7 @@ namespace speculum::exporting::detail {
 
 EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
-    EngineSnippet s;
-    s.engine           = Engine::vllm;
-    s.cannot_express   = p.cannot;
-    s.fallbacks        = p.fallback;
-    s.notes            = p.notes;
+    EngineSnippet s    = start_snippet(Engine::vllm, p);
     const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
     int32_t gamma      = p.gamma;
 
