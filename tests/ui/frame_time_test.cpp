@@ -12,6 +12,30 @@
 
 using namespace speculum;
 
+namespace {
+
+// One GUI frame as the app builds it: drain the mailbox, draw the snapshot, hand the actions back. Milliseconds.
+double frame_ms(ui::AppController& c, test::HeadlessImGui& im, ui::Dashboard& dash) {
+    const auto t0 = std::chrono::steady_clock::now();
+    c.poll();
+    im.begin_frame();
+    ui::UiActions actions;
+    dash.draw(c.snapshot(), actions);
+    im.end_frame();
+    for (auto& a : actions.queue) c.handle(a);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Percentiles {
+    double p50, p99, worst;
+};
+Percentiles percentiles(std::vector<double> ms) {
+    std::sort(ms.begin(), ms.end());
+    return {ms[ms.size() / 2], ms[ms.size() * 99 / 100], ms.back()};
+}
+
+}  // namespace
+
 TEST(FrameTime, StaysUnder50msWhileSweepRuns) {
     test::HeadlessImGui im;
     ui::AppController c;
@@ -28,21 +52,13 @@ TEST(FrameTime, StaysUnder50msWhileSweepRuns) {
     while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(400)) {
         if (!c.busy()) c.handle(sweep), ++sweeps;
         bool running = c.busy();
-        auto t0      = std::chrono::steady_clock::now();
-        c.poll();
-        im.begin_frame();
-        ui::UiActions actions;
-        dash.draw(c.snapshot(), actions);
-        im.end_frame();
-        for (auto& a : actions.queue) c.handle(a);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(frame_ms(c, im, dash));
         frames_while_running += running;
     }
     ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
     ASSERT_TRUE(c.snapshot().sweep.has_value());
     EXPECT_EQ(c.snapshot().sweep->rows_done, int(c.snapshot().sweep->ys.size()));
-    std::sort(ms.begin(), ms.end());
-    double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100], worst = ms.back();
+    const auto [p50, p99, worst] = percentiles(ms);
     std::printf("frame build while sweeping: %d frames (%d during %d sweeps), median %.2f ms, p99 %.2f ms, max %.2f ms\n",
                 int(ms.size()), frames_while_running, sweeps, p50, p99, worst);
     EXPECT_GT(frames_while_running, 10);
@@ -73,21 +89,13 @@ TEST(FrameTime, StaysUnder50msWhileEngineMeasures) {
         if (elapsed() > std::chrono::seconds(60)) break;
         if (!c.busy()) c.handle(ui::ActionRunMeasured{});
         bool running = c.busy();
-        auto t0      = std::chrono::steady_clock::now();
-        c.poll();
-        im.begin_frame();
-        ui::UiActions actions;
-        dash.draw(c.snapshot(), actions);
-        im.end_frame();
-        for (auto& a : actions.queue) c.handle(a);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(frame_ms(c, im, dash));
         frames_while_running += running;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a GUI waits for the next event here
     }
     ASSERT_GE(c.snapshot().measured_runs, 1);
     ASSERT_TRUE(c.snapshot().measured->tokens.size() > 0);
-    std::sort(ms.begin(), ms.end());
-    double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100], worst = ms.back();
+    const auto [p50, p99, worst] = percentiles(ms);
     std::printf("frame build while measuring: %d frames (%d during %d measured runs), median %.2f ms, p99 %.2f ms, "
                 "max %.2f ms\n", int(ms.size()), frames_while_running, c.snapshot().measured_runs, p50, p99, worst);
     EXPECT_GT(frames_while_running, 10);
