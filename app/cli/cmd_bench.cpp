@@ -63,6 +63,9 @@ int cmd_bench(int argc, char** argv) {
                {"cpu-time", 0, false, "",
                 "time with the thread CPU clock (needs --threads 1): ignores time other "
                 "jobs take the CPU away"},
+               {"large-pages", 0, false, "",
+                "copy the weights into 2 MiB-aligned memory advised for huge pages; the bandwidth probe then "
+                "reads such memory too (default: the file's mapping, or the synthetic model's heap buffers)"},
                {"isa", 0, true, "ISA",
                 "cap the kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has)"},
                {"json", 0, false, "", "print the figures as JSON"}},
@@ -90,6 +93,8 @@ int cmd_bench(int argc, char** argv) {
         else if (isa == "avx512") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
         else throw UsageError("--isa: expected scalar, avx2 or avx512, got '" + isa + "'");
     }
+    const model::WeightMemory memory =
+        args.has("large-pages") ? model::WeightMemory::large_pages : model::WeightMemory::mapped;
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
@@ -115,8 +120,10 @@ int cmd_bench(int argc, char** argv) {
             throw UsageError(e.what());
         }
         m = model::make_synthetic_model(s);
+        if (memory == model::WeightMemory::large_pages) m = model::Model::with_large_pages(*m);
     } else {
-        m = model::Model::load(args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string());
+        m = model::Model::load(args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string(),
+                               {}, {}, memory);
     }
 
     const model::BenchResult r = model::run_bench(*m, bc);
@@ -134,6 +141,9 @@ int cmd_bench(int argc, char** argv) {
               << m->hparams().n_embd << ", " << m->weight_bytes_total() / mb << " MiB of weights)\n";
     std::cout << "kernels:          " << kernels::kernel_isa_name(kernels::kernel_isa()) << " ("
               << kernels::cpu_features_string() << ")\n";
+    std::cout << "weight memory:    " << r.weight_memory;
+    if (r.anon_huge_page_bytes >= 0) std::cout << " (process memory in huge pages: " << r.anon_huge_page_bytes / mb << " MiB)";
+    std::cout << "\n";
     std::snprintf(buf, sizeof buf,
                   "threads:          %d%s\n"
                   "prompt:           %.1f tokens/s (%d tokens)\n"

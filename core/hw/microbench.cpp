@@ -2,6 +2,7 @@
 // explicitly around each BLAS measurement and restored afterwards.
 #include "core/hw/microbench.h"
 
+#include "core/hw/large_pages.h"
 #include "core/parallel.h"
 
 #include <cblas.h>
@@ -50,21 +51,22 @@ volatile float g_sink = 0;  // defeats dead-code elimination of benchmark result
 }  // namespace
 
 double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelToken& cancel,
-                            const ProgressFn& progress) {
+                            const ProgressFn& progress, bool large_pages) {
     int64_t n = int64_t(bytes / sizeof(float));
-    std::unique_ptr<float[]> buf(new float[size_t(n)]);
+    LargePageBuffer mem(uint64_t(n) * sizeof(float), large_pages);
+    auto* buf = reinterpret_cast<float*>(mem.data());
     threads = std::max(1, threads);
     tbb::task_arena arena(threads);
     // First touch in parallel so pages are spread like the reads.
     arena.execute([&] {
-        parallel_for(0, n, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(buf.get() + lo, buf.get() + hi, 1.0f); });
+        parallel_for(0, n, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(buf + lo, buf + hi, 1.0f); });
     });
     double best = 0;
     for (int r = 0; r < reps; ++r) {
         cancel.throw_if_cancelled();
         auto t0 = Clock::now();
         if (threads == 1) {
-            g_sink = g_sink + sum_range(buf.get(), n);
+            g_sink = g_sink + sum_range(buf, n);
         } else {
             std::vector<float> partial(size_t(threads) * 16, 0.0f);
             int64_t chunk = (n + threads - 1) / threads;
@@ -72,7 +74,7 @@ double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelTok
                 parallel_for(0, threads, 1, [&](int64_t lo, int64_t hi) {
                     for (int64_t t = lo; t < hi; ++t) {
                         int64_t b = t * chunk, e = std::min(n, b + chunk);
-                        if (b < e) partial[size_t(t) * 16] = sum_range(buf.get() + b, e - b);
+                        if (b < e) partial[size_t(t) * 16] = sum_range(buf + b, e - b);
                     }
                 });
             });

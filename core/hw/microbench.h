@@ -30,7 +30,10 @@ struct MicrobenchResult {
 };
 
 // Each returns GB/s or GFLOP/s (best of `reps`); throws Cancelled when the token is cancelled.
-double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
+// bench_read_bandwidth reads a buffer of plain anonymous memory, or with `large_pages` a huge-page-advised one
+// (hw::LargePageBuffer), so that it can match where model weights live.
+double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress,
+                            bool large_pages = false);
 double bench_sgemv(int n, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
 double bench_sgemm(int n, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
 double bench_call_overhead_us(int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);

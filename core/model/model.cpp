@@ -1,10 +1,13 @@
-// Model loading: GGUF tensors -> WeightViews (zero-copy into the mapping), norms and biases -> f32 vectors,
+// Model loading: GGUF tensors -> WeightViews (into the mapping, or copied into large pages), norms and biases -> f32 vectors,
 // and shape validation shared by file-backed and in-memory models.
 #include "core/model/model.h"
 
+#include "core/hw/large_pages.h"
 #include "kernels/gemv.h"
 
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -25,7 +28,42 @@ WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, s
     return v;
 }
 
+const char* weight_memory_name(WeightMemory m) {
+    switch (m) {
+        case WeightMemory::mapped: return "mapped";
+        case WeightMemory::large_pages: return "large-pages";
+        case WeightMemory::in_memory: return "in-memory";
+    }
+    return "unknown";
+}
+
 namespace {
+
+// Copies every distinct weight matrix (a tied output shares token_embd's bytes) into one LargePageBuffer and
+// points the views at it. False, leaving the views alone, when that would take more than half the available memory.
+bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel) {
+    std::vector<WeightView*> views{&w.token_embd, &w.output};
+    for (LayerWeights& L : w.layers)
+        for (WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
+    std::map<const void*, std::pair<uint64_t, uint64_t>> place;  // source bytes -> (offset in the buffer, bytes)
+    uint64_t total = 0;
+    for (const WeightView* v : views)
+        if (!v->empty() && place.emplace(v->data, std::pair{total, v->n_bytes()}).second)
+            total += (v->n_bytes() + 63) / 64 * 64;
+    const uint64_t avail = hw::available_memory_bytes();
+    if (total == 0 || (avail > 0 && total > avail / 2)) return false;
+    auto buf = std::make_shared<hw::LargePageBuffer>(total);
+    std::shared_ptr<const void> keep(buf, buf->data());
+    size_t done = 0;
+    for (const auto& [src, at] : place) {
+        cancel.throw_if_cancelled();
+        std::memcpy(buf->data() + at.first, src, at.second);
+        report(progress, static_cast<double>(++done) / static_cast<double>(place.size()), "copying weights to large pages");
+    }
+    for (WeightView* v : views)
+        if (!v->empty()) v->data = buf->data() + place.at(v->data).first, v->keep_alive = keep;
+    return true;
+}
 
 // Binds a tensor of the file to a view sharing ownership of the file.
 WeightView view_of(const GgufFile& file, const std::shared_ptr<const GgufFile>& owner, const std::string& name) {
@@ -118,12 +156,14 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
     }
 }
 
-Model Model::load(const std::string& path, const ProgressFn& progress, const CancelToken& cancel) {
+Model Model::load(const std::string& path, const ProgressFn& progress, const CancelToken& cancel,
+                  WeightMemory memory) {
     report(progress, 0.0, "mapping " + path);
-    return from_gguf(GgufFile::open(path), progress, cancel);
+    return from_gguf(GgufFile::open(path), progress, cancel, memory);
 }
 
-Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const CancelToken& cancel) {
+Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const CancelToken& cancel,
+                       WeightMemory memory) {
     auto owner           = std::make_shared<const GgufFile>(std::move(file_in));
     const GgufFile& file = *owner;
     Model m;
@@ -131,6 +171,7 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_name          = file.path();
     m.m_file          = owner;
     const Hparams& hp = m.m_hp;
+    const double span = memory == WeightMemory::large_pages ? 0.5 : 1.0;  // of the progress bar: the layer views
 
     m.m_w.token_embd  = view_of(file, owner, "token_embd.weight");
     m.m_w.output_norm = vector_of(file, "output_norm.weight");
@@ -139,7 +180,7 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         cancel.throw_if_cancelled();
-        report(progress, static_cast<double>(il) / hp.n_layer,
+        report(progress, span * il / hp.n_layer,
                "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
         LayerWeights& L     = m.m_w.layers[static_cast<size_t>(il)];
         const std::string p = "blk." + std::to_string(il) + ".";
@@ -163,8 +204,18 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     } catch (const std::invalid_argument& e) {
         throw GgufError(e.what());
     }
+    m.m_memory = WeightMemory::mapped;
+    if (memory == WeightMemory::large_pages)
+        return with_large_pages(m, [&](double f, const std::string& what) { report(progress, span + (1.0 - span) * f, what); },
+                                cancel);
     report(progress, 1.0, "loaded");
     return m;
+}
+
+Model Model::with_large_pages(const Model& m, const ProgressFn& progress, const CancelToken& cancel) {
+    Model c = m;
+    if (copy_to_large_pages(c.m_w, progress, cancel)) c.m_memory = WeightMemory::large_pages;
+    return c;
 }
 
 Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {

@@ -51,13 +51,28 @@ struct ModelWeights {
     std::vector<float> rope_freqs;     // (n_rot / 2) divisors of the RoPE frequencies (Llama 3.1+), or empty
 };
 
+// Where the weight matrices of a loaded model live.
+enum class WeightMemory {
+    mapped,       // views into the GGUF file's read-only mapping (zero-copy)
+    large_pages,  // copied into one hw::LargePageBuffer (2 MiB-aligned, huge-page advised); see docs/performance.md
+    in_memory,    // Model::from_weights: the caller's buffers
+};
+const char* weight_memory_name(WeightMemory m);  // "mapped", "large-pages", "in-memory"
+
 class Model {
 public:
     // Opens and maps a GGUF file, reads hparams and builds the views. Throws GgufError naming the file and the
-    // tensor/key on bad content, Cancelled when `cancel` fires (checked once per layer).
-    static Model load(const std::string& path, const ProgressFn& progress = {}, const CancelToken& cancel = {});
-    // Takes ownership of an opened file (the views point into its mapping).
-    static Model from_gguf(GgufFile file, const ProgressFn& progress = {}, const CancelToken& cancel = {});
+    // tensor/key on bad content, Cancelled when `cancel` fires (checked once per layer and per copied matrix).
+    // `memory` = large_pages: with_large_pages() of the mapped model.
+    static Model load(const std::string& path, const ProgressFn& progress = {}, const CancelToken& cancel = {},
+                      WeightMemory memory = WeightMemory::mapped);
+    // Takes ownership of an opened file (the views point into its mapping, or into the large-page copy).
+    static Model from_gguf(GgufFile file, const ProgressFn& progress = {}, const CancelToken& cancel = {},
+                           WeightMemory memory = WeightMemory::mapped);
+    // A copy of `m` whose weight matrices (each distinct one once) live in one hw::LargePageBuffer. When they need
+    // more than half the memory available now, the copy keeps m's views instead (weight_memory() says which).
+    // Throws Cancelled (checked per matrix).
+    static Model with_large_pages(const Model& m, const ProgressFn& progress = {}, const CancelToken& cancel = {});
     // A model over in-memory weights (owned buffers and/or views shared with another model). Validates every
     // shape against `hp` and throws std::invalid_argument with the tensor name on a mismatch.
     static Model from_weights(Hparams hp, ModelWeights weights, std::string name = "in-memory model");
@@ -65,6 +80,7 @@ public:
     const Hparams& hparams() const { return m_hp; }
     const ModelWeights& weights() const { return m_w; }
     const std::string& name() const { return m_name; }
+    WeightMemory weight_memory() const { return m_memory; }
     // The GGUF file this model was loaded from (metadata such as the vocabulary), or nullptr for in-memory models.
     const GgufFile* gguf() const { return m_file.get(); }
 
@@ -81,6 +97,7 @@ private:
     ModelWeights m_w;
     std::string m_name;
     std::shared_ptr<const GgufFile> m_file;
+    WeightMemory m_memory = WeightMemory::in_memory;
 };
 
 }  // namespace speculum::model

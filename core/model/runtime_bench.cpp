@@ -1,6 +1,7 @@
 // Runtime benchmark: bandwidth probe, prefill, timed decode steps, batched passes of n tokens.
 #include "core/model/runtime_bench.h"
 
+#include "core/hw/large_pages.h"
 #include "core/hw/microbench.h"
 #include "core/model/forward.h"
 #include "core/model/sampler.h"
@@ -31,9 +32,10 @@ double wall_seconds() {
 
 // Single-thread read bandwidth timed on the thread CPU clock (the all-thread wall-clock probe is core/hw's).
 // An integer sum vectorizes without reassociation flags, so the loads are the bottleneck.
-double read_bandwidth_thread_cpu(uint64_t bytes, int repeats, const CancelToken& cancel) {
+double read_bandwidth_thread_cpu(uint64_t bytes, int repeats, bool large_pages, const CancelToken& cancel) {
     const size_t n = static_cast<size_t>(bytes / sizeof(uint64_t));
-    std::unique_ptr<uint64_t[]> buf(new uint64_t[n]);
+    hw::LargePageBuffer mem(n * sizeof(uint64_t), large_pages);
+    auto* buf = reinterpret_cast<uint64_t*>(mem.data());
     for (size_t i = 0; i < n; ++i) buf[i] = i;
     volatile uint64_t sink = 0;
     double best            = 0.0;
@@ -91,7 +93,9 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
                        {"effective_gb_per_s", r.effective_gbs},
                        {"memory_read_gb_per_s", r.membw_read_gbs},
                        {"memory_probe_bytes", r.membw_bytes},
-                       {"bandwidth_ratio", r.bandwidth_ratio}};
+                       {"bandwidth_ratio", r.bandwidth_ratio},
+                       {"weight_memory", r.weight_memory},
+                       {"anon_huge_page_bytes", r.anon_huge_page_bytes}};
     for (const BatchCost& b : r.batches)
         j["batches"].push_back({{"n", b.n}, {"seconds", b.seconds}, {"vs_single", b.vs_single}});
 }
@@ -110,18 +114,21 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
         std::min<size_t>(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
                          tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
     r.weight_bytes_per_token = model.weight_bytes_per_token();
+    r.weight_memory          = weight_memory_name(model.weight_memory());
     r.thread_cpu_time        = cfg.thread_cpu_time;
     if (cfg.thread_cpu_time && r.threads != 1)
         throw std::invalid_argument("BenchConfig.thread_cpu_time: needs exactly 1 thread (" +
                                     std::to_string(r.threads) + " available)");
     double (*now)() = cfg.thread_cpu_time ? thread_cpu_seconds : wall_seconds;
 
-    // Bandwidth ceiling first, so its buffers are gone before the model's scratch is allocated.
+    // Bandwidth ceiling first, so its buffers are gone before the model's scratch is allocated. The probe reads
+    // memory of the weights' kind: huge-page advised when they are, as page size alone moves the figure.
     if (cfg.membw_bytes > 0) {
         report(progress, 0.0, "measuring memory bandwidth");
+        const bool large = model.weight_memory() == WeightMemory::large_pages;
         r.membw_read_gbs = cfg.thread_cpu_time
-                               ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, cancel)
-                               : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {});
+                               ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, large, cancel)
+                               : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {}, large);
         r.membw_bytes    = cfg.membw_bytes;
     }
     cancel.throw_if_cancelled();
@@ -181,6 +188,7 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     }
     if (single == 0.0 && !r.batches.empty()) single = 1.0 / r.decode_tps;  // no n = 1 entry: compare to decode
     for (BatchCost& b : r.batches) b.vs_single = b.seconds / single;
+    r.anon_huge_page_bytes = hw::anon_huge_page_bytes();
     report(progress, 1.0, "done");
     return r;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace speculum::model {
@@ -47,6 +48,9 @@ struct BenchResult {
     double membw_read_gbs           = 0.0;    // STREAM-like all-thread read bandwidth (core/hw); 0 when skipped
     uint64_t membw_bytes            = 0;      // buffer size of that probe
     double bandwidth_ratio          = 0.0;    // effective_gbs / membw_read_gbs (0 when skipped)
+    std::string weight_memory;                // weight_memory_name(model.weight_memory())
+    int64_t anon_huge_page_bytes = -1;        // the process's huge-page-backed memory after the timed passes; -1
+                                              // when the kernel does not report it
     std::vector<BatchCost> batches;
 };
 void to_json(nlohmann::json& j, const BenchResult& r);

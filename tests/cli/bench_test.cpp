@@ -21,7 +21,8 @@ TEST(CliBench, SyntheticPrintsEveryFigure) {
     auto r = run_cli(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* s :
-         {"kernels:", "prompt:", "decode:", "bytes per token:", "effective:", "memory bandwidth:", "ratio:", "n =    4"})
+         {"kernels:", "weight memory:    in-memory", "prompt:", "decode:", "bytes per token:", "effective:",
+         "memory bandwidth:", "ratio:", "n =    4"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
@@ -57,6 +58,12 @@ TEST(CliBench, JsonOnAFile) {
     EXPECT_GT(j["weight_bytes_per_token"].get<double>(), 0.0);
     ASSERT_EQ(j["batches"].size(), 3u);
     EXPECT_DOUBLE_EQ(j["batches"][0]["vs_single"].get<double>(), 1.0);
+    EXPECT_EQ(j["weight_memory"], "mapped");
+
+    a.push_back("--large-pages");
+    r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["weight_memory"], "large-pages");
 }
 
 TEST(CliBench, UsageErrors) {
