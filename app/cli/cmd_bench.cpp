@@ -142,7 +142,8 @@ int cmd_bench(int argc, char** argv) {
     std::cout << "kernels:          " << kernels::kernel_isa_name(kernels::kernel_isa()) << " ("
               << kernels::cpu_features_string() << ")\n";
     std::cout << "weight memory:    " << r.weight_memory;
-    if (r.anon_huge_page_bytes >= 0) std::cout << " (process memory in huge pages: " << r.anon_huge_page_bytes / mb << " MiB)";
+    if (r.anon_huge_page_bytes >= 0)
+        std::cout << " (process memory in huge pages: " << r.anon_huge_page_bytes / mb << " MiB)";
     std::cout << "\n";
     std::snprintf(buf, sizeof buf,
                   "threads:          %d%s\n"

@@ -1,5 +1,5 @@
-// Model loading: GGUF tensors -> WeightViews (into the mapping, or copied into large pages), norms and biases -> f32 vectors,
-// and shape validation shared by file-backed and in-memory models.
+// Model loading: GGUF tensors -> WeightViews (into the mapping, or copied into large pages), norms and biases -> f32
+// vectors, and shape validation shared by file-backed and in-memory models.
 #include "core/model/model.h"
 
 #include "core/hw/large_pages.h"
@@ -58,7 +58,8 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
     for (const auto& [src, at] : place) {
         cancel.throw_if_cancelled();
         std::memcpy(buf->data() + at.first, src, at.second);
-        report(progress, static_cast<double>(++done) / static_cast<double>(place.size()), "copying weights to large pages");
+        report(progress, static_cast<double>(++done) / static_cast<double>(place.size()),
+               "copying weights to large pages");
     }
     for (WeightView* v : views)
         if (!v->empty()) v->data = buf->data() + place.at(v->data).first, v->keep_alive = keep;
@@ -205,9 +206,12 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
         throw GgufError(e.what());
     }
     m.m_memory = WeightMemory::mapped;
-    if (memory == WeightMemory::large_pages)
-        return with_large_pages(m, [&](double f, const std::string& what) { report(progress, span + (1.0 - span) * f, what); },
-                                cancel);
+    if (memory == WeightMemory::large_pages) {
+        const ProgressFn copying = [&](double f, const std::string& what) {
+            report(progress, span + (1.0 - span) * f, what);
+        };
+        return with_large_pages(m, copying, cancel);
+    }
     report(progress, 1.0, "loaded");
     return m;
 }
