@@ -66,7 +66,9 @@ void dequantize_row(float* y, GgmlType t, const void* x, int64_t n) {
 
 // ---- quantized activations ----
 
-bool gemm_prefers_q8act(GgmlType t) { return t == GgmlType::Q8_0 && kernel_isa() >= KernelIsa::avx512; }
+bool gemm_prefers_q8act(GgmlType t) {
+    return (t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::MXFP4) && kernel_isa() >= KernelIsa::avx512;
+}
 
 uint64_t q8act_bytes(int64_t n, int64_t cols) {
     return static_cast<uint64_t>(n) * detail::q8act_vec_bytes(cols);
@@ -85,7 +87,7 @@ void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq
                 int64_t r0, int64_t r1) {
     detail::check_q8act_type("gemm_q8act", t, cols);
     if (kernel_isa() >= KernelIsa::avx512) {
-        detail::gemm_q8act_avx512(y, ldy, w, xq, n, cols, r0, r1);
+        detail::gemm_q8act_avx512(y, ldy, t, w, xq, n, cols, r0, r1);
         return;
     }
     gemm_q8act_ref(y, ldy, t, w, xq, n, cols, r0, r1);

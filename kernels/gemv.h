@@ -43,7 +43,7 @@ void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, 
 void gemm(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
           int64_t r0, int64_t r1);
 
-// ---- integer-dot path with quantized activations (Q8_0 weights) ----
+// ---- integer-dot path with quantized activations (Q8_0, Q4_0 and MXFP4 weights) ----
 // Each activation vector is quantized once per matmul to blocks of 32 int8 values with one f32 scale per block
 // (ggml's q8_0 activation scheme: d = max|x| / 127, q = round-to-nearest-even(x / d)); a weight block times an
 // activation block is then an exact int32 dot scaled by both block scales (AVX-512 VNNI vpdpbusd). Against the f32
@@ -52,14 +52,16 @@ void gemm(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int6
 // gemm_prefers_q8act says so); gemv/gemm stay exact-activation.
 //   xq: the quantized activations, an opaque buffer of q8act_bytes(n, cols) bytes (n vectors of `cols`)
 
-// True when t has an integer-dot kernel that is faster than gemm on this CPU (Q8_0 at KernelIsa::avx512).
+// True when t has an integer-dot kernel that is faster than gemm on this CPU (Q8_0, Q4_0, MXFP4 at
+// KernelIsa::avx512).
 bool gemm_prefers_q8act(GgmlType t);
 // Bytes of the quantized-activation buffer for n vectors of cols (cols a multiple of 32).
 uint64_t q8act_bytes(int64_t n, int64_t cols);
 // xq = the n vectors of X (n, cols) f32 row-major, quantized. The fast version is bit-identical to the reference.
 void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols);
 void quantize_q8act(void* xq, const float* x, int64_t n, int64_t cols);
-// Y[i][r] = dot(W[r, :], dequantized xq vector i) for i < n, r in [r0, r1); t must be Q8_0.
+// Y[i][r] = dot(W[r, :], dequantized xq vector i) for i < n, r in [r0, r1); t must be Q8_0, Q4_0 or MXFP4 (each
+// weight block is an int8 block times its scale: q4_0 nibble - 8, mxfp4 doubled E2M1 value times half the scale).
 void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                     int64_t r0, int64_t r1);
 void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,

@@ -51,10 +51,10 @@ inline const Q8ActGroup* q8act_vec(const void* xq, int64_t i, int64_t cols) {
     return reinterpret_cast<const Q8ActGroup*>(static_cast<const uint8_t*>(xq) +
                                                static_cast<uint64_t>(i) * q8act_vec_bytes(cols));
 }
-// Throws std::invalid_argument naming `who` unless t is Q8_0 and cols a multiple of 32.
+// Throws std::invalid_argument naming `who` unless t is Q8_0, Q4_0 or MXFP4 and cols a multiple of 32.
 void check_q8act_type(const char* who, GgmlType t, int64_t cols);
 void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols);
-void gemm_q8act_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
-                       int64_t r1);
+void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                       int64_t r0, int64_t r1);
 
 }  // namespace speculum::kernels::detail

@@ -1,8 +1,9 @@
 // AVX-512 VNNI kernels of the quantized-activation path: activation quantization (bit-identical to
-// quantize_q8act_ref) and the Q8_0 x int8 GEMM. Four weight blocks of a row are loaded once, rearranged into the
-// activation groups' layout, offset to unsigned bytes (q + 128) and dotted with up to 4 activation vectors by
-// vpdpbusd; the -128 * sum(x) offset stored with each activation block cancels the +128 exactly, so every block
-// dot is the exact int32 sum of the reference, and only the f32 summation order differs from gemm_q8act_ref.
+// quantize_q8act_ref) and the Q8_0 / Q4_0 / MXFP4 x int8 GEMM. Four weight blocks of a row are loaded once,
+// rearranged into the activation groups' layout as unsigned bytes (q8_0: q + 128; q4_0: the nibble; mxfp4: the
+// doubled E2M1 value + 16) and dotted with up to 4 activation vectors by vpdpbusd; the -128 * sum(x) offset stored
+// with each activation block (scaled to the format's offset) cancels the encoding exactly, so every block dot is the
+// exact int32 sum of the reference, and only the f32 summation order differs from gemm_q8act_ref.
 // Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
 #include "kernels/gemv_detail.h"
 
@@ -22,39 +23,103 @@ namespace speculum::kernels::detail {
 
 namespace {
 
-constexpr int64_t kBlockBytes   = sizeof(BlockQ8_0);
-constexpr int64_t kGroupBytes   = kQ8ActGroup * kBlockBytes;  // weight bytes of one 4-block group
 constexpr int64_t kPrefetchRows = 8;  // L2 prefetch this many rows ahead (see gemv_avx512.cpp)
-alignas(64) constexpr uint8_t kZeroBlock[kBlockBytes] = {};  // stands in for blocks past the end of a row
+alignas(64) constexpr uint8_t kZeroBlock[64] = {};  // stands in for blocks past the end of a row (any block type)
 
-// The four weight blocks a, b, c, d of one row as the activation group's layout: wk[k] = bytes 8k..8k+7 of each
-// block side by side, offset to unsigned (+128); dw = the blocks' scales, each in two lanes.
-SPECULUM_VNNI inline __attribute__((always_inline)) void load_group(const uint8_t* a, const uint8_t* b,
-                                                                    const uint8_t* c, const uint8_t* d,
-                                                                    __m256i wk[4], __m256& dw) {
-    auto lo      = [](const uint8_t* p, int off) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + off)); };
-    const __m256i ac0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(a, 2)), lo(c, 2), 1);
-    const __m256i bd0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(b, 2)), lo(d, 2), 1);
-    const __m256i ac1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(a, 18)), lo(c, 18), 1);
-    const __m256i bd1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lo(b, 18)), lo(d, 18), 1);
-    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
-    wk[0]              = _mm256_xor_si256(_mm256_unpacklo_epi64(ac0, bd0), bias);
-    wk[1]              = _mm256_xor_si256(_mm256_unpackhi_epi64(ac0, bd0), bias);
-    wk[2]              = _mm256_xor_si256(_mm256_unpacklo_epi64(ac1, bd1), bias);
-    wk[3]              = _mm256_xor_si256(_mm256_unpackhi_epi64(ac1, bd1), bias);
+SPECULUM_VNNI inline __attribute__((always_inline)) __m128i load16(const uint8_t* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256i pair(const uint8_t* lo, const uint8_t* hi) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(load16(lo)), load16(hi), 1);
+}
+// Four per-block scales -> lanes 2j and 2j + 1 hold block j's.
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256 spread_scales(__m128 d4) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+}
+// The f16 scales at the start of blocks a, b, c, d.
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256 f16_scales(const uint8_t* a, const uint8_t* b,
+                                                                      const uint8_t* c, const uint8_t* d) {
     uint16_t h[4];
     std::memcpy(&h[0], a, 2), std::memcpy(&h[1], b, 2), std::memcpy(&h[2], c, 2), std::memcpy(&h[3], d, 2);
     uint64_t hh;
     std::memcpy(&hh, h, 8);
-    const __m128 d4 = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(hh)));
-    dw              = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d4), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+    return spread_scales(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(hh))));
 }
+
+// Weight formats. Each load() turns the four blocks a, b, c, d of one row into the activation group's layout:
+// wk[k] = the integer weights of elements 8k..8k+7 of each block side by side, as unsigned bytes, and dw = the
+// blocks' scales, each in two lanes. init() turns the activation group's offset lanes (-128 * sum of block j's
+// quants) into the int32 start value that cancels the unsigned encoding exactly.
+struct WQ8_0 {  // int8 weights, stored + 128
+    static constexpr int64_t kBlockBytes = sizeof(BlockQ8_0);
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw) {
+        const __m256i ac0 = pair(a + 2, c + 2), bd0 = pair(b + 2, d + 2);
+        const __m256i ac1 = pair(a + 18, c + 18), bd1 = pair(b + 18, d + 18);
+        const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+        wk[0]              = _mm256_xor_si256(_mm256_unpacklo_epi64(ac0, bd0), bias);
+        wk[1]              = _mm256_xor_si256(_mm256_unpackhi_epi64(ac0, bd0), bias);
+        wk[2]              = _mm256_xor_si256(_mm256_unpacklo_epi64(ac1, bd1), bias);
+        wk[3]              = _mm256_xor_si256(_mm256_unpackhi_epi64(ac1, bd1), bias);
+        dw                 = f16_scales(a, b, c, d);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
+};
+
+struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
+    static constexpr int64_t kBlockBytes = sizeof(BlockQ4_0);
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw) {
+        // Element e < 16 is the low nibble of byte e, element e + 16 its high nibble.
+        const __m256i ac = pair(a + 2, c + 2), bd = pair(b + 2, d + 2);
+        const __m256i lo = _mm256_unpacklo_epi64(ac, bd), hi = _mm256_unpackhi_epi64(ac, bd);
+        const __m256i m4 = _mm256_set1_epi8(0x0f);
+        wk[0]            = _mm256_and_si256(lo, m4);
+        wk[1]            = _mm256_and_si256(hi, m4);
+        wk[2]            = _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
+        wk[3]            = _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4);
+        dw               = f16_scales(a, b, c, d);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) {
+        return _mm256_srai_epi32(off, 4);  // exact: off is a multiple of 128
+    }
+};
+
+// E2M1 codes -> doubled values (kMxfp4Values, -12..12) by a byte shuffle, stored + 16: a small offset keeps the two
+// int32 lanes of a block near the size of its dot (an offset of 128 would leave 128 * sum|x| in them, and their
+// separate f32 rounding would then cost accuracy the exact dot does not have).
+struct WMxfp4 {
+    static constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw) {
+        const __m256i ac = pair(a + 1, c + 1), bd = pair(b + 1, d + 1);
+        const __m256i lo = _mm256_unpacklo_epi64(ac, bd), hi = _mm256_unpackhi_epi64(ac, bd);
+        const __m256i m4 = _mm256_set1_epi8(0x0f);
+        __m128i t;
+        std::memcpy(&t, kMxfp4Values, 16);
+        // The table + 16, so the shuffle yields the unsigned encoding directly.
+        const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(16));
+        wk[0]               = _mm256_shuffle_epi8(table, _mm256_and_si256(lo, m4));
+        wk[1]               = _mm256_shuffle_epi8(table, _mm256_and_si256(hi, m4));
+        wk[2]               = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4));
+        wk[3]               = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4));
+        dw = spread_scales(_mm_setr_ps(e8m0_to_f32_half(a[0]), e8m0_to_f32_half(b[0]), e8m0_to_f32_half(c[0]),
+                                       e8m0_to_f32_half(d[0])));
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) {
+        return _mm256_srai_epi32(off, 3);  // -16 * sum, exact: off is a multiple of 128
+    }
+};
 
 // acc += this group's contribution of one row (wk, dw) against activation group x: four vpdpbusd leave block j's
 // exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
+template <class W>
 SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc, const __m256i wk[4], __m256 dw,
                                                                      const Q8ActGroup& x) {
-    __m256i dot = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
+    __m256i dot = W::init(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off)));
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k)
         dot = _mm256_dpbusd_epi32(dot, wk[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
@@ -62,7 +127,7 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc,
 }
 
 // R weight rows x NV activation vectors over a whole row. PF: issue the L2 prefetches kPrefetchRows ahead.
-template <int R, int NV, bool PF>
+template <class W, int R, int NV, bool PF>
 SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row_bytes, const Q8ActGroup* const* xv,
                         int64_t nb) {
     __m256 acc[R][NV];
@@ -70,6 +135,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    constexpr int64_t kBlockBytes = W::kBlockBytes, kGroupBytes = kQ8ActGroup * W::kBlockBytes;
     const int64_t full    = nb / kQ8ActGroup;
     const uint8_t* ahead  = row0 + kPrefetchRows * row_bytes;
     for (int64_t g = 0; g < full; ++g) {
@@ -78,13 +144,14 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             const uint8_t* a = row0 + r * row_bytes + g * kGroupBytes;
             if constexpr (PF) {
                 const char* p = reinterpret_cast<const char*>(ahead + r * row_bytes + g * kGroupBytes);
-                _mm_prefetch(p, _MM_HINT_T1), _mm_prefetch(p + 64, _MM_HINT_T1), _mm_prefetch(p + 128, _MM_HINT_T1);
+#pragma GCC unroll 4
+                for (int64_t off = 0; off < kGroupBytes + 63; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
             }
             __m256i wk[4];
             __m256 dw;
-            load_group(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw);
+            W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group(acc[r][v], wk, dw, xv[v][g]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, xv[v][g]);
         }
     }
     if (const int64_t rest = nb - full * kQ8ActGroup; rest > 0) {
@@ -95,9 +162,9 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             for (int j = 0; j < 4; ++j) p[j] = j < rest ? a + j * kBlockBytes : kZeroBlock;
             __m256i wk[4];
             __m256 dw;
-            load_group(p[0], p[1], p[2], p[3], wk, dw);
+            W::load(p[0], p[1], p[2], p[3], wk, dw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group(acc[r][v], wk, dw, xv[v][full]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, xv[v][full]);
         }
     }
 #pragma GCC unroll 8
@@ -112,7 +179,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 }
 
 // Rows [r, r + R) against all n vectors in groups of at most 4 (later groups find the rows in cache).
-template <int R>
+template <class W, int R>
 SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const void* xq,
                             int64_t n, int64_t cols) {
     const int64_t nb = cols / kQ8ActBlock;
@@ -123,17 +190,17 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t
         float* yi = y + i * ldy;
         if (i == 0) {
             switch (nv) {
-                case 1: tile<R, 1, true>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 2: tile<R, 2, true>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 3: tile<R, 3, true>(yi, ldy, rows, row_bytes, xv, nb); break;
-                default: tile<R, 4, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 1: tile<W, R, 1, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 2: tile<W, R, 2, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 3: tile<W, R, 3, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                default: tile<W, R, 4, true>(yi, ldy, rows, row_bytes, xv, nb); break;
             }
         } else {
             switch (nv) {
-                case 1: tile<R, 1, false>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 2: tile<R, 2, false>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 3: tile<R, 3, false>(yi, ldy, rows, row_bytes, xv, nb); break;
-                default: tile<R, 4, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 1: tile<W, R, 1, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 2: tile<W, R, 2, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 3: tile<W, R, 3, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                default: tile<W, R, 4, false>(yi, ldy, rows, row_bytes, xv, nb); break;
             }
         }
     }
@@ -175,24 +242,35 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
     }
 }
 
+// Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), else 6
+// rows against groups of 4 vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles
+// were slower), then tiles of 4, 2 and 1 row for the rest of the range.
+template <class W>
+SPECULUM_VNNI void gemm_rows(float* y, int64_t ldy, const uint8_t* wb, uint64_t row_bytes, const void* xq, int64_t n,
+                             int64_t cols, int64_t r0, int64_t r1) {
+    int64_t r = r0;
+    if (n <= 2)
+        for (; r + 8 <= r1; r += 8) row_tile<W, 8>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r + 6 <= r1; r += 6) row_tile<W, 6>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r + 4 <= r1; r += 4) row_tile<W, 4>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r + 2 <= r1; r += 2) row_tile<W, 2>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    for (; r < r1; ++r) row_tile<W, 1>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+}
+
 }  // namespace
 
 void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols) { quantize_impl(xq, x, n, cols); }
 
-// Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), else 6
-// rows against groups of 4 vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles
-// were slower), then tiles of 4, 2 and 1 row for the rest of the range.
-void gemm_q8act_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
-                       int64_t r1) {
+void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                       int64_t r0, int64_t r1) {
     const auto* wb           = static_cast<const uint8_t*>(w);
-    const uint64_t row_bytes = ggml_row_size(GgmlType::Q8_0, static_cast<uint64_t>(cols));
-    int64_t r                = r0;
-    if (n <= 2)
-        for (; r + 8 <= r1; r += 8) row_tile<8>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
-    for (; r + 6 <= r1; r += 6) row_tile<6>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
-    for (; r + 4 <= r1; r += 4) row_tile<4>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
-    for (; r + 2 <= r1; r += 2) row_tile<2>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
-    for (; r < r1; ++r) row_tile<1>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
+    const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
+    switch (t) {
+        case GgmlType::Q8_0: gemm_rows<WQ8_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q4_0: gemm_rows<WQ4_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::MXFP4: gemm_rows<WMxfp4>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        default: return;  // check_q8act_type admits only the types above
+    }
 }
 
 }  // namespace speculum::kernels::detail

@@ -15,11 +15,11 @@ namespace speculum::kernels {
 namespace detail {
 
 void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
-    if (t != GgmlType::Q8_0) {
+    if (t != GgmlType::Q8_0 && t != GgmlType::Q4_0 && t != GgmlType::MXFP4) {
         const GgmlTypeTraits* tr = ggml_type_traits(t);
         throw std::invalid_argument(std::string(who) + ": weight type " +
                                     (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
-                                    " has no quantized-activation kernel (only q8_0)");
+                                    " has no quantized-activation kernel (q8_0, q4_0, mxfp4)");
     }
     check_type_and_cols(who, t, cols);
 }
@@ -64,22 +64,56 @@ void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols) {
     }
 }
 
+namespace {
+
+// The integer weights of block b of a row (int8: q8_0 as stored, q4_0 as nibble - 8, mxfp4 as doubled E2M1 values)
+// and the block's scale, so that element e = w[e] * scale.
+float block_ints(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32]) {
+    switch (t) {
+        case GgmlType::Q8_0: {
+            const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+            for (int e = 0; e < 32; ++e) w[e] = blk.qs[e];
+            return f16_to_f32(blk.d);
+        }
+        case GgmlType::Q4_0: {
+            const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+            for (int e = 0; e < 16; ++e) {
+                w[e]      = static_cast<int8_t>((blk.qs[e] & 0x0f) - 8);
+                w[e + 16] = static_cast<int8_t>((blk.qs[e] >> 4) - 8);
+            }
+            return f16_to_f32(blk.d);
+        }
+        default: {  // MXFP4
+            const auto& blk = reinterpret_cast<const BlockMxfp4*>(row)[b];
+            for (int e = 0; e < 16; ++e) {
+                w[e]      = kMxfp4Values[blk.qs[e] & 0x0f];
+                w[e + 16] = kMxfp4Values[blk.qs[e] >> 4];
+            }
+            return e8m0_to_f32_half(blk.e);
+        }
+    }
+}
+
+}  // namespace
+
 void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                     int64_t r0, int64_t r1) {
     detail::check_q8act_type("gemm_q8act", t, cols);
     const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
-    const int64_t nb         = cols / kQK8_0;
+    const int64_t nb         = cols / detail::kQ8ActBlock;
     for (int64_t r = r0; r < r1; ++r) {
-        const auto* row = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(w) + r * row_bytes);
+        const uint8_t* row = static_cast<const uint8_t*>(w) + r * row_bytes;
         for (int64_t i = 0; i < n; ++i) {
             const detail::Q8ActGroup* groups = detail::q8act_vec(xq, i, cols);
             float sum                        = 0.0f;
             for (int64_t b = 0; b < nb; ++b) {
                 const detail::Q8ActGroup& grp = groups[b / detail::kQ8ActGroup];
                 const int j                   = static_cast<int>(b % detail::kQ8ActGroup);
-                int32_t isum                  = 0;  // exact: |isum| <= 32 * 128 * 127
-                for (int e = 0; e < kQK8_0; ++e) isum += row[b].qs[e] * grp.q[detail::q8act_index(e) + 8 * j];
-                sum += f16_to_f32(row[b].d) * grp.d[2 * j] * static_cast<float>(isum);
+                int8_t wq[32];
+                const float dw = block_ints(t, row, b, wq);
+                int32_t isum   = 0;  // exact: |isum| <= 32 * 128 * 127
+                for (int e = 0; e < detail::kQ8ActBlock; ++e) isum += wq[e] * grp.q[detail::q8act_index(e) + 8 * j];
+                sum += dw * grp.d[2 * j] * static_cast<float>(isum);
             }
             y[i * ldy + r] = sum;
         }

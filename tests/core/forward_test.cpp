@@ -25,7 +25,7 @@ namespace {
 // online softmax.
 constexpr double kFastVsRefFloatTol = 1e-4;  // F32/F16/BF16 weights
 constexpr double kFastVsRefQuantTol = 1e-3;  // Q8_0/Q4_0/MXFP4 weights
-// Fast with int8 activations (Q8_0 on AVX-512 VNNI) vs reference. Quantizing a block of 32 activations to int8 moves
+// Fast with int8 activations (Q8_0, Q4_0 and MXFP4 on AVX-512 VNNI) vs reference. Quantizing a block of 32 activations to int8 moves
 // each by at most max|x| / 254 (kernels' gemv_isa_test checks that bound per dot), about 0.5 % of a matmul output
 // for these random weights; through 2-3 layers, attention and the LM head this reached 6-8 % of the logits' rms in
 // the largest single logit (rel_diff) on these tiny models. A broken integer kernel gives O(1) differences.
@@ -136,11 +136,12 @@ TEST(Forward, PrefillInChunksMatchesLastDecode) {
 }
 
 TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
-    // 64 tokens >= the SGEMM threshold: dequantized tiles times the activations through OpenBLAS.
+    // 64 tokens >= the SGEMM threshold: dequantized tiles times the f32 activations through OpenBLAS, so the
+    // sequential decode it is compared with keeps f32 activations too (Q4_0 has an int8-activation kernel).
     const Model m = make_synthetic_model(test::spec_odd_tied(GgmlType::Q4_0));
     std::vector<int32_t> toks, pos;
     for (int32_t i = 0; i < 64; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
-    const auto seq = decode_all(m, toks, ForwardPath::fast);
+    const auto seq = decode_all(m, toks, ForwardPath::fast, {}, /*int8_activations=*/false);
     InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast});
     LogitsView v = ctx.forward_batch(toks, pos);
     for (int32_t i = 0; i < 64; ++i)

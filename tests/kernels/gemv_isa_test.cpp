@@ -203,16 +203,17 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
     const int64_t rows = 23, r0 = 1, r1 = 22, ldy = rows + 2;
     for (KernelIsa isa : isas_here()) {
         set_kernel_isa_cap(isa);
+        for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
         for (int64_t cols : {32, 96, 160, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
-            const Matrix m = make_matrix(GgmlType::Q8_0, rows, cols, 900 + static_cast<uint32_t>(cols));
+            const Matrix m = make_matrix(t, rows, cols, 900 + static_cast<uint32_t>(cols));
             for (int64_t n = 1; n <= 16; ++n) {
                 const std::vector<float> x = random_vectors(n, cols, 40 + static_cast<uint32_t>(n));
                 std::vector<uint8_t> xq(q8act_bytes(n, cols));
                 quantize_q8act(xq.data(), x.data(), n, cols);
                 std::vector<float> y(n * ldy, -7.0f), y_q8ref(n * ldy, -7.0f), y_exact(n * ldy, -7.0f);
-                gemm_q8act(y.data(), ldy, GgmlType::Q8_0, m.data.data(), xq.data(), n, cols, r0, r1);
-                gemm_q8act_ref(y_q8ref.data(), ldy, GgmlType::Q8_0, m.data.data(), xq.data(), n, cols, r0, r1);
-                gemm_ref(y_exact.data(), ldy, GgmlType::Q8_0, m.data.data(), x.data(), n, cols, r0, r1);
+                gemm_q8act(y.data(), ldy, t, m.data.data(), xq.data(), n, cols, r0, r1);
+                gemm_q8act_ref(y_q8ref.data(), ldy, t, m.data.data(), xq.data(), n, cols, r0, r1);
+                gemm_ref(y_exact.data(), ldy, t, m.data.data(), x.data(), n, cols, r0, r1);
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t r = 0; r < ldy; ++r) {
                         if (r < r0 || r >= r1) {
@@ -223,9 +224,9 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
                         const double f32 = kGemvRelTol * abs_dot(m, r, xi);
                         // Same quantized inputs: exact int32 block dots, only the f32 summation order differs.
                         ASSERT_NEAR(y[i * ldy + r], y_q8ref[i * ldy + r], f32)
-                            << kernel_isa_name(isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
+                            << name(t, isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
                         ASSERT_NEAR(y[i * ldy + r], y_exact[i * ldy + r], f32 + act_quant_bound(m, r, xi))
-                            << kernel_isa_name(isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
+                            << name(t, isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
                     }
             }
         }
@@ -238,7 +239,7 @@ TEST(Q8Act, RejectsOtherTypesAndBadColumns) {
     const float x[64] = {};
     uint8_t w[128] = {};
     EXPECT_THROW(gemm_q8act(y, 1, GgmlType::F16, w, xq.data(), 1, 64, 0, 1), std::invalid_argument);
-    EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::Q4_0, w, xq.data(), 1, 64, 0, 1), std::invalid_argument);
+    EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::Q4_K, w, xq.data(), 1, 256, 0, 1), std::invalid_argument);
     EXPECT_THROW(quantize_q8act(xq.data(), x, 1, 33), std::invalid_argument);
     EXPECT_THROW(quantize_q8act_ref(xq.data(), x, 1, 48), std::invalid_argument);
 }
