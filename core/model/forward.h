@@ -27,9 +27,9 @@ struct ContextConfig {
     int32_t n_ctx    = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
     int32_t n_batch  = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
     ForwardPath path = ForwardPath::fast;  // kernels and threading
-    // Fast path only: Q8_0 weights multiply activations quantized to int8 blocks (kernels::gemm_q8act, AVX-512 VNNI;
-    // ggml's scheme) where that kernel exists. false = f32 activations throughout (exact up to summation order,
-    // slower); the reference path always uses f32 activations.
+    // Fast path only: Q8_0, Q4_0 and MXFP4 weights multiply activations quantized to int8 blocks (kernels::gemm_q8act,
+    // AVX-512 VNNI; ggml's scheme) where that kernel exists. false = f32 activations throughout (exact up to
+    // summation order, slower); the reference path always uses f32 activations.
     bool int8_activations = true;
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
