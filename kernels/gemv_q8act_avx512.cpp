@@ -145,7 +145,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             if constexpr (PF) {
                 const char* p = reinterpret_cast<const char*>(ahead + r * row_bytes + g * kGroupBytes);
 #pragma GCC unroll 4
-                for (int64_t off = 0; off < kGroupBytes + 63; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
+                for (int64_t off = 0; off < kGroupBytes; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
             }
             __m256i wk[4];
             __m256 dw;
