@@ -148,6 +148,20 @@ TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
         EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
 }
 
+TEST(Forward, ManyHeadsAttendTheirOwnKvHeads) {
+    // 12 query heads over 4 KV heads: the fast attention's work items are blocks of up to 8 heads, so this needs a
+    // second, partial block whose heads map to later KV heads. A mixed-up head or KV offset moves the logits O(1).
+    SyntheticSpec s = test::spec_gqa(GgmlType::F32);
+    s.n_embd = 192, s.n_head = 12, s.n_head_kv = 4, s.seed = 21;
+    const Model m   = make_synthetic_model(s);
+    const auto ref  = decode_all(m, kTokens, ForwardPath::reference);
+    const auto fast = decode_all(m, kTokens, ForwardPath::fast);
+    for (size_t i = 0; i < kTokens.size(); ++i) EXPECT_LT(rel_diff(fast[i], ref[i]), kFastVsRefFloatTol) << i;
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = ForwardPath::fast});
+    LogitsView v = ctx.forward_batch(kTokens, {0, 1, 2, 3, 4, 5, 6, 7});
+    for (int32_t i = 0; i < 8; ++i) EXPECT_LT(rel_diff(v.row(i), fast[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+}
+
 TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
     const Model m = make_synthetic_model(test::spec_gqa(GgmlType::Q8_0));
     for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
