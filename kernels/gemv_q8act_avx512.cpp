@@ -46,6 +46,19 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m256 f16_scales(const uint
     return spread_scales(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(hh))));
 }
 
+// The 16-byte nibble payloads of four 32-element blocks as the activation group's layout: q[k] = the nibbles of
+// elements 8k..8k+7 of each block (element e < 16 is the low nibble of byte e, element e + 16 its high nibble).
+SPECULUM_VNNI inline __attribute__((always_inline)) void nibbles(const uint8_t* a, const uint8_t* b, const uint8_t* c,
+                                                                 const uint8_t* d, __m256i q[4]) {
+    const __m256i ac = pair(a, c), bd = pair(b, d);
+    const __m256i lo = _mm256_unpacklo_epi64(ac, bd), hi = _mm256_unpackhi_epi64(ac, bd);
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    q[0]             = _mm256_and_si256(lo, m4);
+    q[1]             = _mm256_and_si256(hi, m4);
+    q[2]             = _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
+    q[3]             = _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4);
+}
+
 // Weight formats. Each load() turns the four blocks a, b, c, d of one row into the activation group's layout:
 // wk[k] = the integer weights of elements 8k..8k+7 of each block side by side, as unsigned bytes, and dw = the
 // blocks' scales, each in two lanes. init() turns the activation group's offset lanes (-128 * sum of block j's
@@ -72,15 +85,8 @@ struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw) {
-        // Element e < 16 is the low nibble of byte e, element e + 16 its high nibble.
-        const __m256i ac = pair(a + 2, c + 2), bd = pair(b + 2, d + 2);
-        const __m256i lo = _mm256_unpacklo_epi64(ac, bd), hi = _mm256_unpackhi_epi64(ac, bd);
-        const __m256i m4 = _mm256_set1_epi8(0x0f);
-        wk[0]            = _mm256_and_si256(lo, m4);
-        wk[1]            = _mm256_and_si256(hi, m4);
-        wk[2]            = _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
-        wk[3]            = _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4);
-        dw               = f16_scales(a, b, c, d);
+        nibbles(a + 2, b + 2, c + 2, d + 2, wk);
+        dw = f16_scales(a, b, c, d);
     }
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) {
         return _mm256_srai_epi32(off, 4);  // exact: off is a multiple of 128
@@ -95,17 +101,12 @@ struct WMxfp4 {
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw) {
-        const __m256i ac = pair(a + 1, c + 1), bd = pair(b + 1, d + 1);
-        const __m256i lo = _mm256_unpacklo_epi64(ac, bd), hi = _mm256_unpackhi_epi64(ac, bd);
-        const __m256i m4 = _mm256_set1_epi8(0x0f);
         __m128i t;
         std::memcpy(&t, kMxfp4Values, 16);
         // The table + 16, so the shuffle yields the unsigned encoding directly.
         const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(16));
-        wk[0]               = _mm256_shuffle_epi8(table, _mm256_and_si256(lo, m4));
-        wk[1]               = _mm256_shuffle_epi8(table, _mm256_and_si256(hi, m4));
-        wk[2]               = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4));
-        wk[3]               = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4));
+        nibbles(a + 1, b + 1, c + 1, d + 1, wk);
+        for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
         dw = spread_scales(_mm_setr_ps(e8m0_to_f32_half(a[0]), e8m0_to_f32_half(b[0]), e8m0_to_f32_half(c[0]),
                                        e8m0_to_f32_half(d[0])));
     }
