@@ -56,7 +56,7 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
             elems += double(v.rows * v.cols);
         };
         for (const model::LayerWeights& L : W.layers)
-            for (const model::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*v);
+            for (const model::WeightView* v : L.matrices()) add(*v);
         add(W.output);
         b.verify_weight_bits_per_element  = bits / elems;
         b.verify_weight_bytes_per_forward = target.weight_bytes_per_token();

@@ -44,7 +44,7 @@ namespace {
 bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel) {
     std::vector<WeightView*> views{&w.token_embd, &w.output};
     for (LayerWeights& L : w.layers)
-        for (WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
+        for (WeightView* v : L.matrices()) views.push_back(v);
     std::map<const void*, std::pair<uint64_t, uint64_t>> place;  // source bytes -> (offset in the buffer, bytes)
     uint64_t total = 0;
     for (const WeightView* v : views)
@@ -234,8 +234,7 @@ Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {
 uint64_t Model::weight_bytes_per_token() const {
     uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);
     for (const LayerWeights& L : m_w.layers) {
-        b += L.wq.n_bytes() + L.wk.n_bytes() + L.wv.n_bytes() + L.wo.n_bytes();
-        b += L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes();
+        for (const WeightView* v : L.matrices()) b += v->n_bytes();
         b += (L.attn_norm.size() + L.ffn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
     }
     return b;

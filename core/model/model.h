@@ -8,6 +8,7 @@
 #include "core/model/hparams.h"
 #include "kernels/ggml_types.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +42,10 @@ struct LayerWeights {
     std::vector<float> ffn_norm;    // (n_embd)
     WeightView w_gate, w_up;        // (n_ff, n_embd)
     WeightView w_down;              // (n_embd, n_ff)
+
+    // The seven weight matrices in file order (attention q, k, v, output; ffn gate, up, down).
+    std::array<WeightView*, 7> matrices() { return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down}; }
+    std::array<const WeightView*, 7> matrices() const { return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down}; }
 };
 
 struct ModelWeights {
