@@ -29,7 +29,8 @@ KernelIsa best_kernel_isa();
 void set_kernel_isa_cap(KernelIsa cap);
 const char* kernel_isa_name(KernelIsa isa);  // "scalar", "avx2", "avx512"
 
-// True when gemv/gemm/dequantize support weights of type t (F32, F16, BF16, Q8_0, Q4_0, MXFP4, Q4_K, Q6_K).
+// True when gemv/gemm/dequantize support weights of type t (F32, F16, BF16, Q8_0, Q4_0, MXFP4, Q4_K, Q6_K, and the
+// in-memory Q8_0_X8).
 bool kernels_support(GgmlType t);
 
 // y[r] = dot(W[r, :], x) for r in [r0, r1)
@@ -66,6 +67,31 @@ void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void
                     int64_t r0, int64_t r1);
 void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                 int64_t r0, int64_t r1);
+
+// ---- repacked Q8_0 (GgmlType::Q8_0_X8, in memory only) for the int8 batched pass ----
+// Q8_0 rows whose length is a multiple of 256 can be repacked (same bytes, see BlockQ8_0x8) so that the AVX-512
+// VNNI kernel multiplies 8 blocks per 32-byte register and scales 8 block sums with one conversion and one FMA: the
+// batched (verification) pass does about a third less pipe work than gemm_q8act on Q8_0. The activations use
+// their own layout (q8act_x8_bytes; same quantization as quantize_q8act, so the block dots are the same exact
+// int32 sums and only the f32 summation order differs from gemm_q8act_ref on the unpacked rows).
+// gemv/gemm/dequantize_row accept Q8_0_X8 too (reference speed). docs/performance.md has the measurements.
+
+// True when this CPU has the fast Q8_0_X8 kernel (KernelIsa::avx512); repacking elsewhere only costs speed.
+bool q8_0_x8_preferred();
+// dst (rows, cols) Q8_0_X8 = src (rows, cols) Q8_0, and back, bit-exact both ways. cols a multiple of 256, else
+// std::invalid_argument. dst and src must not overlap.
+void repack_q8_0_x8(void* dst, const void* src, int64_t rows, int64_t cols);
+void unpack_q8_0_x8(void* dst, const void* src, int64_t rows, int64_t cols);
+// Bytes of the activation buffer for n vectors of cols (a multiple of 256).
+uint64_t q8act_x8_bytes(int64_t n, int64_t cols);
+// xq = X (n, cols) quantized as quantize_q8act does, in the Q8_0_X8 activation layout. Fast = reference, bit for bit.
+void quantize_q8act_x8_ref(void* xq, const float* x, int64_t n, int64_t cols);
+void quantize_q8act_x8(void* xq, const float* x, int64_t n, int64_t cols);
+// Y[i][r] = dot(W[r, :], dequantized xq vector i) for i < n, r in [r0, r1); W is (rows, cols) Q8_0_X8.
+void gemm_q8act_x8_ref(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                       int64_t r1);
+void gemm_q8act_x8(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                   int64_t r1);
 
 // y[0..n) = the n elements of one row of type t, as f32 (n a multiple of the type's block size).
 void dequantize_row_ref(float* y, GgmlType t, const void* x, int64_t n);

@@ -57,4 +57,27 @@ void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols);
 void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                        int64_t r0, int64_t r1);
 
+// Quantizes one block of 32 activations as quantize_q8act_ref does; returns its scale d, sets *sum to the quants' sum.
+float quantize_block_q8act_ref(const float* xb, int8_t q[kQ8ActBlock], int32_t* sum);
+
+// ---- Q8_0_X8 activations (gemm_q8act_x8) ----
+// One vector of `cols` (a multiple of 256) is cols / 256 groups of 8 blocks, laid out like the weights' BlockQ8_0x8:
+// element m of block j at q[q8_0_x8_index(j, m)], so one vpdpbusd over a 32-byte run leaves block j's partial dot in
+// int32 lane j.
+constexpr int kQ8ActX8Blocks = 8;
+struct Q8ActX8Group {
+    int8_t q[kQ8ActX8Blocks * kQ8ActBlock];
+    int32_t off[kQ8ActX8Blocks];  // -128 * (sum of block j's quants): cancels the weights' + 128
+    float d[kQ8ActX8Blocks];      // scale of block j
+};
+static_assert(sizeof(Q8ActX8Group) == 320, "Q8ActX8Group must be 5 cache lines");
+inline const Q8ActX8Group* q8act_x8_vec(const void* xq, int64_t i, int64_t cols) {
+    return reinterpret_cast<const Q8ActX8Group*>(static_cast<const uint8_t*>(xq)) + i * (cols / 256);
+}
+// Throws std::invalid_argument naming `who` unless cols is a positive multiple of 256 (n >= 0).
+void check_q8_0_x8_cols(const char* who, int64_t cols);
+void quantize_q8act_x8_avx512(void* xq, const float* x, int64_t n, int64_t cols);
+void gemm_q8act_x8_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                          int64_t r1);
+
 }  // namespace speculum::kernels::detail

@@ -24,6 +24,23 @@ void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
     check_type_and_cols(who, t, cols);
 }
 
+float quantize_block_q8act_ref(const float* xb, int8_t q[kQ8ActBlock], int32_t* sum) {
+    float amax = 0.0f;
+    for (int e = 0; e < kQ8ActBlock; ++e) amax = std::fmax(amax, std::fabs(xb[e]));
+    // A block below 127 * FLT_MIN (all but zero) becomes all-zero with d = 0: 1 / d stays finite.
+    const float d  = amax >= kQ8ActMinAmax ? amax / 127.0f : 0.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    *sum           = 0;
+    for (int e = 0; e < kQ8ActBlock; ++e) {
+        // |xb[e] * id| <= 127 up to one rounding, which cannot reach 127.5. NaN (no meaningful result) gives -128,
+        // as the vector path's saturating conversion does.
+        const float r = std::nearbyint(xb[e] * id);
+        q[e]          = std::isnan(r) ? int8_t{-128} : static_cast<int8_t>(r);
+        *sum += q[e];
+    }
+    return d;
+}
+
 }  // namespace detail
 
 void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols) {
@@ -39,20 +56,9 @@ void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols) {
                 float db        = 0.0f;
                 int32_t sum     = 0;
                 if (b < nb) {
-                    const float* xb = xi + b * detail::kQ8ActBlock;
-                    float amax      = 0.0f;
-                    for (int e = 0; e < detail::kQ8ActBlock; ++e) amax = std::fmax(amax, std::fabs(xb[e]));
-                    // A block below 127 * FLT_MIN (all but zero) becomes all-zero with d = 0: 1 / d stays finite.
-                    db             = amax >= detail::kQ8ActMinAmax ? amax / 127.0f : 0.0f;
-                    const float id = db != 0.0f ? 1.0f / db : 0.0f;
-                    for (int e = 0; e < detail::kQ8ActBlock; ++e) {
-                        // |xb[e] * id| <= 127 up to one rounding, which cannot reach 127.5. NaN (no meaningful
-                        // result) gives -128, as the vector path's saturating conversion does.
-                        const float r = std::nearbyint(xb[e] * id);
-                        const auto q  = std::isnan(r) ? int8_t{-128} : static_cast<int8_t>(r);
-                        grp.q[detail::q8act_index(e) + 8 * j] = q;
-                        sum += q;
-                    }
+                    int8_t q[detail::kQ8ActBlock];
+                    db = detail::quantize_block_q8act_ref(xi + b * detail::kQ8ActBlock, q, &sum);
+                    for (int e = 0; e < detail::kQ8ActBlock; ++e) grp.q[detail::q8act_index(e) + 8 * j] = q[e];
                 } else {
                     for (int e = 0; e < detail::kQ8ActBlock; ++e) grp.q[detail::q8act_index(e) + 8 * j] = 0;
                 }

@@ -20,7 +20,8 @@ bool kernels_support(GgmlType t) {
         case GgmlType::Q4_0:
         case GgmlType::MXFP4:
         case GgmlType::Q4_K:
-        case GgmlType::Q6_K: return true;
+        case GgmlType::Q6_K:
+        case GgmlType::Q8_0_X8: return true;
         default: return false;
     }
 }
@@ -64,6 +65,16 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                 const float d = f16_to_f32(b[i].d);
                 for (int j = 0; j < kQK8_0; ++j) y[i * kQK8_0 + j] = b[i].qs[j] * d;
             }
+            return;
+        }
+        case GgmlType::Q8_0_X8: {
+            const auto* b = reinterpret_cast<const BlockQ8_0x8*>(bytes) + e0 / kQK8_0x8;
+            for (int64_t i = 0; i < n / kQK8_0x8; ++i)
+                for (int j = 0; j < 8; ++j) {
+                    const float d = f16_to_f32(b[i].d[j]);
+                    for (int m = 0; m < kQK8_0; ++m)
+                        y[i * kQK8_0x8 + j * kQK8_0 + m] = (b[i].qs[q8_0_x8_index(j, m)] - 128) * d;
+                }
             return;
         }
         case GgmlType::Q4_0: {

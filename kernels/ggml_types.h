@@ -41,6 +41,8 @@ enum class GgmlType : uint32_t {
     TQ1_0   = 34,
     TQ2_0   = 35,
     MXFP4   = 39,
+    // Speculum's in-memory layouts: never read from or written to a file (GgmlTypeTraits::in_files is false).
+    Q8_0_X8 = 0x10008,  // Q8_0 repacked for the int8 batched kernels: see BlockQ8_0x8 in quant_blocks.h
 };
 
 struct GgmlTypeTraits {
@@ -48,9 +50,11 @@ struct GgmlTypeTraits {
     uint32_t block_size;  // elements per block (1 for plain scalars)
     uint32_t type_size;   // bytes per block
     bool quantized;
+    bool in_files = true;  // a GGUF type id; false for in-memory layouts such as Q8_0_X8
 };
 
-// Traits of a type id, or nullptr when the id is unknown (or a removed type). Never throws.
+// Traits of a type id, or nullptr when the id is unknown (or a removed type). Never throws. File readers and
+// writers must also refuse ids whose traits say !in_files.
 inline const GgmlTypeTraits* ggml_type_traits(uint32_t type_id) {
     static constexpr struct {
         uint32_t id;
@@ -67,6 +71,7 @@ inline const GgmlTypeTraits* ggml_type_traits(uint32_t type_id) {
         {26, {"i32", 1, 4, false}},       {27, {"i64", 1, 8, false}},        {28, {"f64", 1, 8, false}},
         {29, {"iq1_m", 256, 56, true}},   {30, {"bf16", 1, 2, false}},       {34, {"tq1_0", 256, 54, true}},
         {35, {"tq2_0", 256, 66, true}},   {39, {"mxfp4", 32, 17, true}},
+        {0x10008, {"q8_0_x8", 256, 272, true, false}},
     };
     for (const auto& e : table)
         if (e.id == type_id) return &e.traits;

@@ -35,6 +35,18 @@ struct BlockMxfp4 {
 };
 static_assert(sizeof(BlockMxfp4) == 1 + kQKMxfp4 / 2, "wrong mxfp4 block size/padding");
 
+// Q8_0_X8 (in memory only, never in a file): 8 consecutive Q8_0 blocks of a row repacked so that the AVX-512 VNNI
+// kernels need no rearranging: 32-bit lane j of every 32-byte run holds 4 quants of block j, and the 8 scales sit
+// together. Byte 32 k + 4 j + i of qs is element 4 k + i of block j, stored + 128 (vpdpbusd's unsigned operand).
+// value of element 32 j + m = (qs[32 (m / 4) + 4 j + m % 4] - 128) * d[j]. Same bytes per element as Q8_0.
+constexpr int kQK8_0x8 = 8 * kQK8_0;  // elements per Q8_0_X8 block
+struct BlockQ8_0x8 {
+    uint16_t d[8];          // f16 scales of the 8 blocks
+    uint8_t qs[kQK8_0x8];   // quants + 128, interleaved as above
+};
+static_assert(sizeof(BlockQ8_0x8) == 8 * sizeof(BlockQ8_0), "wrong q8_0_x8 block size/padding");
+inline constexpr int q8_0_x8_index(int j, int m) { return 32 * (m / 4) + 4 * j + m % 4; }
+
 // Q4_K super-block: 8 sub-blocks of 32, each with a 6-bit scale and 6-bit min packed in `scales`;
 // value = d * sc * q - dmin * m, q in 0..15.
 struct BlockQ4_K {

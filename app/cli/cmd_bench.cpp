@@ -66,6 +66,9 @@ int cmd_bench(int argc, char** argv) {
                {"large-pages", 0, false, "",
                 "copy the weights into 2 MiB-aligned memory advised for huge pages; the bandwidth probe then "
                 "reads such memory too (default: the file's mapping, or the synthetic model's heap buffers)"},
+               {"repack", 0, false, "",
+                "--large-pages, with Q8_0 matrices repacked (q8_0_x8) for the AVX-512 VNNI batched kernels: "
+                "cheaper verification passes; ignored on CPUs without them"},
                {"isa", 0, true, "ISA",
                 "cap the kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has)"},
                {"json", 0, false, "", "print the figures as JSON"}},
@@ -93,8 +96,9 @@ int cmd_bench(int argc, char** argv) {
         else if (isa == "avx512") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
         else throw UsageError("--isa: expected scalar, avx2 or avx512, got '" + isa + "'");
     }
-    const model::WeightMemory memory =
-        args.has("large-pages") ? model::WeightMemory::large_pages : model::WeightMemory::mapped;
+    const model::WeightMemory memory = args.has("repack")        ? model::WeightMemory::large_pages_repacked
+                                       : args.has("large-pages") ? model::WeightMemory::large_pages
+                                                                 : model::WeightMemory::mapped;
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
@@ -120,7 +124,8 @@ int cmd_bench(int argc, char** argv) {
             throw UsageError(e.what());
         }
         m = model::make_synthetic_model(s);
-        if (memory == model::WeightMemory::large_pages) m = model::Model::with_large_pages(*m);
+        if (memory != model::WeightMemory::mapped)
+            m = model::Model::with_large_pages(*m, {}, {}, memory == model::WeightMemory::large_pages_repacked);
     } else {
         m = model::Model::load(args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string(),
                                {}, {}, memory);

@@ -14,7 +14,8 @@ namespace {
 // Bits of one stored value, without the per-block scale.
 double value_bits(GgmlType t) {
     switch (t) {
-    case GgmlType::Q8_0: return 8;
+    case GgmlType::Q8_0:
+    case GgmlType::Q8_0_X8: return 8;
     case GgmlType::Q4_0:
     case GgmlType::MXFP4: return 4;
     default: {

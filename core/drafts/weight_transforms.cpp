@@ -168,7 +168,7 @@ void prune_select(uint8_t* pruned, const float* score, int64_t n, int64_t n_prun
 
 bool can_zero_in_place(GgmlType t) {
     return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-           t == GgmlType::Q4_0 || t == GgmlType::MXFP4;
+           t == GgmlType::Q4_0 || t == GgmlType::MXFP4 || t == GgmlType::Q8_0_X8;
 }
 
 void zero_element(GgmlType t, void* row, int64_t j) {
@@ -177,6 +177,11 @@ void zero_element(GgmlType t, void* row, int64_t j) {
     case GgmlType::F16:
     case GgmlType::BF16: static_cast<uint16_t*>(row)[j] = 0; return;
     case GgmlType::Q8_0: static_cast<kernels::BlockQ8_0*>(row)[j / kernels::kQK8_0].qs[j % kernels::kQK8_0] = 0; return;
+    case GgmlType::Q8_0_X8: {  // quants are stored + 128
+        auto& b = static_cast<kernels::BlockQ8_0x8*>(row)[j / kernels::kQK8_0x8];
+        b.qs[kernels::q8_0_x8_index(static_cast<int>(j % kernels::kQK8_0x8 / 32), static_cast<int>(j % 32))] = 128;
+        return;
+    }
     case GgmlType::Q4_0:
     case GgmlType::MXFP4: {
         // Both keep element i (i < 16) in the low nibble of qs[i] and element i + 16 in its high nibble.

@@ -190,6 +190,14 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
     // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
     const int64_t grain =
         std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
+    if (m_cfg.int8_activations && w.type == kernels::GgmlType::Q8_0_X8) {  // repacked Q8_0 (Model::with_large_pages)
+        m_q8act.resize(static_cast<size_t>(kernels::q8act_x8_bytes(n, w.cols)));
+        kernels::quantize_q8act_x8(m_q8act.data(), x, n, w.cols);
+        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) {
+            kernels::gemm_q8act_x8(y, ldy, w.data, m_q8act.data(), n, w.cols, r0, r1);
+        });
+        return;
+    }
     if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {
         // Integer-dot path: quantize the n activation vectors once, on this thread, then every task reads them.
         m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(n, w.cols)));

@@ -236,7 +236,7 @@ void GgufFile::parse(const uint8_t* bytes, uint64_t size) {
 
         uint32_t type_id                    = c.read<uint32_t>(where + ": type");
         const kernels::GgmlTypeTraits* traits = kernels::ggml_type_traits(type_id);
-        if (!traits) c.fail(where, "unknown tensor type " + std::to_string(type_id));
+        if (!traits || !traits->in_files) c.fail(where, "unknown tensor type " + std::to_string(type_id));
         t.type = static_cast<kernels::GgmlType>(type_id);
         if (t.dims[0] % traits->block_size != 0)
             c.fail(where, "row length " + std::to_string(t.dims[0]) + " is not a multiple of the " + traits->name +

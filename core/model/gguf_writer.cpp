@@ -165,6 +165,7 @@ void GgufWriter::add_tensor(const std::string& name, const std::vector<uint64_t>
     if (dims.empty() || dims.size() > GgufFile::kMaxDims) bad("expected 1 to 4 dims");
     const kernels::GgmlTypeTraits* traits = kernels::ggml_type_traits(type);
     if (!traits) bad("unknown type");
+    if (!traits->in_files) bad(std::string("type ") + traits->name + " is an in-memory layout, not a GGUF type");
     uint64_t rows = 1;
     for (size_t d = 0; d < dims.size(); ++d) {
         if (dims[d] == 0) bad("dims[" + std::to_string(d) + "] is 0");

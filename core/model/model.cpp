@@ -33,15 +33,23 @@ const char* weight_memory_name(WeightMemory m) {
         case WeightMemory::mapped: return "mapped";
         case WeightMemory::large_pages: return "large-pages";
         case WeightMemory::in_memory: return "in-memory";
+        case WeightMemory::large_pages_repacked: return "large-pages-repacked";
     }
     return "unknown";
 }
 
 namespace {
 
+// True when a view of these bytes is repacked by copy_to_large_pages(repack_q8): a Q8_0 matrix of whole 256-element
+// blocks that is not the token embedding (looked up a row at a time, and shared by a tied output).
+bool repackable(const WeightView& v, const ModelWeights& w) {
+    return v.type == kernels::GgmlType::Q8_0 && v.cols % 256 == 0 && v.data != w.token_embd.data;
+}
+
 // Copies every distinct weight matrix (a tied output shares token_embd's bytes) into one LargePageBuffer and
-// points the views at it. False, leaving the views alone, when that would take more than half the available memory.
-bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel) {
+// points the views at it; with repack_q8, repackable() matrices are repacked to Q8_0_X8 instead of copied. False,
+// leaving the views alone, when that would take more than half the available memory.
+bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel, bool repack_q8) {
     std::vector<WeightView*> views{&w.token_embd, &w.output};
     for (LayerWeights& L : w.layers)
         for (WeightView* v : L.matrices()) views.push_back(v);
@@ -54,15 +62,25 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
     if (total == 0 || (avail > 0 && total > avail / 2)) return false;
     auto buf = std::make_shared<hw::LargePageBuffer>(total);
     std::shared_ptr<const void> keep(buf, buf->data());
+    std::map<const void*, const WeightView*> repack;  // source bytes -> a view of them, when they are repacked
+    if (repack_q8)
+        for (const WeightView* v : views)
+            if (!v->empty() && repackable(*v, w)) repack.emplace(v->data, v);
     size_t done = 0;
     for (const auto& [src, at] : place) {
         cancel.throw_if_cancelled();
-        std::memcpy(buf->data() + at.first, src, at.second);
+        if (const auto it = repack.find(src); it != repack.end())
+            kernels::repack_q8_0_x8(buf->data() + at.first, src, it->second->rows, it->second->cols);
+        else
+            std::memcpy(buf->data() + at.first, src, at.second);
         report(progress, static_cast<double>(++done) / static_cast<double>(place.size()),
-               "copying weights to large pages");
+               repack_q8 ? "repacking weights into large pages" : "copying weights to large pages");
     }
-    for (WeightView* v : views)
-        if (!v->empty()) v->data = buf->data() + place.at(v->data).first, v->keep_alive = keep;
+    for (WeightView* v : views) {
+        if (v->empty()) continue;
+        if (repack.count(v->data)) v->type = kernels::GgmlType::Q8_0_X8;
+        v->data = buf->data() + place.at(v->data).first, v->keep_alive = keep;
+    }
     return true;
 }
 
@@ -172,7 +190,7 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_name          = file.path();
     m.m_file          = owner;
     const Hparams& hp = m.m_hp;
-    const double span = memory == WeightMemory::large_pages ? 0.5 : 1.0;  // of the progress bar: the layer views
+    const double span = memory == WeightMemory::mapped ? 1.0 : 0.5;  // of the progress bar: the layer views
 
     m.m_w.token_embd  = view_of(file, owner, "token_embd.weight");
     m.m_w.output_norm = vector_of(file, "output_norm.weight");
@@ -206,19 +224,21 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
         throw GgufError(e.what());
     }
     m.m_memory = WeightMemory::mapped;
-    if (memory == WeightMemory::large_pages) {
+    if (memory == WeightMemory::large_pages || memory == WeightMemory::large_pages_repacked) {
         const ProgressFn copying = [&](double f, const std::string& what) {
             report(progress, span + (1.0 - span) * f, what);
         };
-        return with_large_pages(m, copying, cancel);
+        return with_large_pages(m, copying, cancel, memory == WeightMemory::large_pages_repacked);
     }
     report(progress, 1.0, "loaded");
     return m;
 }
 
-Model Model::with_large_pages(const Model& m, const ProgressFn& progress, const CancelToken& cancel) {
-    Model c = m;
-    if (copy_to_large_pages(c.m_w, progress, cancel)) c.m_memory = WeightMemory::large_pages;
+Model Model::with_large_pages(const Model& m, const ProgressFn& progress, const CancelToken& cancel, bool repack_q8) {
+    Model c           = m;
+    const bool repack = repack_q8 && kernels::q8_0_x8_preferred();
+    if (copy_to_large_pages(c.m_w, progress, cancel, repack))
+        c.m_memory = repack ? WeightMemory::large_pages_repacked : WeightMemory::large_pages;
     return c;
 }
 

@@ -61,14 +61,18 @@ enum class WeightMemory {
     mapped,       // views into the GGUF file's read-only mapping (zero-copy)
     large_pages,  // copied into one hw::LargePageBuffer (2 MiB-aligned, huge-page advised); see docs/performance.md
     in_memory,    // Model::from_weights: the caller's buffers
+    // large_pages, and every Q8_0 matrix whose rows are whole 256-element blocks (except token_embd and a tied
+    // output) repacked to the in-memory kernels::GgmlType::Q8_0_X8 on the way: cheaper batched (verification)
+    // passes on AVX-512 VNNI CPUs, see docs/performance.md. Only where kernels::q8_0_x8_preferred().
+    large_pages_repacked,
 };
-const char* weight_memory_name(WeightMemory m);  // "mapped", "large-pages", "in-memory"
+const char* weight_memory_name(WeightMemory m);  // "mapped", "large-pages", "in-memory", "large-pages-repacked"
 
 class Model {
 public:
     // Opens and maps a GGUF file, reads hparams and builds the views. Throws GgufError naming the file and the
     // tensor/key on bad content, Cancelled when `cancel` fires (checked once per layer and per copied matrix).
-    // `memory` = large_pages: with_large_pages() of the mapped model.
+    // `memory` = large_pages (large_pages_repacked): with_large_pages() of the mapped model (with repack_q8).
     static Model load(const std::string& path, const ProgressFn& progress = {}, const CancelToken& cancel = {},
                       WeightMemory memory = WeightMemory::mapped);
     // Takes ownership of an opened file (the views point into its mapping, or into the large-page copy).
@@ -77,7 +81,10 @@ public:
     // A copy of `m` whose weight matrices (each distinct one once) live in one hw::LargePageBuffer. When they need
     // more than half the memory available now, the copy keeps m's views instead (weight_memory() says which).
     // Throws Cancelled (checked per matrix).
-    static Model with_large_pages(const Model& m, const ProgressFn& progress = {}, const CancelToken& cancel = {});
+    // repack_q8: also repack Q8_0 matrices to Q8_0_X8 (WeightMemory::large_pages_repacked); where
+    // kernels::q8_0_x8_preferred() is false it is ignored (a plain large-page copy).
+    static Model with_large_pages(const Model& m, const ProgressFn& progress = {}, const CancelToken& cancel = {},
+                                  bool repack_q8 = false);
     // A model over in-memory weights (owned buffers and/or views shared with another model). Validates every
     // shape against `hp` and throws std::invalid_argument with the tensor name on a mismatch.
     static Model from_weights(Hparams hp, ModelWeights weights, std::string name = "in-memory model");

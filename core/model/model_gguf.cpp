@@ -1,6 +1,8 @@
 // Model -> GGUF metadata and tensors (see model_gguf.h).
 #include "core/model/model_gguf.h"
 
+#include "kernels/gemv.h"
+
 #include <string>
 
 namespace speculum::model {
@@ -11,8 +13,16 @@ void add_vector(GgufWriter& g, const std::string& name, const std::vector<float>
     g.add_tensor(name, {v.size()}, kernels::GgmlType::F32, v.data(), v.size() * sizeof(float));
 }
 
+// In-memory layouts are written as the file type they came from (Q8_0_X8 -> Q8_0, bit-exact).
 void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) {
-    g.add_tensor(name, {static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.rows)}, v.type, v.data, v.n_bytes());
+    const std::vector<uint64_t> dims{static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.rows)};
+    if (v.type == kernels::GgmlType::Q8_0_X8) {
+        std::vector<uint8_t> q8(v.n_bytes());
+        kernels::unpack_q8_0_x8(q8.data(), v.data, v.rows, v.cols);
+        g.add_tensor(name, dims, kernels::GgmlType::Q8_0, q8.data(), q8.size());
+        return;
+    }
+    g.add_tensor(name, dims, v.type, v.data, v.n_bytes());
 }
 
 }  // namespace

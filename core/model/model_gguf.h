@@ -13,7 +13,8 @@ namespace speculum::model {
 void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer);
 
 // token_embd, output_norm, rope_freqs (if any), output (when `write_output`) and layers [0, n_layer), named as
-// llama.cpp names them; matrices keep their storage type, vectors are written as F32.
+// llama.cpp names them; matrices keep their storage type (an in-memory layout is written as the file type it came
+// from: Q8_0_X8 as Q8_0, bit-exact), vectors are written as F32.
 void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output);
 
 }  // namespace speculum::model

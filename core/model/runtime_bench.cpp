@@ -125,7 +125,8 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     // memory of the weights' kind: huge-page advised when they are, as page size alone moves the figure.
     if (cfg.membw_bytes > 0) {
         report(progress, 0.0, "measuring memory bandwidth");
-        const bool large = model.weight_memory() == WeightMemory::large_pages;
+        const bool large = model.weight_memory() == WeightMemory::large_pages ||
+                           model.weight_memory() == WeightMemory::large_pages_repacked;
         r.membw_read_gbs = cfg.thread_cpu_time
                                ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, large, cancel)
                                : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {}, large);

@@ -167,6 +167,8 @@ TEST(GgufHostile, OverlappingTensors) {
 TEST(GgufHostile, UnknownTensorType) {
     EXPECT_THAT(error_of(one_tensor({4}, 4, 0, 64)), HasSubstr("tensor 'w' (#0): unknown tensor type 4"));
     EXPECT_THAT(error_of(one_tensor({4}, 1000, 0, 64)), HasSubstr("unknown tensor type 1000"));
+    // Speculum's in-memory layouts (kernels::GgmlType::Q8_0_X8) are not file types.
+    EXPECT_THAT(error_of(one_tensor({256}, 0x10008, 0, 272)), HasSubstr("unknown tensor type 65544"));
 }
 
 TEST(GgufHostile, UnknownMetadataValueType) {

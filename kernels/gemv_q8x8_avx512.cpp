@@ -1,0 +1,176 @@
+// AVX-512 VNNI kernels for Q8_0_X8 weights (BlockQ8_0x8): activation quantization into the matching layout
+// (bit-identical to quantize_q8act_x8_ref) and the int8 GEMM. A 32-byte run of a block already holds 4 quants of
+// each of 8 blocks as unsigned bytes, so a weight load feeds vpdpbusd directly, and the 8 block sums of a group share
+// one conversion, one scale multiply and one FMA per vector: 8 + 2 pipe slots per 8 blocks, against gemm_q8act's
+// 8 + 4 (docs/performance.md, "Session 4" and "Session 6"). The activation offset (-128 * sum) cancels the + 128
+// exactly, so every block dot is the reference's exact int32 sum.
+// Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
+#include "kernels/gemv_detail.h"
+
+#include "kernels/quant_blocks.h"
+
+// GCC 12 warns about the deliberately undefined registers inside the AVX-512 intrinsics (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+#define SPECULUM_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+
+namespace speculum::kernels::detail {
+
+namespace {
+
+constexpr int64_t kPrefetchRows = 8;  // L2 prefetch this many rows ahead (as gemv_q8act_avx512.cpp)
+constexpr int64_t kBlock        = sizeof(BlockQ8_0x8);
+
+// Blocks per pass over the rows when n > 1: 4 vectors' activations of 8 blocks (10 KiB) and the 3 rows of a tile
+// stay in L1 while a task's row tiles go by. Whole rows of 5632 columns (28 KiB of activations) made the pass
+// L2-bound and slower than gemm_q8act (docs/performance.md, "Session 6").
+constexpr int64_t kChunkBlocks = 8;
+
+// R weight rows x NV activation vectors over blocks [g0, g1) of the rows; y = the dots, or y += them when `add`.
+// PF: issue L2 prefetches kPrefetchRows ahead.
+template <int R, int NV, bool PF>
+SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, int64_t row_bytes, const Q8ActX8Group* const* xv,
+                        int64_t g0, int64_t g1, bool add) {
+    __m256 acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int64_t g = g0; g < g1; ++g) {
+        if constexpr (PF) {
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const char* p = reinterpret_cast<const char*>(row0 + (kPrefetchRows + r) * row_bytes + g * kBlock);
+#pragma GCC unroll 5
+                for (int64_t off = 0; off < kBlock; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
+            }
+        }
+        __m256i dot[R][NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+            const __m256i off = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv[v][g].off));
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) dot[r][v] = off;
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+            __m256i wk[R];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r)
+                wk[r] = _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(row0 + r * row_bytes + g * kBlock + 16 + 32 * k));
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                const __m256i xk = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv[v][g].q + 32 * k));
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) dot[r][v] = _mm256_dpbusd_epi32(dot[r][v], wk[r], xk);
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m256 dw = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + r * row_bytes + g * kBlock)));
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][v]),
+                                            _mm256_mul_ps(dw, _mm256_loadu_ps(xv[v][g].d)), acc[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+            __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r][v]), _mm256_extractf128_ps(acc[r][v], 1));
+            s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            s        = _mm_add_ss(s, _mm_movehdup_ps(s));
+            y[v * ldy + r] = add ? y[v * ldy + r] + _mm_cvtss_f32(s) : _mm_cvtss_f32(s);
+        }
+}
+
+// Rows [r, r + R) against all n vectors in groups of at most 4 (later groups find the rows in cache).
+template <int R>
+SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, int64_t row_bytes, const void* xq, int64_t n,
+                            int64_t cols, int64_t g0, int64_t g1) {
+    for (int64_t i = 0; i < n; i += 4) {
+        const int64_t nv = n - i < 4 ? n - i : 4;
+        const Q8ActX8Group* xv[4];
+        for (int64_t k = 0; k < nv; ++k) xv[k] = q8act_x8_vec(xq, i + k, cols);
+        float* yi = y + i * ldy;
+        if (i == 0) {
+            switch (nv) {
+                case 1: tile<R, 1, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                case 2: tile<R, 2, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                case 3: tile<R, 3, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                default: tile<R, 4, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+            }
+        } else {
+            switch (nv) {
+                case 1: tile<R, 1, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                case 2: tile<R, 2, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                case 3: tile<R, 3, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                default: tile<R, 4, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+            }
+        }
+    }
+}
+
+SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
+    const __m512 sign = _mm512_set1_ps(-0.0f);
+    for (int64_t i = 0; i < n; ++i) {
+        auto* groups    = const_cast<Q8ActX8Group*>(q8act_x8_vec(xq, i, cols));
+        const float* xi = x + i * cols;
+        for (int64_t b = 0; b < cols / kQ8ActBlock; ++b) {
+            Q8ActX8Group& grp = groups[b / kQ8ActX8Blocks];
+            const int j       = static_cast<int>(b % kQ8ActX8Blocks);
+            const __m512 x0   = _mm512_loadu_ps(xi + 32 * b);
+            const __m512 x1   = _mm512_loadu_ps(xi + 32 * b + 16);
+            const float amax =
+                _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign, x0), _mm512_andnot_ps(sign, x1)));
+            const float db  = amax >= kQ8ActMinAmax ? amax / 127.0f : 0.0f;
+            const __m512 id = _mm512_set1_ps(db != 0.0f ? 1.0f / db : 0.0f);
+            // Round to nearest even (MXCSR default), then saturate to int8 (only NaN saturates: -128).
+            const __m128i q0 = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x0, id)));
+            const __m128i q1 = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x1, id)));
+            grp.off[j] = -128 * _mm512_reduce_add_epi32(
+                                    _mm512_add_epi32(_mm512_cvtepi8_epi32(q0), _mm512_cvtepi8_epi32(q1)));
+            grp.d[j] = db;
+            // 4-byte chunk c of the block (elements 4c .. 4c+3) goes to int32 slot 8c + j of the group.
+            int32_t chunk[8];
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(chunk), q0);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(chunk + 4), q1);
+            for (int c = 0; c < 8; ++c) std::memcpy(grp.q + 32 * c + 4 * j, &chunk[c], 4);
+        }
+    }
+}
+
+}  // namespace
+
+void quantize_q8act_x8_avx512(void* xq, const float* x, int64_t n, int64_t cols) { quantize_impl(xq, x, n, cols); }
+
+// n = 1 (decode): whole rows in tiles of 8, the most concurrent row streams that fit the registers. Otherwise, per
+// kChunkBlocks blocks of columns, 3 rows against groups of 4 vectors (12 int32 and 12 f32 accumulators): the
+// compute-bound verification pass. Then 2 and 1 row.
+void gemm_q8act_x8_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                          int64_t r1) {
+    const auto* wb          = static_cast<const uint8_t*>(w);
+    const int64_t row_bytes = cols / kQK8_0x8 * kBlock;
+    int64_t r               = r0;
+    if (n == 1) {
+        const Q8ActX8Group* xv[1] = {q8act_x8_vec(xq, 0, cols)};
+        for (; r + 8 <= r1; r += 8)
+            tile<8, 1, true>(y + r, ldy, wb + r * row_bytes, row_bytes, xv, 0, cols / kQK8_0x8, false);
+    }
+    const int64_t ng = cols / kQK8_0x8, rs = r;
+    for (int64_t g0 = 0; g0 < ng; g0 += (n == 1 ? ng : kChunkBlocks)) {  // n = 1: rows left over from the 8-row tiles
+        const int64_t g1 = n == 1 || g0 + kChunkBlocks > ng ? ng : g0 + kChunkBlocks;
+        for (r = rs; r + 3 <= r1; r += 3) row_tile<3>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols, g0, g1);
+        for (; r + 2 <= r1; r += 2) row_tile<2>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols, g0, g1);
+        for (; r < r1; ++r) row_tile<1>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols, g0, g1);
+    }
+}
+
+}  // namespace speculum::kernels::detail
