@@ -4,7 +4,7 @@
 //   g++ -O3 -DNDEBUG -std=c++20 -I. kernels/*.cpp tools/perf/q8_repack_probe.cpp -o /tmp/q8_repack_probe -lopenblas
 //   /tmp/q8_repack_probe [ROWS=24576] [RUNS=15] [COLS=2048]      (COLS a multiple of 256)
 // Prints the fastest call of each kernel for n = 1, 4 and 8 vectors, and exits non-zero unless both kernels agree
-// with gemm_q8act_ref within 1e-3 (relative).
+// with gemm_q8act_ref within 1e-4 of the largest |output|.
 #include "kernels/gemv.h"
 
 #include <sys/mman.h>
@@ -89,14 +89,16 @@ int main(int argc, char** argv) {
         std::printf("\n");
     }
     gemm_q8act_ref(yr.data(), rows, GgmlType::Q8_0, raw, xa.data(), 8, cols, 0, rows);
-    double worst = 0.0;
+    // Differences are f32 summation order only (tests/kernels bound them per dot); here, relative to the largest
+    // |output| so that outputs that nearly cancel do not dominate.
+    double worst = 0.0, scale = 0.0;
+    for (float v : yr) scale = std::max(scale, static_cast<double>(std::fabs(v)));
     for (int kernel = 0; kernel < 2; ++kernel) {
         if (kernel == 0) gemm_q8act(y.data(), rows, GgmlType::Q8_0, raw, xa.data(), 8, cols, 0, rows);
         else gemm_q8act_x8(y.data(), rows, packed, xb.data(), 8, cols, 0, rows);
-        for (int64_t i = 0; i < 8 * rows; ++i)
-            worst = std::max(worst, std::fabs(y[i] - yr[i]) / (1e-2 + std::fabs(yr[i])));
+        for (int64_t i = 0; i < 8 * rows; ++i) worst = std::max(worst, std::fabs(y[i] - yr[i]) / scale);
     }
-    std::printf("both kernels vs gemm_q8act_ref (n = 8): max relative difference %.2g\n", worst);
+    std::printf("both kernels vs gemm_q8act_ref (n = 8): max difference %.2g of the largest |output|\n", worst);
     std::free(raw), std::free(packed);
-    return worst < 1e-3 ? 0 : 1;
+    return worst < 1e-4 ? 0 : 1;
 }
