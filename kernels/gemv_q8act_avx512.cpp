@@ -5,19 +5,11 @@
 // with each activation block (scaled to the format's offset) cancels the encoding exactly, so every block dot is the
 // exact int32 sum of the reference, and only the f32 summation order differs from gemm_q8act_ref.
 // Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
-#include "kernels/gemv_detail.h"
+#include "kernels/vnni_common.h"
 
 #include "kernels/quant_blocks.h"
 
-// GCC 12 warns about the deliberately undefined registers inside the AVX-512 intrinsics (_mm512_undefined_*: GCC
-// bug 105593, fixed in GCC 13); the pragmas must precede the header.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 #include <cstring>
-
-#define SPECULUM_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
 namespace speculum::kernels::detail {
 
@@ -171,12 +163,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
-            __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r][v]), _mm256_extractf128_ps(acc[r][v], 1));
-            s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
-            s        = _mm_add_ss(s, _mm_movehdup_ps(s));
-            y[v * ldy + r] = _mm_cvtss_f32(s);
-        }
+        for (int v = 0; v < NV; ++v) y[v * ldy + r] = vnni::hsum(acc[r][v]);
 }
 
 // Rows [r, r + R) against all n vectors in groups of at most 4 (later groups find the rows in cache).
@@ -209,7 +196,6 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t
 
 SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
     const int64_t nb  = cols / kQ8ActBlock;
-    const __m512 sign = _mm512_set1_ps(-0.0f);
     for (int64_t i = 0; i < n; ++i) {
         auto* groups    = const_cast<Q8ActGroup*>(q8act_vec(xq, i, cols));
         const float* xi = x + i * cols;
@@ -219,18 +205,7 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
             float db        = 0.0f;
             int32_t sum     = 0;
             __m128i q0 = _mm_setzero_si128(), q1 = _mm_setzero_si128();
-            if (b < nb) {
-                const __m512 x0  = _mm512_loadu_ps(xi + 32 * b);
-                const __m512 x1  = _mm512_loadu_ps(xi + 32 * b + 16);
-                const float amax = _mm512_reduce_max_ps(
-                    _mm512_max_ps(_mm512_andnot_ps(sign, x0), _mm512_andnot_ps(sign, x1)));
-                db              = amax >= kQ8ActMinAmax ? amax / 127.0f : 0.0f;
-                const __m512 id = _mm512_set1_ps(db != 0.0f ? 1.0f / db : 0.0f);
-                // Round to nearest even (MXCSR default), then saturate to int8 (only NaN saturates: -128).
-                q0  = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x0, id)));
-                q1  = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x1, id)));
-                sum = _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_cvtepi8_epi32(q0), _mm512_cvtepi8_epi32(q1)));
-            }
+            if (b < nb) db = vnni::quantize_block(xi + 32 * b, &q0, &q1, &sum);
             // Qword k of the block (elements 8k .. 8k+7) goes to register k of the group, slot j.
             _mm_storel_epi64(reinterpret_cast<__m128i*>(grp.q + 8 * j), q0);
             _mm_storel_epi64(reinterpret_cast<__m128i*>(grp.q + 32 + 8 * j), _mm_unpackhi_epi64(q0, q0));

@@ -5,18 +5,11 @@
 // 8 + 4 (docs/performance.md, "Session 4" and "Session 6"). The activation offset (-128 * sum) cancels the + 128
 // exactly, so every block dot is the reference's exact int32 sum.
 // Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
-#include "kernels/gemv_detail.h"
+#include "kernels/vnni_common.h"
 
 #include "kernels/quant_blocks.h"
 
-// GCC 12 warns about the deliberately undefined registers inside the AVX-512 intrinsics (GCC bug 105593).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 #include <cstring>
-
-#define SPECULUM_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
 namespace speculum::kernels::detail {
 
@@ -84,10 +77,8 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, int64_t row_
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
-            __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r][v]), _mm256_extractf128_ps(acc[r][v], 1));
-            s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
-            s        = _mm_add_ss(s, _mm_movehdup_ps(s));
-            y[v * ldy + r] = add ? y[v * ldy + r] + _mm_cvtss_f32(s) : _mm_cvtss_f32(s);
+            const float dot = vnni::hsum(acc[r][v]);
+            y[v * ldy + r]  = add ? y[v * ldy + r] + dot : dot;
         }
 }
 
@@ -119,25 +110,16 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, int64_t 
 }
 
 SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
-    const __m512 sign = _mm512_set1_ps(-0.0f);
     for (int64_t i = 0; i < n; ++i) {
         auto* groups    = const_cast<Q8ActX8Group*>(q8act_x8_vec(xq, i, cols));
         const float* xi = x + i * cols;
         for (int64_t b = 0; b < cols / kQ8ActBlock; ++b) {
             Q8ActX8Group& grp = groups[b / kQ8ActX8Blocks];
             const int j       = static_cast<int>(b % kQ8ActX8Blocks);
-            const __m512 x0   = _mm512_loadu_ps(xi + 32 * b);
-            const __m512 x1   = _mm512_loadu_ps(xi + 32 * b + 16);
-            const float amax =
-                _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign, x0), _mm512_andnot_ps(sign, x1)));
-            const float db  = amax >= kQ8ActMinAmax ? amax / 127.0f : 0.0f;
-            const __m512 id = _mm512_set1_ps(db != 0.0f ? 1.0f / db : 0.0f);
-            // Round to nearest even (MXCSR default), then saturate to int8 (only NaN saturates: -128).
-            const __m128i q0 = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x0, id)));
-            const __m128i q1 = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x1, id)));
-            grp.off[j] = -128 * _mm512_reduce_add_epi32(
-                                    _mm512_add_epi32(_mm512_cvtepi8_epi32(q0), _mm512_cvtepi8_epi32(q1)));
-            grp.d[j] = db;
+            __m128i q0, q1;
+            int32_t sum = 0;
+            grp.d[j]    = vnni::quantize_block(xi + 32 * b, &q0, &q1, &sum);
+            grp.off[j]  = -128 * sum;
             // 4-byte chunk c of the block (elements 4c .. 4c+3) goes to int32 slot 8c + j of the group.
             int32_t chunk[8];
             _mm_storeu_si128(reinterpret_cast<__m128i*>(chunk), q0);

@@ -123,8 +123,8 @@ TEST(Q8_0X8, FastGemmMatchesReferenceForOneToSixteenVectorsAndOddRowRanges) {
     repack_q8_0_x8(w.data(), q8.data(), rows, cols);
     std::vector<float> wdeq(rows * cols);
     for (int64_t r = 0; r < rows; ++r)
-        dequantize_row_ref(wdeq.data() + r * cols, GgmlType::Q8_0_X8, w.data() + r * ggml_row_size(GgmlType::Q8_0_X8, cols),
-                           cols);
+        dequantize_row_ref(wdeq.data() + r * cols, GgmlType::Q8_0_X8,
+                           w.data() + r * ggml_row_size(GgmlType::Q8_0_X8, cols), cols);
     for (KernelIsa isa : {KernelIsa::scalar, KernelIsa::avx512}) {
         if (isa > best_kernel_isa()) continue;
         set_kernel_isa_cap(isa);

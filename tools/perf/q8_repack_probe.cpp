@@ -63,9 +63,11 @@ int main(int argc, char** argv) {
     quantize_q8act(xa.data(), x.data(), 8, cols);
     quantize_q8act_x8(xb.data(), x.data(), 8, cols);
     std::vector<float> y(8 * rows), yr(8 * rows);
-    const int64_t chunk = std::max<int64_t>(4, (64 << 10) / static_cast<int64_t>(ggml_row_size(GgmlType::Q8_0, cols)));
+    const int64_t row_bytes = static_cast<int64_t>(ggml_row_size(GgmlType::Q8_0, cols));
+    const int64_t chunk     = std::max<int64_t>(4, (64 << 10) / row_bytes);  // core's matmul grain
 
-    std::printf("Q8_0 matrix %lld x %lld (%.1f MB), huge pages, 1 thread, rows in chunks of %lld, %d alternating runs\n",
+    std::printf("Q8_0 matrix %lld x %lld (%.1f MB), huge pages, 1 thread, rows in chunks of %lld, %d alternating "
+                "runs\n",
                 static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1e6, static_cast<long long>(chunk),
                 runs);
     const int ns[3] = {1, 4, 8};
@@ -74,7 +76,8 @@ int main(int argc, char** argv) {
         for (int k = 0; k < 3; ++k) {
             ts[0][k].push_back(time_ms([&] {
                 for (int64_t r0 = 0; r0 < rows; r0 += chunk)
-                    gemm_q8act(y.data(), rows, GgmlType::Q8_0, raw, xa.data(), ns[k], cols, r0, std::min(rows, r0 + chunk));
+                    gemm_q8act(y.data(), rows, GgmlType::Q8_0, raw, xa.data(), ns[k], cols, r0,
+                               std::min(rows, r0 + chunk));
             }));
             ts[1][k].push_back(time_ms([&] {
                 for (int64_t r0 = 0; r0 < rows; r0 += chunk)
