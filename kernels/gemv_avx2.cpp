@@ -224,6 +224,45 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
     }
 }
 
+namespace {
+
+// Q8_0_X8 (BlockQ8_0x8): the 8 runs of 32 bytes hold 4 quants of each block per 32-bit lane, so an 8 x 8 transpose
+// of 32-bit lanes gives each block's 32 quants in order. Exact: (q - 128) converted to f32, times the f32 scale.
+SPECULUM_AVX2 void dequantize_q8_0_x8(float* y, const uint8_t* x, int64_t n) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0x8*>(x);
+    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int64_t s = 0; s < n / kQK8_0x8; ++s, y += kQK8_0x8) {
+        float d[8];
+        _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[s].d))));
+        __m256i r[8], t[8], u[8];
+        for (int c = 0; c < 8; ++c)
+            r[c] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks[s].qs + 32 * c)),
+                                    bias);
+        for (int c = 0; c < 8; c += 2) {
+            t[c]     = _mm256_unpacklo_epi32(r[c], r[c + 1]);
+            t[c + 1] = _mm256_unpackhi_epi32(r[c], r[c + 1]);
+        }
+        for (int c = 0; c < 8; c += 4) {
+            u[c]     = _mm256_unpacklo_epi64(t[c], t[c + 2]);
+            u[c + 1] = _mm256_unpackhi_epi64(t[c], t[c + 2]);
+            u[c + 2] = _mm256_unpacklo_epi64(t[c + 1], t[c + 3]);
+            u[c + 3] = _mm256_unpackhi_epi64(t[c + 1], t[c + 3]);
+        }
+        for (int j = 0; j < 8; ++j) {  // block j: lanes 0..3 from runs 0..3, 4..7 from runs 4..7
+            const __m256i q  = _mm256_permute2x128_si256(u[j % 4], u[4 + j % 4], j < 4 ? 0x20 : 0x31);
+            const __m256 dj  = _mm256_set1_ps(d[j]);
+            const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+            const __m128i q8[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+            for (int k = 0; k < 4; ++k) {
+                const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8[k]));
+                _mm256_storeu_ps(y + 32 * j + 8 * k, _mm256_mul_ps(v, dj));
+            }
+        }
+    }
+}
+
+}  // namespace
+
 bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
     const auto* xb = static_cast<const uint8_t*>(x);
     switch (t) {
@@ -235,6 +274,7 @@ bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
         case GgmlType::MXFP4: dequantize_typed<DecMxfp4>(y, xb, n); return true;
         case GgmlType::Q4_K: dequantize_typed<DecQ4_K>(y, xb, n); return true;
         case GgmlType::Q6_K: dequantize_typed<DecQ6_K>(y, xb, n); return true;
+        case GgmlType::Q8_0_X8: dequantize_q8_0_x8(y, xb, n); return true;
         default: return false;
     }
 }
