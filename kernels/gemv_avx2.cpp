@@ -226,6 +226,15 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
 
 namespace {
 
+// y[0..32) = the 32 int8 values in q, in order, times d.
+SPECULUM_AVX2_INLINE void store_q8_block(float* y, __m256i q, float d) {
+    const __m256 vd     = _mm256_set1_ps(d);
+    const __m128i lo    = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+    const __m128i q8[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+    for (int k = 0; k < 4; ++k)
+        _mm256_storeu_ps(y + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8[k])), vd));
+}
+
 // Q8_0_X8 (BlockQ8_0x8): the 8 runs of 32 bytes hold 4 quants of each block per 32-bit lane, so an 8 x 8 transpose
 // of 32-bit lanes gives each block's 32 quants in order. Exact: (q - 128) converted to f32, times the f32 scale.
 SPECULUM_AVX2 void dequantize_q8_0_x8(float* y, const uint8_t* x, int64_t n) {
@@ -248,15 +257,9 @@ SPECULUM_AVX2 void dequantize_q8_0_x8(float* y, const uint8_t* x, int64_t n) {
             u[c + 2] = _mm256_unpacklo_epi64(t[c + 1], t[c + 3]);
             u[c + 3] = _mm256_unpackhi_epi64(t[c + 1], t[c + 3]);
         }
-        for (int j = 0; j < 8; ++j) {  // block j: lanes 0..3 from runs 0..3, 4..7 from runs 4..7
-            const __m256i q  = _mm256_permute2x128_si256(u[j % 4], u[4 + j % 4], j < 4 ? 0x20 : 0x31);
-            const __m256 dj  = _mm256_set1_ps(d[j]);
-            const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
-            const __m128i q8[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
-            for (int k = 0; k < 4; ++k) {
-                const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8[k]));
-                _mm256_storeu_ps(y + 32 * j + 8 * k, _mm256_mul_ps(v, dj));
-            }
+        for (int j = 0; j < 4; ++j) {  // blocks j and j + 4: lanes 0..3 from runs 0..3, lanes 4..7 from runs 4..7
+            store_q8_block(y + 32 * j, _mm256_permute2x128_si256(u[j], u[4 + j], 0x20), d[j]);
+            store_q8_block(y + 32 * (j + 4), _mm256_permute2x128_si256(u[j], u[4 + j], 0x31), d[j + 4]);
         }
     }
 }
