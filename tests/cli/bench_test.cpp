@@ -1,6 +1,7 @@
 // `speculum-cli bench` on a tiny synthetic model and on a GGUF file: every figure is printed, JSON parses, and bad
 // arguments are usage errors. (Timings here only prove the command runs; figures come from docs/performance.md.)
 #include "core/model/synthetic.h"
+#include "kernels/gemv.h"
 #include "support/run_process.h"
 #include "support/test_paths.h"
 
@@ -64,6 +65,23 @@ TEST(CliBench, JsonOnAFile) {
     r = run_cli(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["weight_memory"], "large-pages");
+}
+
+TEST(CliBench, RepackOnAQ8_0File) {
+    speculum::model::SyntheticSpec s;
+    s.n_vocab = 300, s.n_embd = 256, s.n_layer = 1, s.n_head = 4, s.n_head_kv = 4, s.n_ff = 512;
+    s.type = speculum::kernels::GgmlType::Q8_0;
+    const std::string path = (speculum::test::tmp_dir() / "cli_bench_repack.gguf").string();
+    speculum::model::write_synthetic_gguf(s, path);
+    std::vector<std::string> a = {"bench", "-m", path, "--membw-mb", "0", "--json", "--repack"};
+    a.insert(a.end(), kTiny.begin() + 6, kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    // Repacking needs the AVX-512 VNNI kernel; elsewhere --repack is a plain large-page copy.
+    EXPECT_EQ(j["weight_memory"], speculum::kernels::q8_0_x8_preferred() ? "large-pages-repacked" : "large-pages");
+    EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
+    EXPECT_EQ(j["batches"].size(), 3u);
 }
 
 TEST(CliBench, UsageErrors) {
