@@ -9,6 +9,7 @@
 
 #include "kernels/quant_blocks.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace speculum::kernels::detail {
@@ -18,7 +19,8 @@ namespace {
 constexpr int64_t kPrefetchRows = 8;  // L2 prefetch this many rows ahead (as gemv_q8act_avx512.cpp)
 constexpr int64_t kBlock        = sizeof(BlockQ8_0x8);
 
-// Blocks per pass over the rows when n > 1: 4 vectors' activations of 8 blocks (10 KiB) and the 3 rows of a tile
+// Blocks per chunk, the unit every path sums a row in (gemm_q8act_x8_avx512). When n > 1, also the columns of one
+// pass over the rows: 4 vectors' activations of 8 blocks (10 KiB) and the 3 rows of a tile
 // stay in L1 while a task's row tiles go by. Whole rows of 5632 columns (28 KiB of activations) made the pass
 // L2-bound and slower than gemm_q8act (docs/performance.md, "Session 6").
 constexpr int64_t kChunkBlocks = 8;
@@ -133,22 +135,28 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
 
 void quantize_q8act_x8_avx512(void* xq, const float* x, int64_t n, int64_t cols) { quantize_impl(xq, x, n, cols); }
 
-// n = 1 (decode): whole rows in tiles of 8, the most concurrent row streams that fit the registers. Otherwise, per
-// kChunkBlocks blocks of columns, 3 rows against groups of 4 vectors (12 int32 and 12 f32 accumulators): the
-// compute-bound verification pass. Then 2 and 1 row.
+// n = 1 (decode): tiles of 8 rows, the most concurrent row streams that fit the registers, each walking its rows
+// to the end. Otherwise, per kChunkBlocks blocks of columns, 3 rows against groups of 4 vectors (12 int32 and 12 f32
+// accumulators): the compute-bound verification pass. Then 2 and 1 row. Every path sums a row the same way (per
+// chunk of kChunkBlocks blocks into a fresh accumulator, then y += the chunk's sum), so a row's dot with a vector is
+// bit-identical whatever n and the row range: a batched pass equals sequential decoding, which keeps greedy
+// speculative decoding on a repacked target lossless (the int8 activations amplify any rounding difference).
 void gemm_q8act_x8_avx512(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
                           int64_t r1) {
     const auto* wb          = static_cast<const uint8_t*>(w);
     const int64_t row_bytes = cols / kQK8_0x8 * kBlock;
+    const int64_t ng        = cols / kQK8_0x8;
     int64_t r               = r0;
     if (n == 1) {
         const Q8ActX8Group* xv[1] = {q8act_x8_vec(xq, 0, cols)};
         for (; r + 8 <= r1; r += 8)
-            tile<8, 1, true>(y + r, ldy, wb + r * row_bytes, row_bytes, xv, 0, cols / kQK8_0x8, false);
+            for (int64_t g0 = 0; g0 < ng; g0 += kChunkBlocks)
+                tile<8, 1, true>(y + r, ldy, wb + r * row_bytes, row_bytes, xv, g0, std::min(g0 + kChunkBlocks, ng),
+                                 g0 > 0);
     }
-    const int64_t ng = cols / kQK8_0x8, rs = r;
-    for (int64_t g0 = 0; g0 < ng; g0 += (n == 1 ? ng : kChunkBlocks)) {  // n = 1: rows left over from the 8-row tiles
-        const int64_t g1 = n == 1 || g0 + kChunkBlocks > ng ? ng : g0 + kChunkBlocks;
+    const int64_t rs = r;
+    for (int64_t g0 = 0; g0 < ng; g0 += kChunkBlocks) {
+        const int64_t g1 = std::min(g0 + kChunkBlocks, ng);
         for (r = rs; r + 3 <= r1; r += 3) row_tile<3>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols, g0, g1);
         for (; r + 2 <= r1; r += 2) row_tile<2>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols, g0, g1);
         for (; r < r1; ++r) row_tile<1>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols, g0, g1);

@@ -1,6 +1,7 @@
 // Q8_0_X8, the in-memory repacked Q8_0 layout: repack/unpack round trip, its dequantization, the activation
 // quantization (fast bit-identical to reference), the reference GEMM against gemm_q8act_ref on the unpacked rows
-// (bit for bit: same sums, same order), and the fast GEMM against its reference for n = 1..16 and odd row ranges.
+// (bit for bit: same sums, same order), the fast GEMM against its reference for n = 1..16 and odd row ranges, and a
+// batched GEMM against single-vector ones (bit for bit).
 #include "kernels/gemv.h"
 
 #include "kernels/quant_blocks.h"
@@ -147,6 +148,38 @@ TEST(Q8_0X8, FastGemmMatchesReferenceForOneToSixteenVectorsAndOddRowRanges) {
                         ASSERT_NEAR(got, want, kX8SumOrderRelTol * abs_dot(wdeq, r, x.data() + i * cols, cols))
                             << kernel_isa_name(isa) << " n " << n << " row " << r;
                     }
+            }
+        }
+    }
+}
+
+// Greedy speculative decoding on a repacked target is lossless only if a batched pass computes what single-token
+// decoding computes: every vector of an n-vector GEMM must equal its own n = 1 GEMM bit for bit, whatever the row
+// range a task gets (rows of 9 and 22 groups: chunk remainders of 1 and 6 groups).
+TEST(Q8_0X8, BatchedGemmEqualsSingleVectorGemmBitForBit) {
+    IsaCapGuard guard;
+    const int64_t rows = 21, n = 7;
+    for (int64_t cols : {2304, 5632}) {
+        const auto q8 = random_q8_0(rows, cols, 5);
+        std::vector<uint8_t> w(q8.size());
+        repack_q8_0_x8(w.data(), q8.data(), rows, cols);
+        const auto x = random_x(n, cols, 77);
+        std::vector<uint8_t> xq(q8act_x8_bytes(n, cols)), x1(q8act_x8_bytes(1, cols));
+        quantize_q8act_x8(xq.data(), x.data(), n, cols);
+        for (KernelIsa isa : {KernelIsa::scalar, KernelIsa::avx512}) {
+            if (isa > best_kernel_isa()) continue;
+            set_kernel_isa_cap(isa);
+            std::vector<float> yb(n * rows);
+            gemm_q8act_x8(yb.data(), rows, w.data(), xq.data(), n, cols, 0, rows);
+            for (int64_t i = 0; i < n; ++i) {
+                quantize_q8act_x8(x1.data(), x.data() + i * cols, 1, cols);
+                for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, rows}, {3, 20}, {5, 6}}) {
+                    std::vector<float> y1(rows, -7.0f);
+                    gemm_q8act_x8(y1.data(), rows, w.data(), x1.data(), 1, cols, r0, r1);
+                    for (int64_t r = r0; r < r1; ++r)
+                        ASSERT_EQ(y1[r], yb[i * rows + r]) << kernel_isa_name(isa) << " cols " << cols << " vector "
+                                                           << i << " row " << r << " of [" << r0 << ", " << r1 << ")";
+                }
             }
         }
     }
