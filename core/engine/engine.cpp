@@ -25,6 +25,13 @@ void set_cost_ratios(std::vector<LevelStats>& levels, double t_unit) {
     }
 }
 
+// The first index where a and b differ (b shorter than a differs where it ends), -1 = identical.
+int32_t first_mismatch(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+    for (size_t i = 0; i < a.size(); ++i)
+        if (i >= b.size() || a[i] != b[i]) return static_cast<int32_t>(i);
+    return -1;
+}
+
 template <class T>
 void bump(std::vector<T>& v, size_t i, T by = 1) {
     if (v.size() <= i) v.resize(i + 1, T{});
@@ -43,9 +50,13 @@ struct SpecEngine::RunState {
     drafts::DraftCost target_at_start;  // the target's counters after prefill
 };
 
-SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_ptr<drafts::Drafter> drafter)
-    : m_target(target), m_cfg(std::move(cfg)) {
+SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_ptr<drafts::Drafter> drafter,
+                       const model::Model* verifier)
+    : m_target(target), m_verifier(verifier ? *verifier : target), m_cfg(std::move(cfg)) {
     if (!drafter) throw std::invalid_argument("SpecEngine: no drafter");
+    if (!(m_verifier.hparams() == target.hparams()))
+        throw std::invalid_argument("SpecEngine: the verifier's hparams differ from the target's (it must be the "
+                                    "target's weights in another layout)");
     m_drafter = std::dynamic_pointer_cast<CompositeDrafter>(drafter);
     if (!m_drafter) m_drafter = std::make_shared<LevelDrafter>(std::move(drafter), 1);
     if (m_drafter->n_vocab() > m_target.hparams().n_vocab)
@@ -197,7 +208,7 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
             throw std::invalid_argument("SpecEngine::run: prompt token " + std::to_string(i) + " = " +
                                         std::to_string(prompt[i]) + " is outside the vocabulary of " +
                                         std::to_string(n_vocab));
-    RunState st{Reviewer(m_target, m_cfg.context), model::Sampler(m_cfg.sampling), prompt, {}, 0, {}, 0, {}};
+    RunState st{Reviewer(m_verifier, m_cfg.context), model::Sampler(m_cfg.sampling), prompt, {}, 0, {}, 0, {}};
     st.gamma = m_cfg.draft_length(0);
     if (m_cfg.adaptive_gamma.enabled)
         st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);
@@ -285,31 +296,37 @@ void SpecEngine::run_baseline(RunResult& res, const CancelToken& cancel) {
     // Plain autoregressive decoding of the same target, same prompt, same number of tokens, same process: the
     // denominator of the speedup, and for greedy runs the reference of the lossless check.
     if (res.tokens.empty()) return;
-    model::InferenceContext ctx(m_target, m_cfg.context);
-    model::Sampler sampler(m_cfg.sampling);
+    const auto decode = [&](const model::Model& m, std::vector<int32_t>& out) {
+        model::InferenceContext ctx(m, m_cfg.context);
+        model::Sampler sampler(m_cfg.sampling);
+        return model::generate(
+            ctx, sampler, res.prompt, static_cast<int32_t>(res.tokens.size()),
+            [&](int32_t t) {
+                out.push_back(t);
+                return true;
+            },
+            cancel);
+    };
     std::vector<int32_t> out;
-    const model::GenerateStats g = model::generate(
-        ctx, sampler, res.prompt, static_cast<int32_t>(res.tokens.size()),
-        [&](int32_t t) {
-            out.push_back(t);
-            return true;
-        },
-        cancel);
-    res.baseline_tokens = out;
-    RunStats& s         = res.stats;
+    const model::GenerateStats g = decode(m_target, out);
+    res.baseline_tokens          = out;
+    RunStats& s                  = res.stats;
     // Steady-state rate: one token per single-token pass (the first token comes from the prompt pass).
     s.baseline_tokens_per_s = g.t_decode_s > 0 && g.n_eval > 0 ? g.n_eval / g.t_decode_s : 0.0;
     s.speedup               = s.baseline_tokens_per_s > 0 ? s.tokens_per_s / s.baseline_tokens_per_s : 0.0;
     // c as CS Drafting defines it: a level's forward pass relative to one plain decoding step of the target.
     if (s.baseline_tokens_per_s > 0) set_cost_ratios(s.levels, 1.0 / s.baseline_tokens_per_s);
     if (m_cfg.greedy()) {
+        // Speculative decoding reproduces the greedy output of the model that verifies. A separate verifier holds
+        // the same weights but rounds differently, so its own greedy output (decoded here, untimed) is the
+        // reference, and where it departs from the target's is reported beside it.
+        std::vector<int32_t> verifier_out;
+        if (&m_verifier != &m_target) {
+            decode(m_verifier, verifier_out);
+            s.verifier_mismatch = first_mismatch(verifier_out, out);
+        }
         s.lossless_checked  = true;
-        s.lossless_mismatch = -1;
-        for (size_t i = 0; i < res.tokens.size(); ++i)
-            if (i >= out.size() || out[i] != res.tokens[i]) {
-                s.lossless_mismatch = static_cast<int32_t>(i);
-                break;
-            }
+        s.lossless_mismatch = first_mismatch(res.tokens, &m_verifier != &m_target ? verifier_out : out);
     }
 }
 
@@ -356,6 +373,7 @@ void accumulate(RunStats& into, const RunStats& s) {
     into.bytes_per_token  = into.n_generated > 0 ? bytes / into.n_generated : 0.0;
     into.lossless_checked = into.lossless_checked || s.lossless_checked;
     if (into.lossless_mismatch < 0) into.lossless_mismatch = s.lossless_mismatch;
+    if (into.verifier_mismatch < 0) into.verifier_mismatch = s.verifier_mismatch;
 }
 
 }  // namespace speculum::engine

@@ -19,7 +19,13 @@ class SpecEngine {
 public:
     // `drafter` drafts for the target (level 1; a plain drafter is wrapped as level 1, a CompositeDrafter from
     // build_draft_stack reports every level). The config is expected to be validated by the caller.
-    SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_ptr<drafts::Drafter> drafter);
+    // `verifier`, when given, runs the verification passes instead of `target`: the same weights in another
+    // in-memory layout (Model::with_large_pages(target, ..., /*repack_q8=*/true): Q8_0_X8 is faster for batches,
+    // slower for single tokens), while the autoregressive baseline keeps decoding `target`, so the speedup is
+    // measured against the faster plain decode. Its shape must match the target's (std::invalid_argument). It must
+    // outlive the engine, like `target`.
+    SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_ptr<drafts::Drafter> drafter,
+               const model::Model* verifier = nullptr);
 
     // Generates up to cfg.max_new_tokens after `prompt`. A cancelled run returns what it committed with partial
     // statistics (cancelled = true); cancellation is checked before drafting, before verification and inside the
@@ -48,6 +54,7 @@ private:
     drafts::ProposeParams propose_params(RunState& st) const;
 
     const model::Model& m_target;
+    const model::Model& m_verifier;  // m_target unless a verifier was given
     SpecConfig m_cfg;
     std::shared_ptr<CompositeDrafter> m_drafter;
 };

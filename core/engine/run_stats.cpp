@@ -66,7 +66,8 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"speedup", s.speedup},
                        {"bytes_per_token", s.bytes_per_token},
                        {"lossless_checked", s.lossless_checked},
-                       {"lossless_mismatch", s.lossless_mismatch}};
+                       {"lossless_mismatch", s.lossless_mismatch},
+                       {"verifier_mismatch", s.verifier_mismatch}};
 }
 
 void to_json(nlohmann::json& j, const RunResult& r) {

@@ -53,8 +53,12 @@ struct RunStats {
     double baseline_tokens_per_s = 0.0;    // plain autoregressive decoding of the same target (0 = not run)
     double speedup               = 0.0;    // tokens_per_s / baseline_tokens_per_s (0 = no baseline)
     double bytes_per_token       = 0.0;    // BPT: bytes read by every level / n_generated
-    bool lossless_checked        = false;  // greedy run compared with the baseline's tokens
+    bool lossless_checked        = false;  // greedy run compared with the verifying model's own greedy tokens
     int32_t lossless_mismatch    = -1;     // first differing index, -1 = identical
+    // With a separate verifier (SpecEngine's `verifier`, e.g. a repacked copy), greedy: the first index where the
+    // verifier's own greedy output differs from the target's (its int8 activations round differently), -1 =
+    // identical or no verifier. The lossless check compares against the verifier's output.
+    int32_t verifier_mismatch = -1;
 
     std::vector<double> alpha() const;    // α_i = pos_accepted / pos_reached (0 where never reached)
     double mean_accepted_length() const;  // tokens committed per target pass (accepted + 1)

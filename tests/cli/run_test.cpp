@@ -1,6 +1,7 @@
 // `speculum-cli run` against the real binary: a self-draft chain, a cascade and a tree on a synthetic GGUF with a
 // summary and a JSON report (lossless on the reference path), and clear errors for bad configs.
 #include "core/model/synthetic.h"
+#include "kernels/gemv.h"
 #include "support/run_process.h"
 #include "support/test_paths.h"
 
@@ -53,6 +54,39 @@ TEST(CliRun, ChainSummaryAndReport) {
     EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);
     EXPECT_EQ(j.at("runs").at(0).at("tokens"), j.at("runs").at(0).at("baseline_tokens"));
     EXPECT_EQ(j.at("config").at("gamma"), nlohmann::json::array({4}));
+}
+
+// --repack: verification on a repacked copy of a Q8_0 target (fast path), drafts and baseline on the file layout;
+// where nothing can be repacked (no AVX-512 VNNI, or no Q8_0 matrix) a warning and a plain run.
+TEST(CliRun, RepackVerifiesOnARepackedCopy) {
+    speculum::model::SyntheticSpec s;
+    s.n_vocab = 300, s.n_embd = 256, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 512, s.n_ctx = 256;
+    s.type = speculum::kernels::GgmlType::Q8_0, s.seed = 8;
+    const std::string target = (speculum::test::tmp_dir() / "cli_run_q8_target.gguf").string();
+    speculum::model::write_synthetic_gguf(s, target);
+    const std::string cfg    = write_config("run_repack.json", R"({"levels": [{"kind": "maxgram"}], "gamma": [4],
+        "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
+    const std::string report = (speculum::test::tmp_dir() / "run_repack_report.json").string();
+    auto r = run_cli({"run", "--config", cfg, "-m", target, "--repack", "--report", report});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const nlohmann::json j = read_json(report);
+    EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);
+    if (speculum::kernels::q8_0_x8_preferred()) {
+        // 7 matrices in each of 2 layers and the untied output; token_embd stays Q8_0.
+        EXPECT_NE(r.out.find("verifier: a copy of the target in large pages, 15 Q8_0 matrices repacked to q8_0_x8"),
+                  std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find("identical to the repacked verifier's own greedy output"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("repacked verifier vs file layout: "), std::string::npos) << r.out;
+        EXPECT_EQ(j.at("verifier_memory"), "large-pages-repacked");
+    } else {
+        EXPECT_NE(r.err.find("warning: --repack: this CPU has no AVX-512 VNNI kernel"), std::string::npos) << r.err;
+        EXPECT_EQ(j.at("verifier_memory"), "mapped");
+    }
+    auto f16 = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--repack"});
+    ASSERT_EQ(f16.exit_code, 0) << f16.err << f16.out;
+    EXPECT_NE(f16.err.find("verifying on the target itself"), std::string::npos) << f16.err;
+    EXPECT_NE(f16.out.find("identical to the target's own greedy output"), std::string::npos) << f16.out;
 }
 
 TEST(CliRun, CascadeAndTreeAreLossless) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/gemv.h"
+
 #include <filesystem>
 
 namespace speculum::test {
@@ -203,6 +205,68 @@ TEST(EngineStochastic, SeededAndReproducible) {
     c.verification = engine::Verification::tree;
     c.tree.kind    = engine::TreeKind::top_k;
     EXPECT_EQ(run(9).tokens, run(9).tokens);
+}
+
+// A separate verifier (SpecEngine's 4th argument): the target's weights in another layout in real use; here a
+// model of the same shape with other weights, so that which model did what is visible in the tokens.
+TEST(EngineVerifier, VerifierVerifiesAndTheTargetDecodesTheBaseline) {
+    const model::Model other       = model::make_synthetic_model(engine_target_spec(4, 77));
+    const std::vector<int32_t> vref = greedy_reference(other, kPrompt, kNew);
+    ASSERT_NE(vref, fx().ref) << "the two models must decode differently for this test to mean anything";
+    int32_t parts = 0;
+    while (vref[parts] == fx().ref[parts]) ++parts;
+    SpecConfig c = base_config(4);
+    c.baseline   = true;
+    SpecEngine eng(fx().target, c, std::make_shared<ContextMaxGram>(96), &other);
+    const engine::RunResult r = eng.run(kPrompt);
+    EXPECT_EQ(r.tokens, vref);  // lossless with respect to the verifier
+    EXPECT_EQ(r.baseline_tokens, fx().ref);
+    EXPECT_TRUE(r.stats.lossless_checked);
+    EXPECT_EQ(r.stats.lossless_mismatch, -1);
+    EXPECT_EQ(r.stats.verifier_mismatch, parts);
+    EXPECT_GT(r.stats.baseline_tokens_per_s, 0.0);
+}
+
+TEST(EngineVerifier, RejectsAVerifierOfAnotherShape) {
+    const model::Model shallow = model::make_synthetic_model(engine_target_spec(2));
+    EXPECT_THROW(SpecEngine(fx().target, base_config(), std::make_shared<ContextMaxGram>(96), &shallow),
+                 std::invalid_argument);
+}
+
+// speculum-cli run --repack end to end: a Q8_0 target verified on its repacked copy (Q8_0_X8) on the fast path, int8
+// activations and all, equals the copy's own greedy decode. That needs the repacked kernel's batched pass to equal
+// its single-token decode bit for bit (w_down's 2304 columns span two of its column chunks), which
+// Q8_0X8.BatchedGemmEqualsSingleVectorGemmBitForBit and RepackedWeights.BatchedPassEqualsSequentialDecodeBitForBit
+// check directly: on a model this small a rounding difference rarely reaches the argmax.
+TEST(EngineVerifier, RepackedQ8_0VerifierIsLosslessOnTheFastPath) {
+    if (!kernels::q8_0_x8_preferred()) GTEST_SKIP() << "no fast Q8_0_X8 kernel on this CPU";
+    model::SyntheticSpec s = engine_target_spec(2, 31);
+    s.n_vocab = 300, s.n_embd = 256, s.n_ff = 2304, s.type = kernels::GgmlType::Q8_0;
+    const model::Model target = model::make_synthetic_model(s);
+    const model::Model x8     = model::Model::with_large_pages(target, {}, {}, /*repack_q8=*/true);
+    ASSERT_EQ(x8.weight_memory(), model::WeightMemory::large_pages_repacked);
+    const model::ContextConfig fast{.n_ctx = 256, .n_batch = 64, .path = model::ForwardPath::fast};
+    std::vector<int32_t> own;  // the repacked model's own greedy decode on the fast path
+    {
+        model::InferenceContext ctx(x8, fast);
+        model::Sampler sampler;
+        model::generate(ctx, sampler, kPrompt, kNew, [&](int32_t t) {
+            own.push_back(t);
+            return true;
+        });
+    }
+    for (int32_t gamma : {3, 7}) {
+        SCOPED_TRACE(gamma);
+        SpecConfig c = base_config(gamma);
+        c.context    = fast;
+        c.baseline   = true;
+        SpecEngine eng(target, c, std::make_shared<ContextDrafter>(target, exit_after(0)), &x8);
+        const engine::RunResult r = eng.run(kPrompt);
+        EXPECT_EQ(r.tokens, own);
+        EXPECT_TRUE(r.stats.lossless_checked);
+        EXPECT_EQ(r.stats.lossless_mismatch, -1);
+        EXPECT_GT(r.stats.n_steps, 0);
+    }
 }
 
 }  // namespace
