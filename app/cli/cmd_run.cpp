@@ -265,10 +265,11 @@ int cmd_run(int argc, char** argv) {
               << mib(target.weight_bytes_per_token()) << " read per token)\n"
               << "drafter: " << stack->name() << "\n"
               << verifier_line;
+    const model::Model& verifying = verifier ? *verifier : target;
     nlohmann::json report{{"config", cfg},
                           {"target", target_path},
                           {"drafter", stack->name()},
-                          {"verifier_memory", model::weight_memory_name((verifier ? *verifier : target).weight_memory())}};
+                          {"verifier_memory", model::weight_memory_name(verifying.weight_memory())}};
     nlohmann::json runs = nlohmann::json::array();
     engine::RunStats total;
     for (const engine::RunPrompt& p : prompts) {
