@@ -25,8 +25,20 @@ constexpr int64_t kBlock        = sizeof(BlockQ8_0x8);
 // L2-bound and slower than gemm_q8act (docs/performance.md, "Session 6").
 constexpr int64_t kChunkBlocks = 8;
 
+// L2 prefetch of the cache line that starts in the kSlice bytes at p, if one does (kSlice < 64: at most one).
+// A group is prefetched in 8 slices, one beside each of its 8 loads, so the prefetches of the rows ahead go out at
+// the pace of the loads: issued all at a group's start (one per 64 bytes, some lines twice) they made the n = 1
+// stream 1.3-1.6x slower than gemm_q8act's; one per line, spread, it streams as fast (docs/performance.md,
+// "Session 8").
+constexpr int64_t kSlice = kBlock / 8;
+SPECULUM_VNNI inline __attribute__((always_inline)) void prefetch_slice(const uint8_t* p) {
+    const auto s    = reinterpret_cast<uintptr_t>(p);
+    const auto line = (s + 63) & ~uintptr_t{63};
+    if (line < s + kSlice) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
+}
+
 // R weight rows x NV activation vectors over blocks [g0, g1) of the rows; y = the dots, or y += them when `add`.
-// PF: issue L2 prefetches kPrefetchRows ahead.
+// PF: prefetch to L2 the rows kPrefetchRows ahead.
 template <int R, int NV, bool PF>
 SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, int64_t row_bytes, const Q8ActX8Group* const* xv,
                         int64_t g0, int64_t g1, bool add) {
@@ -36,14 +48,6 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, int64_t row_
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
     for (int64_t g = g0; g < g1; ++g) {
-        if constexpr (PF) {
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) {
-                const char* p = reinterpret_cast<const char*>(row0 + (kPrefetchRows + r) * row_bytes + g * kBlock);
-#pragma GCC unroll 5
-                for (int64_t off = 0; off < kBlock; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
-            }
-        }
         __m256i dot[R][NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
@@ -55,9 +59,11 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, int64_t row_
         for (int k = 0; k < 8; ++k) {
             __m256i wk[R];
 #pragma GCC unroll 8
-            for (int r = 0; r < R; ++r)
+            for (int r = 0; r < R; ++r) {
+                if constexpr (PF) prefetch_slice(row0 + (kPrefetchRows + r) * row_bytes + g * kBlock + k * kSlice);
                 wk[r] = _mm256_loadu_si256(
                     reinterpret_cast<const __m256i*>(row0 + r * row_bytes + g * kBlock + 16 + 32 * k));
+            }
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
                 const __m256i xk = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv[v][g].q + 32 * k));

@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     quantize_q8act_x8(xb.data(), x.data(), 8, cols);
     std::vector<float> y(8 * rows), yr(8 * rows);
     const int64_t row_bytes = static_cast<int64_t>(ggml_row_size(GgmlType::Q8_0, cols));
-    const int64_t chunk     = std::max<int64_t>(4, (64 << 10) / row_bytes);  // core's matmul grain
+    // core's matmul grain (64 KiB of weights), in whole 8-row tiles as core hands rows to the int8 kernels
+    const int64_t chunk = std::max<int64_t>(8, (64 << 10) / row_bytes / 8 * 8);
 
     std::printf("Q8_0 matrix %lld x %lld (%.1f MB), huge pages, 1 thread, rows in chunks of %lld, %d alternating "
                 "runs\n",
