@@ -47,7 +47,7 @@ void from_json(const nlohmann::json& j, ContextConfig& c) {
     const std::string p = j.value("path", std::string("fast"));
     if (p != "fast" && p != "reference")
         throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
-    c.path = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
+    c.path             = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
     c.int8_activations = j.value("int8_activations", d.int8_activations);
 }
 
@@ -163,6 +163,22 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
 
 // ---- matmul dispatch: Y[i][0..rows) = W x_i for i < n; Y has row stride ldy ----
 
+namespace {
+
+// parallel_for over rows [0, rows) in whole tiles of kDecodeTileRows (the last task takes the ragged end). The int8
+// kernels decode in 8-row tiles and give the rows left over at a task's end to smaller, slower tiles: with tasks of
+// any size, up to 7 rows in every ~24 went there (docs/performance.md, "Session 8"). A row's result does not
+// depend on the tile it is computed in, so this changes timing only.
+constexpr int64_t kDecodeTileRows = 8;
+template <class Fn>
+void parallel_for_tiles(int64_t rows, int64_t grain, Fn&& fn) {
+    const int64_t tiles = (rows + kDecodeTileRows - 1) / kDecodeTileRows;
+    parallel_for(0, tiles, std::max<int64_t>(1, grain / kDecodeTileRows),
+                 [&](int64_t t0, int64_t t1) { fn(t0 * kDecodeTileRows, std::min(rows, t1 * kDecodeTileRows)); });
+}
+
+}  // namespace
+
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
     if (m_cfg.path == ForwardPath::reference) {
         for (int32_t i = 0; i < n; ++i)
@@ -193,7 +209,7 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
     if (m_cfg.int8_activations && w.type == kernels::GgmlType::Q8_0_X8) {  // repacked Q8_0 (Model::with_large_pages)
         m_q8act.resize(static_cast<size_t>(kernels::q8act_x8_bytes(n, w.cols)));
         kernels::quantize_q8act_x8(m_q8act.data(), x, n, w.cols);
-        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) {
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
             kernels::gemm_q8act_x8(y, ldy, w.data, m_q8act.data(), n, w.cols, r0, r1);
         });
         return;
@@ -202,7 +218,7 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         // Integer-dot path: quantize the n activation vectors once, on this thread, then every task reads them.
         m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(n, w.cols)));
         kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
-        parallel_for(0, w.rows, grain, [&](int64_t r0, int64_t r1) {
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
             kernels::gemm_q8act(y, ldy, w.type, w.data, m_q8act.data(), n, w.cols, r0, r1);
         });
         return;
