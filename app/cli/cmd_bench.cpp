@@ -64,11 +64,15 @@ int cmd_bench(int argc, char** argv) {
                 "time with the thread CPU clock (needs --threads 1): ignores time other "
                 "jobs take the CPU away"},
                {"large-pages", 0, false, "",
-                "copy the weights into 2 MiB-aligned memory advised for huge pages; the bandwidth probe then "
-                "reads such memory too (default: the file's mapping, or the synthetic model's heap buffers)"},
+                "copy the weights into 2 MiB-aligned memory advised for huge pages, in the file's layout; the "
+                "bandwidth probe then reads such memory too"},
                {"repack", 0, false, "",
-                "--large-pages, with Q8_0 matrices repacked (q8_0_x8) for the AVX-512 VNNI batched kernels: "
-                "cheaper verification passes; ignored on CPUs without them"},
+                "--large-pages, with Q8_0 matrices repacked (q8_0_x8) for the AVX-512 VNNI kernels; ignored on "
+                "CPUs without them (the default repacks too, but copies nothing when there is nothing to repack)"},
+               {"no-repack", 0, false, "",
+                "keep the weights where they are, in the file's layout: the file's mapping, or the synthetic "
+                "model's heap buffers (default: as --repack where the CPU has the kernels and the model has "
+                "Q8_0 matrices to repack, else this)"},
                {"isa", 0, true, "ISA",
                 "cap the kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has)"},
                {"json", 0, false, "", "print the figures as JSON"}},
@@ -96,9 +100,12 @@ int cmd_bench(int argc, char** argv) {
         else if (isa == "avx512") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
         else throw UsageError("--isa: expected scalar, avx2 or avx512, got '" + isa + "'");
     }
+    if (args.has("no-repack") && (args.has("repack") || args.has("large-pages")))
+        throw UsageError("--no-repack keeps the weights where they are: it excludes --repack and --large-pages");
     const model::WeightMemory memory = args.has("repack")        ? model::WeightMemory::large_pages_repacked
                                        : args.has("large-pages") ? model::WeightMemory::large_pages
-                                                                 : model::WeightMemory::mapped;
+                                       : args.has("no-repack")   ? model::WeightMemory::mapped
+                                                                 : model::WeightMemory::automatic;
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
@@ -124,7 +131,9 @@ int cmd_bench(int argc, char** argv) {
             throw UsageError(e.what());
         }
         m = model::make_synthetic_model(s);
-        if (memory != model::WeightMemory::mapped)
+        if (memory == model::WeightMemory::automatic)
+            m = model::Model::with_preferred_memory(std::move(*m));
+        else if (memory != model::WeightMemory::mapped)
             m = model::Model::with_large_pages(*m, {}, {}, memory == model::WeightMemory::large_pages_repacked);
     } else {
         m = model::Model::load(args.has("model") ? *args.value("model") : resource_path(kBundledTargetModel).string(),

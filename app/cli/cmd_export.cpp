@@ -222,7 +222,7 @@ int cmd_export(int argc, char** argv) {
     if (format == "draft-gguf") {
         const int64_t level           = args.int_or("level", 1, 1, int64_t(m.config.levels.size()));
         const drafts::DraftSpec& spec = m.config.levels[size_t(level - 1)];
-        const model::Model target     = model::Model::load(in.target_path);
+        const model::Model target     = model::Model::load(in.target_path, {}, {}, model::WeightMemory::mapped);
         exporting::DraftExportOptions eo;
         eo.drop_unsupported = args.has("drop-unsupported");
         eo.drafter.progress = [last = -1](double f, const std::string& what) mutable {

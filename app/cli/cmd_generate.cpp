@@ -60,7 +60,10 @@ int cmd_generate(int argc, char** argv) {
                {"seed", 0, true, "S", "sampling seed (default 0)"},
                {"ctx", 'c', true, "N", "context length in tokens; 0 = the model's (default 0)"},
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"},
-               {"reference", 0, false, "", "use the scalar single-threaded reference forward pass"}},
+               {"reference", 0, false, "", "use the scalar single-threaded reference forward pass"},
+               {"no-repack", 0, false, "",
+                "decode from the file's mapping in its layout (default: Q8_0 matrices repacked to q8_0_x8 in large "
+                "pages where the CPU has the AVX-512 VNNI kernels)"}},
               {});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
@@ -86,7 +89,8 @@ int cmd_generate(int argc, char** argv) {
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
-    const model::Model m = model::Model::load(*model_path);
+    const model::Model m = model::Model::load(
+        *model_path, {}, {}, args.has("no-repack") ? model::WeightMemory::mapped : model::WeightMemory::automatic);
     // Text mode: the model file's own vocabulary encodes the prompt (with bos, special tokens parsed, as
     // llama.cpp's CLI does) and renders each new token's piece; generation stops at end-of-generation tokens.
     std::optional<model::Tokenizer> tok;

@@ -146,9 +146,12 @@ int cmd_run(int argc, char** argv) {
                {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
                {"reference", 0, false, "", "use the scalar reference forward pass (exact batched = sequential)"},
                {"repack", 0, false, "",
-                "verify on a copy of the target in large pages with its Q8_0 matrices repacked (q8_0_x8) for the "
-                "AVX-512 VNNI batched kernels; drafts and the baseline keep the file layout (a second copy of "
-                "the weights in memory)"},
+                "keep the target in the file's layout and verify on a copy of it in large pages with its Q8_0 "
+                "matrices repacked (q8_0_x8) for the AVX-512 VNNI kernels; drafts and the baseline read the file "
+                "layout (a second copy of the weights in memory)"},
+               {"no-repack", 0, false, "",
+                "keep the target in the file's layout (default: Q8_0 matrices repacked to q8_0_x8 in large pages "
+                "where the CPU has the AVX-512 VNNI kernels)"},
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
               {});
     if (!args.parse(argc, argv)) {
@@ -209,10 +212,18 @@ int cmd_run(int argc, char** argv) {
         const std::string warning = exporting::check_model_hash(*manifest, target_path);
         if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
     }
+    if (args.has("repack") && args.has("no-repack")) throw UsageError("give at most one of --repack and --no-repack");
+    // By default the target's Q8_0 matrices are repacked (WeightMemory::automatic); --repack and --no-repack keep
+    // the file layout.
+    const bool file_layout = args.has("repack") || args.has("no-repack");
     const model::Model target =
-        args.has("synthetic") ? load_synthetic(*args.value("synthetic")) : model::Model::load(target_path);
+        args.has("synthetic")
+            ? (file_layout ? load_synthetic(*args.value("synthetic"))
+                           : model::Model::with_preferred_memory(load_synthetic(*args.value("synthetic"))))
+            : model::Model::load(target_path, {}, {},
+                                 file_layout ? model::WeightMemory::mapped : model::WeightMemory::automatic);
     // --repack: the verification passes run on a repacked copy; drafts derived from the target and the
-    // autoregressive baseline read the file layout, whose single-token decode is faster (docs/performance.md).
+    // autoregressive baseline read the file layout (docs/engine.md, "A separate verifier").
     std::optional<model::Model> verifier;
     std::string verifier_line;
     if (args.has("repack")) {
@@ -262,13 +273,15 @@ int cmd_run(int argc, char** argv) {
     }
 
     std::cout << "target: " << target_path << " (" << target.hparams().n_layer << " layers, "
-              << mib(target.weight_bytes_per_token()) << " read per token)\n"
+              << mib(target.weight_bytes_per_token()) << " read per token, weights "
+              << model::weight_memory_name(target.weight_memory()) << ")\n"
               << "drafter: " << stack->name() << "\n"
               << verifier_line;
     const model::Model& verifying = verifier ? *verifier : target;
     nlohmann::json report{{"config", cfg},
                           {"target", target_path},
                           {"drafter", stack->name()},
+                          {"target_memory", model::weight_memory_name(target.weight_memory())},
                           {"verifier_memory", model::weight_memory_name(verifying.weight_memory())}};
     nlohmann::json runs = nlohmann::json::array();
     engine::RunStats total;

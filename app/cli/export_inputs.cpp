@@ -68,7 +68,7 @@ ExportInputs load_export_inputs(const ExportInputOptions& o) {
                                  " does not exist (nor beside the manifest); give it with -m");
     in.target_path = target;
     if (!target.empty() && (o.need_target || !in.from_manifest)) {
-        const model::Model model = model::Model::load(target);
+        const model::Model model = model::Model::load(target, {}, {}, model::WeightMemory::mapped);
         if (in.from_manifest && !o.model.empty() && !m.model.sha256.empty()) {
             const std::string warning = exporting::check_model_hash(m, target);
             if (!warning.empty()) std::cerr << "warning: " << warning << "\n";

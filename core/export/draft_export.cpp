@@ -23,7 +23,8 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
                 "snippets use the engine's own n-gram drafting instead)");
         case drafts::DraftKind::model: {
             // Already a GGUF the engines load: the export is a copy, so the deployment folder is self-contained.
-            const model::Model d = model::Model::load(spec_in.model_path, {}, options.drafter.cancel);
+            const model::Model d =
+                model::Model::load(spec_in.model_path, {}, options.drafter.cancel, model::WeightMemory::mapped);
             if (fs::weakly_canonical(spec_in.model_path) != fs::weakly_canonical(path))
                 fs::copy_file(spec_in.model_path, path, fs::copy_options::overwrite_existing);
             r.n_layer    = d.hparams().n_layer;

@@ -34,6 +34,7 @@ const char* weight_memory_name(WeightMemory m) {
         case WeightMemory::large_pages: return "large-pages";
         case WeightMemory::in_memory: return "in-memory";
         case WeightMemory::large_pages_repacked: return "large-pages-repacked";
+        case WeightMemory::automatic: return "automatic";
     }
     return "unknown";
 }
@@ -44,6 +45,16 @@ namespace {
 // blocks that is not the token embedding (looked up a row at a time, and shared by a tied output).
 bool repackable(const WeightView& v, const ModelWeights& w) {
     return v.type == kernels::GgmlType::Q8_0 && v.cols % 256 == 0 && v.data != w.token_embd.data;
+}
+
+// Whether repackable() will hold for some matrix of this file, from its tensor infos (before the views exist):
+// a layer matrix or an untied output.
+bool file_has_repackable(const GgufFile& file) {
+    for (const GgufTensorInfo& t : file.tensors())
+        if (t.type == kernels::GgmlType::Q8_0 && t.dims.size() == 2 && t.dims[0] % 256 == 0 &&
+            (t.name == "output.weight" || t.name.starts_with("blk.")))
+            return true;
+    return false;
 }
 
 // Copies every distinct weight matrix (a tied output shares token_embd's bytes) into one LargePageBuffer and
@@ -190,6 +201,9 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_name          = file.path();
     m.m_file          = owner;
     const Hparams& hp = m.m_hp;
+    if (memory == WeightMemory::automatic)
+        memory = kernels::q8_0_x8_preferred() && file_has_repackable(file) ? WeightMemory::large_pages_repacked
+                                                                           : WeightMemory::mapped;
     const double span = memory == WeightMemory::mapped ? 1.0 : 0.5;  // of the progress bar: the layer views
 
     m.m_w.token_embd  = view_of(file, owner, "token_embd.weight");
@@ -240,6 +254,14 @@ Model Model::with_large_pages(const Model& m, const ProgressFn& progress, const 
     if (copy_to_large_pages(c.m_w, progress, cancel, repack))
         c.m_memory = repack ? WeightMemory::large_pages_repacked : WeightMemory::large_pages;
     return c;
+}
+
+Model Model::with_preferred_memory(Model m, const ProgressFn& progress, const CancelToken& cancel) {
+    bool any = repackable(m.m_w.output, m.m_w);
+    for (const LayerWeights& L : m.m_w.layers)
+        for (const WeightView* v : L.matrices()) any = any || repackable(*v, m.m_w);
+    if (!any || !kernels::q8_0_x8_preferred()) return m;
+    return with_large_pages(m, progress, cancel, /*repack_q8=*/true);
 }
 
 Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {

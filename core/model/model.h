@@ -65,16 +65,22 @@ enum class WeightMemory {
     // output) repacked to the in-memory kernels::GgmlType::Q8_0_X8 on the way: cheaper batched (verification)
     // passes on AVX-512 VNNI CPUs, see docs/performance.md. Only where kernels::q8_0_x8_preferred().
     large_pages_repacked,
+    // A request only (Model::load's default; weight_memory() never returns it): large_pages_repacked where
+    // kernels::q8_0_x8_preferred() and the model has a matrix to repack, else mapped. The repacked layout decodes
+    // about as fast as the file's and verifies 8 tokens much cheaper (docs/performance.md, "Session 8").
+    automatic,
 };
-const char* weight_memory_name(WeightMemory m);  // "mapped", "large-pages", "in-memory", "large-pages-repacked"
+// "mapped", "large-pages", "in-memory", "large-pages-repacked", "automatic"
+const char* weight_memory_name(WeightMemory m);
 
 class Model {
 public:
     // Opens and maps a GGUF file, reads hparams and builds the views. Throws GgufError naming the file and the
     // tensor/key on bad content, Cancelled when `cancel` fires (checked once per layer and per copied matrix).
-    // `memory` = large_pages (large_pages_repacked): with_large_pages() of the mapped model (with repack_q8).
+    // `memory` = large_pages (large_pages_repacked): with_large_pages() of the mapped model (with repack_q8);
+    // automatic: see WeightMemory::automatic.
     static Model load(const std::string& path, const ProgressFn& progress = {}, const CancelToken& cancel = {},
-                      WeightMemory memory = WeightMemory::mapped);
+                      WeightMemory memory = WeightMemory::automatic);
     // Takes ownership of an opened file (the views point into its mapping, or into the large-page copy).
     static Model from_gguf(GgufFile file, const ProgressFn& progress = {}, const CancelToken& cancel = {},
                            WeightMemory memory = WeightMemory::mapped);
@@ -85,6 +91,9 @@ public:
     // kernels::q8_0_x8_preferred() is false it is ignored (a plain large-page copy).
     static Model with_large_pages(const Model& m, const ProgressFn& progress = {}, const CancelToken& cancel = {},
                                   bool repack_q8 = false);
+    // WeightMemory::automatic for a model already built: with_large_pages(m, ..., true) where
+    // kernels::q8_0_x8_preferred() and m has a matrix to repack, else m itself.
+    static Model with_preferred_memory(Model m, const ProgressFn& progress = {}, const CancelToken& cancel = {});
     // A model over in-memory weights (owned buffers and/or views shared with another model). Validates every
     // shape against `hp` and throws std::invalid_argument with the tensor name on a mismatch.
     static Model from_weights(Hparams hp, ModelWeights weights, std::string name = "in-memory model");

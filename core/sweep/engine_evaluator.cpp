@@ -28,7 +28,9 @@ EngineEvaluator::EngineEvaluator(const nlohmann::json& target, const CancelToken
         model::SyntheticSpec spec;
         from_json(target.at("synthetic"), spec);
         spec.validate();
-        m_target     = std::make_unique<model::Model>(model::make_synthetic_model(spec, {}, cancel));
+        // The layout Model::load would choose (WeightMemory::automatic), as for a file.
+        m_target = std::make_unique<model::Model>(
+            model::Model::with_preferred_memory(model::make_synthetic_model(spec, {}, cancel), {}, cancel));
         m_model_hash = store::json_hash({{"synthetic", target.at("synthetic")}});
         return;  // random weights: no tokenizer, prompts are token ids
     }

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 using speculum::test::run_cli;
 
 namespace {
@@ -21,10 +23,16 @@ TEST(CliBench, SyntheticPrintsEveryFigure) {
     a.insert(a.end(), kTiny.begin(), kTiny.end());
     auto r = run_cli(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* s :
-         {"kernels:", "weight memory:    in-memory", "prompt:", "decode:", "bytes per token:", "effective:",
-         "memory bandwidth:", "ratio:", "n =    4"})
+    // By default Q8_0 matrices are repacked where the CPU has the kernel (the n_ff = 512 rows are whole blocks).
+    const char* memory = speculum::kernels::q8_0_x8_preferred() ? "weight memory:    large-pages-repacked"
+                                                                : "weight memory:    in-memory";
+    for (const char* s : {"kernels:", memory, "prompt:", "decode:", "bytes per token:", "effective:",
+                          "memory bandwidth:", "ratio:", "n =    4"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    a.push_back("--no-repack");
+    r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("weight memory:    in-memory"), std::string::npos) << r.out;
 }
 
 TEST(CliBench, ThreadCpuClockWithOneThread) {
@@ -82,6 +90,17 @@ TEST(CliBench, RepackOnAQ8_0File) {
     EXPECT_EQ(j["weight_memory"], speculum::kernels::q8_0_x8_preferred() ? "large-pages-repacked" : "large-pages");
     EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
     EXPECT_EQ(j["batches"].size(), 3u);
+
+    // The default repacks too where it can, and copies nothing where it cannot; --no-repack keeps the mapping.
+    a.erase(std::find(a.begin(), a.end(), "--repack"));
+    r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["weight_memory"],
+              speculum::kernels::q8_0_x8_preferred() ? "large-pages-repacked" : "mapped");
+    a.push_back("--no-repack");
+    r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["weight_memory"], "mapped");
 }
 
 TEST(CliBench, UsageErrors) {
@@ -92,4 +111,6 @@ TEST(CliBench, UsageErrors) {
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--batches", "1,0"}).exit_code, 2);
     EXPECT_EQ(run_cli({"bench", "--bogus"}).exit_code, 2);
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--cpu-time"}).exit_code, 2);  // needs --threads 1
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--no-repack", "--repack"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--no-repack", "--large-pages"}).exit_code, 2);
 }

@@ -89,6 +89,33 @@ TEST(CliRun, RepackVerifiesOnARepackedCopy) {
     EXPECT_NE(f16.out.find("identical to the target's own greedy output"), std::string::npos) << f16.out;
 }
 
+TEST(CliRun, RepacksTheTargetByDefaultAndNoRepackKeepsTheFileLayout) {
+    speculum::model::SyntheticSpec s;
+    s.n_vocab = 300, s.n_embd = 256, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 512, s.n_ctx = 256;
+    s.type = speculum::kernels::GgmlType::Q8_0, s.seed = 9;
+    const std::string target = (speculum::test::tmp_dir() / "cli_run_q8_default.gguf").string();
+    speculum::model::write_synthetic_gguf(s, target);
+    const std::string cfg    = write_config("run_default_layout.json", R"({"levels": [{"kind": "self",
+        "exit_layer": 0}], "gamma": [4], "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
+    const std::string report = (speculum::test::tmp_dir() / "run_default_layout_report.json").string();
+    const bool repacks       = speculum::kernels::q8_0_x8_preferred();
+    auto r                   = run_cli({"run", "--config", cfg, "-m", target, "--report", report});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    nlohmann::json j = read_json(report);
+    EXPECT_EQ(j.at("target_memory"), repacks ? "large-pages-repacked" : "mapped");
+    EXPECT_EQ(j.at("verifier_memory"), j.at("target_memory"));  // no separate verifier
+    EXPECT_NE(r.out.find(repacks ? "weights large-pages-repacked)" : "weights mapped)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("identical to the target's own greedy output"), std::string::npos) << r.out;
+    EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);
+
+    r = run_cli({"run", "--config", cfg, "-m", target, "--no-repack", "--report", report});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    j = read_json(report);
+    EXPECT_EQ(j.at("target_memory"), "mapped");
+    EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);
+    EXPECT_EQ(run_cli({"run", "--config", cfg, "-m", target, "--no-repack", "--repack"}).exit_code, 2);
+}
+
 TEST(CliRun, CascadeAndTreeAreLossless) {
     const std::string cascade = write_config("run_cascade.json", R"({"levels": [{"kind": "self", "exit_layer": 1},
         {"kind": "maxgram"}], "gamma": [5, 3], "lenience": [1, 2, 1], "max_new_tokens": 24,

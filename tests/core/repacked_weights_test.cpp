@@ -64,6 +64,45 @@ TEST(RepackedWeights, RepacksTheQ8_0MatricesButNotTheEmbedding) {
     }
 }
 
+TEST(RepackedWeights, LoadRepacksByDefaultWhereTheKernelIs) {
+    const std::string q8 = (test::tmp_dir() / "repack_default_q8.gguf").string();
+    model::write_synthetic_gguf(spec_256(false), q8);
+    model::SyntheticSpec f16_spec = spec_256(false);
+    f16_spec.type                 = GgmlType::F16;
+    const std::string f16         = (test::tmp_dir() / "repack_default_f16.gguf").string();
+    model::write_synthetic_gguf(f16_spec, f16);
+    const bool repacks = kernels::q8_0_x8_preferred();
+
+    const Model m = Model::load(q8);  // WeightMemory::automatic
+    EXPECT_EQ(m.weight_memory(), repacks ? WeightMemory::large_pages_repacked : WeightMemory::mapped);
+    EXPECT_EQ(m.weights().layers[1].w_down.type, repacks ? GgmlType::Q8_0_X8 : GgmlType::Q8_0);
+    EXPECT_EQ(Model::load(q8, {}, {}, WeightMemory::mapped).weight_memory(), WeightMemory::mapped);
+    EXPECT_EQ(Model::load(f16).weight_memory(), WeightMemory::mapped);  // nothing to repack: no copy
+
+    // The same for a model built in memory.
+    EXPECT_EQ(Model::with_preferred_memory(model::make_synthetic_model(spec_256(false))).weight_memory(),
+              repacks ? WeightMemory::large_pages_repacked : WeightMemory::in_memory);
+    EXPECT_EQ(Model::with_preferred_memory(model::make_synthetic_model(f16_spec)).weight_memory(),
+              WeightMemory::in_memory);
+
+    // Progress reaches 1 through the copy, and a cancel during the copy is honoured.
+    std::vector<double> fractions;
+    Model::load(q8, [&](double f, const std::string&) { fractions.push_back(f); });
+    ASSERT_FALSE(fractions.empty());
+    EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
+    EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+    if (repacks) {
+        CancelToken token;
+        EXPECT_THROW(Model::load(
+                         q8,
+                         [&](double f, const std::string&) {
+                             if (f > 0.5) token.cancel();
+                         },
+                         token),
+                     Cancelled);
+    }
+}
+
 TEST(RepackedWeights, ForwardStaysOnTheQ8_0PathAndGreedyTokensAgree) {
     if (!kernels::q8_0_x8_preferred()) GTEST_SKIP() << "no fast Q8_0_X8 kernel on this CPU";
     const Model plain = Model::with_large_pages(model::make_synthetic_model(spec_256(false)));
