@@ -32,6 +32,16 @@ std::string write_config(const std::string& name, const std::string& text) {
     return p;
 }
 
+// A Q8_0 target whose matrices are whole q8_0_x8 blocks (repackable), written to tmp_dir()/NAME.
+std::string q8_target(const std::string& name, uint64_t seed) {
+    speculum::model::SyntheticSpec s;
+    s.n_vocab = 300, s.n_embd = 256, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 512, s.n_ctx = 256;
+    s.type = speculum::kernels::GgmlType::Q8_0, s.seed = seed;
+    const std::string path = (speculum::test::tmp_dir() / name).string();
+    speculum::model::write_synthetic_gguf(s, path);
+    return path;
+}
+
 nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
     return nlohmann::json::parse(in);
@@ -59,11 +69,7 @@ TEST(CliRun, ChainSummaryAndReport) {
 // --repack: verification on a repacked copy of a Q8_0 target (fast path), drafts and baseline on the file layout;
 // where nothing can be repacked (no AVX-512 VNNI, or no Q8_0 matrix) a warning and a plain run.
 TEST(CliRun, RepackVerifiesOnARepackedCopy) {
-    speculum::model::SyntheticSpec s;
-    s.n_vocab = 300, s.n_embd = 256, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 512, s.n_ctx = 256;
-    s.type = speculum::kernels::GgmlType::Q8_0, s.seed = 8;
-    const std::string target = (speculum::test::tmp_dir() / "cli_run_q8_target.gguf").string();
-    speculum::model::write_synthetic_gguf(s, target);
+    const std::string target = q8_target("cli_run_q8_target.gguf", 8);
     const std::string cfg    = write_config("run_repack.json", R"({"levels": [{"kind": "maxgram"}], "gamma": [4],
         "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
     const std::string report = (speculum::test::tmp_dir() / "run_repack_report.json").string();
@@ -90,11 +96,7 @@ TEST(CliRun, RepackVerifiesOnARepackedCopy) {
 }
 
 TEST(CliRun, RepacksTheTargetByDefaultAndNoRepackKeepsTheFileLayout) {
-    speculum::model::SyntheticSpec s;
-    s.n_vocab = 300, s.n_embd = 256, s.n_layer = 2, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 512, s.n_ctx = 256;
-    s.type = speculum::kernels::GgmlType::Q8_0, s.seed = 9;
-    const std::string target = (speculum::test::tmp_dir() / "cli_run_q8_default.gguf").string();
-    speculum::model::write_synthetic_gguf(s, target);
+    const std::string target = q8_target("cli_run_q8_default.gguf", 9);
     const std::string cfg    = write_config("run_default_layout.json", R"({"levels": [{"kind": "self",
         "exit_layer": 0}], "gamma": [4], "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
     const std::string report = (speculum::test::tmp_dir() / "run_default_layout_report.json").string();
