@@ -28,7 +28,7 @@ constexpr int64_t kChunkBlocks = 8;
 // L2 prefetch of the cache line that starts in the kSlice bytes at p, if one does (kSlice < 64: at most one).
 // A group is prefetched in 8 slices, one beside each of its 8 loads, so the prefetches of the rows ahead go out at
 // the pace of the loads: issued all at a group's start (one per 64 bytes, some lines twice) they made the n = 1
-// stream 1.3-1.6x slower than gemm_q8act's; one per line, spread, it streams as fast (docs/performance.md,
+// stream 1.2-1.6x slower than gemm_q8act's; one per line, spread, it streams as fast (docs/performance.md,
 // "Session 8").
 constexpr int64_t kSlice = kBlock / 8;
 SPECULUM_VNNI inline __attribute__((always_inline)) void prefetch_slice(const uint8_t* p) {
