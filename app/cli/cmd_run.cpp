@@ -216,12 +216,12 @@ int cmd_run(int argc, char** argv) {
     // By default the target's Q8_0 matrices are repacked (WeightMemory::automatic); --repack and --no-repack keep
     // the file layout.
     const bool file_layout = args.has("repack") || args.has("no-repack");
-    const model::Model target =
-        args.has("synthetic")
-            ? (file_layout ? load_synthetic(*args.value("synthetic"))
-                           : model::Model::with_preferred_memory(load_synthetic(*args.value("synthetic"))))
-            : model::Model::load(target_path, {}, {},
-                                 file_layout ? model::WeightMemory::mapped : model::WeightMemory::automatic);
+    const model::WeightMemory memory = file_layout ? model::WeightMemory::mapped : model::WeightMemory::automatic;
+    model::Model loaded = args.has("synthetic") ? load_synthetic(*args.value("synthetic"))
+                                                : model::Model::load(target_path, {}, {}, memory);
+    if (args.has("synthetic") && memory == model::WeightMemory::automatic)  // what load() does for a file
+        loaded = model::Model::with_preferred_memory(std::move(loaded));
+    const model::Model target = std::move(loaded);
     // --repack: the verification passes run on a repacked copy; drafts derived from the target and the
     // autoregressive baseline read the file layout (docs/engine.md, "A separate verifier").
     std::optional<model::Model> verifier;
