@@ -17,6 +17,7 @@ const CpuFeatures& cpu_features() {
         f.avx512vl   = __builtin_cpu_supports("avx512vl");
         f.avx512dq   = __builtin_cpu_supports("avx512dq");
         f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+        f.avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
         // GCC 12 has no builtin name for F16C or AVX512-BF16: read cpuid directly.
         unsigned a = 0, b = 0, c = 0, d = 0;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
@@ -46,6 +47,7 @@ std::string cpu_features_string() {
     add(f.avx512dq, "avx512dq");
     add(f.avx512vnni, "avx512vnni");
     add(f.avx512bf16, "avx512bf16");
+    add(f.avx512vbmi2, "avx512vbmi2");
     return s.empty() ? "scalar" : s;
 }
 

@@ -15,6 +15,7 @@ struct CpuFeatures {
     bool avx512dq = false;    // 512-bit dword/qword extras
     bool avx512vnni = false;  // vpdpbusd: u8 x s8 dot products into int32
     bool avx512bf16 = false;  // vdpbf16ps and bf16 conversions
+    bool avx512vbmi2 = false; // vpexpandb / vpcompressb (the compact draft formats' decoder)
 };
 
 // Detected once at first call (cpuid); the result never changes during the process.

@@ -1,0 +1,299 @@
+// Compact draft formats: validation, encoding, the scalar reference decoder and the GEMM dispatch (see compact.h).
+#include "kernels/compact.h"
+
+#include "kernels/cpu_info.h"
+#include "kernels/gemv.h"
+#include "kernels/quant_blocks.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace speculum::kernels {
+
+namespace detail {
+// compact_avx512.cpp: AVX-512 VBMI2 decoder of rows [r0, r1); false when this CPU lacks it.
+bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
+}  // namespace detail
+
+namespace {
+
+constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the dense kernels' widest row tile)
+
+bool is16(GgmlType t) { return t == GgmlType::F16 || t == GgmlType::BF16; }
+int64_t group_size(const CompactFormat& f) { return is16(f.dense) ? kCompactGroup16 : kQK8_0; }
+int64_t n_groups(const CompactFormat& f, int64_t cols) { return (cols + group_size(f) - 1) / group_size(f); }
+int n_planes(const CompactFormat& f) { return 8 - f.trunc_bits; }
+
+uint64_t group_bytes(const CompactFormat& f, int64_t stored) {
+    const uint64_t k = static_cast<uint64_t>(stored);
+    if (!is16(f.dense)) return 2 + 4 + k;  // d, mask, quants
+    return (f.sparse ? 8 : 0) + k + static_cast<uint64_t>(n_planes(f)) * ((k + 7) / 8);
+}
+
+uint64_t load_u64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+
+// One 16-bit group of `n` elements (n <= 64) from p into out (n dense 16-bit values); returns the bytes read.
+uint64_t decode_group16_ref(uint16_t* out, const uint8_t* p, int64_t n, const CompactFormat& f) {
+    const uint8_t* start = p;
+    uint64_t mask        = n == 64 ? ~0ull : (1ull << n) - 1;
+    if (f.sparse) {
+        mask = load_u64(p);
+        p += 8;
+    }
+    const int64_t k      = std::popcount(mask);
+    const uint8_t* hi    = p;
+    const uint8_t* plane = p + k;
+    const int64_t pb     = (k + 7) / 8;
+    int64_t c            = 0;  // index among the stored elements
+    for (int64_t e = 0; e < n; ++e) {
+        if (!((mask >> e) & 1u)) {
+            out[e] = 0;
+            continue;
+        }
+        uint32_t lo = 0;
+        for (int j = 0; j < n_planes(f); ++j)
+            lo |= static_cast<uint32_t>((plane[j * pb + c / 8] >> (c % 8)) & 1u) << (7 - j);
+        out[e] = static_cast<uint16_t>(static_cast<uint32_t>(hi[c]) << 8 | lo);
+        ++c;
+    }
+    return static_cast<uint64_t>(p - start) + static_cast<uint64_t>(k) + static_cast<uint64_t>(n_planes(f) * pb);
+}
+
+// One Q8_0 block; returns the bytes read.
+uint64_t decode_block_q8_ref(BlockQ8_0* out, const uint8_t* p) {
+    std::memcpy(&out->d, p, 2);
+    uint32_t mask;
+    std::memcpy(&mask, p + 2, 4);
+    const int8_t* q = reinterpret_cast<const int8_t*>(p + 6);
+    int c           = 0;
+    for (int e = 0; e < kQK8_0; ++e) out->qs[e] = ((mask >> e) & 1u) ? q[c++] : int8_t{0};
+    return 6 + static_cast<uint64_t>(c);
+}
+
+void check_scratch(const char* who, const void* scratch) {
+    if (!scratch) throw std::invalid_argument(std::string(who) + ": no scratch (compact_gemm_scratch_bytes)");
+}
+
+template <class Decode, class Dense>
+void tiled(const CompactMatrix& w, int64_t r0, int64_t r1, void* scratch, Decode&& decode, Dense&& dense) {
+    auto* buf = static_cast<uint8_t*>(scratch);
+    for (int64_t r = r0; r < r1; r += kTileRows) {
+        const int64_t re = r + kTileRows < r1 ? r + kTileRows : r1;
+        decode(buf, w, r, re);
+        dense(buf, r, re);
+    }
+}
+
+}  // namespace
+
+void CompactFormat::validate() const {
+    if (dense != GgmlType::F16 && dense != GgmlType::BF16 && dense != GgmlType::Q8_0)
+        throw std::invalid_argument("CompactFormat.dense: must be f16, bf16 or q8_0");
+    if (trunc_bits < 0 || trunc_bits > 7)
+        throw std::invalid_argument("CompactFormat.trunc_bits: must be in [0, 7], got " + std::to_string(trunc_bits));
+    if (trunc_bits > 0 && dense != GgmlType::BF16)
+        throw std::invalid_argument("CompactFormat.trunc_bits: only bf16 rows are truncated");
+    if (dense == GgmlType::Q8_0 && !sparse) throw std::invalid_argument("CompactFormat.sparse: q8_0 must be sparse");
+    if (!sparse && trunc_bits == 0)
+        throw std::invalid_argument("CompactFormat: neither sparse nor truncated stores every bit (use the dense type)");
+}
+
+std::optional<CompactFormat> compact_format_for(GgmlType dense, bool pruned, int32_t trunc_bits) {
+    if (trunc_bits < 0 || trunc_bits > 7 || (trunc_bits > 0 && dense != GgmlType::BF16)) return std::nullopt;
+    if (dense != GgmlType::F16 && dense != GgmlType::BF16 && dense != GgmlType::Q8_0) return std::nullopt;
+    if (dense == GgmlType::Q8_0 && !pruned) return std::nullopt;
+    if (!pruned && trunc_bits == 0) return std::nullopt;
+    return CompactFormat{dense, pruned, trunc_bits};
+}
+
+const char* compact_dense_name(const CompactFormat& f) {
+    static const char* names[] = {"f16 sparse", "bf16 sparse", "q8_0 sparse", "bf16 t1", "bf16 t2", "bf16 t3",
+                                  "bf16 t4", "bf16 t5", "bf16 t6", "bf16 t7", "bf16 sparse t1", "bf16 sparse t2",
+                                  "bf16 sparse t3", "bf16 sparse t4", "bf16 sparse t5", "bf16 sparse t6",
+                                  "bf16 sparse t7"};
+    if (f.trunc_bits > 0 && f.trunc_bits <= 7) return names[(f.sparse ? 9 : 2) + f.trunc_bits];
+    return f.dense == GgmlType::F16 ? names[0] : f.dense == GgmlType::BF16 ? names[1] : names[2];
+}
+
+CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, int64_t rows, int64_t cols) {
+    f.validate();
+    const int64_t bs = f.dense == GgmlType::Q8_0 ? kQK8_0 : 1;
+    if (rows < 0 || cols <= 0 || cols % bs != 0)
+        throw std::invalid_argument("CompactMatrix::encode: " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                    " is not a matrix of whole " + ggml_type_traits(f.dense)->name + " blocks");
+    CompactMatrix m;
+    m.m_format = f;
+    m.m_rows   = rows;
+    m.m_cols   = cols;
+    m.m_offsets.reserve(static_cast<size_t>(rows) + 1);
+    const uint64_t row_bytes = ggml_row_size(f.dense, static_cast<uint64_t>(cols));
+    const auto* src          = static_cast<const uint8_t*>(dense);
+    std::vector<uint8_t>& out = m.m_data;
+    const uint32_t low_mask   = (1u << f.trunc_bits) - 1u;
+    for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = src + static_cast<uint64_t>(r) * row_bytes;
+        if (f.dense == GgmlType::Q8_0) {
+            for (int64_t b = 0; b < cols / kQK8_0; ++b) {
+                BlockQ8_0 blk;
+                std::memcpy(&blk, row + static_cast<uint64_t>(b) * sizeof(BlockQ8_0), sizeof blk);
+                uint32_t mask = 0;
+                for (int e = 0; e < kQK8_0; ++e) mask |= static_cast<uint32_t>(blk.qs[e] != 0) << e;
+                const size_t at = out.size();
+                out.resize(at + 6);
+                std::memcpy(&out[at], &blk.d, 2);
+                std::memcpy(&out[at + 2], &mask, 4);
+                for (int e = 0; e < kQK8_0; ++e)
+                    if (blk.qs[e] != 0) out.push_back(static_cast<uint8_t>(blk.qs[e]));
+                m.m_stored += std::popcount(mask);
+            }
+        } else {
+            const auto* v = reinterpret_cast<const uint16_t*>(row);
+            for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
+                const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+                uint64_t mask   = 0;
+                for (int64_t e = 0; e < n; ++e) {
+                    uint16_t h;
+                    std::memcpy(&h, v + g0 + e, 2);  // rows of odd length leave later rows unaligned
+                    if (h & low_mask)
+                        throw std::invalid_argument("CompactMatrix::encode: row " + std::to_string(r) + " element " +
+                                                    std::to_string(g0 + e) + " has nonzero low bits below trunc_bits");
+                    if (!f.sparse || h != 0) mask |= 1ull << e;
+                }
+                const int64_t k  = std::popcount(mask);
+                const int64_t pb = (k + 7) / 8;
+                const size_t at  = out.size();
+                if (f.sparse) {
+                    out.resize(at + 8);
+                    std::memcpy(&out[at], &mask, 8);
+                }
+                const size_t hi = out.size();
+                out.resize(hi + static_cast<size_t>(k + n_planes(f) * pb), 0);
+                int64_t c = 0;
+                for (int64_t e = 0; e < n; ++e) {
+                    if (!((mask >> e) & 1u)) continue;
+                    uint16_t h;
+                    std::memcpy(&h, v + g0 + e, 2);
+                    out[hi + static_cast<size_t>(c)] = static_cast<uint8_t>(h >> 8);
+                    for (int j = 0; j < n_planes(f); ++j)
+                        out[hi + static_cast<size_t>(k + j * pb + c / 8)] |=
+                            static_cast<uint8_t>(((h >> (7 - j)) & 1u) << (c % 8));
+                    ++c;
+                }
+                m.m_stored += k;
+            }
+        }
+        m.m_offsets.push_back(out.size());
+    }
+    out.resize(out.size() + kCompactPad, 0);
+    out.shrink_to_fit();
+    return m;
+}
+
+uint64_t compact_row_stream_bytes(const CompactFormat& f, int64_t cols, const int64_t* stored_per_group) {
+    uint64_t b = 0;
+    for (int64_t g = 0; g < n_groups(f, cols); ++g) b += group_bytes(f, stored_per_group[g]);
+    return b;
+}
+
+double compact_bits_per_element(const CompactFormat& f, int64_t cols, double kept) {
+    f.validate();
+    if (cols <= 0) throw std::invalid_argument("compact_bits_per_element: cols must be positive");
+    kept = kept < 0 ? 0 : kept > 1 ? 1 : kept;
+    // Expected bytes of a group of n elements with Binomial(n, kept) stored (all of them when not sparse).
+    auto expected = [&](int64_t n) {
+        if (!f.sparse) return static_cast<double>(group_bytes(f, n));
+        double e = 0, lp = 0;
+        for (int64_t k = 0; k <= n; ++k) {
+            lp = std::lgamma(double(n) + 1) - std::lgamma(double(k) + 1) - std::lgamma(double(n - k) + 1);
+            const double pk = kept <= 0 ? (k == 0) : kept >= 1 ? (k == n) :
+                              std::exp(lp + double(k) * std::log(kept) + double(n - k) * std::log1p(-kept));
+            e += pk * static_cast<double>(group_bytes(f, k));
+        }
+        return e;
+    };
+    const int64_t gs = group_size(f), full = cols / gs, rest = cols % gs;
+    double bytes = double(full) * expected(gs) + (rest ? expected(rest) : 0.0) + 8.0;  // + the row offset
+    return 8.0 * bytes / double(cols);
+}
+
+uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {
+    const CompactFormat& f = w.format();
+    auto* out              = static_cast<uint8_t*>(dst);
+    uint64_t read          = 0;
+    for (int64_t r = r0; r < r1; ++r, out += w.dense_row_bytes()) {
+        const uint8_t* p = w.row(r);
+        uint64_t used    = 0;
+        if (f.dense == GgmlType::Q8_0) {
+            for (int64_t b = 0; b < w.cols() / kQK8_0; ++b)
+                used += decode_block_q8_ref(reinterpret_cast<BlockQ8_0*>(out) + b, p + used);
+        } else {
+            for (int64_t g0 = 0; g0 < w.cols(); g0 += kCompactGroup16) {
+                const int64_t n = w.cols() - g0 < kCompactGroup16 ? w.cols() - g0 : kCompactGroup16;
+                uint16_t tmp[kCompactGroup16];
+                used += decode_group16_ref(tmp, p + used, n, f);
+                std::memcpy(out + 2 * g0, tmp, static_cast<size_t>(2 * n));
+            }
+        }
+        read += used;
+    }
+    return read;
+}
+
+bool compact_decoder_vectorized() {
+    const CpuFeatures& c = cpu_features();
+    return kernel_isa() >= KernelIsa::avx512 && c.avx512vbmi2;
+}
+
+uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {
+    if (compact_decoder_vectorized() && detail::compact_decode_rows_avx512(dst, w, r0, r1))
+        return r1 > r0 ? static_cast<uint64_t>(w.row(r1) - w.row(r0)) : 0;
+    return compact_decode_rows_ref(dst, w, r0, r1);
+}
+
+uint64_t compact_gemm_scratch_bytes(const CompactMatrix& w) {
+    // Twice the tile: the dense kernels prefetch the rows a tile ahead, which then stay inside the scratch.
+    return 2 * kTileRows * w.dense_row_bytes() + kCompactPad;
+}
+
+void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
+                      int64_t r1, void* scratch) {
+    check_scratch("compact_gemm_ref", scratch);
+    tiled(w, r0, r1, scratch, compact_decode_rows_ref, [&](const uint8_t* buf, int64_t a, int64_t b) {
+        gemm_ref(y + a, ldy, w.format().dense, buf, x, n, w.cols(), 0, b - a);
+    });
+}
+
+void compact_gemm(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1,
+                  void* scratch) {
+    check_scratch("compact_gemm", scratch);
+    tiled(w, r0, r1, scratch, compact_decode_rows, [&](const uint8_t* buf, int64_t a, int64_t b) {
+        gemm(y + a, ldy, w.format().dense, buf, x, n, w.cols(), 0, b - a);
+    });
+}
+
+void compact_gemm_q8act_ref(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
+                            int64_t r1, void* scratch) {
+    check_scratch("compact_gemm_q8act_ref", scratch);
+    if (w.format().dense != GgmlType::Q8_0) throw std::invalid_argument("compact_gemm_q8act_ref: rows are not q8_0");
+    tiled(w, r0, r1, scratch, compact_decode_rows_ref, [&](const uint8_t* buf, int64_t a, int64_t b) {
+        gemm_q8act_ref(y + a, ldy, GgmlType::Q8_0, buf, xq, n, w.cols(), 0, b - a);
+    });
+}
+
+void compact_gemm_q8act(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
+                        int64_t r1, void* scratch) {
+    check_scratch("compact_gemm_q8act", scratch);
+    if (w.format().dense != GgmlType::Q8_0) throw std::invalid_argument("compact_gemm_q8act: rows are not q8_0");
+    tiled(w, r0, r1, scratch, compact_decode_rows, [&](const uint8_t* buf, int64_t a, int64_t b) {
+        gemm_q8act(y + a, ldy, GgmlType::Q8_0, buf, xq, n, w.cols(), 0, b - a);
+    });
+}
+
+}  // namespace speculum::kernels

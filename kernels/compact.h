@@ -1,0 +1,114 @@
+// Compact weight formats for drafts derived from a target (issue #21): a pruned and/or mantissa-truncated matrix
+// stored so that a pass reads only what the draft keeps, not a dense copy with zeros and cleared bits in it.
+//
+//   16-bit rows (F16, BF16), in groups of kCompactGroup16 = 64 elements (the last group of a row may be shorter):
+//     [presence mask, u64 little-endian; only when sparse]
+//     [high bytes: bits 15..8 of each stored element, k bytes]            k = stored elements of the group
+//     [low-byte planes: for j = 0 .. 7 - trunc_bits, bit 7 - j of each stored element's low byte, packed
+//      LSB-first, ceil(k / 8) bytes per plane]
+//     A BF16 element with its t low mantissa bits dropped therefore costs 16 - t bits (plus one mask bit when
+//     sparse), as Cassandra's draft (paper Sec. 2.5, packed mantissas; bitmap sparsity for unstructured pruning).
+//   Q8_0 rows (sparse only), one group per 32-element block:
+//     [d: f16 scale, 2 bytes][presence mask, u32][k int8 quants]
+// An absent element decodes to +0.0 bits (16-bit types) or q = 0 (Q8_0); with `sparse`, encode() leaves out
+// exactly the elements whose bits are +0 (q = 0), so decoding gives back the dense input bit for bit.
+//
+// The GEMM decodes a tile of rows into caller scratch (L1/L2-resident) and runs the dense kernel of the same ISA on
+// it: only the compact bytes stream from memory, and the result equals the dense kernel's on the decoded rows bit
+// for bit (the tests hold both paths to that). Decoders: scalar `_ref`, and AVX-512 VBMI2 (vpexpandb) chosen at
+// run time; without VBMI2 the scalar decoder feeds the AVX2 / AVX-512 dense kernels. No threads, no allocation in
+// the kernels.
+#pragma once
+
+#include "kernels/ggml_types.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace speculum::kernels {
+
+constexpr int64_t kCompactGroup16 = 64;  // elements per group of a 16-bit row
+constexpr int64_t kCompactPad     = 64;  // bytes after the last stream: fast decoders may over-read into them
+
+struct CompactFormat {
+    GgmlType dense     = GgmlType::BF16;  // what rows decode to: F16, BF16 or Q8_0
+    bool sparse        = false;           // presence masks; zero elements are not stored
+    int32_t trunc_bits = 0;               // BF16 only: low mantissa bits not stored (decode as 0), in [0, 7]
+    bool operator==(const CompactFormat&) const = default;
+    // Throws std::invalid_argument naming the field (Q8_0 must be sparse and untruncated; F16 untruncated; a
+    // format that stores everything, neither sparse nor truncated, is refused: it would only cost a decode).
+    void validate() const;
+};
+// "bf16 sparse t4", "q8_0 sparse", "bf16 t3"
+const char* compact_dense_name(const CompactFormat& f);
+
+// The compact format for a matrix of `dense` type that was pruned and/or had trunc_bits mantissa bits dropped, or
+// nullopt when there is none (other types, or nothing to leave out).
+std::optional<CompactFormat> compact_format_for(GgmlType dense, bool pruned, int32_t trunc_bits);
+
+// An immutable (rows, cols) matrix in a compact format: one byte stream per row and the rows' byte offsets.
+class CompactMatrix {
+public:
+    CompactMatrix() = default;
+    // dense: (rows, cols) in f.dense, each row ggml_row_size(f.dense, cols) bytes. cols must be a positive multiple
+    // of the dense type's block size. With trunc_bits > 0 every element's low trunc_bits must already be 0 (the
+    // caller truncated them; std::invalid_argument otherwise, so nothing is silently rounded).
+    static CompactMatrix encode(const CompactFormat& f, const void* dense, int64_t rows, int64_t cols);
+
+    const CompactFormat& format() const { return m_format; }
+    int64_t rows() const { return m_rows; }
+    int64_t cols() const { return m_cols; }
+    // Row r's stream and its length in bytes.
+    const uint8_t* row(int64_t r) const { return m_data.data() + m_offsets[static_cast<size_t>(r)]; }
+    uint64_t row_stream_bytes(int64_t r) const {
+        return m_offsets[static_cast<size_t>(r) + 1] - m_offsets[static_cast<size_t>(r)];
+    }
+    // Every byte one pass over all rows reads: the streams plus each row's 8-byte offset. What a draft's cost
+    // accounting counts (bytes_modeled false).
+    uint64_t bytes() const { return m_offsets.back() + 8ull * static_cast<uint64_t>(m_rows); }
+    int64_t stored_elements() const { return m_stored; }  // elements present in the streams
+    // Bytes of one dense row (ggml_row_size of the dense type).
+    uint64_t dense_row_bytes() const { return ggml_row_size(m_format.dense, static_cast<uint64_t>(m_cols)); }
+
+private:
+    CompactFormat m_format;
+    int64_t m_rows = 0, m_cols = 0, m_stored = 0;
+    std::vector<uint64_t> m_offsets{0};  // (rows + 1) byte offsets of the row streams
+    std::vector<uint8_t> m_data;         // streams, then kCompactPad zero bytes
+};
+
+// Bytes of a row's stream, from the stored count of each group (the same formula encode() lays out; the bit
+// accounting uses it for drafts not built yet). stored_per_group: (groups) counts; groups of 64 (16-bit) or 32
+// (Q8_0) elements, the last possibly shorter.
+uint64_t compact_row_stream_bytes(const CompactFormat& f, int64_t cols, const int64_t* stored_per_group);
+// Expected bits per element of a matrix whose rows keep a fraction `kept` of their elements spread uniformly over
+// the groups (binomial counts per group), the mask, scales and row offset included. For modeled figures only.
+double compact_bits_per_element(const CompactFormat& f, int64_t cols, double kept);
+
+// Decodes rows [r0, r1) into dst: (r1 - r0) dense rows of dense_row_bytes() each. Returns the stream bytes read
+// (the _ref walks the stream and counts; the fast one returns the same offsets' span). Fast = ref, bit for bit.
+uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
+uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
+
+// Scratch the GEMMs need per call: a tile of decoded rows.
+uint64_t compact_gemm_scratch_bytes(const CompactMatrix& w);
+
+// Y[i][r] = dot(decoded row r, X[i, :]) for i < n, r in [r0, r1) (shapes as kernels::gemm). The _ref equals
+// gemm_ref on the decoded rows bit for bit; the fast one equals gemm (same ISA) on them bit for bit.
+//   scratch: compact_gemm_scratch_bytes(w) bytes, not shared with another thread
+void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
+                      int64_t r1, void* scratch);
+void compact_gemm(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1,
+                  void* scratch);
+// The int8-activation path for Q8_0 rows (xq from quantize_q8act); equals gemm_q8act(_ref) on the decoded rows
+// bit for bit. Throws std::invalid_argument for other dense types.
+void compact_gemm_q8act_ref(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
+                            int64_t r1, void* scratch);
+void compact_gemm_q8act(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
+                        int64_t r1, void* scratch);
+
+// True when this CPU decodes compact rows with vector instructions (AVX-512 VBMI2), not the scalar decoder.
+bool compact_decoder_vectorized();
+
+}  // namespace speculum::kernels

@@ -1,0 +1,205 @@
+// Compact draft formats (issue #21): encode -> decode gives the dense pruned / truncated rows back bit for bit, the
+// vectorized decoder equals the scalar one, each decoder reads exactly the bytes the matrix accounts for, the
+// GEMMs equal the dense kernels on the same (decoded) weights bit for bit at every ISA and batch size, and the
+// stream sizes follow the bit accounting (16 - t bits per kept weight, one mask bit per weight).
+#include "kernels/compact.h"
+
+#include "kernels/fp16.h"
+#include "kernels/gemv.h"
+#include "kernels/mantissa.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+using namespace speculum::kernels;
+
+namespace {
+
+struct IsaCapGuard {
+    ~IsaCapGuard() { set_kernel_isa_cap(KernelIsa::avx512); }
+};
+
+// A (rows, cols) dense matrix of type t with about `prune` of its elements zeroed (as a pruned draft stores them)
+// and, for BF16, the low t mantissa bits of the rest cleared toward zero.
+std::vector<uint8_t> pruned_matrix(GgmlType t, int64_t rows, int64_t cols, double prune, int trunc, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 0.05f);
+    std::bernoulli_distribution drop(prune);
+    std::vector<float> f(static_cast<size_t>(rows * cols));
+    for (auto& v : f) v = drop(rng) ? 0.0f : dist(rng);
+    if (cols > 5) f[3] = -0.0f, f[5] = 1e-40f;  // a negative zero is stored (not +0 bits), a subnormal too
+    const uint64_t rb = ggml_row_size(t, cols);
+    std::vector<uint8_t> out(static_cast<size_t>(rows) * rb);
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* src = &f[static_cast<size_t>(r * cols)];
+        uint8_t* dst     = &out[static_cast<size_t>(r) * rb];
+        if (t == GgmlType::BF16) {
+            truncate_mantissa_row_bf16_ref(reinterpret_cast<uint16_t*>(dst), src, cols, trunc);
+        } else if (t == GgmlType::F16) {
+            for (int64_t c = 0; c < cols; ++c) {
+                const uint16_t h = f32_to_f16(src[c]);
+                std::memcpy(dst + 2 * c, &h, 2);
+            }
+        } else {
+            quantize_row_ref(dst, t, src, cols);
+        }
+    }
+    return out;
+}
+
+std::vector<float> random_x(int64_t n, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(n * cols));
+    for (auto& v : x) v = dist(rng);
+    return x;
+}
+
+struct Case {
+    CompactFormat f;
+    double prune;
+    int64_t cols;
+};
+
+std::vector<Case> cases() {
+    return {
+        {{GgmlType::BF16, true, 0}, 0.5, 256},  {{GgmlType::BF16, true, 4}, 0.5, 1024},
+        {{GgmlType::BF16, true, 7}, 0.25, 200}, {{GgmlType::BF16, false, 3}, 0.0, 320},
+        {{GgmlType::BF16, false, 6}, 0.0, 77},  {{GgmlType::BF16, true, 2}, 0.9, 128},
+        {{GgmlType::F16, true, 0}, 0.3, 192},   {{GgmlType::Q8_0, true, 0}, 0.5, 512},
+        {{GgmlType::Q8_0, true, 0}, 0.05, 96},  {{GgmlType::BF16, true, 4}, 0.0, 64},
+    };
+}
+
+std::string name_of(const Case& c) {
+    return std::string(compact_dense_name(c.f)) + " p" + std::to_string(c.prune) + " cols " + std::to_string(c.cols);
+}
+
+}  // namespace
+
+TEST(Compact, FormatValidationNamesTheField) {
+    EXPECT_THROW((CompactFormat{GgmlType::Q4_0, true, 0}.validate()), std::invalid_argument);
+    EXPECT_THROW((CompactFormat{GgmlType::F16, true, 2}.validate()), std::invalid_argument);
+    EXPECT_THROW((CompactFormat{GgmlType::Q8_0, false, 0}.validate()), std::invalid_argument);
+    EXPECT_THROW((CompactFormat{GgmlType::BF16, false, 0}.validate()), std::invalid_argument);
+    EXPECT_THROW((CompactFormat{GgmlType::BF16, true, 8}.validate()), std::invalid_argument);
+    try {
+        CompactFormat{GgmlType::BF16, true, -1}.validate();
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("trunc_bits"), std::string::npos);
+    }
+    EXPECT_NO_THROW((CompactFormat{GgmlType::BF16, false, 4}.validate()));
+}
+
+TEST(Compact, EncodeRefusesLowBitsThatWouldBeLost) {
+    const auto dense = pruned_matrix(GgmlType::BF16, 2, 64, 0.0, 0, 1);  // t = 0 data has low bits set
+    EXPECT_THROW(CompactMatrix::encode({GgmlType::BF16, false, 4}, dense.data(), 2, 64), std::invalid_argument);
+    EXPECT_THROW(CompactMatrix::encode({GgmlType::Q8_0, true, 0}, dense.data(), 1, 33), std::invalid_argument);
+}
+
+TEST(Compact, DecodeGivesTheDenseRowsBackAndReadsExactlyTheAccountedBytes) {
+    const IsaCapGuard guard;
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(name_of(c));
+        const int64_t rows = 19;
+        const auto dense   = pruned_matrix(c.f.dense, rows, c.cols, c.prune, c.f.trunc_bits, 7);
+        const CompactMatrix m = CompactMatrix::encode(c.f, dense.data(), rows, c.cols);
+        std::vector<uint8_t> ref(dense.size(), 0xAB), fast(dense.size(), 0xCD);
+        const uint64_t read_ref = compact_decode_rows_ref(ref.data(), m, 0, rows);
+        EXPECT_EQ(ref, dense);
+        // What a pass reads = the streams + 8 bytes of offset per row = bytes(), and every row's stream is walked
+        // to its end by the reference decoder.
+        EXPECT_EQ(read_ref + 8u * rows, m.bytes());
+        for (int64_t r = 0; r < rows; ++r) {
+            std::vector<uint8_t> one(m.dense_row_bytes());
+            EXPECT_EQ(compact_decode_rows_ref(one.data(), m, r, r + 1), m.row_stream_bytes(r));
+        }
+        for (KernelIsa isa : {KernelIsa::scalar, KernelIsa::avx2, KernelIsa::avx512}) {
+            set_kernel_isa_cap(isa);
+            std::fill(fast.begin(), fast.end(), 0xCD);
+            EXPECT_EQ(compact_decode_rows(fast.data(), m, 0, rows), read_ref);
+            EXPECT_EQ(fast, dense) << kernel_isa_name(isa);
+            // A row range in the middle.
+            std::vector<uint8_t> part(3 * m.dense_row_bytes());
+            compact_decode_rows(part.data(), m, 5, 8);
+            EXPECT_EQ(0, std::memcmp(part.data(), dense.data() + 5 * m.dense_row_bytes(), part.size()));
+        }
+    }
+}
+
+TEST(Compact, GemmEqualsTheDenseKernelOnThePrunedWeightsBitForBit) {
+    const IsaCapGuard guard;
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(name_of(c));
+        const int64_t rows    = 21;
+        const auto dense      = pruned_matrix(c.f.dense, rows, c.cols, c.prune, c.f.trunc_bits, 11);
+        const CompactMatrix m = CompactMatrix::encode(c.f, dense.data(), rows, c.cols);
+        std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(m));
+        for (int64_t n : {1, 2, 3, 5, 8}) {
+            const auto x = random_x(n, c.cols, 3 + static_cast<uint32_t>(n));
+            std::vector<float> yd(static_cast<size_t>(n * rows)), yc(yd.size());
+            gemm_ref(yd.data(), rows, c.f.dense, dense.data(), x.data(), n, c.cols, 0, rows);
+            compact_gemm_ref(yc.data(), rows, m, x.data(), n, 0, rows, scratch.data());
+            EXPECT_EQ(yd, yc) << "ref, n = " << n;
+            for (KernelIsa isa : {KernelIsa::scalar, KernelIsa::avx2, KernelIsa::avx512}) {
+                set_kernel_isa_cap(isa);
+                std::fill(yd.begin(), yd.end(), 0.0f);
+                std::fill(yc.begin(), yc.end(), -1.0f);
+                gemm(yd.data(), rows, c.f.dense, dense.data(), x.data(), n, c.cols, 2, rows - 1);
+                compact_gemm(yc.data(), rows, m, x.data(), n, 2, rows - 1, scratch.data());
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t r = 2; r < rows - 1; ++r)
+                        ASSERT_EQ(yd[size_t(i * rows + r)], yc[size_t(i * rows + r)])
+                            << kernel_isa_name(isa) << " n = " << n << " row " << r;
+            }
+            if (c.f.dense == GgmlType::Q8_0 && c.cols % 32 == 0) {
+                std::vector<uint8_t> xq(q8act_bytes(n, c.cols));
+                quantize_q8act_ref(xq.data(), x.data(), n, c.cols);
+                gemm_q8act_ref(yd.data(), rows, GgmlType::Q8_0, dense.data(), xq.data(), n, c.cols, 0, rows);
+                compact_gemm_q8act_ref(yc.data(), rows, m, xq.data(), n, 0, rows, scratch.data());
+                EXPECT_EQ(yd, yc) << "q8act ref, n = " << n;
+                gemm_q8act(yd.data(), rows, GgmlType::Q8_0, dense.data(), xq.data(), n, c.cols, 0, rows);
+                compact_gemm_q8act(yc.data(), rows, m, xq.data(), n, 0, rows, scratch.data());
+                EXPECT_EQ(yd, yc) << "q8act, n = " << n;
+            }
+        }
+    }
+}
+
+TEST(Compact, StreamSizesFollowTheBitAccounting) {
+    // Every group of 64 keeps exactly 32: 8 mask bytes + 32 high bytes + (8 - t) planes of 4 bytes.
+    const int64_t cols = 1024;
+    std::vector<uint16_t> row(cols);
+    for (int64_t c = 0; c < cols; ++c) row[size_t(c)] = c % 2 ? uint16_t(0x3F80) : uint16_t(0);  // 1.0 or +0
+    for (int t : {0, 2, 4, 6}) {
+        const CompactMatrix m = CompactMatrix::encode({GgmlType::BF16, true, t}, row.data(), 1, cols);
+        EXPECT_EQ(m.row_stream_bytes(0), 16u * (8 + 32 + 4u * (8 - t)));
+        EXPECT_EQ(m.stored_elements(), cols / 2);
+        // (1 - p) (16 - t) + 1 bits per element, plus the row offset.
+        EXPECT_DOUBLE_EQ(8.0 * double(m.bytes()) / cols, 0.5 * (16 - t) + 1 + 64.0 / cols);
+        std::vector<int64_t> per_group(16, 32);
+        EXPECT_EQ(compact_row_stream_bytes(m.format(), cols, per_group.data()), m.row_stream_bytes(0));
+    }
+    // The modeled expectation for uniformly spread pruning sits within a bit of the ideal (1 - p)(16 - t) + 1.
+    const double b = compact_bits_per_element({GgmlType::BF16, true, 4}, 2816, 0.5);
+    EXPECT_GT(b, 7.0);
+    EXPECT_LT(b, 7.4);
+    EXPECT_NEAR(compact_bits_per_element({GgmlType::BF16, false, 4}, 1024, 1.0), 12.0 + 64.0 / 1024, 1e-9);
+    EXPECT_NEAR(compact_bits_per_element({GgmlType::Q8_0, true, 0}, 1024, 0.5), 5.5 + 64.0 / 1024, 0.05);
+}
+
+TEST(Compact, GemmNeedsScratchAndQ8ActNeedsQ8Rows) {
+    const auto dense      = pruned_matrix(GgmlType::BF16, 2, 64, 0.5, 0, 1);
+    const CompactMatrix m = CompactMatrix::encode({GgmlType::BF16, true, 0}, dense.data(), 2, 64);
+    std::vector<float> x(64, 1.0f), y(2);
+    EXPECT_THROW(compact_gemm(y.data(), 2, m, x.data(), 1, 0, 2, nullptr), std::invalid_argument);
+    std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(m)), xq(q8act_bytes(1, 64));
+    EXPECT_THROW(compact_gemm_q8act(y.data(), 2, m, xq.data(), 1, 0, 2, scratch.data()), std::invalid_argument);
+}
