@@ -77,6 +77,10 @@ void fill_stats(MeasuredView& v, const engine::RunStats& s) {
     v.speedup         = s.speedup;
     v.bytes_per_token = s.bytes_per_token;
     v.cost_ratio      = s.levels.size() > 1 ? s.levels[1].cost_ratio : 0.0;
+    if (s.levels.size() > 1 && s.levels[1].n_forward > 0) {
+        v.draft_bytes_per_pass = double(s.levels[1].bytes_weights) / double(s.levels[1].n_forward);
+        v.draft_bytes_modeled  = s.levels[1].bytes_modeled;
+    }
 }
 
 }  // namespace

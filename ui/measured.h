@@ -45,6 +45,8 @@ struct MeasuredView {
     double speedup        = 0;  // tokens_per_s / baseline_tps (0 = no baseline)
     double bytes_per_token = 0; // BPT, bytes read by every level per generated token
     double cost_ratio     = 0;  // measured c of level 1 (0 = unknown)
+    double draft_bytes_per_pass = 0;   // weight bytes one level-1 forward pass reads (0 = no passes)
+    bool draft_bytes_modeled    = false;  // those bytes are modeled (a pruned / truncated draft stored dense)
     bool complete         = false;  // false while results are still streaming in
     std::vector<double> alpha() const;  // pos_accepted / pos_reached (0 where never reached)
     double mean_accepted_length() const;  // tokens per target pass (accepted + 1), from the histogram

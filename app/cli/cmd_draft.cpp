@@ -73,7 +73,9 @@ model::Model bundled_size_model(const std::string& type) {
 }
 
 void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) {
-    const char* wl = b.weights_modeled ? " (modeled: compact format; no compact kernel)" : " (real)";
+    const char* wl = b.weights_modeled   ? " (modeled: compact format; the draft stores dense copies, compact false)"
+                     : b.weights_compact ? " (real: compact formats, expected for uniformly spread pruning)"
+                                         : " (real)";
     std::cout << "draft weights: " << fmt("%.4f", b.weight_bits_per_element) << " bits/element" << wl << "; kernels read "
               << fmt("%.4f", b.weight_bits_per_element_real) << " bits/element (real)\n";
     std::cout << "draft bytes per forward: " << b.weight_bytes_per_forward << " B = " << mib(b.weight_bytes_per_forward)
@@ -206,6 +208,13 @@ int cmd_draft(int argc, char** argv) {
         std::cout << "build: " << fmt("%.3f", total) << " s (transforms " << fmt("%.3f", d.build_seconds) << " s), "
                   << transformed << " of " << d.matrices.size() << " matrices transformed, " << mib(d.bytes_owned)
                   << " owned, " << mib(d.bytes_shared) << " shared with the target\n";
+        int compact = 0;
+        for (const auto& m : d.matrices) compact += m.compact;
+        if (compact > 0)
+            std::cout << "compact: " << compact << " matrices in compact formats (bitmap-sparse / packed mantissas); "
+                      << "one forward reads " << drafts::weight_bytes_per_forward(d.cost, target.hparams(), d.forward)
+                      << " B of weights (real, counted from the draft's buffers)\n";
+        if (!d.storage_note.empty()) std::cout << "note: " << d.storage_note << "\n";
         print_bits(drafts::draft_bits(spec, target), n_ctx, alpha);
         if (args.has("bench")) {
             drafts::ModelDrafterConfig cfg;

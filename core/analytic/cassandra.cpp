@@ -27,10 +27,14 @@ double cassandra_j(double alpha, const CassandraConfig& c) {
     return alpha / denom;
 }
 
+double compact_element_bits(double p, int t, double exp_bits, int mantissa, double map_bits) {
+    return (1 - p) * (1 + exp_bits + mantissa - t) + map_bits;
+}
+
 CassandraBits cassandra_bits(const CassandraConfig& c) {
     validate(c);
     const double m = c.bits - 9;  // stored mantissa bits
-    auto draft     = [&](double p, int t) { return (1 - p) * (1 + c.exp_bits + m - t) + c.map_bits; };
+    auto draft     = [&](double p, int t) { return compact_element_bits(p, t, c.exp_bits, int(m), c.map_bits); };
     auto full      = [&](double p) { return (1 - p) * (1 + c.exp_bits + m) + p * c.bits + c.map_bits; };
     CassandraBits b;
     b.draft_bits_per_weight = draft(c.w_p, c.w_t);

@@ -36,6 +36,12 @@ struct CassandraBits {
     double draft_cost_ratio      = 0;  // draft_total / dense_total: c of a memory-bound draft
     double verify_cost_ratio     = 0;  // full_total / dense_total: the verify pass reads less than dense BF16
 };
+// The one per-element formula of a pruned, truncated value in Cassandra's compact form, shared by this model, the
+// engine's and the CLI's draft accounting (drafts::matrix_bits) and the app: (1 − p)(1 + e + m − t) + map, with
+// e exponent bits (8 as BF16 stores them; fewer only under exponent compression, which Speculum models and does
+// not implement), m stored mantissa bits and map the presence-bitmap bits.
+double compact_element_bits(double p, int t, double exp_bits = 8, int mantissa = 7, double map_bits = 1);
+
 // m = B − 9 stored mantissa bits (BF16: 7); pruned elements are stored raw (B bits) in the verification stream.
 CassandraBits cassandra_bits(const CassandraConfig& c);
 

@@ -1,7 +1,9 @@
 // Bit accounting of draft specs (see draft_bits.h).
 #include "core/drafts/draft_bits.h"
 
+#include "core/analytic/cassandra.h"
 #include "core/drafts/weight_transforms.h"
+#include "kernels/compact.h"
 
 #include <cmath>
 
@@ -34,13 +36,22 @@ uint64_t bits_to_bytes(double bits) { return static_cast<uint64_t>(std::ceil(bit
 
 }  // namespace
 
-MatrixBits matrix_bits(GgmlType type, double pruned, int32_t trunc_bits) {
+MatrixBits matrix_bits(GgmlType type, double pruned, int32_t trunc_bits, int64_t cols, bool compact) {
     MatrixBits b;
     b.real       = type_bits(type);
     b.is_modeled = pruned > 0.0 || trunc_bits > 0;
     const double scales = b.real - value_bits(type);
-    b.modeled = (1.0 - pruned) * (value_bits(type) - trunc_bits) + (pruned > 0.0 ? 1.0 : 0.0) + scales;
+    // value bits v = 1 + e + m with e = 8 stored exponent bits: (1 - p)(v - t) + map.
+    b.modeled = analytic::compact_element_bits(pruned, trunc_bits, 8, int(value_bits(type)) - 9,
+                                               pruned > 0.0 ? 1.0 : 0.0) + scales;
     if (!b.is_modeled) b.modeled = b.real;
+    const auto f = kernels::compact_format_for(type, pruned > 0.0, trunc_bits);
+    if (b.is_modeled && compact && f && cols > 0) {
+        b.real       = kernels::compact_bits_per_element(*f, cols, 1.0 - pruned);
+        b.modeled    = b.real;
+        b.is_modeled = false;
+        b.compact    = true;
+    }
     return b;
 }
 
@@ -94,11 +105,12 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         const int64_t pruned  = prune && p > 0.0f ? (spec.prune.per_row ? v.rows * prune_count(p, v.cols) : prune_count(p, n)) : 0;
         const GgmlType stored = format ? output_type(f, v.type) : v.type;
         const int32_t tb      = format && stored == GgmlType::BF16 ? t : 0;
-        const MatrixBits mb   = matrix_bits(stored, double(pruned) / double(n), tb);
+        const MatrixBits mb   = matrix_bits(stored, double(pruned) / double(n), tb, v.cols, self && spec.compact);
         bits_real += mb.real * double(n);
         bits_mod += mb.modeled * double(n);
         elems += double(n);
         modeled = modeled || mb.is_modeled;
+        b.weights_compact = b.weights_compact || mb.compact;
         j_bits += (1.0 - double(pruned) / double(n)) * (16.0 - tb) * double(n);
         // Verification data: the full value of each pruned element and the truncated low bits of each kept one.
         v_bits += double(pruned) * type_bits(v.type) + double(n - pruned) * tb;

@@ -15,12 +15,18 @@ namespace speculum::drafts {
 
 // Bits per element of one stored matrix.
 struct MatrixBits {
-    double real    = 0;  // what the storage type occupies (Q8_0 8.5, MXFP4 4.25, BF16 16, ...)
-    double modeled = 0;  // compact form: (1 - pruned) * (value bits - trunc) + 1 bitmap bit if pruned + scales
-    bool is_modeled = false;  // pruned or truncated: `modeled` differs from what the kernels read
+    double real    = 0;  // what the kernels read: the storage type (Q8_0 8.5, BF16 16, ...), or the compact format
+    double modeled = 0;  // compact form (analytic::compact_element_bits): (1 - pruned) * (value bits - trunc)
+                         // + 1 bitmap bit if pruned + scales; = real when a compact format stores the matrix
+    bool is_modeled = false;  // pruned or truncated but stored dense: `modeled` differs from what the kernels read
+    bool compact    = false;  // stored in a compact format (kernels/compact.h): `real` is its size
 };
 // type: storage type; pruned: fraction of zeroed elements; trunc_bits: BF16 mantissa bits dropped (BF16 only).
-MatrixBits matrix_bits(kernels::GgmlType type, double pruned, int32_t trunc_bits);
+// compact: the draft stores pruned / truncated matrices compactly (DraftSpec::compact) and a format exists for
+// this type; `real` is then kernels::compact_bits_per_element over rows of `cols` elements (the expectation for
+// pruning spread uniformly over the 64-element groups; a built draft counts its buffers exactly).
+MatrixBits matrix_bits(kernels::GgmlType type, double pruned, int32_t trunc_bits, int64_t cols = 0,
+                       bool compact = false);
 
 struct DraftBits {
     // Draft side. "per element" averages over the weight matrices one draft forward reads (layer matrices of the
@@ -34,6 +40,9 @@ struct DraftBits {
     uint64_t kv_bytes_per_token      = 0;  // K + V of one cached token over the layers whose attention runs
     uint64_t kv_bytes_per_token_real = 0;
     bool weights_modeled = false;
+    // Some matrices are stored in compact formats: the draft-side figures are what their kernels read, expected
+    // for pruning spread uniformly over each row (a built draft counts its buffers: SelfDraft::cost).
+    bool weights_compact = false;
     bool kv_modeled      = false;
     int64_t weight_elements_per_forward = 0;  // elements of the matrices above
     int64_t kv_elements_per_token       = 0;  // K + V values per cached token read by the draft

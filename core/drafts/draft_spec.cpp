@@ -168,6 +168,7 @@ std::string DraftSpec::describe() const {
                         (weight_trunc_bits > 0 && trunc_rounding == MantissaRounding::nearest_even ? " (nearest)" : ""));
     else if (weight_format != WeightFormat::same) parts.push_back(to_string(weight_format));
     if (weight_format != WeightFormat::same && !format_output) parts.back() += " (output kept)";
+    if (!compact && (prune.ratio > 0.0f || weight_trunc_bits > 0)) parts.back() += " (dense copy)";
     if (kv_trunc_bits > 0) parts.push_back("kv t=" + std::to_string(kv_trunc_bits));
     if (kv_drop_ratio > 0.0f) parts.push_back("kv drop " + num(kv_drop_ratio * 100.0) + "%");
     if (exit_layer >= 0) parts.push_back("exit@" + std::to_string(exit_layer));
@@ -206,6 +207,7 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
         {"kv_drop_ratio", s.kv_drop_ratio},
         {"weight_format", to_string(s.weight_format)},
         {"format_output", s.format_output},
+        {"compact", s.compact},
         {"exit_layer", s.exit_layer},
         {"skip_attn", s.skip_attn},
         {"skip_ffn", s.skip_ffn},
@@ -244,6 +246,7 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
         else if (key == "weight_format")
             r.weight_format = parse_enum(v, key, {WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4});
         else if (key == "format_output") read(v, key, r.format_output);
+        else if (key == "compact") read(v, key, r.compact);
         else if (key == "exit_layer") read(v, key, r.exit_layer);
         else if (key == "skip_attn") read(v, key, r.skip_attn);
         else if (key == "skip_ffn") read(v, key, r.skip_ffn);

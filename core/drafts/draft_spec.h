@@ -46,6 +46,10 @@ struct DraftSpec {
     WeightFormat weight_format = WeightFormat::same;  // mxfp4 = ML-SpecQD direct cast
     bool format_output = true;        // truncation / cast also apply to the LM head (layer matrices always do;
                                       // token_embd is never re-encoded: one row per token is read)
+    // Pruned and truncated matrices are stored in the compact formats (kernels/compact.h: presence bitmap, packed
+    // 16 - t bit values), so a pass reads only what the draft keeps; false = dense copies with the zeros and the
+    // cleared bits stored (what the kernels read is then the dense size, and the compact size is only modeled).
+    bool compact = true;
     int32_t exit_layer = -1;          // early exit after layer L (0-based, inclusive); -1 = every layer
     std::vector<int32_t> skip_attn;   // layers whose attention block is skipped
     std::vector<int32_t> skip_ffn;    // layers whose feed-forward block is skipped

@@ -4,6 +4,7 @@
 #include "core/drafts/draft_bits.h"
 #include "core/drafts/kv_transforms.h"
 #include "core/drafts/weight_transforms.h"
+#include "kernels/compact.h"
 
 #include <chrono>
 #include <cmath>
@@ -63,6 +64,12 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
             rec.pruned     = t.n_pruned;
             rec.trunc_bits = tr.trunc_bits;
             rec.shared     = false;
+            if (spec.compact) {
+                if (auto f = compact_format_for(v.type, t.n_pruned > 0, tr.trunc_bits)) {
+                    v           = model::make_compact_view(kernels::CompactMatrix::encode(*f, v.data, v.rows, v.cols));
+                    rec.compact = true;
+                }
+            }
         }
         d.matrices.push_back(rec);
     };
@@ -89,7 +96,12 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     apply(w.output, "output.weight", true, spec.prune.output, spec.format_output,
           wanda ? std::span<const float>(norms->head) : std::span<const float>());
 
-    d.model = model::Model::from_weights(hp, std::move(w), target.name() + " [" + spec.describe() + "]");
+    // Truncation keeps BF16's mantissa: an F16 target's matrices are converted first, and the name says so.
+    if (format == WeightFormat::bf16 && target.weights().layers.front().wq.type == kernels::GgmlType::F16)
+        d.storage_note = "f16 target converted to bf16";
+    d.model = model::Model::from_weights(
+        hp, std::move(w),
+        target.name() + " [" + spec.describe() + (d.storage_note.empty() ? "" : "; " + d.storage_note) + "]");
     d.forward.exit_layer = spec.exit_layer;
     if (!spec.skip_attn.empty()) {
         d.forward.skip_attn.assign(size_t(hp.n_layer), 0);
@@ -105,6 +117,7 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     d.cost = ForwardCostModel::of(d.model);
     const model::ModelWeights& dw = d.model.weights();
     auto modeled_bytes = [&](const MatrixRecord& r, const model::WeightView& v) -> int64_t {
+        if (r.compact) return 0;  // its real bytes are the compact streams
         const MatrixBits mb = matrix_bits(r.type, double(r.pruned) / double(r.elements), r.trunc_bits);
         if (!mb.is_modeled) return 0;
         d.cost.modeled = true;

@@ -39,12 +39,14 @@ struct MatrixRecord {
     int64_t pruned   = 0;        // elements zeroed by pruning
     int32_t trunc_bits = 0;      // BF16 mantissa bits dropped
     bool shared = true;          // the target's storage, not copied
+    bool compact = false;        // stored in a compact format (kernels/compact.h): its bytes are what passes read
 };
 
 struct SelfDraft {
     model::Model model;             // transformed weights; untouched tensors are views of the target's
     model::ForwardOptions forward;  // skip sets, exit layer, KV transform hook
     ForwardCostModel cost;          // real bytes where a compact kernel reads them, else modeled (cost.modeled)
+    std::string storage_note;       // e.g. "f16 target re-encoded as bf16 for truncation", empty when nothing to say
     uint64_t bytes_shared = 0;      // weight bytes shared with the target (not copied)
     uint64_t bytes_owned  = 0;      // weight bytes the draft allocated
     double build_seconds  = 0;      // wall time of build_self_draft

@@ -4,6 +4,7 @@
 
 #include "core/model/rope.h"
 #include "core/parallel.h"
+#include "kernels/compact.h"
 #include "kernels/gemv.h"
 
 #include <cblas.h>
@@ -179,7 +180,58 @@ void parallel_for_tiles(int64_t rows, int64_t grain, Fn&& fn) {
 
 }  // namespace
 
+// A compact draft matrix (kernels/compact.h): each task decodes tiles of rows into its thread's scratch and runs the
+// dense kernel there, so only the compact streams come from memory. Same paths as dense weights: the reference,
+// BLAS for large batches (decoded rows dequantized into the SGEMM tile), int8 activations for Q8_0 rows.
+void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
+    const kernels::CompactMatrix& cm = *w.compact;
+    auto scratch                     = [&cm]() {
+        thread_local std::vector<uint8_t> buf;  // grows to the widest matrix once per thread
+        buf.resize(std::max<size_t>(buf.size(), static_cast<size_t>(kernels::compact_gemm_scratch_bytes(cm))));
+        return buf.data();
+    };
+    if (m_cfg.path == ForwardPath::reference) {
+        kernels::compact_gemm_ref(y, ldy, cm, x, n, 0, w.rows, scratch());
+        return;
+    }
+    if (n >= kBlasMinBatch) {
+        openblas_set_num_threads(1);
+        const int64_t tile_rows =
+            std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
+        parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
+            thread_local std::vector<float> tile;
+            thread_local std::vector<uint8_t> dense;
+            tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
+            dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
+            kernels::compact_decode_rows(dense.data(), cm, r0, r1);
+            for (int64_t r = r0; r < r1; ++r)
+                kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, &dense[(r - r0) * w.row_bytes()], w.cols);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
+                        1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
+                        static_cast<int>(ldy));
+        });
+        return;
+    }
+    const uint64_t avg_row = std::max<uint64_t>(1, cm.bytes() / static_cast<uint64_t>(std::max<int64_t>(1, w.rows)));
+    const int64_t grain    = std::max<int64_t>(8, static_cast<int64_t>((64u << 10) / avg_row));
+    if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {
+        m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(n, w.cols)));
+        kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+            kernels::compact_gemm_q8act(y, ldy, cm, m_q8act.data(), n, r0, r1, scratch());
+        });
+        return;
+    }
+    parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+        kernels::compact_gemm(y, ldy, cm, x, n, r0, r1, scratch());
+    });
+}
+
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
+    if (w.compact) {
+        matmul_compact(y, ldy, w, x, n);
+        return;
+    }
     if (m_cfg.path == ForwardPath::reference) {
         for (int32_t i = 0; i < n; ++i)
             kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);

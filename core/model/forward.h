@@ -113,6 +113,7 @@ private:
     // Runs tokens [0, n) of m_tokens through the model; computes logits for tokens [logits_first, n).
     void run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts);
     void matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n);
+    void matmul_compact(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n);
     void attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask, const ForwardOptions& opts);
     void check_options(const ForwardOptions& opts) const;
 

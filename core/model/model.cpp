@@ -28,6 +28,25 @@ WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, s
     return v;
 }
 
+WeightView make_compact_view(kernels::CompactMatrix m) {
+    auto owner = std::make_shared<const kernels::CompactMatrix>(std::move(m));
+    WeightView v;
+    v.type       = owner->format().dense;
+    v.rows       = owner->rows();
+    v.cols       = owner->cols();
+    v.data       = owner->row(0);
+    v.keep_alive = std::shared_ptr<const void>(owner, owner->row(0));
+    v.compact    = owner;
+    return v;
+}
+
+std::vector<uint8_t> dense_copy(const WeightView& v) {
+    std::vector<uint8_t> out(v.row_bytes() * static_cast<uint64_t>(v.rows));
+    if (v.compact) kernels::compact_decode_rows(out.data(), *v.compact, 0, v.rows);
+    else if (!out.empty()) std::memcpy(out.data(), v.data, out.size());
+    return out;
+}
+
 const char* weight_memory_name(WeightMemory m) {
     switch (m) {
         case WeightMemory::mapped: return "mapped";
@@ -44,7 +63,7 @@ namespace {
 // True when a view of these bytes is repacked by copy_to_large_pages(repack_q8): a Q8_0 matrix of whole 256-element
 // blocks that is not the token embedding (looked up a row at a time, and shared by a tied output).
 bool repackable(const WeightView& v, const ModelWeights& w) {
-    return v.type == kernels::GgmlType::Q8_0 && v.cols % 256 == 0 && v.data != w.token_embd.data;
+    return v.type == kernels::GgmlType::Q8_0 && !v.compact && v.cols % 256 == 0 && v.data != w.token_embd.data;
 }
 
 // Whether repackable() will hold for some matrix of this file, from its tensor infos (before the views exist):
@@ -67,7 +86,7 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
     std::map<const void*, std::pair<uint64_t, uint64_t>> place;  // source bytes -> (offset in the buffer, bytes)
     uint64_t total = 0;
     for (const WeightView* v : views)
-        if (!v->empty() && place.emplace(v->data, std::pair{total, v->n_bytes()}).second)
+        if (!v->empty() && !v->compact && place.emplace(v->data, std::pair{total, v->n_bytes()}).second)
             total += (v->n_bytes() + 63) / 64 * 64;
     const uint64_t avail = hw::available_memory_bytes();
     if (total == 0 || (avail > 0 && total > avail / 2)) return false;
@@ -88,7 +107,7 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
                repack_q8 ? "repacking weights into large pages" : "copying weights to large pages");
     }
     for (WeightView* v : views) {
-        if (v->empty()) continue;
+        if (v->empty() || v->compact) continue;  // compact draft matrices keep their own storage
         if (repack.count(v->data)) v->type = kernels::GgmlType::Q8_0_X8;
         v->data = buf->data() + place.at(v->data).first, v->keep_alive = keep;
     }
@@ -155,6 +174,8 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
                                     " must be even and <= " + std::to_string(hp.head_dim()));
     const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff, nv = hp.n_vocab;
     check_view(w.token_embd, nv, e, "token_embd.weight", name);
+    if (w.token_embd.compact)  // looked up a row at a time: a compact view has no dense rows to look up
+        throw std::invalid_argument(name + ": token_embd.weight: a compact matrix cannot be the embedding table");
     check_view(w.output, nv, e, "output.weight", name);
     check_vector(w.output_norm, e, "output_norm.weight", name);
     if (!w.rope_freqs.empty()) {

@@ -6,6 +6,7 @@
 #include "core/cancel.h"
 #include "core/model/gguf.h"
 #include "core/model/hparams.h"
+#include "kernels/compact.h"
 #include "kernels/ggml_types.h"
 
 #include <array>
@@ -19,18 +20,29 @@ namespace speculum::model {
 // A (rows, cols) row-major matrix stored in `type`; each row is ggml_row_size(type, cols) bytes.
 // `keep_alive` owns whatever `data` points into (the GgufFile, an owned buffer, another model's storage), so a
 // view can be copied into a derived model and outlive the model it came from.
+// A compact view (a pruned / truncated draft matrix, kernels/compact.h) has `compact` set: `type` is the dense type
+// its rows decode to, `data` points at its streams (never dense rows: row() must not be used), and n_bytes() is
+// what one pass reads. Code that needs dense rows decodes them (dense_copy()).
 struct WeightView {
     kernels::GgmlType type = kernels::GgmlType::F32;
-    const void* data       = nullptr;  // (rows, cols) in `type`
+    const void* data       = nullptr;  // (rows, cols) in `type`; a compact view's streams
     int64_t rows           = 0;
     int64_t cols           = 0;
     std::shared_ptr<const void> keep_alive;
+    std::shared_ptr<const kernels::CompactMatrix> compact;  // set for compact views
 
+    // Bytes of one dense row (a compact view: of one decoded row).
     uint64_t row_bytes() const { return kernels::ggml_row_size(type, static_cast<uint64_t>(cols)); }
-    uint64_t n_bytes() const { return row_bytes() * static_cast<uint64_t>(rows); }
+    // Bytes one pass over the matrix reads.
+    uint64_t n_bytes() const { return compact ? compact->bytes() : row_bytes() * static_cast<uint64_t>(rows); }
     const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + row_bytes() * r; }
     bool empty() const { return data == nullptr; }
 };
+
+// A view of a compact matrix (keeps it alive).
+WeightView make_compact_view(kernels::CompactMatrix m);
+// The dense rows of v: its own bytes, or a compact view's decoded rows ((rows, cols) in v.type).
+std::vector<uint8_t> dense_copy(const WeightView& v);
 
 // Owns `bytes` and returns a view of them as a (rows, cols) matrix of `type` (in-memory weights).
 WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, std::vector<uint8_t> bytes);

@@ -16,6 +16,11 @@ void add_vector(GgufWriter& g, const std::string& name, const std::vector<float>
 // In-memory layouts are written as the file type they came from (Q8_0_X8 -> Q8_0, bit-exact).
 void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) {
     const std::vector<uint64_t> dims{static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.rows)};
+    if (v.compact) {  // a compact draft matrix: its decoded rows (the pruned / truncated values, dense)
+        const std::vector<uint8_t> dense = dense_copy(v);
+        g.add_tensor(name, dims, v.type, dense.data(), dense.size());
+        return;
+    }
     if (v.type == kernels::GgmlType::Q8_0_X8) {
         std::vector<uint8_t> q8(v.n_bytes());
         kernels::unpack_q8_0_x8(q8.data(), v.data, v.rows, v.cols);

@@ -30,8 +30,18 @@ TEST(CliDraft, PrintsAccountingWithModeledLabels) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("draft: prune 50% magnitude (attn+ffn, per row) + bf16 t=3"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("build: "), std::string::npos);
-    EXPECT_NE(r.out.find("(modeled: compact format; no compact kernel)"), std::string::npos);
-    EXPECT_NE(r.out.find("(modeled)"), std::string::npos);
+    // Compact formats store the pruned, truncated matrices: what a forward reads is real, from the buffers.
+    EXPECT_NE(r.out.find("compact: 22 matrices in compact formats"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(real, counted from the draft's buffers)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("compact format; the draft stores dense copies"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(real: compact formats, expected for uniformly spread pruning)"), std::string::npos);
+    auto dense = run_cli({"draft", "-m", tiny_target(), "--spec",
+                          R"({"prune": {"ratio": 0.5}, "weight_trunc_bits": 3, "compact": false})"});
+    ASSERT_EQ(dense.exit_code, 0) << dense.err;
+    EXPECT_NE(dense.out.find("(modeled: compact format; the draft stores dense copies, compact false)"),
+              std::string::npos) << dense.out;
+    EXPECT_NE(dense.out.find("(modeled)"), std::string::npos);
+    EXPECT_NE(dense.out.find("(dense copy)"), std::string::npos);
     EXPECT_NE(r.err.find("building: 100% draft ready"), std::string::npos) << r.err;
     auto m = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"weight_format": "mxfp4"})"});
     ASSERT_EQ(m.exit_code, 0) << m.err;

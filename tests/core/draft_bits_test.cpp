@@ -47,8 +47,9 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     EXPECT_EQ(b.kv_bytes_per_token, 2u * 2 * 32 * 4);
     EXPECT_DOUBLE_EQ(b.verification_data_bits_per_element, 0);
 
-    DraftSpec p;  // 50% of attention + FFN pruned, head kept: (2 layer * 9 + head * 16) / all
+    DraftSpec p;  // 50% of attention + FFN pruned, head kept, stored dense: (2 layer * 9 + head * 16) / all modeled
     p.prune.ratio = 0.5f;
+    p.compact     = false;
     b = draft_bits(p, t);
     EXPECT_TRUE(b.weights_modeled);
     EXPECT_DOUBLE_EQ(b.weight_bits_per_element, (2 * layer * 9 + head * 16) / all);
@@ -56,6 +57,19 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     EXPECT_EQ(b.weight_bytes_per_forward, uint64_t((2 * layer * 9 + head * 16) / 8) + small);
     EXPECT_DOUBLE_EQ(b.verification_data_bits_per_element, 2 * layer * 0.5 * 16 / all);  // the pruned values
     EXPECT_DOUBLE_EQ(b.j_weight_bits, (2 * layer * 8 + head * 16) / all);
+    // Stored compact (the default): the kernels read the compact streams, as kernels::compact_bits_per_element
+    // expects them per matrix (rows of 64 or 128 elements: the 8-byte row offsets weigh a bit per element here).
+    p.compact = true;
+    const DraftBits bc = draft_bits(p, t);
+    EXPECT_FALSE(bc.weights_modeled);
+    const kernels::CompactFormat sp{GgmlType::BF16, true, 0};
+    const double rows64 = 64 * 64 * 2 + 32 * 64 * 2 + 2 * 128 * 64, rows128 = 64 * 128;  // by row length
+    const double expect = (2 * rows64 * kernels::compact_bits_per_element(sp, 64, 0.5) +
+                           2 * rows128 * kernels::compact_bits_per_element(sp, 128, 0.5) + head * 16) / all;
+    EXPECT_NEAR(bc.weight_bits_per_element, expect, 1e-9);
+    EXPECT_DOUBLE_EQ(bc.weight_bits_per_element_real, bc.weight_bits_per_element);
+    EXPECT_LT(bc.weight_bits_per_element, 16);
+    EXPECT_DOUBLE_EQ(bc.j_weight_bits, b.j_weight_bits);  // J counts the paper's values, however they are stored
 
     DraftSpec m;  // MXFP4 everywhere incl. the head: real 4.25
     m.weight_format = WeightFormat::mxfp4;
@@ -72,6 +86,7 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     e.weight_trunc_bits = 4;
     e.kv_drop_ratio     = 0.25f;
     e.kv_trunc_bits     = 6;
+    e.compact           = false;
     b = draft_bits(e, t);
     EXPECT_EQ(b.weight_elements_per_forward, int64_t(layer + head));
     EXPECT_DOUBLE_EQ(b.weight_bits_per_element, 12);

@@ -24,8 +24,9 @@ model::Model target(GgmlType t = GgmlType::BF16) {
     return model::make_synthetic_model(s);
 }
 
+// The same weights: dense bytes, or a compact view's decoded rows (kernels/compact.h) against the dense copy.
 bool same_bytes(const model::WeightView& a, const model::WeightView& b) {
-    return a.n_bytes() == b.n_bytes() && std::memcmp(a.data, b.data, a.n_bytes()) == 0;
+    return a.type == b.type && a.rows == b.rows && a.cols == b.cols && model::dense_copy(a) == model::dense_copy(b);
 }
 
 TEST(SelfDraft, ComposedTransformsEqualScalarReferencePerMatrix) {
@@ -68,12 +69,90 @@ TEST(SelfDraft, ComposedTransformsEqualScalarReferencePerMatrix) {
     }
     EXPECT_GT(d.bytes_owned, 0u);
     EXPECT_GT(d.bytes_shared, 0u);
-    EXPECT_TRUE(d.cost.modeled);
-    // The cost model agrees with the analytic bit accounting.
+    // Compact formats store every pruned / truncated matrix: the cost is the buffers' real size.
+    EXPECT_FALSE(d.cost.modeled);
+    for (const MatrixRecord& r : d.matrices) EXPECT_EQ(r.compact, !r.shared) << r.name;
+    EXPECT_TRUE(d.model.weights().layers[0].w_up.compact);
+    // The cost model agrees with the bit accounting from the spec alone, which expects the pruning to be spread
+    // uniformly over each row's 64-element groups (the built draft counts its real buffers).
     const DraftBits b = draft_bits(s, t);
-    EXPECT_EQ(weight_bytes_per_forward(d.cost, t.hparams(), d.forward), b.weight_bytes_per_forward);
-    ForwardCostModel real = ForwardCostModel::of(d.model);
-    EXPECT_EQ(weight_bytes_per_forward(real, t.hparams(), d.forward), b.weight_bytes_per_forward_real);
+    EXPECT_FALSE(b.weights_modeled);
+    const double built = double(weight_bytes_per_forward(d.cost, t.hparams(), d.forward));
+    EXPECT_NEAR(built, double(b.weight_bytes_per_forward), 0.03 * built);
+    const ForwardCostModel real = ForwardCostModel::of(d.model);
+    EXPECT_EQ(weight_bytes_per_forward(real, t.hparams(), d.forward), uint64_t(built));
+
+    // Stored dense instead (compact false): the same weights, the dense bytes read and the compact size modeled,
+    // exactly as the bit accounting says.
+    DraftSpec dense_spec = s;
+    dense_spec.compact   = false;
+    const SelfDraft dd   = build_self_draft(t, dense_spec);
+    EXPECT_TRUE(dd.cost.modeled);
+    EXPECT_FALSE(dd.model.weights().layers[0].w_up.compact);
+    EXPECT_TRUE(same_bytes(dd.model.weights().layers[1].w_down, dw.layers[1].w_down));
+    const DraftBits bd = draft_bits(dense_spec, t);
+    EXPECT_TRUE(bd.weights_modeled);
+    EXPECT_EQ(weight_bytes_per_forward(dd.cost, t.hparams(), dd.forward), bd.weight_bytes_per_forward);
+    EXPECT_EQ(weight_bytes_per_forward(ForwardCostModel::of(dd.model), t.hparams(), dd.forward),
+              bd.weight_bytes_per_forward_real);
+    EXPECT_LT(built, 0.8 * double(bd.weight_bytes_per_forward_real));
+}
+
+// A compact draft computes exactly what its dense copy computes (the kernels decode to the same rows and run the
+// same dense kernel), on the reference path and the fast one, for BF16 (pruned + truncated), F16 (pruned) and
+// Q8_0 (pruned, int8 activations) targets; each pass reads the compact bytes, counted from the buffers.
+TEST(SelfDraft, CompactDraftComputesWhatItsDenseCopyComputes) {
+    for (GgmlType type : {GgmlType::BF16, GgmlType::F16, GgmlType::Q8_0}) {
+        SCOPED_TRACE(kernels::ggml_type_traits(type)->name);
+        const model::Model t = target(type);
+        DraftSpec s;
+        s.prune.ratio       = 0.5f;
+        s.prune.output      = true;
+        s.weight_trunc_bits = type == GgmlType::BF16 ? 4 : 0;
+        const SelfDraft c   = build_self_draft(t, s);
+        s.compact           = false;
+        const SelfDraft d   = build_self_draft(t, s);
+        EXPECT_TRUE(c.model.weights().output.compact);
+        EXPECT_FALSE(c.cost.modeled);
+        const std::vector<int32_t> toks{1, 5, 9, 2, 77, 3};
+        for (model::ForwardPath path : {model::ForwardPath::reference, model::ForwardPath::fast}) {
+            const auto a = test::decode_all(c.model, toks, path, c.forward);
+            const auto b = test::decode_all(d.model, toks, path, d.forward);
+            for (size_t i = 0; i < toks.size(); ++i) EXPECT_EQ(a[i], b[i]) << "token " << i;
+        }
+        // What one decode step reads: the compact matrices' buffers (streams + row offsets), no more.
+        model::InferenceContext ctx(c.model, {.n_ctx = 16, .n_batch = 8});
+        ctx.decode(3, 0);
+        uint64_t expect = c.model.weights().token_embd.row_bytes() + c.model.weights().output.compact->bytes() +
+                          c.model.weights().output_norm.size() * sizeof(float);
+        for (const model::LayerWeights& L : c.model.weights().layers) {
+            for (const model::WeightView* v : L.matrices()) {
+                ASSERT_TRUE(v->compact);
+                expect += v->compact->bytes();
+            }
+            expect += (L.attn_norm.size() + L.ffn_norm.size()) * sizeof(float);
+        }
+        EXPECT_EQ(ctx.last_cost().bytes_weights, expect);
+        model::InferenceContext dctx(d.model, {.n_ctx = 16, .n_batch = 8});
+        dctx.decode(3, 0);
+        EXPECT_LT(ctx.last_cost().bytes_weights, dctx.last_cost().bytes_weights);
+    }
+}
+
+TEST(SelfDraft, F16TargetTruncationSaysItConvertedToBf16) {
+    DraftSpec s;
+    s.weight_trunc_bits = 2;
+    const SelfDraft d   = build_self_draft(target(GgmlType::F16), s);
+    EXPECT_EQ(d.storage_note, "f16 target converted to bf16");
+    EXPECT_NE(d.model.name().find("f16 target converted to bf16"), std::string::npos);
+    EXPECT_EQ(d.model.weights().layers[0].wq.type, GgmlType::BF16);
+    EXPECT_TRUE(d.model.weights().layers[0].wq.compact);
+    s.weight_trunc_bits = 0;
+    s.prune.ratio       = 0.3f;  // pruning alone keeps F16 (sparse F16 rows)
+    const SelfDraft p   = build_self_draft(target(GgmlType::F16), s);
+    EXPECT_EQ(p.storage_note, "");
+    EXPECT_EQ(p.model.weights().layers[0].wq.type, GgmlType::F16);
+    EXPECT_TRUE(p.model.weights().layers[0].wq.compact);
 }
 
 TEST(SelfDraft, DraftRunsAndFastPathMatchesReference) {

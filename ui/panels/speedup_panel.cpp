@@ -88,6 +88,15 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                     r.complete ? "" : " (streaming)");
         measured_tag();
         if (r.cost_ratio > 0) ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.cost_ratio);
+        if (r.draft_bytes_per_pass > 0) {
+            ImGui::Text("draft reads %s per pass", format_bytes(uint64_t(r.draft_bytes_per_pass)).c_str());
+            if (r.draft_bytes_modeled) {
+                modeled_tag();
+            } else {
+                ImGui::SameLine();
+                ImGui::TextDisabled("(counted from its buffers)");
+            }
+        }
         if (r.lossless_checked > 0)
             ImGui::Text("lossless check: %d of %d greedy prompts identical to plain decoding",
                         r.lossless_checked - r.lossless_mismatches, r.lossless_checked);

@@ -1,0 +1,163 @@
+// Times Cassandra-style self-drafts in the compact formats (kernels/compact.h) against their target on one synthetic
+// model, in one process, interleaved: each round times the target's decode step, then every draft's, so the drafts'
+// cost ratio c = draft pass / target pass is taken against the same machine state. Also measures the read
+// bandwidth (the same microbenchmark as `calibrate`) and prints each draft's bytes / bandwidth next to its time.
+// docs/performance.md ("Session 9: compact drafts") cites it.
+//   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
+//       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
+//   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense]
+// --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
+// stored dense (compact false) for comparison. Exits non-zero when a draft's logits differ from its dense copy's.
+#include "core/drafts/self_draft.h"
+#include "core/hw/microbench.h"
+#include "core/model/forward.h"
+#include "core/model/synthetic.h"
+
+#include <oneapi/tbb/global_control.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace speculum;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Seconds per pass of `n` tokens: `steps` passes after a short prompt, the median of their times.
+double time_passes(model::InferenceContext& ctx, const model::ForwardOptions& opts, int steps, int n) {
+    ctx.kv().clear();
+    std::vector<int32_t> prompt{1, 2, 3, 4, 5, 6, 7, 8};
+    ctx.prefill(prompt, opts);
+    std::vector<double> t;
+    std::vector<int32_t> toks(size_t(n), 0), pos(size_t(n), 0);
+    for (int s = 0; s < steps; ++s) {
+        for (int i = 0; i < n; ++i) toks[size_t(i)] = (11 * s + 3 * i) % 1000, pos[size_t(i)] = ctx.kv().size() + i;
+        const double t0 = now();
+        if (n == 1) ctx.decode(toks[0], pos[0], opts);
+        else ctx.forward_batch(toks, pos, {}, opts);
+        t.push_back(now() - t0);
+        if (n > 1) ctx.kv().truncate(ctx.kv().size() - n + 1);
+    }
+    std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
+    return t[t.size() / 2];
+}
+
+struct Entry {
+    float prune;
+    int trunc;
+    bool compact;
+    drafts::SelfDraft draft;
+    std::unique_ptr<model::InferenceContext> ctx;
+    uint64_t bytes = 0;
+    std::vector<double> secs;
+};
+
+double median(std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string type = "bf16";
+    int threads = 2, rounds = 5, steps = 24;
+    bool batch = false, dense = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--type" && i + 1 < argc) type = argv[++i];
+        else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
+        else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
+        else if (a == "--batch") batch = true;
+        else if (a == "--dense") dense = true;
+        else {
+            std::fprintf(stderr, "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, size_t(threads));
+    model::SyntheticSpec spec = nlohmann::json::parse(
+        R"({"arch":"llama","n_vocab":4096,"n_embd":1024,"n_layer":8,"n_head":16,"n_head_kv":4,"n_ff":2816,)"
+        R"("n_ctx":512,"type":"bf16","seed":7})");
+    spec.type = *model::parse_weight_type(type);
+    const model::Model target = model::make_synthetic_model(spec);
+    const model::ContextConfig cc{.n_ctx = 512, .n_batch = 16};
+    model::InferenceContext tctx(target, cc);
+    std::printf("target: %s, %d threads, %.1f MiB of weights per decode step\n", type.c_str(), threads,
+                double(target.weight_bytes_per_token()) / 1048576.0);
+
+    std::vector<Entry> drafts;
+    const std::vector<int> truncs = spec.type == kernels::GgmlType::BF16 ? std::vector<int>{0, 2, 4, 6} : std::vector<int>{0};
+    for (float p : {0.0f, 0.25f, 0.5f, 0.75f})
+        for (int t : truncs)
+            for (bool compact : {true, false}) {
+                if (!compact && !dense) continue;
+                drafts::DraftSpec s;
+                s.prune.ratio       = p;
+                s.weight_trunc_bits = t;
+                s.compact           = compact;
+                Entry e{p, t, compact, drafts::build_self_draft(target, s), nullptr};
+                e.ctx   = std::make_unique<model::InferenceContext>(e.draft.model, cc);
+                e.bytes = drafts::weight_bytes_per_forward(e.draft.cost, target.hparams(), e.draft.forward);
+                drafts.push_back(std::move(e));
+            }
+    // The compact drafts compute exactly what their dense copies compute.
+    int bad = 0;
+    for (size_t i = 0; dense && i + 1 < drafts.size(); i += 2) {
+        drafts[i].ctx->kv().clear(), drafts[i + 1].ctx->kv().clear();
+        const auto a = drafts[i].ctx->decode(5, 0);
+        const std::vector<float> av(a.begin(), a.end());
+        const auto b = drafts[i + 1].ctx->decode(5, 0);
+        if (!std::equal(av.begin(), av.end(), b.begin())) ++bad;
+    }
+    const double bw = hw::bench_read_bandwidth(size_t(512) << 20, threads, 5, {}, {}, false);
+    std::printf("read bandwidth: %.2f GB/s (hw::bench_read_bandwidth, 512 MiB, %d threads)\n", bw, threads);
+
+    std::vector<double> tsecs;
+    for (int r = 0; r < rounds; ++r) {
+        tsecs.push_back(time_passes(tctx, {}, steps, 1));
+        for (Entry& e : drafts) e.secs.push_back(time_passes(*e.ctx, e.draft.forward, steps, 1));
+    }
+    const double tt = median(tsecs);
+    std::printf("target decode step: %.3f ms (median of %d rounds x %d steps), %.1f MiB -> %.2f GB/s\n\n", tt * 1e3,
+                rounds, steps, double(target.weight_bytes_per_token()) / 1048576.0,
+                double(target.weight_bytes_per_token()) / tt / 1e9);
+    std::printf("%-6s %-3s %-8s %10s %9s %11s %9s %9s %7s\n", "prune", "t", "storage", "MiB/pass", "bits/w",
+                "ms/pass", "bytes/bw", "time/bw", "c");
+    const double elems = double(target.weight_bytes_per_token()) / 2.0;  // BF16: bytes / 2 (approximate for q8_0)
+    for (const Entry& e : drafts) {
+        const double s = median(e.secs);
+        std::printf("%-6.2f %-3d %-8s %10.2f %9.3f %11.3f %9.3f %9.2f %7.3f\n", e.prune, e.trunc,
+                    e.compact ? "compact" : "dense", double(e.bytes) / 1048576.0, 8.0 * double(e.bytes) / elems,
+                    s * 1e3, double(e.bytes) / bw / 1e6, s / (double(e.bytes) / bw / 1e9), s / tt);
+    }
+    if (batch) {
+        Entry* e = nullptr;
+        for (Entry& x : drafts)
+            if (x.compact && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0)) e = &x;
+        std::printf("\nbatched passes (prune 0.5%s, compact) against the target's, interleaved, median of %d rounds\n",
+                    spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", rounds);
+        std::printf("%-3s %12s %12s %8s %14s\n", "n", "target ms", "draft ms", "c(n)", "draft n / n=1");
+        double d1 = 0;
+        for (int n = 1; n <= 8; ++n) {
+            std::vector<double> a, b;
+            for (int r = 0; r < rounds; ++r) {
+                a.push_back(time_passes(tctx, {}, steps / 2, n));
+                b.push_back(time_passes(*e->ctx, e->draft.forward, steps / 2, n));
+            }
+            const double ta = median(a), tb = median(b);
+            if (n == 1) d1 = tb;
+            std::printf("%-3d %12.3f %12.3f %8.3f %14.2f\n", n, ta * 1e3, tb * 1e3, tb / ta, tb / d1);
+        }
+    }
+    if (bad) std::fprintf(stderr, "%d compact drafts differ from their dense copies\n", bad);
+    return bad ? 1 : 0;
+}
