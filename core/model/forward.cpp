@@ -178,6 +178,23 @@ void parallel_for_tiles(int64_t rows, int64_t grain, Fn&& fn) {
                  [&](int64_t t0, int64_t t1) { fn(t0 * kDecodeTileRows, std::min(rows, t1 * kDecodeTileRows)); });
 }
 
+// Large batches (prefill): `fill(tile, r0, r1)` writes rows [r0, r1) of w as f32 into a per-thread tile, and
+// OpenBLAS multiplies it by all n activation vectors: Y[:, r0..r1) = X (n, cols) * tile^T. BLAS runs inside TBB
+// tasks here, so it must not start threads of its own.
+template <class Fill>
+void blas_tiles(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n, Fill&& fill) {
+    openblas_set_num_threads(1);
+    const int64_t tile_rows = std::max<int64_t>(16, kBlasTileBytes / (w.cols * static_cast<int64_t>(sizeof(float))));
+    parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
+        thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
+        tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
+        fill(tile.data(), r0, r1);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols), 1.0f,
+                    x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
+                    static_cast<int>(ldy));
+    });
+}
+
 }  // namespace
 
 // A compact draft matrix (kernels/compact.h): each task decodes tiles of rows into its thread's scratch and runs the
@@ -195,20 +212,12 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         return;
     }
     if (n >= kBlasMinBatch) {
-        openblas_set_num_threads(1);
-        const int64_t tile_rows =
-            std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
-        parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
-            thread_local std::vector<float> tile;
-            thread_local std::vector<uint8_t> dense;
-            tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
+        blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
+            thread_local std::vector<uint8_t> dense;  // the decoded rows of one tile
             dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
             kernels::compact_decode_rows(dense.data(), cm, r0, r1);
             for (int64_t r = r0; r < r1; ++r)
                 kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, &dense[(r - r0) * w.row_bytes()], w.cols);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
-                        1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
-                        static_cast<int>(ldy));
         });
         return;
     }
@@ -237,21 +246,10 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
             kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
         return;
     }
-    // Large batches (prefill): dequantize a tile of rows to f32 in a per-thread buffer and let OpenBLAS multiply
-    // it by all n activation vectors. BLAS runs inside TBB tasks here, so it must not start threads of its own.
+    // Large batches (prefill): dequantized tiles through OpenBLAS (blas_tiles).
     if (n >= kBlasMinBatch) {
-        openblas_set_num_threads(1);
-        const int64_t tile_rows =
-            std::max<int64_t>(16, (kBlasTileBytes) / (w.cols * static_cast<int64_t>(sizeof(float))));
-        parallel_for(0, w.rows, tile_rows, [&](int64_t r0, int64_t r1) {
-            thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
-            tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
-            for (int64_t r = r0; r < r1; ++r)
-                kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
-            // Y[:, r0..r1) = X (n, cols) * tile^T
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
-                        1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
-                        static_cast<int>(ldy));
+        blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
         });
         return;
     }

@@ -120,6 +120,14 @@ TEST(SelfDraft, CompactDraftComputesWhatItsDenseCopyComputes) {
             const auto b = test::decode_all(d.model, toks, path, d.forward);
             for (size_t i = 0; i < toks.size(); ++i) EXPECT_EQ(a[i], b[i]) << "token " << i;
         }
+        // A prompt long enough for the BLAS path (decoded tiles through SGEMM) gives the dense copy's logits too.
+        std::vector<int32_t> prompt(70);
+        for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((7 * i + 1) % 150);
+        model::InferenceContext pc(c.model, {.n_ctx = 80, .n_batch = 80}), pd(d.model, {.n_ctx = 80, .n_batch = 80});
+        const auto lc = pc.prefill(prompt, c.forward);
+        const std::vector<float> lcv(lc.begin(), lc.end());
+        const auto ld = pd.prefill(prompt, d.forward);
+        EXPECT_TRUE(std::equal(lcv.begin(), lcv.end(), ld.begin())) << "prefill logits differ";
         // What one decode step reads: the compact matrices' buffers (streams + row offsets), no more.
         model::InferenceContext ctx(c.model, {.n_ctx = 16, .n_batch = 8});
         ctx.decode(3, 0);
