@@ -1,6 +1,8 @@
 // Compact draft formats: validation, encoding, the scalar reference decoder and the GEMM dispatch (see compact.h).
 #include "kernels/compact.h"
 
+#include "kernels/compact_detail.h"
+
 #include "kernels/cpu_info.h"
 #include "kernels/gemv.h"
 #include "kernels/quant_blocks.h"
@@ -13,11 +15,6 @@
 
 namespace speculum::kernels {
 
-namespace detail {
-// compact_avx512.cpp: AVX-512 VBMI2 decoder of rows [r0, r1); false when this CPU lacks it.
-bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
-}  // namespace detail
-
 namespace {
 
 constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the dense kernels' widest row tile)
@@ -25,13 +22,7 @@ constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the den
 bool is16(GgmlType t) { return t == GgmlType::F16 || t == GgmlType::BF16; }
 int64_t group_size(const CompactFormat& f) { return is16(f.dense) ? kCompactGroup16 : kQK8_0; }
 int64_t n_groups(const CompactFormat& f, int64_t cols) { return (cols + group_size(f) - 1) / group_size(f); }
-int n_planes(const CompactFormat& f) { return 8 - f.trunc_bits; }
-
-uint64_t group_bytes(const CompactFormat& f, int64_t stored) {
-    const uint64_t k = static_cast<uint64_t>(stored);
-    if (!is16(f.dense)) return 2 + 4 + k;  // d, mask, quants
-    return (f.sparse ? 8 : 0) + k + static_cast<uint64_t>(n_planes(f)) * ((k + 7) / 8);
-}
+uint64_t group_bytes(const CompactFormat& f, int64_t stored) { return detail::compact_group_bytes(f, stored); }
 
 uint64_t load_u64(const uint8_t* p) {
     uint64_t v;
@@ -42,28 +33,30 @@ uint64_t load_u64(const uint8_t* p) {
 // One 16-bit group of `n` elements (n <= 64) from p into out (n dense 16-bit values); returns the bytes read.
 uint64_t decode_group16_ref(uint16_t* out, const uint8_t* p, int64_t n, const CompactFormat& f) {
     const uint8_t* start = p;
-    uint64_t mask        = n == 64 ? ~0ull : (1ull << n) - 1;
+    uint64_t mask        = detail::full_mask(f.dense, n);
     if (f.sparse) {
         mask = load_u64(p);
         p += 8;
     }
-    const int64_t k      = std::popcount(mask);
-    const uint8_t* hi    = p;
-    const uint8_t* plane = p + k;
-    const int64_t pb     = (k + 7) / 8;
-    int64_t c            = 0;  // index among the stored elements
-    for (int64_t e = 0; e < n; ++e) {
-        if (!((mask >> e) & 1u)) {
-            out[e] = 0;
-            continue;
-        }
-        uint32_t lo = 0;
-        for (int j = 0; j < n_planes(f); ++j)
-            lo |= static_cast<uint32_t>((plane[j * pb + c / 8] >> (c % 8)) & 1u) << (7 - j);
-        out[e] = static_cast<uint16_t>(static_cast<uint32_t>(hi[c]) << 8 | lo);
+    const int64_t k   = std::popcount(mask);
+    const uint8_t* hi = p;
+    const uint8_t* lo = p + k;                                    // the byte or nibble field
+    const uint8_t* pl = lo + (detail::low_is_byte(f) ? k : detail::low_has_nibble(f) ? (k + 1) / 2 : 0);
+    const int64_t pb  = (k + 7) / 8;                               // bytes per plane
+    const auto& perm  = detail::group_perm(f.dense);
+    for (int64_t e = 0; e < n; ++e) out[e] = 0;
+    int64_t c = 0;  // index among the stored elements
+    for (int pos = 0; pos < 64; ++pos) {
+        if (!((mask >> pos) & 1u)) continue;
+        uint32_t low = 0;
+        if (detail::low_is_byte(f)) low = lo[c];
+        if (detail::low_has_nibble(f)) low = static_cast<uint32_t>((lo[c / 2] >> (4 * (c % 2))) & 0xFu) << 4;
+        for (int j = 0; j < detail::low_planes(f); ++j)
+            low |= static_cast<uint32_t>((pl[j * pb + c / 8] >> (c % 8)) & 1u) << detail::plane_bit(f, j);
+        out[perm[size_t(pos)]] = static_cast<uint16_t>(static_cast<uint32_t>(hi[c]) << 8 | low);
         ++c;
     }
-    return static_cast<uint64_t>(p - start) + static_cast<uint64_t>(k) + static_cast<uint64_t>(n_planes(f) * pb);
+    return static_cast<uint64_t>(p - start) + group_bytes(f, k) - (f.sparse ? 8 : 0);
 }
 
 // One Q8_0 block; returns the bytes read.
@@ -154,36 +147,42 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
                 m.m_stored += std::popcount(mask);
             }
         } else {
-            const auto* v = reinterpret_cast<const uint16_t*>(row);
+            const auto& perm = detail::group_perm(f.dense);
             for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
                 const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
-                uint64_t mask   = 0;
-                for (int64_t e = 0; e < n; ++e) {
-                    uint16_t h;
-                    std::memcpy(&h, v + g0 + e, 2);  // rows of odd length leave later rows unaligned
-                    if (h & low_mask)
+                uint16_t v[kCompactGroup16] = {};
+                std::memcpy(v, row + 2 * g0, static_cast<size_t>(2 * n));  // rows of odd length are unaligned
+                uint64_t mask = 0;
+                for (int pos = 0; pos < 64; ++pos) {
+                    const int e = perm[size_t(pos)];
+                    if (e >= n) continue;
+                    if (v[e] & low_mask)
                         throw std::invalid_argument("CompactMatrix::encode: row " + std::to_string(r) + " element " +
                                                     std::to_string(g0 + e) + " has nonzero low bits below trunc_bits");
-                    if (!f.sparse || h != 0) mask |= 1ull << e;
+                    if (!f.sparse || v[e] != 0) mask |= 1ull << pos;
                 }
                 const int64_t k  = std::popcount(mask);
                 const int64_t pb = (k + 7) / 8;
-                const size_t at  = out.size();
                 if (f.sparse) {
+                    const size_t at = out.size();
                     out.resize(at + 8);
                     std::memcpy(&out[at], &mask, 8);
                 }
                 const size_t hi = out.size();
-                out.resize(hi + static_cast<size_t>(k + n_planes(f) * pb), 0);
+                out.resize(hi + group_bytes(f, k) - (f.sparse ? 8 : 0), 0);
+                const size_t lo = hi + static_cast<size_t>(k);
+                const size_t pl = lo + static_cast<size_t>(detail::low_is_byte(f) ? k : detail::low_has_nibble(f) ? (k + 1) / 2 : 0);
                 int64_t c = 0;
-                for (int64_t e = 0; e < n; ++e) {
-                    if (!((mask >> e) & 1u)) continue;
-                    uint16_t h;
-                    std::memcpy(&h, v + g0 + e, 2);
-                    out[hi + static_cast<size_t>(c)] = static_cast<uint8_t>(h >> 8);
-                    for (int j = 0; j < n_planes(f); ++j)
-                        out[hi + static_cast<size_t>(k + j * pb + c / 8)] |=
-                            static_cast<uint8_t>(((h >> (7 - j)) & 1u) << (c % 8));
+                for (int pos = 0; pos < 64; ++pos) {
+                    if (!((mask >> pos) & 1u)) continue;
+                    const uint16_t h = v[perm[size_t(pos)]];
+                    const uint8_t low = static_cast<uint8_t>(h & 0xFFu);
+                    out[hi + size_t(c)] = static_cast<uint8_t>(h >> 8);
+                    if (detail::low_is_byte(f)) out[lo + size_t(c)] = low;
+                    if (detail::low_has_nibble(f)) out[lo + size_t(c / 2)] |= static_cast<uint8_t>((low >> 4) << (4 * (c % 2)));
+                    for (int j = 0; j < detail::low_planes(f); ++j)
+                        out[pl + size_t(j * pb + c / 8)] |=
+                            static_cast<uint8_t>(((low >> detail::plane_bit(f, j)) & 1u) << (c % 8));
                     ++c;
                 }
                 m.m_stored += k;
@@ -273,6 +272,10 @@ void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float
 void compact_gemm(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1,
                   void* scratch) {
     check_scratch("compact_gemm", scratch);
+    if (is16(w.format().dense) && compact_decoder_vectorized()) {  // decoded in registers, no scratch round trip
+        detail::compact_gemm16_avx512(y, ldy, w, x, n, r0, r1);
+        return;
+    }
     tiled(w, r0, r1, scratch, compact_decode_rows, [&](const uint8_t* buf, int64_t a, int64_t b) {
         gemm(y + a, ldy, w.format().dense, buf, x, n, w.cols(), 0, b - a);
     });

@@ -13,11 +13,13 @@
 // An absent element decodes to +0.0 bits (16-bit types) or q = 0 (Q8_0); with `sparse`, encode() leaves out
 // exactly the elements whose bits are +0 (q = 0), so decoding gives back the dense input bit for bit.
 //
-// The GEMM decodes a tile of rows into caller scratch (L1/L2-resident) and runs the dense kernel of the same ISA on
-// it: only the compact bytes stream from memory, and the result equals the dense kernel's on the decoded rows bit
-// for bit (the tests hold both paths to that). Decoders: scalar `_ref`, and AVX-512 VBMI2 (vpexpandb) chosen at
-// run time; without VBMI2 the scalar decoder feeds the AVX2 / AVX-512 dense kernels. No threads, no allocation in
-// the kernels.
+// Two GEMM paths. 16-bit rows on AVX-512 VBMI2 take a fused kernel: each group is decoded in registers (vpexpandb,
+// shifts and merges; the encoder stores a group's elements in the order that leaves them in) and multiplied at
+// once, eight rows interleaved; it accumulates the same 16-lane partial sums as the dense AVX-512 kernel (tests hold
+// it to kCompactFusedRelTol of sum |w x|). Every other case decodes a tile of rows into caller scratch (L1/L2-
+// resident) and runs the dense kernel of the same ISA on it, equal to that kernel on the decoded rows bit for bit.
+// Only the compact bytes stream from memory either way. Decoders: scalar `_ref`, and AVX-512 VBMI2 chosen at run
+// time. No threads, no allocation in the kernels.
 #pragma once
 
 #include "kernels/ggml_types.h"
@@ -95,7 +97,8 @@ uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int6
 uint64_t compact_gemm_scratch_bytes(const CompactMatrix& w);
 
 // Y[i][r] = dot(decoded row r, X[i, :]) for i < n, r in [r0, r1) (shapes as kernels::gemm). The _ref equals
-// gemm_ref on the decoded rows bit for bit; the fast one equals gemm (same ISA) on them bit for bit.
+// gemm_ref on the decoded rows bit for bit; the fast one equals gemm (same ISA) on them bit for bit, except the
+// fused AVX-512 path of 16-bit rows (same products, summed within a named tolerance; see above).
 //   scratch: compact_gemm_scratch_bytes(w) bytes, not shared with another thread
 void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                       int64_t r1, void* scratch);

@@ -1,9 +1,14 @@
-// AVX-512 VBMI2 decoder of the compact draft formats (compact.h): vpexpandb scatters a group's stored bytes to the
-// positions its presence mask names, so a 64-element 16-bit group or a 32-element Q8_0 block decodes with a few
-// masked loads and expands, reading only the stream's bytes (masked loads never touch bytes past the group; the
-// 8-byte plane loads may read up to 7 bytes into the next group or the kCompactPad tail and mask them off).
-// Bit-identical to compact_decode_rows_ref. Every function carries the target attribute in an anonymous namespace.
-#include "kernels/compact.h"
+// AVX-512 VBMI2 kernels of the compact draft formats (compact.h, layout rules in compact_detail.h). vpexpandb scatters
+// a group's stored bytes to the positions its presence mask names; merging pairs the low and high bytes into
+// 16-bit values (shifts and a ternary merge, no shuffles), and for BF16 a shift or a mask widens them to f32, so a
+// 64-element group becomes four f32 vectors in the activations' natural order (the encoder stored the elements in that unpack order). The fused
+// GEMM multiplies them straight away (no scratch, weights read once for up to 8 vectors) and interleaves several
+// rows, so one row's chain of group addresses (each needs the previous group's popcount) hides behind the others.
+// Masked loads never touch bytes past a group; the 8-byte plane loads may read up to 7 bytes into the next group or
+// the kCompactPad tail and mask them off. The decoder equals compact_decode_rows_ref bit for bit; the GEMM differs
+// from compact_gemm_ref only in f32 summation order. Every function has the target attribute, in an anonymous
+// namespace.
+#include "kernels/compact_detail.h"
 
 #include "kernels/quant_blocks.h"
 
@@ -13,61 +18,222 @@
 
 #include <cstring>
 
-#define SPECULUM_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2,popcnt")))
+#define SPECULUM_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,bmi,bmi2,popcnt,fma,f16c")))
+#define SPECULUM_VBMI2_INLINE \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,bmi,bmi2,popcnt,fma,f16c"), always_inline)) inline
 
 namespace speculum::kernels::detail {
 
 namespace {
 
-SPECULUM_VBMI2 inline uint64_t low_bits(int64_t k) { return k >= 64 ? ~0ull : _bzhi_u64(~0ull, static_cast<unsigned>(k)); }
+SPECULUM_VBMI2_INLINE uint64_t low_bits(int64_t k) {
+    return k >= 64 ? ~0ull : _bzhi_u64(~0ull, static_cast<unsigned>(k));
+}
 
-// One 16-bit group of n <= 64 elements to out (n values); returns the bytes read.
-template <bool Sparse>
-SPECULUM_VBMI2 inline uint64_t group16(uint8_t* out, const uint8_t* p, int64_t n, int planes) {
+// One group at p: the stored values as 16-bit words in two registers (A: word j = position 2j, B: position 2j + 1);
+// returns the group's bytes. Sparse: the mask is read from the stream; else `mask` is used.
+// W: bits of each stored element's low byte (8 - trunc_bits): a byte, or a nibble (W >= 4) and W % 4 bit planes.
+template <int W, bool Sparse>
+SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t* p, uint64_t mask) {
+    constexpr bool kByte = W == 8, kNibble = W >= 4 && W < 8;
+    constexpr int kPlanes = kByte ? 0 : W % 4, kTopBit = kNibble ? 3 : 7;
     const uint8_t* start = p;
-    uint64_t mask        = low_bits(n);
     if constexpr (Sparse) {
         std::memcpy(&mask, p, 8);
         p += 8;
     }
-    const int64_t k  = _mm_popcnt_u64(mask);
-    const int64_t pb = (k + 7) >> 3;
-    const __m512i hi = _mm512_maskz_loadu_epi8(low_bits(k), p);
+    const int64_t k    = _mm_popcnt_u64(mask);
+    const uint64_t kin = low_bits(k);
+    const __m512i hi   = _mm512_maskz_loadu_epi8(kin, p);
     p += k;
-    __m512i lo = _mm512_setzero_si512();
-    for (int j = 0; j < planes; ++j, p += pb) {
-        uint64_t bits;
-        std::memcpy(&bits, p, 8);  // may read into the next group / the padding: masked off below
-        lo = _mm512_mask_add_epi8(lo, bits & low_bits(k), lo, _mm512_set1_epi8(static_cast<char>(1 << (7 - j))));
-    }
-    const __m512i he = _mm512_maskz_expand_epi8(mask, hi);
-    const __m512i le = _mm512_maskz_expand_epi8(mask, lo);
-    // Bytes e of he / le -> 16-bit element e = he << 8 | le, 32 elements per store.
-    const __m512i a = _mm512_or_si512(_mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(he)), 8),
-                                      _mm512_cvtepu8_epi16(_mm512_castsi512_si256(le)));
-    const __m512i b = _mm512_or_si512(_mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(he, 1)), 8),
-                                      _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(le, 1)));
-    if (n == 64) {
-        _mm512_storeu_si512(out, a);
-        _mm512_storeu_si512(out + 64, b);
+    __m512i lo;
+    if constexpr (kByte) {
+        lo = _mm512_maskz_loadu_epi8(kin, p);
+        p += k;
     } else {
-        const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
-        const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
-        _mm512_mask_storeu_epi16(out, m0, a);
-        _mm512_mask_storeu_epi16(out + 64, m1, b);
+        lo = _mm512_setzero_si512();
+        if constexpr (kNibble) {
+            const int64_t nb = (k + 1) >> 1;
+            // Word i = nibbles 2i (low) and 2i + 1 (high) of byte i -> bytes (n << 4): ((v << 4) | (v << 8)) & 0xF0F0.
+            const __m512i v = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(low_bits(nb)), p));
+            lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 4), _mm512_slli_epi16(v, 8),
+                                           _mm512_set1_epi16(static_cast<short>(0xF0F0)), 0xA8);
+            p += nb;
+        }
+        const int64_t pb = (k + 7) >> 3;
+#pragma GCC unroll 4
+        for (int j = 0; j < kPlanes; ++j, p += pb) {
+            uint64_t bits;
+            std::memcpy(&bits, p, 8);  // may read past the group: masked off
+            lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (kTopBit - j))));
+        }
     }
+    __m512i he = hi, le = lo;
+    if (Sparse || mask != ~0ull) {
+        he = _mm512_maskz_expand_epi8(mask, hi);
+        le = _mm512_maskz_expand_epi8(mask, lo);
+    }
+    // Words of the even positions (le | he << 8) and of the odd ones (le >> 8 | he & 0xFF00): (a & c) | b.
+    A = _mm512_ternarylogic_epi32(le, _mm512_slli_epi16(he, 8), _mm512_set1_epi16(0x00FF), 0xEC);
+    B = _mm512_ternarylogic_epi32(he, _mm512_srli_epi16(le, 8), _mm512_set1_epi16(static_cast<short>(0xFF00)), 0xEC);
     return static_cast<uint64_t>(p - start);
 }
 
-template <bool Sparse>
-SPECULUM_VBMI2 void rows16(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
-    const int planes = 8 - w.format().trunc_bits;
+// The four f32 vectors of a group (elements 0..15, 16..31, 32..47, 48..63), from its words.
+template <bool F16>
+SPECULUM_VBMI2_INLINE void widen(__m512 w[4], __m512i A, __m512i B) {
+    if constexpr (F16) {
+        w[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(A));
+        w[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(A, 1));
+        w[2] = _mm512_cvtph_ps(_mm512_castsi512_si256(B));
+        w[3] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(B, 1));
+    } else {
+        const __m512i hi16 = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));  // a bf16 word is an f32's top half
+        w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(A, 16));
+        w[1] = _mm512_castsi512_ps(_mm512_and_si512(A, hi16));
+        w[2] = _mm512_castsi512_ps(_mm512_slli_epi32(B, 16));
+        w[3] = _mm512_castsi512_ps(_mm512_and_si512(B, hi16));
+    }
+}
+
+// ---- fused GEMM: R rows x NV vectors (NV <= 8), all columns ----
+template <int W, bool Sparse, bool F16, int R, int NV>
+SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const float* x, int64_t cols) {
+    __m512 acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    const uint8_t* p[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
+    const int64_t full = cols / kCompactGroup16;
+    for (int64_t g = 0; g < full; ++g) {
+        const float* xg = x + g * kCompactGroup16;
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            __m512i A, B;
+            p[r] += group_words<W, Sparse>(A, B, p[r], ~0ull);
+            __m512 wv[4];
+            widen<F16>(wv, A, B);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v)
+#pragma GCC unroll 4
+                for (int q = 0; q < 4; ++q)
+                    acc[r][v] = _mm512_fmadd_ps(wv[q], _mm512_loadu_ps(xg + v * cols + 16 * q), acc[r][v]);
+        }
+    }
+    const int64_t rest = cols - full * kCompactGroup16;
+    if (rest > 0) {  // the short last group: absent positions decode to 0, activations past cols are not read
+        const float* xg     = x + full * kCompactGroup16;
+        const uint64_t mask = full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            __m512i A, B;
+            p[r] += group_words<W, Sparse>(A, B, p[r], mask);
+            __m512 wv[4];
+            widen<F16>(wv, A, B);
+            for (int v = 0; v < NV; ++v)
+                for (int q = 0; q < 4; ++q) {
+                    const int64_t left = rest - 16 * q;
+                    if (left <= 0) break;
+                    const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+                    acc[r][v] = _mm512_fmadd_ps(wv[q], _mm512_maskz_loadu_ps(m, xg + v * cols + 16 * q), acc[r][v]);
+                }
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = _mm512_reduce_add_ps(acc[r][v]);
+}
+
+// Rows in tiles of 8 (up to 2 vectors), 4 (4 vectors) or 2 (8 vectors) against vector groups of 8, 4, 2, 1: every
+// weight is decoded once per group of vectors.
+template <int W, bool Sparse, bool F16>
+SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
+                           int64_t r1) {
     const int64_t cols = w.cols();
+    for (int64_t i = 0; i < n;) {
+        const int64_t nv = n - i >= 8 ? 8 : n - i >= 4 ? 4 : n - i >= 2 ? 2 : 1;
+        float* yi        = y + i * ldy;
+        const float* xi  = x + i * cols;
+        auto run         = [&]<int R>(int64_t r) {
+            switch (nv) {
+                case 8: tile16<W, Sparse, F16, R, 8>(yi, ldy, w, r, xi, cols); break;
+                case 4: tile16<W, Sparse, F16, R, 4>(yi, ldy, w, r, xi, cols); break;
+                case 2: tile16<W, Sparse, F16, R, 2>(yi, ldy, w, r, xi, cols); break;
+                default: tile16<W, Sparse, F16, R, 1>(yi, ldy, w, r, xi, cols); break;
+            }
+        };
+        // Eight rows at a time for one or two vectors: each row's next group address waits on this group's popcount,
+        // and eight independent rows hide that chain (4 rows: 1.3x slower on Zen 4; 16: no faster).
+        int64_t r = r0;
+        if (nv <= 2)
+            for (; r + 8 <= r1; r += 8) run.template operator()<8>(r);
+        if (nv <= 4)
+            for (; r + 4 <= r1; r += 4) run.template operator()<4>(r);
+        for (; r + 2 <= r1; r += 2) run.template operator()<2>(r);
+        for (; r < r1; ++r) run.template operator()<1>(r);
+        i += nv;
+    }
+}
+
+template <bool Sparse, bool F16>
+SPECULUM_VBMI2 void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
+                             int64_t r1) {
+    switch (low_width(w.format())) {
+        case 1: gemm16<1, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 2: gemm16<2, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 3: gemm16<3, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 4: gemm16<4, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 5: gemm16<5, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 6: gemm16<6, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 7: gemm16<7, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        default: gemm16<8, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+    }
+}
+
+// ---- decoder to dense rows ----
+// Natural-order words from A / B: out word e (e < 32: idx0, else idx1) = word perm^-1(e) of A (index < 32) or B.
+struct WordIndex {
+    alignas(64) uint16_t idx[2][32];
+};
+WordIndex word_index(GgmlType dense) {
+    WordIndex wi{};
+    const auto& perm = group_perm(dense);
+    for (int p = 0; p < 64; ++p) {  // position p is word p / 2 of A (even p) or of B (odd p)
+        const int e = perm[size_t(p)];
+        wi.idx[e / 32][e % 32] = static_cast<uint16_t>(32 * (p % 2) + p / 2);
+    }
+    return wi;
+}
+
+template <int W, bool Sparse>
+SPECULUM_VBMI2 void rows16(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
+    static const WordIndex bf16 = word_index(GgmlType::BF16), f16 = word_index(GgmlType::F16);
+    const WordIndex& wi   = w.format().dense == GgmlType::F16 ? f16 : bf16;
+    const __m512i i0      = _mm512_load_si512(wi.idx[0]);
+    const __m512i i1      = _mm512_load_si512(wi.idx[1]);
+    const int64_t cols    = w.cols();
+    const uint64_t tail_m = full_mask(w.format().dense, cols % kCompactGroup16);
     for (int64_t r = r0; r < r1; ++r, out += 2 * cols) {
         const uint8_t* p = w.row(r);
-        if (r + 8 < w.rows()) _mm_prefetch(reinterpret_cast<const char*>(w.row(r + 8)), _MM_HINT_T0);
-        for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16)
-            p += group16<Sparse>(out + 2 * g0, p, cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16, planes);
+        for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
+            const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+            __m512i A, B;
+            p += group_words<W, Sparse>(A, B, p, n == 64 ? ~0ull : tail_m);
+            const __m512i a = _mm512_permutex2var_epi16(A, i0, B), b = _mm512_permutex2var_epi16(A, i1, B);
+            if (n == 64) {
+                _mm512_storeu_si512(out + 2 * g0, a);
+                _mm512_storeu_si512(out + 2 * g0 + 64, b);
+            } else {
+                const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
+                const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
+                _mm512_mask_storeu_epi16(out + 2 * g0, m0, a);
+                _mm512_mask_storeu_epi16(out + 2 * g0 + 64, m1, b);
+            }
+        }
     }
 }
 
@@ -87,14 +253,40 @@ SPECULUM_VBMI2 void rows_q8(uint8_t* out, const CompactMatrix& w, int64_t r0, in
     }
 }
 
+template <bool Sparse>
+void rows16_w(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
+    switch (low_width(w.format())) {
+        case 1: rows16<1, Sparse>(out, w, r0, r1); break;
+        case 2: rows16<2, Sparse>(out, w, r0, r1); break;
+        case 3: rows16<3, Sparse>(out, w, r0, r1); break;
+        case 4: rows16<4, Sparse>(out, w, r0, r1); break;
+        case 5: rows16<5, Sparse>(out, w, r0, r1); break;
+        case 6: rows16<6, Sparse>(out, w, r0, r1); break;
+        case 7: rows16<7, Sparse>(out, w, r0, r1); break;
+        default: rows16<8, Sparse>(out, w, r0, r1); break;
+    }
+}
+
 }  // namespace
 
 bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {
     auto* out = static_cast<uint8_t*>(dst);
     if (w.format().dense == GgmlType::Q8_0) rows_q8(out, w, r0, r1);
-    else if (w.format().sparse) rows16<true>(out, w, r0, r1);
-    else rows16<false>(out, w, r0, r1);
+    else if (w.format().sparse) rows16_w<true>(out, w, r0, r1);
+    else rows16_w<false>(out, w, r0, r1);
     return true;
+}
+
+void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
+                           int64_t r1) {
+    const bool f16 = w.format().dense == GgmlType::F16;  // F16 rows are never truncated: W = 8
+    if (w.format().sparse) {
+        if (f16) gemm16<8, true, true>(y, ldy, w, x, n, r0, r1);
+        else gemm16_w<true, false>(y, ldy, w, x, n, r0, r1);
+    } else {
+        if (f16) gemm16<8, false, true>(y, ldy, w, x, n, r0, r1);
+        else gemm16_w<false, false>(y, ldy, w, x, n, r0, r1);
+    }
 }
 
 }  // namespace speculum::kernels::detail

@@ -1,0 +1,70 @@
+// Internal to the kernels: the layout rules of the compact 16-bit groups that the encoder, the scalar reference and
+// the AVX-512 kernels share (not a public API; see compact.h for the format).
+#pragma once
+
+#include "kernels/compact.h"
+
+#include <array>
+#include <cstdint>
+
+namespace speculum::kernels::detail {
+
+// Low-byte fields of a stored 16-bit element: its top w = 8 - trunc_bits bits, as one byte (w = 8), or a nibble
+// (bits 7..4, when w >= 4) plus one bit plane per remaining bit (bits 3.. or 7.. down to trunc_bits).
+inline int low_width(const CompactFormat& f) { return 8 - f.trunc_bits; }
+inline bool low_is_byte(const CompactFormat& f) { return low_width(f) == 8; }
+inline bool low_has_nibble(const CompactFormat& f) { return low_width(f) >= 4 && low_width(f) < 8; }
+inline int low_planes(const CompactFormat& f) { return low_is_byte(f) ? 0 : low_width(f) % 4; }
+inline int plane_bit(const CompactFormat& f, int j) { return (low_has_nibble(f) ? 3 : 7) - j; }
+
+// Bytes of one group with k stored elements (16-bit rows: mask, high bytes, low fields; Q8_0: scale, mask, quants).
+inline uint64_t compact_group_bytes(const CompactFormat& f, int64_t stored) {
+    const uint64_t k = static_cast<uint64_t>(stored);
+    if (f.dense == GgmlType::Q8_0) return 2 + 4 + k;
+    uint64_t lo = low_is_byte(f) ? k : (low_has_nibble(f) ? (k + 1) / 2 : 0);
+    lo += static_cast<uint64_t>(low_planes(f)) * ((k + 7) / 8);
+    return (f.sparse ? 8 : 0) + k + lo;
+}
+
+// Element order inside a 64-element group. Stored elements go in the order of their position p = 0..63 (mask bit
+// p), and position p holds element perm(p) of the group: the order in which the AVX-512 kernel's shift-and-merge
+// leaves the values (16-bit words of the even positions, then of the odd ones; BF16 words then split into the
+// even and odd words of each 32-bit lane), so that its four f32 vectors come out as elements 0..15, 16..31, 32..47,
+// 48..63 and the activations are read in their natural order, with no shuffles.
+//   BF16: position 4i + r holds element 16 q(r) + i with q(0) = 0, q(2) = 1, q(1) = 2, q(3) = 3.
+//   F16 (vcvtph2ps of 16 consecutive words): positions 2i, 32 + 2i, 2i + 1, 33 + 2i (i < 16) hold 16 q + i for
+//   q = 0, 1, 2, 3.
+inline int perm_bf16(int p) {
+    static constexpr int q[4] = {0, 2, 1, 3};
+    return 16 * q[p % 4] + p / 4;
+}
+inline int perm_f16(int p) {
+    const int odd = p % 2, word = p / 2;  // word of the even (odd) positions' register
+    return 16 * (2 * odd + word / 16) + word % 16;
+}
+// position -> element of the dense type's order.
+inline const std::array<uint8_t, 64>& group_perm(GgmlType dense) {
+    static const auto make = [](int (*fn)(int)) {
+        std::array<uint8_t, 64> a{};
+        for (int p = 0; p < 64; ++p) a[size_t(p)] = static_cast<uint8_t>(fn(p));
+        return a;
+    };
+    static const std::array<uint8_t, 64> bf16 = make(perm_bf16), f16 = make(perm_f16);
+    return dense == GgmlType::F16 ? f16 : bf16;
+}
+// Positions whose element is below n: the mask of a group of n < 64 elements that keeps all of them.
+inline uint64_t full_mask(GgmlType dense, int64_t n) {
+    if (n >= 64) return ~0ull;
+    uint64_t m = 0;
+    for (int p = 0; p < 64; ++p)
+        if (group_perm(dense)[size_t(p)] < n) m |= 1ull << p;
+    return m;
+}
+
+// AVX-512 kernels (compact_avx512.cpp), used when compact_decoder_vectorized(). Decoders of rows [r0, r1) into
+// dense rows; the fused GEMM over 16-bit rows (f32 activations, decoded in registers: no scratch).
+bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
+void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
+                           int64_t r1);
+
+}  // namespace speculum::kernels::detail
