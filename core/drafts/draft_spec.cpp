@@ -179,7 +179,8 @@ std::string DraftSpec::describe() const {
     };
     if (!skip_attn.empty()) parts.push_back("skip attn {" + list(skip_attn) + "}");
     if (!skip_ffn.empty()) parts.push_back("skip ffn {" + list(skip_ffn) + "}");
-    if (parts.empty()) return "self (identity)";
+    if (parts.empty()) parts.push_back("self (identity)");
+    if (!kv_from_target) parts.push_back("own KV");
     std::string s;
     for (const std::string& p : parts) s += (s.empty() ? "" : " + ") + p;
     return s;
@@ -208,6 +209,7 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
         {"weight_format", to_string(s.weight_format)},
         {"format_output", s.format_output},
         {"compact", s.compact},
+        {"kv_from_target", s.kv_from_target},
         {"exit_layer", s.exit_layer},
         {"skip_attn", s.skip_attn},
         {"skip_ffn", s.skip_ffn},
@@ -247,6 +249,7 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
             r.weight_format = parse_enum(v, key, {WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4});
         else if (key == "format_output") read(v, key, r.format_output);
         else if (key == "compact") read(v, key, r.compact);
+        else if (key == "kv_from_target") read(v, key, r.kv_from_target);
         else if (key == "exit_layer") read(v, key, r.exit_layer);
         else if (key == "skip_attn") read(v, key, r.skip_attn);
         else if (key == "skip_ffn") read(v, key, r.skip_ffn);

@@ -50,6 +50,10 @@ struct DraftSpec {
     // 16 - t bit values), so a pass reads only what the draft keeps; false = dense copies with the zeros and the
     // cleared bits stored (what the kernels read is then the dense size, and the compact size is only modeled).
     bool compact = true;
+    // The draft reads the target's KV cache for committed tokens, through the KV transforms above (Cassandra's
+    // selected, truncated view of the target's cache), and evaluates only what the target has not cached; false =
+    // the draft computes and caches its own K/V for every token (catch-up passes with its own weights).
+    bool kv_from_target = true;
     int32_t exit_layer = -1;          // early exit after layer L (0-based, inclusive); -1 = every layer
     std::vector<int32_t> skip_attn;   // layers whose attention block is skipped
     std::vector<int32_t> skip_ffn;    // layers whose feed-forward block is skipped

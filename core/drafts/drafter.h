@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/cancel.h"
+#include "core/model/kv_cache.h"
 
 #include <cstdint>
 #include <span>
@@ -93,6 +94,13 @@ public:
 
     // Expands a token tree of the given shape; each node's children are its top-ranked draft tokens.
     virtual DraftTree propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) = 0;
+
+    // The target's KV cache, for drafters that read it instead of computing their own (Cassandra's self-drafts):
+    // between verification passes, slots [0, tokens->size()) of `kv` hold the K/V of `tokens` (a prefix of the
+    // committed tokens). Both stay valid until the next call; nullptr detaches. Others ignore it.
+    virtual void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
+        (void)kv, (void)tokens;
+    }
 };
 
 }  // namespace speculum::drafts

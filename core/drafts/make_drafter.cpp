@@ -76,7 +76,10 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
         const bool wanda           = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
         const ActivationNorms norms = wanda_norms(spec, target, options);
         SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
-        ModelDrafterConfig cfg{.context = draft_context(options, target), .forward = d.forward, .name = label};
+        ModelDrafterConfig cfg{.context        = draft_context(options, target),
+                               .forward        = d.forward,
+                               .name           = label,
+                               .read_target_kv = spec.kv_from_target};
         return std::make_unique<ModelDrafter>(std::move(d.model), std::move(cfg), std::move(d.cost));
     }
     }

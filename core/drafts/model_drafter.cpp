@@ -109,6 +109,9 @@ void ModelDrafter::sync(std::span<const int32_t> committed) {
     size_t lcp = 0;
     while (lcp < m_cached.size() && lcp < committed.size() && m_cached[lcp] == committed[lcp]) ++lcp;
     if (lcp == committed.size() && lcp > 0) --lcp;  // the last token is re-evaluated for its logits
+    // Reading the target's cache: slots this draft computed itself are replaced by the target's once it has them.
+    if (m_target_kv && target_prefix(committed) > m_from_target) lcp = std::min(lcp, m_from_target);
+    m_from_target = std::min(m_from_target, lcp);
     m_ctx.kv().truncate(static_cast<int32_t>(lcp));
     m_cached.resize(lcp);
     m_committed.assign(committed.begin(), committed.end());
@@ -126,9 +129,45 @@ model::LogitsView ModelDrafter::pass(const std::vector<int32_t>& tokens, const s
     return v;
 }
 
+void ModelDrafter::attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
+    const model::Hparams& hp = m_ctx.model().hparams();
+    const bool fits = kv && tokens && kv->n_layer() == hp.n_layer && kv->n_embd_kv() == hp.n_embd_kv();
+    m_target_kv     = m_cfg.read_target_kv && fits ? kv : nullptr;
+    m_target_tokens = m_target_kv ? tokens : nullptr;
+}
+
+size_t ModelDrafter::target_prefix(std::span<const int32_t> committed) const {
+    if (!m_target_kv || committed.empty()) return 0;
+    const std::vector<int32_t>& t = *m_target_tokens;
+    const size_t lim = std::min({t.size(), committed.size() - 1, static_cast<size_t>(m_target_kv->size())});
+    size_t n = 0;
+    while (n < lim && t[n] == committed[n]) ++n;
+    return n;
+}
+
+void ModelDrafter::copy_from_target(DraftCost& cost) {
+    const size_t end = target_prefix(m_committed);
+    if (end <= m_cached.size()) return;
+    const int32_t start = static_cast<int32_t>(m_cached.size()), n = static_cast<int32_t>(end) - start;
+    model::KvCache& kv  = m_ctx.kv();
+    kv.reserve_slots(n);
+    const int32_t ekv = kv.n_embd_kv();
+    for (int32_t il = 0; il < kv.n_layer(); ++il) {  // a layer's slots are contiguous rows
+        std::copy_n(m_target_kv->k(il, start), size_t(n) * size_t(ekv), kv.k(il, start));
+        std::copy_n(m_target_kv->v(il, start), size_t(n) * size_t(ekv), kv.v(il, start));
+        if (m_cfg.forward.kv_transform) m_cfg.forward.kv_transform(il, kv.k(il, start), kv.v(il, start), n, ekv);
+    }
+    kv.grow(n);
+    m_cached.insert(m_cached.end(), m_committed.begin() + start, m_committed.begin() + static_cast<std::ptrdiff_t>(end));
+    m_from_target = end;
+    m_tokens_from_target += n;
+    cost.bytes_kv += static_cast<uint64_t>(n) * kv.bytes_per_token();  // the target's rows, read once
+}
+
 void ModelDrafter::catch_up(DraftCost& cost) {
     // A second propose without a sync: drop the previous call's draft tokens first.
     if (m_cached.size() >= m_committed.size()) sync(std::vector<int32_t>(m_committed));
+    if (m_target_kv && m_cached.size() == m_from_target) copy_from_target(cost);
     const int32_t nb = m_ctx.config().n_batch;
     while (m_cached.size() < m_committed.size()) {
         const size_t start = m_cached.size();

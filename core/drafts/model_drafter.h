@@ -18,6 +18,11 @@ struct ModelDrafterConfig {
     model::ContextConfig context;   // KV slots, batch size (the largest tree evaluated at once), kernel path
     model::ForwardOptions forward;  // layer skip / early exit / KV hooks, fixed for the drafter's lifetime
     std::string name;               // shown by name(); empty = the model's name
+    // Read the target's KV cache for committed tokens (attach_target_kv) instead of evaluating them: their K/V rows
+    // are copied from the target's cache (through forward.kv_transform: Cassandra's selected, truncated view), so
+    // only tokens the target has not cached yet (the last committed one) take a forward pass. Needs the target's
+    // layer count and KV width (a self-draft); ignored otherwise.
+    bool read_target_kv = false;
 };
 
 class ModelDrafter final : public Drafter {
@@ -44,12 +49,20 @@ public:
     // (ContextConfig::n_batch), or std::invalid_argument.
     DraftTree propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) override;
 
+    void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) override;
+    // Committed tokens whose K/V were copied from the target's cache since construction.
+    int64_t tokens_from_target() const { return m_tokens_from_target; }
+
     const model::Model& model() const { return m_ctx.model(); }
     const model::InferenceContext& context() const { return m_ctx; }
     const ForwardCostModel& cost_model() const { return m_cost; }
     const model::ForwardOptions& forward_options() const { return m_cfg.forward; }
 
 private:
+    // Leading committed tokens whose K/V the attached target cache holds (never the last committed token).
+    size_t target_prefix(std::span<const int32_t> committed) const;
+    // Copies the target's K/V rows of committed tokens past the cached ones (through the KV transform).
+    void copy_from_target(DraftCost& cost);
     // Evaluates committed tokens not yet cached; leaves the last one's logits in m_logits. Adds the passes' cost.
     void catch_up(DraftCost& cost);
     // One batched pass with cost accounting (tokens at `positions`, mask empty = causal).
@@ -63,6 +76,10 @@ private:
     std::vector<int32_t> m_committed;  // the synced context
     std::vector<int32_t> m_cached;     // token of each KV slot in use (size == kv().size())
     std::vector<float> m_logits;       // (n_vocab) logits of the last committed token after catch_up
+    const model::KvCache* m_target_kv = nullptr;           // attach_target_kv, when read_target_kv
+    const std::vector<int32_t>* m_target_tokens = nullptr;
+    size_t m_from_target = 0;          // leading slots of m_ctx.kv() copied from the target's cache
+    int64_t m_tokens_from_target = 0;
 };
 
 // The shape's explicit form: parent (-1 = root) and sibling rank of every node, parents before children, with

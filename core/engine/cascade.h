@@ -30,6 +30,10 @@ public:
     std::string name() const override { return m_stats.name; }
     int32_t n_vocab() const override { return m_inner->n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_inner->sync(committed); }
+    // Only a level-1 drafter drafts for the target, so only it may read the target's cache.
+    void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) override {
+        if (m_level == 1) m_inner->attach_target_kv(kv, tokens);
+    }
     drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
     drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
                                    const CancelToken& cancel) override;

@@ -231,6 +231,12 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
                                     std::to_string(st.target.n_ctx()));
     m_drafter->reset_stats();
     st.stats.n_prompt = static_cast<int32_t>(prompt.size());
+    // Level-1 self-drafts that read the target's cache see it for this run only (detached however the run ends).
+    m_drafter->attach_target_kv(&st.target.kv(), &st.target.cached());
+    struct Detach {
+        drafts::Drafter& d;
+        ~Detach() { d.attach_target_kv(nullptr, nullptr); }
+    } detach{*m_drafter};
 
     RunResult res;
     res.prompt   = prompt;

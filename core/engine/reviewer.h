@@ -43,6 +43,9 @@ public:
     int32_t n_ctx() const { return m_ctx.kv().capacity(); }
     int32_t n_vocab() const { return m_ctx.model().hparams().n_vocab; }
     const model::Model& model() const { return m_ctx.model(); }
+    // The cache and the tokens whose K/V it holds, in slot order (what a self-draft reads between passes).
+    const model::KvCache& kv() const { return m_ctx.kv(); }
+    const std::vector<int32_t>& cached() const { return m_cached; }
 
 private:
     model::LogitsView pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& pos,

@@ -36,6 +36,8 @@ DraftSpec random_self_spec(std::mt19937& rng) {
     s.kv_drop_ratio     = r(rng);
     s.weight_format     = s.weight_trunc_bits > 0 ? WeightFormat::bf16 : (bit(rng) ? WeightFormat::mxfp4 : WeightFormat::q8_0);
     s.format_output     = bit(rng);
+    s.compact           = bit(rng);
+    s.kv_from_target    = bit(rng);
     s.exit_layer        = int32_t(rng() % 8);
     s.skip_attn         = {1, 3};
     s.skip_ffn          = {2};
@@ -62,6 +64,11 @@ TEST(DraftSpec, JsonRoundTrip) {
     EXPECT_EQ(nlohmann::json(g).get<DraftSpec>(), g);
     // Missing keys keep their defaults.
     EXPECT_EQ(nlohmann::json::parse(R"({"prune": {"ratio": 0.5}})").get<DraftSpec>().prune.method, PruneMethod::magnitude);
+    const DraftSpec dflt = nlohmann::json::parse("{}").get<DraftSpec>();
+    EXPECT_TRUE(dflt.compact);
+    EXPECT_TRUE(dflt.kv_from_target);
+    EXPECT_FALSE(nlohmann::json::parse(R"({"compact": false})").get<DraftSpec>().compact);
+    EXPECT_FALSE(nlohmann::json::parse(R"({"kv_from_target": false})").get<DraftSpec>().kv_from_target);
 }
 
 TEST(DraftSpec, StrictJsonNamesTheKey) {
