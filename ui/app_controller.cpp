@@ -247,9 +247,41 @@ void AppController::start_measured() {
     changed();
 }
 
+void AppController::start_measured_sweep(const ActionRunSweep& a) {
+    if (!m_measurer || !m_model) {
+        message(MessageLevel::error, std::string("A sweep over ") + sweep_axis_name(a.x) + " and " +
+                                         sweep_axis_name(a.y) + " is measured: open a model first (Model and data).");
+        return;
+    }
+    const MeasureRequest proto{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};
+    submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y) + " (measured)",
+           [this, a, proto, measurer = m_measurer](jobs::JobContext& ctx) -> Apply {
+               auto measure = [&](const AppConfig& cfg, const CancelToken& cancel) {
+                   MeasureRequest req = proto;
+                   req.config         = cfg;
+                   return measurer(req, cancel, {}, {});
+               };
+               SweepView s = run_measured_sweep(proto.config, a.x, a.y, a.metric, measure, ctx.token(),
+                                                ctx.progress_fn(), [this, &ctx](const SweepView& partial) {
+                                                    ctx.post(Apply([this, partial] {
+                                                        m_snap.sweep = partial;
+                                                        changed();
+                                                    }));
+                                                });
+               return [this, s] {
+                   m_snap.sweep = s;
+                   changed();
+               };
+           });
+}
+
 void AppController::start_sweep(const ActionRunSweep& a) {
     std::optional<ModelSummary> model = m_snap.model;
     AppConfig base                    = m_snap.config;
+    if (sweep_axis_needs_measurement(a.x) || sweep_axis_needs_measurement(a.y)) {
+        start_measured_sweep(a);
+        return;
+    }
     submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
            [this, a, model, base](jobs::JobContext& ctx) -> Apply {
                const ModelSummary* m = model && model->hparams ? &*model : nullptr;

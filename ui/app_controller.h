@@ -85,6 +85,7 @@ private:
     void schedule_rerun();
     void start_measured();
     void start_sweep(const ActionRunSweep& a);
+    void start_measured_sweep(const ActionRunSweep& a);  // an axis only a measurement shows (pruning, truncation)
     jobs::JobId submit(const std::string& slot, const std::string& name, Work work);
     void cancel_job(jobs::JobId id, bool by_user);
     void apply_message(jobs::JobMessage& m);

@@ -1,4 +1,4 @@
-// Modeled sweeps over two axes and the Pareto front of their cells.
+// Modeled and measured sweeps over two axes and the Pareto front of their cells.
 #include "ui/sweep.h"
 
 #include "ui/modeled.h"
@@ -28,6 +28,7 @@ const char* sweep_metric_name(SweepMetric m) {
     case SweepMetric::ewif: return "EWIF";
     case SweepMetric::expected_tokens: return "tokens per target pass";
     case SweepMetric::tree_speedup: return "tree speedup";
+    case SweepMetric::cost_ratio: return "cost ratio c";
     }
     return "?";
 }
@@ -88,6 +89,7 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
                 case SweepMetric::ewif: value = v.output.ewif; break;
                 case SweepMetric::expected_tokens: value = v.output.expected_tokens; break;
                 case SweepMetric::tree_speedup: value = v.tree_speedup; break;
+                case SweepMetric::cost_ratio: value = cfg.cost_ratio; break;  // an input of the model
                 }
             }
             s.values[iy * s.xs.size() + ix] = value;
@@ -97,6 +99,49 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
         report(progress, double(iy + 1) / double(s.ys.size()), "row " + std::to_string(iy + 1));
         if (row_done) row_done(s);
     }
+    return s;
+}
+
+SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, SweepMetric metric,
+                             const MeasureFn& measure, const CancelToken& cancel, const ProgressFn& progress,
+                             const std::function<void(const SweepView&)>& row_done) {
+    SweepView s;
+    s.x = x, s.y = y, s.metric = metric, s.base = base, s.source = "measured";
+    s.xs = sweep_axis_values(x), s.ys = sweep_axis_values(y);
+    s.values.assign(s.xs.size() * s.ys.size(), std::numeric_limits<double>::quiet_NaN());
+    s.work.assign(s.values.size(), 0.0);
+    const size_t cells = s.values.size();
+    for (size_t iy = 0; iy < s.ys.size(); ++iy) {
+        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
+            cancel.throw_if_cancelled();
+            const size_t i      = iy * s.xs.size() + ix;
+            const AppConfig cfg = apply_axis(apply_axis(base, x, s.xs[ix]), y, s.ys[iy]);
+            report(progress, double(i) / double(cells),
+                   "cell " + std::to_string(i + 1) + "/" + std::to_string(cells) + ": " + sweep_axis_name(x) + " " +
+                       std::to_string(s.xs[ix]).substr(0, 4) + ", " + sweep_axis_name(y) + " " +
+                       std::to_string(s.ys[iy]).substr(0, 4));
+            if (!cfg.problems().empty()) continue;
+            MeasuredView v;
+            try {
+                v = measure(cfg, cancel);
+            } catch (const Cancelled&) {
+                throw;
+            } catch (const std::exception&) {
+                continue;  // this configuration cannot run (e.g. too little context): the cell stays empty
+            }
+            switch (metric) {
+            case SweepMetric::speedup: s.values[i] = v.speedup > 0 ? v.speedup : s.values[i]; break;
+            case SweepMetric::expected_tokens: s.values[i] = v.mean_accepted_length(); break;
+            case SweepMetric::cost_ratio: s.values[i] = v.cost_ratio > 0 ? v.cost_ratio : s.values[i]; break;
+            case SweepMetric::ewif:
+            case SweepMetric::tree_speedup: break;  // analytic quantities: not measured
+            }
+            s.work[i] = double(cfg.gamma) * v.cost_ratio;
+        }
+        s.rows_done = int(iy + 1);
+        if (row_done) row_done(s);
+    }
+    report(progress, 1.0, "sweep done");
     return s;
 }
 

@@ -1,9 +1,11 @@
 // Design-space sweeps: a grid over two configuration axes, one metric per cell. The modeled sweep evaluates
-// predict() per cell (cancellable, streams rows); measured sweeps fill the same grid from engine runs.
+// predict() per cell (cancellable, streams rows); the measured sweep fills the same grid from engine runs (the
+// only kind that can vary the pruning ratio or the truncation bits).
 #pragma once
 
 #include "core/cancel.h"
 #include "ui/app_config.h"
+#include "ui/measured.h"
 #include "ui/model_summary.h"
 
 #include <functional>
@@ -13,12 +15,12 @@
 namespace speculum::ui {
 
 enum class SweepAxis { gamma, alpha, cost_ratio, tree_budget, prune_ratio, weight_trunc_bits };
-enum class SweepMetric { speedup, ewif, expected_tokens, tree_speedup };
+enum class SweepMetric { speedup, ewif, expected_tokens, tree_speedup, cost_ratio };
 
 inline constexpr SweepAxis kSweepAxes[] = {SweepAxis::gamma,       SweepAxis::alpha,       SweepAxis::cost_ratio,
                                            SweepAxis::tree_budget, SweepAxis::prune_ratio, SweepAxis::weight_trunc_bits};
 inline constexpr SweepMetric kSweepMetrics[] = {SweepMetric::speedup, SweepMetric::ewif, SweepMetric::expected_tokens,
-                                                SweepMetric::tree_speedup};
+                                                SweepMetric::tree_speedup, SweepMetric::cost_ratio};
 
 const char* sweep_axis_name(SweepAxis a);
 const char* sweep_metric_name(SweepMetric m);
@@ -44,6 +46,17 @@ struct SweepView {
 SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, SweepAxis x, SweepAxis y,
                             SweepMetric metric, const CancelToken& cancel, const ProgressFn& progress,
                             const std::function<void(const SweepView&)>& row_done = {});
+
+// One measured run of a configuration (the engine with its baseline, as the Speedup panel's measurement).
+using MeasureFn = std::function<MeasuredView(const AppConfig& cfg, const CancelToken& cancel)>;
+
+// Fills the grid from measured runs, one per cell, row by row (`row_done` after each). Metrics: speedup = the
+// measured speedup; expected_tokens = measured tokens per target pass; cost_ratio = level 1's measured c;
+// ewif and tree_speedup are not measured (NaN). Work = gamma x measured c. A cell whose run fails stays NaN.
+// source = "measured". Throws Cancelled.
+SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, SweepMetric metric,
+                             const MeasureFn& measure, const CancelToken& cancel, const ProgressFn& progress,
+                             const std::function<void(const SweepView&)>& row_done = {});
 
 // Indices of the Pareto-optimal cells: no other cell has less work and a higher-or-equal metric.
 std::vector<size_t> pareto_front(const SweepView& s);

@@ -163,3 +163,36 @@ TEST(AppController, OpeningAnotherModelDropsTheRunningMeasurement) {
     EXPECT_FALSE(c.snapshot().measured.has_value()) << "a run on the previous model was dropped";
     for (const auto& m : c.snapshot().messages) EXPECT_EQ(m.text.find("cancelled"), std::string::npos) << m.text;
 }
+
+// Pruning and truncation axes run a measured sweep on the job system: one measurement per cell with the cell's
+// configuration, rows streamed into the snapshot; without a model the sweep is refused with a message.
+TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
+    ui::AppController c;
+    std::atomic<int> runs{0};
+    c.set_measurer([&](const ui::AppController::MeasureRequest& req, const CancelToken&, const ProgressFn&,
+                       const std::function<void(const ui::MeasuredView&)>&) {
+        ++runs;
+        ui::MeasuredView v;
+        v.cost_ratio = 1.0 - 0.5 * req.config.draft.prune.ratio;
+        v.speedup    = 2.0 - v.cost_ratio;
+        return v;
+    });
+    const ui::ActionRunSweep sweep{ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
+                                   ui::SweepMetric::cost_ratio};
+    EXPECT_TRUE(c.handle(sweep));
+    ASSERT_FALSE(c.snapshot().messages.empty());
+    EXPECT_NE(c.snapshot().messages.back().text.find("open a model first"), std::string::npos);
+    EXPECT_EQ(runs, 0);
+
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    EXPECT_TRUE(c.handle(sweep));
+    ASSERT_TRUE(test::poll_until(c, [&] {
+        return c.snapshot().sweep && c.snapshot().sweep->rows_done == int(c.snapshot().sweep->ys.size());
+    }));
+    const ui::SweepView& s = *c.snapshot().sweep;
+    EXPECT_EQ(s.source, "measured");
+    EXPECT_GE(runs, int(s.values.size()));
+    EXPECT_NEAR(s.at(4, 0), 0.8, 1e-6);  // prune 0.4 (a float in the config)
+    EXPECT_LT(s.at(8, 3), s.at(2, 3));
+}

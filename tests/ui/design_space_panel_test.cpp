@@ -67,3 +67,33 @@ TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
     for (double a : snap.sweep->ys) alpha_on_axis |= std::abs(a - set->config.alpha) < 1e-12;
     EXPECT_TRUE(gamma_on_axis && alpha_on_axis);
 }
+
+// A measured sweep runs one measurement per cell (here a fake whose c falls with pruning and truncation), streams
+// rows, records the measured metric and the work γ·c, leaves failing cells empty and stops on cancel.
+TEST(Sweep, MeasuredGridFromRuns) {
+    int runs = 0, rows = 0;
+    auto measure = [&](const ui::AppConfig& cfg, const CancelToken&) {
+        ++runs;
+        if (cfg.draft.weight_trunc_bits == 7 && cfg.draft.prune.ratio > 0.85f) throw std::runtime_error("no room");
+        ui::MeasuredView v;
+        v.cost_ratio = 1.0 - 0.5 * cfg.draft.prune.ratio - 0.02 * cfg.draft.weight_trunc_bits;
+        v.speedup    = 1.0 / (0.5 + v.cost_ratio);
+        return v;
+    };
+    const ui::SweepView s = ui::run_measured_sweep(kBase, ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
+                                                   ui::SweepMetric::cost_ratio, measure, CancelToken{}, {},
+                                                   [&](const ui::SweepView&) { ++rows; });
+    EXPECT_EQ(s.source, "measured");
+    EXPECT_EQ(runs, int(s.values.size()));
+    EXPECT_EQ(rows, int(s.ys.size()));
+    EXPECT_NEAR(s.at(0, 0), 1.0, 1e-9);
+    EXPECT_NEAR(s.at(5, 4), 1.0 - 0.25 - 0.08, 1e-6);
+    EXPECT_LT(s.at(9, 0), s.at(1, 0)) << "c falls as the pruning ratio rises";
+    EXPECT_TRUE(std::isnan(s.at(9, 7))) << "a cell whose run failed stays empty";
+    EXPECT_NEAR(s.work[1], kBase.gamma * s.at(1, 0), 1e-9);
+    CancelToken cancel;
+    cancel.cancel();
+    EXPECT_THROW(ui::run_measured_sweep(kBase, ui::SweepAxis::prune_ratio, ui::SweepAxis::gamma,
+                                        ui::SweepMetric::speedup, measure, cancel, {}),
+                 Cancelled);
+}

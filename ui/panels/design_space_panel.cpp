@@ -24,8 +24,8 @@ void pick(const char* label, E& value, const E (&options)[N], const char* (*name
             if (off) {
                 ImGui::EndDisabled();
                 if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-                    ImGui::SetTooltip("Needs a measured sweep (speculum-cli sweep with the engine; not run from "
-                                      "the app yet): no formula predicts its acceptance.");
+                    ImGui::SetTooltip("Needs a measured sweep, and no model is open to measure on: no formula "
+                                      "predicts its acceptance. Open a model in Model and data.");
             }
         }
         ImGui::EndCombo();
@@ -127,14 +127,24 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
 
 void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) {
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.45f);
-    pick("x axis", m_x, kSweepAxes, sweep_axis_name, sweep_axis_needs_measurement);
-    pick("y axis", m_y, kSweepAxes, sweep_axis_name, sweep_axis_needs_measurement);
+    // Pruning and truncation change acceptance, which only a measurement shows: those axes run a measured sweep
+    // (one engine run per cell on the job system) when a model is open to measure on.
+    const bool can_measure = snap.measuring_available && snap.model;
+    bool (*needs)(SweepAxis) = can_measure ? nullptr : sweep_axis_needs_measurement;
+    pick("x axis", m_x, kSweepAxes, sweep_axis_name, needs);
+    pick("y axis", m_y, kSweepAxes, sweep_axis_name, needs);
     pick<SweepMetric>("metric", m_metric, kSweepMetrics, sweep_metric_name, nullptr);
     ImGui::PopItemWidth();
-    bool same_axis = m_x == m_y;
-    if (same_axis) ImGui::BeginDisabled();
-    if (ImGui::Button("Run modeled sweep")) actions.push(ActionRunSweep{m_x, m_y, m_metric});
-    if (same_axis) ImGui::EndDisabled();
+    const bool measured  = sweep_axis_needs_measurement(m_x) || sweep_axis_needs_measurement(m_y);
+    const bool runnable  = m_x != m_y && (!measured || can_measure);
+    if (!runnable) ImGui::BeginDisabled();
+    if (ImGui::Button(measured ? "Run measured sweep" : "Run modeled sweep"))
+        actions.push(ActionRunSweep{m_x, m_y, m_metric});
+    if (!runnable) ImGui::EndDisabled();
+    if (measured && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("One measured run (engine and baseline) per cell: %zu cells. Cancel stops it; the cells "
+                          "measured so far stay.",
+                          sweep_axis_values(m_x).size() * sweep_axis_values(m_y).size());
     if (!snap.store) {
         ImGui::SameLine();
         if (ImGui::Button("Open results...")) actions.push(ActionOpenResultsDialog{});
