@@ -7,6 +7,7 @@
 #include "kernels/gemv.h"
 #include "kernels/quant_blocks.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -20,7 +21,7 @@ namespace {
 constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the dense kernels' widest row tile)
 
 bool is16(GgmlType t) { return t == GgmlType::F16 || t == GgmlType::BF16; }
-int64_t group_size(const CompactFormat& f) { return is16(f.dense) ? kCompactGroup16 : kQK8_0; }
+int64_t group_size(const CompactFormat& f) { return is16(f.dense) ? kCompactGroup16 : detail::kCompactQ8Group; }
 int64_t n_groups(const CompactFormat& f, int64_t cols) { return (cols + group_size(f) - 1) / group_size(f); }
 uint64_t group_bytes(const CompactFormat& f, int64_t stored) { return detail::compact_group_bytes(f, stored); }
 
@@ -59,15 +60,24 @@ uint64_t decode_group16_ref(uint16_t* out, const uint8_t* p, int64_t n, const Co
     return static_cast<uint64_t>(p - start) + group_bytes(f, k) - (f.sparse ? 8 : 0);
 }
 
-// One Q8_0 block; returns the bytes read.
-uint64_t decode_block_q8_ref(BlockQ8_0* out, const uint8_t* p) {
-    std::memcpy(&out->d, p, 2);
-    uint32_t mask;
-    std::memcpy(&mask, p + 2, 4);
-    const int8_t* q = reinterpret_cast<const int8_t*>(p + 6);
-    int c           = 0;
-    for (int e = 0; e < kQK8_0; ++e) out->qs[e] = ((mask >> e) & 1u) ? q[c++] : int8_t{0};
-    return 6 + static_cast<uint64_t>(c);
+// One Q8_0 group of four blocks into out (the blocks below `blocks` are written); returns the bytes read.
+uint64_t decode_group_q8_ref(BlockQ8_0* out, const uint8_t* p, int64_t blocks) {
+    uint32_t mask[4];
+    std::memcpy(mask, p + 8, 16);
+    const auto* q = reinterpret_cast<const int8_t*>(p + 24);
+    int64_t c     = 0;
+    for (int64_t j = 0; j < blocks; ++j) {
+        std::memcpy(&out[j].d, p + 2 * j, 2);
+        std::memset(out[j].qs, 0, sizeof out[j].qs);
+    }
+    for (int k = 0; k < 4; ++k)
+        for (int pos = 0; pos < 32; ++pos) {
+            if (!((mask[k] >> pos) & 1u)) continue;
+            const int j = detail::q8_block_of(k, pos);
+            if (j < blocks) out[j].qs[detail::q8_elem_of(k, pos)] = q[c];
+            ++c;
+        }
+    return 24 + static_cast<uint64_t>(c);
 }
 
 void check_scratch(const char* who, const void* scratch) {
@@ -133,18 +143,27 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
     for (int64_t r = 0; r < rows; ++r) {
         const uint8_t* row = src + static_cast<uint64_t>(r) * row_bytes;
         if (f.dense == GgmlType::Q8_0) {
-            for (int64_t b = 0; b < cols / kQK8_0; ++b) {
-                BlockQ8_0 blk;
-                std::memcpy(&blk, row + static_cast<uint64_t>(b) * sizeof(BlockQ8_0), sizeof blk);
-                uint32_t mask = 0;
-                for (int e = 0; e < kQK8_0; ++e) mask |= static_cast<uint32_t>(blk.qs[e] != 0) << e;
-                const size_t at = out.size();
-                out.resize(at + 6);
-                std::memcpy(&out[at], &blk.d, 2);
-                std::memcpy(&out[at + 2], &mask, 4);
-                for (int e = 0; e < kQK8_0; ++e)
-                    if (blk.qs[e] != 0) out.push_back(static_cast<uint8_t>(blk.qs[e]));
-                m.m_stored += std::popcount(mask);
+            const int64_t blocks = cols / kQK8_0;
+            for (int64_t b0 = 0; b0 < blocks; b0 += detail::kCompactQ8Blocks) {
+                BlockQ8_0 blk[detail::kCompactQ8Blocks] = {};
+                const int64_t nblk = std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0);
+                std::memcpy(blk, row + static_cast<uint64_t>(b0) * sizeof(BlockQ8_0),
+                            static_cast<size_t>(nblk) * sizeof(BlockQ8_0));
+                uint8_t head[24] = {};
+                uint32_t mask[4] = {};
+                const size_t at  = out.size();
+                out.resize(at + 24);
+                for (int k = 0; k < 4; ++k)
+                    for (int pos = 0; pos < 32; ++pos) {
+                        const int8_t q = blk[detail::q8_block_of(k, pos)].qs[detail::q8_elem_of(k, pos)];
+                        if (q == 0) continue;
+                        mask[k] |= 1u << pos;
+                        out.push_back(static_cast<uint8_t>(q));
+                    }
+                for (int j = 0; j < 4; ++j) std::memcpy(head + 2 * j, &blk[j].d, 2);
+                std::memcpy(head + 8, mask, 16);
+                std::memcpy(&out[at], head, 24);
+                m.m_stored += static_cast<int64_t>(out.size() - at - 24);
             }
         } else {
             const auto& perm = detail::group_perm(f.dense);
@@ -230,8 +249,10 @@ uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, 
         const uint8_t* p = w.row(r);
         uint64_t used    = 0;
         if (f.dense == GgmlType::Q8_0) {
-            for (int64_t b = 0; b < w.cols() / kQK8_0; ++b)
-                used += decode_block_q8_ref(reinterpret_cast<BlockQ8_0*>(out) + b, p + used);
+            const int64_t blocks = w.cols() / kQK8_0;
+            for (int64_t b0 = 0; b0 < blocks; b0 += detail::kCompactQ8Blocks)
+                used += decode_group_q8_ref(reinterpret_cast<BlockQ8_0*>(out) + b0, p + used,
+                                            std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0));
         } else {
             for (int64_t g0 = 0; g0 < w.cols(); g0 += kCompactGroup16) {
                 const int64_t n = w.cols() - g0 < kCompactGroup16 ? w.cols() - g0 : kCompactGroup16;
@@ -294,6 +315,10 @@ void compact_gemm_q8act(float* y, int64_t ldy, const CompactMatrix& w, const voi
                         int64_t r1, void* scratch) {
     check_scratch("compact_gemm_q8act", scratch);
     if (w.format().dense != GgmlType::Q8_0) throw std::invalid_argument("compact_gemm_q8act: rows are not q8_0");
+    if (compact_decoder_vectorized() && gemm_prefers_q8act(GgmlType::Q8_0)) {  // decoded in registers
+        detail::compact_gemm_q8act_avx512(y, ldy, w, xq, n, r0, r1);
+        return;
+    }
     tiled(w, r0, r1, scratch, compact_decode_rows, [&](const uint8_t* buf, int64_t a, int64_t b) {
         gemm_q8act(y + a, ldy, GgmlType::Q8_0, buf, xq, n, w.cols(), 0, b - a);
     });

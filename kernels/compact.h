@@ -8,15 +8,17 @@
 //      LSB-first, ceil(k / 8) bytes per plane]
 //     A BF16 element with its t low mantissa bits dropped therefore costs 16 - t bits (plus one mask bit when
 //     sparse), as Cassandra's draft (paper Sec. 2.5, packed mantissas; bitmap sparsity for unstructured pruning).
-//   Q8_0 rows (sparse only), one group per 32-element block:
-//     [d: f16 scale, 2 bytes][presence mask, u32][k int8 quants]
+//   Q8_0 rows (sparse only), one group per four 32-element blocks (the int8 kernel's activation groups):
+//     [4 f16 scales][4 u32 presence masks][stored int8 quants]; mask k covers 8 elements of each block, in the
+//     order of the VNNI kernel's register k (compact_detail.h), so the fused kernel expands straight into it.
 // An absent element decodes to +0.0 bits (16-bit types) or q = 0 (Q8_0); with `sparse`, encode() leaves out
 // exactly the elements whose bits are +0 (q = 0), so decoding gives back the dense input bit for bit.
 //
 // Two GEMM paths. 16-bit rows on AVX-512 VBMI2 take a fused kernel: each group is decoded in registers (vpexpandb,
 // shifts and merges; the encoder stores a group's elements in the order that leaves them in) and multiplied at
 // once, eight rows interleaved; it accumulates the same 16-lane partial sums as the dense AVX-512 kernel (tests hold
-// it to kCompactFusedRelTol of sum |w x|). Every other case decodes a tile of rows into caller scratch (L1/L2-
+// it to kCompactFusedRelTol of sum |w x|), and Q8_0 rows against int8 activations take a fused VNNI kernel equal
+// to gemm_q8act on the decoded rows bit for bit. Every other case decodes a tile of rows into caller scratch (L1/L2-
 // resident) and runs the dense kernel of the same ISA on it, equal to that kernel on the decoded rows bit for bit.
 // Only the compact bytes stream from memory either way. Decoders: scalar `_ref`, and AVX-512 VBMI2 chosen at run
 // time. No threads, no allocation in the kernels.

@@ -10,6 +10,8 @@
 // namespace.
 #include "kernels/compact_detail.h"
 
+#include "kernels/gemv_detail.h"
+
 #include "kernels/quant_blocks.h"
 
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -18,9 +20,9 @@
 
 #include <cstring>
 
-#define SPECULUM_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,bmi,bmi2,popcnt,fma,f16c")))
+#define SPECULUM_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
 #define SPECULUM_VBMI2_INLINE \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,bmi,bmi2,popcnt,fma,f16c"), always_inline)) inline
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c"), always_inline)) inline
 
 namespace speculum::kernels::detail {
 
@@ -237,19 +239,98 @@ SPECULUM_VBMI2 void rows16(uint8_t* out, const CompactMatrix& w, int64_t r0, int
     }
 }
 
+// One Q8_0 group (four blocks) at p: wk[k] = register k of the int8 kernel's layout as unsigned bytes (q + 128;
+// absent elements are q = 0), dw = the four scales, each in two lanes. Returns the group's bytes.
+SPECULUM_VBMI2_INLINE uint64_t group_q8(const uint8_t* p, __m256i wk[4], __m256& dw) {
+    uint64_t h;
+    std::memcpy(&h, p, 8);
+    dw = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h)))),
+                                  _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+    uint32_t mask[4];
+    std::memcpy(mask, p + 8, 16);
+    const uint8_t* q   = p + 24;
+    const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        const int c  = _mm_popcnt_u32(mask[k]);
+        const auto v = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(_bzhi_u32(~0u, static_cast<unsigned>(c))), q);
+        wk[k]        = _mm256_xor_si256(_mm256_maskz_expand_epi8(mask[k], v), bias);
+        q += c;
+    }
+    return static_cast<uint64_t>(q - p);
+}
+
 SPECULUM_VBMI2 void rows_q8(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
     const int64_t blocks = w.cols() / kQK8_0;
     for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* p = w.row(r);
-        for (int64_t b = 0; b < blocks; ++b, out += sizeof(BlockQ8_0)) {
-            uint32_t mask;
-            std::memcpy(out, p, 2);
-            std::memcpy(&mask, p + 2, 4);
-            const int k     = _mm_popcnt_u32(mask);
-            const __m256i q = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(low_bits(k)), p + 6);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), _mm256_maskz_expand_epi8(mask, q));
-            p += 6 + k;
+        for (int64_t b0 = 0; b0 < blocks; b0 += kCompactQ8Blocks) {
+            __m256i wk[4];
+            __m256 dw;
+            const uint8_t* g = p;
+            p += group_q8(p, wk, dw);
+            alignas(32) uint8_t regs[4][32];
+            for (int k = 0; k < 4; ++k)
+                _mm256_store_si256(reinterpret_cast<__m256i*>(regs[k]),
+                                   _mm256_xor_si256(wk[k], _mm256_set1_epi8(static_cast<char>(0x80))));
+            for (int64_t j = 0; j < kCompactQ8Blocks && b0 + j < blocks; ++j, out += sizeof(BlockQ8_0)) {
+                std::memcpy(out, g + 2 * j, 2);
+                for (int k = 0; k < 4; ++k) std::memcpy(out + 2 + 8 * k, &regs[k][8 * j], 8);
+            }
         }
+    }
+}
+
+// Fused Q8_0 x int8 GEMM, R rows x NV vectors: the dense int8 kernel's arithmetic (gemv_q8act_avx512.cpp) on
+// registers decoded from the compact groups, so each block dot is the same exact int32 and the sums match.
+template <int R, int NV>
+SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const Q8ActGroup* const* xv,
+                            int64_t groups) {
+    __m256 acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    const uint8_t* p[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
+    for (int64_t g = 0; g < groups; ++g) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            __m256i wk[4];
+            __m256 dw;
+            p[r] += group_q8(p[r], wk, dw);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) {
+                const Q8ActGroup& x = xv[v][g];
+                __m256i dot         = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k)
+                    dot = _mm256_dpbusd_epi32(dot, wk[k],
+                                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
+                acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(x.d)), acc[r][v]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r][v]), _mm256_extractf128_ps(acc[r][v], 1));
+            s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            s        = _mm_add_ss(s, _mm_movehdup_ps(s));
+            y[v * ldy + r0 + r] = _mm_cvtss_f32(s);
+        }
+}
+
+template <int R>
+SPECULUM_VBMI2 void q8_rows_nv(float* y, int64_t ldy, const CompactMatrix& w, int64_t r, const Q8ActGroup* const* xv,
+                               int64_t nv, int64_t groups) {
+    switch (nv) {
+        case 1: tile_q8<R, 1>(y, ldy, w, r, xv, groups); break;
+        case 2: tile_q8<R, 2>(y, ldy, w, r, xv, groups); break;
+        case 3: tile_q8<R, 3>(y, ldy, w, r, xv, groups); break;
+        default: tile_q8<R, 4>(y, ldy, w, r, xv, groups); break;
     }
 }
 
@@ -275,6 +356,22 @@ bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, i
     else if (w.format().sparse) rows16_w<true>(out, w, r0, r1);
     else rows16_w<false>(out, w, r0, r1);
     return true;
+}
+
+void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
+                               int64_t r1) {
+    const int64_t cols = w.cols(), groups = (cols / kQK8_0 + kCompactQ8Blocks - 1) / kCompactQ8Blocks;
+    for (int64_t i = 0; i < n; i += 4) {  // the activations' groups match the weights' (four blocks each)
+        const int64_t nv = n - i < 4 ? n - i : 4;
+        const Q8ActGroup* xv[4];
+        for (int64_t k = 0; k < nv; ++k) xv[k] = q8act_vec(xq, i + k, cols);
+        float* yi = y + i * ldy;
+        int64_t r = r0;
+        if (nv <= 2)
+            for (; r + 8 <= r1; r += 8) q8_rows_nv<8>(yi, ldy, w, r, xv, nv, groups);
+        for (; r + 4 <= r1; r += 4) q8_rows_nv<4>(yi, ldy, w, r, xv, nv, groups);
+        for (; r < r1; ++r) q8_rows_nv<1>(yi, ldy, w, r, xv, nv, groups);
+    }
 }
 
 void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,

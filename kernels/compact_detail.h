@@ -20,7 +20,7 @@ inline int plane_bit(const CompactFormat& f, int j) { return (low_has_nibble(f) 
 // Bytes of one group with k stored elements (16-bit rows: mask, high bytes, low fields; Q8_0: scale, mask, quants).
 inline uint64_t compact_group_bytes(const CompactFormat& f, int64_t stored) {
     const uint64_t k = static_cast<uint64_t>(stored);
-    if (f.dense == GgmlType::Q8_0) return 2 + 4 + k;
+    if (f.dense == GgmlType::Q8_0) return 4 * (2 + 4) + k;  // a group of four blocks: scales, masks, quants
     uint64_t lo = low_is_byte(f) ? k : (low_has_nibble(f) ? (k + 1) / 2 : 0);
     lo += static_cast<uint64_t>(low_planes(f)) * ((k + 7) / 8);
     return (f.sparse ? 8 : 0) + k + lo;
@@ -61,10 +61,23 @@ inline uint64_t full_mask(GgmlType dense, int64_t n) {
     return m;
 }
 
+// Q8_0 rows: groups of four 32-element blocks (kCompactQ8Blocks), each [4 f16 scales][4 u32 masks][quants]; mask k
+// covers register k of the int8 kernel's layout: bit 8j + i = element 8k + i of block j (the activations' Q8ActGroup
+// order), and its quants follow in that order after those of masks 0..k-1. Blocks past the row's end have scale 0
+// and mask 0.
+constexpr int kCompactQ8Blocks = 4;
+constexpr int64_t kCompactQ8Group = 32 * kCompactQ8Blocks;  // elements per group
+inline int q8_block_of(int k, int pos) { return pos / 8; }        // register k, bit pos -> block
+inline int q8_elem_of(int k, int pos) { return 8 * k + pos % 8; }  // -> element of that block
+
 // AVX-512 kernels (compact_avx512.cpp), used when compact_decoder_vectorized(). Decoders of rows [r0, r1) into
 // dense rows; the fused GEMM over 16-bit rows (f32 activations, decoded in registers: no scratch).
 bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
 void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1);
+// Q8_0 rows against quantized activations (quantize_q8act), decoded in registers: equals gemm_q8act_avx512 on the
+// decoded rows bit for bit (the same exact int32 block dots, scaled and summed in the same order).
+void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
+                               int64_t r1);
 
 }  // namespace speculum::kernels::detail
