@@ -46,18 +46,20 @@ SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t
     }
     const int64_t k    = _mm_popcnt_u64(mask);
     const uint64_t kin = low_bits(k);
-    const __m512i hi   = _mm512_maskz_loadu_epi8(kin, p);
+    // Plain loads: the expand below takes only the first k bytes (the rest lie in the stream or its kCompactPad
+    // tail), and a full group (k = 64) has no tail. Masked loads made the sparse Q8_0 kernel twice as slow on Zen 4.
+    const __m512i hi = _mm512_loadu_si512(p);
     p += k;
     __m512i lo;
     if constexpr (kByte) {
-        lo = _mm512_maskz_loadu_epi8(kin, p);
+        lo = _mm512_loadu_si512(p);
         p += k;
     } else {
         lo = _mm512_setzero_si512();
         if constexpr (kNibble) {
             const int64_t nb = (k + 1) >> 1;
             // Word i = nibbles 2i (low) and 2i + 1 (high) of byte i -> bytes (n << 4): ((v << 4) | (v << 8)) & 0xF0F0.
-            const __m512i v = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(low_bits(nb)), p));
+            const __m512i v = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
             lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 4), _mm512_slli_epi16(v, 8),
                                            _mm512_set1_epi16(static_cast<short>(0xF0F0)), 0xA8);
             p += nb;
@@ -253,8 +255,10 @@ SPECULUM_VBMI2_INLINE uint64_t group_q8(const uint8_t* p, __m256i wk[4], __m256&
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
         const int c  = _mm_popcnt_u32(mask[k]);
-        const auto v = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(_bzhi_u32(~0u, static_cast<unsigned>(c))), q);
-        wk[k]        = _mm256_xor_si256(_mm256_maskz_expand_epi8(mask[k], v), bias);
+        // A plain load: vpexpandb takes only the first c bytes (the rest lie in the stream or its kCompactPad tail).
+        // A masked load here made the kernel twice as slow on Zen 4.
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+        wk[k]           = _mm256_xor_si256(_mm256_maskz_expand_epi8(mask[k], v), bias);
         q += c;
     }
     return static_cast<uint64_t>(q - p);
