@@ -8,15 +8,10 @@
 // the kCompactPad tail and mask them off. The decoder equals compact_decode_rows_ref bit for bit; the GEMM differs
 // from compact_gemm_ref only in f32 summation order. Every function has the target attribute, in an anonymous
 // namespace.
+#include "kernels/vnni_common.h"  // first: its pragmas precede <immintrin.h>; gemv_detail.h, vnni::hsum
+
 #include "kernels/compact_detail.h"
-
-#include "kernels/gemv_detail.h"
-
 #include "kernels/quant_blocks.h"
-
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
 
 #include <cstring>
 
@@ -319,12 +314,7 @@ SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const CompactMatrix& w, int64
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
-            __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc[r][v]), _mm256_extractf128_ps(acc[r][v], 1));
-            s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
-            s        = _mm_add_ss(s, _mm_movehdup_ps(s));
-            y[v * ldy + r0 + r] = _mm_cvtss_f32(s);
-        }
+        for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = vnni::hsum(acc[r][v]);  // the dense kernel's sum
 }
 
 template <int R>

@@ -247,6 +247,13 @@ void AppController::start_measured() {
     changed();
 }
 
+AppController::Apply AppController::show_sweep(SweepView s) {
+    return [this, s = std::move(s)] {
+        m_snap.sweep = s;
+        changed();
+    };
+}
+
 void AppController::start_measured_sweep(const ActionRunSweep& a) {
     if (!m_measurer || !m_model) {
         message(MessageLevel::error, std::string("A sweep over ") + sweep_axis_name(a.x) + " and " +
@@ -262,16 +269,8 @@ void AppController::start_measured_sweep(const ActionRunSweep& a) {
                    return measurer(req, cancel, {}, {});
                };
                SweepView s = run_measured_sweep(proto.config, a.x, a.y, a.metric, measure, ctx.token(),
-                                                ctx.progress_fn(), [this, &ctx](const SweepView& partial) {
-                                                    ctx.post(Apply([this, partial] {
-                                                        m_snap.sweep = partial;
-                                                        changed();
-                                                    }));
-                                                });
-               return [this, s] {
-                   m_snap.sweep = s;
-                   changed();
-               };
+                                                ctx.progress_fn(), [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
+               return show_sweep(s);
            });
 }
 
@@ -286,16 +285,8 @@ void AppController::start_sweep(const ActionRunSweep& a) {
            [this, a, model, base](jobs::JobContext& ctx) -> Apply {
                const ModelSummary* m = model && model->hparams ? &*model : nullptr;
                SweepView s = run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
-                                               [this, &ctx](const SweepView& partial) {
-                                                   ctx.post(Apply([this, partial] {
-                                                       m_snap.sweep = partial;
-                                                       changed();
-                                                   }));
-                                               });
-               return [this, s] {
-                   m_snap.sweep = s;
-                   changed();
-               };
+                                               [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
+               return show_sweep(s);
            });
     changed();
 }

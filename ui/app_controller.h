@@ -86,6 +86,8 @@ private:
     void start_measured();
     void start_sweep(const ActionRunSweep& a);
     void start_measured_sweep(const ActionRunSweep& a);  // an axis only a measurement shows (pruning, truncation)
+    // What a sweep job posts (rows as they finish) and returns: the view into the snapshot.
+    Apply show_sweep(SweepView s);
     jobs::JobId submit(const std::string& slot, const std::string& name, Work work);
     void cancel_job(jobs::JobId id, bool by_user);
     void apply_message(jobs::JobMessage& m);
