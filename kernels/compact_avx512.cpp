@@ -13,6 +13,7 @@
 #include "kernels/compact_detail.h"
 #include "kernels/quant_blocks.h"
 
+#include <algorithm>
 #include <cstring>
 
 #define SPECULUM_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
@@ -78,6 +79,29 @@ SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t
     return static_cast<uint64_t>(p - start);
 }
 
+// Software prefetch of the next row tile's streams into L2, paced so that it covers rows r0 + R .. r0 + 2R (contiguous,
+// about as long as this tile's) while this tile decodes its R x `steps` groups: each step issues the lines its share
+// of those bytes reaches (0, 1 or 2). The hardware prefetchers lose track of eight interleaved short streams: on a
+// Xeon (Sapphire Rapids class) prune 0.5 + t 4 fell from 1.0x to 0.55x of the dense BF16 gemv on 1024-column rows
+// streamed from memory (prefetching further ahead, or into L1, was slower; docs/performance.md, "Session 10").
+struct NextTile {
+    const uint8_t* line;    // next line to prefetch
+    const uint8_t* cursor;  // how far the pace has reached
+    const uint8_t* end;
+    uint64_t stride;        // bytes per step
+    NextTile(const CompactMatrix& w, int64_t r0, int64_t R, int64_t steps) {
+        const uint8_t* start = w.row(std::min(r0 + R, w.rows()));
+        end                  = w.row(std::min(r0 + 2 * R, w.rows()));
+        line   = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(start) & ~uintptr_t(63));
+        cursor = line;
+        stride = static_cast<uint64_t>(end - start) / static_cast<uint64_t>(std::max<int64_t>(1, R * steps)) + 1;
+    }
+    SPECULUM_VBMI2_INLINE void step() {
+        cursor += stride;
+        for (; line < cursor && line < end; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
+    }
+};
+
 // The four f32 vectors of a group (elements 0..15, 16..31, 32..47, 48..63), from its words.
 template <bool F16>
 SPECULUM_VBMI2_INLINE void widen(__m512 w[4], __m512i A, __m512i B) {
@@ -107,11 +131,13 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
     const int64_t full = cols / kCompactGroup16;
+    NextTile pf(w, r0, R, full);
     for (int64_t g = 0; g < full; ++g) {
         const float* xg = x + g * kCompactGroup16;
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
+            pf.step();
             p[r] += group_words<W, Sparse>(A, B, p[r], ~0ull);
             __m512 wv[4];
             widen<F16>(wv, A, B);
@@ -147,34 +173,35 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_
         for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = _mm512_reduce_add_ps(acc[r][v]);
 }
 
-// Rows in tiles of 8 (up to 2 vectors), 4 (4 vectors) or 2 (8 vectors) against vector groups of 8, 4, 2, 1: every
-// weight is decoded once per group of vectors.
+// Rows [r0, r1) against NV vectors: tiles of R rows, then single rows (the callers' tasks are whole 8-row tiles).
+template <int W, bool Sparse, bool F16, int R, int NV>
+SPECULUM_VBMI2 void rows16_nv(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t r0, int64_t r1) {
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) tile16<W, Sparse, F16, R, NV>(y, ldy, w, r, x, w.cols());
+    for (; r < r1; ++r) tile16<W, Sparse, F16, 1, NV>(y, ldy, w, r, x, w.cols());
+}
+
+// Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group: eight-row
+// tiles for one or two vectors (each row's next group address waits on this group's popcount, and eight independent
+// rows hide that chain; 4 rows were 1.3x slower on Zen 4, 16 no faster), four rows for three or four, two for more
+// (the accumulators must fit the 32 registers). Every count has its own tile: n = 3 decoded the weights twice as
+// 2 + 1 and cost more than n = 4.
 template <int W, bool Sparse, bool F16>
 SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1) {
-    const int64_t cols = w.cols();
-    for (int64_t i = 0; i < n;) {
-        const int64_t nv = n - i >= 8 ? 8 : n - i >= 4 ? 4 : n - i >= 2 ? 2 : 1;
-        float* yi        = y + i * ldy;
-        const float* xi  = x + i * cols;
-        auto run         = [&]<int R>(int64_t r) {
-            switch (nv) {
-                case 8: tile16<W, Sparse, F16, R, 8>(yi, ldy, w, r, xi, cols); break;
-                case 4: tile16<W, Sparse, F16, R, 4>(yi, ldy, w, r, xi, cols); break;
-                case 2: tile16<W, Sparse, F16, R, 2>(yi, ldy, w, r, xi, cols); break;
-                default: tile16<W, Sparse, F16, R, 1>(yi, ldy, w, r, xi, cols); break;
-            }
-        };
-        // Eight rows at a time for one or two vectors: each row's next group address waits on this group's popcount,
-        // and eight independent rows hide that chain (4 rows: 1.3x slower on Zen 4; 16: no faster).
-        int64_t r = r0;
-        if (nv <= 2)
-            for (; r + 8 <= r1; r += 8) run.template operator()<8>(r);
-        if (nv <= 4)
-            for (; r + 4 <= r1; r += 4) run.template operator()<4>(r);
-        for (; r + 2 <= r1; r += 2) run.template operator()<2>(r);
-        for (; r < r1; ++r) run.template operator()<1>(r);
-        i += nv;
+    for (int64_t i = 0; i < n; i += 8) {
+        float* yi       = y + i * ldy;
+        const float* xi = x + i * w.cols();
+        switch (n - i < 8 ? n - i : 8) {
+            case 1: rows16_nv<W, Sparse, F16, 8, 1>(yi, ldy, w, xi, r0, r1); break;
+            case 2: rows16_nv<W, Sparse, F16, 8, 2>(yi, ldy, w, xi, r0, r1); break;
+            case 3: rows16_nv<W, Sparse, F16, 4, 3>(yi, ldy, w, xi, r0, r1); break;
+            case 4: rows16_nv<W, Sparse, F16, 4, 4>(yi, ldy, w, xi, r0, r1); break;
+            case 5: rows16_nv<W, Sparse, F16, 2, 5>(yi, ldy, w, xi, r0, r1); break;
+            case 6: rows16_nv<W, Sparse, F16, 2, 6>(yi, ldy, w, xi, r0, r1); break;
+            case 7: rows16_nv<W, Sparse, F16, 2, 7>(yi, ldy, w, xi, r0, r1); break;
+            default: rows16_nv<W, Sparse, F16, 2, 8>(yi, ldy, w, xi, r0, r1); break;
+        }
     }
 }
 
@@ -293,11 +320,13 @@ SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const CompactMatrix& w, int64
     const uint8_t* p[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
+    NextTile pf(w, r0, R, groups);
     for (int64_t g = 0; g < groups; ++g) {
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m256i wk[4];
             __m256 dw;
+            pf.step();
             p[r] += group_q8(p[r], wk, dw);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) {

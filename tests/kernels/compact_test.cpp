@@ -147,7 +147,7 @@ TEST(Compact, GemmEqualsTheDenseKernelOnThePrunedWeights) {
         const auto dense      = pruned_matrix(c.f.dense, rows, c.cols, c.prune, c.f.trunc_bits, 11);
         const CompactMatrix m = CompactMatrix::encode(c.f, dense.data(), rows, c.cols);
         std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(m));
-        for (int64_t n : {1, 2, 3, 5, 8, 9, 13}) {
+        for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}) {
             const auto x = random_x(n, c.cols, 3 + static_cast<uint32_t>(n));
             std::vector<float> yd(static_cast<size_t>(n * rows)), yc(yd.size());
             gemm_ref(yd.data(), rows, c.f.dense, dense.data(), x.data(), n, c.cols, 0, rows);
