@@ -6,8 +6,10 @@
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
 //   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense]
+//                            [--interleave] [--only]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
-// stored dense (compact false) for comparison. Exits non-zero when a draft's logits differ from its dense copy's.
+// stored dense (compact false) for comparison. --interleave times that draft's passes the way a run interleaves them
+// with the target's 5-token verification passes. --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's.
 #include "core/drafts/self_draft.h"
 #include "core/hw/microbench.h"
 #include "core/model/forward.h"
@@ -68,7 +70,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     std::string type = "bf16";
     int threads = 2, rounds = 5, steps = 24;
-    bool batch = false, dense = false;
+    bool batch = false, dense = false, interleave = false, only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--type" && i + 1 < argc) type = argv[++i];
@@ -77,8 +79,10 @@ int main(int argc, char** argv) {
         else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
         else if (a == "--batch") batch = true;
         else if (a == "--dense") dense = true;
+        else if (a == "--interleave") interleave = true;
+        else if (a == "--only") only = true;
         else {
-            std::fprintf(stderr, "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense]\n",
+            std::fprintf(stderr, "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense] [--interleave] [--only]\n",
                          argv[0]);
             return 2;
         }
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
         for (int t : truncs)
             for (bool compact : {true, false}) {
                 if (!compact && !dense) continue;
+                if (only && !(p == 0.5f && t == truncs.back() / 3 * 2)) continue;  // prune 0.5 + t 4 (q8_0: t 0)
                 drafts::DraftSpec s;
                 s.prune.ratio       = p;
                 s.weight_trunc_bits = t;
@@ -138,6 +143,37 @@ int main(int argc, char** argv) {
         std::printf("%-6.2f %-3d %-8s %10.2f %9.3f %11.3f %9.3f %9.2f %7.3f\n", e.prune, e.trunc,
                     e.compact ? "compact" : "dense", double(e.bytes) / 1048576.0, 8.0 * double(e.bytes) / elems,
                     s * 1e3, double(e.bytes) / bw / 1e6, s / (double(e.bytes) / bw / 1e9), s / tt);
+    }
+    if (interleave) {
+        // As in a speculative run: each step verifies 5 tokens on the target, then the draft decodes 4; only the
+        // draft's passes are timed, against plain target decode steps timed in the same rounds.
+        Entry* e = nullptr;
+        for (Entry& x : drafts)
+            if (x.compact && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0)) e = &x;
+        std::vector<double> a, b;
+        for (int r = 0; r < rounds; ++r) {
+            a.push_back(time_passes(tctx, {}, steps, 1));
+            tctx.kv().clear(), e->ctx->kv().clear();
+            std::vector<int32_t> prompt{1, 2, 3, 4, 5, 6, 7, 8};
+            tctx.prefill(prompt, {});
+            e->ctx->prefill(prompt, e->draft.forward);
+            std::vector<double> t;
+            for (int s = 0; s < steps; ++s) {
+                const int32_t p0 = tctx.kv().size();
+                std::vector<int32_t> toks{9, 10, 11, 12, 13}, pos{p0, p0 + 1, p0 + 2, p0 + 3, p0 + 4};
+                tctx.forward_batch(toks, pos, {});
+                tctx.kv().truncate(p0 + 1);
+                e->ctx->kv().truncate(p0);
+                const double t0 = now();
+                for (int i = 0; i < 4; ++i) e->ctx->decode(20 + i, p0 + i, e->draft.forward);
+                t.push_back((now() - t0) / 4);
+            }
+            b.push_back(median(t));
+        }
+        std::printf("\ninterleaved with 5-token target passes (prune 0.5%s): draft pass %.3f ms, target step %.3f ms, "
+                    "c = %.3f (median of %d rounds)\n",
+                    spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", median(b) * 1e3, median(a) * 1e3,
+                    median(b) / median(a), rounds);
     }
     if (batch) {
         Entry* e = nullptr;
