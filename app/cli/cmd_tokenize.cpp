@@ -70,7 +70,8 @@ int cmd_tokenize(int argc, char** argv) {
             "Print the token ids of a text, separated by spaces on one line. By default no BOS/EOS is added and\n"
             "texts such as \"<s>\" or \"<|endoftext|>\" are ordinary text, as llama.cpp's tokenizer tests count\n"
             "(llama_tokenize with add_special = parse_special = false). Tokenizers: llama (SentencePiece) and\n"
-            "gpt2 (byte-level BPE with the GPT-2 pre-tokenizer).");
+            "gpt2 (byte-level BPE) with the pre-tokenizers of GPT-2 (gpt-2, phi-2, mpt, olmo, ...), Llama 3\n"
+            "(llama-bpe, llama3, falcon3, pixtral) and Qwen 2/2.5/3 (qwen2, deepseek-r1-qwen, megrez).");
         return 0;
     }
     const std::optional<std::string> model =

@@ -1,6 +1,7 @@
-// Byte-level BPE ("gpt2" vocabularies): the GPT-2 pre-tokenizer regex (PCRE2, UTF + UCP) splits text into
-// words, each word's bytes go through GPT-2's byte -> code point mapping, then merges apply in rank order.
-// Same results as llama.cpp's llm_tokenizer_bpe with its custom GPT-2 splitter (see the notes on \s below).
+// Byte-level BPE ("gpt2" vocabularies): the pre-tokenizer's regex (PCRE2, UTF + UCP; GPT-2's, Llama 3's or Qwen 2's,
+// by tokenizer.ggml.pre) splits text into words, each word's bytes go through GPT-2's byte -> code point mapping,
+// then merges apply in rank order. Same results as llama.cpp's llm_tokenizer_bpe with its own regex engine (see
+// the notes on \s below).
 #include "core/model/tokenizer_impl.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -12,15 +13,46 @@
 
 namespace speculum::model::detail {
 
-// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ : GPT-2's pattern. llama.cpp's
-// hand-written splitter behaves like it, with one difference that we reproduce by rewriting the subject: its
-// whitespace set is Unicode White_Space, whereas PCRE2's \s also matches U+180E (see bpe_pre_tokenize).
+// GPT-2's pattern: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+. llama.cpp's hand-written
+// splitter behaves like it, with one difference that we reproduce by rewriting the subject: its whitespace set is
+// Unicode White_Space, whereas PCRE2's \s also matches U+180E (see bpe_pre_tokenize).
 static constexpr const char* k_gpt2_pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+// Llama 3's pattern (tiktoken's cl100k form): contractions in either case, a letter run with at most one leading
+// non-letter, digits in runs of at most three, punctuation runs with their trailing newlines, newline runs. The
+// contractions are spelled as character classes, as llama.cpp does: PCRE2's caseless mode would also fold U+017F
+// (long s) and U+212A (Kelvin sign) into them.
+static constexpr const char* k_llama3_pattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen 2's: Llama 3's with every digit a word of its own.
+static constexpr const char* k_qwen2_pattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-// tokenizer.ggml.pre values that llama.cpp maps to this pattern (LLAMA_VOCAB_PRE_TYPE_GPT2 / MPT / OLMO / JAIS)
-// and that need nothing else (no add_sep, default space cleaning).
-static constexpr const char* k_gpt2_pres[] = {"gpt-2", "phi-2", "mpt", "olmo", "jais", "gigachat", "exaone4"};
+// tokenizer.ggml.pre values and what llama.cpp's llama_vocab::impl::load does for each (the families whose split
+// is this one pattern; add_sep, other patterns and multi-pass splitters are not supported).
+static constexpr BpePre k_pres[] = {
+    {"gpt-2", k_gpt2_pattern, false, true, false},
+    {"phi-2", k_gpt2_pattern, false, true, false},
+    {"mpt", k_gpt2_pattern, false, true, false},
+    {"olmo", k_gpt2_pattern, false, true, false},
+    {"jais", k_gpt2_pattern, false, true, false},
+    {"gigachat", k_gpt2_pattern, false, true, false},
+    {"exaone4", k_gpt2_pattern, false, true, false},
+    {"llama-bpe", k_llama3_pattern, true, true, true},  // Llama 3.x: whole words in the vocabulary skip the merges
+    {"llama3", k_llama3_pattern, true, true, true},
+    {"llama-v3", k_llama3_pattern, true, true, true},
+    {"falcon3", k_llama3_pattern, true, true, true},
+    {"pixtral", k_llama3_pattern, true, true, true},
+    {"qwen2", k_qwen2_pattern, false, false, false},  // Qwen 2, 2.5 and 3
+    {"deepseek-r1-qwen", k_qwen2_pattern, false, false, false},
+    {"megrez", k_qwen2_pattern, false, true, false},
+};
+
+const BpePre* bpe_pre_for(const std::string& pre) {
+    for (const BpePre& p : k_pres)
+        if (pre == p.name) return &p;
+    return nullptr;
+}
 
 struct BpeRegex {
     pcre2_code* code = nullptr;
@@ -29,23 +61,22 @@ struct BpeRegex {
 };
 
 std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre) {
-    bool known = false;
-    for (const char* p : k_gpt2_pres) known = known || pre == p;
-    if (!known) {
+    const BpePre* spec = bpe_pre_for(pre);
+    if (!spec) {
         std::string list;
-        for (const char* p : k_gpt2_pres) list += std::string(list.empty() ? "" : ", ") + p;
+        for (const BpePre& p : k_pres) list += std::string(list.empty() ? "" : ", ") + p.name;
         throw std::invalid_argument("tokenizer.ggml.pre: pre-tokenizer '" + pre +
                                     "' is not supported for gpt2 vocabularies (supported: " + list + ")");
     }
     auto re = std::make_shared<BpeRegex>();
     int err        = 0;
     PCRE2_SIZE at  = 0;
-    re->code       = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(k_gpt2_pattern), PCRE2_ZERO_TERMINATED,
+    re->code       = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(spec->pattern), PCRE2_ZERO_TERMINATED,
                                    PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
     if (!re->code) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(err, msg, sizeof msg);
-        throw std::runtime_error(std::string("PCRE2 cannot compile the GPT-2 pattern: ") +
+        throw std::runtime_error("PCRE2 cannot compile the '" + pre + "' pattern: " +
                                  reinterpret_cast<const char*>(msg));
     }
     re->jit = pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE) == 0;  // optional: the interpreter is the fallback
@@ -131,6 +162,12 @@ struct BigramGreater {
 };
 
 void merge_word(const TokenizerImpl& t, const std::string& word, std::vector<int32_t>& out) {
+    if (t.ignore_merges) {  // Llama 3: a word that is a token is that token, whatever the merges would build
+        if (const int32_t id = t.find(word); id >= 0) {
+            out.push_back(id);
+            return;
+        }
+    }
     std::vector<MergeSymbol> syms = utf8_symbols(word);
 
     std::priority_queue<Bigram, std::vector<Bigram>, BigramGreater> queue;

@@ -71,6 +71,16 @@ inline bool merge_symbols(std::vector<MergeSymbol>& syms, int left, int right, s
 
 // ---- tables ----
 
+// A BPE pre-tokenizer family: its split pattern and the options llama.cpp sets for it.
+struct BpePre {
+    const char* name;    // tokenizer.ggml.pre
+    const char* pattern; // PCRE2 pattern of the words
+    bool ignore_merges;  // a word that is a token is taken whole (Llama 3)
+    bool clean_spaces;   // decode: " ," -> ",", ...
+    bool add_bos;        // default of tokenizer.ggml.add_bos_token (when bos is set)
+};
+const BpePre* bpe_pre_for(const std::string& pre);  // nullptr when not supported
+
 struct BpeRegex;  // compiled pre-tokenizer (PCRE2), defined in tokenizer_bpe.cpp
 std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre);  // throws std::invalid_argument
 std::vector<std::string> bpe_pre_tokenize(const BpeRegex& re, std::string_view text);  // byte-encoded words
@@ -91,6 +101,7 @@ struct TokenizerImpl {
     std::vector<std::string> pieces;                  // id -> piece with special tokens rendered
     std::shared_ptr<const BpeRegex> regex;            // BPE only
     bool clean_spaces = false;                        // BPE decode: " ," -> ",", " 's" -> "'s", ...
+    bool ignore_merges = false;                       // BPE: whole-word tokens skip the merges (BpePre)
 
     int32_t find(std::string_view text) const {
         auto it = to_id.find(text);

@@ -2,6 +2,8 @@
 #include "core/model/gguf.h"
 #include "core/model/vocab.h"
 
+#include "core/model/tokenizer_impl.h"  // BPE pre-tokenizer families (the add_bos default)
+
 #include <stdexcept>
 #include <string>
 
@@ -95,7 +97,8 @@ Vocab vocab_from_gguf(const GgufFile& f) {
     v.unk              = read_token_id(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, n);
     v.pad              = read_token_id(f, "tokenizer.ggml.padding_token_id", -1, n);
     v.sep              = read_token_id(f, "tokenizer.ggml.seperator_token_id", -1, n);  // sic: llama.cpp's key
-    v.add_bos          = f.get_bool_or("tokenizer.ggml.add_bos_token", spm);
+    const detail::BpePre* pre = v.model == VocabModel::bpe ? detail::bpe_pre_for(v.pre) : nullptr;
+    v.add_bos = f.get_bool_or("tokenizer.ggml.add_bos_token", spm || (pre && pre->add_bos && v.bos >= 0));
     v.add_eos          = f.get_bool_or("tokenizer.ggml.add_eos_token", false);
     v.add_space_prefix = f.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
 

@@ -91,6 +91,16 @@ TEST(TokenizerFiles, Gpt2MatchesLlamaCpp) {
     expect_all_cases_pass(shared / "vocab" / "ggml-vocab-gpt-2.gguf");
 }
 
+TEST(TokenizerFiles, LlamaBpeMatchesLlamaCpp) {  // Llama 3.x
+    SPECULUM_SHARED_OR_SKIP(shared);
+    expect_all_cases_pass(shared / "vocab" / "ggml-vocab-llama-bpe.gguf");
+}
+
+TEST(TokenizerFiles, Qwen2MatchesLlamaCpp) {  // Qwen 2, 2.5 and 3
+    SPECULUM_SHARED_OR_SKIP(shared);
+    expect_all_cases_pass(shared / "vocab" / "ggml-vocab-qwen2.gguf");
+}
+
 TEST(TokenizerFiles, MetadataAndSpecialTokens) {
     SPECULUM_SHARED_OR_SKIP(shared);
     const Tokenizer spm = load(shared / "vocab" / "ggml-vocab-llama-spm.gguf");
@@ -112,6 +122,22 @@ TEST(TokenizerFiles, MetadataAndSpecialTokens) {
     EXPECT_EQ(gpt2.decode({15496, 995}), "Hello world");
 }
 
+// Llama 3 and Qwen 2 as llama.cpp sets them up: Llama 3 adds BOS (its file says so too), Qwen 2 does not clean
+// spaces on decode while GPT-2 does, and the pre-tokenizers split digits in runs of three (Llama 3) or one (Qwen 2).
+TEST(TokenizerFiles, LlamaBpeAndQwen2Families) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    const Tokenizer llama3 = load(shared / "vocab" / "ggml-vocab-llama-bpe.gguf");
+    EXPECT_EQ(llama3.bos(), 128000);
+    EXPECT_EQ(llama3.encode("Hello", true, false).front(), 128000);
+    EXPECT_EQ(llama3.encode("1234567", false, false).size(), 3u);  // 123 456 7
+    const Tokenizer qwen2 = load(shared / "vocab" / "ggml-vocab-qwen2.gguf");
+    EXPECT_EQ(qwen2.encode("1234567", false, false).size(), 7u);
+    EXPECT_EQ(qwen2.encode("Hello", true, false).size(), 1u);  // no BOS
+    EXPECT_EQ(qwen2.decode(qwen2.encode("a , b", false, false)), "a , b");
+    const Tokenizer gpt2 = load(shared / "vocab" / "ggml-vocab-gpt-2.gguf");
+    EXPECT_EQ(gpt2.decode(gpt2.encode("a , b", false, false)), "a, b");
+}
+
 TEST(TokenizerFiles, RoundTripsText) {
     SPECULUM_SHARED_OR_SKIP(shared);
     const char* samples[] = {
@@ -121,7 +147,8 @@ TEST(TokenizerFiles, RoundTripsText) {
         "\xE6\x88\x91\xE6\x83\xB3\xE5\x9C\xA8 emoji \xF0\x9F\xA6\x99 and 1234567890",
         "code: for (int i = 0; i < n; ++i) { x[i] *= 2; }",
     };
-    for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}) {
+    for (const char* name :
+         {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf"}) {
         const Tokenizer t = load(shared / "vocab" / name);
         for (const char* s : samples) EXPECT_EQ(t.decode(t.encode(s, false, false)), s) << name;
         // Each token's piece concatenates to the text as well (SPM: after the prefix space).

@@ -329,5 +329,8 @@ TEST(TokenizerVocab, ValidateRejectsMalformedVocabularies) {
     b = bpe_vocab({}, {{"a", ""}});
     EXPECT_NE(rejection(b).find("empty side"), std::string::npos);
     b = bpe_vocab({}, {{"a", "a"}}), b.pre = "llama3";
-    EXPECT_NE(rejection(b).find("tokenizer.ggml.pre: pre-tokenizer 'llama3' is not supported"), std::string::npos);
+    EXPECT_EQ(rejection(b), "(accepted)");
+    b.pre = "deepseek-llm";  // a multi-pass splitter: not supported yet
+    EXPECT_NE(rejection(b).find("tokenizer.ggml.pre: pre-tokenizer 'deepseek-llm' is not supported"), std::string::npos);
+    EXPECT_NE(rejection(b).find("llama-bpe"), std::string::npos) << "the message lists what is supported";
 }

@@ -52,6 +52,18 @@ std::string error_of(const GgufWriter& w) {
 
 }  // namespace
 
+TEST(TokenizerVocab, BpeAddBosDefaultFollowsThePreTokenizer) {
+    EXPECT_FALSE(read(bpe_writer()).add_bos);  // gpt-2
+    GgufWriter w = bpe_writer();
+    w.set_string("tokenizer.ggml.pre", "llama-bpe");  // Llama 3: BOS by default
+    EXPECT_TRUE(read(w).add_bos);
+    w.set_bool("tokenizer.ggml.add_bos_token", false);  // the key wins
+    EXPECT_FALSE(read(w).add_bos);
+    w = bpe_writer();
+    w.set_string("tokenizer.ggml.pre", "qwen2");
+    EXPECT_FALSE(read(w).add_bos);
+}
+
 TEST(TokenizerVocab, SpmDefaultsFollowLlamaCpp) {
     const Vocab v = read(spm_writer());
     EXPECT_EQ(v.model, VocabModel::spm);
