@@ -67,7 +67,9 @@ void dequantize_row(float* y, GgmlType t, const void* x, int64_t n) {
 // ---- quantized activations ----
 
 bool gemm_prefers_q8act(GgmlType t) {
-    return (t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::MXFP4) && kernel_isa() >= KernelIsa::avx512;
+    return (t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
+            t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL || t == GgmlType::MXFP4) &&
+           kernel_isa() >= KernelIsa::avx512;
 }
 
 uint64_t q8act_bytes(int64_t n, int64_t cols) {

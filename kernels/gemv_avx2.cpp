@@ -217,6 +217,10 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
         case GgmlType::BF16: gemm_typed<DecBF16>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q8_0: gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q4_0: gemm_typed<DecQ4_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q4_1: gemm_typed<DecQ4_1>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q5_0: gemm_typed<DecQ5_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q5_1: gemm_typed<DecQ5_1>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::IQ4_NL: gemm_typed<DecIq4Nl>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::MXFP4: gemm_typed<DecMxfp4>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q4_K: gemm_typed<DecQ4_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q6_K: gemm_typed<DecQ6_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
@@ -274,6 +278,10 @@ bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
         case GgmlType::BF16: dequantize_typed<DecBF16>(y, xb, n); return true;
         case GgmlType::Q8_0: dequantize_typed<DecQ8_0>(y, xb, n); return true;
         case GgmlType::Q4_0: dequantize_typed<DecQ4_0>(y, xb, n); return true;
+        case GgmlType::Q4_1: dequantize_typed<DecQ4_1>(y, xb, n); return true;
+        case GgmlType::Q5_0: dequantize_typed<DecQ5_0>(y, xb, n); return true;
+        case GgmlType::Q5_1: dequantize_typed<DecQ5_1>(y, xb, n); return true;
+        case GgmlType::IQ4_NL: dequantize_typed<DecIq4Nl>(y, xb, n); return true;
         case GgmlType::MXFP4: dequantize_typed<DecMxfp4>(y, xb, n); return true;
         case GgmlType::Q4_K: dequantize_typed<DecQ4_K>(y, xb, n); return true;
         case GgmlType::Q6_K: dequantize_typed<DecQ6_K>(y, xb, n); return true;

@@ -130,6 +130,90 @@ struct DecQ4_0 : BlockScaled<DecQ4_0> {
     }
 };
 
+// 16 u8 values (elements 0..15 in lo, 16..31 in hi) -> 4 x 8 f32.
+SPECULUM_AVX2_INLINE void uint8_to_f32(__m128i lo, __m128i hi, __m256 w[4]) {
+    w[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
+    w[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+    w[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
+    w[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+}
+
+// Bits 0..15 of `bits` -> 16 bytes, 0x10 where the bit is set (the fifth bit of Q5_0/Q5_1 quants).
+SPECULUM_AVX2_INLINE __m128i q5_fifth_bits(uint32_t bits) {
+    const __m128i spread = _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(bits)),
+                                            _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m128i bit = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    return _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(spread, bit), bit), _mm_set1_epi8(0x10));
+}
+
+// The 32 5-bit quants (0..31) of a Q5 block: elements 0..15 in lo, 16..31 in hi.
+SPECULUM_AVX2_INLINE void q5_quants(const uint8_t* qh, const uint8_t* qs, __m128i& lo, __m128i& hi) {
+    const uint32_t h   = q5_high_bits(qh);
+    const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i mask = _mm_set1_epi8(0x0f);
+    lo = _mm_or_si128(_mm_and_si128(v, mask), q5_fifth_bits(h & 0xFFFFu));
+    hi = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v, 4), mask), q5_fifth_bits(h >> 16));
+}
+
+// value = q * d + m: the exact product, then one rounding in the add, as the reference.
+SPECULUM_AVX2_INLINE void scale_and_shift(__m256 w[4], float d, float m) {
+    const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
+    for (int k = 0; k < 4; ++k) w[k] = _mm256_add_ps(_mm256_mul_ps(w[k], vd), vm);
+}
+
+struct DecQ4_1 : ChunkBlocks {
+    static constexpr int64_t kBytes     = sizeof(BlockQ4_1);
+    static constexpr bool kPlain        = false;
+    static constexpr bool kBlockScale   = false;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
+        const auto* b      = reinterpret_cast<const BlockQ4_1*>(row) + c;
+        const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+        const __m128i mask = _mm_set1_epi8(0x0f);
+        uint8_to_f32(_mm_and_si128(v, mask), _mm_and_si128(_mm_srli_epi16(v, 4), mask), w);
+        scale_and_shift(w, _cvtsh_ss(b->d), _cvtsh_ss(b->m));
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+struct DecQ5_0 : BlockScaled<DecQ5_0> {
+    static constexpr int64_t kBytes = sizeof(BlockQ5_0);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const auto* b = reinterpret_cast<const BlockQ5_0*>(row) + c;
+        __m128i lo, hi;
+        q5_quants(b->qh, b->qs, lo, hi);
+        const __m128i sixteen = _mm_set1_epi8(16);
+        int8_to_f32(_mm_sub_epi8(lo, sixteen), _mm_sub_epi8(hi, sixteen), w);
+        return _cvtsh_ss(b->d);
+    }
+};
+
+struct DecQ5_1 : ChunkBlocks {
+    static constexpr int64_t kBytes     = sizeof(BlockQ5_1);
+    static constexpr bool kPlain        = false;
+    static constexpr bool kBlockScale   = false;
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
+        const auto* b = reinterpret_cast<const BlockQ5_1*>(row) + c;
+        __m128i lo, hi;
+        q5_quants(b->qh, b->qs, lo, hi);
+        uint8_to_f32(lo, hi, w);
+        scale_and_shift(w, _cvtsh_ss(b->d), _cvtsh_ss(b->m));
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+struct DecIq4Nl : BlockScaled<DecIq4Nl> {
+    static constexpr int64_t kBytes = sizeof(BlockIq4Nl);
+    static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockIq4Nl*>(row) + c;
+        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues));
+        const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        int8_to_f32(_mm_shuffle_epi8(table, _mm_and_si128(v, mask)),
+                    _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask)), w);
+        return _cvtsh_ss(b->d);
+    }
+};
+
 struct DecMxfp4 : BlockScaled<DecMxfp4> {
     static constexpr int64_t kBytes = sizeof(BlockMxfp4);
     static SPECULUM_AVX2_INLINE float decode_unscaled(const uint8_t* row, int64_t c, __m256 w[4]) {

@@ -1,5 +1,5 @@
 // AVX-512 VNNI kernels of the quantized-activation path: activation quantization (bit-identical to
-// quantize_q8act_ref) and the Q8_0 / Q4_0 / MXFP4 x int8 GEMM. Four weight blocks of a row are loaded once,
+// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 x int8 GEMM. Four weight blocks of a row are loaded once,
 // rearranged into the activation groups' layout as unsigned bytes (q8_0: q + 128; q4_0: the nibble; mxfp4: the
 // doubled E2M1 value + 16) and dotted with up to 4 activation vectors by vpdpbusd; the -128 * sum(x) offset stored
 // with each activation block (scaled to the format's offset) cancels the encoding exactly, so every block dot is the
@@ -57,9 +57,10 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void nibbles(const uint8_t* 
 // quants) into the int32 start value that cancels the unsigned encoding exactly.
 struct WQ8_0 {  // int8 weights, stored + 128
     static constexpr int64_t kBlockBytes = sizeof(BlockQ8_0);
+    static constexpr bool kMin = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
-                                                                         __m256i wk[4], __m256& dw) {
+                                                                         __m256i wk[4], __m256& dw, __m256&) {
         const __m256i ac0 = pair(a + 2, c + 2), bd0 = pair(b + 2, d + 2);
         const __m256i ac1 = pair(a + 18, c + 18), bd1 = pair(b + 18, d + 18);
         const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -74,9 +75,10 @@ struct WQ8_0 {  // int8 weights, stored + 128
 
 struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_0);
+    static constexpr bool kMin = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
-                                                                         __m256i wk[4], __m256& dw) {
+                                                                         __m256i wk[4], __m256& dw, __m256&) {
         nibbles(a + 2, b + 2, c + 2, d + 2, wk);
         dw = f16_scales(a, b, c, d);
     }
@@ -90,9 +92,10 @@ struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start
 // separate f32 rounding would then cost accuracy the exact dot does not have).
 struct WMxfp4 {
     static constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
+    static constexpr bool kMin = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
-                                                                         __m256i wk[4], __m256& dw) {
+                                                                         __m256i wk[4], __m256& dw, __m256&) {
         __m128i t;
         std::memcpy(&t, kMxfp4Values, 16);
         // The table + 16, so the shuffle yields the unsigned encoding directly.
@@ -107,16 +110,101 @@ struct WMxfp4 {
     }
 };
 
-// acc += this group's contribution of one row (wk, dw) against activation group x: four vpdpbusd leave block j's
-// exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
+// The fifth bits of four Q5 blocks (qh at a, b, c, d) added into the nibbles' group layout: register k, slot j gets
+// bits 8k..8k+7 of block j's qh (byte k) as + 16 on its bytes.
+SPECULUM_VNNI inline __attribute__((always_inline)) void fifth_bits(const uint8_t* a, const uint8_t* b,
+                                                                    const uint8_t* c, const uint8_t* d, __m256i q[4]) {
+    uint32_t h[4];
+    std::memcpy(&h[0], a, 4), std::memcpy(&h[1], b, 4), std::memcpy(&h[2], c, 4), std::memcpy(&h[3], d, 4);
+    // dword k of t = byte k of each block's qh: a 4 x 4 byte transpose
+    const __m128i t = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)),
+                                       _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    q[0] = _mm256_mask_add_epi8(q[0], static_cast<__mmask32>(_mm_cvtsi128_si32(t)), q[0], sixteen);
+    q[1] = _mm256_mask_add_epi8(q[1], static_cast<__mmask32>(_mm_extract_epi32(t, 1)), q[1], sixteen);
+    q[2] = _mm256_mask_add_epi8(q[2], static_cast<__mmask32>(_mm_extract_epi32(t, 2)), q[2], sixteen);
+    q[3] = _mm256_mask_add_epi8(q[3], static_cast<__mmask32>(_mm_extract_epi32(t, 3)), q[3], sixteen);
+}
+
+// Q4_1 (d, m, nibbles) and Q5_1 (d, m, qh, nibbles): unsigned q as they are (no offset to cancel: init 0), and the
+// minimum's term m * sum(x) from the activation group's offset lanes (-128 * sum of the quants): see dot_group.
+struct WQ4_1 {
+    static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
+    static constexpr bool kMin           = true;
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw, __m256& mw) {
+        nibbles(a + 4, b + 4, c + 4, d + 4, wk);
+        dw = f16_scales(a, b, c, d);
+        mw = f16_scales(a + 2, b + 2, c + 2, d + 2);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) { return _mm256_setzero_si256(); }
+};
+struct WQ5_1 {
+    static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
+    static constexpr bool kMin           = true;
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw, __m256& mw) {
+        nibbles(a + 8, b + 8, c + 8, d + 8, wk);
+        fifth_bits(a + 4, b + 4, c + 4, d + 4, wk);
+        dw = f16_scales(a, b, c, d);
+        mw = f16_scales(a + 2, b + 2, c + 2, d + 2);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) { return _mm256_setzero_si256(); }
+};
+
+// Q5_0 (d, qh, nibbles): q in 0..31 used as they are (weight q - 16): the start value is -16 * sum = off / 8.
+struct WQ5_0 {
+    static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
+    static constexpr bool kMin           = false;
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw, __m256&) {
+        nibbles(a + 6, b + 6, c + 6, d + 6, wk);
+        fifth_bits(a + 2, b + 2, c + 2, d + 2, wk);
+        dw = f16_scales(a, b, c, d);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) {
+        return _mm256_srai_epi32(off, 3);  // exact: off is a multiple of 128
+    }
+};
+
+// IQ4_NL: codes -> kIq4nlValues (-127..113) by a byte shuffle of the table + 128, so the shuffle yields the unsigned
+// encoding directly, cancelled by the offset as for Q8_0.
+struct WIq4Nl {
+    static constexpr int64_t kBlockBytes = sizeof(BlockIq4Nl);
+    static constexpr bool kMin           = false;
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
+                                                                         const uint8_t* c, const uint8_t* d,
+                                                                         __m256i wk[4], __m256& dw, __m256&) {
+        __m128i t;
+        std::memcpy(&t, kIq4nlValues, 16);
+        const __m256i table = _mm256_xor_si256(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(static_cast<char>(0x80)));
+        nibbles(a + 2, b + 2, c + 2, d + 2, wk);
+        for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
+        dw = f16_scales(a, b, c, d);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
+};
+
+// acc += this group's contribution of one row (wk, dw, mw) against activation group x: four vpdpbusd leave block
+// j's exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
+// Formats with a minimum add m * dx * sum(quants) from the offset lanes (times -1/128, exact).
 template <class W>
 SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc, const __m256i wk[4], __m256 dw,
-                                                                     const Q8ActGroup& x) {
-    __m256i dot = W::init(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off)));
+                                                                     __m256 mw, const Q8ActGroup& x) {
+    const __m256i off = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
+    __m256i dot       = W::init(off);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k)
         dot = _mm256_dpbusd_epi32(dot, wk[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(x.d)), acc);
+    const __m256 dx = _mm256_loadu_ps(x.d);
+    acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, dx), acc);
+    if constexpr (W::kMin)
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), _mm256_mul_ps(_mm256_mul_ps(mw, dx), _mm256_set1_ps(-1.0f / 128)),
+                              acc);
+    return acc;
 }
 
 // R weight rows x NV activation vectors over a whole row. PF: issue the L2 prefetches kPrefetchRows ahead.
@@ -141,10 +229,10 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
                 for (int64_t off = 0; off < kGroupBytes; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
             }
             __m256i wk[4];
-            __m256 dw;
-            W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw);
+            __m256 dw, mw = _mm256_setzero_ps();
+            W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, xv[v][g]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, xv[v][g]);
         }
     }
     if (const int64_t rest = nb - full * kQ8ActGroup; rest > 0) {
@@ -154,10 +242,10 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             const uint8_t* p[4];
             for (int j = 0; j < 4; ++j) p[j] = j < rest ? a + j * kBlockBytes : kZeroBlock;
             __m256i wk[4];
-            __m256 dw;
-            W::load(p[0], p[1], p[2], p[3], wk, dw);
+            __m256 dw, mw = _mm256_setzero_ps();
+            W::load(p[0], p[1], p[2], p[3], wk, dw, mw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, xv[v][full]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, xv[v][full]);
         }
     }
 #pragma GCC unroll 8
@@ -245,6 +333,10 @@ void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const v
         case GgmlType::Q8_0: gemm_rows<WQ8_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         case GgmlType::Q4_0: gemm_rows<WQ4_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         case GgmlType::MXFP4: gemm_rows<WMxfp4>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q4_1: gemm_rows<WQ4_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q5_0: gemm_rows<WQ5_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q5_1: gemm_rows<WQ5_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::IQ4_NL: gemm_rows<WIq4Nl>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         default: return;  // check_q8act_type admits only the types above
     }
 }

@@ -7,6 +7,7 @@
 #include "kernels/quant_blocks.h"
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -15,11 +16,12 @@ namespace speculum::kernels {
 namespace detail {
 
 void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
-    if (t != GgmlType::Q8_0 && t != GgmlType::Q4_0 && t != GgmlType::MXFP4) {
+    if (t != GgmlType::Q8_0 && t != GgmlType::Q4_0 && t != GgmlType::Q4_1 && t != GgmlType::Q5_0 &&
+        t != GgmlType::Q5_1 && t != GgmlType::IQ4_NL && t != GgmlType::MXFP4) {
         const GgmlTypeTraits* tr = ggml_type_traits(t);
         throw std::invalid_argument(std::string(who) + ": weight type " +
                                     (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
-                                    " has no quantized-activation kernel (q8_0, q4_0, mxfp4)");
+                                    " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4)");
     }
     check_type_and_cols(who, t, cols);
 }
@@ -72,10 +74,47 @@ void quantize_q8act_ref(void* xq, const float* x, int64_t n, int64_t cols) {
 
 namespace {
 
-// The integer weights of block b of a row (int8: q8_0 as stored, q4_0 as nibble - 8, mxfp4 as doubled E2M1 values)
-// and the block's scale, so that element e = w[e] * scale.
-float block_ints(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32]) {
+// The integer weights of block b of a row (int8: q8_0 as stored, q4_0 as nibble - 8, q5_0 as q - 16, q4_1 and q5_1
+// as q, iq4_nl as its level, mxfp4 as doubled E2M1 values), the block's scale and its minimum (q4_1, q5_1; else 0),
+// so that element e = w[e] * scale + min.
+float block_ints(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32], float* min) {
+    *min = 0.0f;
     switch (t) {
+        case GgmlType::Q4_1: {
+            const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
+            for (int e = 0; e < 16; ++e) {
+                w[e]      = static_cast<int8_t>(blk.qs[e] & 0x0f);
+                w[e + 16] = static_cast<int8_t>(blk.qs[e] >> 4);
+            }
+            *min = f16_to_f32(blk.m);
+            return f16_to_f32(blk.d);
+        }
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1: {
+            const bool one     = t == GgmlType::Q5_1;
+            const uint8_t* blk = row + b * (one ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0));
+            const uint8_t* qh  = blk + (one ? 4 : 2);
+            const uint8_t* qs  = qh + 4;
+            const uint32_t h   = q5_high_bits(qh);
+            for (int e = 0; e < 16; ++e) {
+                const int q0 = (qs[e] & 0x0f) | static_cast<int>(((h >> e) & 1u) << 4);
+                const int q1 = (qs[e] >> 4) | static_cast<int>(((h >> (e + 16)) & 1u) << 4);
+                w[e]         = static_cast<int8_t>(one ? q0 : q0 - 16);
+                w[e + 16]    = static_cast<int8_t>(one ? q1 : q1 - 16);
+            }
+            uint16_t dh, mh = 0;
+            std::memcpy(&dh, blk, 2);
+            if (one) std::memcpy(&mh, blk + 2, 2), *min = f16_to_f32(mh);
+            return f16_to_f32(dh);
+        }
+        case GgmlType::IQ4_NL: {
+            const auto& blk = reinterpret_cast<const BlockIq4Nl*>(row)[b];
+            for (int e = 0; e < 16; ++e) {
+                w[e]      = kIq4nlValues[blk.qs[e] & 0x0f];
+                w[e + 16] = kIq4nlValues[blk.qs[e] >> 4];
+            }
+            return f16_to_f32(blk.d);
+        }
         case GgmlType::Q8_0: {
             const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
             for (int e = 0; e < 32; ++e) w[e] = blk.qs[e];
@@ -116,10 +155,13 @@ void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void
                 const detail::Q8ActGroup& grp = groups[b / detail::kQ8ActGroup];
                 const int j                   = static_cast<int>(b % detail::kQ8ActGroup);
                 int8_t wq[32];
-                const float dw = block_ints(t, row, b, wq);
+                float mw       = 0.0f;
+                const float dw = block_ints(t, row, b, wq, &mw);
                 int32_t isum   = 0;  // exact: |isum| <= 32 * 128 * 127
                 for (int e = 0; e < detail::kQ8ActBlock; ++e) isum += wq[e] * grp.q[detail::q8act_index(e) + 8 * j];
                 sum += dw * grp.d[2 * j] * static_cast<float>(isum);
+                // the minimum times the block's activations: m * dx * sum(quants), the sum from the offset lane
+                if (mw != 0.0f) sum += mw * grp.d[2 * j] * static_cast<float>(grp.off[2 * j] / -128);
             }
             y[i * ldy + r] = sum;
         }

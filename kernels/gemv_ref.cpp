@@ -6,6 +6,7 @@
 #include "kernels/gemv_detail.h"
 #include "kernels/quant_blocks.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,10 @@ bool kernels_support(GgmlType t) {
         case GgmlType::BF16:
         case GgmlType::Q8_0:
         case GgmlType::Q4_0:
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
+        case GgmlType::IQ4_NL:
         case GgmlType::MXFP4:
         case GgmlType::Q4_K:
         case GgmlType::Q6_K:
@@ -84,6 +89,50 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                 for (int j = 0; j < kQK4_0 / 2; ++j) {
                     y[i * kQK4_0 + j]              = ((b[i].qs[j] & 0x0f) - 8) * d;
                     y[i * kQK4_0 + j + kQK4_0 / 2] = ((b[i].qs[j] >> 4) - 8) * d;
+                }
+            }
+            return;
+        }
+        case GgmlType::Q4_1: {
+            const auto* b = reinterpret_cast<const BlockQ4_1*>(bytes) + e0 / kQK4_0;
+            for (int64_t i = 0; i < n / kQK4_0; ++i) {
+                const float d = f16_to_f32(b[i].d), m = f16_to_f32(b[i].m);
+                for (int j = 0; j < kQK4_0 / 2; ++j) {
+                    y[i * kQK4_0 + j]              = static_cast<float>(b[i].qs[j] & 0x0f) * d + m;
+                    y[i * kQK4_0 + j + kQK4_0 / 2] = static_cast<float>(b[i].qs[j] >> 4) * d + m;
+                }
+            }
+            return;
+        }
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1: {
+            const bool one       = t == GgmlType::Q5_1;
+            const uint64_t bsize = one ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0);
+            for (int64_t i = 0; i < n / kQK4_0; ++i) {
+                const uint8_t* blk = bytes + (e0 / kQK4_0 + i) * bsize;
+                uint16_t dh, mh = 0;
+                std::memcpy(&dh, blk, 2);
+                if (one) std::memcpy(&mh, blk + 2, 2);
+                const uint8_t* qh = blk + (one ? 4 : 2);
+                const uint8_t* qs = qh + 4;
+                const uint32_t h  = q5_high_bits(qh);
+                const float d = f16_to_f32(dh), m = f16_to_f32(mh);
+                for (int j = 0; j < kQK4_0 / 2; ++j) {
+                    const int q0 = (qs[j] & 0x0f) | static_cast<int>(((h >> j) & 1u) << 4);
+                    const int q1 = (qs[j] >> 4) | static_cast<int>(((h >> (j + 16)) & 1u) << 4);
+                    y[i * kQK4_0 + j]              = one ? static_cast<float>(q0) * d + m : static_cast<float>(q0 - 16) * d;
+                    y[i * kQK4_0 + j + kQK4_0 / 2] = one ? static_cast<float>(q1) * d + m : static_cast<float>(q1 - 16) * d;
+                }
+            }
+            return;
+        }
+        case GgmlType::IQ4_NL: {
+            const auto* b = reinterpret_cast<const BlockIq4Nl*>(bytes) + e0 / kQK4_0;
+            for (int64_t i = 0; i < n / kQK4_0; ++i) {
+                const float d = f16_to_f32(b[i].d);
+                for (int j = 0; j < kQK4_0 / 2; ++j) {
+                    y[i * kQK4_0 + j]              = kIq4nlValues[b[i].qs[j] & 0x0f] * d;
+                    y[i * kQK4_0 + j + kQK4_0 / 2] = kIq4nlValues[b[i].qs[j] >> 4] * d;
                 }
             }
             return;

@@ -27,6 +27,42 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 2 + kQK4_0 / 2, "wrong q4_0 block size/padding");
 
+// Nibble order as Q4_0; value = q * d + m (q in 0..15).
+struct BlockQ4_1 {
+    uint16_t d, m;           // f16 scale and minimum
+    uint8_t qs[kQK4_0 / 2];  // nibbles
+};
+static_assert(sizeof(BlockQ4_1) == 4 + kQK4_0 / 2, "wrong q4_1 block size/padding");
+
+// Nibble order as Q4_0, plus a fifth bit per element: bit j of qh (a little-endian u32) is bit 4 of element j.
+// Q5_0: value = (q - 16) * d; Q5_1: value = q * d + m (q in 0..31).
+struct BlockQ5_0 {
+    uint16_t d;              // f16 scale
+    uint8_t qh[4];           // fifth bits
+    uint8_t qs[kQK4_0 / 2];  // low nibbles
+};
+static_assert(sizeof(BlockQ5_0) == 2 + 4 + kQK4_0 / 2, "wrong q5_0 block size/padding");
+struct BlockQ5_1 {
+    uint16_t d, m;           // f16 scale and minimum
+    uint8_t qh[4];           // fifth bits
+    uint8_t qs[kQK4_0 / 2];  // low nibbles
+};
+static_assert(sizeof(BlockQ5_1) == 4 + 4 + kQK4_0 / 2, "wrong q5_1 block size/padding");
+inline uint32_t q5_high_bits(const uint8_t qh[4]) {
+    uint32_t h;
+    std::memcpy(&h, qh, 4);
+    return h;
+}
+
+// Non-linear 4-bit: nibble order as Q4_0; value = kIq4nlValues[code] * d.
+struct BlockIq4Nl {
+    uint16_t d;              // f16 scale
+    uint8_t qs[kQK4_0 / 2];  // codes
+};
+static_assert(sizeof(BlockIq4Nl) == 2 + kQK4_0 / 2, "wrong iq4_nl block size/padding");
+// ggml's kvalues_iq4nl: the 16 levels of IQ4_NL and IQ4_XS.
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 // OCP MX FP4: E8M0 shared exponent e (scale 2^(e-127)) and E2M1 codes, nibble order as Q4_0.
 // value = kMxfp4Values[code] * e8m0_to_f32_half(e)   (the table holds doubled E2M1 values, hence "half")
 struct BlockMxfp4 {

@@ -1,10 +1,11 @@
-// Reference quantizers: ggml's Q8_0/Q4_0 reference quantizers and the MXFP4 direct cast of ML-SpecQD.
+// Reference quantizers: ggml's Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 reference quantizers and the MXFP4 direct cast of ML-SpecQD.
 #include "kernels/quantize.h"
 
 #include "kernels/fp16.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -44,6 +45,86 @@ void quantize_row_q4_0_ref(BlockQ4_0* y, const float* x, int64_t n) {
             const int q1 = std::min(15, static_cast<int>(static_cast<int8_t>(xb[j + kQK4_0 / 2] * id + 8.5f)));
             y[i].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
         }
+    }
+}
+
+void quantize_row_q4_1_ref(BlockQ4_1* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n / kQK4_0; ++i) {
+        const float* xb = x + i * kQK4_0;
+        float lo = xb[0], hi = xb[0];
+        for (int j = 1; j < kQK4_0; ++j) lo = std::min(lo, xb[j]), hi = std::max(hi, xb[j]);
+        const float d  = (hi - lo) / 15.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_f16(d);
+        y[i].m = f32_to_f16(lo);
+        for (int j = 0; j < kQK4_0 / 2; ++j) {
+            const int q0 = std::min(15, static_cast<int>(static_cast<int8_t>((xb[j] - lo) * id + 0.5f)));
+            const int q1 = std::min(15, static_cast<int>(static_cast<int8_t>((xb[j + kQK4_0 / 2] - lo) * id + 0.5f)));
+            y[i].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
+        }
+    }
+}
+
+namespace {
+// Stores 5-bit quants q[32] in a block's nibbles and fifth bits.
+void store_q5(uint8_t qs[16], uint8_t qh[4], const int q[32]) {
+    uint32_t h = 0;
+    for (int j = 0; j < 16; ++j) {
+        qs[j] = static_cast<uint8_t>((q[j] & 0x0f) | ((q[j + 16] & 0x0f) << 4));
+        h |= static_cast<uint32_t>((q[j] >> 4) & 1) << j;
+        h |= static_cast<uint32_t>((q[j + 16] >> 4) & 1) << (j + 16);
+    }
+    std::memcpy(qh, &h, 4);
+}
+}  // namespace
+
+void quantize_row_q5_0_ref(BlockQ5_0* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n / kQK4_0; ++i) {
+        const float* xb = x + i * kQK4_0;
+        float amax = 0.0f, max = 0.0f;  // as Q4_0: the signed value of largest magnitude
+        for (int j = 0; j < kQK4_0; ++j)
+            if (amax < std::fabs(xb[j])) amax = std::fabs(xb[j]), max = xb[j];
+        const float d  = max / -16.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_f16(d);
+        int q[32];
+        for (int j = 0; j < kQK4_0; ++j) q[j] = std::min(31, static_cast<int>(static_cast<int8_t>(xb[j] * id + 16.5f)));
+        store_q5(y[i].qs, y[i].qh, q);
+    }
+}
+
+void quantize_row_q5_1_ref(BlockQ5_1* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n / kQK4_0; ++i) {
+        const float* xb = x + i * kQK4_0;
+        float lo = xb[0], hi = xb[0];
+        for (int j = 1; j < kQK4_0; ++j) lo = std::min(lo, xb[j]), hi = std::max(hi, xb[j]);
+        const float d  = (hi - lo) / 31.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_f16(d);
+        y[i].m = f32_to_f16(lo);
+        int q[32];
+        for (int j = 0; j < kQK4_0; ++j) q[j] = std::min(31, static_cast<int>((xb[j] - lo) * id + 0.5f));
+        store_q5(y[i].qs, y[i].qh, q);
+    }
+}
+
+void quantize_row_iq4_nl_ref(BlockIq4Nl* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n / kQK4_0; ++i) {
+        const float* xb = x + i * kQK4_0;
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < kQK4_0; ++j)
+            if (amax < std::fabs(xb[j])) amax = std::fabs(xb[j]), max = xb[j];
+        const float d  = max / -127.0f;  // the block's largest magnitude lands on the level -127
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_f16(d);
+        auto code = [&](float v) {
+            int best = 0;
+            for (int c = 1; c < 16; ++c)
+                if (std::fabs(v - kIq4nlValues[c]) < std::fabs(v - kIq4nlValues[best])) best = c;
+            return best;
+        };
+        for (int j = 0; j < kQK4_0 / 2; ++j)
+            y[i].qs[j] = static_cast<uint8_t>(code(xb[j] * id) | (code(xb[j + kQK4_0 / 2] * id) << 4));
     }
 }
 
@@ -111,6 +192,10 @@ void quantize_row_ref(void* y, GgmlType t, const float* x, int64_t n) {
         }
         case GgmlType::Q8_0: quantize_row_q8_0_ref(static_cast<BlockQ8_0*>(y), x, n); return;
         case GgmlType::Q4_0: quantize_row_q4_0_ref(static_cast<BlockQ4_0*>(y), x, n); return;
+        case GgmlType::Q4_1: quantize_row_q4_1_ref(static_cast<BlockQ4_1*>(y), x, n); return;
+        case GgmlType::Q5_0: quantize_row_q5_0_ref(static_cast<BlockQ5_0*>(y), x, n); return;
+        case GgmlType::Q5_1: quantize_row_q5_1_ref(static_cast<BlockQ5_1*>(y), x, n); return;
+        case GgmlType::IQ4_NL: quantize_row_iq4_nl_ref(static_cast<BlockIq4Nl*>(y), x, n); return;
         case GgmlType::MXFP4: quantize_row_mxfp4_ref(static_cast<BlockMxfp4*>(y), x, n); return;
         default: break;
     }

@@ -25,6 +25,18 @@ void quantize_row_q8_0_ref(BlockQ8_0* y, const float* x, int64_t n);
 //   y: (n / 32) blocks;  x: (n) f32;  n a multiple of 32
 void quantize_row_q4_0_ref(BlockQ4_0* y, const float* x, int64_t n);
 
+// ggml's quantize_row_q4_1_ref / q5_1_ref: d = (max - min) / 15 (31), m = min (both f16),
+// q = trunc((x - min) / d + 0.5) clamped to 15 (31). And q5_0_ref: d = (signed value of largest magnitude) / -16,
+// q = min(31, trunc(x / d + 16.5)). The llama.cpp file quantizers search better scales (llama-quantize); these are
+// for test data and drafts.
+//   y: (n / 32) blocks;  x: (n) f32;  n a multiple of 32
+void quantize_row_q4_1_ref(BlockQ4_1* y, const float* x, int64_t n);
+void quantize_row_q5_0_ref(BlockQ5_0* y, const float* x, int64_t n);
+void quantize_row_q5_1_ref(BlockQ5_1* y, const float* x, int64_t n);
+// IQ4_NL the simple way (not llama.cpp's scale search): d = (signed value of largest magnitude) / -127, each element
+// to the nearest level of kIq4nlValues (ties to the lower code).
+void quantize_row_iq4_nl_ref(BlockIq4Nl* y, const float* x, int64_t n);
+
 // ML-SpecQD / OCP MX direct cast: per 32-element block, E8M0 exponent e = floor(log2 max|v|) - 2 + 127 (so the
 // scaled block max lies in [4, 8)), elements v / 2^(e-127) rounded onto E2M1 and clamped to +-6.
 //   y: (n / 32) blocks;  x: (n) f32;  n a multiple of 32
@@ -37,7 +49,7 @@ void quantize_row_q4_0_ref(BlockQ4_0* y, const float* x, int64_t n);
 // rounds to zero gets code 0 (+0), never 8 (-0), again as ggml.
 void quantize_row_mxfp4_ref(BlockMxfp4* y, const float* x, int64_t n, Fp4Rounding rounding = Fp4Rounding::nearest_even);
 
-// One row of n f32 values into type t (F32, F16, BF16, Q8_0, Q4_0, MXFP4), `ggml_row_size(t, n)` bytes at y.
+// One row of n f32 values into type t (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4), `ggml_row_size(t, n)` bytes at y.
 // Throws std::invalid_argument for other types or when n is not a multiple of the block size.
 void quantize_row_ref(void* y, GgmlType t, const float* x, int64_t n);
 

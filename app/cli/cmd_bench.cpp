@@ -116,7 +116,7 @@ int cmd_bench(int argc, char** argv) {
         const auto type = model::parse_weight_type(*args.value("synthetic"));
         if (!type)
             throw UsageError("--synthetic: unknown type '" + *args.value("synthetic") +
-                             "' (f32, f16, bf16, q8_0, q4_0, mxfp4)");
+                             "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4)");
         s.type      = *type;
         s.n_layer   = static_cast<int32_t>(args.int_or("layers", 4, 1, 1024));
         s.n_embd    = static_cast<int32_t>(args.int_or("embd", 2048, 32, 65536));

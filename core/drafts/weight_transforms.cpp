@@ -168,7 +168,7 @@ void prune_select(uint8_t* pruned, const float* score, int64_t n, int64_t n_prun
 
 bool can_zero_in_place(GgmlType t) {
     return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0 ||
-           t == GgmlType::Q4_0 || t == GgmlType::MXFP4 || t == GgmlType::Q8_0_X8;
+           t == GgmlType::Q4_0 || t == GgmlType::Q5_0 || t == GgmlType::MXFP4 || t == GgmlType::Q8_0_X8;
 }
 
 void zero_element(GgmlType t, void* row, int64_t j) {
@@ -191,6 +191,14 @@ void zero_element(GgmlType t, void* row, int64_t j) {
         const int64_t i = j % 32;
         uint8_t& b      = qs[i % 16];
         b = i < 16 ? static_cast<uint8_t>((b & 0xF0) | zero) : static_cast<uint8_t>((b & 0x0F) | (zero << 4));
+        return;
+    }
+    case GgmlType::Q5_0: {  // q = 16 (low nibble 0, fifth bit set) is (16 - 16) * d = 0
+        auto& b         = static_cast<kernels::BlockQ5_0*>(row)[j / 32];
+        const int64_t i = j % 32;
+        uint8_t& q      = b.qs[i % 16];
+        q               = i < 16 ? static_cast<uint8_t>(q & 0xF0) : static_cast<uint8_t>(q & 0x0F);
+        b.qh[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
         return;
     }
     default: throw std::invalid_argument("zero_element: unsupported type");

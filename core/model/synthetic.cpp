@@ -69,6 +69,23 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, do
             }
             break;
         }
+        case GgmlType::Q4_1:      // f16 d = 2^(e-2), m = -8 d: values (q - 8) d as Q4_0
+        case GgmlType::Q5_0:      // f16 d = 2^(e-3), random nibbles and fifth bits ((q - 16) rms ~9.2)
+        case GgmlType::Q5_1:      // f16 d = 2^(e-3), m = -16 d
+        case GgmlType::IQ4_NL: {  // f16 d = 2^(e-6), codes into the non-linear table (rms ~68)
+            const size_t block = kernels::ggml_type_traits(type)->type_size;
+            const int shift    = type == GgmlType::Q4_1 ? 2 : type == GgmlType::IQ4_NL ? 6 : 3;
+            const bool has_min = type == GgmlType::Q4_1 || type == GgmlType::Q5_1;
+            const uint16_t d   = static_cast<uint16_t>((e - shift + 15) << 10);
+            // -8 d = -2^(e+1) and -16 d = -2^(e+1) as well: sign bit, exponent e + 1
+            const uint16_t m = static_cast<uint16_t>(0x8000u | static_cast<uint32_t>(e + 1 + 15) << 10);
+            for (size_t at = 0; at < b.size(); at += block) {
+                put16(at, d);
+                if (has_min) put16(at + 2, m);
+                for (size_t j = has_min ? 4 : 2; j < block; ++j) b[at + j] = static_cast<uint8_t>(rng.next_u64() >> 32);
+            }
+            break;
+        }
         case GgmlType::MXFP4: {  // E8M0 scale 2^(x-128) with the doubled E2M1 table (rms ~5.9)
             const uint8_t x = static_cast<uint8_t>(128 + e - 3);
             for (size_t at = 0; at < b.size(); at += 17) {
@@ -94,7 +111,8 @@ std::vector<float> random_vector(int64_t n, float lo, float hi, Rng& rng) {
 std::optional<kernels::GgmlType> parse_weight_type(const std::string& name) {
     std::string lower;
     for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
+                       GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})
         if (lower == type_name(t)) return t;
     return std::nullopt;
 }
@@ -115,9 +133,7 @@ void SyntheticSpec::validate() const {
     if (!(rope_freq_base > 0.0f)) fail("rope_freq_base", "must be > 0");
     if (!(rope_freq_scale > 0.0f)) fail("rope_freq_scale", "must be > 0");
     const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(type);
-    if (!tr || (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16 && type != GgmlType::Q8_0 &&
-                type != GgmlType::Q4_0 && type != GgmlType::MXFP4))
-        fail("type", "expected f32, f16, bf16, q8_0, q4_0 or mxfp4");
+    if (!tr || !parse_weight_type(tr->name)) fail("type", "expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4");
     if (n_embd % static_cast<int32_t>(tr->block_size) != 0 || n_ff % static_cast<int32_t>(tr->block_size) != 0)
         fail("type", std::string("n_embd and n_ff must be multiples of the ") + tr->name + " block size " +
                          std::to_string(tr->block_size));

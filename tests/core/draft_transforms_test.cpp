@@ -62,7 +62,8 @@ TEST(DraftPrune, SelectionMatchesReferenceWithTiesAndExactCount) {
 }
 
 TEST(DraftPrune, ZeroElementIsExactInEveryFormat) {
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4}) {
+    for (GgmlType t :
+         {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::MXFP4}) {
         const model::WeightView w = random_matrix(t, 1, 64, 9);
         std::vector<uint8_t> row(w.row(0), w.row(0) + w.row_bytes());
         const std::vector<float> before = dequant(w);

@@ -24,7 +24,7 @@ namespace {
 // Fast (f32 activations) vs reference: the fast kernels accumulate in another order and the fast attention uses an
 // online softmax.
 constexpr double kFastVsRefFloatTol = 1e-4;  // F32/F16/BF16 weights
-constexpr double kFastVsRefQuantTol = 1e-3;  // Q8_0/Q4_0/MXFP4 weights
+constexpr double kFastVsRefQuantTol = 1e-3;  // quantized weights
 // Fast with int8 activations (Q8_0, Q4_0 and MXFP4 on AVX-512 VNNI) vs reference. Quantizing a block of 32 activations to int8 moves
 // each by at most max|x| / 254 (kernels' gemv_isa_test checks that bound per dot), about 0.5 % of a matmul output
 // for these random weights; through 2-3 layers, attention and the LM head this reached 6-8 % of the logits' rms in
@@ -55,7 +55,8 @@ std::vector<Case> all_cases() {
     std::vector<Case> v;
     for (const char* shape : {"gqa", "odd_tied", "qwen2"})
         for (GgmlType t :
-             {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+             {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
+              GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})
             v.push_back({shape, t});
     return v;
 }

@@ -106,6 +106,7 @@ TEST(SyntheticSpec, JsonRoundTripAndValidation) {
     EXPECT_THROW(s.validate(), std::invalid_argument);
     EXPECT_EQ(parse_weight_type("Q8_0"), GgmlType::Q8_0);
     EXPECT_FALSE(parse_weight_type("q5_k").has_value());
+    EXPECT_EQ(parse_weight_type("IQ4_NL"), GgmlType::IQ4_NL);
 }
 
 TEST(Model, RopeFrequencyFactorsDivideTheFrequencies) {

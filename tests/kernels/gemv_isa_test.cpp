@@ -203,7 +203,8 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
     const int64_t rows = 23, r0 = 1, r1 = 22, ldy = rows + 2;
     for (KernelIsa isa : isas_here()) {
         set_kernel_isa_cap(isa);
-        for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4})
+        for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                           GgmlType::IQ4_NL, GgmlType::MXFP4})
         for (int64_t cols : {32, 96, 160, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
             const Matrix m = make_matrix(t, rows, cols, 900 + static_cast<uint32_t>(cols));
             for (int64_t n = 1; n <= 16; ++n) {

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -21,23 +23,34 @@ constexpr double kGemvRelTol = 2e-6;
 // The reference (f32, left to right) against a double-precision dot of the dequantized row.
 constexpr double kRefVsDoubleRelTol = 1e-5;
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,   GgmlType::BF16, GgmlType::Q8_0,
-                           GgmlType::Q4_0, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q6_K};
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,   GgmlType::Q8_0,
+                           GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,
+                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q6_K};
 
-bool is_k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q6_K; }
+// Types without a quantizer here (K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL): random bytes are valid blocks once the f16
+// scales (and minima) are sane.
+bool random_blocks(GgmlType t) {
+    return t == GgmlType::Q4_K || t == GgmlType::Q6_K || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
+           t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL;
+}
 
-// K-quants have no quantizer here: random bytes are valid blocks once the f16 super-block scales are sane.
-void random_k_row(uint8_t* row, GgmlType t, int64_t cols, std::mt19937& rng) {
+void random_block_row(uint8_t* row, GgmlType t, int64_t cols, std::mt19937& rng) {
     const uint64_t bytes = ggml_row_size(t, cols);
     for (uint64_t b = 0; b < bytes; ++b) row[b] = static_cast<uint8_t>(rng());
     std::uniform_real_distribution<float> scale(1e-4f, 2e-3f);
-    for (int64_t i = 0; i < cols / 256; ++i) {
-        if (t == GgmlType::Q4_K) {
-            auto* blk = reinterpret_cast<BlockQ4_K*>(row) + i;
-            blk->d    = f32_to_f16(scale(rng));
-            blk->dmin = f32_to_f16(scale(rng));
-        } else {
-            reinterpret_cast<BlockQ6_K*>(row)[i].d = f32_to_f16(scale(rng) * 0.1f);
+    const uint64_t bsize = ggml_type_traits(t)->type_size;
+    for (int64_t i = 0; i < cols / static_cast<int64_t>(ggml_type_traits(t)->block_size); ++i) {
+        uint8_t* blk = row + static_cast<uint64_t>(i) * bsize;
+        auto put     = [&](size_t off, float v) {
+            const uint16_t h = f32_to_f16(v);
+            std::memcpy(blk + off, &h, 2);
+        };
+        switch (t) {
+            case GgmlType::Q4_K: put(0, scale(rng)), put(2, scale(rng)); break;                   // d, dmin
+            case GgmlType::Q6_K: put(offsetof(BlockQ6_K, d), scale(rng) * 0.1f); break;
+            case GgmlType::Q4_1:
+            case GgmlType::Q5_1: put(0, scale(rng)), put(2, -16 * scale(rng)); break;             // d, m
+            default: put(0, scale(rng)); break;                                                     // d
         }
     }
 }
@@ -57,7 +70,7 @@ Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = dist(rng);
         if (r % 7 == 3) row[r % cols] = 0.5f;  // a few outliers, as real weights have
-        if (is_k_quant(t)) random_k_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
+        if (random_blocks(t)) random_block_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
         else quantize_row_ref(m.data.data() + r * ggml_row_size(t, cols), t, row.data(), cols);
         dequantize_row_ref(m.deq.data() + r * cols, t, m.data.data() + r * ggml_row_size(t, cols), cols);
     }
@@ -169,12 +182,12 @@ TEST(Dequantize, FastMatchesReferenceExactly) {
 
 TEST(Gemv, SupportAndErrors) {
     for (GgmlType t : kTypes) EXPECT_TRUE(kernels_support(t)) << type_name(t);
-    EXPECT_FALSE(kernels_support(GgmlType::Q5_1));
+    EXPECT_FALSE(kernels_support(GgmlType::Q8_1));  // an activation type, never a weight in files
     EXPECT_FALSE(kernels_support(GgmlType::IQ2_XXS));
     float y[1];
     const float x[33] = {};
     uint8_t w[64] = {};
     EXPECT_THROW(gemv(y, GgmlType::Q8_0, w, x, 33, 0, 1), std::invalid_argument);
-    EXPECT_THROW(gemv(y, GgmlType::Q5_1, w, x, 32, 0, 1), std::invalid_argument);
+    EXPECT_THROW(gemv(y, GgmlType::Q8_1, w, x, 32, 0, 1), std::invalid_argument);
     EXPECT_THROW(dequantize_row(y, GgmlType::IQ2_XXS, w, 256), std::invalid_argument);
 }

@@ -52,3 +52,42 @@ TEST(KQuants, Q6_KHandBuiltBlock) {
     EXPECT_EQ(y[128], 0.5f * 10 * (51 - 32));
     for (int j = 0; j < 256; ++j) ASSERT_EQ(yf[j], y[j]) << j;
 }
+
+// The 32-element legacy and non-linear types on hand-built blocks (ggml's layouts: element j in the low nibble of
+// qs[j], element j + 16 in its high nibble, the fifth bit of element j in bit j of qh).
+TEST(LegacyQuants, HandBuiltBlocks) {
+    auto both = [](GgmlType t, const void* b) {
+        std::vector<float> y(32), yf(32);
+        dequantize_row_ref(y.data(), t, b, 32);
+        dequantize_row(yf.data(), t, b, 32);
+        for (int j = 0; j < 32; ++j) EXPECT_EQ(yf[j], y[j]) << ggml_type_traits(t)->name << " element " << j;
+        return y;
+    };
+    BlockQ4_1 q41{};
+    q41.d = 0x3800, q41.m = 0xbc00;  // 0.5, -1
+    q41.qs[0] = 0x3a;                // element 0: 10; element 16: 3
+    auto y = both(GgmlType::Q4_1, &q41);
+    EXPECT_EQ(y[0], 10 * 0.5f - 1); EXPECT_EQ(y[16], 3 * 0.5f - 1); EXPECT_EQ(y[1], -1.0f);
+
+    BlockQ5_0 q50{};
+    q50.d     = 0x3c00;                        // 1
+    q50.qh[0] = 0x01, q50.qh[2] = 0x01;        // fifth bits of elements 0 and 16
+    q50.qh[1] = 0x80;                          // and of element 15
+    q50.qs[0] = 0x21, q50.qs[15] = 0x0f;       // element 0: 1, element 16: 2, element 15: 15, element 31: 0
+    y = both(GgmlType::Q5_0, &q50);
+    EXPECT_EQ(y[0], 17 - 16.0f); EXPECT_EQ(y[16], 18 - 16.0f); EXPECT_EQ(y[15], 31 - 16.0f); EXPECT_EQ(y[31], -16.0f);
+    EXPECT_EQ(y[1], -16.0f);
+
+    BlockQ5_1 q51{};
+    q51.d = 0x4000, q51.m = 0x3c00;  // 2, 1
+    q51.qh[3] = 0x80;                // fifth bit of element 31
+    q51.qs[0] = 0x21, q51.qs[15] = 0xf0;
+    y = both(GgmlType::Q5_1, &q51);
+    EXPECT_EQ(y[0], 1 * 2 + 1.0f); EXPECT_EQ(y[16], 2 * 2 + 1.0f); EXPECT_EQ(y[31], 31 * 2 + 1.0f); EXPECT_EQ(y[15], 1.0f);
+
+    BlockIq4Nl nl{};
+    nl.d = 0x3800;  // 0.5
+    nl.qs[0] = 0xf0, nl.qs[3] = 0x78;
+    y = both(GgmlType::IQ4_NL, &nl);
+    EXPECT_EQ(y[0], -127 * 0.5f); EXPECT_EQ(y[16], 113 * 0.5f); EXPECT_EQ(y[3], 1 * 0.5f); EXPECT_EQ(y[19], -10 * 0.5f);
+}

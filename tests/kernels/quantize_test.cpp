@@ -172,7 +172,32 @@ TEST(QuantizeRowRef, GenericEntryAndErrors) {
     dequantize_row_ref(y.data(), GgmlType::BF16, buf.data(), 64);
     for (int i = 0; i < 64; ++i) EXPECT_NEAR(y[i], x[i], std::fabs(x[i]) * (1.0f / 256.0f));
     EXPECT_THROW(quantize_row_ref(buf.data(), GgmlType::Q8_0, x.data(), 33), std::invalid_argument);
-    EXPECT_THROW(quantize_row_ref(buf.data(), GgmlType::Q5_1, x.data(), 32), std::invalid_argument);
+    EXPECT_THROW(quantize_row_ref(buf.data(), GgmlType::Q4_K, x.data(), 256), std::invalid_argument);
+}
+
+// Q4_1, Q5_0 and Q5_1 round trips: every element within half a step of the block's grid, plus what storing the
+// scale and the minimum in f16 moves it (q * |d - f16(d)| <= 31 * 2^-11 d, and 2^-11 |m|).
+TEST(QuantizeRowRef, LegacyFourAndFiveBitRoundTrips) {
+    const std::vector<float> x = random_row(1024, 17);
+    for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1}) {
+        std::vector<uint8_t> buf(ggml_row_size(t, 1024));
+        quantize_row_ref(buf.data(), t, x.data(), 1024);
+        std::vector<float> y(1024);
+        dequantize_row_ref(y.data(), t, buf.data(), 1024);
+        const float levels = t == GgmlType::Q4_1 ? 15.0f : 31.0f;
+        for (int b = 0; b < 32; ++b) {
+            float lo = x[size_t(32 * b)], hi = lo, amax = 0;
+            for (int j = 0; j < 32; ++j) {
+                const float v = x[size_t(32 * b + j)];
+                lo = std::min(lo, v), hi = std::max(hi, v), amax = std::max(amax, std::fabs(v));
+            }
+            const float d   = t == GgmlType::Q5_0 ? amax / 16.0f : (hi - lo) / levels;
+            const float tol = 0.5f * d + 32 * d / 2048 + std::fabs(lo) / 2048 + 1e-7f;
+            for (int j = 0; j < 32; ++j)
+                ASSERT_LE(std::fabs(y[size_t(32 * b + j)] - x[size_t(32 * b + j)]), tol)
+                    << ggml_type_traits(t)->name << " block " << b << " element " << j;
+        }
+    }
 }
 
 TEST(QuantizeMxfp4, GgmlModeMatchesGgmlTiesAndExponent) {
