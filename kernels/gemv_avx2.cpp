@@ -223,6 +223,10 @@ bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x,
         case GgmlType::IQ4_NL: gemm_typed<DecIq4Nl>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::MXFP4: gemm_typed<DecMxfp4>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q4_K: gemm_typed<DecQ4_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q5_K: gemm_typed<DecQ5_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q3_K: gemm_typed<DecQ3_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::Q2_K: gemm_typed<DecQ2_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
+        case GgmlType::IQ4_XS: gemm_typed<DecIq4Xs>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         case GgmlType::Q6_K: gemm_typed<DecQ6_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
         default: return false;
     }
@@ -284,6 +288,10 @@ bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
         case GgmlType::IQ4_NL: dequantize_typed<DecIq4Nl>(y, xb, n); return true;
         case GgmlType::MXFP4: dequantize_typed<DecMxfp4>(y, xb, n); return true;
         case GgmlType::Q4_K: dequantize_typed<DecQ4_K>(y, xb, n); return true;
+        case GgmlType::Q5_K: dequantize_typed<DecQ5_K>(y, xb, n); return true;
+        case GgmlType::Q3_K: dequantize_typed<DecQ3_K>(y, xb, n); return true;
+        case GgmlType::Q2_K: dequantize_typed<DecQ2_K>(y, xb, n); return true;
+        case GgmlType::IQ4_XS: dequantize_typed<DecIq4Xs>(y, xb, n); return true;
         case GgmlType::Q6_K: dequantize_typed<DecQ6_K>(y, xb, n); return true;
         case GgmlType::Q8_0_X8: dequantize_q8_0_x8(y, xb, n); return true;
         default: return false;

@@ -268,6 +268,146 @@ struct DecQ4_K {
     static float element(const uint8_t*, int64_t) { return 0.0f; }
 };
 
+struct DecQ5_K {
+    static constexpr int64_t kBytes      = sizeof(BlockQ5_K);
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    using State                          = DecQ4_K::State;
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b    = reinterpret_cast<const BlockQ5_K*>(row) + c / 8;
+        const float d    = _cvtsh_ss(b->d);
+        const float dmin = _cvtsh_ss(b->dmin);
+        for (int s = 0; s < 8; ++s) {
+            uint8_t sc, m;
+            q4_k_scale_min(s, b->scales, &sc, &m);
+            st.d1[s] = d * sc;
+            st.m1[s] = dmin * m;
+        }
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockQ5_K*>(row) + c / 8;
+        const int s         = static_cast<int>(c % 8);
+        const __m256 d1     = _mm256_set1_ps(st.d1[s]);
+        const __m256 m1     = _mm256_set1_ps(st.m1[s]);
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        const __m128i shift = _mm_cvtsi32_si128(s);
+        for (int h = 0; h < 2; ++h) {
+            __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2) + 16 * h));
+            v         = (s & 1) ? _mm_and_si128(_mm_srli_epi16(v, 4), mask) : _mm_and_si128(v, mask);
+            // bit s of each qh byte, to bit 4 (within 16-bit lanes: a byte's bit s lands in its own bit 0)
+            const __m128i hb = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qh + 16 * h)), shift),
+                                             _mm_set1_epi8(1));
+            v = _mm_or_si128(v, _mm_slli_epi16(hb, 4));
+            const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+            const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+            w[2 * h]     = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
+            w[2 * h + 1] = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
+        }
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+// Q2_K and Q3_K: chunk c is elements 32 c' .. of half nh = c' / 4, shift 2 j (j = c' % 4), c' = c % 8; its two
+// 16-element sub-blocks have their own scales (and Q2_K mins).
+struct DecQ3_K {
+    static constexpr int64_t kBytes      = sizeof(BlockQ3_K);
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float dl[16];  // d * (scale - 32) of each 16-element sub-block, as the reference rounds it
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b = reinterpret_cast<const BlockQ3_K*>(row) + c / 8;
+        int8_t sc[16];
+        q3_k_scales(b->scales, sc);
+        const float d = _cvtsh_ss(b->d);
+        for (int i = 0; i < 16; ++i) st.dl[i] = d * static_cast<float>(sc[i]);
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockQ3_K*>(row) + c / 8;
+        const int s         = static_cast<int>(c % 8), nh = s / 4, j = s % 4;
+        const __m128i shift = _mm_cvtsi32_si128(2 * j), hshift = _mm_cvtsi32_si128(4 * nh + j);
+        for (int h = 0; h < 2; ++h) {  // elements 16 h .. 16 h + 15 of the chunk: sub-block 8 nh + 2 j + h
+            const __m128i q = _mm_and_si128(
+                _mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 32 * nh + 16 * h)), shift),
+                _mm_set1_epi8(3));
+            const __m128i hb = _mm_and_si128(
+                _mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->hmask + 16 * h)), hshift),
+                _mm_set1_epi8(1));
+            // q - 4 where the high bit is absent: q - 4 + 4 * hb
+            const __m128i v  = _mm_add_epi8(_mm_sub_epi8(q, _mm_set1_epi8(4)), _mm_slli_epi16(hb, 2));
+            const __m256 dl  = _mm256_set1_ps(st.dl[8 * nh + 2 * j + h]);
+            w[2 * h]         = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)));
+            w[2 * h + 1]     = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))));
+        }
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+struct DecQ2_K {
+    static constexpr int64_t kBytes      = sizeof(BlockQ2_K);
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float dl[16], ml[16];  // d * scale and dmin * min of each 16-element sub-block (exact)
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b    = reinterpret_cast<const BlockQ2_K*>(row) + c / 8;
+        const float d    = _cvtsh_ss(b->d);
+        const float dmin = _cvtsh_ss(b->dmin);
+        for (int i = 0; i < 16; ++i) {
+            st.dl[i] = d * static_cast<float>(b->scales[i] & 0x0f);
+            st.ml[i] = dmin * static_cast<float>(b->scales[i] >> 4);
+        }
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockQ2_K*>(row) + c / 8;
+        const int s         = static_cast<int>(c % 8), nh = s / 4, j = s % 4;
+        const __m128i shift = _mm_cvtsi32_si128(2 * j);
+        for (int h = 0; h < 2; ++h) {
+            const __m128i q = _mm_and_si128(
+                _mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 32 * nh + 16 * h)), shift),
+                _mm_set1_epi8(3));
+            const int sub   = 8 * nh + 2 * j + h;
+            const __m256 dl = _mm256_set1_ps(st.dl[sub]), ml = _mm256_set1_ps(st.ml[sub]);
+            w[2 * h]        = _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q))), ml);
+            w[2 * h + 1] =
+                _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8)))), ml);
+        }
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
+struct DecIq4Xs {
+    static constexpr int64_t kBytes      = sizeof(BlockIq4Xs);
+    static constexpr int kChunksPerBlock = 8;
+    static constexpr bool kPlain         = false;
+    static constexpr bool kBlockScale    = false;
+    struct State {
+        float dl[8];  // d * (ls - 32) of each 32-element sub-block
+    };
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b = reinterpret_cast<const BlockIq4Xs*>(row) + c / 8;
+        const float d = _cvtsh_ss(b->d);
+        for (int ib = 0; ib < 8; ++ib) st.dl[ib] = d * static_cast<float>(iq4_xs_scale(*b, ib));
+    }
+    static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
+        const auto* b       = reinterpret_cast<const BlockIq4Xs*>(row) + c / 8;
+        const int s         = static_cast<int>(c % 8);
+        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues));
+        const __m128i v     = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 16 * s));
+        const __m128i mask  = _mm_set1_epi8(0x0f);
+        int8_to_f32(_mm_shuffle_epi8(table, _mm_and_si128(v, mask)),
+                    _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), mask)), w);
+        const __m256 dl = _mm256_set1_ps(st.dl[s]);  // dl * value, one rounding, as the reference
+        for (int k = 0; k < 4; ++k) w[k] = _mm256_mul_ps(dl, w[k]);
+    }
+    static float element(const uint8_t*, int64_t) { return 0.0f; }
+};
+
 struct DecQ6_K {
     static constexpr int64_t kBytes      = sizeof(BlockQ6_K);
     static constexpr int kChunksPerBlock = 8;

@@ -24,8 +24,12 @@ bool kernels_support(GgmlType t) {
         case GgmlType::Q5_1:
         case GgmlType::IQ4_NL:
         case GgmlType::MXFP4:
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
         case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
         case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS:
         case GgmlType::Q8_0_X8: return true;
         default: return false;
     }
@@ -163,6 +167,66 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                     const float d2 = d * sc, m2 = min * m;
                     for (int l = 0; l < 32; ++l) out[64 * g + l] = d1 * (q[32 * g + l] & 0x0f) - m1;
                     for (int l = 0; l < 32; ++l) out[64 * g + 32 + l] = d2 * (q[32 * g + l] >> 4) - m2;
+                }
+            }
+            return;
+        }
+        case GgmlType::Q5_K: {
+            const auto* b = reinterpret_cast<const BlockQ5_K*>(bytes) + e0 / kQK_K;
+            for (int64_t i = 0; i < n / kQK_K; ++i) {
+                const float d = f16_to_f32(b[i].d), min = f16_to_f32(b[i].dmin);
+                for (int s = 0; s < 8; ++s) {  // sub-block s: nibble s % 2 of qs[32 (s / 2) + l], bit s of qh[l]
+                    uint8_t sc, m;
+                    q4_k_scale_min(s, b[i].scales, &sc, &m);
+                    const float d1 = d * sc, m1 = min * m;
+                    for (int l = 0; l < 32; ++l) {
+                        const int q = ((b[i].qs[32 * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) | (((b[i].qh[l] >> s) & 1) << 4);
+                        y[i * kQK_K + 32 * s + l] = d1 * static_cast<float>(q) - m1;
+                    }
+                }
+            }
+            return;
+        }
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K: {
+            const bool q3 = t == GgmlType::Q3_K;
+            for (int64_t i = 0; i < n / kQK_K; ++i) {
+                const uint8_t* blk = bytes + (e0 / kQK_K + i) * (q3 ? sizeof(BlockQ3_K) : sizeof(BlockQ2_K));
+                const auto& b3     = *reinterpret_cast<const BlockQ3_K*>(blk);
+                const auto& b2     = *reinterpret_cast<const BlockQ2_K*>(blk);
+                int8_t sc3[16];
+                float d = 0, min = 0;
+                if (q3) q3_k_scales(b3.scales, sc3), d = f16_to_f32(b3.d);
+                else d = f16_to_f32(b2.d), min = f16_to_f32(b2.dmin);
+                const uint8_t* qs = q3 ? b3.qs : b2.qs;
+                for (int e = 0; e < kQK_K; ++e) {  // element 128 nh + 32 j + l
+                    const int nh = e / 128, j = e % 128 / 32, l = e % 32, sub = 8 * nh + 2 * j + l / 16;
+                    const int q  = (qs[32 * nh + l] >> (2 * j)) & 3;
+                    float v;
+                    if (q3) {
+                        const float dl = d * static_cast<float>(sc3[sub]);
+                        v = dl * static_cast<float>(q - (((b3.hmask[l] >> (4 * nh + j)) & 1) ? 0 : 4));
+                    } else {
+                        const float dl = d * static_cast<float>(b2.scales[sub] & 0x0f);
+                        const float ml = min * static_cast<float>(b2.scales[sub] >> 4);
+                        v = dl * static_cast<float>(q) - ml;
+                    }
+                    y[i * kQK_K + e] = v;
+                }
+            }
+            return;
+        }
+        case GgmlType::IQ4_XS: {
+            const auto* b = reinterpret_cast<const BlockIq4Xs*>(bytes) + e0 / kQK_K;
+            for (int64_t i = 0; i < n / kQK_K; ++i) {
+                const float d = f16_to_f32(b[i].d);
+                for (int ib = 0; ib < 8; ++ib) {
+                    const float dl    = d * static_cast<float>(iq4_xs_scale(b[i], ib));
+                    const uint8_t* qs = b[i].qs + 16 * ib;
+                    for (int j = 0; j < 16; ++j) {
+                        y[i * kQK_K + 32 * ib + j]      = dl * kIq4nlValues[qs[j] & 0x0f];
+                        y[i * kQK_K + 32 * ib + j + 16] = dl * kIq4nlValues[qs[j] >> 4];
+                    }
                 }
             }
             return;

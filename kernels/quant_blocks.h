@@ -125,4 +125,56 @@ inline void q4_k_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
     }
 }
 
+// Q5_K super-block: Q4_K's scales and nibbles plus a fifth bit: bit s of qh[l] (l < 32) is bit 4 of element
+// 32 s + l; value = d * sc * q - dmin * m, q in 0..31.
+struct BlockQ5_K {
+    uint16_t d, dmin;             // f16 super-block scales
+    uint8_t scales[kKScaleSize];  // 6-bit scales and mins, packed as Q4_K's
+    uint8_t qh[kQK_K / 8];        // fifth bits
+    uint8_t qs[kQK_K / 2];        // low nibbles: sub-blocks 2g and 2g + 1 in the low and high nibbles of qs[32 g ..]
+};
+static_assert(sizeof(BlockQ5_K) == 4 + kKScaleSize + kQK_K / 8 + kQK_K / 2, "wrong q5_K block size/padding");
+
+// Q3_K super-block: 16 sub-blocks of 16 with 6-bit scales (packed in 12 bytes, stored + 32); 2-bit quants, four per
+// byte of qs, and a high bit in hmask whose absence subtracts 4. Element 128 n + 32 j + l (l < 32): bits 2j of
+// qs[32 n + l], bit 4n + j of hmask[l]; sub-block 8 n + 2 j + l / 16. value = d * (sc - 32) * (q - (h ? 0 : 4)).
+struct BlockQ3_K {
+    uint8_t hmask[kQK_K / 8];
+    uint8_t qs[kQK_K / 4];
+    uint8_t scales[12];
+    uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == kQK_K / 8 + kQK_K / 4 + 12 + 2, "wrong q3_K block size/padding");
+// The 16 scales of a Q3_K super-block (each - 32), unpacked as ggml does: low nibbles from bytes 0..7, high 2-bit
+// pairs from bytes 8..11.
+inline void q3_k_scales(const uint8_t packed[12], int8_t out[16]) {
+    for (int i = 0; i < 16; ++i) {
+        const int low  = i < 8 ? packed[i] & 0x0f : packed[i - 8] >> 4;
+        const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+        out[i]         = static_cast<int8_t>((low | (high << 4)) - 32);
+    }
+}
+
+// Q2_K super-block: 16 sub-blocks of 16, each a 4-bit scale (low nibble) and a 4-bit min (high nibble); 2-bit quants
+// laid out as Q3_K's. value = d * (sc & 15) * q - dmin * (sc >> 4).
+struct BlockQ2_K {
+    uint8_t scales[kQK_K / 16];
+    uint8_t qs[kQK_K / 4];
+    uint16_t d, dmin;
+};
+static_assert(sizeof(BlockQ2_K) == kQK_K / 16 + kQK_K / 4 + 4, "wrong q2_K block size/padding");
+
+// IQ4_XS super-block: 8 sub-blocks of 32 with 6-bit scales (low nibble in scales_l, two high bits in scales_h, stored
+// + 32), codes into kIq4nlValues in IQ4_NL's nibble order. value = d * (ls - 32) * kIq4nlValues[code].
+struct BlockIq4Xs {
+    uint16_t d;
+    uint16_t scales_h;
+    uint8_t scales_l[kQK_K / 64];
+    uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockIq4Xs) == 4 + kQK_K / 64 + kQK_K / 2, "wrong iq4_xs block size/padding");
+inline int iq4_xs_scale(const BlockIq4Xs& b, int ib) {
+    return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0f) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
+}
+
 }  // namespace speculum::kernels

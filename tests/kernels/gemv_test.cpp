@@ -25,12 +25,14 @@ constexpr double kRefVsDoubleRelTol = 1e-5;
 
 const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,   GgmlType::Q8_0,
                            GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,
-                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q6_K};
+                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K,
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS};
 
-// Types without a quantizer here (K-quants, Q4_1, Q5_0, Q5_1, IQ4_NL): random bytes are valid blocks once the f16
+// Types without a quantizer here (K-quants, IQ4_XS), and Q4_1, Q5_0, Q5_1, IQ4_NL too: random bytes are valid blocks once the f16
 // scales (and minima) are sane.
 bool random_blocks(GgmlType t) {
-    return t == GgmlType::Q4_K || t == GgmlType::Q6_K || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
+    return t == GgmlType::Q2_K || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
+           t == GgmlType::Q6_K || t == GgmlType::IQ4_XS || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
            t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL;
 }
 
@@ -46,7 +48,11 @@ void random_block_row(uint8_t* row, GgmlType t, int64_t cols, std::mt19937& rng)
             std::memcpy(blk + off, &h, 2);
         };
         switch (t) {
-            case GgmlType::Q4_K: put(0, scale(rng)), put(2, scale(rng)); break;                   // d, dmin
+            case GgmlType::Q4_K:
+            case GgmlType::Q5_K: put(0, scale(rng)), put(2, scale(rng)); break;                   // d, dmin
+            case GgmlType::Q2_K: put(offsetof(BlockQ2_K, d), scale(rng)), put(offsetof(BlockQ2_K, dmin), scale(rng)); break;
+            case GgmlType::Q3_K: put(offsetof(BlockQ3_K, d), scale(rng) * 0.05f); break;
+            case GgmlType::IQ4_XS: put(0, scale(rng) * 0.01f); break;
             case GgmlType::Q6_K: put(offsetof(BlockQ6_K, d), scale(rng) * 0.1f); break;
             case GgmlType::Q4_1:
             case GgmlType::Q5_1: put(0, scale(rng)), put(2, -16 * scale(rng)); break;             // d, m

@@ -91,3 +91,59 @@ TEST(LegacyQuants, HandBuiltBlocks) {
     y = both(GgmlType::IQ4_NL, &nl);
     EXPECT_EQ(y[0], -127 * 0.5f); EXPECT_EQ(y[16], 113 * 0.5f); EXPECT_EQ(y[3], 1 * 0.5f); EXPECT_EQ(y[19], -10 * 0.5f);
 }
+
+// Q5_K, Q3_K, Q2_K and IQ4_XS on hand-built super-blocks: each element checked against ggml's formula worked out by
+// hand for the bits set here, and the fast decoder against the reference on every element.
+TEST(KQuants, Q5_KQ3_KQ2_KAndIq4XsHandBuiltBlocks) {
+    auto both = [](GgmlType t, const void* b) {
+        std::vector<float> y(256), yf(256);
+        dequantize_row_ref(y.data(), t, b, 256);
+        dequantize_row(yf.data(), t, b, 256);
+        for (int j = 0; j < 256; ++j) EXPECT_EQ(yf[j], y[j]) << ggml_type_traits(t)->name << " element " << j;
+        return y;
+    };
+    BlockQ5_K q5{};
+    q5.d = 0x3c00, q5.dmin = 0x3800;           // 1, 0.5
+    q5.scales[0] = 3, q5.scales[4] = 2;        // sub-block 0: sc 3, m 2
+    q5.scales[1] = 5;                          // sub-block 1: sc 5, m 0
+    q5.qs[0] = 0x7a;                           // element 0: 10; element 32 (sub-block 1): 7
+    q5.qh[0] = 0x03;                           // fifth bits of elements 0 (bit 0) and 32 (bit 1)
+    auto y = both(GgmlType::Q5_K, &q5);
+    EXPECT_EQ(y[0], 3.0f * 26 - 0.5f * 2);
+    EXPECT_EQ(y[32], 5.0f * 23);
+    EXPECT_EQ(y[1], -1.0f);
+
+    BlockQ3_K q3{};
+    q3.d = 0x3800;                             // 0.5
+    q3.scales[0] = 0x05;                       // scale 0: low nibble 5, high bits (byte 8, bits 0-1) 2 -> 37 - 32 = 5
+    q3.scales[8] = 0x02;
+    q3.scales[4] = 0x30;                       // scale 12: high nibble of byte 4 = 3, high bits (byte 8, bits 6-7) 0
+    q3.qs[0] = 0x0b;                           // element 0: q 3 (bits 0-1); element 32: q 2 (bits 2-3)
+    q3.hmask[0] = 0x01;                        // element 0 has its high bit (no - 4); element 32 (bit 1) does not
+    q3.qs[32 + 16] = 0xc0;                     // element 128 + 96 + 16 = 240: q 3 at shift 6, sub-block 8 + 6 + 1 = 15
+    y = both(GgmlType::Q3_K, &q3);
+    EXPECT_EQ(y[0], 0.5f * 5 * 3);
+    EXPECT_EQ(y[32], 0.5f * -32 * (2 - 4));    // sub-block 2: scale 0 - 32
+    EXPECT_EQ(y[1], 0.5f * 5 * -4);
+    int8_t sc[16];
+    q3_k_scales(q3.scales, sc);
+    EXPECT_EQ(sc[0], 5); EXPECT_EQ(sc[12], 3 - 32); EXPECT_EQ(sc[15], -32);
+    EXPECT_EQ(y[240], 0.5f * -32 * (3 - 4));
+
+    BlockQ2_K q2{};
+    q2.d = 0x3c00, q2.dmin = 0x4000;           // 1, 2
+    q2.scales[0] = 0x13, q2.scales[3] = 0x20;  // sub-block 0: sc 3, min 1; sub-block 3: sc 0, min 2
+    q2.qs[0] = 0x0e;                           // element 0: q 2; element 32: q 3
+    y = both(GgmlType::Q2_K, &q2);
+    EXPECT_EQ(y[0], 3.0f * 2 - 2.0f * 1);
+    EXPECT_EQ(y[32], 0.0f);                    // sub-block 2: sc 0, min 0
+    EXPECT_EQ(y[48], -4.0f);                   // sub-block 3: 0 * q - 2 * 2
+
+    BlockIq4Xs xs{};
+    xs.d = 0x3800;                             // 0.5
+    xs.scales_l[0] = 0x21, xs.scales_h = 0x0002;  // sub-block 0: 1 | 2 << 4 = 33 -> 1; sub-block 1: 2 | 0 -> -30
+    xs.qs[0] = 0xf0, xs.qs[16] = 0x08;
+    y = both(GgmlType::IQ4_XS, &xs);
+    EXPECT_EQ(y[0], 0.5f * 1 * -127); EXPECT_EQ(y[16], 0.5f * 1 * 113);
+    EXPECT_EQ(y[32], 0.5f * -30 * 1);         // code 8 -> level 1
+}
