@@ -1,5 +1,5 @@
 // AVX-512 VNNI kernels of the quantized-activation path: activation quantization (bit-identical to
-// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 x int8 GEMM. Four weight blocks of a row are loaded once,
+// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 / Q4_K / Q5_K / IQ4_XS x int8 GEMM. Four weight blocks of a row are loaded once,
 // rearranged into the activation groups' layout as unsigned bytes (q8_0: q + 128; q4_0: the nibble; mxfp4: the
 // doubled E2M1 value + 16) and dotted with up to 4 activation vectors by vpdpbusd; the -128 * sum(x) offset stored
 // with each activation block (scaled to the format's offset) cancels the encoding exactly, so every block dot is the
@@ -10,6 +10,7 @@
 #include "kernels/quant_blocks.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace speculum::kernels::detail {
 
@@ -58,6 +59,7 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void nibbles(const uint8_t* 
 struct WQ8_0 {  // int8 weights, stored + 128
     static constexpr int64_t kBlockBytes = sizeof(BlockQ8_0);
     static constexpr bool kMin = false;
+    static constexpr bool kSuper = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -76,6 +78,7 @@ struct WQ8_0 {  // int8 weights, stored + 128
 struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_0);
     static constexpr bool kMin = false;
+    static constexpr bool kSuper = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -93,6 +96,7 @@ struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start
 struct WMxfp4 {
     static constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
     static constexpr bool kMin = false;
+    static constexpr bool kSuper = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -131,6 +135,7 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void fifth_bits(const uint8_
 struct WQ4_1 {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
     static constexpr bool kMin           = true;
+    static constexpr bool kSuper         = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256& mw) {
@@ -143,6 +148,7 @@ struct WQ4_1 {
 struct WQ5_1 {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
     static constexpr bool kMin           = true;
+    static constexpr bool kSuper         = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256& mw) {
@@ -158,6 +164,7 @@ struct WQ5_1 {
 struct WQ5_0 {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
     static constexpr bool kMin           = false;
+    static constexpr bool kSuper         = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -175,6 +182,7 @@ struct WQ5_0 {
 struct WIq4Nl {
     static constexpr int64_t kBlockBytes = sizeof(BlockIq4Nl);
     static constexpr bool kMin           = false;
+    static constexpr bool kSuper         = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -184,6 +192,83 @@ struct WIq4Nl {
         nibbles(a + 2, b + 2, c + 2, d + 2, wk);
         for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
         dw = f16_scales(a, b, c, d);
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
+};
+
+// Super-block formats (256 elements: Q4_K, Q5_K, IQ4_XS): an activation group is half a super-block, sub-blocks
+// 4h .. 4h + 3. kBlockBytes is a super-block's bytes / 8, so group g still starts at g * 4 * kBlockBytes; load_half()
+// gets the super-block and h. Their blocks' nibbles (Q4_K/Q5_K: sub-blocks 2p and 2p + 1 in the low and high nibbles
+// of the same 32 bytes) go to the group layout by a 4 x 4 transpose of 64-bit lanes.
+SPECULUM_VNNI inline __attribute__((always_inline)) void transpose_q64(__m256i b0, __m256i b1, __m256i b2, __m256i b3,
+                                                                       __m256i q[4]) {
+    const __m256i t0 = _mm256_unpacklo_epi64(b0, b1), t1 = _mm256_unpackhi_epi64(b0, b1);
+    const __m256i t2 = _mm256_unpacklo_epi64(b2, b3), t3 = _mm256_unpackhi_epi64(b2, b3);
+    q[0] = _mm256_permute2x128_si256(t0, t2, 0x20);
+    q[1] = _mm256_permute2x128_si256(t1, t3, 0x20);
+    q[2] = _mm256_permute2x128_si256(t0, t2, 0x31);
+    q[3] = _mm256_permute2x128_si256(t1, t3, 0x31);
+}
+
+// Four bytes of v as four f32.
+SPECULUM_VNNI inline __attribute__((always_inline)) __m128 bytes_f32(uint32_t v) {
+    return _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(v))));
+}
+
+// Q4_K and Q5_K: q unsigned (0..15, 0..31), weight d * sc * q - dmin * m per sub-block: dw = d * sc, mw = -dmin * m.
+template <bool Five>
+struct WQK {
+    using Block                          = std::conditional_t<Five, BlockQ5_K, BlockQ4_K>;
+    static constexpr int64_t kBlockBytes = sizeof(Block) / 8;
+    static constexpr bool kMin           = true;
+    static constexpr bool kSuper         = true;
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
+                                                                              __m256& dw, __m256& mw) {
+        const auto* b   = reinterpret_cast<const Block*>(sb);
+        const __m256i m4 = _mm256_set1_epi8(0x0f);
+        const __m256i p0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 64 * h));
+        const __m256i p1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 64 * h + 32));
+        __m256i s[4] = {_mm256_and_si256(p0, m4), _mm256_and_si256(_mm256_srli_epi16(p0, 4), m4),
+                        _mm256_and_si256(p1, m4), _mm256_and_si256(_mm256_srli_epi16(p1, 4), m4)};
+        if constexpr (Five) {  // bit 4h + j of qh[l] is bit 4 of sub-block 4h + j's element l
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh));
+            const __m256i one = _mm256_set1_epi8(1);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) {
+                const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * h + j)), one);
+                s[j]              = _mm256_or_si256(s[j], _mm256_slli_epi16(bit, 4));
+            }
+        }
+        transpose_q64(s[0], s[1], s[2], s[3], wk);
+        // The four 6-bit scales and mins of sub-blocks 4h .. 4h + 3 as bytes (q4_k_scale_min, branch-free on the
+        // three 32-bit words of `scales`), then d * sc and -dmin * m in f32 (exact: 11-bit x 6-bit).
+        uint32_t w3[3];
+        std::memcpy(w3, b->scales, 12);
+        const uint32_t sc = h == 0 ? w3[0] & 0x3f3f3f3fu : (w3[2] & 0x0f0f0f0fu) | ((w3[0] >> 2) & 0x30303030u);
+        const uint32_t mn = h == 0 ? w3[1] & 0x3f3f3f3fu : ((w3[2] >> 4) & 0x0f0f0f0fu) | ((w3[1] >> 2) & 0x30303030u);
+        dw = spread_scales(_mm_mul_ps(_mm_set1_ps(_cvtsh_ss(b->d)), bytes_f32(sc)));
+        mw = spread_scales(_mm_mul_ps(_mm_set1_ps(-_cvtsh_ss(b->dmin)), bytes_f32(mn)));
+    }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) { return _mm256_setzero_si256(); }
+};
+
+// IQ4_XS: IQ4_NL's codes and table, one scale d * (ls - 32) per 32-element sub-block.
+struct WIq4Xs {
+    static constexpr int64_t kBlockBytes = sizeof(BlockIq4Xs) / 8;
+    static constexpr bool kMin           = false;
+    static constexpr bool kSuper         = true;
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
+                                                                              __m256& dw, __m256&) {
+        const auto* b = reinterpret_cast<const BlockIq4Xs*>(sb);
+        __m128i t;
+        std::memcpy(&t, kIq4nlValues, 16);
+        const __m256i table = _mm256_xor_si256(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(static_cast<char>(0x80)));
+        const uint8_t* q    = b->qs + 64 * h;
+        nibbles(q, q + 16, q + 32, q + 48, wk);
+        for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
+        const float d = _cvtsh_ss(b->d);
+        dw = spread_scales(_mm_setr_ps(d * static_cast<float>(iq4_xs_scale(*b, 4 * h)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 1)),
+                                       d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 2)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 3))));
     }
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
 };
@@ -230,12 +315,15 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             }
             __m256i wk[4];
             __m256 dw, mw = _mm256_setzero_ps();
-            W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
+            if constexpr (W::kSuper) W::load_half(a - (g & 1) * kGroupBytes, static_cast<int>(g & 1), wk, dw, mw);
+            else W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, xv[v][g]);
         }
     }
-    if (const int64_t rest = nb - full * kQ8ActGroup; rest > 0) {
+    if constexpr (W::kSuper) {
+        // whole super-blocks: no short last group
+    } else if (const int64_t rest = nb - full * kQ8ActGroup; rest > 0) {
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const uint8_t* a = row0 + r * row_bytes + full * kGroupBytes;
@@ -337,6 +425,9 @@ void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const v
         case GgmlType::Q5_0: gemm_rows<WQ5_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         case GgmlType::Q5_1: gemm_rows<WQ5_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         case GgmlType::IQ4_NL: gemm_rows<WIq4Nl>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q4_K: gemm_rows<WQK<false>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q5_K: gemm_rows<WQK<true>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::IQ4_XS: gemm_rows<WIq4Xs>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         default: return;  // check_q8act_type admits only the types above
     }
 }

@@ -17,11 +17,12 @@ namespace detail {
 
 void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
     if (t != GgmlType::Q8_0 && t != GgmlType::Q4_0 && t != GgmlType::Q4_1 && t != GgmlType::Q5_0 &&
-        t != GgmlType::Q5_1 && t != GgmlType::IQ4_NL && t != GgmlType::MXFP4) {
+        t != GgmlType::Q5_1 && t != GgmlType::IQ4_NL && t != GgmlType::MXFP4 && t != GgmlType::Q4_K &&
+        t != GgmlType::Q5_K && t != GgmlType::IQ4_XS) {
         const GgmlTypeTraits* tr = ggml_type_traits(t);
         throw std::invalid_argument(std::string(who) + ": weight type " +
                                     (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
-                                    " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4)");
+                                    " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q4_K, q5_K, iq4_xs)");
     }
     check_type_and_cols(who, t, cols);
 }
@@ -106,6 +107,34 @@ float block_ints(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32], float*
             std::memcpy(&dh, blk, 2);
             if (one) std::memcpy(&mh, blk + 2, 2), *min = f16_to_f32(mh);
             return f16_to_f32(dh);
+        }
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: {  // 32-element block b = sub-block b % 8 of super-block b / 8
+            const bool five  = t == GgmlType::Q5_K;
+            const int s      = static_cast<int>(b % 8);
+            const uint8_t* p = row + (b / 8) * (five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
+            const auto& b4   = *reinterpret_cast<const BlockQ4_K*>(p);
+            const auto& b5   = *reinterpret_cast<const BlockQ5_K*>(p);
+            const uint8_t* qs = five ? b5.qs : b4.qs;
+            for (int l = 0; l < 32; ++l) {
+                int q = (qs[32 * (s / 2) + l] >> (4 * (s % 2))) & 0x0f;
+                if (five) q |= ((b5.qh[l] >> s) & 1) << 4;
+                w[l] = static_cast<int8_t>(q);
+            }
+            uint8_t sc, m;
+            q4_k_scale_min(s, five ? b5.scales : b4.scales, &sc, &m);
+            *min = -(f16_to_f32(five ? b5.dmin : b4.dmin) * m);
+            return f16_to_f32(five ? b5.d : b4.d) * sc;
+        }
+        case GgmlType::IQ4_XS: {
+            const auto& blk   = reinterpret_cast<const BlockIq4Xs*>(row)[b / 8];
+            const int ib      = static_cast<int>(b % 8);
+            const uint8_t* qs = blk.qs + 16 * ib;
+            for (int e = 0; e < 16; ++e) {
+                w[e]      = kIq4nlValues[qs[e] & 0x0f];
+                w[e + 16] = kIq4nlValues[qs[e] >> 4];
+            }
+            return f16_to_f32(blk.d) * static_cast<float>(iq4_xs_scale(blk, ib));
         }
         case GgmlType::IQ4_NL: {
             const auto& blk = reinterpret_cast<const BlockIq4Nl*>(row)[b];

@@ -6,6 +6,7 @@
 #include "kernels/fp16.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/quantize.h"
+#include "support/random_blocks.h"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +55,8 @@ Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = dist(rng);
         if (r % 5 == 2) row[r % cols] = -0.4f;  // outliers, as real weights have
-        quantize_row_ref(m.data.data() + r * rb, t, row.data(), cols);
+        if (ggml_type_traits(t)->block_size == 256) speculum::test::random_block_row(m.data.data() + r * rb, t, cols, rng);
+        else quantize_row_ref(m.data.data() + r * rb, t, row.data(), cols);
         dequantize_row_ref(m.deq.data() + r * cols, t, m.data.data() + r * rb, cols);
     }
     return m;
@@ -204,8 +206,9 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
     for (KernelIsa isa : isas_here()) {
         set_kernel_isa_cap(isa);
         for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
-                           GgmlType::IQ4_NL, GgmlType::MXFP4})
-        for (int64_t cols : {32, 96, 160, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
+                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::IQ4_XS})
+        for (int64_t cols : {32, 96, 160, 256, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
+            if (cols % ggml_type_traits(t)->block_size != 0) continue;
             const Matrix m = make_matrix(t, rows, cols, 900 + static_cast<uint32_t>(cols));
             for (int64_t n = 1; n <= 16; ++n) {
                 const std::vector<float> x = random_vectors(n, cols, 40 + static_cast<uint32_t>(n));
@@ -240,7 +243,7 @@ TEST(Q8Act, RejectsOtherTypesAndBadColumns) {
     const float x[64] = {};
     uint8_t w[128] = {};
     EXPECT_THROW(gemm_q8act(y, 1, GgmlType::F16, w, xq.data(), 1, 64, 0, 1), std::invalid_argument);
-    EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::Q4_K, w, xq.data(), 1, 256, 0, 1), std::invalid_argument);
+    EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::Q6_K, w, xq.data(), 1, 256, 0, 1), std::invalid_argument);
     EXPECT_THROW(quantize_q8act(xq.data(), x, 1, 33), std::invalid_argument);
     EXPECT_THROW(quantize_q8act_ref(xq.data(), x, 1, 48), std::invalid_argument);
 }

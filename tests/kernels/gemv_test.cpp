@@ -5,6 +5,7 @@
 #include "kernels/fp16.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/quantize.h"
+#include "support/random_blocks.h"
 
 #include <gtest/gtest.h>
 
@@ -28,39 +29,6 @@ const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,   Ggm
                            GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K,
                            GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS};
 
-// Types without a quantizer here (K-quants, IQ4_XS), and Q4_1, Q5_0, Q5_1, IQ4_NL too: random bytes are valid blocks once the f16
-// scales (and minima) are sane.
-bool random_blocks(GgmlType t) {
-    return t == GgmlType::Q2_K || t == GgmlType::Q3_K || t == GgmlType::Q4_K || t == GgmlType::Q5_K ||
-           t == GgmlType::Q6_K || t == GgmlType::IQ4_XS || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
-           t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL;
-}
-
-void random_block_row(uint8_t* row, GgmlType t, int64_t cols, std::mt19937& rng) {
-    const uint64_t bytes = ggml_row_size(t, cols);
-    for (uint64_t b = 0; b < bytes; ++b) row[b] = static_cast<uint8_t>(rng());
-    std::uniform_real_distribution<float> scale(1e-4f, 2e-3f);
-    const uint64_t bsize = ggml_type_traits(t)->type_size;
-    for (int64_t i = 0; i < cols / static_cast<int64_t>(ggml_type_traits(t)->block_size); ++i) {
-        uint8_t* blk = row + static_cast<uint64_t>(i) * bsize;
-        auto put     = [&](size_t off, float v) {
-            const uint16_t h = f32_to_f16(v);
-            std::memcpy(blk + off, &h, 2);
-        };
-        switch (t) {
-            case GgmlType::Q4_K:
-            case GgmlType::Q5_K: put(0, scale(rng)), put(2, scale(rng)); break;                   // d, dmin
-            case GgmlType::Q2_K: put(offsetof(BlockQ2_K, d), scale(rng)), put(offsetof(BlockQ2_K, dmin), scale(rng)); break;
-            case GgmlType::Q3_K: put(offsetof(BlockQ3_K, d), scale(rng) * 0.05f); break;
-            case GgmlType::IQ4_XS: put(0, scale(rng) * 0.01f); break;
-            case GgmlType::Q6_K: put(offsetof(BlockQ6_K, d), scale(rng) * 0.1f); break;
-            case GgmlType::Q4_1:
-            case GgmlType::Q5_1: put(0, scale(rng)), put(2, -16 * scale(rng)); break;             // d, m
-            default: put(0, scale(rng)); break;                                                     // d
-        }
-    }
-}
-
 struct Matrix {
     GgmlType type;
     int64_t rows, cols;
@@ -76,7 +44,7 @@ Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = dist(rng);
         if (r % 7 == 3) row[r % cols] = 0.5f;  // a few outliers, as real weights have
-        if (random_blocks(t)) random_block_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
+        if (speculum::test::random_blocks(t)) speculum::test::random_block_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
         else quantize_row_ref(m.data.data() + r * ggml_row_size(t, cols), t, row.data(), cols);
         dequantize_row_ref(m.deq.data() + r * cols, t, m.data.data() + r * ggml_row_size(t, cols), cols);
     }
