@@ -69,7 +69,8 @@ void dequantize_row(float* y, GgmlType t, const void* x, int64_t n) {
 bool gemm_prefers_q8act(GgmlType t) {
     return (t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
             t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL || t == GgmlType::MXFP4 || t == GgmlType::Q4_K ||
-            t == GgmlType::Q5_K || t == GgmlType::IQ4_XS) &&
+            t == GgmlType::Q5_K || t == GgmlType::IQ4_XS || t == GgmlType::Q6_K || t == GgmlType::Q3_K ||
+            t == GgmlType::Q2_K) &&
            kernel_isa() >= KernelIsa::avx512;
 }
 

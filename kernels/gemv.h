@@ -54,7 +54,7 @@ void gemm(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int6
 //   xq: the quantized activations, an opaque buffer of q8act_bytes(n, cols) bytes (n vectors of `cols`)
 
 // True when t has an integer-dot kernel that is faster than gemm on this CPU (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
-// MXFP4, Q4_K, Q5_K and IQ4_XS at KernelIsa::avx512).
+// MXFP4, the K-quants Q2_K .. Q6_K and IQ4_XS at KernelIsa::avx512).
 bool gemm_prefers_q8act(GgmlType t);
 // Bytes of the quantized-activation buffer for n vectors of cols (cols a multiple of 32).
 uint64_t q8act_bytes(int64_t n, int64_t cols);

@@ -1,5 +1,5 @@
 // AVX-512 VNNI kernels of the quantized-activation path: activation quantization (bit-identical to
-// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 / Q4_K / Q5_K / IQ4_XS x int8 GEMM. Four weight blocks of a row are loaded once,
+// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 / K-quant / IQ4_XS x int8 GEMM. Four weight blocks of a row are loaded once,
 // rearranged into the activation groups' layout as unsigned bytes (q8_0: q + 128; q4_0: the nibble; mxfp4: the
 // doubled E2M1 value + 16) and dotted with up to 4 activation vectors by vpdpbusd; the -128 * sum(x) offset stored
 // with each activation block (scaled to the format's offset) cancels the encoding exactly, so every block dot is the
@@ -60,6 +60,7 @@ struct WQ8_0 {  // int8 weights, stored + 128
     static constexpr int64_t kBlockBytes = sizeof(BlockQ8_0);
     static constexpr bool kMin = false;
     static constexpr bool kSuper = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -79,6 +80,7 @@ struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_0);
     static constexpr bool kMin = false;
     static constexpr bool kSuper = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -97,6 +99,7 @@ struct WMxfp4 {
     static constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
     static constexpr bool kMin = false;
     static constexpr bool kSuper = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -136,6 +139,7 @@ struct WQ4_1 {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
     static constexpr bool kMin           = true;
     static constexpr bool kSuper         = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256& mw) {
@@ -149,6 +153,7 @@ struct WQ5_1 {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
     static constexpr bool kMin           = true;
     static constexpr bool kSuper         = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256& mw) {
@@ -165,6 +170,7 @@ struct WQ5_0 {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
     static constexpr bool kMin           = false;
     static constexpr bool kSuper         = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -183,6 +189,7 @@ struct WIq4Nl {
     static constexpr int64_t kBlockBytes = sizeof(BlockIq4Nl);
     static constexpr bool kMin           = false;
     static constexpr bool kSuper         = false;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -197,8 +204,7 @@ struct WIq4Nl {
 };
 
 // Super-block formats (256 elements: Q4_K, Q5_K, IQ4_XS): an activation group is half a super-block, sub-blocks
-// 4h .. 4h + 3. kBlockBytes is a super-block's bytes / 8, so group g still starts at g * 4 * kBlockBytes; load_half()
-// gets the super-block and h. Their blocks' nibbles (Q4_K/Q5_K: sub-blocks 2p and 2p + 1 in the low and high nibbles
+// 4h .. 4h + 3: load_half() gets super-block g / 2 and h = g % 2. Their blocks' nibbles (Q4_K/Q5_K: sub-blocks 2p and 2p + 1 in the low and high nibbles
 // of the same 32 bytes) go to the group layout by a 4 x 4 transpose of 64-bit lanes.
 SPECULUM_VNNI inline __attribute__((always_inline)) void transpose_q64(__m256i b0, __m256i b1, __m256i b2, __m256i b3,
                                                                        __m256i q[4]) {
@@ -219,9 +225,11 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m128 bytes_f32(uint32_t v)
 template <bool Five>
 struct WQK {
     using Block                          = std::conditional_t<Five, BlockQ5_K, BlockQ4_K>;
-    static constexpr int64_t kBlockBytes = sizeof(Block) / 8;
+    static constexpr int64_t kSuperBytes = sizeof(Block);
+    static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only
     static constexpr bool kMin           = true;
     static constexpr bool kSuper         = true;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
                                                                               __m256& dw, __m256& mw) {
         const auto* b   = reinterpret_cast<const Block*>(sb);
@@ -254,9 +262,11 @@ struct WQK {
 
 // IQ4_XS: IQ4_NL's codes and table, one scale d * (ls - 32) per 32-element sub-block.
 struct WIq4Xs {
-    static constexpr int64_t kBlockBytes = sizeof(BlockIq4Xs) / 8;
+    static constexpr int64_t kSuperBytes = sizeof(BlockIq4Xs);
+    static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only
     static constexpr bool kMin           = false;
     static constexpr bool kSuper         = true;
+    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
                                                                               __m256& dw, __m256&) {
         const auto* b = reinterpret_cast<const BlockIq4Xs*>(sb);
@@ -273,23 +283,153 @@ struct WIq4Xs {
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
 };
 
+// Q6_K and Q3_K: 16-element sub-blocks, each with its own scale. An activation group is half a super-block (its four
+// 32-element blocks j = quadrants 0..3), and a block's two sub-blocks are its registers k = 0, 1 and k = 2, 3, so
+// they are dotted into separate int32 accumulators (kSixteen: dw = the scales of the first sub-blocks, mw of the
+// second). The weights are stored unsigned (q, and q + 4 h for Q3_K) and their offset (32, 4) is taken off with
+// per-lane sums of the activation quants (vpdpbusd of ones).
+struct WQ6K {
+    static constexpr int64_t kSuperBytes = sizeof(BlockQ6_K);
+    static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only (210 / 8 is not whole)
+    static constexpr bool kMin           = false;
+    static constexpr bool kSuper         = true;
+    static constexpr bool kSixteen       = true;
+    static constexpr int kOffsetShift    = 5;  // weight = q - 32
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
+                                                                              __m256& dw, __m256& mw, __m256&,
+                                                                              __m256&) {
+        const auto* b    = reinterpret_cast<const BlockQ6_K*>(sb);
+        const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
+        const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->ql + 64 * n));
+        const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->ql + 64 * n + 32));
+        const __m256i h  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh + 32 * n));
+        // quadrant qd: low nibbles of l0 / l1 (qd 0, 1) or high (qd 2, 3), bits 2 qd of h as bits 4-5
+        const __m256i q0 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m2));
+        const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m2));
+        const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m2));
+        const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                           _mm256_and_si256(_mm256_srli_epi16(h, 2), m2));
+        transpose_q64(q0, q1, q2, q3, wk);
+        // scales 8n + 2qd (first sub-block) and 8n + 2qd + 1: even and odd int8s of 8 bytes
+        int64_t sc8;
+        std::memcpy(&sc8, b->scales + 8 * n, 8);
+        const __m256 all = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)),
+                                         _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc8))));
+        // lanes (2j, 2j + 1) of dw = scale 2j, of mw = scale 2j + 1
+        dw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
+        mw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
+    }
+};
+
+struct WQ3K {
+    static constexpr int64_t kSuperBytes = sizeof(BlockQ3_K);
+    static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only (110 / 8 is not whole)
+    static constexpr bool kMin           = false;
+    static constexpr bool kSuper         = true;
+    static constexpr bool kSixteen       = true;
+    static constexpr int kOffsetShift    = 2;  // weight = (q + 4 h) - 4
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
+                                                                              __m256& dw, __m256& mw, __m256&,
+                                                                              __m256&) {
+        const auto* b     = reinterpret_cast<const BlockQ3_K*>(sb);
+        const __m256i q   = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * n));
+        const __m256i hm  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->hmask));
+        const __m256i m3  = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+        __m256i s[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {  // block j: bits 2j of qs, bit 4n + j of hmask (as + 4)
+            const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * j)), m3);
+            const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(4 * n + j)), one);
+            s[j]             = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 2));
+        }
+        transpose_q64(s[0], s[1], s[2], s[3], wk);
+        // scales 8n .. 8n + 7 (+ 32) as q3_k_scales unpacks them, branch-free from the three 32-bit words
+        uint32_t w3[3];
+        std::memcpy(w3, b->scales, 12);
+        const int sh     = 4 * n;
+        const uint32_t x = ((w3[0] >> sh) & 0x0f0f0f0fu) | (((w3[2] >> (sh + 0)) & 0x03030303u) << 4);
+        const uint32_t y = ((w3[1] >> sh) & 0x0f0f0f0fu) | (((w3[2] >> (sh + 2)) & 0x03030303u) << 4);
+        const __m256i sc = _mm256_sub_epi32(
+            _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(x | static_cast<uint64_t>(y) << 32))),
+            _mm256_set1_epi32(32));
+        const __m256 all = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)), _mm256_cvtepi32_ps(sc));
+        dw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
+        mw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
+    }
+};
+
+// Q2_K: q in 0..3 unsigned (no offset), weight d * sc * q - dmin * m per 16-element sub-block.
+struct WQ2K {
+    static constexpr int64_t kSuperBytes = sizeof(BlockQ2_K);
+    static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only
+    static constexpr bool kMin           = true;
+    static constexpr bool kSuper         = true;
+    static constexpr bool kSixteen       = true;
+    static constexpr int kOffsetShift    = 0;  // unused: sa, sb are scaled by zero below
+    SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
+                                                                              __m256& dw, __m256& mw, __m256& ma,
+                                                                              __m256& mb) {
+        const auto* b    = reinterpret_cast<const BlockQ2_K*>(sb);
+        const __m256i q  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * n));
+        const __m256i m3 = _mm256_set1_epi8(3);
+        transpose_q64(_mm256_and_si256(q, m3), _mm256_and_si256(_mm256_srli_epi16(q, 2), m3),
+                      _mm256_and_si256(_mm256_srli_epi16(q, 4), m3), _mm256_and_si256(_mm256_srli_epi16(q, 6), m3), wk);
+        int64_t sc8;
+        std::memcpy(&sc8, b->scales + 8 * n, 8);
+        const __m256i sc   = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(sc8));
+        const __m256 dsc   = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)),
+                                           _mm256_cvtepi32_ps(_mm256_and_si256(sc, _mm256_set1_epi32(15))));
+        const __m256 mins  = _mm256_mul_ps(_mm256_set1_ps(-_cvtsh_ss(b->dmin)),
+                                           _mm256_cvtepi32_ps(_mm256_srli_epi32(sc, 4)));
+        const __m256i even = _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6), odd = _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7);
+        dw = _mm256_permutevar8x32_ps(dsc, even), mw = _mm256_permutevar8x32_ps(dsc, odd);
+        ma = _mm256_permutevar8x32_ps(mins, even), mb = _mm256_permutevar8x32_ps(mins, odd);
+    }
+};
+
 // acc += this group's contribution of one row (wk, dw, mw) against activation group x: four vpdpbusd leave block
 // j's exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
 // Formats with a minimum add m * dx * sum(quants) from the offset lanes (times -1/128, exact).
 template <class W>
 SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc, const __m256i wk[4], __m256 dw,
-                                                                     __m256 mw, const Q8ActGroup& x) {
-    const __m256i off = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
-    __m256i dot       = W::init(off);
+                                                                     __m256 mw, __m256 ma, __m256 mb,
+                                                                     const Q8ActGroup& x) {
+    if constexpr (W::kSixteen) {
+        const __m256i ones = _mm256_set1_epi8(1), zero = _mm256_setzero_si256();
+        __m256i xk[4];
 #pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k)
-        dot = _mm256_dpbusd_epi32(dot, wk[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
-    const __m256 dx = _mm256_loadu_ps(x.d);
-    acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, dx), acc);
-    if constexpr (W::kMin)
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), _mm256_mul_ps(_mm256_mul_ps(mw, dx), _mm256_set1_ps(-1.0f / 128)),
-                              acc);
-    return acc;
+        for (int k = 0; k < 4; ++k) xk[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k));
+        // per-lane sums of each sub-block's activation quants, times the weights' offset, start the dots
+        const __m256i sa = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, ones, xk[0]), ones, xk[1]);
+        const __m256i sb = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, ones, xk[2]), ones, xk[3]);
+        __m256i da = zero, db = zero;
+        if constexpr (!W::kMin) {
+            da = _mm256_sub_epi32(zero, _mm256_slli_epi32(sa, W::kOffsetShift));
+            db = _mm256_sub_epi32(zero, _mm256_slli_epi32(sb, W::kOffsetShift));
+        }
+        da = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(da, wk[0], xk[0]), wk[1], xk[1]);
+        db = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(db, wk[2], xk[2]), wk[3], xk[3]);
+        const __m256 dx = _mm256_loadu_ps(x.d);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(da), _mm256_mul_ps(dw, dx), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(db), _mm256_mul_ps(mw, dx), acc);
+        if constexpr (W::kMin) {  // Q2_K: each sub-block's minimum (ma, mb = -dmin * m) times its activation sum
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa), _mm256_mul_ps(ma, dx), acc);
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb), _mm256_mul_ps(mb, dx), acc);
+        }
+        return acc;
+    } else {
+        const __m256i off = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
+        __m256i dot       = W::init(off);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k)
+            dot = _mm256_dpbusd_epi32(dot, wk[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
+        const __m256 dx = _mm256_loadu_ps(x.d);
+        acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, dx), acc);
+        if constexpr (W::kMin)
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), _mm256_mul_ps(_mm256_mul_ps(mw, dx), _mm256_set1_ps(-1.0f / 128)),
+                                  acc);
+        return acc;
+    }
 }
 
 // R weight rows x NV activation vectors over a whole row. PF: issue the L2 prefetches kPrefetchRows ahead.
@@ -314,11 +454,15 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
                 for (int64_t off = 0; off < kGroupBytes; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
             }
             __m256i wk[4];
-            __m256 dw, mw = _mm256_setzero_ps();
-            if constexpr (W::kSuper) W::load_half(a - (g & 1) * kGroupBytes, static_cast<int>(g & 1), wk, dw, mw);
+            __m256 dw, mw = _mm256_setzero_ps(), ma = mw, mb = mw;
+            if constexpr (W::kSixteen)
+                W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw, ma,
+                             mb);
+            else if constexpr (W::kSuper)  // super-blocks need not split into 8 equal 32-element parts (Q3_K, Q6_K)
+                W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw);
             else W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, xv[v][g]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, ma, mb, xv[v][g]);
         }
     }
     if constexpr (W::kSuper) {
@@ -333,7 +477,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             __m256 dw, mw = _mm256_setzero_ps();
             W::load(p[0], p[1], p[2], p[3], wk, dw, mw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, xv[v][full]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, mw, mw, xv[v][full]);
         }
     }
 #pragma GCC unroll 8
@@ -428,6 +572,9 @@ void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const v
         case GgmlType::Q4_K: gemm_rows<WQK<false>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         case GgmlType::Q5_K: gemm_rows<WQK<true>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         case GgmlType::IQ4_XS: gemm_rows<WIq4Xs>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q6_K: gemm_rows<WQ6K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q3_K: gemm_rows<WQ3K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
+        case GgmlType::Q2_K: gemm_rows<WQ2K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
         default: return;  // check_q8act_type admits only the types above
     }
 }

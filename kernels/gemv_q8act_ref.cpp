@@ -18,11 +18,12 @@ namespace detail {
 void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
     if (t != GgmlType::Q8_0 && t != GgmlType::Q4_0 && t != GgmlType::Q4_1 && t != GgmlType::Q5_0 &&
         t != GgmlType::Q5_1 && t != GgmlType::IQ4_NL && t != GgmlType::MXFP4 && t != GgmlType::Q4_K &&
-        t != GgmlType::Q5_K && t != GgmlType::IQ4_XS) {
+        t != GgmlType::Q5_K && t != GgmlType::IQ4_XS && t != GgmlType::Q6_K && t != GgmlType::Q3_K &&
+        t != GgmlType::Q2_K) {
         const GgmlTypeTraits* tr = ggml_type_traits(t);
         throw std::invalid_argument(std::string(who) + ": weight type " +
                                     (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
-                                    " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q4_K, q5_K, iq4_xs)");
+                                    " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q2_K .. q6_K, iq4_xs)");
     }
     check_type_and_cols(who, t, cols);
 }
@@ -168,6 +169,43 @@ float block_ints(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32], float*
     }
 }
 
+// Q6_K, Q3_K and Q2_K: the integer weights of 32-element block b (q - 32; q - (h ? 0 : 4); q) and the scales of its
+// two 16-element sub-blocks (d * sc, as the reference dequantizer rounds them), and for Q2_K their minima (-dmin * m).
+void block_ints16(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32], float d[2], float m[2]) {
+    const int n = static_cast<int>(b % 8) / 4, qd = static_cast<int>(b % 4);  // half, quadrant
+    m[0] = m[1] = 0.0f;
+    if (t == GgmlType::Q2_K) {
+        const auto& blk = reinterpret_cast<const BlockQ2_K*>(row)[b / 8];
+        for (int l = 0; l < 32; ++l) w[l] = static_cast<int8_t>((blk.qs[32 * n + l] >> (2 * qd)) & 3);
+        const float dd = f16_to_f32(blk.d), dm = f16_to_f32(blk.dmin);
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t sc = blk.scales[8 * n + 2 * qd + h];
+            d[h] = dd * static_cast<float>(sc & 0x0f), m[h] = -(dm * static_cast<float>(sc >> 4));
+        }
+        return;
+    }
+    if (t == GgmlType::Q6_K) {
+        const auto& blk = reinterpret_cast<const BlockQ6_K*>(row)[b / 8];
+        for (int l = 0; l < 32; ++l) {
+            const int lo = (blk.ql[64 * n + 32 * (qd % 2) + l] >> (4 * (qd / 2))) & 0x0f;
+            const int hi = (blk.qh[32 * n + l] >> (2 * qd)) & 3;
+            w[l]         = static_cast<int8_t>((lo | (hi << 4)) - 32);
+        }
+        const float dd = f16_to_f32(blk.d);
+        d[0] = dd * blk.scales[8 * n + 2 * qd], d[1] = dd * blk.scales[8 * n + 2 * qd + 1];
+        return;
+    }
+    const auto& blk = reinterpret_cast<const BlockQ3_K*>(row)[b / 8];
+    for (int l = 0; l < 32; ++l) {
+        const int q = (blk.qs[32 * n + l] >> (2 * qd)) & 3;
+        w[l]        = static_cast<int8_t>(q - (((blk.hmask[l] >> (4 * n + qd)) & 1) ? 0 : 4));
+    }
+    int8_t sc[16];
+    q3_k_scales(blk.scales, sc);
+    const float dd = f16_to_f32(blk.d);
+    d[0] = dd * sc[8 * n + 2 * qd], d[1] = dd * sc[8 * n + 2 * qd + 1];
+}
+
 }  // namespace
 
 void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
@@ -184,6 +222,20 @@ void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void
                 const detail::Q8ActGroup& grp = groups[b / detail::kQ8ActGroup];
                 const int j                   = static_cast<int>(b % detail::kQ8ActGroup);
                 int8_t wq[32];
+                if (t == GgmlType::Q6_K || t == GgmlType::Q3_K || t == GgmlType::Q2_K) {  // two 16-element sub-blocks
+                    float d2[2], m2[2];
+                    block_ints16(t, row, b, wq, d2, m2);
+                    for (int h = 0; h < 2; ++h) {
+                        int32_t isum = 0, xsum = 0;
+                        for (int e = 16 * h; e < 16 * h + 16; ++e) {
+                            const int8_t xe = grp.q[detail::q8act_index(e) + 8 * j];
+                            isum += wq[e] * xe, xsum += xe;
+                        }
+                        sum += d2[h] * grp.d[2 * j] * static_cast<float>(isum);
+                        if (m2[h] != 0.0f) sum += m2[h] * grp.d[2 * j] * static_cast<float>(xsum);
+                    }
+                    continue;
+                }
                 float mw       = 0.0f;
                 const float dw = block_ints(t, row, b, wq, &mw);
                 int32_t isum   = 0;  // exact: |isum| <= 32 * 128 * 127

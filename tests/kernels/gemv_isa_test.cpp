@@ -206,7 +206,8 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
     for (KernelIsa isa : isas_here()) {
         set_kernel_isa_cap(isa);
         for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
-                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::IQ4_XS})
+                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                           GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS})
         for (int64_t cols : {32, 96, 160, 256, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
             if (cols % ggml_type_traits(t)->block_size != 0) continue;
             const Matrix m = make_matrix(t, rows, cols, 900 + static_cast<uint32_t>(cols));
@@ -243,7 +244,7 @@ TEST(Q8Act, RejectsOtherTypesAndBadColumns) {
     const float x[64] = {};
     uint8_t w[128] = {};
     EXPECT_THROW(gemm_q8act(y, 1, GgmlType::F16, w, xq.data(), 1, 64, 0, 1), std::invalid_argument);
-    EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::Q6_K, w, xq.data(), 1, 256, 0, 1), std::invalid_argument);
+    EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::IQ2_XXS, w, xq.data(), 1, 256, 0, 1), std::invalid_argument);
     EXPECT_THROW(quantize_q8act(xq.data(), x, 1, 33), std::invalid_argument);
     EXPECT_THROW(quantize_q8act_ref(xq.data(), x, 1, 48), std::invalid_argument);
 }

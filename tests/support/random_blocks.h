@@ -36,16 +36,28 @@ inline void random_block_row(uint8_t* row, GgmlType t, int64_t cols, std::mt1993
         };
         switch (t) {
             case GgmlType::Q4_K:
-            case GgmlType::Q5_K: put(0, scale(rng)), put(2, scale(rng)); break;                   // d, dmin
+            case GgmlType::Q5_K:
+                put(0, scale(rng)), put(2, scale(rng));
+                break;  // d, dmin
             case GgmlType::Q2_K:
                 put(offsetof(kernels::BlockQ2_K, d), scale(rng)), put(offsetof(kernels::BlockQ2_K, dmin), scale(rng));
                 break;
-            case GgmlType::Q3_K: put(offsetof(kernels::BlockQ3_K, d), scale(rng) * 0.05f); break;
-            case GgmlType::IQ4_XS: put(0, scale(rng) * 0.01f); break;
-            case GgmlType::Q6_K: put(offsetof(kernels::BlockQ6_K, d), scale(rng) * 0.1f); break;
+            case GgmlType::Q3_K:
+                put(offsetof(kernels::BlockQ3_K, d), scale(rng) * 0.05f);
+                break;
+            case GgmlType::IQ4_XS:
+                put(0, scale(rng) * 0.01f);
+                break;
+            case GgmlType::Q6_K:
+                put(offsetof(kernels::BlockQ6_K, d), scale(rng) * 0.1f);
+                break;
             case GgmlType::Q4_1:
-            case GgmlType::Q5_1: put(0, scale(rng)), put(2, -16 * scale(rng)); break;             // d, m
-            default: put(0, scale(rng)); break;                                                     // d
+            case GgmlType::Q5_1:
+                put(0, scale(rng)), put(2, -16 * scale(rng));
+                break;  // d, m
+            default:
+                put(0, scale(rng));
+                break;  // d
         }
     }
 }

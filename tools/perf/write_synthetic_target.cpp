@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
             model::GgufFile::open(argc == 4 ? argv[3] : "resources/models/speculum-target-f16.gguf");
         const model::Model m = model::make_synthetic_model(spec);
         model::write_model_gguf(m, argv[2], &tok);
-        std::printf("%s: %.1f MiB of weights per decode step\n", argv[2], double(m.weight_bytes_per_token()) / 1048576.0);
+        std::printf("%s: %.1f MiB of weights per decode step\n", argv[2],
+                    double(m.weight_bytes_per_token()) / 1048576.0);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;
