@@ -238,16 +238,18 @@ struct DecQ4_K {
         float d1[8];  // d * scale of each sub-block (exact: f16 x 6-bit integer)
         float m1[8];  // dmin * min of each sub-block
     };
-    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
-        const auto* b    = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
-        const float d    = _cvtsh_ss(b->d);
-        const float dmin = _cvtsh_ss(b->dmin);
+    static SPECULUM_AVX2_INLINE void unpack_scales(uint16_t dh, uint16_t dminh, const uint8_t* scales, State& st) {
+        const float d = _cvtsh_ss(dh), dmin = _cvtsh_ss(dminh);
         for (int s = 0; s < 8; ++s) {
             uint8_t sc, m;
-            q4_k_scale_min(s, b->scales, &sc, &m);
+            q4_k_scale_min(s, scales, &sc, &m);
             st.d1[s] = d * sc;
             st.m1[s] = dmin * m;
         }
+    }
+    static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
+        const auto* b = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
+        unpack_scales(b->d, b->dmin, b->scales, st);
     }
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
         const auto* b      = reinterpret_cast<const BlockQ4_K*>(row) + c / 8;
@@ -275,15 +277,8 @@ struct DecQ5_K {
     static constexpr bool kBlockScale    = false;
     using State                          = DecQ4_K::State;
     static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
-        const auto* b    = reinterpret_cast<const BlockQ5_K*>(row) + c / 8;
-        const float d    = _cvtsh_ss(b->d);
-        const float dmin = _cvtsh_ss(b->dmin);
-        for (int s = 0; s < 8; ++s) {
-            uint8_t sc, m;
-            q4_k_scale_min(s, b->scales, &sc, &m);
-            st.d1[s] = d * sc;
-            st.m1[s] = dmin * m;
-        }
+        const auto* b = reinterpret_cast<const BlockQ5_K*>(row) + c / 8;
+        DecQ4_K::unpack_scales(b->d, b->dmin, b->scales, st);  // Q5_K packs them as Q4_K
     }
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
         const auto* b       = reinterpret_cast<const BlockQ5_K*>(row) + c / 8;

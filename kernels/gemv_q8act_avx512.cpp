@@ -52,15 +52,32 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void nibbles(const uint8_t* 
     q[3]             = _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4);
 }
 
+// Four blocks' 4-bit codes (16-byte payloads at a, b, c, d, Q4_0's nibble order) through a 16-entry int8 table, in
+// the group layout and unsigned: table + bias (MXFP4: + 16, IQ4_NL / IQ4_XS: + 128).
+SPECULUM_VNNI inline __attribute__((always_inline)) void table_codes(const int8_t table[16], int bias, const uint8_t* a,
+                                                                     const uint8_t* b, const uint8_t* c,
+                                                                     const uint8_t* d, __m256i wk[4]) {
+    __m128i t;
+    std::memcpy(&t, table, 16);
+    const __m256i tb = _mm256_add_epi8(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(static_cast<char>(bias)));
+    nibbles(a, b, c, d, wk);
+    for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(tb, wk[k]);
+}
+
+// Defaults of the format traits below: kMin (a per-block minimum, applied with the activation sums), kSuper
+// (256-element super-blocks, loaded half at a time), kSixteen (16-element sub-blocks with their own scales).
+struct BlockFormat {
+    static constexpr bool kMin     = false;
+    static constexpr bool kSuper   = false;
+    static constexpr bool kSixteen = false;
+};
+
 // Weight formats. Each load() turns the four blocks a, b, c, d of one row into the activation group's layout:
 // wk[k] = the integer weights of elements 8k..8k+7 of each block side by side, as unsigned bytes, and dw = the
 // blocks' scales, each in two lanes. init() turns the activation group's offset lanes (-128 * sum of block j's
 // quants) into the int32 start value that cancels the unsigned encoding exactly.
-struct WQ8_0 {  // int8 weights, stored + 128
+struct WQ8_0 : BlockFormat {  // int8 weights, stored + 128
     static constexpr int64_t kBlockBytes = sizeof(BlockQ8_0);
-    static constexpr bool kMin = false;
-    static constexpr bool kSuper = false;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -76,11 +93,8 @@ struct WQ8_0 {  // int8 weights, stored + 128
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
 };
 
-struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
+struct WQ4_0 : BlockFormat {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_0);
-    static constexpr bool kMin = false;
-    static constexpr bool kSuper = false;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -95,20 +109,12 @@ struct WQ4_0 {  // nibbles q in 0..15 used as they are (weight q - 8): the start
 // E2M1 codes -> doubled values (kMxfp4Values, -12..12) by a byte shuffle, stored + 16: a small offset keeps the two
 // int32 lanes of a block near the size of its dot (an offset of 128 would leave 128 * sum|x| in them, and their
 // separate f32 rounding would then cost accuracy the exact dot does not have).
-struct WMxfp4 {
+struct WMxfp4 : BlockFormat {
     static constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
-    static constexpr bool kMin = false;
-    static constexpr bool kSuper = false;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
-        __m128i t;
-        std::memcpy(&t, kMxfp4Values, 16);
-        // The table + 16, so the shuffle yields the unsigned encoding directly.
-        const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(16));
-        nibbles(a + 1, b + 1, c + 1, d + 1, wk);
-        for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
+        table_codes(kMxfp4Values, 16, a + 1, b + 1, c + 1, d + 1, wk);  // the shuffle yields the unsigned encoding
         dw = spread_scales(_mm_setr_ps(e8m0_to_f32_half(a[0]), e8m0_to_f32_half(b[0]), e8m0_to_f32_half(c[0]),
                                        e8m0_to_f32_half(d[0])));
     }
@@ -135,42 +141,27 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void fifth_bits(const uint8_
 
 // Q4_1 (d, m, nibbles) and Q5_1 (d, m, qh, nibbles): unsigned q as they are (no offset to cancel: init 0), and the
 // minimum's term m * sum(x) from the activation group's offset lanes (-128 * sum of the quants): see dot_group.
-struct WQ4_1 {
-    static constexpr int64_t kBlockBytes = sizeof(BlockQ4_1);
+template <bool Five>
+struct WQx_1 : BlockFormat {
+    static constexpr int64_t kBlockBytes = Five ? sizeof(BlockQ5_1) : sizeof(BlockQ4_1);
     static constexpr bool kMin           = true;
-    static constexpr bool kSuper         = false;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256& mw) {
-        nibbles(a + 4, b + 4, c + 4, d + 4, wk);
+        constexpr int kQs = Five ? 8 : 4;  // after d, m (and qh)
+        nibbles(a + kQs, b + kQs, c + kQs, d + kQs, wk);
+        if constexpr (Five) fifth_bits(a + 4, b + 4, c + 4, d + 4, wk);
         dw = f16_scales(a, b, c, d);
         mw = f16_scales(a + 2, b + 2, c + 2, d + 2);
     }
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) { return _mm256_setzero_si256(); }
 };
-struct WQ5_1 {
-    static constexpr int64_t kBlockBytes = sizeof(BlockQ5_1);
-    static constexpr bool kMin           = true;
-    static constexpr bool kSuper         = false;
-    static constexpr bool kSixteen = false;
-    SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
-                                                                         const uint8_t* c, const uint8_t* d,
-                                                                         __m256i wk[4], __m256& dw, __m256& mw) {
-        nibbles(a + 8, b + 8, c + 8, d + 8, wk);
-        fifth_bits(a + 4, b + 4, c + 4, d + 4, wk);
-        dw = f16_scales(a, b, c, d);
-        mw = f16_scales(a + 2, b + 2, c + 2, d + 2);
-    }
-    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) { return _mm256_setzero_si256(); }
-};
+using WQ4_1 = WQx_1<false>;
+using WQ5_1 = WQx_1<true>;
 
 // Q5_0 (d, qh, nibbles): q in 0..31 used as they are (weight q - 16): the start value is -16 * sum = off / 8.
-struct WQ5_0 {
+struct WQ5_0 : BlockFormat {
     static constexpr int64_t kBlockBytes = sizeof(BlockQ5_0);
-    static constexpr bool kMin           = false;
-    static constexpr bool kSuper         = false;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
@@ -185,19 +176,12 @@ struct WQ5_0 {
 
 // IQ4_NL: codes -> kIq4nlValues (-127..113) by a byte shuffle of the table + 128, so the shuffle yields the unsigned
 // encoding directly, cancelled by the offset as for Q8_0.
-struct WIq4Nl {
+struct WIq4Nl : BlockFormat {
     static constexpr int64_t kBlockBytes = sizeof(BlockIq4Nl);
-    static constexpr bool kMin           = false;
-    static constexpr bool kSuper         = false;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
                                                                          __m256i wk[4], __m256& dw, __m256&) {
-        __m128i t;
-        std::memcpy(&t, kIq4nlValues, 16);
-        const __m256i table = _mm256_xor_si256(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(static_cast<char>(0x80)));
-        nibbles(a + 2, b + 2, c + 2, d + 2, wk);
-        for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
+        table_codes(kIq4nlValues, 128, a + 2, b + 2, c + 2, d + 2, wk);
         dw = f16_scales(a, b, c, d);
     }
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
@@ -223,13 +207,12 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m128 bytes_f32(uint32_t v)
 
 // Q4_K and Q5_K: q unsigned (0..15, 0..31), weight d * sc * q - dmin * m per sub-block: dw = d * sc, mw = -dmin * m.
 template <bool Five>
-struct WQK {
+struct WQK : BlockFormat {
     using Block                          = std::conditional_t<Five, BlockQ5_K, BlockQ4_K>;
     static constexpr int64_t kSuperBytes = sizeof(Block);
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only
     static constexpr bool kMin           = true;
     static constexpr bool kSuper         = true;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
                                                                               __m256& dw, __m256& mw) {
         const auto* b   = reinterpret_cast<const Block*>(sb);
@@ -261,21 +244,15 @@ struct WQK {
 };
 
 // IQ4_XS: IQ4_NL's codes and table, one scale d * (ls - 32) per 32-element sub-block.
-struct WIq4Xs {
+struct WIq4Xs : BlockFormat {
     static constexpr int64_t kSuperBytes = sizeof(BlockIq4Xs);
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only
-    static constexpr bool kMin           = false;
     static constexpr bool kSuper         = true;
-    static constexpr bool kSixteen = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
                                                                               __m256& dw, __m256&) {
         const auto* b = reinterpret_cast<const BlockIq4Xs*>(sb);
-        __m128i t;
-        std::memcpy(&t, kIq4nlValues, 16);
-        const __m256i table = _mm256_xor_si256(_mm256_broadcastsi128_si256(t), _mm256_set1_epi8(static_cast<char>(0x80)));
-        const uint8_t* q    = b->qs + 64 * h;
-        nibbles(q, q + 16, q + 32, q + 48, wk);
-        for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(table, wk[k]);
+        const uint8_t* q = b->qs + 64 * h;
+        table_codes(kIq4nlValues, 128, q, q + 16, q + 32, q + 48, wk);
         const float d = _cvtsh_ss(b->d);
         dw = spread_scales(_mm_setr_ps(d * static_cast<float>(iq4_xs_scale(*b, 4 * h)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 1)),
                                        d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 2)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 3))));
@@ -288,10 +265,9 @@ struct WIq4Xs {
 // they are dotted into separate int32 accumulators (kSixteen: dw = the scales of the first sub-blocks, mw of the
 // second). The weights are stored unsigned (q, and q + 4 h for Q3_K) and their offset (32, 4) is taken off with
 // per-lane sums of the activation quants (vpdpbusd of ones).
-struct WQ6K {
+struct WQ6K : BlockFormat {
     static constexpr int64_t kSuperBytes = sizeof(BlockQ6_K);
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only (210 / 8 is not whole)
-    static constexpr bool kMin           = false;
     static constexpr bool kSuper         = true;
     static constexpr bool kSixteen       = true;
     static constexpr int kOffsetShift    = 5;  // weight = q - 32
@@ -321,10 +297,9 @@ struct WQ6K {
     }
 };
 
-struct WQ3K {
+struct WQ3K : BlockFormat {
     static constexpr int64_t kSuperBytes = sizeof(BlockQ3_K);
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only (110 / 8 is not whole)
-    static constexpr bool kMin           = false;
     static constexpr bool kSuper         = true;
     static constexpr bool kSixteen       = true;
     static constexpr int kOffsetShift    = 2;  // weight = (q + 4 h) - 4
@@ -359,7 +334,7 @@ struct WQ3K {
 };
 
 // Q2_K: q in 0..3 unsigned (no offset), weight d * sc * q - dmin * m per 16-element sub-block.
-struct WQ2K {
+struct WQ2K : BlockFormat {
     static constexpr int64_t kSuperBytes = sizeof(BlockQ2_K);
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only
     static constexpr bool kMin           = true;

@@ -51,15 +51,14 @@ void quantize_row_q4_0_ref(BlockQ4_0* y, const float* x, int64_t n) {
 void quantize_row_q4_1_ref(BlockQ4_1* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n / kQK4_0; ++i) {
         const float* xb = x + i * kQK4_0;
-        float lo = xb[0], hi = xb[0];
-        for (int j = 1; j < kQK4_0; ++j) lo = std::min(lo, xb[j]), hi = std::max(hi, xb[j]);
-        const float d  = (hi - lo) / 15.0f;
+        const auto [lo, hi] = std::minmax_element(xb, xb + kQK4_0);
+        const float d  = (*hi - *lo) / 15.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_f16(d);
-        y[i].m = f32_to_f16(lo);
+        y[i].m = f32_to_f16(*lo);
         for (int j = 0; j < kQK4_0 / 2; ++j) {
-            const int q0 = std::min(15, static_cast<int>(static_cast<int8_t>((xb[j] - lo) * id + 0.5f)));
-            const int q1 = std::min(15, static_cast<int>(static_cast<int8_t>((xb[j + kQK4_0 / 2] - lo) * id + 0.5f)));
+            const int q0 = std::min(15, static_cast<int>(static_cast<int8_t>((xb[j] - *lo) * id + 0.5f)));
+            const int q1 = std::min(15, static_cast<int>(static_cast<int8_t>((xb[j + kQK4_0 / 2] - *lo) * id + 0.5f)));
             y[i].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
         }
     }
@@ -96,14 +95,13 @@ void quantize_row_q5_0_ref(BlockQ5_0* y, const float* x, int64_t n) {
 void quantize_row_q5_1_ref(BlockQ5_1* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n / kQK4_0; ++i) {
         const float* xb = x + i * kQK4_0;
-        float lo = xb[0], hi = xb[0];
-        for (int j = 1; j < kQK4_0; ++j) lo = std::min(lo, xb[j]), hi = std::max(hi, xb[j]);
-        const float d  = (hi - lo) / 31.0f;
+        const auto [lo, hi] = std::minmax_element(xb, xb + kQK4_0);
+        const float d  = (*hi - *lo) / 31.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_f16(d);
-        y[i].m = f32_to_f16(lo);
+        y[i].m = f32_to_f16(*lo);
         int q[32];
-        for (int j = 0; j < kQK4_0; ++j) q[j] = std::min(31, static_cast<int>((xb[j] - lo) * id + 0.5f));
+        for (int j = 0; j < kQK4_0; ++j) q[j] = std::min(31, static_cast<int>((xb[j] - *lo) * id + 0.5f));
         store_q5(y[i].qs, y[i].qh, q);
     }
 }
