@@ -24,19 +24,22 @@ void quantize_row_q8_0_ref(BlockQ8_0* y, const float* x, int64_t n) {
     }
 }
 
+namespace {
+// The signed value of largest magnitude among xb[0..n) (the first one wins on equal magnitudes): ggml's `max` of the
+// Q4_0 / Q5_0 quantizers, which maps it onto the grid's most negative level.
+float signed_absmax(const float* xb, int n) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < n; ++j)
+        if (amax < std::fabs(xb[j])) amax = std::fabs(xb[j]), max = xb[j];
+    return max;
+}
+}  // namespace
+
 void quantize_row_q4_0_ref(BlockQ4_0* y, const float* x, int64_t n) {
     const int64_t nb = n / kQK4_0;
     for (int64_t i = 0; i < nb; ++i) {
         const float* xb = x + i * kQK4_0;
-        float amax = 0.0f;
-        float max  = 0.0f;  // the signed value of largest magnitude (first one wins on equal magnitudes)
-        for (int j = 0; j < kQK4_0; ++j) {
-            if (amax < std::fabs(xb[j])) {
-                amax = std::fabs(xb[j]);
-                max  = xb[j];
-            }
-        }
-        const float d  = max / -8.0f;
+        const float d   = signed_absmax(xb, kQK4_0) / -8.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_f16(d);
         for (int j = 0; j < kQK4_0 / 2; ++j) {
@@ -80,10 +83,7 @@ void store_q5(uint8_t qs[16], uint8_t qh[4], const int q[32]) {
 void quantize_row_q5_0_ref(BlockQ5_0* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n / kQK4_0; ++i) {
         const float* xb = x + i * kQK4_0;
-        float amax = 0.0f, max = 0.0f;  // as Q4_0: the signed value of largest magnitude
-        for (int j = 0; j < kQK4_0; ++j)
-            if (amax < std::fabs(xb[j])) amax = std::fabs(xb[j]), max = xb[j];
-        const float d  = max / -16.0f;
+        const float d   = signed_absmax(xb, kQK4_0) / -16.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_f16(d);
         int q[32];
@@ -109,10 +109,7 @@ void quantize_row_q5_1_ref(BlockQ5_1* y, const float* x, int64_t n) {
 void quantize_row_iq4_nl_ref(BlockIq4Nl* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n / kQK4_0; ++i) {
         const float* xb = x + i * kQK4_0;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < kQK4_0; ++j)
-            if (amax < std::fabs(xb[j])) amax = std::fabs(xb[j]), max = xb[j];
-        const float d  = max / -127.0f;  // the block's largest magnitude lands on the level -127
+        const float d   = signed_absmax(xb, kQK4_0) / -127.0f;  // the largest magnitude lands on the level -127
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_f16(d);
         auto code = [&](float v) {
