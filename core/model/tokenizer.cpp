@@ -168,9 +168,10 @@ Tokenizer Tokenizer::from_vocab(Vocab vocab) {
     });
 
     if (v.model == VocabModel::bpe) {
-        impl->regex         = detail::bpe_regex_for(v.pre);
-        impl->clean_spaces  = detail::bpe_pre_for(v.pre)->clean_spaces;
-        impl->ignore_merges = detail::bpe_pre_for(v.pre)->ignore_merges;
+        impl->regex                = detail::bpe_regex_for(v.pre);  // throws for a pre-tokenizer it does not know
+        const detail::BpePre& family = *detail::bpe_pre_for(v.pre);
+        impl->clean_spaces         = family.clean_spaces;
+        impl->ignore_merges        = family.ignore_merges;
         impl->ranks.reserve(v.merges.size());
         for (size_t r = 0; r < v.merges.size(); ++r)  // a repeated pair keeps its first (lowest) rank
             impl->ranks.emplace(detail::bpe_pair_key(v.merges[r].first, v.merges[r].second),
