@@ -19,7 +19,7 @@ packages=(
     # GUI tests: a virtual X server and Mesa's software OpenGL
     xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 fonts-dejavu-core
 )
-dev_packages=(python3 python3-torch python3-numpy bible-kjv-text)
+dev_packages=(python3 python3-torch python3-numpy python3-sympy python3-mpmath bible-kjv bible-kjv-text sqlite3-doc)
 
 case "${1:-}" in
     --list) printf '%s\n' "${packages[@]}"; exit 0 ;;

@@ -21,6 +21,9 @@ PAT = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|[_\x1c
                  + _WS + r"+(?!\S|[\x1c-\x1f])|" + _WS + "+")
 
 BOS, EOS = "<|bos|>", "<|eos|>"
+# The corpus sources the merges are trained on. Sources added to the corpus later (lib, sql) are tokenized with these
+# merges but do not change them, so every model of the family shares one tokenizer.
+TOKENIZER_SOURCES = ("kjv", "py", "qa")
 
 
 def bytes_to_unicode():
@@ -171,8 +174,10 @@ def cmd_train(args):
     n_docs = 0
     with open(args.corpus) as f:
         for line in f:
-            counts.update(pretokenize(json.loads(line)["text"]))
-            n_docs += 1
+            d = json.loads(line)
+            if d["src"] in TOKENIZER_SOURCES:
+                counts.update(pretokenize(d["text"]))
+                n_docs += 1
     print("pre-tokenized %d documents: %d distinct pre-tokens (%.1fs)" % (n_docs, len(counts), time.time() - t0),
           flush=True)
     n_merges = args.vocab - 256 - 2

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 # Builds the training corpus for Speculum's bundled models from Debian 12 packages: the King James Bible
-# (bible-kjv-text, public domain) and the Python 3.11 standard library sources (PSF licence), plus templated Q/A.
+# (bible-kjv-text, public domain), the Python 3.11 standard library sources (PSF licence), templated Q/A from both,
+# the NumPy, SymPy and mpmath sources (BSD-3) and the SQLite documentation (sqlite3-doc, public domain).
 # Output: tools/train/data/{train,heldout}.jsonl, one document per line {"src", "name", "text"}; ASCII only.
+# The tokenizer is trained on the first three sources only (bpe.py TOKENIZER_SOURCES), so adding sources keeps it.
 import glob
+import html.parser
 import json
 import os
 import re
@@ -19,6 +22,12 @@ PY_EXCLUDE = ("test/", "tests/", "idlelib/", "site-packages/", "dist-packages/",
               "lib2to3/tests/", "ensurepip/")
 KJV_HOLDOUT_MOD, KJV_HOLDOUT_REM = 20, 7  # chapter number (global, 0-based) % 20 == 7 is held out (~5%)
 PY_HOLDOUT_MOD = 20  # crc32(relative path) % 20 == 0 is held out (~5%)
+# Third-party Python libraries Debian installs with python3-torch (BSD-3 licensed), minus their test suites.
+LIB_ROOT = "/usr/lib/python3/dist-packages"
+LIB_PACKAGES = ("numpy", "sympy", "mpmath")
+LIB_EXCLUDE = ("/tests/", "/testing/", "/benchmarks/", "__pycache__")
+SQLITE_DOC = "/usr/share/doc/sqlite3"  # sqlite3-doc: the SQLite web site's HTML pages, public domain
+SQLITE_NAV_END = "Search Documentation Search Changelog"
 
 # The 66 books in canonical order, as the `bible` program names them in its chapter headers.
 KJV_BOOKS = ["Genesis", "Exodus", "Leviticus", "Numbers", "Deuteronomy", "Joshua", "Judges", "Ruth", "1 Samuel",
@@ -99,6 +108,72 @@ def kjv_qa(book, chap, verses):
     return out
 
 
+def lib_files():
+    """Sorted paths (relative to LIB_ROOT) of the .py sources of LIB_PACKAGES, minus LIB_EXCLUDE."""
+    out = []
+    for pkg in LIB_PACKAGES:
+        if not os.path.isdir(os.path.join(LIB_ROOT, pkg)):
+            raise RuntimeError("%s is missing: scripts/install-deps.sh --dev" % os.path.join(LIB_ROOT, pkg))
+        for p in sorted(glob.glob(os.path.join(LIB_ROOT, pkg, "**", "*.py"), recursive=True)):
+            rel = os.path.relpath(p, LIB_ROOT)
+            if not any(x in "/" + rel for x in LIB_EXCLUDE):
+                out.append(rel)
+    return out
+
+
+class _HtmlText(html.parser.HTMLParser):
+    """HTML -> plain text: block elements become line breaks, <pre> keeps its layout, scripts and styles vanish."""
+    BLOCK = {"p", "div", "br", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "dt", "dd", "table", "ul", "ol",
+             "blockquote", "hr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts, self.skip, self.pre = [], 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style", "head"):
+            self.skip += 1
+        elif tag == "pre":
+            self.pre += 1
+            self.parts.append("\n")
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+        if tag == "li":
+            self.parts.append("- ")
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style", "head"):
+            self.skip = max(0, self.skip - 1)
+        elif tag == "pre":
+            self.pre = max(0, self.pre - 1)
+            self.parts.append("\n")
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data if self.pre else re.sub(r"\s+", " ", data))
+
+    def text(self):
+        lines = [ln.rstrip() for ln in "".join(self.parts).split("\n")]
+        out = re.sub(r"\n{3,}", "\n\n", "\n".join(ln if ln.strip() else "" for ln in lines))
+        return out.strip() + "\n"
+
+
+def sqlite_docs():
+    """Yields (relative name, plain text) for every HTML page of the SQLite documentation, sorted by name."""
+    paths = sorted(glob.glob(os.path.join(SQLITE_DOC, "**", "*.html"), recursive=True))
+    if not paths:
+        raise RuntimeError("%s has no HTML pages: scripts/install-deps.sh --dev (sqlite3-doc)" % SQLITE_DOC)
+    for p in paths:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            parser = _HtmlText()
+            parser.feed(f.read())
+        text = parser.text()
+        nav = text.find(SQLITE_NAV_END)  # every page starts with the site's navigation menu: drop it
+        yield os.path.relpath(p, SQLITE_DOC), to_ascii(text[nav + len(SQLITE_NAV_END):] if nav >= 0 else text).lstrip()
+
+
 def build():
     os.makedirs(DATA, exist_ok=True)
     train, held = [], []
@@ -130,6 +205,14 @@ def build():
         qa = py_qa(rel, text)
         if qa:
             dst.append({"src": "qa", "name": "py " + rel, "text": "\n".join(qa)})
+    for rel in lib_files():
+        with open(os.path.join(LIB_ROOT, rel), encoding="utf-8", errors="replace") as f:
+            text = to_ascii(f.read())
+        if len(text.strip()) >= 200:
+            (held if py_holdout(rel) else train).append({"src": "lib", "name": rel, "text": text})
+    for rel, text in sqlite_docs():
+        if len(text.strip()) >= 200:
+            (held if py_holdout("sqlite/" + rel) else train).append({"src": "sql", "name": rel, "text": text})
     train = [d for d in train if d["text"].strip()]
     held = [d for d in held if d["text"].strip()]
     for name, docs in (("train", train), ("heldout", held)):

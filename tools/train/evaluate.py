@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-# Evaluates the exported models on the prompt suites (datasets/*.jsonl): the target's greedy continuations, and the
-# draft's greedy acceptance against the target, simulated as chain speculative decoding with gamma = 4 (greedy
-# verification, so the output equals the target's greedy text). Runs the F16-rounded weights in fp32 with a KV cache.
+# Evaluates the exported model family on the prompt suites (datasets/*.jsonl): the target's greedy continuations,
+# and each drafter's greedy acceptance against its verifier (draft -> target, mid -> target, draft -> mid: the
+# levels of a cascade), simulated as chain speculative decoding with gamma = 4 (greedy verification, so the output
+# equals the verifier's greedy text). Runs the weights rounded as stored (BF16 / F16) in fp32 with a KV cache.
 # Also writes resources/models/reference_tokens.json (tokenizer cases + greedy tokens from the numpy GGUF forward).
-# Usage: evaluate.py [--target runs/target.pt --draft runs/draft.pt]
+# Usage: evaluate.py [--models target=runs/target.pt:bf16,mid=runs/mid.pt:f16,draft=runs/draft.pt:f16]
 import argparse
 import json
 import math
@@ -20,7 +21,9 @@ from model import apply_rope
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-TASKS = ["code_completion", "prose_continuation", "copy_from_context", "structured_lists", "question_answer"]
+TASKS = ["code_completion", "prose_continuation", "copy_from_context", "structured_lists", "question_answer",
+         "long_code_completion", "long_copy_from_context"]
+SAMPLE_TOKENS = 64  # greedy continuation length of the card's samples
 
 
 class Cached:
@@ -121,7 +124,7 @@ def agreement(draft, ids, greedy):
     return sum(int(p == g) for p, g in zip(pred, greedy)), len(greedy)
 
 
-def reference_tokens(tok, target_gguf, draft_gguf, out_path):
+def reference_tokens(tok, ggufs, out_path):
     import ref_forward
     prompts = ["In the beginning God created the heaven and the earth.",
                "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n",
@@ -129,13 +132,14 @@ def reference_tokens(tok, target_gguf, draft_gguf, out_path):
     tok_cases = ["Hello world", "  two  spaces\n\n\tand tabs", "x = foo(1, 22, 333)  # it's", "don't  'll 's",
                  "    return self._value\n", "A:\n", "abc   ", "2024-01-01T00:00:00Z", "\n\n\n", "", "a\r\nb"]
     res = {"note": "Token ids from tools/train/bpe.py (llama.cpp gpt2 BPE semantics) and greedy tokens from "
-                   "tools/train/ref_forward.py over the committed GGUF files (fp32 math on F16 weights). "
+                   "tools/train/ref_forward.py over the committed GGUF files (fp32 math on the stored BF16/F16 "
+                   "weights). "
                    "margins[i] is the top-1 minus top-2 logit gap at generated token i (min_margin the smallest): a "
                    "runtime whose logits differ by more than about half of it may legitimately pick another token "
                    "there and diverge afterwards.",
            "bos_id": tok.bos_id, "eos_id": tok.eos_id, "add_bos": True,
            "tokenizer": [{"text": t, "ids": tok.encode(t)} for t in tok_cases], "models": {}}
-    for name, path in (("target", target_gguf), ("draft", draft_gguf)):
+    for name, path in ggufs.items():
         ref = ref_forward.RefModel(path)
         cases = []
         for p in prompts:
@@ -160,55 +164,80 @@ def reference_tokens(tok, target_gguf, draft_gguf, out_path):
     print("wrote", out_path)
 
 
+def parse_models(spec):
+    """"name=ckpt:type,..." -> {name: (ckpt path, storage type)}."""
+    out = {}
+    for item in spec.split(","):
+        name, rest = item.split("=", 1)
+        path, wtype = rest.rsplit(":", 1)
+        out[name] = (path if os.path.isabs(path) else os.path.join(HERE, path), wtype)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--target", default=os.path.join(HERE, "runs", "target.pt"))
-    ap.add_argument("--draft", default=os.path.join(HERE, "runs", "draft.pt"))
+    ap.add_argument("--models", default="target=runs/target.pt:bf16,mid=runs/mid.pt:f16,draft=runs/draft.pt:f16",
+                    help="name=checkpoint:storage type (bf16|f16), the weights rounded as exported")
+    ap.add_argument("--pairs", default="draft:target,mid:target,draft:mid",
+                    help="drafter:verifier pairs whose chain acceptance is measured")
     ap.add_argument("--gamma", type=int, default=4)
     ap.add_argument("--limit", type=int, default=0, help="prompts per task (0: all)")
     ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks (parallel runs: one each)")
     ap.add_argument("--no-ref", action="store_true", help="skip writing reference_tokens.json")
     ap.add_argument("--ref-only", action="store_true", help="only write reference_tokens.json")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--target-gguf", default=os.path.join(ROOT, "resources", "models", "speculum-target-f16.gguf"))
-    ap.add_argument("--draft-gguf", default=os.path.join(ROOT, "resources", "models", "speculum-draft-f16.gguf"))
+    ap.add_argument("--ggufs", default="target=speculum-target-bf16.gguf,mid=speculum-mid-f16.gguf,"
+                                       "draft=speculum-draft-f16.gguf",
+                    help="name=file in resources/models, for reference_tokens.json")
     ap.add_argument("--out", default=os.path.join(HERE, "runs", "eval.json"))
     ap.add_argument("--ref-out", default=os.path.join(ROOT, "resources", "models", "reference_tokens.json"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     tok = Tokenizer.load(os.path.join(HERE, "data", "tokenizer.json"))
-    target = f16_rounded(load_model(args.target)[0])
-    draft = f16_rounded(load_model(args.draft)[0])
+    specs = parse_models(args.models)
+    models = {name: f16_rounded(load_model(path)[0], wtype) for name, (path, wtype) in specs.items()}
+    pairs = [tuple(p.split(":")) for p in args.pairs.split(",")]
+    verifiers = sorted({v for _, v in pairs} | {"target"}, key=list(specs).index)
     t0 = time.time()
-    report = {"gamma": args.gamma, "tasks": {}}
+    report = {"gamma": args.gamma, "models": {n: {"checkpoint": os.path.relpath(p, HERE), "type": t}
+                                              for n, (p, t) in specs.items()}, "tasks": {}}
     for task in ([] if args.ref_only else args.tasks.split(",")):
         with open(os.path.join(ROOT, "datasets", task + ".jsonl")) as f:
             rows = [json.loads(line) for line in f]
         if args.limit:
             rows = rows[:args.limit]
-        P = A = C = G = AG = AN = 0
+        stats = {"%s->%s" % p: [0, 0, 0, 0, 0, 0] for p in pairs}  # proposed, accepted, calls, gen, agree, n
         samples = []
         for r in rows:
             ids = tok.encode(r["prompt"], bos=True)
-            g = target_greedy(target, ids, r["max_new_tokens"], tok.eos_id)
-            p, a, c = simulate_chain(draft, ids, g, args.gamma, tok.eos_id)
-            ag, an = agreement(draft, ids, g)
-            P, A, C, G, AG, AN = P + p, A + a, C + c, G + len(g), AG + ag, AN + an
+            greedy = {v: target_greedy(models[v], ids, r["max_new_tokens"], tok.eos_id) for v in verifiers}
+            for d, v in pairs:
+                g = greedy[v]
+                p, a, c = simulate_chain(models[d], ids, g, args.gamma, tok.eos_id)
+                ag, an = agreement(models[d], ids, g)
+                st = stats["%s->%s" % (d, v)]
+                for i, x in enumerate((p, a, c, len(g), ag, an)):
+                    st[i] += x
             if len(samples) < 3:
-                dg = target_greedy(draft, ids, r["max_new_tokens"], tok.eos_id)
-                samples.append({"id": r["id"], "prompt_tail": r["prompt"][-160:], "target": tok.decode(g),
-                                "draft": tok.decode(dg), "reference": r["reference"][:200]})
-        report["tasks"][task] = {"prompts": len(rows), "generated": G, "proposed": P, "accepted": A,
-                                 "acceptance_rate": A / max(1, P), "tokens_per_target_call": G / max(1, C),
-                                 "greedy_agreement": AG / max(1, AN), "samples": samples}
-        print("%-20s alpha(gamma=%d) %.3f  tokens/target call %.2f  per-token agreement %.3f  (%.0fs)" % (
-            task, args.gamma, A / max(1, P), G / max(1, C), AG / max(1, AN), time.time() - t0), flush=True)
+                smp = {"id": r["id"], "prompt_tail": r["prompt"][-160:], "reference": r["reference"][:200]}
+                for name in specs:  # 64 tokens, whatever the task's max_new_tokens
+                    smp[name] = tok.decode(target_greedy(models[name], ids, SAMPLE_TOKENS, tok.eos_id))
+                samples.append(smp)
+        report["tasks"][task] = {"prompts": len(rows), "samples": samples, "pairs": {}}
+        for key, (P, A, C, G, AG, AN) in stats.items():
+            report["tasks"][task]["pairs"][key] = {
+                "generated": G, "proposed": P, "accepted": A, "acceptance_rate": A / max(1, P),
+                "tokens_per_target_call": G / max(1, C), "greedy_agreement": AG / max(1, AN)}
+            print("%-20s %-14s alpha(gamma=%d) %.3f  tokens/verify call %.2f  per-token agreement %.3f  (%.0fs)" % (
+                task, key, args.gamma, A / max(1, P), G / max(1, C), AG / max(1, AN), time.time() - t0), flush=True)
     if not args.ref_only:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
         print("wrote", args.out)
-    if not args.no_ref and os.path.exists(args.target_gguf) and os.path.exists(args.draft_gguf):
-        reference_tokens(tok, args.target_gguf, args.draft_gguf, args.ref_out)
+    ggufs = dict(kv.split("=", 1) for kv in args.ggufs.split(","))
+    paths = {n: os.path.join(ROOT, "resources", "models", f) for n, f in ggufs.items()}
+    if not args.no_ref and all(os.path.exists(p) for p in paths.values()):
+        reference_tokens(tok, paths, args.ref_out)
 
 
 if __name__ == "__main__":

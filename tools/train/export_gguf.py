@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # Exports a checkpoint from train.py to a llama.cpp-compatible GGUF (arch `llama`, byte-level BPE `gpt2` tokenizer):
-# matrices F16, norms F32, no q/k permutation (the model was trained with adjacent-pair RoPE, ggml's normal mode).
+# matrices F16 or BF16 (--type), norms F32, no q/k permutation (the model was trained with adjacent-pair RoPE, ggml's normal mode).
 # Then re-reads the file and checks the numpy reference forward (ref_forward.py) against the torch model.
 # Usage: export_gguf.py --ckpt runs/target.pt --name speculum-target --out ../../resources/models/x.gguf
 import argparse
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from bpe import Tokenizer
-from gguf import GGML_F16, GGML_F32, T_INT32, T_STRING, GgufWriter
+from gguf import GGML_BF16, GGML_F16, GGML_F32, T_INT32, T_STRING, GgufWriter
 from model import Config, Llama
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,7 +42,10 @@ def gguf_tensors(model):
     return out
 
 
-def build_gguf(model, tok, name, description):
+MATRIX_TYPES = {"f16": (GGML_F16, 1), "bf16": (GGML_BF16, 32)}  # ggml type, LLAMA_FTYPE_MOSTLY_*
+
+
+def build_gguf(model, tok, name, description, wtype="f16"):
     cfg = model.cfg
     w = GgufWriter()
     w.add_string("general.architecture", "llama")
@@ -59,7 +62,7 @@ def build_gguf(model, tok, name, description):
     w.add_float32("llama.rope.freq_base", cfg.rope_base)
     w.add_float32("llama.attention.layer_norm_rms_epsilon", cfg.norm_eps)
     w.add_uint32("llama.vocab_size", cfg.n_vocab)
-    w.add_uint32("general.file_type", 1)  # LLAMA_FTYPE_MOSTLY_F16
+    w.add_uint32("general.file_type", MATRIX_TYPES[wtype][1])
     w.add_string("tokenizer.ggml.model", "gpt2")
     w.add_string("tokenizer.ggml.pre", "gpt-2")  # llama.cpp's name for the GPT-2 pre-tokenizer
     w.add_array("tokenizer.ggml.tokens", T_STRING, tok.tokens)
@@ -71,18 +74,19 @@ def build_gguf(model, tok, name, description):
     w.add_bool("tokenizer.ggml.add_eos_token", False)
     for gname, t in gguf_tensors(model):
         a = t.detach().float().numpy()
-        w.add_tensor(gname, a, GGML_F32 if a.ndim == 1 else GGML_F16)
+        w.add_tensor(gname, a, GGML_F32 if a.ndim == 1 else MATRIX_TYPES[wtype][0])
     return w
 
 
-def f16_rounded(model):
-    """A copy of the model whose matrices are rounded to F16 exactly as stored in the GGUF (norms stay F32)."""
+def f16_rounded(model, wtype="f16"):
+    """A copy of the model whose matrices are rounded to F16 (or BF16) exactly as stored in the GGUF (norms stay
+    F32)."""
     m = Llama(model.cfg)
     m.load_state_dict(model.state_dict())
     with torch.no_grad():
         for _, t in gguf_tensors(m):
             if t.dim() == 2:
-                t.copy_(t.half().float())
+                t.copy_(t.half().float() if wtype == "f16" else t.bfloat16().float())
     m.eval()
     return m
 
@@ -93,15 +97,16 @@ def main():
     ap.add_argument("--name", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tokenizer", default=os.path.join(HERE, "data", "tokenizer.json"))
+    ap.add_argument("--type", choices=sorted(MATRIX_TYPES), default="f16", help="storage type of the matrices")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model, metrics = load_model(args.ckpt)
     tok = Tokenizer.load(args.tokenizer)
     if len(tok.tokens) != model.cfg.n_vocab:
         raise SystemExit("tokenizer has %d tokens, model %d" % (len(tok.tokens), model.cfg.n_vocab))
-    desc = "Speculum bundled %s model: %d parameters, %d steps, trained by tools/train on KJV + Python stdlib" % (
+    desc = "Speculum bundled %s model: %d parameters, %d steps, trained by tools/train on KJV, Python stdlib, NumPy/SymPy/mpmath, SQLite docs" % (
         model.cfg.name, model.n_params(), metrics.get("steps", 0))
-    w = build_gguf(model, tok, args.name, desc)
+    w = build_gguf(model, tok, args.name, desc, args.type)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     w.write(args.out)
     print("wrote %s (%d bytes, %d tensors)" % (args.out, os.path.getsize(args.out), len(w.tensors)))
@@ -109,7 +114,7 @@ def main():
     # Validate: numpy forward over the GGUF vs the torch model with F16-rounded weights, on held-out text.
     import ref_forward
     ref = ref_forward.RefModel(args.out)
-    m16 = f16_rounded(model)
+    m16 = f16_rounded(model, args.type)
     texts = ["In the beginning God created the heaven and the earth.\n", "def main(argv=None):\n    import sys\n"]
     worst = 0.0
     for text in texts:
@@ -127,7 +132,7 @@ def main():
     with open(args.out, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
     with open(os.path.splitext(args.ckpt)[0] + ".export.json", "w") as f:
-        json.dump({"file": os.path.basename(args.out), "bytes": os.path.getsize(args.out), "sha256": sha,
+        json.dump({"file": os.path.basename(args.out), "type": args.type, "bytes": os.path.getsize(args.out), "sha256": sha,
                    "max_abs_logit_diff_numpy_vs_torch": worst, "texts": texts}, f, indent=1)
 
 

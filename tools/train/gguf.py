@@ -15,9 +15,23 @@ T_UINT8, T_INT8, T_UINT16, T_INT16, T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRI
 _SCALAR_FMT = {T_UINT8: "<B", T_INT8: "<b", T_UINT16: "<H", T_INT16: "<h", T_UINT32: "<I", T_INT32: "<i",
                T_FLOAT32: "<f", T_BOOL: "<?", T_UINT64: "<Q", T_INT64: "<q", T_FLOAT64: "<d"}
 
-# ggml tensor types used here.
-GGML_F32, GGML_F16 = 0, 1
-_NP_DTYPE = {GGML_F32: np.float32, GGML_F16: np.float16}
+# ggml tensor types used here. BF16 is stored as the high 16 bits of the float32, rounded to nearest even.
+GGML_F32, GGML_F16, GGML_BF16 = 0, 1, 30
+_NP_DTYPE = {GGML_F32: np.float32, GGML_F16: np.float16, GGML_BF16: np.uint16}
+
+
+def to_bf16_bits(a):
+    """float32 array -> uint16 BF16 bit patterns, round to nearest even (NaN stays NaN), as ggml converts."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(a, dtype=np.float32))
+    r[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
+    return r
+
+
+def from_bf16_bits(b):
+    """uint16 BF16 bit patterns -> float32 (exact)."""
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def _pad(n, align=ALIGNMENT):
@@ -61,7 +75,10 @@ class GgufWriter:
         """array: numpy array in torch/row-major shape; stored as ggml_type with reversed dims."""
         if any(t[0] == name for t in self.tensors):
             raise ValueError("duplicate tensor " + name)
-        a = np.ascontiguousarray(array, dtype=_NP_DTYPE[ggml_type])
+        if ggml_type == GGML_BF16:
+            a = to_bf16_bits(array)
+        else:
+            a = np.ascontiguousarray(array, dtype=_NP_DTYPE[ggml_type])
         self.tensors.append((name, list(reversed(a.shape)), ggml_type, a.tobytes()))
 
     @staticmethod
@@ -96,7 +113,7 @@ class GgufWriter:
 
 class GgufReader:
     """Reads a GGUF file written by GgufWriter (or llama.cpp): .kv {key: value}, .tensors {name: numpy array in
-    torch shape (reversed ggml dims), F32/F16 only}, .tensor_types {name: ggml type}, .tensor_order [names]."""
+    torch shape (reversed ggml dims); F32/F16 as stored, BF16 widened to float32}, .tensor_types {name: ggml type}, .tensor_order [names]."""
 
     def __init__(self, path):
         with open(path, "rb") as f:
@@ -125,6 +142,8 @@ class GgufReader:
             dt = np.dtype(_NP_DTYPE[gtype])
             n = int(np.prod(dims))
             a = np.frombuffer(self.buf, dtype=dt, count=n, offset=base + off)
+            if gtype == GGML_BF16:
+                a = from_bf16_bits(a)
             self.tensors[name] = a.reshape(tuple(reversed(dims)))
             self.tensor_types[name] = gtype
             self.tensor_order.append(name)

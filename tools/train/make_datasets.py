@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # Builds Speculum's prompt suites (datasets/*.jsonl) from text HELD OUT of training (tools/train/data/heldout.jsonl):
-# five tasks modelled on Spec-Bench's categories, 48 prompts each, deterministic (no randomness; even spacing).
+# five tasks modelled on Spec-Bench's categories, 48 prompts each, deterministic (no randomness; even spacing), that
+# fit a 256-token context, and two long-context tasks (prompts of 400-900 tokens) for the 1024-token model family.
 # Each line: {"id", "task", "prompt", "max_new_tokens", "reference", "source"}; `reference` is the held-out text
 # that really follows (or the templated answer), for inspection only.
 import json
@@ -15,6 +16,8 @@ OUT = os.path.join(HERE, "..", "..", "datasets")
 N_PER_TASK = 48
 N_CTX = 256
 PROMPT_MAX_TOKENS = 176  # incl. BOS; prompt + max_new_tokens (<= 64) stays within n_ctx = 256
+LONG_N_CTX = 1024
+LONG_PROMPT_MIN_TOKENS, LONG_PROMPT_MAX_TOKENS = 400, 896  # the long tasks: prompt + 64 new tokens fit 1024
 
 
 def load_heldout():
@@ -224,6 +227,72 @@ def question_answer(b, qa_docs):
     return spread(kjv, N_PER_TASK - len(py)) + py
 
 
+def long_code_completion(b, docs):
+    """Held-out Python files (stdlib, NumPy, SymPy, mpmath): up to LONG_PROMPT_MAX_TOKENS of the file before a `def`
+    line, the def line and its first body line; the model continues the body with the whole file so far in view
+    (sibling methods, names and idioms to copy from)."""
+    cands = []
+    for d in docs:
+        lines = d["text"].splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            if re.match(r"^\s+def \w+\(.*\):\s*$", line) and i + 2 < len(lines) and lines[i + 1].strip():
+                cut = i + 2
+                lo = max(0, cut - 120)
+                if b.n_tokens("".join(lines[lo:cut])) < LONG_PROMPT_MIN_TOKENS:
+                    continue
+                prompt = b.trim_lines_front(lines[lo:cut], LONG_PROMPT_MAX_TOKENS)
+                ref = "".join(lines[cut:cut + 8])
+                if prompt and b.n_tokens(prompt) >= LONG_PROMPT_MIN_TOKENS and len(ref.strip()) > 20:
+                    cands.append((d["src"], d["name"], i + 1, prompt, ref))
+    by_file = {}
+    for c in cands:
+        by_file.setdefault(c[1], []).append(c)
+    picked = []
+    for name in sorted(by_file):
+        picked += spread(by_file[name], 2)  # at most two per file
+    picked = spread(picked, N_PER_TASK)
+    where = {"py": "python3.11 Lib/", "lib": "dist-packages/"}
+    return [dict(zip(("prompt", "reference"), end_before_newlines(p, r)), max_new_tokens=64,
+                 source="%s%s line %d" % (where[src], n, ln)) for src, n, ln, p, r in picked]
+
+
+def long_copy_from_context(b, chapters, code_docs):
+    """The answer is in the prompt, far back: a whole held-out chapter (up to LONG_PROMPT_MAX_TOKENS) then the Q/A
+    template asking for one of its first verses; or a held-out source file from a documented function on, then
+    the template asking what that function does."""
+    kjv = []
+    for head, verses, name in chapters:
+        text = head + "\n\n"
+        for v in verses:
+            if b.n_tokens(text + "%d %s\n" % v) > LONG_PROMPT_MAX_TOKENS - 24:
+                break
+            text += "%d %s\n" % v
+        n_in = text.count("\n") - 2
+        ask = verses[min(2, n_in - 1)]
+        prompt = text + "\nQ: What does %s:%d say?\nA:" % (name, ask[0])
+        if LONG_PROMPT_MIN_TOKENS <= b.n_tokens(prompt) <= LONG_PROMPT_MAX_TOKENS and len(ask[1]) > 40:
+            kjv.append({"prompt": prompt, "reference": " " + ask[1], "max_new_tokens": 48,
+                        "source": "KJV %s:1-%d" % (name, verses[n_in - 1][0])})
+    code = []
+    pat = re.compile(r'^def ([A-Za-z_]\w*)\(([^)]*)\):\n    """([^\n"]+)', re.M)
+    for d in code_docs:
+        mod = d["name"][:-3].replace("/", ".").replace(".__init__", "")
+        for m in pat.finditer(d["text"]):
+            name, doc = m.group(1), m.group(3).strip()
+            if name.startswith("_") or len(doc) < 20:
+                continue
+            q = "\nQ: What does the function `%s.%s` do?\nA:" % (mod, name)
+            lines = d["text"][m.start():].splitlines(keepends=True)[:120]
+            while lines and b.n_tokens("".join(lines) + q) > LONG_PROMPT_MAX_TOKENS:
+                lines = lines[:-1]
+            if lines and b.n_tokens("".join(lines) + q) >= LONG_PROMPT_MIN_TOKENS:
+                code.append({"prompt": "".join(lines) + q, "reference": " " + doc, "max_new_tokens": 32,
+                             "source": "%s: %s" % (d["name"], name)})
+                break  # one per file
+    code = spread(code, N_PER_TASK // 2)
+    return spread(kjv, N_PER_TASK - len(code)) + code
+
+
 def main():
     tok = Tokenizer.load(os.path.join(HERE, "data", "tokenizer.json"))
     b = Builder(tok)
@@ -241,6 +310,8 @@ def main():
         "copy_from_context": copy_from_context(b, chapters, py_docs),
         "structured_lists": structured_lists(b, py_docs),
         "question_answer": question_answer(b, qa_docs),
+        "long_code_completion": long_code_completion(b, [d for d in held if d["src"] in ("py", "lib")]),
+        "long_copy_from_context": long_copy_from_context(b, chapters, [d for d in held if d["src"] in ("py", "lib")]),
     }
     os.makedirs(OUT, exist_ok=True)
     for task, items in tasks.items():
@@ -249,7 +320,8 @@ def main():
         with open(os.path.join(OUT, task + ".jsonl"), "w") as f:
             for i, it in enumerate(items):
                 n = b.n_tokens(it["prompt"])
-                if n + it["max_new_tokens"] > N_CTX or not it["prompt"].isascii():
+                n_ctx = LONG_N_CTX if task.startswith("long_") else N_CTX
+                if n + it["max_new_tokens"] > n_ctx or not it["prompt"].isascii():
                     raise SystemExit("%s #%d: prompt of %d tokens does not fit" % (task, i, n))
                 rec = {"id": "%s-%03d" % (task, i), "task": task, "prompt": it["prompt"],
                        "max_new_tokens": it["max_new_tokens"], "reference": it["reference"], "source": it["source"]}

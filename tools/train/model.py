@@ -27,9 +27,12 @@ class Config:
         return self.n_embd // self.n_head
 
 
+# The family: a memory-bound target (over 64 MiB in BF16), the previous 10 M target as the mid-level draft and the
+# 1.3 M small draft. All three share the tokenizer and a 1024-token context.
 CONFIGS = {
-    "target": Config(name="target", n_embd=320, n_layer=8, n_head=8, n_head_kv=2, n_ff=864),
-    "draft": Config(name="draft", n_embd=128, n_layer=4, n_head=4, n_head_kv=4, n_ff=352),
+    "target": Config(name="target", n_ctx=1024, n_embd=512, n_layer=11, n_head=8, n_head_kv=4, n_ff=1536),
+    "mid": Config(name="mid", n_ctx=1024, n_embd=320, n_layer=8, n_head=8, n_head_kv=2, n_ff=864),
+    "draft": Config(name="draft", n_ctx=1024, n_embd=128, n_layer=4, n_head=4, n_head_kv=4, n_ff=352),
 }
 
 
