@@ -19,8 +19,11 @@ std::optional<std::filesystem::path> datasets_dir();
 // Every candidate that was tried, in order, for error messages ("looked in: A, B, C").
 std::vector<std::filesystem::path> resource_candidates();
 
-// The bundled reference models (see resources/models/README.md), relative to the resources folder.
-constexpr const char* kBundledTargetModel = "models/speculum-target-f16.gguf";
+// The bundled model family (see resources/models/README.md), relative to the resources folder: a target that is
+// memory-bound on desktop CPUs (70 MiB of BF16 weights), a mid-level draft (10 M parameters) and a small draft
+// (1.3 M), sharing one tokenizer and a 1024-token context, so that small -> mid -> target cascades are real.
+constexpr const char* kBundledTargetModel = "models/speculum-target-bf16.gguf";
+constexpr const char* kBundledMidModel    = "models/speculum-mid-f16.gguf";
 constexpr const char* kBundledDraftModel  = "models/speculum-draft-f16.gguf";
 
 // resources_dir() / relative, or a std::runtime_error naming the resource and every place looked at.

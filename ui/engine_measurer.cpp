@@ -32,6 +32,15 @@ std::string bundled_draft_model() {
     return "";
 }
 
+// The bundled model one size below `above` (the mid-level draft -> the small draft), so that a cascade level
+// under the bundled mid-level draft is the bundled small draft; "" when `above` is not the bundled mid model.
+std::string smaller_bundled_model(const std::string& above) {
+    std::error_code ec;
+    auto res = resources_dir();
+    if (above.empty() || !res || !std::filesystem::equivalent(above, *res / kBundledMidModel, ec)) return "";
+    return std::filesystem::exists(*res / kBundledDraftModel, ec) ? (*res / kBundledDraftModel).string() : "";
+}
+
 // A separate-model level without a path uses the bundled draft model (it shares the bundled target's vocabulary).
 drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field) {
     if (d.kind != drafts::DraftKind::model) return d;
@@ -103,9 +112,10 @@ engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSourc
         if (d.kind == drafts::DraftKind::self) {
             d.exit_layer = 0;  // the cheapest self-draft: the target's first layer
             d.label      = "self: exit@0";
-        } else if (d.kind == drafts::DraftKind::model) {
-            d.model_path = cfg.draft.kind == drafts::DraftKind::model ? cfg.draft.model_path : "";
-            d            = with_model_path(d, field);
+        } else if (d.kind == drafts::DraftKind::model) {  // the next smaller bundled model, else level 1's model
+            d.model_path = smaller_bundled_model(s.levels.back().model_path);
+            if (d.model_path.empty()) d.model_path = cfg.draft.kind == drafts::DraftKind::model ? cfg.draft.model_path : "";
+            d = with_model_path(d, field);
         }
         s.levels.push_back(d);
         s.gamma.push_back(l.steps);

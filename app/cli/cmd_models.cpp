@@ -41,7 +41,10 @@ int cmd_models(int argc, char** argv) {
     for (const auto& p : files_with(*res / "models", ".gguf")) {
         nlohmann::json m{{"file", p.filename().string()}, {"path", p.string()}, {"bytes", fs::file_size(p)}};
         std::string rel = "models/" + p.filename().string();
-        m["role"]       = rel == kBundledTargetModel ? "default target" : rel == kBundledDraftModel ? "default draft" : "";
+        m["role"]       = rel == kBundledTargetModel ? "default target"
+                          : rel == kBundledMidModel  ? "mid-level draft"
+                          : rel == kBundledDraftModel ? "default draft"
+                                                      : "";
         try {
             model::GgufFile f = model::GgufFile::open(p.string());
             model::Hparams hp = model::hparams_from_gguf(f);

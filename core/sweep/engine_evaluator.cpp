@@ -12,8 +12,6 @@
 namespace speculum::sweep {
 
 namespace {
-constexpr const char* kBundledTarget = "models/speculum-target-f16.gguf";
-
 engine::SpecConfig parse_config(const nlohmann::json& config) {
     engine::SpecConfig cfg;
     from_json(config, cfg);  // strict: unknown keys and wrong types name the key
@@ -35,7 +33,7 @@ EngineEvaluator::EngineEvaluator(const nlohmann::json& target, const CancelToken
         return;  // random weights: no tokenizer, prompts are token ids
     }
     if (!target.is_null() && !target.is_string()) throw std::invalid_argument("target must be a string or an object");
-    std::string path = target.is_string() ? target.get<std::string>() : resource_path(kBundledTarget).string();
+    std::string path = target.is_string() ? target.get<std::string>() : resource_path(kBundledTargetModel).string();
     m_target         = std::make_unique<model::Model>(model::Model::load(path, {}, cancel));
     m_model_hash     = store::file_hash(path);
     if (m_target->gguf()) {

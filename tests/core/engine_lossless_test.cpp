@@ -162,7 +162,7 @@ namespace {
 // self-draft, Max-Gram and a tree equals its own greedy output. Skips cleanly while the model is absent.
 TEST(EngineLossless, BundledTarget) {
     const std::filesystem::path p =
-        std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources/models/speculum-target-f16.gguf";
+        std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources/models/speculum-target-bf16.gguf";
     if (!std::filesystem::exists(p)) GTEST_SKIP() << "bundled target not present: " << p;
     const model::Model t = model::Model::load(p.string());
     const std::vector<int32_t> prompt{1, 40, 41, 42, 43, 40, 41, 42};

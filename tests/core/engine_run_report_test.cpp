@@ -120,7 +120,10 @@ TEST(RunReport, OneReportIsReproducedUpToTheAcceptanceModel) {
             // passes also count catch-up syncs (the prompt, re-syncs), so the modeled steps stay below them.
             EXPECT_NEAR(p.levels[2].units_modeled / p.levels[2].units_measured, 1.0, 0.15)
                 << p.levels[2].units_modeled << " vs " << p.levels[2].units_measured;
-            EXPECT_LE(p.levels[1].units_modeled, p.levels[1].units_measured);
+            // The reviewer's own calls are not fitted either: its modeled steps follow from the fitted α's and
+            // stay near the counted passes (which also hold the catch-up syncs).
+            EXPECT_NEAR(p.levels[1].units_modeled / p.levels[1].units_measured, 1.0, 0.15)
+                << p.levels[1].units_modeled << " vs " << p.levels[1].units_measured;
         }
     }
 }

@@ -69,11 +69,12 @@ TEST_P(DraftGguf, ReloadsAndDraftsTheSameTokens) {
 
 INSTANTIATE_TEST_SUITE_P(
     Bundled, DraftGguf,
-    ::testing::Values(Case{"mxfp4", R"({"weight_format": "mxfp4"})", kernels::GgmlType::MXFP4, 8},
+    ::testing::Values(Case{"mxfp4", R"({"weight_format": "mxfp4"})", kernels::GgmlType::MXFP4, 11},
                       Case{"q8_0_exit", R"({"weight_format": "q8_0", "exit_layer": 3})", kernels::GgmlType::Q8_0, 4},
                       Case{"pruned_truncated", R"({"prune": {"ratio": 0.5}, "weight_trunc_bits": 3})",
-                           kernels::GgmlType::BF16, 8},
-                      Case{"pruned_f16", R"({"prune": {"ratio": 0.3}, "exit_layer": 5})", kernels::GgmlType::F16, 6}),
+                           kernels::GgmlType::BF16, 11},
+                      // the bundled target's own format (BF16) stays as it is
+                      Case{"pruned_exit", R"({"prune": {"ratio": 0.3}, "exit_layer": 5})", kernels::GgmlType::BF16, 6}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(DraftGgufExport, MxfpFileTypeAndQuantizationVersion) {
@@ -81,7 +82,7 @@ TEST(DraftGgufExport, MxfpFileTypeAndQuantizationVersion) {
     (void)exporting::export_draft_gguf(
         bundled_target(), nlohmann::json::parse(R"({"weight_format": "mxfp4"})").get<drafts::DraftSpec>(), path);
     const model::GgufFile g = model::GgufFile::open(path);
-    EXPECT_EQ(g.find("general.file_type"), nullptr) << "the target's F16 file type would misdescribe an MXFP4 draft";
+    EXPECT_EQ(g.find("general.file_type"), nullptr) << "the target's BF16 file type would misdescribe an MXFP4 draft";
     EXPECT_EQ(g.get_uint("general.quantization_version"), 2u);
     EXPECT_EQ(uint32_t(g.tensor("output.weight")->type), 39u) << "ggml's GGML_TYPE_MXFP4";
 }
@@ -102,7 +103,7 @@ TEST(DraftGgufExport, UnsupportedDraftsAreRefusedOrDroppedExplicitly) {
     o.drop_unsupported = true;
     const auto r       = exporting::export_draft_gguf(target, skip, path, o);
     EXPECT_EQ(r.dropped.size(), 2u);
-    EXPECT_EQ(model::Model::load(path).hparams().n_layer, 8);
+    EXPECT_EQ(model::Model::load(path).hparams().n_layer, bundled_target().hparams().n_layer);
 
     drafts::DraftSpec mg;
     mg.kind = drafts::DraftKind::maxgram;

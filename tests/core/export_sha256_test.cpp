@@ -61,5 +61,5 @@ TEST(Sha256, ModelCardMatchesBundledModels) {
         EXPECT_EQ(prefix.size(), 16u) << file;
         ++rows;
     }
-    EXPECT_EQ(rows, 2) << "expected the target and the draft in the card's file table";
+    EXPECT_EQ(rows, 3) << "expected the target, the mid-level draft and the small draft in the card's file table";
 }

@@ -14,7 +14,7 @@ shot() {  # shot FILE SIZE ARGS...
     xvfb-run -a -s "-screen 0 1400x900x24" "$app" --screenshot "$out/$file" --frames 4 --size "$size" --timeout 300 "$@" \
         | grep "measured:" || { echo "no measured run for $file" >&2; exit 1; }
 }
-common=(--model resources/models/speculum-target-f16.gguf --dataset datasets/code_completion.jsonl
+common=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/code_completion.jsonl
         --set profile=rtx4090 --set measure_prompts=2 --set measure_tokens=48 --exit-when-measured)
 shot main.png 1400x860 "${common[@]}" --sweep gamma,alpha
 shot panel_configuration.png 520x760 "${common[@]}" --panel Configuration

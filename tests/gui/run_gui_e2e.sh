@@ -13,7 +13,7 @@ command -v xvfb-run >/dev/null || { echo "xvfb-run not found: install xvfb (scri
 export LIBGL_ALWAYS_SOFTWARE=1 QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 export XDG_CONFIG_HOME="$out/config"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
-model="$src/resources/models/speculum-target-f16.gguf" dataset="$src/datasets/code_completion.jsonl"
+model="$src/resources/models/speculum-target-bf16.gguf" dataset="$src/datasets/code_completion.jsonl"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 run() { timeout 150 xvfb-run -a -s "-screen 0 1400x900x24" "$app" "$@" 2>&1; }
 

@@ -76,6 +76,16 @@ TEST(SpecConfigFromApp, MapsDraftTreeCascadeAndRunSize) {
     if (!bundled(kBundledDraftModel).empty()) {
         EXPECT_EQ(ui::spec_config_from_app(bundled_draft, {}).levels[0].model_path, bundled(kBundledDraftModel));
     }
+    if (!bundled(kBundledMidModel).empty() && !bundled(kBundledDraftModel).empty()) {
+        ui::AppConfig family;  // mid-level draft, and a model level under it: the small draft (small -> mid -> target)
+        family.draft.model_path = bundled(kBundledMidModel);
+        family.cascade          = {{drafts::DraftKind::model, 0.7, 0.1, 3}};
+        s                       = ui::spec_config_from_app(family, {});
+        ASSERT_EQ(s.levels.size(), 2u);
+        EXPECT_EQ(s.levels[0].model_path, bundled(kBundledMidModel));
+        EXPECT_EQ(s.levels[1].model_path, bundled(kBundledDraftModel));
+        EXPECT_EQ(s.gamma, (std::vector<int32_t>{family.gamma, 3}));
+    }
 
     ui::AppConfig wanda;
     wanda.draft.kind         = drafts::DraftKind::self;

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
         const model::SyntheticSpec spec = nlohmann::json::parse(in);
         spec.validate();
         const model::GgufFile tok =
-            model::GgufFile::open(argc == 4 ? argv[3] : "resources/models/speculum-target-f16.gguf");
+            model::GgufFile::open(argc == 4 ? argv[3] : "resources/models/speculum-target-bf16.gguf");
         const model::Model m = model::make_synthetic_model(spec);
         model::write_model_gguf(m, argv[2], &tok);
         std::printf("%s: %.1f MiB of weights per decode step\n", argv[2],

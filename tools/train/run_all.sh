@@ -35,5 +35,5 @@ $PY export_gguf.py --ckpt runs/target.pt --name speculum-target --type bf16 \
 $PY export_gguf.py --ckpt runs/mid.pt --name speculum-mid --out ../../resources/models/speculum-mid-f16.gguf
 $PY export_gguf.py --ckpt runs/draft.pt --name speculum-draft --out ../../resources/models/speculum-draft-f16.gguf
 $PY val_loss.py --previous runs/prev-speculum-target-f16.gguf
-$PY evaluate.py --threads 2
+$PY evaluate.py --threads 2 --limit 12
 $PY make_card.py
