@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates docs/images/: the main window and one picture per panel, rendered by the real app under Xvfb on the
-# bundled target and a bundled dataset, each after the real engine has measured the configuration (every
-# screenshot waits until no job runs). Not part of ctest. Timings in the pictures are whatever this machine
-# measured at that moment.
+# bundled target and the prose suite (the task the default configuration was chosen on), each after the real
+# engine has measured the configuration (every screenshot waits until no job runs). Not part of ctest. Timings in
+# the pictures are whatever this machine measured at that moment.
 # usage: tests/gui/make_doc_screenshots.sh BUILD_DIR   (from the repository root)
 set -euo pipefail
 build=${1:-build}
@@ -14,7 +14,7 @@ shot() {  # shot FILE SIZE ARGS...
     xvfb-run -a -s "-screen 0 1400x900x24" "$app" --screenshot "$out/$file" --frames 4 --size "$size" --timeout 300 "$@" \
         | grep "measured:" || { echo "no measured run for $file" >&2; exit 1; }
 }
-common=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/code_completion.jsonl
+common=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/prose_continuation.jsonl
         --set profile=rtx4090 --set measure_prompts=2 --set measure_tokens=48 --exit-when-measured)
 shot main.png 1400x860 "${common[@]}" --sweep gamma,alpha
 shot panel_configuration.png 520x760 "${common[@]}" --panel Configuration
