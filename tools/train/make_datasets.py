@@ -118,6 +118,24 @@ def prose_continuation(b, chapters):
     return spread(out, N_PER_TASK)
 
 
+DOCUMENTED_DEF = re.compile(r'^def ([A-Za-z_]\w*)\(([^)]*)\):\n    """([^\n"]+)', re.M)
+
+
+def documented_functions(docs):
+    """(document, module, function, docstring summary, offset of its `def`) for every public module-level function
+    whose one-line docstring summary has 20 characters or more, in document order."""
+    for d in docs:
+        mod = d["name"][:-3].replace("/", ".").replace(".__init__", "")
+        for m in DOCUMENTED_DEF.finditer(d["text"]):
+            name, doc = m.group(1), m.group(3).strip()
+            if not name.startswith("_") and len(doc) >= 20:
+                yield d, mod, name, doc, m.start()
+
+
+def ask_function(mod, name):
+    return "\nQ: What does the function `%s.%s` do?\nA:" % (mod, name)
+
+
 def copy_from_context(b, chapters, py_docs):
     """The answer is already in the prompt: a block of verses followed by the corpus's Q/A template asking for one of
     them; or a held-out function with its docstring followed by the Q/A template asking what it does."""
@@ -132,21 +150,14 @@ def copy_from_context(b, chapters, py_docs):
                 kjv.append({"prompt": prompt, "reference": " " + ask[1], "max_new_tokens": 48,
                             "source": "KJV %s:%d-%d" % (name, block[0][0], block[-1][0])})
     py = []
-    pat = re.compile(r'^def ([A-Za-z_]\w*)\(([^)]*)\):\n    """([^\n"]+)', re.M)
-    for d in py_docs:
-        mod = d["name"][:-3].replace("/", ".").replace(".__init__", "")
-        for m in pat.finditer(d["text"]):
-            name, doc = m.group(1), m.group(3).strip()
-            if name.startswith("_") or len(doc) < 20:
-                continue
-            body = d["text"][m.start():]
-            lines = body.splitlines(keepends=True)[:6]
-            q = "\nQ: What does the function `%s.%s` do?\nA:" % (mod, name)
-            while lines and b.n_tokens("".join(lines) + q) > PROMPT_MAX_TOKENS:
-                lines = lines[:-1]
-            if len(lines) >= 2:
-                py.append({"prompt": "".join(lines) + q, "reference": " " + doc, "max_new_tokens": 32,
-                           "source": "python3.11 Lib/%s: %s" % (d["name"], name)})
+    for d, mod, name, doc, start in documented_functions(py_docs):
+        lines = d["text"][start:].splitlines(keepends=True)[:6]
+        q = ask_function(mod, name)
+        while lines and b.n_tokens("".join(lines) + q) > PROMPT_MAX_TOKENS:
+            lines = lines[:-1]
+        if len(lines) >= 2:
+            py.append({"prompt": "".join(lines) + q, "reference": " " + doc, "max_new_tokens": 32,
+                       "source": "python3.11 Lib/%s: %s" % (d["name"], name)})
     half = N_PER_TASK // 2
     py = spread(py, half)
     return spread(kjv, N_PER_TASK - len(py)) + py
@@ -273,22 +284,18 @@ def long_copy_from_context(b, chapters, code_docs):
         if LONG_PROMPT_MIN_TOKENS <= b.n_tokens(prompt) <= LONG_PROMPT_MAX_TOKENS and len(ask[1]) > 40:
             kjv.append({"prompt": prompt, "reference": " " + ask[1], "max_new_tokens": 48,
                         "source": "KJV %s:1-%d" % (name, verses[n_in - 1][0])})
-    code = []
-    pat = re.compile(r'^def ([A-Za-z_]\w*)\(([^)]*)\):\n    """([^\n"]+)', re.M)
-    for d in code_docs:
-        mod = d["name"][:-3].replace("/", ".").replace(".__init__", "")
-        for m in pat.finditer(d["text"]):
-            name, doc = m.group(1), m.group(3).strip()
-            if name.startswith("_") or len(doc) < 20:
-                continue
-            q = "\nQ: What does the function `%s.%s` do?\nA:" % (mod, name)
-            lines = d["text"][m.start():].splitlines(keepends=True)[:120]
-            while lines and b.n_tokens("".join(lines) + q) > LONG_PROMPT_MAX_TOKENS:
-                lines = lines[:-1]
-            if lines and b.n_tokens("".join(lines) + q) >= LONG_PROMPT_MIN_TOKENS:
-                code.append({"prompt": "".join(lines) + q, "reference": " " + doc, "max_new_tokens": 32,
-                             "source": "%s: %s" % (d["name"], name)})
-                break  # one per file
+    code, used = [], set()
+    for d, mod, name, doc, start in documented_functions(code_docs):
+        if d["name"] in used:
+            continue  # one per file
+        q = ask_function(mod, name)
+        lines = d["text"][start:].splitlines(keepends=True)[:120]
+        while lines and b.n_tokens("".join(lines) + q) > LONG_PROMPT_MAX_TOKENS:
+            lines = lines[:-1]
+        if lines and b.n_tokens("".join(lines) + q) >= LONG_PROMPT_MIN_TOKENS:
+            code.append({"prompt": "".join(lines) + q, "reference": " " + doc, "max_new_tokens": 32,
+                         "source": "%s: %s" % (d["name"], name)})
+            used.add(d["name"])
     code = spread(code, N_PER_TASK // 2)
     return spread(kjv, N_PER_TASK - len(code)) + code
 
