@@ -64,19 +64,27 @@ def parse_chapter(text):
     return head, verses
 
 
+def def_lines(docs, pattern):
+    """(document, its lines, index) of every line matching the `def` pattern that has a non-blank next line and
+    one more line after it."""
+    pat = re.compile(pattern)
+    for d in docs:
+        lines = d["text"].splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            if pat.match(line) and i + 2 < len(lines) and lines[i + 1].strip():
+                yield d, lines, i
+
+
 def code_completion(b, docs):
     """Python held-out files: the lines before a `def` line, the def line and its first body line; the model
     continues the function body."""
     cands = []
-    for d in docs:
-        lines = d["text"].splitlines(keepends=True)
-        for i, line in enumerate(lines):
-            if re.match(r"^\s*def \w+\(.*\):\s*$", line) and i + 2 < len(lines) and lines[i + 1].strip():
-                cut = i + 2
-                prompt = b.trim_lines_front(lines[max(0, cut - 14):cut], PROMPT_MAX_TOKENS)
-                ref = "".join(lines[cut:cut + 8])
-                if prompt and len(ref.strip()) > 20:
-                    cands.append((d["name"], i + 1, prompt, ref))
+    for d, lines, i in def_lines(docs, r"^\s*def \w+\(.*\):\s*$"):
+        cut = i + 2
+        prompt = b.trim_lines_front(lines[max(0, cut - 14):cut], PROMPT_MAX_TOKENS)
+        ref = "".join(lines[cut:cut + 8])
+        if prompt and len(ref.strip()) > 20:
+            cands.append((d["name"], i + 1, prompt, ref))
     # Even spread over files first, then over positions.
     by_file = {}
     for c in cands:
@@ -243,18 +251,15 @@ def long_code_completion(b, docs):
     line, the def line and its first body line; the model continues the body with the whole file so far in view
     (sibling methods, names and idioms to copy from)."""
     cands = []
-    for d in docs:
-        lines = d["text"].splitlines(keepends=True)
-        for i, line in enumerate(lines):
-            if re.match(r"^\s+def \w+\(.*\):\s*$", line) and i + 2 < len(lines) and lines[i + 1].strip():
-                cut = i + 2
-                lo = max(0, cut - 120)
-                if b.n_tokens("".join(lines[lo:cut])) < LONG_PROMPT_MIN_TOKENS:
-                    continue
-                prompt = b.trim_lines_front(lines[lo:cut], LONG_PROMPT_MAX_TOKENS)
-                ref = "".join(lines[cut:cut + 8])
-                if prompt and b.n_tokens(prompt) >= LONG_PROMPT_MIN_TOKENS and len(ref.strip()) > 20:
-                    cands.append((d["src"], d["name"], i + 1, prompt, ref))
+    for d, lines, i in def_lines(docs, r"^\s+def \w+\(.*\):\s*$"):  # methods
+        cut = i + 2
+        lo = max(0, cut - 120)
+        if b.n_tokens("".join(lines[lo:cut])) < LONG_PROMPT_MIN_TOKENS:
+            continue
+        prompt = b.trim_lines_front(lines[lo:cut], LONG_PROMPT_MAX_TOKENS)
+        ref = "".join(lines[cut:cut + 8])
+        if prompt and b.n_tokens(prompt) >= LONG_PROMPT_MIN_TOKENS and len(ref.strip()) > 20:
+            cands.append((d["src"], d["name"], i + 1, prompt, ref))
     by_file = {}
     for c in cands:
         by_file.setdefault(c[1], []).append(c)
