@@ -13,6 +13,7 @@ $PY corpus.py
 $PY bpe.py train --vocab 2048
 $PY prepare.py
 $PY make_datasets.py
+$PY check_pretokenizer.py  # the regex against a scanner with llama.cpp's GPT-2 splitting rules
 for f in speculum-target-f16.gguf speculum-draft-f16.gguf; do
     [[ -s runs/prev-$f ]] || git -C ../.. show "$PREV:resources/models/$f" > "runs/prev-$f"
 done
