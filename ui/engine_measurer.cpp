@@ -38,7 +38,7 @@ std::string smaller_bundled_model(const std::string& above) {
     std::error_code ec;
     auto res = resources_dir();
     if (above.empty() || !res || !std::filesystem::equivalent(above, *res / kBundledMidModel, ec)) return "";
-    return std::filesystem::exists(*res / kBundledDraftModel, ec) ? (*res / kBundledDraftModel).string() : "";
+    return bundled_draft_model();
 }
 
 // A separate-model level without a path uses the bundled draft model (it shares the bundled target's vocabulary).
