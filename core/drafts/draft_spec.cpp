@@ -146,6 +146,7 @@ std::string DraftSpec::describe() const {
     if (kind == DraftKind::maxgram) {
         std::string s = "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
         s += maxgram.prefer_recent ? ", recent" : "";
+        s += maxgram.mode == MaxGramMode::periodic ? ", periodic" : "";
         s += ")";
         if (!bigram_corpus.empty() && maxgram.bigram_fill) s += " + bigram " + bigram_corpus;
         return s;
@@ -258,7 +259,8 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
             require_object(v, "draft.maxgram");
             for (const auto& [k, mv] : v.items()) {
                 const std::string f = "maxgram." + k;
-                if (k == "min_match") read(mv, f, r.maxgram.min_match);
+                if (k == "mode") r.maxgram.mode = parse_enum(mv, f, {MaxGramMode::csdrafting, MaxGramMode::periodic});
+                else if (k == "min_match") read(mv, f, r.maxgram.min_match);
                 else if (k == "max_match") read(mv, f, r.maxgram.max_match);
                 else if (k == "prefer_recent") read(mv, f, r.maxgram.prefer_recent);
                 else if (k == "bigram_fill") read(mv, f, r.maxgram.bigram_fill);

@@ -16,12 +16,16 @@ void MaxGramParams::validate() const {
 }
 
 void to_json(nlohmann::json& j, const MaxGramParams& p) {
-    j = {{"min_match", p.min_match}, {"max_match", p.max_match}, {"prefer_recent", p.prefer_recent},
+    j = {{"mode", to_string(p.mode)}, {"min_match", p.min_match}, {"max_match", p.max_match}, {"prefer_recent", p.prefer_recent},
          {"bigram_fill", p.bigram_fill}};
 }
 
 void from_json(const nlohmann::json& j, MaxGramParams& p) {
     MaxGramParams d;
+    const std::string mode = j.value("mode", std::string(to_string(d.mode)));
+    if (mode == "csdrafting") p.mode = MaxGramMode::csdrafting;
+    else if (mode == "periodic") p.mode = MaxGramMode::periodic;
+    else throw std::invalid_argument("maxgram.mode must be \"csdrafting\" or \"periodic\", got \"" + mode + "\"");
     p.min_match     = j.value("min_match", d.min_match);
     p.max_match     = j.value("max_match", d.max_match);
     p.prefer_recent = j.value("prefer_recent", d.prefer_recent);
@@ -69,35 +73,78 @@ std::pair<int32_t, int64_t> maxgram_longest_match_ref(std::span<const int32_t> c
     return {best_len, best_end};
 }
 
+namespace {
+
+struct Match {
+    int32_t length = 0;
+    int64_t end    = -1;
+};
+
+// The longest suffix of seq that occurs in seq[0, src_len) (an occurrence ends at e <= src_len), among lengths in
+// [min_match, max_match]. Candidates are positions holding the last token; each is extended leftwards (bounded
+// by max_match), so a call costs O(occurrences * max_match).
+Match longest_suffix_match(std::span<const int32_t> seq, int64_t src_len, const MaxGramParams& params) {
+    Match m;
+    const int64_t n = int64_t(seq.size());
+    if (n == 0) return m;
+    const int32_t last = seq[size_t(n - 1)];
+    for (int64_t e = 1; e <= src_len && e < n; ++e) {
+        if (seq[size_t(e - 1)] != last) continue;
+        int32_t len = 1;
+        while (len < params.max_match && e - 1 - len >= 0 && seq[size_t(e - 1 - len)] == seq[size_t(n - 1 - len)]) ++len;
+        if (len < params.min_match) continue;
+        if (len > m.length || (len == m.length && params.prefer_recent)) m.length = len, m.end = e;
+    }
+    return m;
+}
+
+}  // namespace
+
+const char* to_string(MaxGramMode m) { return m == MaxGramMode::periodic ? "periodic" : "csdrafting"; }
+
+const char* maxgram_mode_unexpressed(MaxGramMode m) {
+    return m == MaxGramMode::periodic ? "Max-Gram's periodic mode (the copy runs on into its own proposal)"
+                                      : "Max-Gram's second search over the generation extended by its first copy";
+}
+
 MaxGramProposal maxgram_propose(std::span<const int32_t> ctx, int32_t k, const BigramTable* bigram,
                                 const MaxGramParams& params) {
     MaxGramProposal out;
     if (k <= 0 || ctx.empty()) return out;
     const int64_t n = int64_t(ctx.size());
+    auto copy = [&](int32_t t) {
+        out.tokens.push_back(t);
+        out.sources.push_back(MaxGramSource::copy);
+    };
 
-    // Copy phase: the longest suffix that occurred before. Candidates are positions holding the last token;
-    // each is extended leftwards (bounded by max_match), so a call costs O(occurrences * max_match).
-    const int32_t last = ctx[size_t(n - 1)];
-    for (int64_t e = 1; e < n; ++e) {
-        if (ctx[size_t(e - 1)] != last) continue;
-        int32_t len = 1;
-        while (len < params.max_match && e - 1 - len >= 0 && ctx[size_t(e - 1 - len)] == ctx[size_t(n - 1 - len)]) ++len;
-        if (len < params.min_match) continue;
-        bool better = len > out.match_length || (len == out.match_length && params.prefer_recent);
-        if (better) out.match_length = len, out.match_end = e;
-    }
-    if (out.match_end >= 0) {
-        // Continue the occurrence; reading past n - 1 would read our own proposal, which repeats the pattern.
-        for (int64_t i = out.match_end; int32_t(out.tokens.size()) < k; ++i) {
-            int32_t t = i < n ? ctx[size_t(i)] : out.tokens[size_t(i - n)];
-            out.tokens.push_back(t);
-            out.sources.push_back(MaxGramSource::copy);
+    const Match first = longest_suffix_match(ctx, n - 1, params);
+    out.match_length  = first.length;
+    out.match_end     = first.end;
+    if (params.mode == MaxGramMode::periodic) {
+        // Continue the occurrence; reading past n - 1 reads our own proposal, which repeats the pattern.
+        if (first.end >= 0)
+            for (int64_t i = first.end; int32_t(out.tokens.size()) < k; ++i)
+                copy(i < n ? ctx[size_t(i)] : out.tokens[size_t(i - n)]);
+        out.n_stage1 = int32_t(out.tokens.size());
+    } else if (first.end >= 0) {
+        // Stage 1: the source is every committed token but the last; the copy stops at its end.
+        for (int64_t i = first.end; i < n - 1 && int32_t(out.tokens.size()) < k; ++i) copy(ctx[size_t(i)]);
+        out.n_stage1 = int32_t(out.tokens.size());
+        // Stage 2: the current generation, extended by stage 1's copy, searched with its new suffix.
+        if (int32_t(out.tokens.size()) < k) {
+            std::vector<int32_t> seq(ctx.begin(), ctx.end());
+            seq.insert(seq.end(), out.tokens.begin(), out.tokens.end());
+            const int64_t src_len = int64_t(seq.size()) - 1;
+            const Match second    = longest_suffix_match(seq, src_len, params);
+            if (second.end >= 0)
+                for (int64_t i = second.end; i < src_len && int32_t(out.tokens.size()) < k; ++i) copy(seq[size_t(i)]);
+            out.n_stage2 = int32_t(out.tokens.size()) - out.n_stage1;
         }
     }
 
     // Bigram phase: a greedy chain from the last known token.
     if (params.bigram_fill && bigram) {
-        int32_t cur = out.tokens.empty() ? last : out.tokens.back();
+        int32_t cur = out.tokens.empty() ? ctx[size_t(n - 1)] : out.tokens.back();
         while (int32_t(out.tokens.size()) < k) {
             int32_t next = bigram->successor(cur);
             if (next < 0) break;

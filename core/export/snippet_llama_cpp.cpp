@@ -45,6 +45,7 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         const bool bigram = mg.bigram_fill && !p.level1.bigram_corpus.empty();
         s.cannot_express.push_back("Max-Gram's match lengths (" + std::to_string(mg.min_match) + ".." +
                                    std::to_string(mg.max_match) + " tokens)" + (bigram ? " and its bigram fill" : ""));
+        s.cannot_express.push_back(drafts::maxgram_mode_unexpressed(mg.mode));
         s.fallbacks.push_back(
             "llama.cpp's own n-gram drafting (server: --spec-type ngram-simple; one-shot: "
             "llama-lookup with its fixed 1..4-token n-grams)");

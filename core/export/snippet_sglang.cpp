@@ -34,6 +34,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
         args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
         args.push_back("--speculative-ngram-min-match-window-size " + std::to_string(mg.min_match));
         args.push_back("--speculative-ngram-max-match-window-size " + std::to_string(mg.max_match));
+        s.cannot_express.push_back(drafts::maxgram_mode_unexpressed(mg.mode));
         if (mg.bigram_fill && !p.level1.bigram_corpus.empty()) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("SGLang's n-gram cache only");

@@ -30,6 +30,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         c["num_speculative_tokens"] = gamma;
         c["prompt_lookup_max"]      = mg.max_match;
         c["prompt_lookup_min"]      = mg.min_match;
+        s.cannot_express.push_back(drafts::maxgram_mode_unexpressed(mg.mode));
         if (mg.bigram_fill && !p.level1.bigram_corpus.empty()) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("prompt lookup only (method \"ngram\")");

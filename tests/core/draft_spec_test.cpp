@@ -62,6 +62,9 @@ TEST(DraftSpec, JsonRoundTrip) {
     g.maxgram.min_match = 2;
     g.bigram_corpus     = "c.jsonl";
     EXPECT_EQ(nlohmann::json(g).get<DraftSpec>(), g);
+    g.maxgram.mode = MaxGramMode::periodic;
+    EXPECT_EQ(nlohmann::json(g).get<DraftSpec>(), g);
+    EXPECT_NE(g.describe().find("periodic"), std::string::npos);
     // Missing keys keep their defaults.
     EXPECT_EQ(nlohmann::json::parse(R"({"prune": {"ratio": 0.5}})").get<DraftSpec>().prune.method, PruneMethod::magnitude);
     const DraftSpec dflt = nlohmann::json::parse("{}").get<DraftSpec>();
@@ -79,6 +82,8 @@ TEST(DraftSpec, StrictJsonNamesTheKey) {
     EXPECT_NE(parse(R"({"weight_format": "fp4"})").find("\"mxfp4\""), std::string::npos);
     EXPECT_NE(parse(R"({"skip_attn": [1, "x"]})").find("draft.skip_attn[1]"), std::string::npos);
     EXPECT_NE(parse(R"({"maxgram": {"min": 1}})").find("draft.maxgram.min"), std::string::npos);
+    EXPECT_NE(parse(R"({"maxgram": {"mode": "wrap"}})").find("draft.maxgram.mode must be one of \"csdrafting\""),
+              std::string::npos);
     EXPECT_NE(parse(R"([1, 2])").find("must be a JSON object"), std::string::npos);
 }
 

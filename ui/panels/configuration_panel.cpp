@@ -51,6 +51,13 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     }
     if (d.kind == drafts::DraftKind::maxgram) {
         ImGui::TextDisabled("Max-Gram drafts from n-gram matches in the context; no model weights.");
+        int mode            = int(d.maxgram.mode);
+        const char* modes[] = {"CS Drafting (copy within the context)", "periodic (copy into its own proposal)"};
+        if (ImGui::Combo("Max-Gram mode", &mode, modes, IM_ARRAYSIZE(modes)))
+            d.maxgram.mode = drafts::MaxGramMode(mode), changed = true;
+        help_marker("CS Drafting: copy after the longest suffix match, only as far as the committed text goes, then "
+                    "search once more and fall back to the bigram table. Periodic: let the copy run on into the "
+                    "tokens it proposed, extending a repeating pattern.");
         return changed;
     }
     changed |= ImGui::SliderFloat("prune ratio", &d.prune.ratio, 0.0f, 0.95f, "%.2f");
