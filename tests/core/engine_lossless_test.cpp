@@ -51,11 +51,23 @@ void expect_lossless(const SpecConfig& cfg, std::shared_ptr<drafts::Drafter> d, 
     EXPECT_EQ(r.stats.n_generated, kNew) << what;
     EXPECT_GT(r.stats.n_steps, 0) << what;
     EXPECT_LE(r.stats.n_steps, kNew) << what;
+    // Equal output alone would also hold for a drafter whose every token is rejected: the run must have accepted
+    // drafts, so that the acceptance rule and the rollback of accepted prefixes were exercised.
+    EXPECT_GT(r.stats.n_accepted, 0) << what;
+    EXPECT_LT(r.stats.n_steps, kNew) << what << ": no step committed more than one token";
 }
 
 TEST(EngineLossless, SeparateModelChain) {
-    model::Model small = model::make_synthetic_model(engine_target_spec(2, 99));
-    expect_lossless(base_config(), std::make_shared<ContextDrafter>(small), "separate model");
+    // A separate Model instance with the target's weights: its own context and KV cache, every draft accepted.
+    model::Model clone = model::make_synthetic_model(engine_target_spec());
+    expect_lossless(base_config(), std::make_shared<ContextDrafter>(clone), "separate model (same weights)");
+    // A smaller model of other random weights agrees with the target nowhere: every draft is rejected, and the output
+    // must still be the target's.
+    model::Model other = model::make_synthetic_model(engine_target_spec(2, 99));
+    const engine::RunResult r =
+        SpecEngine(fx().target, base_config(), std::make_shared<ContextDrafter>(other)).run(kPrompt);
+    EXPECT_EQ(r.tokens, fx().ref);
+    EXPECT_GT(r.stats.n_drafted, 0);
 }
 
 TEST(EngineLossless, SelfDraftLayerSkip) {
@@ -74,7 +86,7 @@ TEST(EngineLossless, MaxGramChain) {
 
 TEST(EngineLossless, ChainWithPMinAndAdaptiveGamma) {
     SpecConfig c             = base_config(2);
-    c.p_min                  = 0.3f;
+    c.p_min                  = 0.05f;
     c.adaptive_gamma.enabled = true;
     c.adaptive_gamma.min     = 1;
     c.adaptive_gamma.max     = 8;
@@ -182,10 +194,13 @@ TEST(EngineLossless, BundledTarget) {
     c.baseline       = false;
     model::ForwardOptions half;
     half.exit_layer = t.hparams().n_layer / 2 - 1;
-    EXPECT_EQ(engine::SpecEngine(t, c, std::make_shared<ContextMaxGram>(t.hparams().n_vocab)).run(prompt).tokens, ref);
-    c.verification = engine::Verification::tree;
-    c.tree.kind    = engine::TreeKind::cats;
-    EXPECT_EQ(engine::SpecEngine(t, c, std::make_shared<ContextDrafter>(t, half)).run(prompt).tokens, ref);
+    const engine::RunResult mg = engine::SpecEngine(t, c, std::make_shared<ContextMaxGram>(t.hparams().n_vocab)).run(prompt);
+    EXPECT_EQ(mg.tokens, ref);
+    c.verification            = engine::Verification::tree;
+    c.tree.kind               = engine::TreeKind::cats;
+    const engine::RunResult h = engine::SpecEngine(t, c, std::make_shared<ContextDrafter>(t, half)).run(prompt);
+    EXPECT_EQ(h.tokens, ref);
+    EXPECT_GT(h.stats.n_accepted, 0) << "the half-depth self-draft must have drafts accepted";
 }
 
 // Stochastic runs: reproducible for a seed, different across seeds, and the draft distributions are used.

@@ -3,12 +3,17 @@
 // and trees — with a negative control showing the same test rejects a wrong rule.
 #include "core/engine/verify.h"
 
+#include "chi_square.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 namespace speculum::engine {
 namespace {
+
+using test::chi_square;
+using test::ChiSquare;
 
 constexpr int kTrials = 40000;
 // chi-square with 7 degrees of freedom: P(X > 24.32) = 0.001.
@@ -134,6 +139,98 @@ TEST(EngineVerify, StochasticTreeFirstTokenIsDistributedAsTarget) {
         deep += v.path.size() == 2;
     }
     EXPECT_LT(chi2(counts, kP, kTrials), kChi2Crit7);
+    EXPECT_GT(deep, 0);
+}
+
+// Joint tests: the first two committed tokens must follow p(x1) p(x2 | x1) on a target whose second-position
+// distribution depends on the first token, through as many verification steps as it takes (a rejection at the first
+// position commits one token; the next step drafts again, as the engine does). 64 cells; a rule that gets the
+// first token right and the second wrong passes the first-token tests above but not these.
+const std::vector<float> kCondA{0.10f, 0.10f, 0.10f, 0.10f, 0.10f, 0.10f, 0.20f, 0.20f};
+const std::vector<float> kCondB{0.05f, 0.15f, 0.02f, 0.13f, 0.10f, 0.20f, 0.05f, 0.30f};
+const std::vector<float>& cond(int32_t x1) { return x1 < 4 ? kCondA : kCondB; }
+
+std::vector<double> joint_expected() {
+    std::vector<double> e(64);
+    for (int a = 0; a < 8; ++a)
+        for (int b = 0; b < 8; ++b) e[size_t(a * 8 + b)] = double(kP[size_t(a)]) * cond(a)[size_t(b)];
+    return e;
+}
+
+std::vector<float> rows_of(std::initializer_list<const std::vector<float>*> ps) {
+    std::vector<float> rows;
+    for (const auto* p : ps)
+        for (float x : log_of(*p)) rows.push_back(x);
+    return rows;
+}
+
+// The second token when the first step committed only x1: a fresh one-token draft from q, verified against
+// p(. | x1).
+int32_t next_step(int32_t x1, model::Rng& rng, model::Sampler& sampler) {
+    const std::vector<int32_t> e{draw(kQ, rng)};
+    const ChainVerdict v = verify_chain_stochastic(e, view(rows_of({&cond(x1), &kP}), 8), {kQ}, sampler);
+    return v.n_accepted > 0 ? e[0] : v.next_token;
+}
+
+// Runs kTrials two-position chains drafted from q, whose second position's q_dist is `claimed_q1` (kQ when honest).
+std::pair<std::vector<int>, std::vector<int>> chain_joint_counts(const std::vector<float>& claimed_q1, uint64_t seed) {
+    model::Sampler sampler({.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = seed});
+    model::Rng rng(seed + 1);
+    std::vector<int> joint(64, 0), first(8, 0);
+    for (int i = 0; i < kTrials; ++i) {
+        const std::vector<int32_t> d{draw(kQ, rng), draw(kQ, rng)};
+        const ChainVerdict v = verify_chain_stochastic(d, view(rows_of({&kP, &cond(d[0]), &kP}), 8), {kQ, claimed_q1},
+                                                       sampler);
+        const int32_t x1 = v.n_accepted > 0 ? d[0] : v.next_token;
+        const int32_t x2 = v.n_accepted > 1 ? d[1] : v.n_accepted == 1 ? v.next_token : next_step(x1, rng, sampler);
+        ++joint[size_t(x1 * 8 + x2)];
+        ++first[size_t(x1)];
+    }
+    return {joint, first};
+}
+
+TEST(EngineVerify, StochasticChainFirstTwoTokensFollowTheTargetJointly) {
+    const auto [joint, first] = chain_joint_counts(kQ, 41);
+    const ChiSquare j         = chi_square(joint, joint_expected(), kTrials);
+    EXPECT_EQ(j.dof, 63);
+    EXPECT_TRUE(j.passes()) << "chi2 " << j.statistic << " >= " << j.critical();
+
+    // Negative control: the second position's q misreported as p's marginal. The first token is still exact (its q
+    // is right), so a first-token test passes; the joint test must not.
+    const auto [bad_joint, bad_first] = chain_joint_counts(kP, 41);
+    EXPECT_LT(chi2(bad_first, kP, kTrials), kChi2Crit7);
+    const ChiSquare b = chi_square(bad_joint, joint_expected(), kTrials);
+    EXPECT_GT(b.statistic, 3 * b.critical()) << "the control must be detected as biased";
+}
+
+TEST(EngineVerify, StochasticTreeFirstTwoTokensFollowTheTargetJointly) {
+    // Root children 1, 4, 6; a grandchild 0 under 1. The row after each node is p(. | that node's token).
+    drafts::DraftTree tree;
+    tree.tokens = {1, 4, 6, 0};
+    tree.parent = {-1, -1, -1, 0};
+    tree.depth  = {1, 1, 1, 2};
+    tree.rank   = {0, 1, 2, 0};
+    const std::vector<float> rows = rows_of({&kP, &cond(1), &cond(4), &cond(6), &kP});
+    model::Sampler sampler({.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 17});
+    model::Rng rng(18);
+    std::vector<int> joint(64, 0);
+    int deep = 0;
+    for (int i = 0; i < kTrials; ++i) {
+        const TreeVerdict v = verify_tree_stochastic(tree, view(rows, 8), sampler);
+        int32_t x1 = 0, x2 = 0;
+        if (v.path.empty()) {
+            x1 = v.next_token;
+            x2 = next_step(x1, rng, sampler);
+        } else {
+            x1 = tree.tokens[size_t(v.path[0])];
+            x2 = v.path.size() > 1 ? tree.tokens[size_t(v.path[1])] : v.next_token;
+        }
+        deep += v.path.size() == 2;
+        ++joint[size_t(x1 * 8 + x2)];
+    }
+    const ChiSquare j = chi_square(joint, joint_expected(), kTrials);
+    EXPECT_EQ(j.dof, 63);
+    EXPECT_TRUE(j.passes()) << "chi2 " << j.statistic << " >= " << j.critical();
     EXPECT_GT(deep, 0);
 }
 

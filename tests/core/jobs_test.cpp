@@ -160,13 +160,30 @@ TEST(Jobs, SubmitDoesNotBlockWhenTheWorkersAreBusy) {
 }
 
 TEST(Jobs, DestructorCancelsRunningJobs) {
-    std::atomic<bool> started{false};
+    // A running job that only ends when cancelled, and a queued one behind it: destroying the system must cancel
+    // the first through its token (not wait for it, which would hang) and never start the second.
+    std::atomic<bool> started{false}, ended_by_cancel{false}, queued_ran{false};
+    std::chrono::steady_clock::time_point t0;
     {
         JobSystem js({.concurrency = 1});
-        js.submit("", [&](JobContext& ctx) { return spin_until_cancelled(ctx, &started); });
+        js.submit("", [&](JobContext& ctx) -> std::any {
+            try {
+                return spin_until_cancelled(ctx, &started);
+            } catch (...) {
+                ended_by_cancel = ctx.token().cancelled();
+                throw;
+            }
+        });
+        js.submit("", [&](JobContext&) -> std::any {
+            queued_ran = true;
+            return 0;
+        });
         wait_until(started);
-    }  // must return: the job sees its token
-    SUCCEED();
+        t0 = std::chrono::steady_clock::now();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, kGenerousWait);
+    EXPECT_TRUE(ended_by_cancel) << "the running job must have ended on its cancelled token";
+    EXPECT_FALSE(queued_ran) << "a job still queued at destruction must not start";
 }
 
 TEST(Jobs, DefaultConcurrencyLeavesACoreForTheGui) {
