@@ -78,6 +78,8 @@ void from_engine(const engine::SpecConfig& s, ResultConfigLoad& out) {
     if (std::any_of(s.lenience.begin(), s.lenience.end(), [](float l) { return l != 1.0f; }))
         note("lenience: not in the editor");
     if (!s.k_matrix.empty()) note("k_matrix: the editor's horizontal split is modeled only; not loaded");
+    if (s.length_mode == engine::LengthMode::threshold)
+        note("length_mode threshold: the app's measured cascades use truncate lengths; not loaded");
     cfg.horizontal.clear();
     cfg.measure_tokens  = s.max_new_tokens;
     cfg.measure_prompts = s.max_prompts;

@@ -56,6 +56,7 @@ struct KMatrixResult {
     double ewif            = 0;                     // expected_tokens / cost
     std::vector<LevelWork> work;                    // [j]: per target run (work[0].units = 1)
     std::vector<double> draft_length_distribution;  // P(the target reviews a draft of length L), L = 0..max
+    KMatrixMode mode = KMatrixMode::truncate;       // the length semantics it was computed under
 };
 
 // Throws InvalidInput naming the field ("kmatrix.k[1][0]").

@@ -120,7 +120,8 @@ void to_json(json& j, const KMatrixResult& r) {
          {"cost", r.cost},
          {"ewif", r.ewif},
          {"levels", levels},
-         {"draft_length_distribution", r.draft_length_distribution}};
+         {"draft_length_distribution", r.draft_length_distribution},
+         {"length_semantics", to_string(r.mode)}};
 }
 
 }  // namespace speculum::analytic

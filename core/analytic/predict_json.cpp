@@ -212,7 +212,8 @@ PredictInput predict_input_from_json(const json& j,
         k.kv_p     = c.num("kv_p", k.kv_p);
         k.w_t      = c.integer("w_t", k.w_t);
         k.kv_t     = c.integer("kv_t", k.kv_t);
-        k.bits     = c.integer("bits", k.bits);
+        ci.bits_given = c.has("bits");
+        k.bits        = c.num("bits", k.bits);
         k.s_w      = c.num("s_w", k.s_w);
         k.s_kv     = c.num("s_kv", k.s_kv);
         k.exp_bits = c.num("exp_bits", k.exp_bits);
@@ -289,6 +290,7 @@ void to_json(json& j, const PredictInput& in) {
                           {"bits", c.bits},         {"s_w", c.s_w},
                           {"s_kv", c.s_kv},         {"exp_bits", c.exp_bits},
                           {"map_bits", c.map_bits}, {"alpha", in.cassandra->alpha}};
+        if (!in.cassandra->bits_given) j["cassandra"].erase("bits");  // B then follows the hardware target
     }
     if (in.ghidorah) j["ghidorah"] = {{"dataset", in.ghidorah->dataset}, {"root_counted", in.ghidorah->root_counted}};
     if (in.hardware) {
@@ -302,6 +304,18 @@ void to_json(json& j, const PredictInput& in) {
     }
 }
 
+namespace {
+constexpr const char* kLengthsFixedSteps =
+    "fixed steps: each intermediate level runs n speculative steps per call (Thm. 4.3), neither the engine's "
+    "truncate nor its threshold lengths";
+constexpr const char* kLengthsFixedSegments =
+    "fixed segments: each segment drafts exactly its k (Thm. 4.5): the engine's truncate mode with leaves that "
+    "fill their segment";
+constexpr const char* kLengthsFixedPerLevel =
+    "fixed per level: every level drafts N tokens per step (Eq. 1 per level): the engine's truncate mode without "
+    "the shortened last steps";
+}  // namespace
+
 void to_json(json& j, const PredictOutput& o) {
     j = {{"label", "modeled: closed forms of the papers' processes, not measurements"},
          {"position_acceptance", o.position_acceptance},
@@ -310,18 +324,27 @@ void to_json(json& j, const PredictOutput& o) {
          {"best_k", o.best_k},
          {"best_ewif", o.best_ewif},
          {"predicted_speedup", o.predicted_speedup}};
+    // Which draft-length semantics each cascade model assumes (docs/analytic.md, "Length semantics"), so that a
+    // comparison with a measured run pairs like with like (spec.length_mode).
     if (o.cascade)
-        j["cascade"] = {
-            {"expected_tokens", o.cascade->expected_tokens}, {"cost", o.cascade->cost}, {"ewif", o.cascade->ewif}};
-    if (o.horizontal_ewif) j["horizontal"] = {{"ewif", *o.horizontal_ewif}, {"gradient", o.horizontal_gradient}};
-    if (o.kmatrix) to_json(j["kmatrix"], *o.kmatrix);
+        j["cascade"] = {{"expected_tokens", o.cascade->expected_tokens},
+                        {"cost", o.cascade->cost},
+                        {"ewif", o.cascade->ewif},
+                        {"length_semantics", kLengthsFixedSteps}};
+    if (o.horizontal_ewif)
+        j["horizontal"] = {{"ewif", *o.horizontal_ewif},
+                           {"gradient", o.horizontal_gradient},
+                           {"length_semantics", kLengthsFixedSegments}};
+    if (o.kmatrix) to_json(j["kmatrix"], *o.kmatrix);  // its length_semantics is its mode
     if (o.tree_expected_length) j["tree"]["expected_length"] = *o.tree_expected_length;
     if (o.sequoia)
         j["tree"]["sequoia"] = {{"expected_length", o.sequoia->expected_length},
                                 {"parents", o.sequoia->tree.parent},
                                 {"best_by_budget", o.sequoia->best_by_budget}};
     if (o.mlspecqd)
-        j["mlspecqd"] = {{"speedup", o.mlspecqd->speedup}, {"effective_speed", o.mlspecqd->effective_speed}};
+        j["mlspecqd"] = {{"speedup", o.mlspecqd->speedup},
+                         {"effective_speed", o.mlspecqd->effective_speed},
+                         {"length_semantics", kLengthsFixedPerLevel}};
     json bpt;
     if (o.bpt_autoregressive_gb > 0) bpt["autoregressive_gb"] = o.bpt_autoregressive_gb;
     if (o.bpt_chain_gb > 0) bpt["chain_gb"] = o.bpt_chain_gb;

@@ -57,6 +57,34 @@ void LevelDrafter::add(const drafts::DraftCost& c) {
 }
 
 drafts::DraftChain LevelDrafter::propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) {
+    if (m_block <= 1) return propose_once(k, params, cancel);
+    drafts::DraftChain out = propose_once(m_block, params, cancel);
+    while (static_cast<int32_t>(out.tokens.size()) < k) {
+        cancel.throw_if_cancelled();
+        std::vector<int32_t> ctx = m_committed;
+        ctx.insert(ctx.end(), out.tokens.begin(), out.tokens.end());
+        m_inner->sync(ctx);
+        drafts::DraftChain more = propose_once(m_block, params, cancel);
+        if (more.tokens.empty()) break;  // the drafter knows nothing more
+        const size_t n = more.tokens.size();
+        out.tokens.insert(out.tokens.end(), more.tokens.begin(), more.tokens.end());
+        out.q.insert(out.q.end(), more.q.begin(), more.q.begin() + static_cast<std::ptrdiff_t>(n));
+        out.source.insert(out.source.end(), more.source.begin(), more.source.end());
+        if (out.confidence.size() + n == out.tokens.size() && more.confidence.size() == n)
+            out.confidence.insert(out.confidence.end(), more.confidence.begin(), more.confidence.end());
+        else
+            out.confidence.clear();
+        if (!out.q_dist.empty() && more.q_dist.size() == n)
+            out.q_dist.insert(out.q_dist.end(), more.q_dist.begin(), more.q_dist.end());
+        else
+            out.q_dist.clear();
+        out.cost += more.cost;
+    }
+    return out;
+}
+
+drafts::DraftChain LevelDrafter::propose_once(int32_t k, const drafts::ProposeParams& params,
+                                              const CancelToken& cancel) {
     const auto t0            = clock::now();
     drafts::DraftChain chain = m_inner->propose(k, params, cancel);
     // Drafters that do not time themselves still get wall time here.
@@ -114,19 +142,24 @@ drafts::DraftChain CascadeDrafter::propose(int32_t k, const drafts::ProposeParam
         // One speculative step of this level's model: the level below drafts, this model reviews the draft in one
         // pass and commits the accepted prefix plus its own next token. Never more than k tokens in all.
         cancel.throw_if_cancelled();
-        const int32_t g = std::min(m_inner_gamma, k - static_cast<int32_t>(out.tokens.size()) - 1);
+        const int32_t g =
+            m_threshold ? m_inner_gamma : std::min(m_inner_gamma, k - static_cast<int32_t>(out.tokens.size()) - 1);
         drafts::DraftChain low;
         if (g > 0) {
             m_lower->sync(ctx);
             low = m_lower->propose(g, lower_params, cancel);
-            if (static_cast<int32_t>(low.tokens.size()) > g) low.tokens.resize(static_cast<size_t>(g));
+            if (!m_threshold && static_cast<int32_t>(low.tokens.size()) > g) low.tokens.resize(static_cast<size_t>(g));
             t_lower += low.cost.seconds;
             out.cost += low.cost;
         }
         cancel.throw_if_cancelled();
         m_reviewer.sync(ctx, cancel);
         const model::LogitsView logits = m_reviewer.score_chain(ctx, low.tokens);
-        const ChainVerdict v           = verify_chain_greedy(low.tokens, logits, low.q, m_lenience);
+        // Lenience compares with the proposing model's real probability of each token: a greedy neural leaf reports
+        // q = 1 (its draft is one-hot) and its softmax probability as confidence; Max-Gram's is 1 either way.
+        const std::vector<float>& q_lenient =
+            low.confidence.size() >= low.tokens.size() && !low.tokens.empty() ? low.confidence : low.q;
+        const ChainVerdict v = verify_chain_greedy(low.tokens, logits, q_lenient, m_lenience);
         m_reviewer.keep_chain(v.n_accepted);
         m_stats.n_reviewed += static_cast<int64_t>(low.tokens.size());
         m_stats.n_review_accepted += v.n_accepted;
@@ -141,6 +174,7 @@ drafts::DraftChain CascadeDrafter::propose(int32_t k, const drafts::ProposeParam
             }
             out.tokens.push_back(tok);
             out.q.push_back(q);
+            out.confidence.push_back(q);
             out.source.push_back(own ? static_cast<uint8_t>(m_level) : low.source.at(static_cast<size_t>(j)));
             ctx.push_back(tok);
         }
@@ -200,16 +234,21 @@ drafts::DraftChain HorizontalDrafter::propose(int32_t k, const drafts::ProposePa
     // each segment continues after everything drafted so far.
     drafts::DraftChain out;
     std::vector<int32_t> ctx = m_committed;
+    int32_t threshold = 0;  // cumulative, threshold mode
     for (size_t s = 0; s < m_segments.size(); ++s) {
-        const int32_t want = std::min(m_counts[s], k - static_cast<int32_t>(out.tokens.size()));
+        threshold += m_counts[s];
+        const int32_t have = static_cast<int32_t>(out.tokens.size());
+        const int32_t want = m_threshold ? threshold - have : std::min(m_counts[s], k - have);
         if (want <= 0) continue;
         cancel.throw_if_cancelled();
         m_segments[s]->sync(ctx);
         drafts::DraftChain seg = m_segments[s]->propose(want, params, cancel);
-        const size_t n         = std::min(seg.tokens.size(), static_cast<size_t>(want));
+        // Threshold mode keeps the overshoot: the segment's last call may end past the threshold.
+        const size_t n = m_threshold ? seg.tokens.size() : std::min(seg.tokens.size(), static_cast<size_t>(want));
         for (size_t i = 0; i < n; ++i) {
             out.tokens.push_back(seg.tokens[i]);
             out.q.push_back(i < seg.q.size() ? seg.q[i] : 1.0f);
+            out.confidence.push_back(i < seg.confidence.size() ? seg.confidence[i] : out.q.back());
             out.source.push_back(i < seg.source.size() ? seg.source[i] : 0);
             ctx.push_back(seg.tokens[i]);
         }
@@ -233,6 +272,11 @@ void HorizontalDrafter::reset_stats() {
 
 // ---- builder ----
 
+int32_t threshold_block(const SpecConfig& cfg, int32_t level) {
+    if (cfg.length_mode != LengthMode::threshold || level < 1 || static_cast<size_t>(level) > cfg.levels.size()) return 0;
+    return cfg.levels[static_cast<size_t>(level) - 1].kind == drafts::DraftKind::maxgram ? cfg.maxgram_block : 0;
+}
+
 namespace {
 
 struct StackBuilder {
@@ -254,13 +298,19 @@ struct StackBuilder {
         const int32_t inner    = cfg.draft_length(j);
         if (j < n && inner > 0 && m.model) {
             const float len = cfg.lenience.empty() ? 1.0f : cfg.lenience[static_cast<size_t>(j)];
-            return std::make_shared<CascadeDrafter>(*m.model, cfg.context, m.options, drafter_for(j), j, inner, len,
-                                                    m.name.empty() ? "level " + std::to_string(j) : m.name, m.cost);
+            auto c = std::make_shared<CascadeDrafter>(*m.model, cfg.context, m.options, drafter_for(j), j, inner, len,
+                                                      m.name.empty() ? "level " + std::to_string(j) : m.name, m.cost);
+            c->set_threshold(threshold());
+            return c;
         }
         if (!m.drafter)
             throw std::invalid_argument("build_draft_stack: level " + std::to_string(j) + " has no drafter");
-        return std::make_shared<LevelDrafter>(m.drafter, j, m.name);
+        auto leaf = std::make_shared<LevelDrafter>(m.drafter, j, m.name);
+        leaf->set_threshold_block(threshold_block(cfg, j));
+        return leaf;
     }
+
+    bool threshold() const { return cfg.length_mode == LengthMode::threshold; }
 
     std::shared_ptr<CompositeDrafter> drafter_for(int32_t reviewer) const {
         const std::vector<int32_t> r = row(reviewer);
@@ -275,7 +325,9 @@ struct StackBuilder {
             throw std::invalid_argument("build_draft_stack: reviewer " + std::to_string(reviewer) +
                                         " gets no draft positions");
         if (segs.size() == 1) return segs.front();
-        return std::make_shared<HorizontalDrafter>(std::move(segs), std::move(counts));
+        auto h = std::make_shared<HorizontalDrafter>(std::move(segs), std::move(counts));
+        h->set_threshold(threshold());
+        return h;
     }
 };
 

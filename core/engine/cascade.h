@@ -27,9 +27,16 @@ public:
 class LevelDrafter : public CompositeDrafter {
 public:
     LevelDrafter(std::shared_ptr<drafts::Drafter> inner, int32_t level, std::string name = {});
+    // Threshold lengths (LengthMode::threshold): a request for k tokens calls the drafter for `block` tokens at a
+    // time until at least k exist, continuing after its own tokens (CS Drafting's Max-Gram block of 10); the last
+    // call may overshoot. 0 or 1 (the default): one call for k tokens, as a neural leaf drafts.
+    void set_threshold_block(int32_t block) { m_block = block; }
     std::string name() const override { return m_stats.name; }
     int32_t n_vocab() const override { return m_inner->n_vocab(); }
-    void sync(std::span<const int32_t> committed) override { m_inner->sync(committed); }
+    void sync(std::span<const int32_t> committed) override {
+        m_committed.assign(committed.begin(), committed.end());
+        m_inner->sync(committed);
+    }
     // Only a level-1 drafter drafts for the target, so only it may read the target's cache.
     void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) override {
         if (m_level == 1) m_inner->attach_target_kv(kv, tokens);
@@ -42,8 +49,11 @@ public:
 
 private:
     void add(const drafts::DraftCost& c);
+    drafts::DraftChain propose_once(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel);
     std::shared_ptr<drafts::Drafter> m_inner;
     int32_t m_level;
+    int32_t m_block = 0;
+    std::vector<int32_t> m_committed;
     LevelStats m_stats;
 };
 
@@ -56,6 +66,9 @@ public:
     CascadeDrafter(const model::Model& model, model::ContextConfig ctx, model::ForwardOptions opts,
                    std::shared_ptr<CompositeDrafter> lower, int32_t level, int32_t inner_gamma, float lenience,
                    std::string name, std::optional<drafts::ForwardCostModel> cost = std::nullopt);
+    // Threshold lengths: every step drafts the full inner length (the lower level may overshoot it) and every
+    // step's tokens are kept, so a request for k tokens may yield more (CS Drafting's sub-calls).
+    void set_threshold(bool on) { m_threshold = on; }
     std::string name() const override { return m_name + " <- " + m_lower->name(); }
     int32_t n_vocab() const override { return m_reviewer.n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
@@ -71,6 +84,7 @@ private:
     std::shared_ptr<CompositeDrafter> m_lower;
     int32_t m_level, m_inner_gamma;
     float m_lenience;
+    bool m_threshold = false;
     std::string m_name;
     std::vector<int32_t> m_committed;
     LevelStats m_stats;
@@ -81,6 +95,9 @@ private:
 class HorizontalDrafter : public CompositeDrafter {
 public:
     HorizontalDrafter(std::vector<std::shared_ptr<CompositeDrafter>> segments, std::vector<int32_t> counts);
+    // Threshold lengths: segment s calls its drafter while the draft is shorter than counts[0] + ... + counts[s]
+    // and keeps all it returns; in truncate mode (the default) it gets min(counts[s], what is left of k).
+    void set_threshold(bool on) { m_threshold = on; }
     std::string name() const override;
     int32_t n_vocab() const override { return m_segments.front()->n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
@@ -94,6 +111,7 @@ private:
     std::vector<std::shared_ptr<CompositeDrafter>> m_segments;
     std::vector<int32_t> m_counts;
     std::vector<int32_t> m_committed;
+    bool m_threshold = false;
 };
 
 // What draft level i (1-based, levels[i − 1]) is made of.
@@ -104,6 +122,10 @@ struct LevelMaterial {
     std::string name;
     std::optional<drafts::ForwardCostModel> cost;  // what its passes read (default: the model's weight views)
 };
+
+// Tokens per call of leaf level `level` under cfg's length mode (LevelDrafter::set_threshold_block): the Max-Gram
+// block in threshold mode, else 0.
+int32_t threshold_block(const SpecConfig& cfg, int32_t level);
 
 // The level-1 drafter for a config: a single level, a vertical cascade from gamma, or the k-matrix's
 // horizontal + vertical cascade (CS Drafting's Algorithm 1). `materials` has one entry per level.

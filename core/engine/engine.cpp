@@ -58,7 +58,11 @@ SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_p
         throw std::invalid_argument("SpecEngine: the verifier's hparams differ from the target's (it must be the "
                                     "target's weights in another layout)");
     m_drafter = std::dynamic_pointer_cast<CompositeDrafter>(drafter);
-    if (!m_drafter) m_drafter = std::make_shared<LevelDrafter>(std::move(drafter), 1);
+    if (!m_drafter) {
+        auto leaf = std::make_shared<LevelDrafter>(std::move(drafter), 1);
+        leaf->set_threshold_block(threshold_block(m_cfg, 1));
+        m_drafter = std::move(leaf);
+    }
     if (m_drafter->n_vocab() > m_target.hparams().n_vocab)
         throw std::invalid_argument("SpecEngine: the drafter's vocabulary (" + std::to_string(m_drafter->n_vocab()) +
                                     ") is larger than the target's (" + std::to_string(m_target.hparams().n_vocab) +
@@ -84,13 +88,16 @@ drafts::ProposeParams SpecEngine::propose_params(RunState& st) const {
 SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const CancelToken& cancel) {
     // Draft: the drafter catches up with the committed context (keeping what it already evaluated) and proposes
     // up to γ tokens; never more than fit before max_new_tokens (the step also commits the target's own token).
-    const int32_t k = std::min(st.gamma, remaining - 1);
-    auto t0         = clock::now();
+    // In threshold mode the drafter is asked for the threshold and may overshoot it; only what fits is verified.
+    const bool threshold = m_cfg.length_mode == LengthMode::threshold;
+    const int32_t k      = std::min(st.gamma, remaining - 1);
+    const int32_t fits   = threshold ? remaining - 1 : k;
+    auto t0              = clock::now();
     drafts::DraftChain chain;
     if (k > 0) {
         m_drafter->sync(st.committed);
-        chain = m_drafter->propose(k, propose_params(st), cancel);
-        if (static_cast<int32_t>(chain.tokens.size()) > k) chain.tokens.resize(static_cast<size_t>(k));
+        chain = m_drafter->propose(threshold ? st.gamma : k, propose_params(st), cancel);
+        if (static_cast<int32_t>(chain.tokens.size()) > fits) chain.tokens.resize(static_cast<size_t>(fits));
     }
     st.stats.t_draft_s += since(t0);
 
@@ -213,7 +220,8 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
     if (m_cfg.adaptive_gamma.enabled)
         st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);
     // Room for the prompt, the new tokens and one step's speculative slots (a whole tree, or the longest chain).
-    int32_t spec_slots = m_cfg.adaptive_gamma.enabled ? std::max(st.gamma, m_cfg.adaptive_gamma.max) : st.gamma;
+    int32_t spec_slots = m_cfg.adaptive_gamma.enabled ? std::max(st.gamma, m_cfg.adaptive_gamma.max)
+                                                       : std::max(st.gamma, m_cfg.max_draft_length(0));
     if (m_cfg.verification == Verification::tree) {
         if (m_cfg.tree.kind != TreeKind::sequoia) st.shape = make_tree_shape(m_cfg.tree, m_cfg.gamma.front(), {});
         spec_slots = m_cfg.tree.kind == TreeKind::sequoia ? m_cfg.tree.node_budget : shape_nodes(st.shape);

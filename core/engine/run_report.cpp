@@ -85,6 +85,12 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
     if (cfg.adaptive_gamma.enabled)
         f.fail("config.adaptive_gamma", "runs with an adaptive draft length are not modeled (fixed gamma only)");
     if (cfg.p_min > 0) f.fail("config.p_min", "early-stopped drafts (p_min > 0) are not modeled");
+    // Like with like: the calibration models the engine's truncate lengths over a whole generation
+    // (kmatrix_generation); CS Drafting's threshold lengths are modeled per target run only (predict's kmatrix).
+    if (cfg.length_mode == LengthMode::threshold)
+        f.fail("config.length_mode",
+               "threshold-length runs are not modeled by the calibration, which models the engine's truncate "
+               "lengths over a whole generation; predict models threshold lengths per target run (kmatrix.mode)");
 
     analytic::MeasuredEngineRun r;
     r.source       = source;

@@ -1,6 +1,7 @@
 // SpecConfig validation and strict JSON.
 #include "core/engine/spec_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -66,6 +67,28 @@ int32_t SpecConfig::draft_length(int32_t reviewer) const {
         return s;
     }
     return reviewer >= 0 && static_cast<size_t>(reviewer) < gamma.size() ? gamma[static_cast<size_t>(reviewer)] : 0;
+}
+
+const char* to_string(LengthMode m) { return m == LengthMode::threshold ? "threshold" : "truncate"; }
+
+int32_t SpecConfig::max_draft_length(int32_t reviewer) const {
+    if (length_mode == LengthMode::truncate) return draft_length(reviewer);
+    const int32_t n = static_cast<int32_t>(levels.size());
+    // Segment by segment: a segment's last call starts below its cumulative threshold and adds at most one unit.
+    int32_t cum = 0, longest = 0;
+    for (int32_t j = reviewer + 1; j <= n; ++j) {
+        const int32_t count = !k_matrix.empty() ? k_matrix[static_cast<size_t>(reviewer)][static_cast<size_t>(j)]
+                              : j == reviewer + 1 ? draft_length(reviewer)
+                                                  : 0;
+        if (count <= 0) continue;
+        cum += count;
+        const bool reviews  = j < n && draft_length(j) > 0 && levels[static_cast<size_t>(j) - 1].kind != drafts::DraftKind::maxgram;
+        const int32_t unit  = reviews ? max_draft_length(j) + 1
+                              : levels[static_cast<size_t>(j) - 1].kind == drafts::DraftKind::maxgram ? maxgram_block
+                                                                                                    : 1;
+        longest             = std::max({longest, cum, cum - 1 + unit});
+    }
+    return longest;
 }
 
 void SpecConfig::validate(int32_t n_layer) const {
@@ -172,7 +195,14 @@ void SpecConfig::validate(int32_t n_layer) const {
     } catch (const std::invalid_argument& e) {
         fail("context", e.what());
     }
-    const int32_t need = draft_length(0) + 1;
+    if (length_mode == LengthMode::threshold) {
+        if (verification == Verification::tree)
+            fail("length_mode", "threshold lengths apply to chains and cascades, not to a token tree");
+        if (adaptive_gamma.enabled) fail("length_mode", "threshold lengths cannot be combined with adaptive_gamma");
+    }
+    if (maxgram_block < 1 || maxgram_block > 64)
+        fail("maxgram_block", "must be in [1, 64], got " + std::to_string(maxgram_block));
+    const int32_t need = std::min(max_draft_length(0), 256) + 1;
     if (verification == Verification::chain && need > context.n_batch)
         fail("context.n_batch", "must hold the target's draft + 1 = " + std::to_string(need) + " tokens, got " +
                                     std::to_string(context.n_batch));
@@ -204,6 +234,8 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
          {{"enabled", c.adaptive_gamma.enabled}, {"min", c.adaptive_gamma.min}, {"max", c.adaptive_gamma.max}}},
         {"lenience", c.lenience},
         {"k_matrix", c.k_matrix},
+        {"length_mode", to_string(c.length_mode)},
+        {"maxgram_block", c.maxgram_block},
         {"max_new_tokens", c.max_new_tokens},
         {"prompt_ids", c.prompt_ids},
         {"prompt", c.prompt},
@@ -220,7 +252,7 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     const std::string w = "spec";
     check_keys(j, w,
                {"levels", "gamma", "verification", "tree", "sampling", "p_min", "adaptive_gamma", "lenience",
-                "k_matrix", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts", "context",
+                "k_matrix", "length_mode", "maxgram_block", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts", "context",
                 "baseline", "eos", "comment"});
     c = SpecConfig{};
     if (auto it = j.find("levels"); it != j.end()) {
@@ -281,6 +313,13 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     }
     get(j, w, "lenience", c.lenience);
     get(j, w, "k_matrix", c.k_matrix);
+    if (auto it = j.find("length_mode"); it != j.end()) {
+        const std::string v = it->is_string() ? it->get<std::string>() : "";
+        if (v != "truncate" && v != "threshold")
+            throw std::invalid_argument("spec.length_mode: expected \"truncate\" or \"threshold\", got " + it->dump());
+        c.length_mode = v == "truncate" ? LengthMode::truncate : LengthMode::threshold;
+    }
+    get(j, w, "maxgram_block", c.maxgram_block);
     get(j, w, "max_new_tokens", c.max_new_tokens);
     get(j, w, "prompt_ids", c.prompt_ids);
     get(j, w, "prompt", c.prompt);

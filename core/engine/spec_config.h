@@ -17,6 +17,15 @@
 namespace speculum::engine {
 
 enum class Verification { chain, tree };
+// How long a cascade's drafts are (CS Drafting; docs/engine.md, "Cascades"):
+//   truncate (Speculum's default): a request for K tokens yields at most K. A reviewer level's inner drafts are cut
+//     so that its last step never overshoots; a horizontal segment gets min(its count, what is left).
+//   threshold (CS Drafting's code, _csd_iteration): a segment repeats calls of its level while the draft is shorter
+//     than the cumulative threshold (the row's counts so far); a reviewer's call is one speculative step (accepted
+//     tokens + 1), a Max-Gram call proposes maxgram_block tokens, a neural leaf drafts what is missing. The last
+//     call may overshoot, so drafts are longer and of random length.
+enum class LengthMode { truncate, threshold };  // JSON: "truncate", "threshold"
+const char* to_string(LengthMode m);
 enum class TreeKind { static_shape, top_k, sequoia, cats };  // JSON: "static", "top_k", "sequoia", "cats"
 
 struct TreeConfig {
@@ -51,6 +60,8 @@ struct SpecConfig {
     std::vector<std::vector<int32_t>> k_matrix;  // CS Drafting: k_matrix[i][j] = positions of reviewer i's draft
                                                  // filled by level j (j > i, upper-triangular, (n+1) x (n+1));
                                                  // empty = vertical cascade with gamma
+    LengthMode length_mode = LengthMode::truncate;  // how long cascade drafts are (see LengthMode)
+    int32_t maxgram_block  = 10;  // threshold mode: tokens per Max-Gram call (CS Drafting's _MAG_GENERATION)
     int32_t max_new_tokens = 64;                 // tokens generated per prompt
     std::vector<int32_t> prompt_ids;             // the prompt as token ids (used when no text prompt is given)
     std::string prompt;                          // the prompt as text (needs the target's tokenizer)
@@ -67,8 +78,12 @@ struct SpecConfig {
     // lenience 1 (got 2)". n_layer >= 0 also checks self-draft layer indices.
     void validate(int32_t n_layer = -1) const;
     bool greedy() const { return sampling.greedy(); }
-    // Draft tokens reviewer i gets per step: row i of the k-matrix summed, or gamma[i].
+    // Draft tokens reviewer i gets per step: row i of the k-matrix summed, or gamma[i]. In threshold mode the
+    // threshold, which the draft may overshoot.
     int32_t draft_length(int32_t reviewer) const;
+    // The longest draft reviewer i can get: draft_length in truncate mode; in threshold mode the threshold plus the
+    // largest overshoot of the last call of each segment (what the target's context must hold).
+    int32_t max_draft_length(int32_t reviewer) const;
 };
 
 void to_json(nlohmann::json& j, const SpecConfig& c);

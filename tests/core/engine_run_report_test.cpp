@@ -166,6 +166,9 @@ TEST(RunReport, ForeignAndMalformedReportsNameTheProblem) {
     bad                           = chain_report(3);
     bad["config"]["verification"] = "tree";
     EXPECT_NE(error_of(bad).find("token-tree"), std::string::npos) << error_of(bad);
+    bad                          = chain_report(3);
+    bad["config"]["length_mode"] = "threshold";  // modeled per target run by predict, not by the calibration
+    EXPECT_NE(error_of(bad).find("config.length_mode"), std::string::npos) << error_of(bad);
     bad                    = chain_report(3);
     bad["config"]["gamma"] = json::array({3, 3});
     EXPECT_NE(error_of(bad).find("config: spec.gamma"), std::string::npos) << error_of(bad);

@@ -172,6 +172,61 @@ TEST(EngineStats, CascadeReportsEveryLevel) {
     EXPECT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));
 }
 
+// A leaf that drafts arbitrary tokens greedily, as a neural leaf does: q = 1 (a one-hot draft) and its real softmax
+// probability in `confidence`.
+class ArbitraryLeaf : public drafts::Drafter {
+public:
+    explicit ArbitraryLeaf(float confidence) : m_confidence(confidence) {}
+    std::string name() const override { return "arbitrary"; }
+    int32_t n_vocab() const override { return 96; }
+    void sync(std::span<const int32_t> committed) override { m_last = committed.empty() ? 0 : committed.back(); }
+    drafts::DraftChain propose(int32_t k, const drafts::ProposeParams&, const CancelToken&) override {
+        drafts::DraftChain c;
+        for (int32_t i = 0; i < k; ++i) {
+            c.tokens.push_back((m_last * 7 + i * 13 + 5) % 96);
+            c.q.push_back(1.0f);
+            c.confidence.push_back(m_confidence);
+        }
+        return c;
+    }
+    drafts::DraftTree propose_tree(const drafts::TreeShape&, const drafts::ProposeParams&,
+                                   const CancelToken&) override {
+        throw std::logic_error("no trees");
+    }
+
+private:
+    float m_confidence;
+    int32_t m_last = 0;
+};
+
+// CS Drafting's lenient review accepts d when p_rev(d) > q(d) / l with q the proposing model's probability of d. A
+// greedy neural leaf reports q = 1 for its one-hot draft; the review must use its real probability instead.
+TEST(EngineStats, LenientReviewUsesTheLeafsRealProbability) {
+    const model::Model& t = target();
+    auto review           = [&](float leaf_confidence) {
+        SpecConfig c = cfg(4);
+        c.levels.resize(2);
+        c.gamma    = {4, 3};
+        c.lenience = {1.0f, 2.0f, 1.0f};
+        model::ForwardOptions exit0;
+        exit0.exit_layer = 0;
+        std::vector<engine::LevelMaterial> m(2);
+        m[0] = {nullptr, &t, exit0, "exit@0", {}};
+        m[1] = {std::make_shared<ArbitraryLeaf>(leaf_confidence), nullptr, {}, "leaf", {}};
+        const engine::RunResult r = SpecEngine(t, c, engine::build_draft_stack(c, m)).run(kPrompt);
+        EXPECT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));  // the target reviews at l = 1
+        return r.stats.levels.at(1);
+    };
+    // A leaf sure of its tokens (confidence 1) is accepted only where the reviewer gives them more than 1/2.
+    const engine::LevelStats sure = review(1.0f);
+    ASSERT_GT(sure.n_reviewed, 0);
+    EXPECT_LT(sure.n_review_accepted, sure.n_reviewed);
+    // A leaf that gave them 1e-9 is accepted wherever the reviewer gives them more than 5e-10: every token here.
+    const engine::LevelStats unsure = review(1e-9f);
+    ASSERT_GT(unsure.n_reviewed, 0);
+    EXPECT_EQ(unsure.n_review_accepted, unsure.n_reviewed);
+}
+
 TEST(EngineStats, AccumulateSumsCounts) {
     SpecEngine eng(target(), cfg(4), oracle({2}));
     const engine::RunResult a = eng.run(kPrompt);
