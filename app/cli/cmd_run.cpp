@@ -4,6 +4,7 @@
 // lossless check when greedy) on stdout, the full report as JSON with --report, a manifest with --manifest-out.
 #include "cli.h"
 
+#include "core/drafts/draft_bits.h"
 #include "core/engine/engine.h"
 #include "core/engine/session.h"
 #include "core/export/manifest.h"
@@ -306,6 +307,14 @@ int cmd_run(int argc, char** argv) {
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline, verifier.has_value());
     report["runs"]  = runs;
     report["total"] = total;
+    if (cfg.levels.size() == 1 && !prompts.empty()) {
+        const double mean_ctx = (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(prompts.size());
+        if (auto j = drafts::measured_cassandra_j(cfg.levels[0], target, total.n_drafted, total.n_accepted, mean_ctx)) {
+            std::cout << "Cassandra J (measured acceptance " << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted))
+                      << ", mean context " << fmt("%.0f", mean_ctx) << " tokens): " << fmt("%.4g", *j) << " per bit\n";
+            report["cassandra_j"] = *j;
+        }
+    }
     if (auto out = args.value("manifest-out")) {
         if (args.has("synthetic")) throw UsageError("--manifest-out needs a target file (-m), not --synthetic");
         exporting::Manifest m = manifest ? *manifest : exporting::Manifest{};

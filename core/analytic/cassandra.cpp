@@ -3,13 +3,21 @@
 
 #include "core/analytic/checks.h"
 
+#include <string>
+
 namespace speculum::analytic {
 
 void validate(const CassandraConfig& c) {
     require_probability(c.w_p, "cassandra.w_p");
     require_probability(c.kv_p, "cassandra.kv_p");
-    require_count(c.bits, 10, 64, "cassandra.bits");
-    int mantissa = c.bits - 9;
+    if (!(c.bits >= 2.0 && c.bits <= 64.0))
+        throw InvalidInput("cassandra.bits must be in [2, 64] bits per stored element, got " + std::to_string(c.bits));
+    // Mantissa truncation needs a float format (sign, 8 exponent bits, the rest mantissa); a quantized target
+    // (Q8_0 8.5, Q4_0 4.5 bits) has no mantissa to truncate.
+    const int mantissa = is_float_format(c) ? int(c.bits) - 9 : 0;
+    if (!is_float_format(c) && (c.w_t > 0 || c.kv_t > 0))
+        throw InvalidInput("cassandra.w_t / kv_t: a target stored at B = " + std::to_string(c.bits) +
+                           " bits per element (quantized) has no mantissa to truncate; set both to 0");
     require_count(c.w_t, 0, mantissa, "cassandra.w_t");
     require_count(c.kv_t, 0, mantissa, "cassandra.kv_t");
     require_nonnegative(c.s_w, "cassandra.s_w");
@@ -18,6 +26,8 @@ void validate(const CassandraConfig& c) {
     require_nonnegative(c.exp_bits, "cassandra.exp_bits");
     require_nonnegative(c.map_bits, "cassandra.map_bits");
 }
+
+bool is_float_format(const CassandraConfig& c) { return c.bits >= 10.0 && c.bits == double(int(c.bits)); }
 
 double cassandra_j(double alpha, const CassandraConfig& c) {
     require_probability(alpha, "alpha");
@@ -33,9 +43,13 @@ double compact_element_bits(double p, int t, double exp_bits, int mantissa, doub
 
 CassandraBits cassandra_bits(const CassandraConfig& c) {
     validate(c);
-    const double m = c.bits - 9;  // stored mantissa bits
-    auto draft     = [&](double p, int t) { return compact_element_bits(p, t, c.exp_bits, int(m), c.map_bits); };
-    auto full      = [&](double p) { return (1 - p) * (1 + c.exp_bits + m) + p * c.bits + c.map_bits; };
+    // Float formats: sign + (compressed) exponent + stored mantissa; quantized ones keep their stored bits per kept
+    // element (no truncation, no exponent compression).
+    const bool fl  = is_float_format(c);
+    const double m = fl ? c.bits - 9 : 0;  // stored mantissa bits
+    auto kept_bits = [&](int t) { return fl ? 1 + c.exp_bits + m - t : c.bits; };
+    auto draft     = [&](double p, int t) { return (1 - p) * kept_bits(t) + c.map_bits; };
+    auto full      = [&](double p) { return (1 - p) * kept_bits(0) + p * c.bits + c.map_bits; };
     CassandraBits b;
     b.draft_bits_per_weight = draft(c.w_p, c.w_t);
     b.full_bits_per_weight  = full(c.w_p);

@@ -1,5 +1,6 @@
 // Cassandra (paper 000) draft-configuration objective J, Eq. (2), and the exact bit accounting of its
-// speculation/verification split. Reading (design/analytic_readings.md): S_w and S_kv are element counts, B = 16;
+// speculation/verification split. Reading (design/analytic_readings.md): S_w and S_kv are element counts, B is the
+// target's stored bits per element (16 in the paper's BF16; 8.5 for a Q8_0 target, issue #24);
 // J's denominator ignores exponent compression and the bitmap, as the paper does; the exact accounting
 // (sign + compressed exponent + kept mantissa + 1-bit bitmap) is reported separately. Values are "modeled".
 #pragma once
@@ -11,7 +12,8 @@ struct CassandraConfig {
     double kv_p     = 0.4;     // KV-cache pruning ratio
     int w_t         = 4;       // mantissa bits truncated from draft weights
     int kv_t        = 4;       // mantissa bits truncated from the draft KV cache
-    int bits        = 16;      // B: bits per element of the target format (BF16: 1 sign, 8 exponent, 7 mantissa)
+    double bits     = 16;      // B: bits per stored element of the target (BF16/F16 16, Q8_0 8.5, Q4_0 4.5);
+                               // an integer >= 10 is a float format (1 sign, 8 exponent, B - 9 mantissa bits)
     double s_w      = 8.03e9;  // weight elements (Llama3-8B)
     double s_kv     = 0;       // KV-cache elements at the context of interest (0 = weights only)
     double exp_bits = 2.85;    // mean compressed exponent bits (unary, paper Fig. 6b; MX: shared bits / block)
@@ -19,6 +21,7 @@ struct CassandraConfig {
     bool operator==(const CassandraConfig&) const = default;
 };
 void validate(const CassandraConfig& c);
+bool is_float_format(const CassandraConfig& c);  // B an integer >= 10: a mantissa exists to truncate
 
 // Eq. (2): J = α / (S_w (1−w_p)(B−w_t) + S_kv (1−kv_p)(B−kv_t)), in 1/bits. `alpha` is Table IV's
 // acceptance rate (a scalar in [0, 1]).

@@ -94,9 +94,11 @@ PredictOutput predict(const PredictInput& in) {
         out.bpt_autoregressive_gb = bpt_autoregressive(in.cats->config);
     }
     if (in.cassandra) {
-        double a           = in.cassandra->alpha >= 0 ? in.cassandra->alpha : in.alpha[0];
-        out.cassandra_j    = cassandra_j(a, in.cassandra->config);
-        out.cassandra_bits = cassandra_bits(in.cassandra->config);
+        double a            = in.cassandra->alpha >= 0 ? in.cassandra->alpha : in.alpha[0];
+        CassandraConfig cfg = in.cassandra->config;
+        if (!in.cassandra->bits_given && in.hardware) cfg.bits = in.hardware->target.weight_bits;
+        out.cassandra_j    = cassandra_j(a, cfg);
+        out.cassandra_bits = cassandra_bits(cfg);
     }
     double stream_gb = 0;
     if (in.hardware) {

@@ -50,6 +50,9 @@ struct CatsInput {
 struct CassandraInput {
     CassandraConfig config;
     double alpha                                 = -1;  // Table-IV acceptance rate for J; −1 = the top-level alpha[0]
+    // B (config.bits) given explicitly; otherwise, with a hardware section, B is the target's stored bits per weight
+    // (hardware.target.weight_bits: 16 for BF16, 8.5 for Q8_0), not a constant 16.
+    bool bits_given                              = true;
     bool operator==(const CassandraInput&) const = default;
 };
 

@@ -111,7 +111,8 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         elems += double(n);
         modeled = modeled || mb.is_modeled;
         b.weights_compact = b.weights_compact || mb.compact;
-        j_bits += (1.0 - double(pruned) / double(n)) * (16.0 - tb) * double(n);
+        // J's B is the target's stored bits per element (16 BF16/F16, 8.5 Q8_0, ...), less the truncated bits.
+        j_bits += (1.0 - double(pruned) / double(n)) * (type_bits(v.type) - tb) * double(n);
         // Verification data: the full value of each pruned element and the truncated low bits of each kept one.
         v_bits += double(pruned) * type_bits(v.type) + double(n - pruned) * tb;
         const bool float_src = v.type == GgmlType::F32 || v.type == GgmlType::F16 || v.type == GgmlType::BF16;
@@ -157,7 +158,8 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     }
     b.kv_bytes_per_token_real = uint64_t(b.kv_elements_per_token) * 4;
     b.kv_bytes_per_token      = bits_to_bytes(b.kv_bits_per_element * double(b.kv_elements_per_token));
-    b.j_kv_bits = (1.0 - double(prune_count(pkv, ekv)) / double(ekv)) * (16.0 - tkv);
+    // The cache as stored is f32 (B = 32); a truncated view is read in BF16 form (16 - t), as kv_bits_per_element.
+    b.j_kv_bits = (1.0 - double(prune_count(pkv, ekv)) / double(ekv)) * (tkv > 0 ? 16.0 - tkv : 32.0);
     if (self && subset) b.verification_data_bits_per_element = v_bits / elems;
     if (spec.kind == DraftKind::model) b.note = "separate model: bits of its own weights";
     return b;
@@ -167,6 +169,13 @@ double cassandra_objective(double alpha, const DraftBits& b, int64_t n_ctx) {
     const double denom = double(b.weight_elements_per_forward) * b.j_weight_bits +
                          double(b.kv_elements_per_token) * double(n_ctx) * b.j_kv_bits;
     return denom > 0 ? alpha / denom : 0.0;
+}
+
+std::optional<double> measured_cassandra_j(const DraftSpec& spec, const model::Model& target, int64_t n_drafted,
+                                           int64_t n_accepted, double mean_ctx) {
+    if (spec.kind != DraftKind::self || n_drafted <= 0) return std::nullopt;
+    const double acceptance = double(n_accepted) / double(n_drafted);
+    return cassandra_objective(acceptance, draft_bits(spec, target), static_cast<int64_t>(mean_ctx + 0.5));
 }
 
 double bits_per_draft_token(const DraftBits& b, int64_t n_ctx) {

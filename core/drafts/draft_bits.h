@@ -9,6 +9,7 @@
 #include "core/model/model.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace speculum::drafts {
@@ -56,7 +57,9 @@ struct DraftBits {
     // a subset of the target's bits (a re-encoded copy, a separate model).
     double verification_data_bits_per_element = -1;
 
-    // Cassandra's J denominator per element, B = 16: sum (1 - w_p)(B - w_t) / elements, and (1 - kv_p)(B - kv_t).
+    // Cassandra's J denominator per element: sum (1 - w_p)(B - w_t) / elements with B the target's stored bits of
+    // each matrix (16 BF16/F16, 8.5 Q8_0, 4.5 Q4_0, ...), and (1 - kv_p)(B_kv - kv_t) with B_kv = 32 for the f32
+    // cache (16 - kv_t for a truncated view, read in BF16 form).
     double j_weight_bits = 0;
     double j_kv_bits     = 0;
     std::string note;  // e.g. "max-gram reads no weights"
@@ -68,6 +71,10 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
 // Cassandra's objective J = alpha / (S_w * j_weight_bits + S_kv * j_kv_bits) with S_w the weight elements per
 // forward and S_kv the KV elements read at a context of n_ctx tokens.
 double cassandra_objective(double alpha, const DraftBits& b, int64_t n_ctx);
+// Cassandra's J for a measured run of one self-draft level: acceptance = accepted / drafted tokens (the paper's
+// Table IV acceptance rate) and the run's mean context length. nullopt for other drafts or a run with no drafts.
+std::optional<double> measured_cassandra_j(const DraftSpec& spec, const model::Model& target, int64_t n_drafted,
+                                           int64_t n_accepted, double mean_ctx);
 // Bits the draft reads per drafted token at context n_ctx (weights + KV), modeled figures where modeled.
 double bits_per_draft_token(const DraftBits& b, int64_t n_ctx);
 

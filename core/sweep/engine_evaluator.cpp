@@ -2,6 +2,8 @@
 // and reported as the row's stats with the scalar metrics the store indexes.
 #include "core/sweep/engine_evaluator.h"
 
+#include "core/drafts/draft_bits.h"
+
 #include "core/engine/engine.h"
 #include "core/engine/session.h"
 #include "core/model/synthetic.h"
@@ -111,6 +113,13 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
         if (l.level > 0 && l.n_forward > 0) draft_bytes += static_cast<double>(l.bytes_weights) / l.n_forward;
     res.metrics["draft_bytes"] = draft_bytes;
     if (checked > 0) res.metrics["quality"] = agreement / checked;
+    // Cassandra's objective from the measured acceptance (single self-draft levels), so J-driven grid searches run on
+    // measured data.
+    if (cfg.levels.size() == 1 && !prompts.empty()) {
+        const double mean_ctx = (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(prompts.size());
+        if (auto j = drafts::measured_cassandra_j(cfg.levels[0], *m_target, total.n_drafted, total.n_accepted, mean_ctx))
+            res.metrics["j"] = *j;
+    }
     return res;
 }
 

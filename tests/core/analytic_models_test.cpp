@@ -76,6 +76,25 @@ TEST(Cassandra, BitAccountingAndJ) {
     EXPECT_THROW(cassandra_j(1.1, c), InvalidInput);
 }
 
+TEST(Cassandra, BIsTheTargetsStoredBits) {
+    // A Q8_0 target: B = 8.5 bits per element, pruning only (no mantissa to truncate).
+    CassandraConfig q;
+    q.bits = 8.5, q.w_t = 0, q.kv_t = 0;
+    EXPECT_FALSE(is_float_format(q));
+    EXPECT_NEAR(cassandra_j(0.78, q), 0.78 / (8.03e9 * 0.6 * 8.5), 1e-25);
+    const CassandraBits b = cassandra_bits(q);
+    EXPECT_NEAR(b.draft_bits_per_weight, 0.6 * 8.5 + 1, 1e-12);
+    EXPECT_NEAR(b.full_bits_per_weight, 8.5 + 1, 1e-12);
+    EXPECT_NEAR(b.dense_total_bits, 8.03e9 * 8.5, 1e3);
+    q.w_t = 2;
+    try {
+        cassandra_j(0.78, q);
+        FAIL() << "truncating a quantized target must be refused";
+    } catch (const InvalidInput& e) {
+        EXPECT_NE(std::string(e.what()).find("no mantissa"), std::string::npos) << e.what();
+    }
+}
+
 TEST(MlSpecQd, Eq1Table) {
     // Paper note §7 table (N, S, α) → speedup.
     EXPECT_NEAR(mlspecqd_speedup(0.4, 4, 4), 1.300, 5e-4);

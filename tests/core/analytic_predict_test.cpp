@@ -54,6 +54,14 @@ TEST(Predict, AgreesWithIndividualModels) {
     EXPECT_NEAR(out.cats_bpt->bpt, 5.8354, 1e-4);
     EXPECT_NEAR(*out.cassandra_j, 0.78 / (8.03e9 * 7.2), 1e-25);
     EXPECT_EQ(out.ghidorah->widths.size(), 7u);
+    // Without an explicit B, J uses the hardware target's stored bits: a Q8_0 target (8.5 bits), pruning only.
+    json q8                                  = full_input();
+    q8["hardware"]["target"]["weight_bits"] = 8.5;
+    q8["cassandra"]["w_t"]                   = 0;
+    q8["cassandra"]["kv_t"]                  = 0;
+    EXPECT_NEAR(*predict(predict_input_from_json(q8, resolver())).cassandra_j, 0.78 / (8.03e9 * 0.6 * 8.5), 1e-25);
+    q8["cassandra"]["bits"] = 16;  // given explicitly, it wins
+    EXPECT_NEAR(*predict(predict_input_from_json(q8, resolver())).cassandra_j, 0.78 / (8.03e9 * 0.6 * 16), 1e-25);
     ASSERT_TRUE(out.timing.has_value());
     EXPECT_GT(out.timing->speedup, 1.0);
     EXPECT_EQ(out.predicted_speedup, out.timing->speedup);

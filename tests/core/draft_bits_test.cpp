@@ -106,6 +106,21 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     EXPECT_EQ(b.kv_bytes_per_token, 0u);
 }
 
+// Cassandra's J counts the target's stored bits (issue #24): 8.5 per Q8_0 element, not a constant 16; the f32 cache
+// counts 32 bits per value unless a truncated (BF16-form) view is read.
+TEST(DraftBits, CassandraJUsesTheTargetsStoredBits) {
+    const model::Model t = model::make_synthetic_model(test::spec_gqa(GgmlType::Q8_0));
+    const double layer = 64 * 64 * 2 + 32 * 64 * 2 + 3 * 128 * 64, head = 160 * 64, all = 2 * layer + head;
+    DraftSpec p;
+    p.prune.ratio = 0.5f;
+    const DraftBits b = draft_bits(p, t);
+    EXPECT_DOUBLE_EQ(b.j_weight_bits, (2 * layer * 0.5 * 8.5 + head * 8.5) / all);
+    EXPECT_DOUBLE_EQ(b.j_kv_bits, 32);
+    DraftSpec kv;
+    kv.kv_drop_ratio = 0.25f;
+    EXPECT_DOUBLE_EQ(draft_bits(kv, t).j_kv_bits, 0.75 * 32);
+}
+
 // Rewrites a synthetic GGUF with tokenizer metadata.
 std::string with_vocab(const std::string& name, const std::vector<std::string>& tokens, const std::string& type,
                        int32_t bos, int32_t eos, bool add_bos, int n_vocab = 160) {

@@ -44,6 +44,11 @@ TEST(SweepEngine, MeasuredRowsAreStoredAndCached) {
         EXPECT_DOUBLE_EQ(row.metrics.at("quality"), 1.0);  // greedy speculative decoding is lossless
         EXPECT_GT(row.metrics.at("draft_bytes"), 0.0);
         EXPECT_EQ(row.stats["n_generated"], 12);
+        // Cassandra's J from the measured acceptance: accepted / drafted over the f32 target's bits (B = 32).
+        const double drafted = row.stats["n_drafted"].get<double>(), accepted = row.stats["n_accepted"].get<double>();
+        ASSERT_TRUE(row.metrics.count("j")) << "a self-draft run must report J";
+        EXPECT_EQ(row.metrics.at("j") > 0.0, accepted > 0);
+        EXPECT_LE(row.metrics.at("j"), (accepted / drafted) / (64.0 * 64 * 32));  // below α / (one matrix's bits)
     }
     SweepSummary again = run_sweep(spec, ev, *store, CancelToken());
     EXPECT_EQ(again.cached, 4u);
