@@ -93,3 +93,13 @@ TEST(Trees, RejectsInvalidInputs) {
         EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos);
     }
 }
+
+TEST(Trees, ShortTableReusesItsLastRow) {
+    // A chain of 4 under a 2-row table: depths 2 and 3 reuse row 1. A rank beyond a row's length accepts nothing.
+    const AcceptanceTable p{{0.9}, {0.5}};
+    EXPECT_NEAR(tree_expected_length(chain_tree(4), p), 1 + 0.9 + 0.9 * 0.5 + 0.9 * 0.25 + 0.9 * 0.125, kTol);
+    EXPECT_NEAR(tree_expected_length(TokenTree{{-1, 0, 0}}, p), 1 + 0.9 + 0.0, kTol);
+    // And the DP, with a budget deeper than the table, agrees with brute force on the extended table.
+    const AcceptanceTable longer{{0.9}, {0.5}, {0.5}, {0.5}, {0.5}, {0.5}};
+    EXPECT_NEAR(sequoia_best_tree(p, 6, 5).expected_length, brute_force_best(longer, 6, 5), kTol);
+}
