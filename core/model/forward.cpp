@@ -151,6 +151,13 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
     if (opts.exit_layer < -1 || opts.exit_layer >= hp.n_layer)
         throw std::invalid_argument("ForwardOptions.exit_layer: " + std::to_string(opts.exit_layer) + " outside [-1, " +
                                     std::to_string(hp.n_layer - 1) + "]");
+    const int32_t last = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
+    if (opts.first_layer < 0 || opts.first_layer > last)
+        throw std::invalid_argument("ForwardOptions.first_layer: " + std::to_string(opts.first_layer) + " outside [0, " +
+                                    std::to_string(last) + "] (the last layer run)");
+    if ((opts.first_layer > 0) != (opts.hidden_in != nullptr))
+        throw std::invalid_argument("ForwardOptions.hidden_in: required exactly when first_layer > 0 (first_layer " +
+                                    std::to_string(opts.first_layer) + ")");
     if (opts.cached_slots) {
         int32_t prev = -1;
         for (int32_t s : *opts.cached_slots) {
@@ -310,19 +317,23 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         for (int32_t j = 0; j < n; ++j) attended += mask ? (mask[static_cast<size_t>(i) * n + j] != 0) : (j <= i);
     }
     const int64_t cached_read = opts.cached_slots ? static_cast<int64_t>(opts.cached_slots->size()) : n_past;
-    cost.bytes_weights += static_cast<uint64_t>(n) * W.token_embd.row_bytes();
-
-    // Embedding: one row of token_embd per token becomes the residual stream x (n, n_embd).
-    for (int32_t i = 0; i < n; ++i) {
-        const void* row = W.token_embd.row(m_tokens[i]);
-        if (ref)
-            kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
-        else
-            kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
+    if (opts.hidden_in) {
+        // A later stage of a layer-split pass: the residual stream that entered first_layer.
+        std::copy(opts.hidden_in, opts.hidden_in + static_cast<int64_t>(n) * e, m_x.begin());
+    } else {
+        // Embedding: one row of token_embd per token becomes the residual stream x (n, n_embd).
+        cost.bytes_weights += static_cast<uint64_t>(n) * W.token_embd.row_bytes();
+        for (int32_t i = 0; i < n; ++i) {
+            const void* row = W.token_embd.row(m_tokens[i]);
+            if (ref)
+                kernels::dequantize_row_ref(&m_x[i * e], W.token_embd.type, row, e);
+            else
+                kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
+        }
     }
 
     const int32_t last_layer = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
-    for (int32_t il = 0; il <= last_layer; ++il) {
+    for (int32_t il = opts.first_layer; il <= last_layer; ++il) {
         m_cancel.throw_if_cancelled();
         const LayerWeights& L = W.layers[static_cast<size_t>(il)];
 
@@ -373,6 +384,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
     }
+
+    if (opts.hidden_out) std::copy(m_x.begin(), m_x.begin() + static_cast<int64_t>(n) * e, opts.hidden_out);
 
     // Output head: final norm and the LM head, only for the tokens whose logits the caller needs
     // (row 0 of m_logits is token logits_first).

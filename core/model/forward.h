@@ -53,6 +53,13 @@ struct ForwardOptions {
     std::vector<uint8_t> skip_attn;  // (n_layer) or empty: 1 = skip layer il's attention block
     std::vector<uint8_t> skip_ffn;   // (n_layer) or empty: 1 = skip layer il's feed-forward block
     int exit_layer = -1;             // run layers [0, exit_layer] then the output head; -1 = all layers
+    // A pass over a range of layers (CATS's stages): run layers [first_layer, exit_layer] starting from the residual
+    // stream `hidden_in` (n, n_embd) that entered first_layer, instead of the token embeddings. Only the layers run
+    // write their KV slots, so a context used this way holds the KV of its own layers only.
+    int first_layer         = 0;
+    const float* hidden_in  = nullptr;  // required when first_layer > 0 (and only then)
+    float* hidden_out       = nullptr;  // (n, n_embd): the residual stream after the last layer run, before the
+                                        // final norm; filled when given
     // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
     // truncation in drafts (e.g. attention sinks + a recent window).
     std::optional<std::vector<int32_t>> cached_slots;
