@@ -63,8 +63,8 @@ void from_engine(const engine::SpecConfig& s, ResultConfigLoad& out) {
             cfg.tree.max_depth       = s.tree.max_depth;
             cfg.tree.rank_acceptance = s.tree.prior;
             break;
-        case engine::TreeKind::cats:
-            note("tree.kind cats: not in the tree editor; loaded as a chain");
+        case engine::TreeKind::chain_second:
+            note("tree.kind chain_second: not in the tree editor; loaded as a chain");
             cfg.tree.mode = TreeMode::chain;
             break;
         }

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "core/drafts/draft_bits.h"
+#include "core/engine/cats.h"
 #include "core/engine/engine.h"
 #include "core/engine/session.h"
 #include "core/export/manifest.h"
@@ -86,6 +87,10 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
     os << "time: prefill " << fmt("%.3f s", s.t_prefill_s) << ", decode " << fmt("%.3f s", s.t_decode_s) << " (draft "
        << fmt("%.3f s", s.t_draft_s) << ", verify " << fmt("%.3f s", s.t_verify_s) << ")\n";
     os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token)) << "\n";
+    if (s.bpt_cats_eq4 > 0 && s.cats_layers.size() == 3)
+        os << "CATS BPT (Eq. 4, decoder weights only; layers: draft 0.." << s.cats_layers[0] - 1 << ", shallow verifier "
+           << s.cats_layers[0] << ".." << s.cats_layers[1] - 1 << ", target " << s.cats_layers[1] << ".."
+           << s.cats_layers[2] - 1 << "): " << mib(static_cast<uint64_t>(s.bpt_cats_eq4)) << "\n";
     os << "speculative: " << fmt("%.2f", s.tokens_per_s) << " tokens/s";
     if (baseline)
         os << " | autoregressive: " << fmt("%.2f", s.baseline_tokens_per_s) << " tokens/s | speedup "
@@ -273,15 +278,24 @@ int cmd_run(int argc, char** argv) {
         throw std::runtime_error(*cfg_path + ": " + e.what());
     }
 
+    std::string drafter_name = stack->name();
+    if (cfg.verification == engine::Verification::cats) {
+        const engine::CatsLayers l = engine::cats_layers(cfg.cats, target, cfg.context.n_ctx > 0 ? cfg.context.n_ctx
+                                                                                                 : target.hparams().n_ctx_train);
+        drafter_name = "CATS: the target's layers 0.." + std::to_string(l.draft - 1) + " draft, layers " +
+                       std::to_string(l.draft) + ".." + std::to_string(l.sv - 1) + " verify shallowly" +
+                       (l.from_budget ? " (the deepest that fits cats.dram_budget_gb)" : "") +
+                       (cfg.cats.typical ? "; typical acceptance (LOSSY)" : "");
+    }
     std::cout << "target: " << target_path << " (" << target.hparams().n_layer << " layers, "
               << mib(target.weight_bytes_per_token()) << " read per token, weights "
               << model::weight_memory_name(target.weight_memory()) << ")\n"
-              << "drafter: " << stack->name() << "\n"
+              << "drafter: " << drafter_name << "\n"
               << verifier_line;
     const model::Model& verifying = verifier ? *verifier : target;
     nlohmann::json report{{"config", cfg},
                           {"target", target_path},
-                          {"drafter", stack->name()},
+                          {"drafter", drafter_name},
                           {"target_memory", model::weight_memory_name(target.weight_memory())},
                           {"verifier_memory", model::weight_memory_name(verifying.weight_memory())}};
     nlohmann::json runs = nlohmann::json::array();
@@ -307,7 +321,7 @@ int cmd_run(int argc, char** argv) {
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline, verifier.has_value());
     report["runs"]  = runs;
     report["total"] = total;
-    if (cfg.levels.size() == 1 && !prompts.empty()) {
+    if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty()) {
         const double mean_ctx = (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(prompts.size());
         if (auto j = drafts::measured_cassandra_j(cfg.levels[0], target, total.n_drafted, total.n_accepted, mean_ctx)) {
             std::cout << "Cassandra J (measured acceptance " << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted))

@@ -2,6 +2,8 @@
 // autoregressive baseline. Reads like llama.cpp's speculative-simple; trees differ only in draft and verify.
 #include "core/engine/engine.h"
 
+#include "core/engine/cats.h"
+
 #include "core/model/generate.h"
 
 #include <algorithm>
@@ -48,6 +50,7 @@ struct SpecEngine::RunState {
     drafts::TreeShape shape;            // the tree expanded each step
     int32_t steps_since_refit = 0;      // sequoia
     drafts::DraftCost target_at_start;  // the target's counters after prefill
+    std::unique_ptr<CatsStages> cats;   // verification cats: the target's three stages
 };
 
 SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_ptr<drafts::Drafter> drafter,
@@ -193,6 +196,41 @@ SpecEngine::Step SpecEngine::tree_step(RunState& st, int32_t remaining, const Ca
     return s;
 }
 
+SpecEngine::Step SpecEngine::cats_step(RunState& st, int32_t remaining, const CancelToken& cancel) {
+    CatsStages& c         = *st.cats;
+    const double t_before = c.draft_stats.t_s + c.sv_stats.t_s, v_before = c.target_stats.t_s;
+    const int32_t g       = std::min(st.gamma, remaining - 1);
+    const CatsStages::Outcome o = c.step(st.committed, g, cancel);
+    st.stats.t_draft_s += c.draft_stats.t_s + c.sv_stats.t_s - t_before;  // the correction tree's construction
+    st.stats.t_verify_s += c.target_stats.t_s - v_before;
+
+    // Statistics as for trees: α by depth along the chain, acceptance by rank (0 = draft, 1 = correction).
+    const TreeVerdict& v = o.verdict;
+    const auto children  = tree_children(o.tree);
+    const int32_t n_acc  = static_cast<int32_t>(v.path.size());
+    for (int32_t i = 0; i < g && i <= n_acc; ++i) {
+        bump(st.stats.pos_reached, static_cast<size_t>(i));
+        bump(st.stats.pos_accepted, static_cast<size_t>(i), int64_t(i < n_acc ? 1 : 0));
+    }
+    for (int32_t d = 0; d <= n_acc; ++d) {
+        const int32_t node = d == 0 ? -1 : v.path[static_cast<size_t>(d) - 1];
+        const int32_t n_ch = static_cast<int32_t>(children[static_cast<size_t>(node + 1)].size());
+        st.stats.rank_counts.add(d, n_ch, d < n_acc ? v.rank[static_cast<size_t>(d)] : -1);
+    }
+    Step s;
+    s.n_drafted  = o.n_chain;
+    s.n_accepted = n_acc;
+    for (size_t i = 0; i < v.path.size(); ++i) {
+        s.tokens.push_back(o.tree.tokens[static_cast<size_t>(v.path[i])]);
+        s.kinds.push_back(TokenKind::accepted);
+        s.levels.push_back(v.rank[i] == 0 ? 1 : 2);  // the draft's token, or the shallow verifier's correction
+    }
+    s.tokens.push_back(v.next_token);
+    s.kinds.push_back(v.next_kind);
+    s.levels.push_back(0);
+    return s;
+}
+
 void SpecEngine::commit(RunState& st, const Step& step, EventSink* sink) {
     for (size_t i = 0; i < step.tokens.size(); ++i) {
         if (sink)
@@ -222,6 +260,7 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
     // Room for the prompt, the new tokens and one step's speculative slots (a whole tree, or the longest chain).
     int32_t spec_slots = m_cfg.adaptive_gamma.enabled ? std::max(st.gamma, m_cfg.adaptive_gamma.max)
                                                        : std::max(st.gamma, m_cfg.max_draft_length(0));
+    if (m_cfg.verification == Verification::cats) spec_slots = 2 * st.gamma;  // the chain and its corrections
     if (m_cfg.verification == Verification::tree) {
         if (m_cfg.tree.kind != TreeKind::sequoia) st.shape = make_tree_shape(m_cfg.tree, m_cfg.gamma.front(), {});
         spec_slots = m_cfg.tree.kind == TreeKind::sequoia ? m_cfg.tree.node_budget : shape_nodes(st.shape);
@@ -251,7 +290,12 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
     auto t_start = clock::now();
     try {
         // Prefill: the target caches the prompt but its last token, which the first verification pass evaluates.
-        st.target.sync(st.committed, cancel);
+        if (m_cfg.verification == Verification::cats) {
+            st.cats = std::make_unique<CatsStages>(m_verifier, m_cfg.context, m_cfg.cats);
+            st.cats->prefill(st.committed, cancel);
+        } else {
+            st.target.sync(st.committed, cancel);
+        }
         st.stats.t_prefill_s = since(t_start);
         st.target_at_start   = st.target.cost();
         t_start              = clock::now();
@@ -259,8 +303,9 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
         while (st.stats.n_generated < n_new) {
             cancel.throw_if_cancelled();  // before drafting
             const int32_t remaining = n_new - st.stats.n_generated;
-            const Step step         = m_cfg.verification == Verification::tree ? tree_step(st, remaining, cancel)
-                                                                               : chain_step(st, remaining, cancel);
+            const Step step         = m_cfg.verification == Verification::tree   ? tree_step(st, remaining, cancel)
+                                      : m_cfg.verification == Verification::cats ? cats_step(st, remaining, cancel)
+                                                                                 : chain_step(st, remaining, cancel);
             commit(st, step, sink);
             report(progress, static_cast<double>(st.stats.n_generated) / n_new,
                    std::to_string(st.stats.n_generated) + "/" + std::to_string(n_new) + " tokens");
@@ -283,6 +328,28 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
 
 void SpecEngine::finish_stats(RunState& st, RunResult& res) {
     RunStats& s = st.stats;
+    if (st.cats) {
+        // The three stages are the levels: 0 = the target's own layers, 1 = the draft, 2 = the shallow verifier.
+        const CatsStages& c = *st.cats;
+        s.levels            = {c.target_stats, c.draft_stats, c.sv_stats};
+        s.levels[0].n_calls = s.n_steps;
+        set_cost_ratios(s.levels, s.levels[0].n_forward > 0 ? s.levels[0].t_s / double(s.levels[0].n_forward) : 0.0);
+        uint64_t bytes = 0;
+        for (const LevelStats& l : s.levels) bytes += l.bytes_weights + l.bytes_kv;
+        s.n_generated     = static_cast<int32_t>(res.tokens.size());
+        s.tokens_per_s    = s.t_decode_s > 0 ? s.n_generated / s.t_decode_s : 0.0;
+        s.bytes_per_token = s.n_generated > 0 ? static_cast<double>(bytes) / s.n_generated : 0.0;
+        // CATS's Eq. 4, decoder weights only: (γ̄ B_draft + B_SV + B_target) / (β̄ + 1).
+        const CatsLayers& L = c.layers();
+        if (s.n_steps > 0 && s.n_generated > 0) {
+            const double gbar = static_cast<double>(s.n_drafted) / s.n_steps;
+            const double m    = static_cast<double>(s.n_generated) / s.n_steps;
+            s.bpt_cats_eq4    = (gbar * double(L.b_draft) + double(L.b_sv) + double(L.b_target)) / m;
+        }
+        s.cats_layers = {L.draft, L.sv, L.n_layer};
+        res.stats     = s;
+        return;
+    }
     s.levels.assign(1, LevelStats{});
     m_drafter->collect(s.levels);
     LevelStats& t              = s.levels[0];
@@ -348,6 +415,11 @@ void accumulate(RunStats& into, const RunStats& s) {
     const double t_base = (into.baseline_tokens_per_s > 0 ? into.n_generated / into.baseline_tokens_per_s : 0.0) +
                           (s.baseline_tokens_per_s > 0 ? s.n_generated / s.baseline_tokens_per_s : 0.0);
     const double bytes = into.bytes_per_token * into.n_generated + s.bytes_per_token * s.n_generated;
+    if (s.bpt_cats_eq4 > 0) {
+        into.bpt_cats_eq4 = (into.bpt_cats_eq4 * into.n_generated + s.bpt_cats_eq4 * s.n_generated) /
+                            std::max(1, into.n_generated + s.n_generated);
+        into.cats_layers  = s.cats_layers;
+    }
     into.n_prompt += s.n_prompt;
     into.n_generated += s.n_generated;
     into.n_steps += s.n_steps;

@@ -48,6 +48,7 @@ private:
 
     Step chain_step(RunState& st, int32_t remaining, const CancelToken& cancel);
     Step tree_step(RunState& st, int32_t remaining, const CancelToken& cancel);
+    Step cats_step(RunState& st, int32_t remaining, const CancelToken& cancel);
     void commit(RunState& st, const Step& step, EventSink* sink);
     void finish_stats(RunState& st, RunResult& res);
     void run_baseline(RunResult& res, const CancelToken& cancel);

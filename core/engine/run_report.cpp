@@ -80,6 +80,9 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         throw std::invalid_argument(source + ": config: " + e.what());
     }
     // What the calibration models: chains (one level or a cascade, vertical or horizontal) at fixed draft lengths.
+    if (cfg.verification == Verification::cats)
+        f.fail("config.verification", "CATS's three-stage runs are not modeled by the calibration (chains and cascades "
+                                      "only); predict's cats section models their BPT");
     if (cfg.verification == Verification::tree)
         f.fail("config.verification", "token-tree runs are not modeled by the calibration (chains and cascades only)");
     if (cfg.adaptive_gamma.enabled)

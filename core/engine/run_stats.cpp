@@ -68,6 +68,10 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"lossless_checked", s.lossless_checked},
                        {"lossless_mismatch", s.lossless_mismatch},
                        {"verifier_mismatch", s.verifier_mismatch}};
+    if (s.bpt_cats_eq4 > 0) {
+        j["bpt_cats_eq4"]  = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
+        j["cats_layers"]   = s.cats_layers;   // {L_DM, L_SV, n_layer}
+    }
 }
 
 void to_json(nlohmann::json& j, const RunResult& r) {

@@ -30,8 +30,8 @@ const char* tree_kind_name(TreeKind k) {
             return "top_k";
         case TreeKind::sequoia:
             return "sequoia";
-        case TreeKind::cats:
-            return "cats";
+        case TreeKind::chain_second:
+            return "chain_second";
     }
     return "static";
 }
@@ -131,6 +131,33 @@ void SpecConfig::validate(int32_t n_layer) const {
         if (draft_length(0) < 1) fail("k_matrix[0]", "the target's draft needs at least one position");
         if (draft_length(0) > 64) fail("k_matrix[0]", "the target's draft is longer than 64 positions");
     }
+    if (verification == Verification::cats) {
+        const std::string why = "CATS drafts with the target's own first layers: give one plain level {\"kind\": \"self\"}";
+        if (n != 1 || !(levels[0] == drafts::DraftSpec{})) fail("levels", why);
+        if (!k_matrix.empty()) fail("k_matrix", "cannot be combined with CATS");
+        if (adaptive_gamma.enabled) fail("adaptive_gamma", "cannot be combined with CATS");
+        if (p_min > 0.0f) fail("p_min", "cannot be combined with CATS (the chain has a fixed length)");
+        if (!sampling.greedy()) fail("sampling", "CATS runs greedily here (temperature 0)");
+        const CatsConfig& k = cats;
+        if (k.draft_layers < 0) fail("cats.draft_layers", "must be >= 0, got " + std::to_string(k.draft_layers));
+        if (k.sv_layers < 0) fail("cats.sv_layers", "must be >= 0, got " + std::to_string(k.sv_layers));
+        if (k.sv_layers > 0 && k.draft_layers > 0 && k.sv_layers <= k.draft_layers)
+            fail("cats.sv_layers", "must exceed draft_layers (" + std::to_string(k.draft_layers) + "), got " +
+                                       std::to_string(k.sv_layers));
+        if (n_layer >= 0 && (k.sv_layers >= n_layer || k.draft_layers >= n_layer))
+            fail("cats", "draft_layers and sv_layers must be below the target's " + std::to_string(n_layer) +
+                             " layers, got " + std::to_string(k.draft_layers) + " and " + std::to_string(k.sv_layers));
+        if (!(k.dram_budget_gb >= 0.0) || !std::isfinite(k.dram_budget_gb))
+            fail("cats.dram_budget_gb", "must be >= 0, got " + str(k.dram_budget_gb));
+        if (!(k.typical_epsilon > 0.0f && k.typical_epsilon <= 1.0f))
+            fail("cats.typical_epsilon", "must be in (0, 1], got " + str(k.typical_epsilon));
+        if (!(k.typical_delta > 0.0f && k.typical_delta <= 1.0f))
+            fail("cats.typical_delta", "must be in (0, 1], got " + str(k.typical_delta));
+        if (2 * draft_length(0) + 1 > context.n_batch)
+            fail("context.n_batch", "must hold the correction tree: 2 * gamma + 1 = " +
+                                        std::to_string(2 * draft_length(0) + 1) + " tokens, got " +
+                                        std::to_string(context.n_batch));
+    }
     if (verification == Verification::tree) {
         if (n != 1) fail("verification", "tree verification takes exactly one draft level, got " + std::to_string(n));
         if (!k_matrix.empty()) fail("k_matrix", "a horizontal cascade is a chain; it cannot be combined with a tree");
@@ -196,8 +223,8 @@ void SpecConfig::validate(int32_t n_layer) const {
         fail("context", e.what());
     }
     if (length_mode == LengthMode::threshold) {
-        if (verification == Verification::tree)
-            fail("length_mode", "threshold lengths apply to chains and cascades, not to a token tree");
+        if (verification != Verification::chain)
+            fail("length_mode", "threshold lengths apply to chains and cascades, not to token trees or CATS");
         if (adaptive_gamma.enabled) fail("length_mode", "threshold lengths cannot be combined with adaptive_gamma");
     }
     if (maxgram_block < 1 || maxgram_block > 64)
@@ -218,7 +245,16 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
     j                   = nlohmann::json{
         {"levels", levels},
         {"gamma", c.gamma},
-        {"verification", c.verification == Verification::chain ? "chain" : "tree"},
+        {"verification", c.verification == Verification::chain  ? "chain"
+                         : c.verification == Verification::tree ? "tree"
+                                                                 : "cats"},
+        {"cats",
+         {{"draft_layers", c.cats.draft_layers},
+          {"sv_layers", c.cats.sv_layers},
+          {"dram_budget_gb", c.cats.dram_budget_gb},
+          {"typical", c.cats.typical},
+          {"typical_epsilon", c.cats.typical_epsilon},
+          {"typical_delta", c.cats.typical_delta}}},
         {"tree",
                            {{"kind", tree_kind_name(t.kind)},
                             {"branching", t.branching},
@@ -251,7 +287,7 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
 void from_json(const nlohmann::json& j, SpecConfig& c) {
     const std::string w = "spec";
     check_keys(j, w,
-               {"levels", "gamma", "verification", "tree", "sampling", "p_min", "adaptive_gamma", "lenience",
+               {"levels", "gamma", "verification", "tree", "cats", "sampling", "p_min", "adaptive_gamma", "lenience",
                 "k_matrix", "length_mode", "maxgram_block", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts", "context",
                 "baseline", "eos", "comment"});
     c = SpecConfig{};
@@ -269,9 +305,20 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     get(j, w, "gamma", c.gamma);
     if (auto it = j.find("verification"); it != j.end()) {
         const std::string v = it->is_string() ? it->get<std::string>() : "";
-        if (v != "chain" && v != "tree")
-            throw std::invalid_argument("spec.verification: expected \"chain\" or \"tree\", got " + it->dump());
-        c.verification = v == "chain" ? Verification::chain : Verification::tree;
+        if (v != "chain" && v != "tree" && v != "cats")
+            throw std::invalid_argument("spec.verification: expected \"chain\", \"tree\" or \"cats\", got " +
+                                        it->dump());
+        c.verification = v == "chain" ? Verification::chain : v == "tree" ? Verification::tree : Verification::cats;
+    }
+    if (auto it = j.find("cats"); it != j.end()) {
+        const std::string cw = "spec.cats";
+        check_keys(*it, cw, {"draft_layers", "sv_layers", "dram_budget_gb", "typical", "typical_epsilon", "typical_delta"});
+        get(*it, cw, "draft_layers", c.cats.draft_layers);
+        get(*it, cw, "sv_layers", c.cats.sv_layers);
+        get(*it, cw, "dram_budget_gb", c.cats.dram_budget_gb);
+        get(*it, cw, "typical", c.cats.typical);
+        get(*it, cw, "typical_epsilon", c.cats.typical_epsilon);
+        get(*it, cw, "typical_delta", c.cats.typical_delta);
     }
     if (auto it = j.find("tree"); it != j.end()) {
         const std::string tw = "spec.tree";
@@ -286,11 +333,15 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
                 t.kind = TreeKind::top_k;
             else if (s == "sequoia")
                 t.kind = TreeKind::sequoia;
+            else if (s == "chain_second")
+                t.kind = TreeKind::chain_second;
             else if (s == "cats")
-                t.kind = TreeKind::cats;
+                throw std::invalid_argument(tw + ".kind: \"cats\" was renamed \"chain_second\" (a chain plus the draft's "
+                                                 "second choice as a leaf at each position); CATS's three-stage process "
+                                                 "is \"verification\": \"cats\" with a \"cats\" section");
             else
-                throw std::invalid_argument(
-                    tw + ".kind: expected \"static\", \"top_k\", \"sequoia\" or \"cats\", got " + k->dump());
+                throw std::invalid_argument(tw + ".kind: expected \"static\", \"top_k\", \"sequoia\" or "
+                                                 "\"chain_second\", got " + k->dump());
         }
         get(*it, tw, "branching", t.branching);
         get(*it, tw, "top_k", t.top_k);

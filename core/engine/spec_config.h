@@ -16,7 +16,8 @@
 
 namespace speculum::engine {
 
-enum class Verification { chain, tree };
+// chain | tree (one draft level, SpecInfer-style) | cats: CATS's three stages on the target itself (CatsConfig).
+enum class Verification { chain, tree, cats };
 // How long a cascade's drafts are (CS Drafting; docs/engine.md, "Cascades"):
 //   truncate (Speculum's default): a request for K tokens yields at most K. A reviewer level's inner drafts are cut
 //     so that its last step never overshoots; a horizontal segment gets min(its count, what is left).
@@ -26,7 +27,9 @@ enum class Verification { chain, tree };
 //     call may overshoot, so drafts are longer and of random length.
 enum class LengthMode { truncate, threshold };  // JSON: "truncate", "threshold"
 const char* to_string(LengthMode m);
-enum class TreeKind { static_shape, top_k, sequoia, cats };  // JSON: "static", "top_k", "sequoia", "cats"
+// JSON: "static", "top_k", "sequoia", "chain_second" (called "cats" until issue #24; that name now means CATS's
+// three-stage process, Verification::cats)
+enum class TreeKind { static_shape, top_k, sequoia, chain_second };
 
 struct TreeConfig {
     TreeKind kind = TreeKind::static_shape;
@@ -37,8 +40,27 @@ struct TreeConfig {
     int32_t max_depth   = 8;                           // sequoia: deepest draft level
     std::vector<double> prior{0.6, 0.12, 0.05, 0.03};  // sequoia: acceptance by rank before anything is measured
     int32_t refit_every = 8;  // sequoia: steps between re-fits from the measured acceptance by rank
-    // cats: the chain length is gamma[0]; each chain position gets one extra rank-1 leaf (the correction).
+    // chain_second: the chain length is gamma[0]; each chain position gets one extra rank-1 leaf, the draft's own
+    // second choice (a correction guess from the same draft; CATS's correction comes from a deeper verifier).
     bool operator==(const TreeConfig&) const = default;
+};
+
+// CATS (paper 001) as the paper runs it: the target's first draft_layers layers draft a chain of gamma[0] tokens; a
+// shallow verifier, layers [draft_layers, sv_layers), continues from the draft's hidden states (it does not
+// recompute from layer 0) and adds its own argmax as a leaf wherever it disagrees with the draft (the correction
+// tree); the target's remaining layers continue from the verifier's hidden states and verify the tree.
+struct CatsConfig {
+    int32_t draft_layers  = 0;    // L_DM; 0 = n_layer / 4 (at least 1)
+    int32_t sv_layers     = 0;    // L_SV, the layers the shallow verifier reaches (> draft_layers, < n_layer);
+                                  // 0 = the deepest that fits dram_budget_gb, or halfway from L_DM to n_layer
+    double dram_budget_gb = 0.0;  // memory for the resident layers [0, L_SV) with embeddings, head and their KV
+                                  // (the rest is streamed, as on the paper's devices); 0 = not constrained
+    // The paper's relaxed mode (Medusa's typical acceptance), LOSSY: the target also accepts a node whose
+    // probability exceeds min(typical_epsilon, typical_delta * exp(-entropy)).
+    bool typical          = false;
+    float typical_epsilon = 0.09f;
+    float typical_delta   = 0.3f;
+    bool operator==(const CatsConfig&) const = default;
 };
 
 struct AdaptiveGamma {
@@ -53,6 +75,7 @@ struct SpecConfig {
     std::vector<int32_t> gamma{4};          // gamma[i]: tokens level i + 1 drafts per step for level i (0 = target)
     Verification verification = Verification::chain;
     TreeConfig tree;
+    CatsConfig cats;  // verification cats only
     model::SamplerConfig sampling;  // the target's sampling; temperature 0 = greedy (lossless check applies)
     float p_min = 0.0f;             // level-1 drafting stops below this draft probability (0 = off)
     AdaptiveGamma adaptive_gamma;   // level-1 γ only

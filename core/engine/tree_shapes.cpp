@@ -100,8 +100,8 @@ drafts::TreeShape make_tree_shape(const TreeConfig& cfg, int32_t chain, const st
         case TreeKind::top_k:
             s.branching.assign(static_cast<size_t>(cfg.depth), cfg.top_k);
             break;
-        case TreeKind::cats:
-            // CATS: the draft chain, and under every chain node's parent one extra rank-1 leaf — the draft's second
+        case TreeKind::chain_second:
+            // The draft chain, and under every chain node's parent one extra rank-1 leaf — the draft's second
             // choice, which becomes the accepted token when the chain token is rejected at that position.
             for (int32_t i = 0; i < chain; ++i) {
                 const int32_t par = i == 0 ? -1 : static_cast<int32_t>(s.parent.size()) - 2;

@@ -29,7 +29,7 @@ std::string describe(const drafts::DraftSpec& d) {
 }
 
 TreePlan tree_plan(const engine::SpecConfig& cfg) {
-    static const char* kinds[] = {"static", "top_k", "sequoia", "cats"};
+    static const char* kinds[] = {"static", "top_k", "sequoia", "chain_second"};
     TreePlan t;
     t.kind = kinds[static_cast<int>(cfg.tree.kind)];
     const drafts::TreeShape shape =
@@ -145,6 +145,10 @@ Plan make_plan(const Manifest& m, const SnippetOptions& o) {
         p.draft_file = d.model_path;
     }
     if (cfg.verification == engine::Verification::tree) p.tree = tree_plan(cfg);
+    if (cfg.verification == engine::Verification::cats)
+        p.notes.push_back(
+            "CATS's three stages (the target's first layers draft, a shallow verifier adds corrections, the rest "
+            "verifies) run in Speculum only; the export is the plain chain of gamma tokens");
     if (p.tree && cfg.tree.kind == engine::TreeKind::sequoia)
         p.notes.push_back(
             "Sequoia re-fits its tree from the acceptance measured during a run; the exported tree is the "

@@ -13,7 +13,7 @@
 namespace speculum::exporting::detail {
 
 struct TreePlan {
-    std::string kind;                         // "static", "top_k", "sequoia", "cats"
+    std::string kind;                         // "static", "top_k", "sequoia", "chain_second"
     std::vector<std::vector<int32_t>> paths;  // rank path of every draft node, parents first
     int32_t nodes          = 0;               // draft nodes (root not counted)
     int32_t depth          = 0;               // deepest draft level

@@ -115,7 +115,7 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
     if (checked > 0) res.metrics["quality"] = agreement / checked;
     // Cassandra's objective from the measured acceptance (single self-draft levels), so J-driven grid searches run on
     // measured data.
-    if (cfg.levels.size() == 1 && !prompts.empty()) {
+    if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty()) {
         const double mean_ctx = (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(prompts.size());
         if (auto j = drafts::measured_cassandra_j(cfg.levels[0], *m_target, total.n_drafted, total.n_accepted, mean_ctx))
             res.metrics["j"] = *j;

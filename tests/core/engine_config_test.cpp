@@ -135,7 +135,7 @@ TEST(EngineConfig, TreeShapes) {
     TreeConfig t;
     t.branching = {3, 2};
     EXPECT_EQ(shape_nodes(make_tree_shape(t, 0, {})), 3 + 6);
-    t.kind                       = TreeKind::cats;
+    t.kind                       = TreeKind::chain_second;
     const drafts::TreeShape cats = make_tree_shape(t, 3, {});
     EXPECT_EQ(cats.parent, (std::vector<int32_t>{-1, -1, 0, 0, 2, 2}));
     EXPECT_EQ(cats.rank, (std::vector<int32_t>{0, 1, 0, 1, 0, 1}));

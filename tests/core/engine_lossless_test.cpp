@@ -103,8 +103,8 @@ TEST(EngineLossless, Trees) {
     c.tree.kind  = engine::TreeKind::top_k;
     c.tree.top_k = 2, c.tree.depth = 3;
     expect_lossless(c, drafter(), "top-k tree");
-    c.tree.kind = engine::TreeKind::cats;
-    expect_lossless(c, drafter(), "cats chain + correction");
+    c.tree.kind = engine::TreeKind::chain_second;
+    expect_lossless(c, drafter(), "chain + second choice");
     c.tree.kind        = engine::TreeKind::sequoia;
     c.tree.node_budget = 12, c.tree.max_depth = 5, c.tree.refit_every = 3;
     expect_lossless(c, drafter(), "sequoia");
@@ -197,7 +197,7 @@ TEST(EngineLossless, BundledTarget) {
     const engine::RunResult mg = engine::SpecEngine(t, c, std::make_shared<ContextMaxGram>(t.hparams().n_vocab)).run(prompt);
     EXPECT_EQ(mg.tokens, ref);
     c.verification            = engine::Verification::tree;
-    c.tree.kind               = engine::TreeKind::cats;
+    c.tree.kind               = engine::TreeKind::chain_second;
     const engine::RunResult h = engine::SpecEngine(t, c, std::make_shared<ContextDrafter>(t, half)).run(prompt);
     EXPECT_EQ(h.tokens, ref);
     EXPECT_GT(h.stats.n_accepted, 0) << "the half-depth self-draft must have drafts accepted";

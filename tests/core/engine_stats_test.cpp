@@ -87,7 +87,7 @@ TEST(EngineStats, CatsTreeCountsAcceptanceByRank) {
     // Chain token wrong at depth 2: the rank-1 correction leaf there is accepted, then the target adds a bonus.
     SpecConfig c   = cfg(3);
     c.verification = engine::Verification::tree;
-    c.tree.kind    = engine::TreeKind::cats;
+    c.tree.kind    = engine::TreeKind::chain_second;
     SpecEngine eng(target(), c, oracle({1}));
     const engine::RunResult r = eng.run(kPrompt);
     ASSERT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));
