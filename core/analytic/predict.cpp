@@ -37,6 +37,7 @@ void validate(const PredictInput& in) {
         } else {
             ghidorah_table1(in.ghidorah->dataset);
         }
+        if (in.ghidorah->soc) validate(*in.ghidorah->soc, in.ghidorah->workload.value_or(vicuna7b_fp16()));
     }
     if (in.hardware) {
         try {
@@ -129,11 +130,23 @@ PredictOutput predict(const PredictInput& in) {
         } else {
             table = ghidorah_table1(in.ghidorah->dataset);
         }
-        if (in.hardware) {
-            const auto& h = *in.hardware;
-            auto step     = [&](int n) { return forward_cost(h.profile, h.target, n, h.context, stream_gb).time; };
-            out.ghidorah  = choose_width(table, step, step(1), in.ghidorah->root_counted);
+        if (in.ghidorah->soc) {
+            HeteroWorkload w = vicuna7b_fp16();
+            if (in.ghidorah->workload) {
+                w = *in.ghidorah->workload;
+            } else if (in.hardware) {
+                w.weight_bytes    = weight_bytes(in.hardware->target);
+                w.flops_per_token = 2.0 * in.hardware->target.params_b * 1e9;
+            }
+            out.ghidorah            = choose_width_hetero(table, *in.ghidorah->soc, w, in.ghidorah->root_counted);
+            out.ghidorah_step_model = "hetero-core split (GPU + CPU columns, shared DRAM), against the GPU alone";
+        } else if (in.hardware) {
+            const auto& h           = *in.hardware;
+            auto step               = [&](int n) { return forward_cost(h.profile, h.target, n, h.context, stream_gb).time; };
+            out.ghidorah            = choose_width(table, step, step(1), in.ghidorah->root_counted);
+            out.ghidorah_step_model = "hardware roofline of one unit";
         } else {
+            out.ghidorah_step_model = "flat (no hardware given)";
             // No hardware: a flat step time (verification of ≤ 64 tokens as cheap as one token).
             out.ghidorah = choose_width(
                 table, [](int) { return 1.0; }, 1.0, in.ghidorah->root_counted);

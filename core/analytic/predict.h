@@ -59,6 +59,10 @@ struct CassandraInput {
 struct GhidorahInput {
     std::string dataset = "MBPP";  // Table I row, or "tree" to take τ(w) from the Sequoia DP on tree.p
     bool root_counted   = true;    // the width counts the root token
+    // The hetero-core split model (ghidorah.h): with it, T_step(w) is the best GPU/CPU column split at w tokens
+    // against sequential decoding on the GPU alone; without it, the hardware section's roofline or a flat step.
+    std::optional<HeteroSoc> soc;
+    std::optional<HeteroWorkload> workload;  // default: the hardware target's bytes and FLOPs, else Vicuna-7B FP16
     bool operator==(const GhidorahInput&) const = default;
 };
 
@@ -107,6 +111,7 @@ struct PredictOutput {
     std::optional<double> cassandra_j;
     std::optional<CassandraBits> cassandra_bits;
     std::optional<WidthChoice> ghidorah;
+    std::string ghidorah_step_model;  // what T_step came from: "hetero-core split", "hardware roofline", "flat"
     std::optional<ChainTiming> timing;  // hardware roofline
     std::optional<MemoryPlan> memory;
     double predicted_speedup = 1;  // timing.speedup if hardware is given, else ewif

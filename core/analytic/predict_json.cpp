@@ -227,6 +227,34 @@ PredictInput predict_input_from_json(const json& j,
         GhidorahInput gi;
         gi.dataset      = g.str("dataset", gi.dataset);
         gi.root_counted = g.boolean("root_counted", gi.root_counted);
+        if (g.has("soc")) {
+            // Units in the JSON: TFLOP/s, GB/s, milliseconds.
+            Reader h(g.sub("soc"), "ghidorah.soc");
+            HeteroSoc soc;
+            auto unit = [&](const char* key, ProcessingUnit& u) {
+                Reader pu(h.sub(key), std::string("ghidorah.soc.") + key);
+                u.name  = pu.str("name", key);
+                u.flops = pu.num("tflops", 0) * 1e12;
+                u.bw    = pu.num("bw_gbps", 0) * 1e9;
+                pu.finish();
+            };
+            if (!h.has("gpu") || !h.has("cpu")) Reader::fail("ghidorah.soc", "needs \"gpu\" and \"cpu\" units");
+            unit("gpu", soc.gpu);
+            unit("cpu", soc.cpu);
+            soc.dram_bw        = h.num("dram_bw_gbps", 0) * 1e9;
+            soc.sync_s         = h.num("sync_ms", soc.sync_s * 1e3) * 1e-3;
+            soc.syncs_per_pass = h.integer("syncs_per_pass", soc.syncs_per_pass);
+            h.finish();
+            gi.soc = soc;
+        }
+        if (g.has("workload")) {
+            Reader wl(g.sub("workload"), "ghidorah.workload");
+            HeteroWorkload w;
+            w.weight_bytes    = wl.num("weight_gb", 0) * 1e9;
+            w.flops_per_token = wl.num("gflops_per_token", 0) * 1e9;
+            wl.finish();
+            gi.workload = w;
+        }
         g.finish();
         in.ghidorah = gi;
     }
@@ -292,7 +320,22 @@ void to_json(json& j, const PredictInput& in) {
                           {"map_bits", c.map_bits}, {"alpha", in.cassandra->alpha}};
         if (!in.cassandra->bits_given) j["cassandra"].erase("bits");  // B then follows the hardware target
     }
-    if (in.ghidorah) j["ghidorah"] = {{"dataset", in.ghidorah->dataset}, {"root_counted", in.ghidorah->root_counted}};
+    if (in.ghidorah) {
+        j["ghidorah"] = {{"dataset", in.ghidorah->dataset}, {"root_counted", in.ghidorah->root_counted}};
+        if (const auto& soc = in.ghidorah->soc) {
+            auto unit = [](const ProcessingUnit& u) {
+                return json{{"name", u.name}, {"tflops", u.flops / 1e12}, {"bw_gbps", u.bw / 1e9}};
+            };
+            j["ghidorah"]["soc"] = {{"gpu", unit(soc->gpu)},
+                                    {"cpu", unit(soc->cpu)},
+                                    {"dram_bw_gbps", soc->dram_bw / 1e9},
+                                    {"sync_ms", soc->sync_s * 1e3},
+                                    {"syncs_per_pass", soc->syncs_per_pass}};
+        }
+        if (const auto& w = in.ghidorah->workload)
+            j["ghidorah"]["workload"] = {{"weight_gb", w->weight_bytes / 1e9},
+                                         {"gflops_per_token", w->flops_per_token / 1e9}};
+    }
     if (in.hardware) {
         json p;
         hw::to_json(p, in.hardware->profile);
@@ -368,7 +411,8 @@ void to_json(json& j, const PredictOutput& o) {
     if (o.ghidorah)
         j["ghidorah"] = {{"widths", o.ghidorah->widths},         {"tau", o.ghidorah->tau},
                          {"step_time_s", o.ghidorah->step_time}, {"speedup", o.ghidorah->speedup},
-                         {"best_width", o.ghidorah->best_width}, {"best_speedup", o.ghidorah->best_speedup}};
+                         {"best_width", o.ghidorah->best_width}, {"best_speedup", o.ghidorah->best_speedup},
+                         {"step_model", o.ghidorah_step_model}};
     if (o.timing)
         j["hardware"] = {{"t_autoregressive_s", o.timing->t_autoregressive},
                          {"t_verify_s", o.timing->t_verify},

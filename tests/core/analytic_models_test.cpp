@@ -124,21 +124,68 @@ TEST(MlSpecQd, MultiLevelRecursion) {
     EXPECT_THROW(mlspecqd_speedup(0.5, 4, -1), InvalidInput);
 }
 
-TEST(Ghidorah, WidthChoiceReproducesPaper) {
+TEST(Ghidorah, WidthChoiceFromGivenStepTimes) {
     auto t = ghidorah_table1("MBPP");
     // GPU alone: step time flat over 1–64, so the widest tree wins (Medusa's best width is 64).
     auto flat = choose_width(
         t, [](int) { return 1.0; }, 1.0);
     EXPECT_EQ(flat.best_width, 64);
     EXPECT_NEAR(flat.best_speedup, 3.74, 1e-12);
-    // Hetero-core: T_seq/T_step ≈ 2.31 up to 16 tokens, then the CPU knee (≈1.77 at 32, ≈1.55 at 64).
+    // Step-time ratios read off the paper's own Fig. 9 bars (T_seq/T_step ≈ 2.31 up to 16 tokens, then ≈1.77 and
+    // ≈1.55): this is a consistency check of Table I against Fig. 9, not a reproduction — the ratios are the
+    // paper's measurements, taken as given. Ghidorah.HeteroModelOnThePapersDevice is what a model predicts.
     auto knee = [](int n) { return n <= 16 ? 1 / 2.31 : n <= 32 ? 1 / 1.77 : 1 / 1.55; };
     auto h    = choose_width(t, knee, 1.0);
     EXPECT_EQ(h.best_width, 16);
-    EXPECT_NEAR(h.best_speedup, 3.27 * 2.31, 1e-9);  // ≈ 7.55, the paper's "up to 7.6×"
+    EXPECT_NEAR(h.best_speedup, 3.27 * 2.31, 1e-9);  // ≈ 7.55: the "up to 7.6×" is τ(16) × the measured ratio
     // Counting the root or not shifts the forward size by one token.
     auto excl = choose_width(t, knee, 1.0, false);
     EXPECT_EQ(excl.best_width, 8);
     EXPECT_THROW(ghidorah_table1("nope"), InvalidInput);
     for (const auto& d : ghidorah_datasets()) EXPECT_EQ(ghidorah_table1(d).tau.front(), 1.0);
+}
+
+TEST(Ghidorah, HeteroSplitBalancesTheUnitsUnderContention) {
+    HeteroSoc soc;
+    soc.gpu     = {"gpu", 2e12, 40e9};
+    soc.cpu     = {"cpu", 0.5e12, 30e9};
+    soc.dram_bw = 50e9;
+    soc.sync_s = 0, soc.syncs_per_pass = 0;
+    const HeteroWorkload w{10e9, 20e9};
+    // Alone: memory-bound at one token, the GPU takes 10 GB / 40 GB/s.
+    EXPECT_NEAR(hetero_step_time(soc, w, 1, 1.0).step_s, 0.25, 1e-12);
+    // Both stream: 70 GB/s of demand on a 50 GB/s DRAM scales each by 5/7; the best split moves the whole
+    // 10 GB through 50 GB/s: 0.2 s, at the share that balances them (r = 40 / 70).
+    const SplitTime b = best_split(soc, w, 1);
+    EXPECT_NEAR(b.step_s, 0.2, 1e-6);
+    EXPECT_NEAR(b.gpu_share, 40.0 / 70.0, 1e-4);
+    // At 64 tokens both are compute-bound: the split follows the FLOP rates (r = 2 / 2.5) and the time is 64 × 20
+    // GFLOP / 2.5 TFLOP/s.
+    const SplitTime c = best_split(soc, w, 64);
+    EXPECT_NEAR(c.gpu_share, 0.8, 1e-4);
+    EXPECT_NEAR(c.step_s, 64 * 20e9 / 2.5e12, 1e-6);
+    // Syncs cost only when both run.
+    soc.sync_s = 1e-3, soc.syncs_per_pass = 10;
+    EXPECT_NEAR(hetero_step_time(soc, w, 1, 1.0).step_s, 0.25, 1e-12);
+    EXPECT_NEAR(hetero_step_time(soc, w, 1, 40.0 / 70.0).step_s, 0.2 + 0.01, 1e-9);
+    soc.dram_bw = 0;
+    EXPECT_THROW(hetero_step_time(soc, w, 1, 0.5), InvalidInput);
+}
+
+TEST(Ghidorah, HeteroModelOnThePapersDevice) {
+    // What the model predicts for Jetson Xavier NX + Vicuna-7B from the paper's figures (clocks, core counts,
+    // sync bound) and the datasheet (DRAM 59.7 GB/s), under two stated assumptions; neither reaches the paper's
+    // 7.6x at width 16 (docs/analytic.md, "Ghidorah").
+    const WidthTable t = ghidorah_table1("MBPP");
+    // (a) Each unit alone can draw the whole DRAM and sustains half its peak: the GPU alone is memory-bound at
+    //     one token and the split adds compute, not bandwidth; w* = 8 at 2.89x (= τ(8): no parallel gain there).
+    const WidthChoice a = choose_width_hetero(t, ghidorah_paper_soc(59.7, 59.7, 0.5), vicuna7b_fp16());
+    EXPECT_EQ(a.best_width, 8);
+    EXPECT_NEAR(a.best_speedup, 2.89, 0.01);
+    // (b) The GPU at 204 MHz draws only 25.8 GB/s alone (59.7 / 2.31: the bandwidth at which a split could give
+    //     the paper's 2.31x at one token) and the CPU 30 GB/s, at full peak: w* = 8 at 5.72x; 5.70x at 16.
+    const WidthChoice b = choose_width_hetero(t, ghidorah_paper_soc(25.8, 30, 1.0), vicuna7b_fp16());
+    EXPECT_EQ(b.best_width, 8);
+    EXPECT_NEAR(b.best_speedup, 5.72, 0.02);
+    EXPECT_LT(b.best_speedup, 7.6);
 }

@@ -33,6 +33,26 @@ json full_input() {
 }
 }  // namespace
 
+TEST(Predict, GhidorahOnTheHeteroCoreModel) {
+    // The paper's device under assumption (a) of Ghidorah.HeteroModelOnThePapersDevice, given as JSON.
+    const json j = json::parse(R"({"ghidorah": {"dataset": "MBPP", "soc": {
+        "gpu": {"tflops": 0.6267, "bw_gbps": 59.7}, "cpu": {"tflops": 0.1824, "bw_gbps": 59.7},
+        "dram_bw_gbps": 59.7, "sync_ms": 0.1, "syncs_per_pass": 224}}})");
+    const PredictInput in = predict_input_from_json(j, resolver());
+    const PredictOutput o = predict(in);
+    EXPECT_EQ(o.ghidorah->best_width, 8);
+    EXPECT_NEAR(o.ghidorah->best_speedup, 2.89, 0.01);
+    const json out = o;
+    EXPECT_NE(out["ghidorah"]["step_model"].get<std::string>().find("hetero-core"), std::string::npos);
+    EXPECT_EQ(predict_input_from_json(json(in), resolver()), in);  // round trip
+    json bad                                        = j;
+    bad["ghidorah"]["soc"]["gpu"]["bw_gbps"]        = 0;
+    EXPECT_THROW(predict(predict_input_from_json(bad, resolver())), InvalidInput);
+    bad                                             = j;
+    bad["ghidorah"]["soc"].erase("cpu");
+    EXPECT_THROW(predict_input_from_json(bad, resolver()), InvalidInput);
+}
+
 TEST(Predict, DefaultsEvaluate) {
     auto out = predict(PredictInput{});
     EXPECT_NEAR(out.ewif, ewif_sd(0.8, 0.05, 4), 1e-12);
