@@ -43,8 +43,18 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
            << " pooled): verification pass v(w) = " << fmt("%.3f", t.verify_fixed) << " + "
            << fmt("%.3f", t.verify_per_token) << " x w, overhead " << fmt("%.3f", t.overhead_per_step) << " per step ("
            << t.runs << " run" << (t.runs == 1 ? "" : "s") << ")\n";
+    for (const auto& t : c.targets) {
+        bool any = false;
+        for (size_t w = 0; w < t.verify_by_width.size(); ++w)
+            if (t.verify_by_width[w] > 0) {
+                os << (any ? "," : "    measured passes by width (plain steps):") << " " << w << ": "
+                   << fmt("%.3f", t.verify_by_width[w]);
+                any = true;
+            }
+        if (any) os << " (these replace the line where a run gives its widths)\n";
+    }
     for (const auto& l : c.levels)
-        os << "  level " << short_name(l.name) << ": c = " << fmt("%.4f", l.c) << " per "
+        os << "  level " << short_name(l.name) << (l.role == "drafter" ? "" : " as " + l.role) << ": c = " << fmt("%.4f", l.c) << " per "
            << (l.per_call ? "call" : "modeled unit") << " (" << fmt("%.4f", l.c_per_pass) << " per "
            << (l.per_call ? "measured call" : "measured forward pass") << "; " << l.runs << " run"
            << (l.runs == 1 ? "" : "s") << ")\n";
@@ -64,7 +74,8 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
                << "\n";
         }
     }
-    os << "mean |residual|: " << fmt("%.1f%%", 100 * c.mean_abs_residual) << "\n";
+    os << "mean |residual|: " << fmt("%.1f%%", 100 * c.mean_abs_residual) << ", median " << fmt("%.1f%%", 100 * c.median_abs_residual)
+       << "\n";
 }
 
 int calibrate_from_reports(const Args& args) {
@@ -117,13 +128,14 @@ int cmd_calibrate(int argc, char** argv) {
             "profile's memory_bandwidth_gbps is the all-thread read bandwidth and fp32_tflops the all-thread SGEMM "
             "rate.\n\n"
             "With --report RUN.json (repeatable): fit the analytic model's free parameters to measured runs of "
-            "`speculum-cli run --report` (chains and vertical/horizontal cascades; with the baseline) and print, "
-            "per run, the measured speedup, the speedup the fitted model predicts (modeled) and the residual. "
-            "Fitted per run: the target's per-position acceptance and the acceptance at every intermediate "
-            "reviewer. Times are taken in plain decoding steps of each run (1 / its baseline tokens/s). Fitted per "
-            "target over all its runs: the verification time as a line in the pass width w, a per-step overhead. "
-            "Fitted per level (target + name) over all runs: the time per modeled unit (reviewer step, leaf "
-            "forward pass, Max-Gram call), i.e. its cost ratio c. With "
+            "`speculum-cli run --report` (chains, vertical/horizontal cascades and token trees; with the "
+            "baseline) and print, per run, the measured speedup, the speedup the fitted model predicts (modeled) "
+            "and the residual, and the median and mean |residual|. Fitted per run: the target's per-position "
+            "acceptance (trees: by depth and rank) and the acceptance at every intermediate reviewer. Times are "
+            "taken in plain decoding steps of each run (1 / its baseline tokens/s). Fitted per target over all its "
+            "runs: the verification pass by width (older reports: a line in the width), a per-step overhead. Fitted "
+            "per level (target + name + role: drafter, tree drafter, reviewer of w tokens) over all runs: the time "
+            "per modeled unit (reviewer step, leaf forward pass, Max-Gram call), i.e. its cost ratio c. With "
             "one report the timing fit reproduces that run's times, so the residual shows only the acceptance "
             "model; several reports (other draft lengths, other stacks) share the fit and test it. See "
             "docs/analytic.md.");

@@ -4,10 +4,12 @@
 
 #include "core/analytic/checks.h"
 #include "core/analytic/kmatrix.h"
+#include "core/analytic/trees.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -161,6 +163,59 @@ void require_count64(int64_t v, const std::string& field) {
     if (v < 0) throw InvalidInput(field + " must be >= 0, got " + std::to_string(v));
 }
 
+bool is_tree_run(const MeasuredEngineRun& r) {
+    return !r.tree_parent.empty() || r.sequoia_budget > 0;
+}
+
+// A token-tree run: acceptance by depth and rank, p[d][r] = accepted / offered, under which the verified shape's
+// expected tokens per step is exact (trees.h); steps = the tokens generated ÷ that (the shorter trees of the last
+// steps are not modeled); the drafter's units per step are its measured ones (its passes depend on the shape, not
+// on acceptance).
+RunFit tree_fit(const MeasuredEngineRun& r) {
+    AcceptanceTable p;
+    for (size_t d = 0; d < r.rank_offered.size(); ++d) {
+        p.emplace_back();
+        for (size_t k = 0; k < r.rank_offered[d].size(); ++k) {
+            const double off = double(r.rank_offered[d][k]);
+            p.back().push_back(off > 0 && k < r.rank_accepted[d].size() ? double(r.rank_accepted[d][k]) / off : 0.0);
+        }
+        if (p.back().empty()) p.back().push_back(0.0);
+    }
+    if (p.empty()) p.push_back({0.0});
+    // Ranks are exclusive choices: a table whose row sums exceed 1 (noise in tiny counts) is scaled down.
+    for (auto& row : p) {
+        double sum = 0;
+        for (double x : row) sum += x;
+        if (sum > 1.0)
+            for (double& x : row) x /= sum;
+    }
+    const double expected = r.sequoia_budget > 0
+                                ? sequoia_best_tree(p, r.sequoia_budget, r.sequoia_max_depth).expected_length
+                                : tree_expected_length(TokenTree{r.tree_parent}, p);
+    double tokens = 0;
+    for (int g : r.generated) tokens += g;
+    RunFit f;
+    f.work.assign(r.levels.size(), {});
+    f.work[0].units = tokens / expected;
+    f.work[0].calls = f.work[0].units;
+    for (size_t j = 1; j < r.levels.size(); ++j) {
+        f.work[j].units = measured_units(r.levels[j]) / double(r.n_steps) * f.work[0].units;
+        f.work[j].calls = double(r.levels[j].n_calls) / double(r.n_steps) * f.work[0].units;
+    }
+    for (size_t d = 0; d < r.pos_reached.size(); ++d)
+        f.target_alpha.push_back(r.pos_reached[d] > 0 ? double(r.pos_accepted[d]) / double(r.pos_reached[d]) : 0.0);
+    f.reviewer_alpha.assign(r.levels.size(), -1.0);
+    return f;
+}
+
+// A level's cost is pooled over runs of one target by name and role: the same model drafting alone and reviewing
+// a lower level's drafts (a pass over inner + 1 tokens) costs differently per unit.
+std::array<std::string, 3> level_key(const MeasuredEngineRun& r, size_t j) {
+    std::string role = is_tree_run(r) ? "tree drafter" : "drafter";
+    if (is_reviewer(r, j)) role = "reviewer of " + std::to_string(row_sum(r.k_matrix, int(j)) + 1);
+    return {r.target, r.levels[j].name, role};
+}
+
 }  // namespace
 
 void validate(const MeasuredEngineRun& r) {
@@ -178,6 +233,24 @@ void validate(const MeasuredEngineRun& r) {
         }
     }
     if (row_sum(r.k_matrix, 0) == 0) throw InvalidInput(s + "k_matrix[0]: the target's draft is empty");
+    if (is_tree_run(r)) {
+        if (n1 != 2) throw InvalidInput(s + "a token-tree run has exactly one draft level");
+        if (r.sequoia_budget > 0) {
+            require_count(r.sequoia_budget, 2, 4096, s + "sequoia_budget");
+            require_count(r.sequoia_max_depth, 1, 4096, s + "sequoia_max_depth");
+        } else {
+            validate_tree(TokenTree{r.tree_parent}, (s + "tree_parent").c_str());
+        }
+        if (r.rank_offered.size() != r.rank_accepted.size())
+            throw InvalidInput(s + "rank_offered and rank_accepted must have the same depths");
+        for (size_t d = 0; d < r.rank_offered.size(); ++d) {
+            if (r.rank_offered[d].size() != r.rank_accepted[d].size())
+                throw InvalidInput(indexed(s + "rank_accepted", d) + " must be as long as rank_offered" + indexed("", d));
+            for (size_t k = 0; k < r.rank_offered[d].size(); ++k)
+                if (r.rank_accepted[d][k] < 0 || r.rank_accepted[d][k] > r.rank_offered[d][k])
+                    throw InvalidInput(indexed(indexed(s + "rank_accepted", d), k) + " must be in [0, rank_offered]");
+        }
+    }
     if (r.levels.size() != n1)
         throw InvalidInput(s + "levels: " + std::to_string(r.levels.size()) + " entries for " + std::to_string(n1) +
                            " levels (the target and every draft level)");
@@ -222,6 +295,10 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
     std::vector<RunFit> fits;
     for (const auto& r : runs) {
         RunFit f;
+        if (is_tree_run(r)) {
+            fits.push_back(tree_fit(r));
+            continue;
+        }
         f.target_alpha   = fit_target_alpha(r);
         f.reviewer_alpha = fit_reviewer_alpha(r, f.target_alpha);
         f.work           = model_work(r, f.target_alpha, f.reviewer_alpha);
@@ -261,18 +338,30 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
         // One width, or a fit that falls with the width (noise): a constant verification time.
         t.verify_per_token = sxx > 1e-9 ? std::max(0.0, sxy / sxx) : 0.0;
         t.verify_fixed     = my - t.verify_per_token * mx;
+        // Per width, where measured: the pooled mean pass in plain steps of each run.
+        std::vector<double> secs, passes;
+        for (const auto& r : runs) {
+            if (r.target != t.target) continue;
+            for (size_t w = 0; w < r.verify_width_passes.size() && w < r.verify_width_s.size(); ++w) {
+                if (secs.size() <= w) secs.resize(w + 1, 0.0), passes.resize(w + 1, 0.0);
+                secs[w] += r.verify_width_s[w] / plain_step(r);
+                passes[w] += double(r.verify_width_passes[w]);
+            }
+        }
+        t.verify_by_width.assign(secs.size(), 0.0);
+        for (size_t w = 0; w < secs.size(); ++w) t.verify_by_width[w] = passes[w] > 0 ? secs[w] / passes[w] : 0.0;
     }
 
     // Each level's time per modeled unit in plain steps, pooled by (target, name).
-    std::map<std::pair<std::string, std::string>, size_t> level_index;
+    std::map<std::array<std::string, 3>, size_t> level_index;
     std::vector<double> level_time, level_units, level_measured;
     for (size_t i = 0; i < runs.size(); ++i)
         for (size_t j = 1; j < runs[i].levels.size(); ++j) {
             const MeasuredLevel& l = runs[i].levels[j];
-            auto key               = std::make_pair(runs[i].target, l.name);
+            auto key               = level_key(runs[i], j);
             auto [it, fresh]       = level_index.emplace(key, cal.levels.size());
             if (fresh) {
-                cal.levels.push_back({.target = key.first, .name = key.second, .per_call = l.per_call});
+                cal.levels.push_back({.target = key[0], .name = key[1], .role = key[2], .per_call = l.per_call});
                 level_time.push_back(0), level_units.push_back(0), level_measured.push_back(0);
             }
             level_time[it->second] += l.t_s / plain_step(runs[i]);
@@ -298,6 +387,17 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
         p.source       = r.source;
         p.alpha_target = f.target_alpha;
         double time = w0.units * (t.verify_fixed + t.overhead_per_step) + t.verify_per_token * (w0.units + w0.reviewed);
+        // With passes by width: the run's mix of widths (what its drafter proposed) at the pooled cost per width.
+        double n_pass = 0, v_sum = 0;
+        for (size_t w = 0; w < r.verify_width_passes.size(); ++w) {
+            if (r.verify_width_passes[w] <= 0) continue;
+            const double v = w < t.verify_by_width.size() && t.verify_by_width[w] > 0
+                                 ? t.verify_by_width[w]
+                                 : t.verify_fixed + t.verify_per_token * double(w);
+            n_pass += double(r.verify_width_passes[w]);
+            v_sum += double(r.verify_width_passes[w]) * v;
+        }
+        if (n_pass > 0) time = w0.units * (v_sum / n_pass + t.overhead_per_step);
         for (size_t j = 0; j < r.levels.size(); ++j) {
             const MeasuredLevel& l = r.levels[j];
             LevelCheck c;
@@ -308,7 +408,7 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
             c.accepted_modeled  = f.work[j].accepted;
             c.accepted_measured = double(l.n_review_accepted);
             p.levels.push_back(c);
-            if (j > 0) time += f.work[j].units * cal.levels[level_index[{r.target, l.name}]].c;
+            if (j > 0) time += f.work[j].units * cal.levels[level_index[level_key(r, j)]].c;
         }
         const double tokens        = tokens_of(r);
         p.tokens_per_step_modeled  = tokens / w0.units;
@@ -322,6 +422,11 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
         cal.runs.push_back(std::move(p));
     }
     cal.mean_abs_residual = abs_sum / double(runs.size());
+    std::vector<double> abs_res;
+    for (const auto& p : cal.runs) abs_res.push_back(std::abs(p.residual));
+    std::sort(abs_res.begin(), abs_res.end());
+    const size_t h          = abs_res.size() / 2;
+    cal.median_abs_residual = abs_res.size() % 2 ? abs_res[h] : 0.5 * (abs_res[h - 1] + abs_res[h]);
     return cal;
 }
 
@@ -334,10 +439,12 @@ void to_json(nlohmann::json& j, const EngineCalibration& c) {
                            {"verify_fixed", t.verify_fixed},
                            {"verify_per_token", t.verify_per_token},
                            {"overhead_per_step", t.overhead_per_step},
+                           {"verify_by_width", t.verify_by_width},
                            {"runs", t.runs}});
     for (const auto& l : c.levels)
         levels.push_back({{"target", l.target},
                           {"name", l.name},
+                          {"role", l.role},
                           {"per_call", l.per_call},
                           {"c", l.c},
                           {"c_per_pass", l.c_per_pass},
@@ -369,7 +476,8 @@ void to_json(nlohmann::json& j, const EngineCalibration& c) {
          {"targets", targets},
          {"levels", levels},
          {"runs", runs},
-         {"mean_abs_residual", c.mean_abs_residual}};
+         {"mean_abs_residual", c.mean_abs_residual},
+         {"median_abs_residual", c.median_abs_residual}};
 }
 
 }  // namespace speculum::analytic

@@ -34,6 +34,14 @@ struct MeasuredEngineRun {
     int64_t n_drafted = 0;                   // draft tokens the target reviewed
     std::vector<int64_t> pos_reached;        // [i]: steps where draft position i+1 was reviewed, 1..i accepted
     std::vector<int64_t> pos_accepted;       // [i]: of those, steps where it was accepted
+    // Token-tree runs (one draft level): the shape verified each step as a TokenTree parent array (root included;
+    // empty for chains and cascades), or, with sequoia_budget > 0, Sequoia's best tree for the fitted acceptance at
+    // that budget (nodes counting the root) and depth; and the counts by depth and rank (RunStats::rank_counts).
+    std::vector<int> tree_parent;
+    int sequoia_budget = 0, sequoia_max_depth = 0;
+    std::vector<std::vector<int64_t>> rank_offered, rank_accepted;
+    std::vector<int64_t> verify_width_passes;  // [w]: the target's verification passes over w tokens (may be empty)
+    std::vector<double> verify_width_s;        // [w]: their seconds
     double t_decode_s = 0, t_draft_s = 0, t_verify_s = 0;  // s
     double baseline_tokens_per_s = 0;   // plain decoding of the same target (the speedup's denominator)
     double speedup               = 0;   // measured: tokens/s ÷ baseline tokens/s
@@ -49,12 +57,16 @@ struct FittedTarget {
     double t_plain_s         = 0;  // plain decoding step, pooled over the runs (s; for display)
     double verify_fixed      = 0;  // verification pass over w tokens, in plain steps: v(w) = fixed + per_token·w
     double verify_per_token  = 0;  // (least squares over the runs' mean widths; one width → per_token = 0)
+    // Measured per width where the reports give passes by width: [w] = mean pass over w tokens in plain steps,
+    // pooled over the runs (0 = no pass of that width; the line above stands in).
+    std::vector<double> verify_by_width;
     double overhead_per_step = 0;  // decode time outside drafting and verification per target step, in plain steps
     int runs                 = 0;
 };
 
 struct FittedLevel {
     std::string target, name;
+    std::string role;  // "drafter", or "reviewer of w" (a reviewer's pass covers w tokens): costs differ by role
     bool per_call = false;
     double c      = 0;      // time per modeled unit (reviewer step, leaf forward pass, Max-Gram call) in plain
                             // steps: catch-up passes (the draft's prompt prefill, re-syncs) are folded in
@@ -86,7 +98,8 @@ struct EngineCalibration {
     std::vector<FittedTarget> targets;
     std::vector<FittedLevel> levels;
     std::vector<RunPrediction> runs;
-    double mean_abs_residual = 0;
+    double mean_abs_residual   = 0;
+    double median_abs_residual = 0;
 };
 
 // Fits and predicts; throws InvalidInput (naming the run's source) on inconsistent runs.

@@ -39,6 +39,11 @@ void bump(std::vector<T>& v, size_t i, T by = 1) {
     if (v.size() <= i) v.resize(i + 1, T{});
     v[i] += by;
 }
+
+void record_width(RunStats& s, size_t width, double seconds) {
+    bump(s.verify_width_passes, width, int64_t(1));
+    bump(s.verify_width_s, width, seconds);
+}
 }  // namespace
 
 struct SpecEngine::RunState {
@@ -114,7 +119,9 @@ SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const C
         m_cfg.greedy() ? verify_chain_greedy(chain.tokens, logits)
                        : verify_chain_stochastic(chain.tokens, logits, chain.q_dist, st.sampler);
     st.target.keep_chain(v.n_accepted);
-    st.stats.t_verify_s += since(t0);
+    const double t_pass = since(t0);
+    st.stats.t_verify_s += t_pass;
+    record_width(st.stats, static_cast<size_t>(chain.tokens.size()) + 1, t_pass);
 
     // α_i counts: position i was reached when every earlier one was accepted.
     for (int32_t i = 0; i < static_cast<int32_t>(chain.tokens.size()) && i <= v.n_accepted; ++i) {
@@ -166,7 +173,9 @@ SpecEngine::Step SpecEngine::tree_step(RunState& st, int32_t remaining, const Ca
     const TreeVerdict v =
         m_cfg.greedy() ? verify_tree_greedy(tree, logits) : verify_tree_stochastic(tree, logits, st.sampler);
     st.target.keep_tree(v.path);
-    st.stats.t_verify_s += since(t0);
+    const double t_pass = since(t0);
+    st.stats.t_verify_s += t_pass;
+    record_width(st.stats, static_cast<size_t>(tree.size()) + 1, t_pass);
 
     // Statistics: α by depth and acceptance by rank at every node on the accepted path (the root included).
     const auto children = tree_children(tree);
@@ -203,6 +212,7 @@ SpecEngine::Step SpecEngine::cats_step(RunState& st, int32_t remaining, const Ca
     const CatsStages::Outcome o = c.step(st.committed, g, cancel);
     st.stats.t_draft_s += c.draft_stats.t_s + c.sv_stats.t_s - t_before;  // the correction tree's construction
     st.stats.t_verify_s += c.target_stats.t_s - v_before;
+    record_width(st.stats, static_cast<size_t>(o.tree.size()) + 1, c.target_stats.t_s - v_before);
 
     // Statistics as for trees: α by depth along the chain, acceptance by rank (0 = draft, 1 = correction).
     const TreeVerdict& v = o.verdict;
@@ -432,6 +442,8 @@ void accumulate(RunStats& into, const RunStats& s) {
     for (size_t i = 0; i < s.pos_reached.size(); ++i) bump(into.pos_reached, i, s.pos_reached[i]);
     for (size_t i = 0; i < s.pos_accepted.size(); ++i) bump(into.pos_accepted, i, s.pos_accepted[i]);
     for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) bump(into.accepted_len_hist, i, s.accepted_len_hist[i]);
+    for (size_t i = 0; i < s.verify_width_passes.size(); ++i) bump(into.verify_width_passes, i, s.verify_width_passes[i]);
+    for (size_t i = 0; i < s.verify_width_s.size(); ++i) bump(into.verify_width_s, i, s.verify_width_s[i]);
     for (size_t d = 0; d < s.rank_counts.offered.size(); ++d)
         for (size_t r = 0; r < s.rank_counts.offered[d].size(); ++r) {
             if (into.rank_counts.offered.size() <= d)

@@ -2,7 +2,9 @@
 #include "core/engine/run_report.h"
 
 #include "core/engine/spec_config.h"
+#include "core/engine/tree_shapes.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -47,6 +49,19 @@ public:
         }
         return out;
     }
+    // An array of counts at arr[i] (path names the array).
+    std::vector<int64_t> counts_at(const json& arr, size_t i, const std::string& path) const {
+        const std::string where = path + "[" + std::to_string(i) + "]";
+        const json& v           = arr[i];
+        if (!v.is_array()) fail(where, "must be an array of counts");
+        std::vector<int64_t> out;
+        for (size_t k = 0; k < v.size(); ++k) {
+            if (!v[k].is_number_integer() || v[k].get<int64_t>() < 0)
+                fail(where + "[" + std::to_string(k) + "]", "must be an integer >= 0");
+            out.push_back(v[k].get<int64_t>());
+        }
+        return out;
+    }
     std::string text(const json& j, const std::string& key, const std::string& path) const {
         const json& v = at(j, key, path);
         if (!v.is_string()) fail(path + "." + key, "must be a string");
@@ -83,8 +98,7 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
     if (cfg.verification == Verification::cats)
         f.fail("config.verification", "CATS's three-stage runs are not modeled by the calibration (chains and cascades "
                                       "only); predict's cats section models their BPT");
-    if (cfg.verification == Verification::tree)
-        f.fail("config.verification", "token-tree runs are not modeled by the calibration (chains and cascades only)");
+
     if (cfg.adaptive_gamma.enabled)
         f.fail("config.adaptive_gamma", "runs with an adaptive draft length are not modeled (fixed gamma only)");
     if (cfg.p_min > 0) f.fail("config.p_min", "early-stopped drafts (p_min > 0) are not modeled");
@@ -118,6 +132,29 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         r.generated.push_back(int(g));
     }
 
+    if (cfg.verification == Verification::tree) {
+        // The verified shape (Sequoia's is re-fitted during the run: modeled as its best tree for the run's acceptance).
+        if (cfg.tree.kind == TreeKind::sequoia) {
+            r.sequoia_budget    = cfg.tree.node_budget + 1;  // the analytic budget counts the root
+            r.sequoia_max_depth = cfg.tree.max_depth;
+        } else {
+            const drafts::TreeShape e = explicit_shape(make_tree_shape(cfg.tree, cfg.gamma.front(), cfg.tree.prior));
+            r.tree_parent.push_back(-1);
+            for (int32_t par : e.parent) r.tree_parent.push_back(par + 1);
+        }
+        const int nodes = r.sequoia_budget > 0 ? r.sequoia_budget - 1 : static_cast<int>(r.tree_parent.size()) - 1;
+        r.k_matrix      = {{0, std::max(1, nodes)}, {0, 0}};
+        for (const char* key : {"rank_offered", "rank_accepted"}) {
+            const json& v = f.at(report["total"], key, "total");
+            if (!v.is_array()) f.fail(std::string("total.") + key, "must be an array of arrays of counts");
+            auto& out = std::string(key) == "rank_offered" ? r.rank_offered : r.rank_accepted;
+            for (size_t d = 0; d < v.size(); ++d) out.push_back(f.counts_at(v, d, std::string("total.") + key));
+        }
+        if (r.rank_offered.empty())
+            f.fail("total.rank_offered", "is empty: a token-tree run counts its acceptance by depth and rank (is this "
+                                         "report from a chain run with its config edited?)");
+    }
+
     const json& t           = report["total"];
     const std::string tp    = "total";
     r.n_steps               = f.count(t, "n_steps", tp);
@@ -129,6 +166,18 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
     r.t_verify_s            = f.number(t, "t_verify_s", tp);
     r.baseline_tokens_per_s = f.number(t, "baseline_tokens_per_s", tp);
     r.speedup               = f.number(t, "speedup", tp);
+    // Verification passes by width: in reports written since issue #24; older ones fall back to a line in the width.
+    if (t.contains("verify_width_passes") && t.contains("verify_width_seconds")) {
+        r.verify_width_passes = f.counts(t, "verify_width_passes", tp);
+        const json& ws        = t["verify_width_seconds"];
+        if (!ws.is_array() || ws.size() != r.verify_width_passes.size())
+            f.fail("total.verify_width_seconds", "must be an array as long as verify_width_passes");
+        for (size_t i = 0; i < ws.size(); ++i) {
+            if (!ws[i].is_number() || !(ws[i].get<double>() >= 0.0))
+                f.fail("total.verify_width_seconds[" + std::to_string(i) + "]", "must be a number >= 0");
+            r.verify_width_s.push_back(ws[i].get<double>());
+        }
+    }
     int64_t total_generated = f.count(t, "n_generated", tp);
     int64_t sum             = 0;
     for (int g : r.generated) sum += g;

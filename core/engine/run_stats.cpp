@@ -57,6 +57,8 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"pos_accepted", s.pos_accepted},
                        {"alpha", s.alpha()},
                        {"accepted_len_hist", s.accepted_len_hist},
+                       {"verify_width_passes", s.verify_width_passes},
+                       {"verify_width_seconds", s.verify_width_s},
                        {"rank_offered", s.rank_counts.offered},
                        {"rank_accepted", s.rank_counts.accepted},
                        {"levels", levels},

@@ -46,6 +46,10 @@ struct RunStats {
     std::vector<int64_t> pos_reached;        // [i]: steps where position i + 1 was reviewed with 1..i accepted
     std::vector<int64_t> pos_accepted;       // [i]: of those, steps where it was accepted
     std::vector<int64_t> accepted_len_hist;  // [n]: steps that accepted n draft tokens
+    // The target's verification passes by width (tokens in the pass: drafted + 1, trees: nodes + 1): [w] = passes and
+    // their seconds, so the verification cost is known as a function of width (what the calibration fits).
+    std::vector<int64_t> verify_width_passes;
+    std::vector<double> verify_width_s;
     RankCounts rank_counts;                  // trees only
     std::vector<LevelStats> levels;          // [0] = target, [i] = draft level i
 

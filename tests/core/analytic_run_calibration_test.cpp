@@ -21,6 +21,8 @@ struct Law {
     double t_pass           = 0.002;    // one forward pass of the draft model
     double t_maxgram        = 0.00002;  // one Max-Gram call
     double overhead         = 0.0005;   // per target step
+    double knee             = 0.0;      // extra seconds per token beyond 4 tokens in a pass (a compute-bound CPU)
+    double verify(int w) const { return verify_fixed + verify_per_token * w + knee * std::max(0, w - 4); }
 };
 
 struct Sim {
@@ -32,6 +34,7 @@ struct Sim {
     double short_chance = 0.0;    // P(Max-Gram finds no match and returns an empty draft)
     int prompts = 20, tokens = 256;
     uint64_t seed = 1;
+    bool record_widths = false;  // the report gives passes by width (engine reports since issue #24)
 };
 
 MeasuredEngineRun simulate(const Sim& s, const Law& law = {}) {
@@ -78,7 +81,13 @@ MeasuredEngineRun simulate(const Sim& s, const Law& law = {}) {
             for (int i = 0; i < len && i <= a; ++i) ++r.pos_reached[size_t(i)], r.pos_accepted[size_t(i)] += i < a;
             ++r.n_steps, r.n_drafted += len;
             r.levels[0].n_reviewed += len, r.levels[0].n_review_accepted += a;
-            r.t_verify_s += law.verify_fixed + law.verify_per_token * (len + 1);
+            r.t_verify_s += law.verify(len + 1);
+            if (s.record_widths) {
+                if (r.verify_width_passes.size() <= size_t(len + 1))
+                    r.verify_width_passes.resize(size_t(len) + 2, 0), r.verify_width_s.resize(size_t(len) + 2, 0.0);
+                ++r.verify_width_passes[size_t(len) + 1];
+                r.verify_width_s[size_t(len) + 1] += law.verify(len + 1);
+            }
             left -= a + 1;
         }
     }
@@ -155,6 +164,50 @@ TEST(RunCalibration, CascadeRecoversTheReviewerAcceptance) {
         EXPECT_LT(std::abs(p.residual), 0.02);
         EXPECT_EQ(p.levels[2].alpha, -1);  // a leaf has no acceptance of its own
     }
+}
+
+TEST(RunCalibration, VerificationCostByWidthReplacesTheLine) {
+    // A verification pass that gets steeply dearer past 4 tokens, as on a compute-bound CPU: Max-Gram chains whose
+    // drafts are often empty (width 1) mixed with full ones, at two draft lengths. A line over the runs' mean widths
+    // misses both; the passes by width give each run's verification time exactly.
+    Law law;
+    law.knee = 0.006;
+    Sim a{.alpha = std::vector<double>(8, 0.6), .gamma = 3, .maxgram_leaf = true, .short_chance = 0.5, .seed = 7};
+    Sim b = a;
+    b.gamma = 7, b.seed = 8;
+    auto line = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
+    a.record_widths = b.record_widths = true;
+    auto by_width = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
+    double worst_line = 0;
+    for (const auto& p : line.runs) worst_line = std::max(worst_line, std::abs(p.residual));
+    EXPECT_GT(worst_line, 0.03) << "the line should miss a knee";
+    for (const auto& p : by_width.runs) EXPECT_LT(std::abs(p.residual), 0.01) << p.source;
+    const auto& v = by_width.targets[0].verify_by_width;
+    ASSERT_GE(v.size(), 9u);
+    EXPECT_NEAR(v[1], law.verify(1) / law.t_plain, 1e-9);
+    EXPECT_NEAR(v[8], law.verify(8) / law.t_plain, 1e-9);
+}
+
+TEST(RunCalibration, AModelDraftingAndReviewingIsTwoCosts) {
+    // The same draft model as a leaf (one token per pass) and as a reviewer (passes over inner + 1 tokens, dearer):
+    // pooled by name alone one c would serve both; by role each gets its own.
+    Law law;
+    auto leaf   = simulate({.alpha = kAlpha, .gamma = 4, .seed = 5});
+    Law dear    = law;
+    dear.t_pass = 0.005;  // a reviewer pass over 4 tokens
+    auto review = simulate({.alpha = kAlpha, .gamma = 6, .inner_gamma = 3, .alpha_inner = 0.5, .seed = 6}, dear);
+    auto cal    = calibrate_engine_runs({leaf, review});
+    ASSERT_EQ(cal.levels.size(), 3u);  // draft as drafter, draft as reviewer of 4, Max-Gram
+    for (const auto& l : cal.levels) {
+        if (l.name != "draft") continue;
+        if (l.role == "drafter") {
+            EXPECT_NEAR(l.c_per_pass, law.t_pass / law.t_plain, 1e-9);
+        } else {
+            EXPECT_EQ(l.role, "reviewer of 4");
+            EXPECT_NEAR(l.c_per_pass, dear.t_pass / law.t_plain, 1e-9);
+        }
+    }
+    for (const auto& p : cal.runs) EXPECT_LT(std::abs(p.residual), 0.03) << p.source;
 }
 
 TEST(RunCalibration, RejectsInconsistentRuns) {

@@ -135,10 +135,15 @@ TEST(RunReport, SeveralReportsShareTheTimingFit) {
     auto cal = analytic::calibrate_engine_runs(runs);
     ASSERT_EQ(cal.targets.size(), 1u);
     EXPECT_EQ(cal.targets[0].runs, 3);
-    ASSERT_EQ(cal.levels.size(), 2u);  // the draft model (pooled over the three runs) and Max-Gram
-    EXPECT_EQ(cal.levels[0].runs, 3);
+    // The draft model as a leaf (pooled over the two chains), the same model reviewing in the cascade (its own
+    // cost: passes over several tokens), and Max-Gram.
+    ASSERT_EQ(cal.levels.size(), 3u);
+    EXPECT_EQ(cal.levels[0].runs, 2);
+    EXPECT_EQ(cal.levels[0].role, "drafter");
     EXPECT_GT(cal.levels[0].c, 0.0);
-    EXPECT_TRUE(cal.levels[1].per_call);
+    EXPECT_EQ(cal.levels[1].runs, 1);
+    EXPECT_NE(cal.levels[1].role.find("reviewer"), std::string::npos);
+    EXPECT_TRUE(cal.levels[2].per_call);
     EXPECT_EQ(cal.runs.size(), 3u);
     for (const auto& p : cal.runs) {
         EXPECT_TRUE(std::isfinite(p.residual)) << p.source;
@@ -148,6 +153,32 @@ TEST(RunReport, SeveralReportsShareTheTimingFit) {
     analytic::to_json(j, cal);
     EXPECT_NE(j["label"].get<std::string>().find("modeled"), std::string::npos);
     EXPECT_EQ(j["runs"][2]["source"], "cascade.json");
+}
+
+TEST(RunReport, TreeRunsAreModeledByTheirRankAcceptance) {
+    // A static tree (2 x 2 x 1) and a Sequoia tree from the same draft: read back with their shapes and counts by
+    // depth and rank, modeled through the tree's expected length, with the verification passes by width.
+    engine::SpecConfig st = config({3}, false);
+    st.verification       = engine::Verification::tree;
+    st.tree.branching     = {2, 2, 1};
+    engine::SpecConfig sq = st;
+    sq.tree.kind          = engine::TreeKind::sequoia;
+    sq.tree.node_budget = 6, sq.tree.max_depth = 4;
+    const auto a = engine::measured_run_from_report(run_report(st), "static.json");
+    const auto b = engine::measured_run_from_report(run_report(sq), "sequoia.json");
+    EXPECT_EQ(a.tree_parent.size(), 1u + 2 + 4 + 4);  // root, 2, 2 x 2, then one child each
+    EXPECT_EQ(b.sequoia_budget, 7);
+    EXPECT_FALSE(a.rank_offered.empty());
+    EXPECT_FALSE(a.verify_width_passes.empty());
+    const auto cal = analytic::calibrate_engine_runs({a, b});
+    for (const auto& p : cal.runs) {
+        EXPECT_TRUE(std::isfinite(p.residual)) << p.source;
+        // The i.i.d. rank model against what was counted (few steps: a loose bound).
+        EXPECT_NEAR(p.tokens_per_step_modeled / p.tokens_per_step_measured, 1.0, 0.25) << p.source;
+    }
+    ASSERT_EQ(cal.levels.size(), 1u);  // the draft model as a tree drafter, pooled over both runs
+    EXPECT_EQ(cal.levels[0].role, "tree drafter");
+    EXPECT_EQ(cal.levels[0].runs, 2);
 }
 
 TEST(RunReport, ForeignAndMalformedReportsNameTheProblem) {
@@ -164,8 +195,8 @@ TEST(RunReport, ForeignAndMalformedReportsNameTheProblem) {
     bad["total"]["baseline_tokens_per_s"] = 0.0;
     EXPECT_NE(error_of(bad).find("--no-baseline"), std::string::npos) << error_of(bad);
     bad                           = chain_report(3);
-    bad["config"]["verification"] = "tree";
-    EXPECT_NE(error_of(bad).find("token-tree"), std::string::npos) << error_of(bad);
+    bad["config"]["verification"] = "tree";  // a tree config without the counts by rank
+    EXPECT_NE(error_of(bad).find("rank_offered"), std::string::npos) << error_of(bad);
     bad                          = chain_report(3);
     bad["config"]["length_mode"] = "threshold";  // modeled per target run by predict, not by the calibration
     EXPECT_NE(error_of(bad).find("config.length_mode"), std::string::npos) << error_of(bad);
