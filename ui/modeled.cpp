@@ -66,8 +66,29 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         v.c_source = "measured";
     }
     if (!cfg.cascade.empty()) {
+        // Thm. 4.3's process (each level runs `steps` SD steps per call) for the paper's figure, and the engine's own
+        // process (level j drafts `steps` tokens per step for level j - 1, truncate lengths) for the comparison with
+        // what the engine measures: like with like.
         in.cascade.push_back({{cfg.alpha}, in.c, cfg.gamma});
         for (const auto& l : cfg.cascade) in.cascade.push_back({{l.alpha}, l.c, l.steps});
+        const size_t n = cfg.cascade.size() + 1;
+        analytic::KMatrixCascade km;
+        km.mode = analytic::KMatrixMode::truncate;
+        km.k.assign(n + 1, std::vector<int>(n + 1, 0));
+        km.alpha.assign(n + 1, std::vector<double>(n + 1, 0.0));
+        km.k[0][1]     = cfg.gamma;
+        km.alpha[0][1] = in.alpha.front();
+        km.c.push_back(in.c);
+        km.block.push_back(1);
+        for (size_t j = 1; j < n; ++j) {
+            const CascadeLevelConfig& l = cfg.cascade[j - 1];
+            km.k[j][j + 1]              = l.steps;
+            km.alpha[j][j + 1]          = l.alpha;
+            const bool maxgram          = l.drafter == drafts::DraftKind::maxgram;
+            km.c.push_back(maxgram ? 0.0 : l.c);
+            km.block.push_back(maxgram ? 0 : 1);
+        }
+        in.kmatrix = km;
     }
     in.horizontal = cfg.horizontal;
 

@@ -85,7 +85,7 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
             double value  = std::numeric_limits<double>::quiet_NaN();
             if (v.error.empty()) {
                 switch (metric) {
-                case SweepMetric::speedup: value = v.output.cascade ? v.output.cascade->ewif : v.output.ewif; break;
+                case SweepMetric::speedup: value = v.output.kmatrix ? v.output.kmatrix->ewif : v.output.ewif; break;
                 case SweepMetric::ewif: value = v.output.ewif; break;
                 case SweepMetric::expected_tokens: value = v.output.expected_tokens; break;
                 case SweepMetric::tree_speedup: value = v.tree_speedup; break;

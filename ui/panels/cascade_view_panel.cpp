@@ -26,8 +26,13 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     const auto& cfg = snap.config;
     const auto& o   = snap.modeled.output;
     ImGui::Text("%zu draft level%s", cfg.cascade.size() + 1, cfg.cascade.empty() ? "" : "s");
-    if (o.cascade) ImGui::Text("cascade: %.2f tokens per target pass, cost %.2f target calls, EWIF %.2f",
-                               o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
+    if (o.kmatrix)
+        ImGui::Text("cascade, as the engine runs it (truncate lengths): %.2f tokens per target pass, cost %.2f target "
+                    "calls, EWIF %.2f",
+                    o.kmatrix->expected_tokens, o.kmatrix->cost, o.kmatrix->ewif);
+    if (o.cascade)
+        ImGui::Text("cascade, Thm. 4.3 (each level runs a fixed number of steps): %.2f tokens, cost %.2f, EWIF %.2f",
+                    o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
     else ImGui::Text("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
     modeled_tag();
 
