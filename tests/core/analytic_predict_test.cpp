@@ -90,6 +90,11 @@ TEST(Predict, AgreesWithIndividualModels) {
     to_json(o, out);
     for (const char* key : {"ewif", "expected_tokens", "bpt", "cassandra", "tree", "hardware", "memory", "label"})
         EXPECT_TRUE(o.contains(key)) << key;
+    // Every cascade model says which draft-length process it assumes, so a comparison pairs like with like.
+    EXPECT_NE(o["cascade"]["length_semantics"].get<std::string>().find("fixed steps"), std::string::npos);
+    EXPECT_NE(o["horizontal"]["length_semantics"].get<std::string>().find("truncate"), std::string::npos);
+    EXPECT_EQ(o["kmatrix"]["length_semantics"], "threshold");  // full_input's k-matrix runs in threshold mode
+    EXPECT_NE(o["mlspecqd"]["length_semantics"].get<std::string>().find("fixed per level"), std::string::npos);
 }
 
 TEST(Predict, JsonRoundTrip) {
