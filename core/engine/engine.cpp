@@ -40,6 +40,22 @@ void bump(std::vector<T>& v, size_t i, T by = 1) {
     v[i] += by;
 }
 
+// α by depth and acceptance by rank at every node on a verified tree's accepted path (the root included).
+void count_tree_step(RunStats& s, const drafts::DraftTree& tree, const TreeVerdict& v) {
+    const auto children = tree_children(tree);
+    const int32_t depth = tree.depth.empty() ? 0 : *std::max_element(tree.depth.begin(), tree.depth.end());
+    const int32_t n_acc = static_cast<int32_t>(v.path.size());
+    for (int32_t i = 0; i < depth && i <= n_acc; ++i) {
+        bump(s.pos_reached, static_cast<size_t>(i));
+        bump(s.pos_accepted, static_cast<size_t>(i), int64_t(i < n_acc ? 1 : 0));
+    }
+    for (int32_t d = 0; d <= n_acc; ++d) {
+        const int32_t node = d == 0 ? -1 : v.path[static_cast<size_t>(d) - 1];
+        const int32_t n_ch = static_cast<int32_t>(children[static_cast<size_t>(node + 1)].size());
+        s.rank_counts.add(d, n_ch, d < n_acc ? v.rank[static_cast<size_t>(d)] : -1);
+    }
+}
+
 void record_width(RunStats& s, size_t width, double seconds) {
     bump(s.verify_width_passes, width, int64_t(1));
     bump(s.verify_width_s, width, seconds);
@@ -177,19 +193,8 @@ SpecEngine::Step SpecEngine::tree_step(RunState& st, int32_t remaining, const Ca
     st.stats.t_verify_s += t_pass;
     record_width(st.stats, static_cast<size_t>(tree.size()) + 1, t_pass);
 
-    // Statistics: α by depth and acceptance by rank at every node on the accepted path (the root included).
-    const auto children = tree_children(tree);
-    const int32_t depth = tree.depth.empty() ? 0 : *std::max_element(tree.depth.begin(), tree.depth.end());
+    count_tree_step(st.stats, tree, v);
     const int32_t n_acc = static_cast<int32_t>(v.path.size());
-    for (int32_t i = 0; i < depth && i <= n_acc; ++i) {
-        bump(st.stats.pos_reached, static_cast<size_t>(i));
-        bump(st.stats.pos_accepted, static_cast<size_t>(i), int64_t(i < n_acc ? 1 : 0));
-    }
-    for (int32_t d = 0; d <= n_acc; ++d) {
-        const int32_t node = d == 0 ? -1 : v.path[static_cast<size_t>(d) - 1];
-        const int32_t n_ch = static_cast<int32_t>(children[static_cast<size_t>(node + 1)].size());
-        st.stats.rank_counts.add(d, n_ch, d < n_acc ? v.rank[static_cast<size_t>(d)] : -1);
-    }
 
     Step s;
     s.n_drafted  = tree.size();
@@ -214,19 +219,10 @@ SpecEngine::Step SpecEngine::cats_step(RunState& st, int32_t remaining, const Ca
     st.stats.t_verify_s += c.target_stats.t_s - v_before;
     record_width(st.stats, static_cast<size_t>(o.tree.size()) + 1, c.target_stats.t_s - v_before);
 
-    // Statistics as for trees: α by depth along the chain, acceptance by rank (0 = draft, 1 = correction).
+    // Statistics as for trees (rank 0 = the draft's token, 1 = the verifier's correction).
     const TreeVerdict& v = o.verdict;
-    const auto children  = tree_children(o.tree);
-    const int32_t n_acc  = static_cast<int32_t>(v.path.size());
-    for (int32_t i = 0; i < g && i <= n_acc; ++i) {
-        bump(st.stats.pos_reached, static_cast<size_t>(i));
-        bump(st.stats.pos_accepted, static_cast<size_t>(i), int64_t(i < n_acc ? 1 : 0));
-    }
-    for (int32_t d = 0; d <= n_acc; ++d) {
-        const int32_t node = d == 0 ? -1 : v.path[static_cast<size_t>(d) - 1];
-        const int32_t n_ch = static_cast<int32_t>(children[static_cast<size_t>(node + 1)].size());
-        st.stats.rank_counts.add(d, n_ch, d < n_acc ? v.rank[static_cast<size_t>(d)] : -1);
-    }
+    count_tree_step(st.stats, o.tree, v);
+    const int32_t n_acc = static_cast<int32_t>(v.path.size());
     Step s;
     s.n_drafted  = o.n_chain;
     s.n_accepted = n_acc;

@@ -13,28 +13,15 @@ namespace {
 using engine::SpecConfig;
 using engine::SpecEngine;
 
-const std::vector<int32_t> kPrompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
-constexpr int32_t kNew = 40;
-
-struct Fixture {
-    model::Model target      = model::make_synthetic_model(engine_target_spec());  // 4 layers
-    std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
-};
-Fixture& fx() {
-    static Fixture f;
-    return f;
-}
+const std::vector<int32_t>& kPrompt = LosslessFixture::kPrompt;
+constexpr int32_t kNew              = LosslessFixture::kNew;
+LosslessFixture& fx() { return lossless_fixture(); }
 
 SpecConfig cats_config(int32_t gamma = 4) {
-    SpecConfig c;
-    c.levels.resize(1);
-    c.gamma             = {gamma};
+    SpecConfig c        = lossless_config(gamma);
     c.verification      = engine::Verification::cats;
     c.cats.draft_layers = 1;
     c.cats.sv_layers    = 2;
-    c.max_new_tokens    = kNew;
-    c.context           = exact_ctx();
-    c.baseline          = false;
     return c;
 }
 

@@ -217,4 +217,27 @@ private:
     std::vector<int32_t> m_ctx;
 };
 
+// The random-weight target of the lossless tests (4 layers), a prompt with repeats (so that Max-Gram has matches)
+// and the target's own greedy continuation of it, built once per test executable.
+struct LosslessFixture {
+    inline static const std::vector<int32_t> kPrompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
+    static constexpr int32_t kNew = 40;
+    model::Model target           = model::make_synthetic_model(engine_target_spec());
+    std::vector<int32_t> ref      = greedy_reference(target, kPrompt, kNew);
+};
+// One plain draft level of γ tokens for it: greedy, the exact (reference) path, no baseline.
+inline engine::SpecConfig lossless_config(int32_t gamma = 4) {
+    engine::SpecConfig c;
+    c.levels.resize(1);
+    c.gamma          = {gamma};
+    c.max_new_tokens = LosslessFixture::kNew;
+    c.context        = exact_ctx();
+    c.baseline       = false;
+    return c;
+}
+inline LosslessFixture& lossless_fixture() {
+    static LosslessFixture f;
+    return f;
+}
+
 }  // namespace speculum::test

@@ -75,26 +75,13 @@ TEST(LengthMode, HorizontalSegmentsUseCumulativeThresholdsAndKeepTheOvershoot) {
 }
 
 // The engine end to end on the random-weight target of the lossless tests.
-const std::vector<int32_t> kPrompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
-constexpr int32_t kNew = 40;
-
-struct Fixture {
-    model::Model target      = model::make_synthetic_model(engine_target_spec());
-    std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
-};
-Fixture& fx() {
-    static Fixture f;
-    return f;
-}
+const std::vector<int32_t>& kPrompt = LosslessFixture::kPrompt;
+constexpr int32_t kNew              = LosslessFixture::kNew;
+LosslessFixture& fx() { return lossless_fixture(); }
 
 SpecConfig config(LengthMode mode) {
-    SpecConfig c;
-    c.levels.resize(1);
+    SpecConfig c     = lossless_config(3);
     c.levels[0].kind = drafts::DraftKind::maxgram;
-    c.gamma          = {3};
-    c.max_new_tokens = kNew;
-    c.context        = exact_ctx();
-    c.baseline       = false;
     c.length_mode    = mode;
     c.maxgram_block  = 10;
     return c;

@@ -15,27 +15,11 @@ namespace {
 using engine::SpecConfig;
 using engine::SpecEngine;
 
-const std::vector<int32_t> kPrompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
-constexpr int32_t kNew = 40;
+const std::vector<int32_t>& kPrompt = LosslessFixture::kPrompt;
+constexpr int32_t kNew              = LosslessFixture::kNew;
+LosslessFixture& fx() { return lossless_fixture(); }
 
-struct Fixture {
-    model::Model target      = model::make_synthetic_model(engine_target_spec());
-    std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
-};
-Fixture& fx() {
-    static Fixture f;
-    return f;
-}
-
-SpecConfig base_config(int32_t gamma = 4) {
-    SpecConfig c;
-    c.levels.resize(1);
-    c.gamma          = {gamma};
-    c.max_new_tokens = kNew;
-    c.context        = exact_ctx();
-    c.baseline       = false;
-    return c;
-}
+SpecConfig base_config(int32_t gamma = 4) { return lossless_config(gamma); }
 
 model::ForwardOptions exit_after(int32_t layer) {
     model::ForwardOptions o;

@@ -145,7 +145,8 @@ TEST(EngineStats, BaselineSpeedupAndLosslessCheck) {
     EXPECT_EQ(j.at("tokens").size(), static_cast<size_t>(kNew));
 }
 
-TEST(EngineStats, CascadeReportsEveryLevel) {
+// A two-level cascade: the target exiting after layer 0 reviews `leaf` with lenience 2; γ = 4, 3.
+SpecEngine exit0_over(std::shared_ptr<drafts::Drafter> leaf, const std::string& leaf_name) {
     const model::Model& t = target();
     SpecConfig c          = cfg(4);
     c.levels.resize(2);
@@ -155,8 +156,12 @@ TEST(EngineStats, CascadeReportsEveryLevel) {
     exit0.exit_layer = 0;
     std::vector<engine::LevelMaterial> m(2);
     m[0] = {nullptr, &t, exit0, "exit@0", {}};
-    m[1] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
-    SpecEngine eng(t, c, engine::build_draft_stack(c, m));
+    m[1] = {std::move(leaf), nullptr, {}, leaf_name, {}};
+    return SpecEngine(t, c, engine::build_draft_stack(c, m));
+}
+
+TEST(EngineStats, CascadeReportsEveryLevel) {
+    SpecEngine eng = exit0_over(std::make_shared<ContextMaxGram>(96), "max-gram");
     std::vector<int32_t> levels_seen(3, 0);
     engine::FunctionSink sink([&](const TokenEvent& e) { ++levels_seen.at(static_cast<size_t>(e.level)); });
     const engine::RunResult r = eng.run(kPrompt, {}, {}, &sink);
@@ -202,18 +207,8 @@ private:
 // CS Drafting's lenient review accepts d when p_rev(d) > q(d) / l with q the proposing model's probability of d. A
 // greedy neural leaf reports q = 1 for its one-hot draft; the review must use its real probability instead.
 TEST(EngineStats, LenientReviewUsesTheLeafsRealProbability) {
-    const model::Model& t = target();
-    auto review           = [&](float leaf_confidence) {
-        SpecConfig c = cfg(4);
-        c.levels.resize(2);
-        c.gamma    = {4, 3};
-        c.lenience = {1.0f, 2.0f, 1.0f};
-        model::ForwardOptions exit0;
-        exit0.exit_layer = 0;
-        std::vector<engine::LevelMaterial> m(2);
-        m[0] = {nullptr, &t, exit0, "exit@0", {}};
-        m[1] = {std::make_shared<ArbitraryLeaf>(leaf_confidence), nullptr, {}, "leaf", {}};
-        const engine::RunResult r = SpecEngine(t, c, engine::build_draft_stack(c, m)).run(kPrompt);
+    auto review = [&](float leaf_confidence) {
+        const engine::RunResult r = exit0_over(std::make_shared<ArbitraryLeaf>(leaf_confidence), "leaf").run(kPrompt);
         EXPECT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));  // the target reviews at l = 1
         return r.stats.levels.at(1);
     };
