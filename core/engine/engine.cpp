@@ -333,18 +333,13 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
 }
 
 void SpecEngine::finish_stats(RunState& st, RunResult& res) {
-    RunStats& s = st.stats;
+    RunStats& s   = st.stats;
+    s.n_generated = static_cast<int32_t>(res.tokens.size());
     if (st.cats) {
         // The three stages are the levels: 0 = the target's own layers, 1 = the draft, 2 = the shallow verifier.
         const CatsStages& c = *st.cats;
         s.levels            = {c.target_stats, c.draft_stats, c.sv_stats};
         s.levels[0].n_calls = s.n_steps;
-        set_cost_ratios(s.levels, s.levels[0].n_forward > 0 ? s.levels[0].t_s / double(s.levels[0].n_forward) : 0.0);
-        uint64_t bytes = 0;
-        for (const LevelStats& l : s.levels) bytes += l.bytes_weights + l.bytes_kv;
-        s.n_generated     = static_cast<int32_t>(res.tokens.size());
-        s.tokens_per_s    = s.t_decode_s > 0 ? s.n_generated / s.t_decode_s : 0.0;
-        s.bytes_per_token = s.n_generated > 0 ? static_cast<double>(bytes) / s.n_generated : 0.0;
         // CATS's Eq. 4, decoder weights only: (γ̄ B_draft + B_SV + B_target) / (β̄ + 1).
         const CatsLayers& L = c.layers();
         if (s.n_steps > 0 && s.n_generated > 0) {
@@ -353,27 +348,26 @@ void SpecEngine::finish_stats(RunState& st, RunResult& res) {
             s.bpt_cats_eq4    = (gbar * double(L.b_draft) + double(L.b_sv) + double(L.b_target)) / m;
         }
         s.cats_layers = {L.draft, L.sv, L.n_layer};
-        res.stats     = s;
-        return;
+    } else {
+        s.levels.assign(1, LevelStats{});
+        m_drafter->collect(s.levels);
+        LevelStats& t              = s.levels[0];
+        const drafts::DraftCost& c = st.target.cost();
+        t.level                    = 0;
+        t.name                     = m_target.name();
+        t.n_calls                  = s.n_steps;
+        t.n_forward                = c.n_forward - st.target_at_start.n_forward;
+        t.t_s                      = s.t_verify_s;
+        t.bytes_weights            = c.bytes_weights - st.target_at_start.bytes_weights;
+        t.bytes_kv                 = c.bytes_kv - st.target_at_start.bytes_kv;
+        t.n_reviewed               = s.n_drafted;
+        t.n_review_accepted        = s.n_accepted;
     }
-    s.levels.assign(1, LevelStats{});
-    m_drafter->collect(s.levels);
-    LevelStats& t              = s.levels[0];
-    const drafts::DraftCost& c = st.target.cost();
-    t.level                    = 0;
-    t.name                     = m_target.name();
-    t.n_calls                  = s.n_steps;
-    t.n_forward                = c.n_forward - st.target_at_start.n_forward;
-    t.t_s                      = s.t_verify_s;
-    t.bytes_weights            = c.bytes_weights - st.target_at_start.bytes_weights;
-    t.bytes_kv                 = c.bytes_kv - st.target_at_start.bytes_kv;
-    t.n_reviewed               = s.n_drafted;
-    t.n_review_accepted        = s.n_accepted;
     // Until a baseline runs, c is relative to the target's verification pass.
+    const LevelStats& t = s.levels[0];
     set_cost_ratios(s.levels, t.n_forward > 0 ? t.t_s / static_cast<double>(t.n_forward) : 0.0);
     uint64_t bytes = 0;
     for (const LevelStats& l : s.levels) bytes += l.bytes_weights + l.bytes_kv;
-    s.n_generated     = static_cast<int32_t>(res.tokens.size());
     s.tokens_per_s    = s.t_decode_s > 0 ? s.n_generated / s.t_decode_s : 0.0;
     s.bytes_per_token = s.n_generated > 0 ? static_cast<double>(bytes) / s.n_generated : 0.0;
     res.stats         = s;
