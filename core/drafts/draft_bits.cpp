@@ -125,11 +125,11 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         if (runs(il, spec.skip_attn)) {
             ++attn_layers;
             for (const model::WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo}) add(*v, self && spec.prune.attention, self);
-            small_bytes += (L.attn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+            small_bytes += L.attn_vector_bytes();
         }
         if (runs(il, spec.skip_ffn)) {
             for (const model::WeightView* v : {&L.w_gate, &L.w_up, &L.w_down}) add(*v, self && spec.prune.ffn, self);
-            small_bytes += L.ffn_norm.size() * sizeof(float);
+            small_bytes += L.ffn_vector_bytes();
         }
     }
     add(DW.output, self && spec.prune.output, self && spec.format_output);

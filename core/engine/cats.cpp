@@ -24,7 +24,7 @@ uint64_t layer_bytes(const model::Model& m, int32_t a, int32_t b) {
     for (int32_t il = a; il < b; ++il) {
         const model::LayerWeights& L = m.weights().layers[static_cast<size_t>(il)];
         for (const model::WeightView* w : L.matrices()) bytes += w->n_bytes();
-        bytes += (L.attn_norm.size() + L.ffn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+        bytes += L.vector_bytes();
     }
     return bytes;
 }

@@ -64,19 +64,24 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
                                     " tokens would take " + std::to_string(kv_gib) + " GiB; use a smaller n_ctx");
     m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
 
-    m_inv_freq.resize(static_cast<size_t>(hp.n_rot / 2));
     const std::vector<float>& factors = m_model.weights().rope_freqs;  // Llama 3.1+ long-context divisors
-    for (int32_t i = 0; i < hp.n_rot / 2; ++i)
-        m_inv_freq[i] = static_cast<float>(std::pow(static_cast<double>(hp.rope_freq_base), -2.0 * i / hp.n_rot) /
-                                           (factors.empty() ? 1.0 : factors[static_cast<size_t>(i)]));
+    auto inv_freq = [&](float base) {
+        std::vector<float> f(static_cast<size_t>(hp.n_rot / 2));
+        for (int32_t i = 0; i < hp.n_rot / 2; ++i)
+            f[static_cast<size_t>(i)] = static_cast<float>(std::pow(static_cast<double>(base), -2.0 * i / hp.n_rot) /
+                                                           (factors.empty() ? 1.0 : factors[static_cast<size_t>(i)]));
+        return f;
+    };
+    m_inv_freq     = inv_freq(hp.rope_freq_base);
+    m_inv_freq_swa = inv_freq(hp.rope_freq_base_swa);
 
     const size_t nb = static_cast<size_t>(m_cfg.n_batch);
     m_tokens.resize(nb);
     m_pos.resize(nb);
     m_x.resize(nb * hp.n_embd);
     m_xn.resize(nb * hp.n_embd);
-    m_q.resize(nb * hp.n_embd);
-    m_attn.resize(nb * hp.n_embd);
+    m_q.resize(nb * hp.n_embd_q());
+    m_attn.resize(nb * hp.n_embd_q());
     m_gate.resize(nb * hp.n_ff);
     m_up.resize(nb * hp.n_ff);
     m_logits.resize(nb * hp.n_vocab);
@@ -85,7 +90,8 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     // matmul never allocates.
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
         const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, kBlasMinBatch - 1);
-        m_q8act.reserve(static_cast<size_t>(kernels::q8act_bytes(n_q8, std::max<int64_t>(hp.n_embd, hp.n_ff))));
+        m_q8act.reserve(static_cast<size_t>(
+            kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), hp.n_ff}))));
     }
 }
 
@@ -294,7 +300,7 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
 void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts) {
     const Hparams& hp     = m_model.hparams();
     const ModelWeights& W = m_model.weights();
-    const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff;
+    const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff;
     const int32_t hd = hp.head_dim();
     const bool ref   = m_cfg.path == ForwardPath::reference;
     for (int32_t i = 0; i < n; ++i)
@@ -330,6 +336,10 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             else
                 kernels::dequantize_row(&m_x[i * e], W.token_embd.type, row, e);
         }
+        if (hp.scale_embd) {  // gemma: embeddings times sqrt(n_embd)
+            const float s = std::sqrt(static_cast<float>(e));
+            for (int64_t c = 0; c < n * e; ++c) m_x[c] *= s;
+        }
     }
 
     const int32_t last_layer = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
@@ -345,42 +355,61 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             float* k_new = m_kv.k(il, n_past);
             float* v_new = m_kv.v(il, n_past);
             if (opts.observer) opts.observer(il, ActivationSite::attn_in, m_xn.data(), n, e);
-            matmul(m_q.data(), e, L.wq, m_xn.data(), n);
+            matmul(m_q.data(), eq, L.wq, m_xn.data(), n);
             matmul(k_new, ekv, L.wk, m_xn.data(), n);
             matmul(v_new, ekv, L.wv, m_xn.data(), n);
+            const bool swa          = hp.is_swa(il);
+            const float* inv_freq   = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
+            const float freq_scale  = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
             for (int32_t i = 0; i < n; ++i) {
-                float* q = &m_q[i * e];
+                float* q = &m_q[i * eq];
                 float* k = k_new + i * ekv;
                 if (hp.qkv_bias) {
                     float* v = v_new + i * ekv;
-                    for (int64_t c = 0; c < e; ++c) q[c] += L.bq[c];
+                    for (int64_t c = 0; c < eq; ++c) q[c] += L.bq[c];
                     for (int64_t c = 0; c < ekv; ++c) k[c] += L.bk[c], v[c] += L.bv[c];
                 }
-                rope(q, hp.n_head, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
-                rope(k, hp.n_head_kv, hd, hp.n_rot, m_inv_freq.data(), m_pos[i], hp.rope_freq_scale, hp.rope_style);
+                if (hp.qk_norm) {  // each head of q and k RMS-normed on its own (qwen3, gemma3)
+                    for (int32_t h = 0; h < hp.n_head; ++h) rms_norm(q + h * hd, q + h * hd, L.q_norm.data(), hd, hp.rms_eps);
+                    for (int32_t h = 0; h < hp.n_head_kv; ++h)
+                        rms_norm(k + h * hd, k + h * hd, L.k_norm.data(), hd, hp.rms_eps);
+                }
+                if (hp.uses_rope(il)) {
+                    rope(q, hp.n_head, hd, hp.n_rot, inv_freq, m_pos[i], freq_scale, hp.rope_style);
+                    rope(k, hp.n_head_kv, hd, hp.n_rot, inv_freq, m_pos[i], freq_scale, hp.rope_style);
+                }
             }
             if (opts.kv_transform) opts.kv_transform(il, k_new, v_new, n, ekv);
             attention(il, n, n_past, mask, opts);
             add_matmul(L.wq, n), add_matmul(L.wk, n), add_matmul(L.wv, n), add_matmul(L.wo, n);
-            cost.bytes_weights += (L.attn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+            cost.bytes_weights += L.attn_vector_bytes();
             cost.bytes_kv += static_cast<uint64_t>(cached_read + 2 * n) * ekv * 2 * sizeof(float);  // read + write
             cost.flops += 4.0 * static_cast<double>(attended) * hp.n_head * hd;
-            if (opts.observer) opts.observer(il, ActivationSite::attn_out, m_attn.data(), n, e);
+            if (opts.observer) opts.observer(il, ActivationSite::attn_out, m_attn.data(), n, eq);
             matmul(m_xn.data(), e, L.wo, m_attn.data(), n);
+            if (hp.post_norms)  // gemma: the block's output is normed before the residual add
+                for (int32_t i = 0; i < n; ++i)
+                    rms_norm(&m_xn[i * e], &m_xn[i * e], L.attn_post_norm.data(), e, hp.rms_eps);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
 
-        // Feed-forward block (SwiGLU): x += W_down (silu(W_gate xn) * (W_up xn)).
+        // Feed-forward block (SwiGLU; GeGLU for gemma): x += W_down (act(W_gate xn) * (W_up xn)).
         if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
             if (opts.observer) opts.observer(il, ActivationSite::ffn_in, m_xn.data(), n, e);
             matmul(m_gate.data(), ff, L.w_gate, m_xn.data(), n);
             matmul(m_up.data(), ff, L.w_up, m_xn.data(), n);
-            swiglu(m_gate.data(), m_up.data(), n * ff);
+            if (hp.ffn_act == FfnActivation::gelu)
+                geglu(m_gate.data(), m_up.data(), n * ff);
+            else
+                swiglu(m_gate.data(), m_up.data(), n * ff);
             if (opts.observer) opts.observer(il, ActivationSite::ffn_down, m_gate.data(), n, ff);
             matmul(m_xn.data(), e, L.w_down, m_gate.data(), n);
             add_matmul(L.w_gate, n), add_matmul(L.w_up, n), add_matmul(L.w_down, n);
-            cost.bytes_weights += L.ffn_norm.size() * sizeof(float);
+            cost.bytes_weights += L.ffn_vector_bytes();
+            if (hp.post_norms)
+                for (int32_t i = 0; i < n; ++i)
+                    rms_norm(&m_xn[i * e], &m_xn[i * e], L.ffn_post_norm.data(), e, hp.rms_eps);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
     }
@@ -395,6 +424,10 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             rms_norm(&m_xn[(i - logits_first) * e], &m_x[i * e], W.output_norm.data(), e, hp.rms_eps);
         if (opts.observer) opts.observer(hp.n_layer, ActivationSite::head_in, m_xn.data(), n_out, e);
         matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
+        if (hp.final_softcap > 0.0f) {  // gemma2: z -> c tanh(z / c)
+            const float c = hp.final_softcap;
+            for (int64_t t = 0; t < static_cast<int64_t>(n_out) * hp.n_vocab; ++t) m_logits[t] = c * std::tanh(m_logits[t] / c);
+        }
         add_matmul(W.output, n_out);
         cost.bytes_weights += W.output_norm.size() * sizeof(float);
     }

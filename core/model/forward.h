@@ -41,9 +41,9 @@ void from_json(const nlohmann::json& j, ContextConfig& c);
 // Where forward pass activations enter weight matrices (ForwardOptions::observer).
 enum class ActivationSite {
     attn_in,   // normed stream into wq, wk, wv: (n, n_embd)
-    attn_out,  // attention output into wo: (n, n_embd)
+    attn_out,  // attention output into wo: (n, n_embd_q)
     ffn_in,    // normed stream into w_gate, w_up: (n, n_embd)
-    ffn_down,  // silu(gate) * up into w_down: (n, n_ff)
+    ffn_down,  // act(gate) * up into w_down: (n, n_ff)
     head_in,   // final-normed stream into the output matrix: (n_out, n_embd)
 };
 
@@ -129,12 +129,14 @@ private:
     KvCache m_kv;
     CancelToken m_cancel;
     ForwardCost m_cost;
-    std::vector<float> m_inv_freq;  // (n_rot / 2) RoPE frequencies base^(-2i/n_rot)
+    std::vector<float> m_inv_freq;      // (n_rot / 2) RoPE frequencies base^(-2i/n_rot)
+    std::vector<float> m_inv_freq_swa;  // the same for sliding-window layers (Hparams::rope_freq_base_swa)
 
     // Scratch, sized for n_batch tokens once.
     std::vector<int32_t> m_tokens, m_pos;       // (n_batch)
     std::vector<uint8_t> m_causal;              // (n_batch, n_batch) lower-triangular mask
-    std::vector<float> m_x, m_xn, m_q, m_attn;  // (n_batch, n_embd)
+    std::vector<float> m_x, m_xn;               // (n_batch, n_embd)
+    std::vector<float> m_q, m_attn;             // (n_batch, n_embd_q)
     std::vector<float> m_gate, m_up;            // (n_batch, n_ff)
     std::vector<float> m_logits;                // (n_batch, n_vocab)
     std::vector<float> m_scores;                // (n_ctx) attention scores of the reference path

@@ -1,5 +1,7 @@
 // Masked multi-head attention with grouped KV heads over the KV cache: each new token i attends the cached slots
-// (all, or ForwardOptions::cached_slots) and the new slots n_past + j its mask row allows.
+// (all, or ForwardOptions::cached_slots) and the new slots n_past + j its mask row allows; in a sliding-window layer
+// only those whose position is within the window (a cached slot s holds position s: the engine commits tokens at
+// the positions of their slots). Scores are scaled by Hparams::query_scale() and soft-capped where the model says.
 // Reference path: two-pass softmax over a score buffer, one thread. Fast path: one-pass online softmax (no
 // scratch) with (token, block of heads) items spread over threads.
 #include "core/model/forward.h"
@@ -31,21 +33,30 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                                  const ForwardOptions& opts) {
     const Hparams& hp               = m_model.hparams();
     const int32_t hd                = hp.head_dim();
-    const int64_t e                 = hp.n_embd;
+    const int64_t e                 = hp.n_embd_q();
     const int32_t group             = hp.n_head / hp.n_head_kv;  // query heads per KV head (GQA)
-    const float scale               = 1.0f / std::sqrt(static_cast<float>(hd));
+    const float scale               = hp.query_scale();
+    const float cap                 = hp.attn_softcap;  // 0 = no soft-capping
     const std::vector<int32_t>* sel = opts.cached_slots ? &*opts.cached_slots : nullptr;
+    // Sliding window: token i sees positions > pos_i - n_swa only.
+    const bool windowed = hp.is_swa(il);
+    auto in_window      = [&](int32_t i, int32_t pos) { return !windowed || m_pos[i] - pos < hp.n_swa; };
+    auto score          = [&](float dot_qk) {
+        const float s = dot_qk * scale;
+        return cap > 0.0f ? cap * std::tanh(s / cap) : s;
+    };
 
     // Calls visit(slot) for every slot token i may attend, cached slots first, in slot order.
     auto for_each_slot = [&](int32_t i, auto&& visit) {
         if (sel) {
-            for (int32_t s : *sel) visit(s);
+            for (int32_t s : *sel)
+                if (in_window(i, s)) visit(s);
         } else {
-            for (int32_t s = 0; s < n_past; ++s) visit(s);
+            for (int32_t s = windowed ? std::max(0, m_pos[i] - hp.n_swa + 1) : 0; s < n_past; ++s) visit(s);
         }
         for (int32_t j = 0; j < n; ++j) {
             const bool allowed = mask ? mask[static_cast<size_t>(i) * n + j] != 0 : j <= i;
-            if (allowed) visit(n_past + j);
+            if (allowed && in_window(i, m_pos[j])) visit(n_past + j);
         }
     };
 
@@ -62,8 +73,8 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                     const float* k = m_kv.k(il, s) + o;
                     float sc       = 0.0f;
                     for (int32_t d = 0; d < hd; ++d) sc += q[d] * k[d];
-                    m_scores[m++] = sc * scale;
-                    max_s         = std::max(max_s, sc * scale);
+                    m_scores[m++] = score(sc);
+                    max_s         = std::max(max_s, m_scores[m - 1]);
                 });
                 // Pass 2: softmax weights and the weighted sum of values.
                 double sum = 0.0;
@@ -104,7 +115,7 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                     const float* q  = &m_q[i * e + h * hd];
                     float* acc      = &m_attn[i * e + h * hd];
                     const int64_t o = static_cast<int64_t>(h / group) * hd;
-                    const float sc  = dot(q, k_row + o, hd) * scale;
+                    const float sc  = score(dot(q, k_row + o, hd));
                     if (sc > max_s[b]) {
                         const float r = std::exp(max_s[b] - sc);  // 0 on the first slot
                         for (int32_t d = 0; d < hd; ++d) acc[d] *= r;

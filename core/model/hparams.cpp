@@ -1,7 +1,8 @@
-// hparams_from_gguf: llama.cpp's key names for `llama` and `qwen2`, then a check of every tensor the forward pass
+// hparams_from_gguf: llama.cpp's key names for each supported architecture, then a check of every tensor the forward pass
 // reads against the shapes those keys imply (ggml order: dims[0] is the row length), as llama-model.cpp does.
 #include "core/model/hparams.h"
 
+#include <cmath>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -84,12 +85,45 @@ private:
 
 }  // namespace
 
+const char* supported_architectures() { return "llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3"; }
+
+bool is_supported_architecture(const std::string& a) {
+    return a == "llama" || a == "qwen2" || a == "qwen3" || a == "gemma2" || a == "gemma3" || a == "phi3" ||
+           a == "smollm3";
+}
+
+namespace {
+
+// Sliding-window layers from <arch>.attention.sliding_window_pattern: a period P (every P-th layer, counting from
+// 1, is global; llama.cpp's set_swa_pattern), or one flag per layer.
+std::vector<uint8_t> swa_layers_of(const GgufFile& f, const std::string& key, int32_t n_layer, uint32_t period) {
+    std::vector<uint8_t> out(static_cast<size_t>(n_layer), 0);
+    if (const GgufValue* v = f.find(key); v && v->type == GgufType::ARRAY) {
+        if (v->ints.size() != out.size())
+            f.fail(key, std::to_string(v->ints.size()) + " per-layer flags for " + std::to_string(n_layer) + " layers");
+        for (size_t il = 0; il < out.size(); ++il) out[il] = v->ints[il] != 0;
+        return out;
+    }
+    if (f.find(key)) {
+        const uint64_t p = f.get_uint(key);
+        if (p > static_cast<uint64_t>(n_layer) + 1) f.fail(key, "period " + std::to_string(p) + " is out of range");
+        period = static_cast<uint32_t>(p);
+    }
+    for (int32_t il = 0; il < n_layer; ++il)
+        out[static_cast<size_t>(il)] = period == 0 || static_cast<uint32_t>(il) % period < period - 1;
+    return out;
+}
+
+}  // namespace
+
 Hparams hparams_from_gguf(const GgufFile& f) {
     Hparams h;
     h.arch = f.get_string("general.architecture");
-    if (h.arch != "llama" && h.arch != "qwen2")
-        f.fail("general.architecture", "architecture '" + h.arch + "' is not supported (llama and qwen2 are)");
+    if (!is_supported_architecture(h.arch))
+        f.fail("general.architecture", "architecture '" + h.arch + "' is not supported (" +
+                                           supported_architectures() + " are)");
     const std::string a = h.arch + ".";
+    const bool gemma    = h.arch == "gemma2" || h.arch == "gemma3";
 
     // ---- metadata ----
     h.n_ctx_train = positive_int(f, a + "context_length");
@@ -98,16 +132,22 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     h.n_ff        = positive_int(f, a + "feed_forward_length");
     h.n_head      = positive_int(f, a + "attention.head_count");
     h.n_head_kv   = positive_int_or(f, a + "attention.head_count_kv", h.n_head);
-    if (h.n_embd % h.n_head != 0)
+    // The head dimension: key_length where given (Gemma, Qwen 3, Mistral Nemo: not n_embd / n_head), else the
+    // even split of the width.
+    if (f.find(a + "attention.key_length")) {
+        h.n_embd_head = positive_int(f, a + "attention.key_length");
+        if (h.n_embd_head % 2 != 0) f.fail(a + "attention.key_length", "must be even");
+        if (f.find(a + "attention.value_length") && positive_int(f, a + "attention.value_length") != h.n_embd_head)
+            f.fail(a + "attention.value_length", std::to_string(f.get_uint(a + "attention.value_length")) +
+                                                     " differs from key_length " + std::to_string(h.n_embd_head) +
+                                                     " (not supported)");
+    } else if (h.n_embd % h.n_head != 0) {
         f.fail(a + "attention.head_count", std::to_string(h.n_head) + " heads do not divide embedding_length " +
-                                               std::to_string(h.n_embd));
+                                               std::to_string(h.n_embd) + " (and attention.key_length is absent)");
+    }
     if (h.n_head_kv > h.n_head || h.n_head % h.n_head_kv != 0)
         f.fail(a + "attention.head_count_kv", std::to_string(h.n_head_kv) + " KV heads do not divide the " +
                                                   std::to_string(h.n_head) + " query heads");
-    for (const char* k : {"attention.key_length", "attention.value_length"})
-        if (f.find(a + k) && f.get_uint(a + k) != static_cast<uint64_t>(h.head_dim()))
-            f.fail(a + k, std::to_string(f.get_uint(a + k)) + " differs from embedding_length / head_count = " +
-                              std::to_string(h.head_dim()) + " (not supported)");
     if (f.get_uint_or(a + "expert_count", 0) > 0)
         f.fail(a + "expert_count", "mixture-of-experts models are not supported");
 
@@ -130,7 +170,39 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     double factor = f.get_float_or(a + "rope.scaling.factor", 0.0);
     if (factor == 0.0) factor = f.get_float_or(a + "rope.scale_linear", 0.0);  // the older key
     if (factor != 0.0) h.rope_freq_scale = 1.0f / finite_positive(f, a + "rope.scaling.factor", factor);
-    h.rope_style = h.arch == "qwen2" ? RopeStyle::neox : RopeStyle::normal;
+    h.rope_style = h.arch == "llama" || h.arch == "smollm3" ? RopeStyle::normal : RopeStyle::neox;
+
+    // ---- per-architecture parts (llama.cpp's load_arch_hparams for each) ----
+    h.qk_norm = h.arch == "qwen3" || h.arch == "gemma3";
+    if (h.arch == "smollm3") h.nope_period = 4;  // llama.cpp's n_no_rope_layer_step: fixed, not in the file
+    if (gemma) {
+        h.post_norms = true, h.ffn_act = FfnActivation::gelu, h.scale_embd = true;
+        // Gemma's query scale: 1/sqrt(head_dim), except the 27B models (1/sqrt(n_embd / n_head)), which llama.cpp
+        // recognises by their layer count.
+        const bool is_27b = (h.arch == "gemma2" && h.n_layer == 46) || (h.arch == "gemma3" && h.n_layer == 62);
+        h.attn_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? h.n_embd / h.n_head : h.head_dim()));
+        auto softcap = [&](const std::string& key, double fallback) {
+            const double c = f.get_float_or(key, fallback);
+            return c == 0.0 ? 0.0f : finite_positive(f, key, c);
+        };
+        h.final_softcap = softcap(a + "final_logit_softcapping", h.arch == "gemma2" ? 30.0 : 0.0);
+        if (h.arch == "gemma2") h.attn_softcap = softcap(a + "attn_logit_softcapping", 50.0);
+        // Sliding windows: gemma2 always (4096 by default, every other layer); gemma3 when the file gives a window
+        // (every 6th layer global), its windowed layers on their own RoPE base (10000 unless given) and no scaling.
+        const bool windowed = h.arch == "gemma2" || f.get_uint_or(a + "attention.sliding_window", 0) > 0;
+        if (windowed) {
+            h.n_swa      = positive_int_or(f, a + "attention.sliding_window", 4096);
+            h.swa_layers = swa_layers_of(f, a + "attention.sliding_window_pattern", h.n_layer, h.arch == "gemma2" ? 2 : 6);
+            h.rope_freq_base_swa  = h.arch == "gemma2" ? h.rope_freq_base : 10000.0f;
+            h.rope_freq_scale_swa = h.arch == "gemma2" ? h.rope_freq_scale : 1.0f;
+            if (f.find(a + "rope.freq_base_swa"))
+                h.rope_freq_base_swa = finite_positive(f, a + "rope.freq_base_swa", f.get_float(a + "rope.freq_base_swa"));
+        }
+    }
+    // phi3's long-context factors (LongRoPE) rescale frequencies and attention by context length: not implemented.
+    for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (f.tensor(t) || f.tensor(std::string("blk.0.") + t))
+            f.fail(std::string("tensor '") + t + "'", "LongRoPE scaling (Phi-3 128k) is not supported");
 
     // ---- tensors ----
     TensorChecker tc(f);
@@ -143,7 +215,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     }();
     h.n_vocab = static_cast<int32_t>(embd.dims[1]);
     const auto E = static_cast<uint64_t>(h.n_embd), V = static_cast<uint64_t>(h.n_vocab);
-    const auto KV = static_cast<uint64_t>(h.n_embd_kv()), FF = static_cast<uint64_t>(h.n_ff);
+    const auto Q = static_cast<uint64_t>(h.n_embd_q()), KV = static_cast<uint64_t>(h.n_embd_kv());
+    const auto FF = static_cast<uint64_t>(h.n_ff), HD = static_cast<uint64_t>(h.head_dim());
     tc.check(embd, {E, V}, "[n_embd, n_vocab]", false);
     if (const GgufValue* toks = f.find("tokenizer.ggml.tokens"); toks && toks->array_size() != V)
         f.fail("tokenizer.ggml.tokens", std::to_string(toks->array_size()) + " tokens, but token_embd.weight has " +
@@ -161,22 +234,41 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             f.fail("tensor 'rope_freqs.weight'", "must be f32");
     }
 
-    h.qkv_bias = f.tensor("blk.0.attn_q.bias") != nullptr;
+    h.fused_qkv     = f.tensor("blk.0.attn_qkv.weight") != nullptr;
+    h.fused_gate_up = h.arch == "phi3";  // phi3's ffn_up holds the gate too (llama.cpp reads no ffn_gate)
+    h.qkv_bias      = f.tensor("blk.0.attn_q.bias") != nullptr;
     for (int32_t il = 0; il < h.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         tc.require(p + "attn_norm.weight", {E}, "[n_embd]", true);
-        tc.require(p + "attn_q.weight", {E, E}, "[n_embd, n_embd]", false);
-        tc.require(p + "attn_k.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
-        tc.require(p + "attn_v.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
-        tc.require(p + "attn_output.weight", {E, E}, "[n_embd, n_embd]", false);
+        if (h.fused_qkv) {
+            tc.require(p + "attn_qkv.weight", {E, Q + 2 * KV}, "[n_embd, n_embd_q + 2 n_embd_kv] (blk.0 is fused)",
+                       false);
+        } else {
+            tc.require(p + "attn_q.weight", {E, Q}, "[n_embd, n_head * head_dim]", false);
+            tc.require(p + "attn_k.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
+            tc.require(p + "attn_v.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
+        }
+        tc.require(p + "attn_output.weight", {Q, E}, "[n_head * head_dim, n_embd]", false);
         if (h.qkv_bias) {
-            tc.require(p + "attn_q.bias", {E}, "[n_embd] (blk.0 has q/k/v biases)", true);
+            tc.require(p + "attn_q.bias", {Q}, "[n_embd_q] (blk.0 has q/k/v biases)", true);
             tc.require(p + "attn_k.bias", {KV}, "[n_embd_kv] (blk.0 has q/k/v biases)", true);
             tc.require(p + "attn_v.bias", {KV}, "[n_embd_kv] (blk.0 has q/k/v biases)", true);
         }
+        if (h.qk_norm) {
+            tc.require(p + "attn_q_norm.weight", {HD}, "[head_dim]", true);
+            tc.require(p + "attn_k_norm.weight", {HD}, "[head_dim]", true);
+        }
+        if (h.post_norms) {
+            tc.require(p + "post_attention_norm.weight", {E}, "[n_embd]", true);
+            tc.require(p + "post_ffw_norm.weight", {E}, "[n_embd]", true);
+        }
         tc.require(p + "ffn_norm.weight", {E}, "[n_embd]", true);
-        tc.require(p + "ffn_gate.weight", {E, FF}, "[n_embd, n_ff]", false);
-        tc.require(p + "ffn_up.weight", {E, FF}, "[n_embd, n_ff]", false);
+        if (h.fused_gate_up) {
+            tc.require(p + "ffn_up.weight", {E, 2 * FF}, "[n_embd, 2 n_ff] (gate and up, fused)", false);
+        } else {
+            tc.require(p + "ffn_gate.weight", {E, FF}, "[n_embd, n_ff]", false);
+            tc.require(p + "ffn_up.weight", {E, FF}, "[n_embd, n_ff]", false);
+        }
         tc.require(p + "ffn_down.weight", {FF, E}, "[n_ff, n_embd]", false);
     }
 

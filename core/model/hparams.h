@@ -1,18 +1,26 @@
-// Hyper-parameters of a Llama-family model (architectures `llama` and `qwen2`), read from GGUF metadata with
-// llama.cpp's key names, and validated against the tensors present.
+// Hyper-parameters of a Llama-family decoder (architectures `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
+// `smollm3`), read from GGUF metadata with llama.cpp's key names, and validated against the tensors present. One
+// layer loop runs them all: the fields below switch its parts (docs/models.md lists which architecture sets what).
 #pragma once
 
 #include "core/model/gguf.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace speculum::model {
 
 enum class RopeStyle { normal, neox };  // llama: adjacent pairs (GGUF weights are permuted); qwen2: halves
+enum class FfnActivation { silu, gelu };  // SwiGLU (llama) or GeGLU with the tanh GELU (gemma)
+
+// The architectures hparams_from_gguf accepts, as one comma-separated list for messages.
+const char* supported_architectures();
+bool is_supported_architecture(const std::string& arch);
 
 struct Hparams {
-    std::string arch;              // "llama" or "qwen2"
+    std::string arch;              // general.architecture (supported_architectures())
     int32_t n_vocab      = 0;      // tokens (rows of token_embd)
     int32_t n_ctx_train  = 2048;   // <arch>.context_length
     int32_t n_embd       = 0;      // <arch>.embedding_length
@@ -21,6 +29,7 @@ struct Hparams {
     int32_t n_head_kv    = 0;      // <arch>.attention.head_count_kv (defaults to n_head)
     int32_t n_ff         = 0;      // <arch>.feed_forward_length
     int32_t n_rot        = 0;      // <arch>.rope.dimension_count (defaults to head dim)
+    int32_t n_embd_head  = 0;      // <arch>.attention.key_length: the head dimension; 0 = n_embd / n_head
     float rope_freq_base  = 10000.0f;  // <arch>.rope.freq_base
     float rope_freq_scale = 1.0f;      // 1 / <arch>.rope.scaling.factor (linear scaling), 1 when absent
     float rms_eps         = 1e-5f;     // <arch>.attention.layer_norm_rms_epsilon
@@ -30,14 +39,42 @@ struct Hparams {
     bool rope_freqs       = false;  // `rope_freqs.weight` present: [n_rot/2] f32 divisors of the rotary
                                     // frequencies (Llama 3.1+ long-context scaling); the runtime must apply them
 
-    int32_t head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
+    // ---- parts other architectures switch on (all off for llama / qwen2) ----
+    bool qk_norm          = false;  // attn_q_norm / attn_k_norm: RMSNorm of each head of q and k before RoPE
+                                    // (qwen3, gemma3)
+    bool post_norms       = false;  // post_attention_norm / post_ffw_norm: RMSNorm of each block's output before
+                                    // the residual add (gemma2, gemma3)
+    FfnActivation ffn_act = FfnActivation::silu;
+    bool scale_embd       = false;  // embeddings multiplied by sqrt(n_embd) (gemma)
+    float attn_scale      = 0.0f;   // query scale; 0 = 1 / sqrt(head_dim)
+    float attn_softcap    = 0.0f;   // scores s -> c tanh(s / c) before the softmax; 0 = off (gemma2)
+    float final_softcap   = 0.0f;   // logits z -> c tanh(z / c); 0 = off (gemma2, gemma3 when set)
+    // Sliding-window attention (gemma2, gemma3): a token at position p attends only positions > p - n_swa in the
+    // layers swa_layers marks; 0 = none. Those layers take their RoPE base and scale from the _swa fields.
+    int32_t n_swa             = 0;
+    std::vector<uint8_t> swa_layers;  // (n_layer) 1 = windowed; empty = none
+    float rope_freq_base_swa  = 10000.0f;
+    float rope_freq_scale_swa = 1.0f;
+    int32_t nope_period       = 0;  // smollm3: layers il with (il + 1) % nope_period == 0 use no RoPE; 0 = off
+    // The file's layout only (the runtime always sees separate matrices): attn_qkv holds q, k and v stacked by
+    // rows, and ffn_up holds gate then up (2 n_ff rows) (phi3).
+    bool fused_qkv     = false;
+    bool fused_gate_up = false;
+
+    int32_t head_dim() const { return n_embd_head > 0 ? n_embd_head : (n_head > 0 ? n_embd / n_head : 0); }
+    int32_t n_embd_q() const { return head_dim() * n_head; }   // rows of wq, columns of wo
     int32_t n_embd_kv() const { return head_dim() * n_head_kv; }
+    bool is_swa(int32_t il) const {
+        return n_swa > 0 && static_cast<size_t>(il) < swa_layers.size() && swa_layers[static_cast<size_t>(il)];
+    }
+    bool uses_rope(int32_t il) const { return nope_period <= 0 || (il + 1) % nope_period != 0; }
+    float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim())); }
     bool operator==(const Hparams&) const = default;
 };
 
 // Reads and validates hparams from a GGUF: missing required keys, unsupported architectures, inconsistent
 // shapes (n_embd % n_head, n_head % n_head_kv, tensor dims that disagree with the metadata) and missing
-// tensors all throw GgufError naming the file and the key or tensor. Tensors the two architectures do not define
+// tensors all throw GgufError naming the file and the key or tensor. Tensors the architecture does not define
 // (MoE experts, output/FFN biases, unknown names, layers past block_count) are rejected rather than ignored.
 // Norm vectors and biases may be F32, F16 or BF16; matrices may be any known ggml type (the runtime checks
 // which ones its kernels support).

@@ -28,6 +28,17 @@ WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, s
     return v;
 }
 
+WeightView row_range(const WeightView& v, int64_t r0, int64_t r1) {
+    if (v.compact || r0 < 0 || r1 < r0 || r1 > v.rows)
+        throw std::invalid_argument("row_range: rows [" + std::to_string(r0) + ", " + std::to_string(r1) +
+                                    ") of a " + (v.compact ? "compact " : "") + "matrix with " +
+                                    std::to_string(v.rows) + " rows");
+    WeightView r = v;
+    r.data       = v.row(r0);
+    r.rows       = r1 - r0;
+    return r;
+}
+
 WeightView make_compact_view(kernels::CompactMatrix m) {
     auto owner = std::make_shared<const kernels::CompactMatrix>(std::move(m));
     WeightView v;
@@ -162,17 +173,20 @@ void check_vector(const std::vector<float>& v, int64_t n, const std::string& wha
 }  // namespace
 
 void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string& name) {
-    if (hp.arch != "llama" && hp.arch != "qwen2")
+    if (!is_supported_architecture(hp.arch))
         throw std::invalid_argument(name + ": unsupported architecture '" + hp.arch + "'");
     if (hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_head_kv <= 0 || hp.n_layer <= 0 || hp.n_ff <= 0 || hp.n_vocab <= 0 ||
-        hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0)
+        hp.head_dim() <= 0 || (hp.n_embd_head == 0 && hp.n_embd % hp.n_head != 0) || hp.n_head % hp.n_head_kv != 0)
         throw std::invalid_argument(name + ": inconsistent hparams (n_embd " + std::to_string(hp.n_embd) + ", n_head " +
                                     std::to_string(hp.n_head) + ", n_head_kv " + std::to_string(hp.n_head_kv) +
                                     ", n_layer " + std::to_string(hp.n_layer) + ")");
     if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim() || hp.n_rot % 2 != 0)
         throw std::invalid_argument(name + ": rope dimension " + std::to_string(hp.n_rot) +
                                     " must be even and <= " + std::to_string(hp.head_dim()));
-    const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff, nv = hp.n_vocab;
+    if (hp.n_swa > 0 && static_cast<int32_t>(hp.swa_layers.size()) != hp.n_layer)
+        throw std::invalid_argument(name + ": swa_layers has " + std::to_string(hp.swa_layers.size()) +
+                                    " entries for " + std::to_string(hp.n_layer) + " layers");
+    const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff, nv = hp.n_vocab;
     check_view(w.token_embd, nv, e, "token_embd.weight", name);
     if (w.token_embd.compact)  // looked up a row at a time: a compact view has no dense rows to look up
         throw std::invalid_argument(name + ": token_embd.weight: a compact matrix cannot be the embedding table");
@@ -191,14 +205,22 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
         const LayerWeights& L = w.layers[il];
         const std::string p   = "blk." + std::to_string(il) + ".";
         check_vector(L.attn_norm, e, p + "attn_norm.weight", name);
-        check_view(L.wq, e, e, p + "attn_q.weight", name);
+        check_view(L.wq, eq, e, p + "attn_q.weight", name);
         check_view(L.wk, ekv, e, p + "attn_k.weight", name);
         check_view(L.wv, ekv, e, p + "attn_v.weight", name);
-        check_view(L.wo, e, e, p + "attn_output.weight", name);
+        check_view(L.wo, e, eq, p + "attn_output.weight", name);
         if (hp.qkv_bias) {
-            check_vector(L.bq, e, p + "attn_q.bias", name);
+            check_vector(L.bq, eq, p + "attn_q.bias", name);
             check_vector(L.bk, ekv, p + "attn_k.bias", name);
             check_vector(L.bv, ekv, p + "attn_v.bias", name);
+        }
+        if (hp.qk_norm) {
+            check_vector(L.q_norm, hp.head_dim(), p + "attn_q_norm.weight", name);
+            check_vector(L.k_norm, hp.head_dim(), p + "attn_k_norm.weight", name);
+        }
+        if (hp.post_norms) {
+            check_vector(L.attn_post_norm, e, p + "post_attention_norm.weight", name);
+            check_vector(L.ffn_post_norm, e, p + "post_ffw_norm.weight", name);
         }
         check_vector(L.ffn_norm, e, p + "ffn_norm.weight", name);
         check_view(L.w_gate, ff, e, p + "ffn_gate.weight", name);
@@ -239,19 +261,38 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
         LayerWeights& L     = m.m_w.layers[static_cast<size_t>(il)];
         const std::string p = "blk." + std::to_string(il) + ".";
         L.attn_norm         = vector_of(file, p + "attn_norm.weight");
-        L.wq                = view_of(file, owner, p + "attn_q.weight");
-        L.wk                = view_of(file, owner, p + "attn_k.weight");
-        L.wv                = view_of(file, owner, p + "attn_v.weight");
-        L.wo                = view_of(file, owner, p + "attn_output.weight");
+        if (hp.fused_qkv) {  // q, k and v stacked by rows: three views of the one tensor
+            const WeightView qkv = view_of(file, owner, p + "attn_qkv.weight");
+            const int64_t q = hp.n_embd_q(), kv = hp.n_embd_kv();
+            L.wq = row_range(qkv, 0, q), L.wk = row_range(qkv, q, q + kv), L.wv = row_range(qkv, q + kv, q + 2 * kv);
+        } else {
+            L.wq = view_of(file, owner, p + "attn_q.weight");
+            L.wk = view_of(file, owner, p + "attn_k.weight");
+            L.wv = view_of(file, owner, p + "attn_v.weight");
+        }
+        L.wo = view_of(file, owner, p + "attn_output.weight");
         if (hp.qkv_bias) {
             L.bq = vector_of(file, p + "attn_q.bias");
             L.bk = vector_of(file, p + "attn_k.bias");
             L.bv = vector_of(file, p + "attn_v.bias");
         }
+        if (hp.qk_norm) {
+            L.q_norm = vector_of(file, p + "attn_q_norm.weight");
+            L.k_norm = vector_of(file, p + "attn_k_norm.weight");
+        }
+        if (hp.post_norms) {
+            L.attn_post_norm = vector_of(file, p + "post_attention_norm.weight");
+            L.ffn_post_norm  = vector_of(file, p + "post_ffw_norm.weight");
+        }
         L.ffn_norm = vector_of(file, p + "ffn_norm.weight");
-        L.w_gate   = view_of(file, owner, p + "ffn_gate.weight");
-        L.w_up     = view_of(file, owner, p + "ffn_up.weight");
-        L.w_down   = view_of(file, owner, p + "ffn_down.weight");
+        if (hp.fused_gate_up) {  // gate rows then up rows (llama.cpp's swiglu of the one product)
+            const WeightView gu = view_of(file, owner, p + "ffn_up.weight");
+            L.w_gate = row_range(gu, 0, hp.n_ff), L.w_up = row_range(gu, hp.n_ff, 2 * int64_t(hp.n_ff));
+        } else {
+            L.w_gate = view_of(file, owner, p + "ffn_gate.weight");
+            L.w_up   = view_of(file, owner, p + "ffn_up.weight");
+        }
+        L.w_down = view_of(file, owner, p + "ffn_down.weight");
     }
     try {
         validate(hp, m.m_w, file.path());
@@ -298,7 +339,7 @@ uint64_t Model::weight_bytes_per_token() const {
     uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);
     for (const LayerWeights& L : m_w.layers) {
         for (const WeightView* v : L.matrices()) b += v->n_bytes();
-        b += (L.attn_norm.size() + L.ffn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size()) * sizeof(float);
+        b += L.vector_bytes();
     }
     return b;
 }

@@ -3,7 +3,9 @@
 
 #include "kernels/gemv.h"
 
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace speculum::model {
 
@@ -13,21 +15,49 @@ void add_vector(GgufWriter& g, const std::string& name, const std::vector<float>
     g.add_tensor(name, {v.size()}, kernels::GgmlType::F32, v.data(), v.size() * sizeof(float));
 }
 
-// In-memory layouts are written as the file type they came from (Q8_0_X8 -> Q8_0, bit-exact).
-void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) {
-    const std::vector<uint64_t> dims{static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.rows)};
-    if (v.compact) {  // a compact draft matrix: its decoded rows (the pruned / truncated values, dense)
-        const std::vector<uint8_t> dense = dense_copy(v);
-        g.add_tensor(name, dims, v.type, dense.data(), dense.size());
+// Matrices stacked by rows into one tensor (a fused attn_qkv or gate+up; one matrix: itself). In-memory layouts are
+// written as the file type they came from (Q8_0_X8 -> Q8_0, bit-exact); compact draft matrices as their decoded
+// rows (the pruned / truncated values, dense).
+void add_stacked(GgufWriter& g, const std::string& name, std::vector<const WeightView*> parts) {
+    const WeightView& first = *parts.front();
+    if (parts.size() == 1 && !first.compact && first.type != kernels::GgmlType::Q8_0_X8) {  // as stored: no copy
+        g.add_tensor(name, {static_cast<uint64_t>(first.cols), static_cast<uint64_t>(first.rows)}, first.type,
+                     first.data, first.n_bytes());
         return;
     }
-    if (v.type == kernels::GgmlType::Q8_0_X8) {
-        std::vector<uint8_t> q8(v.n_bytes());
-        kernels::unpack_q8_0_x8(q8.data(), v.data, v.rows, v.cols);
-        g.add_tensor(name, dims, kernels::GgmlType::Q8_0, q8.data(), q8.size());
-        return;
+    std::vector<uint8_t> bytes;
+    uint64_t rows = 0;
+    kernels::GgmlType type = first.type == kernels::GgmlType::Q8_0_X8 ? kernels::GgmlType::Q8_0 : first.type;
+    for (const WeightView* v : parts) {
+        const kernels::GgmlType t = v->type == kernels::GgmlType::Q8_0_X8 ? kernels::GgmlType::Q8_0 : v->type;
+        if (t != type || v->cols != first.cols)
+            throw std::invalid_argument("GGUF writer: " + name + ": the fused matrices differ in type or width");
+        std::vector<uint8_t> part;
+        if (v->compact) {
+            part = dense_copy(*v);
+        } else if (v->type == kernels::GgmlType::Q8_0_X8) {
+            part.resize(v->n_bytes());
+            kernels::unpack_q8_0_x8(part.data(), v->data, v->rows, v->cols);
+        } else {
+            part.assign(static_cast<const uint8_t*>(v->data), static_cast<const uint8_t*>(v->data) + v->n_bytes());
+        }
+        bytes.insert(bytes.end(), part.begin(), part.end());
+        rows += static_cast<uint64_t>(v->rows);
     }
-    g.add_tensor(name, dims, v.type, v.data, v.n_bytes());
+    g.add_tensor(name, {static_cast<uint64_t>(first.cols), rows}, type, bytes.data(), bytes.size());
+}
+
+void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) { add_stacked(g, name, {&v}); }
+
+// The period P with which llama.cpp's set_swa_pattern(P) gives these flags (every P-th layer global), or 0.
+uint32_t swa_period_of(const std::vector<uint8_t>& flags, int32_t n_layer) {
+    for (uint32_t p = 1; p <= static_cast<uint32_t>(n_layer) + 1; ++p) {
+        bool same = true;
+        for (int32_t il = 0; il < n_layer && same; ++il)
+            same = (flags[static_cast<size_t>(il)] != 0) == (static_cast<uint32_t>(il) % p < p - 1);
+        if (same) return p;
+    }
+    return 0;
 }
 
 }  // namespace
@@ -47,6 +77,25 @@ void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer) {
         g.set_string(a + ".rope.scaling.type", "linear");
         g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
     }
+    if (hp.n_embd_head > 0) {
+        g.set_uint32(a + ".attention.key_length", static_cast<uint32_t>(hp.n_embd_head));
+        g.set_uint32(a + ".attention.value_length", static_cast<uint32_t>(hp.n_embd_head));
+    }
+    if (hp.final_softcap > 0.0f) g.set_float32(a + ".final_logit_softcapping", hp.final_softcap);
+    if (hp.attn_softcap > 0.0f) g.set_float32(a + ".attn_logit_softcapping", hp.attn_softcap);
+    if (hp.n_swa > 0) {
+        g.set_uint32(a + ".attention.sliding_window", static_cast<uint32_t>(hp.n_swa));
+        const std::vector<uint8_t> flags(hp.swa_layers.begin(), hp.swa_layers.begin() + n_layer);
+        if (const uint32_t p = swa_period_of(flags, n_layer)) {
+            g.set_uint32(a + ".attention.sliding_window_pattern", p);
+        } else {
+            GgufValue v;
+            v.type = GgufType::ARRAY, v.array_type = GgufType::BOOL;
+            for (uint8_t f : flags) v.ints.push_back(f);
+            g.set_value(a + ".attention.sliding_window_pattern", v);
+        }
+        g.set_float32(a + ".rope.freq_base_swa", hp.rope_freq_base_swa);
+    }
 }
 
 void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output) {
@@ -58,18 +107,34 @@ void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, 
         const LayerWeights& L = w.layers[size_t(il)];
         const std::string p   = "blk." + std::to_string(il) + ".";
         add_vector(g, p + "attn_norm.weight", L.attn_norm);
-        add_matrix(g, p + "attn_q.weight", L.wq);
-        add_matrix(g, p + "attn_k.weight", L.wk);
-        add_matrix(g, p + "attn_v.weight", L.wv);
+        if (hp.fused_qkv) {
+            add_stacked(g, p + "attn_qkv.weight", {&L.wq, &L.wk, &L.wv});
+        } else {
+            add_matrix(g, p + "attn_q.weight", L.wq);
+            add_matrix(g, p + "attn_k.weight", L.wk);
+            add_matrix(g, p + "attn_v.weight", L.wv);
+        }
         add_matrix(g, p + "attn_output.weight", L.wo);
         if (hp.qkv_bias) {
             add_vector(g, p + "attn_q.bias", L.bq);
             add_vector(g, p + "attn_k.bias", L.bk);
             add_vector(g, p + "attn_v.bias", L.bv);
         }
+        if (hp.qk_norm) {
+            add_vector(g, p + "attn_q_norm.weight", L.q_norm);
+            add_vector(g, p + "attn_k_norm.weight", L.k_norm);
+        }
+        if (hp.post_norms) {
+            add_vector(g, p + "post_attention_norm.weight", L.attn_post_norm);
+            add_vector(g, p + "post_ffw_norm.weight", L.ffn_post_norm);
+        }
         add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
-        add_matrix(g, p + "ffn_gate.weight", L.w_gate);
-        add_matrix(g, p + "ffn_up.weight", L.w_up);
+        if (hp.fused_gate_up) {
+            add_stacked(g, p + "ffn_up.weight", {&L.w_gate, &L.w_up});
+        } else {
+            add_matrix(g, p + "ffn_gate.weight", L.w_gate);
+            add_matrix(g, p + "ffn_up.weight", L.w_up);
+        }
         add_matrix(g, p + "ffn_down.weight", L.w_down);
     }
 }

@@ -1,5 +1,5 @@
 // Small per-vector operations of the forward pass: RMSNorm, rotary position embedding (llama.cpp's "normal" and
-// "neox" modes, linear frequency scaling) and the SwiGLU gate. Shared by the reference and the fast path.
+// "neox" modes, linear frequency scaling) and the SwiGLU / GeGLU gates. Shared by the reference and the fast path.
 #pragma once
 
 #include "core/model/hparams.h"
@@ -40,6 +40,16 @@ inline void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t n_rot, con
 // gate[i] = silu(gate[i]) * up[i];  gate, up: (n)
 inline void swiglu(float* gate, const float* up, int64_t n) {
     for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+// gate[i] = gelu(gate[i]) * up[i] with the tanh approximation of GELU (Gemma's GeGLU), in f32. ggml looks the GELU up
+// in an f16 table instead, which rounds its input and output to f16 (docs/models.md: parity tolerances).
+inline void geglu(float* gate, const float* up, int64_t n) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f, kCubic = 0.044715f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float x = gate[i];
+        gate[i]       = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCubic * x * x))) * up[i];
+    }
 }
 
 }  // namespace speculum::model

@@ -121,22 +121,29 @@ void SyntheticSpec::validate() const {
     auto fail = [](const std::string& field, const std::string& why) {
         throw std::invalid_argument("SyntheticSpec." + field + ": " + why);
     };
-    if (arch != "llama" && arch != "qwen2") fail("arch", "expected \"llama\" or \"qwen2\", got \"" + arch + "\"");
+    if (!is_supported_architecture(arch))
+        fail("arch", std::string("expected one of ") + supported_architectures() + ", got \"" + arch + "\"");
     if (n_vocab < 1 || n_vocab > (1 << 20)) fail("n_vocab", "must be in [1, 2^20]");
     if (n_embd < 1 || n_embd > 65536) fail("n_embd", "must be in [1, 65536]");
     if (n_layer < 1 || n_layer > 1024) fail("n_layer", "must be in [1, 1024]");
-    if (n_head < 1 || n_embd % n_head != 0) fail("n_head", "must divide n_embd");
+    if (n_embd_head < 0 || n_embd_head % 2 != 0 || n_embd_head > 4096) fail("n_embd_head", "must be even and in [0, 4096]");
+    if (n_head < 1 || (n_embd_head == 0 && n_embd % n_head != 0)) fail("n_head", "must divide n_embd (or set n_embd_head)");
+    if (n_swa < 0) fail("n_swa", "must be >= 0");
+    if (swa_period < 0 || swa_period > n_layer + 1) fail("swa_period", "must be in [0, n_layer + 1]");
     if (n_head_kv < 1 || n_head % n_head_kv != 0) fail("n_head_kv", "must divide n_head");
     if (n_ff < 1 || n_ff > 262144) fail("n_ff", "must be in [1, 262144]");
     if (n_ctx < 1 || n_ctx > (1 << 20)) fail("n_ctx", "must be in [1, 2^20]");
-    if (n_rot < 0 || n_rot > n_embd / n_head || n_rot % 2 != 0) fail("n_rot", "must be even and <= the head dim");
+    const int32_t head_dim = n_embd_head > 0 ? n_embd_head : n_embd / n_head;
+    if (n_rot < 0 || n_rot > head_dim || n_rot % 2 != 0) fail("n_rot", "must be even and <= the head dim");
+    if (arch == "llama" && n_rot != 0 && n_rot != head_dim) fail("n_rot", "llama rotates the whole head");
     if (!(rope_freq_base > 0.0f)) fail("rope_freq_base", "must be > 0");
     if (!(rope_freq_scale > 0.0f)) fail("rope_freq_scale", "must be > 0");
     const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(type);
     if (!tr || !parse_weight_type(tr->name)) fail("type", "expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4");
-    if (n_embd % static_cast<int32_t>(tr->block_size) != 0 || n_ff % static_cast<int32_t>(tr->block_size) != 0)
-        fail("type", std::string("n_embd and n_ff must be multiples of the ") + tr->name + " block size " +
-                         std::to_string(tr->block_size));
+    const int32_t bs = static_cast<int32_t>(tr->block_size);
+    if (n_embd % bs != 0 || n_ff % bs != 0 || (head_dim * n_head) % bs != 0)
+        fail("type", std::string("n_embd, n_ff and n_head * head_dim must be multiples of the ") + tr->name +
+                         " block size " + std::to_string(tr->block_size));
 }
 
 void to_json(nlohmann::json& j, const SyntheticSpec& s) {
@@ -149,6 +156,9 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
                        {"n_ff", s.n_ff},
                        {"n_ctx", s.n_ctx},
                        {"n_rot", s.n_rot},
+                       {"n_embd_head", s.n_embd_head},
+                       {"n_swa", s.n_swa},
+                       {"swa_period", s.swa_period},
                        {"rope_freq_base", s.rope_freq_base},
                        {"rope_freq_scale", s.rope_freq_scale},
                        {"tied_output", s.tied_output},
@@ -167,6 +177,9 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     s.n_ff              = j.value("n_ff", d.n_ff);
     s.n_ctx             = j.value("n_ctx", d.n_ctx);
     s.n_rot             = j.value("n_rot", d.n_rot);
+    s.n_embd_head       = j.value("n_embd_head", d.n_embd_head);
+    s.n_swa             = j.value("n_swa", d.n_swa);
+    s.swa_period        = j.value("swa_period", d.swa_period);
     s.rope_freq_base    = j.value("rope_freq_base", d.rope_freq_base);
     s.rope_freq_scale   = j.value("rope_freq_scale", d.rope_freq_scale);
     s.tied_output       = j.value("tied_output", d.tied_output);
@@ -188,20 +201,40 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
     hp.n_head          = s.n_head;
     hp.n_head_kv       = s.n_head_kv;
     hp.n_ff            = s.n_ff;
-    hp.n_rot           = s.n_rot > 0 ? s.n_rot : s.n_embd / s.n_head;
+    hp.n_embd_head     = s.n_embd_head;
+    hp.n_rot           = s.n_rot > 0 ? s.n_rot : hp.head_dim();
     hp.rope_freq_base  = s.rope_freq_base;
     hp.rope_freq_scale = s.rope_freq_scale;
     hp.rms_eps         = 1e-5f;
-    hp.rope_style      = s.arch == "qwen2" ? RopeStyle::neox : RopeStyle::normal;
+    hp.rope_style      = s.arch == "llama" || s.arch == "smollm3" ? RopeStyle::normal : RopeStyle::neox;
     hp.tied_output     = s.tied_output;
     hp.qkv_bias        = s.arch == "qwen2";
+    // What hparams_from_gguf derives for each architecture from the file this spec writes.
+    hp.qk_norm = s.arch == "qwen3" || s.arch == "gemma3";
+    if (s.arch == "smollm3") hp.nope_period = 4;
+    if (s.arch == "phi3") hp.fused_qkv = hp.fused_gate_up = true;
+    if (s.arch == "gemma2" || s.arch == "gemma3") {
+        const bool g2 = s.arch == "gemma2";
+        hp.post_norms = true, hp.ffn_act = FfnActivation::gelu, hp.scale_embd = true;
+        const bool is_27b = (g2 && s.n_layer == 46) || (!g2 && s.n_layer == 62);
+        hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? s.n_embd / s.n_head : hp.head_dim()));
+        if (g2) hp.attn_softcap = 50.0f, hp.final_softcap = 30.0f;
+        if (g2 || s.n_swa > 0) {
+            hp.n_swa                = s.n_swa > 0 ? s.n_swa : 4096;
+            const uint32_t period   = s.swa_period > 0 ? static_cast<uint32_t>(s.swa_period) : (g2 ? 2u : 6u);
+            for (int32_t il = 0; il < s.n_layer; ++il)
+                hp.swa_layers.push_back(static_cast<uint32_t>(il) % period < period - 1);
+            hp.rope_freq_base_swa  = g2 ? s.rope_freq_base : 10000.0f;
+            hp.rope_freq_scale_swa = g2 ? s.rope_freq_scale : 1.0f;
+        }
+    }
     return hp;
 }
 
 Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress, const CancelToken& cancel) {
     const Hparams hp = synthetic_hparams(spec);
     Rng rng(spec.seed);
-    const int64_t e = hp.n_embd, ekv = hp.n_embd_kv(), ff = hp.n_ff;
+    const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff;
     auto mat = [&](int64_t rows, int64_t cols) {
         return make_owned_view(spec.type, rows, cols, random_matrix(spec.type, rows, cols, 1.0 / std::sqrt(cols), rng));
     };
@@ -213,14 +246,22 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
         report(progress, static_cast<double>(il) / hp.n_layer, "layer " + std::to_string(il + 1));
         LayerWeights& L = w.layers[static_cast<size_t>(il)];
         L.attn_norm     = random_vector(e, 0.8f, 1.2f, rng);
-        L.wq            = mat(e, e);
+        L.wq            = mat(eq, e);
         L.wk            = mat(ekv, e);
         L.wv            = mat(ekv, e);
-        L.wo            = mat(e, e);
+        L.wo            = mat(e, eq);
         if (hp.qkv_bias) {
-            L.bq = random_vector(e, -0.2f, 0.2f, rng);
+            L.bq = random_vector(eq, -0.2f, 0.2f, rng);
             L.bk = random_vector(ekv, -0.2f, 0.2f, rng);
             L.bv = random_vector(ekv, -0.2f, 0.2f, rng);
+        }
+        if (hp.qk_norm) {
+            L.q_norm = random_vector(hp.head_dim(), 0.8f, 1.2f, rng);
+            L.k_norm = random_vector(hp.head_dim(), 0.8f, 1.2f, rng);
+        }
+        if (hp.post_norms) {
+            L.attn_post_norm = random_vector(e, 0.8f, 1.2f, rng);
+            L.ffn_post_norm  = random_vector(e, 0.8f, 1.2f, rng);
         }
         L.ffn_norm = random_vector(e, 0.8f, 1.2f, rng);
         L.w_gate   = mat(ff, e);

@@ -44,7 +44,8 @@ SyntheticSpec spec_of(const Case& c) {
     const std::string s = c.shape;
     if (s == "gqa") return test::spec_gqa(c.type);
     if (s == "odd_tied") return test::spec_odd_tied(c.type);
-    return test::spec_qwen2(c.type);
+    if (s == "qwen2") return test::spec_qwen2(c.type);
+    return test::spec_arch(s, c.type);
 }
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
@@ -53,7 +54,7 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> all_cases() {
     std::vector<Case> v;
-    for (const char* shape : {"gqa", "odd_tied", "qwen2"})
+    for (const char* shape : {"gqa", "odd_tied", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3"})
         for (GgmlType t :
              {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})

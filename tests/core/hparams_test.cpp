@@ -207,7 +207,8 @@ TEST(Hparams, RopeFreqsTensorIsReported) {
 
 TEST(Hparams, UnsupportedArchitecture) {
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.set("general.architecture", str("gpt2")); })),
-              "model.gguf: general.architecture: architecture 'gpt2' is not supported (llama and qwen2 are)");
+              "model.gguf: general.architecture: architecture 'gpt2' is not supported (llama, qwen2, qwen3, gemma2, "
+              "gemma3, phi3, smollm3 are)");
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.drop_key("general.architecture"); })),
               "model.gguf: general.architecture: missing");
 }

@@ -35,6 +35,18 @@ inline model::SyntheticSpec spec_qwen2(kernels::GgmlType t) {
     s.n_ctx = 64, s.n_rot = 8, s.type = t, s.seed = 13;
     return s;
 }
+// The other architectures (hparams.h), each with its parts switched on at a size the tests run in milliseconds:
+// qwen3 and gemma3 with a head dimension that is not n_embd / n_head, gemma windows shorter than the test sequences,
+// smollm3 with its RoPE-less fourth layer.
+inline model::SyntheticSpec spec_arch(const std::string& arch, kernels::GgmlType t) {
+    model::SyntheticSpec s = spec_gqa(t);
+    s.arch = arch, s.seed = 21;
+    if (arch == "qwen3" || arch == "gemma3") s.n_embd_head = 32;
+    if (arch == "gemma2" || arch == "gemma3") s.n_swa = 3, s.tied_output = true;
+    if (arch == "gemma3") s.swa_period = 2, s.n_layer = 3;
+    if (arch == "smollm3") s.n_layer = 4;
+    return s;
+}
 
 // Writes the spec's model to tmp_dir()/NAME.gguf and loads it back through the GGUF reader.
 inline model::Model load_via_gguf(const model::SyntheticSpec& spec, const std::string& name) {

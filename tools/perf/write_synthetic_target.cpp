@@ -3,9 +3,11 @@
 // compact drafts on a target larger than the cache. A development tool, not built by CMake:
 //   g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/write_synthetic_target.cpp build/core/libspeculum_core.a \
 //       build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/write_synthetic_target
-//   /tmp/write_synthetic_target SPEC.json OUT.gguf [TOKENIZER.gguf]
+//   /tmp/write_synthetic_target SPEC.json OUT.gguf [TOKENIZER.gguf | -]      (- : no tokenizer, tools/parity)
 // SPEC.json's n_vocab must equal the tokenizer's vocabulary (2048 for the bundled one).
 #include "core/model/gguf.h"
+#include "core/model/gguf_writer.h"
+#include "core/model/model_gguf.h"
 #include "core/model/synthetic.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <string>
 
 using namespace speculum;
 
@@ -26,10 +29,23 @@ int main(int argc, char** argv) {
         if (!in) throw std::runtime_error(std::string("cannot open ") + argv[1]);
         const model::SyntheticSpec spec = nlohmann::json::parse(in);
         spec.validate();
-        const model::GgufFile tok =
-            model::GgufFile::open(argc == 4 ? argv[3] : "resources/models/speculum-target-bf16.gguf");
-        const model::Model m = model::make_synthetic_model(spec);
-        model::write_model_gguf(m, argv[2], &tok);
+        const bool no_tokenizer = argc == 4 && std::string(argv[3]) == "-";  // tools/parity: weights only
+        const model::Model m    = model::make_synthetic_model(spec);
+        if (no_tokenizer) {  // llama.cpp's "no_vocab" model: the vocabulary size only
+            const model::Hparams& hp = m.hparams();
+            model::GgufWriter g;
+            g.set_string("general.architecture", hp.arch);
+            g.set_string("general.name", m.name());
+            model::add_hparams_metadata(g, hp, hp.n_layer);
+            g.set_string("tokenizer.ggml.model", "no_vocab");
+            g.set_uint32(hp.arch + ".vocab_size", static_cast<uint32_t>(hp.n_vocab));
+            model::add_model_tensors(g, hp, m.weights(), hp.n_layer, !hp.tied_output);
+            g.write(argv[2]);
+        } else {
+            const model::GgufFile tok =
+                model::GgufFile::open(argc == 4 ? argv[3] : "resources/models/speculum-target-bf16.gguf");
+            model::write_model_gguf(m, argv[2], &tok);
+        }
         std::printf("%s: %.1f MiB of weights per decode step\n", argv[2],
                     double(m.weight_bytes_per_token()) / 1048576.0);
     } catch (const std::exception& e) {

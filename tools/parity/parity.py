@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Golden logits from llama.cpp for random-weight models of every architecture x weight type (issue #23).
+
+A development tool: it needs the oracle (build_oracle.sh) and the synthetic-model writer of tools/perf. CI never
+runs it; tests/core/parity_test.cpp checks Speculum against the files it writes.
+
+    tools/parity/parity.py --oracle /tmp/oracle/build/oracle --writer /tmp/write_synthetic_target \
+        --out tests/core/golden/parity [--only qwen3-f16,...]
+
+Each case is a SyntheticSpec (the model is a pure function of it, so the test rebuilds the same file) or, for the
+types Speculum cannot quantize (the K-quants, IQ4_XS, llama-quantize's mixes), an F16 spec that llama.cpp's own
+quantizer turns into the file; that file is committed next to the golden (they are small). For each case the
+golden holds, per position of a fixed token sequence: the 8 largest logits with their ids, the logits of 8 fixed
+probe ids, and the RMS of all logits.
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+TOKENS = [1, 17, 200, 33, 5, 250, 99, 128, 7, 64, 3, 180, 42, 11, 230, 77]
+PROBES = [0, 2, 31, 101, 127, 160, 211, 255]
+N_VOCAB = 256
+TOP = 8
+
+BASE = {"n_vocab": N_VOCAB, "n_embd": 256, "n_layer": 2, "n_head": 4, "n_head_kv": 2, "n_ff": 512, "n_ctx": 256,
+        "seed": 23}
+ARCH = {
+    "llama": {},
+    "qwen2": {},
+    "qwen3": {"n_embd_head": 128},                                        # head_dim != n_embd / n_head
+    "gemma2": {"n_swa": 5, "tied_output": True},                           # windows shorter than the sequence
+    "gemma3": {"n_embd_head": 128, "n_swa": 5, "swa_period": 2, "n_layer": 3, "rope_freq_base": 1000000.0,
+               "tied_output": True},
+    "phi3": {},
+    "smollm3": {"n_layer": 4, "tied_output": True},                        # layer 3 has no RoPE
+}
+# Types Speculum writes itself (the test rebuilds these files from the spec).
+OWN_TYPES = ["f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"]
+# Every matrix of an F16 file quantized by ggml (oracle quantize; the file is committed with the golden).
+QUANTIZED = ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_xs"]
+
+
+# The committed files stay small (about 0.1-0.3 MB each): one layer, two heads, a tied head.
+QUANT_BASE = dict(BASE, n_ff=256, n_layer=1, n_head=2, n_head_kv=1, tied_output=True)
+
+
+def cases():
+    """Every architecture in F16 and Q8_0; every type on llama. The architecture's parts (norms, RoPE, windows,
+    gates) do not depend on the weight type, and the weight types' kernels do not depend on the architecture."""
+    out = []
+    for arch, extra in ARCH.items():
+        for t in ["f16"] + (OWN_TYPES[1:] if arch == "llama" else ["q8_0"]):
+            out.append((f"{arch}-{t}", dict(BASE, arch=arch, type=t, **extra), None))
+    for q in QUANTIZED:
+        out.append((f"llama-{q}", dict(QUANT_BASE, arch="llama", type="f16"), q))
+    return out
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def golden_of(logits_path, n_pos):
+    raw = open(logits_path, "rb").read()
+    vals = struct.unpack(f"<{len(raw) // 4}f", raw)
+    n_vocab = len(vals) // n_pos
+    assert n_vocab == N_VOCAB, n_vocab
+    positions = []
+    for p in range(n_pos):
+        row = vals[p * n_vocab:(p + 1) * n_vocab]
+        order = sorted(range(n_vocab), key=lambda i: -row[i])[:TOP]
+        rms = (sum(x * x for x in row) / n_vocab) ** 0.5
+        positions.append({"top": [[i, round(row[i], 6)] for i in order],
+                          "probe": [[i, round(row[i], 6)] for i in PROBES],
+                          "rms": round(rms, 6)})
+    return positions
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--writer", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--source", default="llama.cpp as vendored by the npm package llama.rn",
+                    help="what the oracle was built from, recorded in each golden")
+    a = ap.parse_args()
+    only = set(filter(None, a.only.split(",")))
+    os.makedirs(a.out, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, spec, quant in cases():
+            if only and name not in only:
+                continue
+            spec_path = os.path.join(tmp, name + ".json")
+            json.dump(spec, open(spec_path, "w"))
+            gguf = os.path.join(tmp, name + ".gguf")
+            run([a.writer, spec_path, gguf, "-"])
+            model_file = None
+            if quant:
+                model_file = name + ".gguf"
+                qpath = os.path.join(a.out, model_file)
+                run([a.oracle, "quantize", gguf, qpath, quant])
+                gguf = qpath
+            logits = os.path.join(tmp, name + ".f32")
+            run([a.oracle, "logits", gguf, ",".join(map(str, TOKENS)), logits])
+            golden = {"case": name, "spec": spec, "quantized_by_llama_cpp": quant, "model_file": model_file,
+                      "oracle": a.source, "tokens": TOKENS, "positions": golden_of(logits, len(TOKENS))}
+            with open(os.path.join(a.out, name + ".json"), "w") as f:
+                json.dump(golden, f, separators=(",", ":"))
+                f.write("\n")
+            print(f"{name}: ok")
+
+
+if __name__ == "__main__":
+    main()
