@@ -1,5 +1,5 @@
-// Byte-level BPE ("gpt2" vocabularies): the pre-tokenizer's regex (PCRE2, UTF + UCP; GPT-2's, Llama 3's or Qwen 2's,
-// by tokenizer.ggml.pre) splits text into words, each word's bytes go through GPT-2's byte -> code point mapping,
+// Byte-level BPE ("gpt2" vocabularies): the pre-tokenizer's regexes (PCRE2, UTF + UCP; one or several in turn, by
+// tokenizer.ggml.pre) split text into words, each word's bytes go through GPT-2's byte -> code point mapping,
 // then merges apply in rank order. Same results as llama.cpp's llm_tokenizer_bpe with its own regex engine (see
 // the notes on \s below).
 #include "core/model/tokenizer_impl.h"
@@ -27,25 +27,69 @@ static constexpr const char* k_llama3_pattern =
 // Qwen 2's: Llama 3's with every digit a word of its own.
 static constexpr const char* k_qwen2_pattern =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen 3.5's: Qwen 2's with combining marks kept in words.
+static constexpr const char* k_qwen35_pattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Mistral's Tekken (Nemo and later): words split at case changes (an upper run then a lower run), written with
+// lookaheads as llama.cpp adapts it; digits alone.
+static constexpr const char* k_tekken_pattern =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// GPT-4o's o200k (Llama 4): Tekken's case split with contractions attached, digits in threes.
+static constexpr const char* k_gpt4o_pattern =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// DeepSeek V3 / R1's main pattern: a punctuation mark may lead an ASCII word, letters keep their marks.
+static constexpr const char* k_deepseek3_pattern =
+    R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// DeepSeek LLM's letters (an explicit list of cased scripts, from its tokenizer.json).
+static constexpr const char* k_deepseek_llm_letters =
+    R"(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)";
+static constexpr const char* k_cjk_hangul = R"([一-龥ࠀ-一가-퟿]+)";
+static constexpr const char* k_bloom_pattern = R"( ?[^(\s|.,!?…。，、।۔،)]+)";
 
-// tokenizer.ggml.pre values and what llama.cpp's llama_vocab::impl::load does for each (the families whose split
-// is this one pattern; add_sep, other patterns and multi-pass splitters are not supported).
-static constexpr BpePre k_pres[] = {
-    {"gpt-2", k_gpt2_pattern, false, true, false},
-    {"phi-2", k_gpt2_pattern, false, true, false},
-    {"mpt", k_gpt2_pattern, false, true, false},
-    {"olmo", k_gpt2_pattern, false, true, false},
-    {"jais", k_gpt2_pattern, false, true, false},
-    {"gigachat", k_gpt2_pattern, false, true, false},
-    {"exaone4", k_gpt2_pattern, false, true, false},
-    {"llama-bpe", k_llama3_pattern, true, true, true},  // Llama 3.x: whole words in the vocabulary skip the merges
-    {"llama3", k_llama3_pattern, true, true, true},
-    {"llama-v3", k_llama3_pattern, true, true, true},
-    {"falcon3", k_llama3_pattern, true, true, true},
-    {"pixtral", k_llama3_pattern, true, true, true},
-    {"qwen2", k_qwen2_pattern, false, false, false},  // Qwen 2, 2.5 and 3
-    {"deepseek-r1-qwen", k_qwen2_pattern, false, false, false},
-    {"megrez", k_qwen2_pattern, false, true, false},
+// tokenizer.ggml.pre values and what llama.cpp's llama_vocab::impl::load sets for each: the split patterns in
+// order, ignore_merges, clean_spaces, add_bos.
+using P = std::array<const char*, BpePre::kMaxPatterns>;
+static const BpePre k_pres[] = {
+    {"gpt-2", P{k_gpt2_pattern}, false, true, false},
+    {"phi-2", P{k_gpt2_pattern}, false, true, false},
+    {"mpt", P{k_gpt2_pattern}, false, true, false},
+    {"olmo", P{k_gpt2_pattern}, false, true, false},
+    {"jais", P{k_gpt2_pattern}, false, true, false},
+    {"gigachat", P{k_gpt2_pattern}, false, true, false},
+    {"exaone4", P{k_gpt2_pattern}, false, true, false},
+    {"llama-bpe", P{k_llama3_pattern}, true, true, true},  // Llama 3.x: whole words in the vocabulary skip the merges
+    {"llama3", P{k_llama3_pattern}, true, true, true},
+    {"llama-v3", P{k_llama3_pattern}, true, true, true},
+    {"falcon3", P{k_llama3_pattern}, true, true, true},
+    {"pixtral", P{k_llama3_pattern}, true, true, true},
+    {"dbrx", P{k_llama3_pattern}, false, true, false},
+    {"smaug-bpe", P{k_llama3_pattern}, false, true, false},
+    {"glm4", P{k_llama3_pattern}, false, true, false},
+    {"chatglm-bpe", P{k_llama3_pattern}, false, true, false},
+    {"qwen2", P{k_qwen2_pattern}, false, false, false},  // Qwen 2, 2.5 and 3
+    {"deepseek-r1-qwen", P{k_qwen2_pattern}, false, false, false},
+    {"megrez", P{k_qwen2_pattern}, false, true, false},
+    {"stablelm2", P{k_qwen2_pattern}, false, true, false},
+    {"qwen35", P{k_qwen35_pattern}, false, false, false},
+    {"deepseek-llm", P{"[\r\n]", k_deepseek_llm_letters, R"(\s?[!-/:-~！-／：-～‘-‟　-。]+)", R"(\s+$)", k_cjk_hangul, R"(\p{N}+)"},
+     false, false, false},
+    {"deepseek-coder", P{"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", k_cjk_hangul, R"(\p{N})"}, false, false, false},
+    {"deepseek-v3", P{R"(\p{N}{1,3})", R"([一-龥぀-ゟ゠-ヿ]+)", k_deepseek3_pattern}, false, false, false},
+    {"falcon", P{R"([\p{P}\$\+<=>\^~\|`]+)", k_gpt2_pattern, "[0-9][0-9][0-9]"}, false, true, false},
+    {"starcoder", P{R"(\p{N})", k_gpt2_pattern}, false, true, false},
+    {"refact", P{R"(\p{N})", k_gpt2_pattern}, false, true, false},
+    {"codeshell", P{R"(\p{N})", k_gpt2_pattern}, false, true, false},
+    {"exaone", P{R"(\p{N})", k_gpt2_pattern}, false, true, false},
+    {"minerva-7b", P{R"(\p{N})", k_gpt2_pattern}, false, true, false},
+    {"command-r", P{R"(\p{N})", k_gpt2_pattern}, false, false, false},
+    {"smollm", P{R"(\p{N})", k_gpt2_pattern}, false, false, false},
+    {"tekken", P{k_tekken_pattern}, true, false, true},
+    {"gpt-4o", P{k_gpt4o_pattern}, false, true, false},
+    {"llama4", P{k_gpt4o_pattern}, false, true, false},
+    {"bloom", P{k_bloom_pattern}, false, true, false},
+    {"poro-chat", P{k_bloom_pattern}, false, false, false},
+    {"gpt3-finnish", P{k_bloom_pattern}, false, true, false},
+    {"viking", P{k_bloom_pattern, R"(\p{N})"}, false, false, false},
 };
 
 const BpePre* bpe_pre_for(const std::string& pre) {
@@ -54,34 +98,75 @@ const BpePre* bpe_pre_for(const std::string& pre) {
     return nullptr;
 }
 
+std::string bpe_pre_names() {
+    std::string list;
+    for (const BpePre& p : k_pres) list += std::string(list.empty() ? "" : ", ") + p.name;
+    return list;
+}
+
 struct BpeRegex {
-    pcre2_code* code = nullptr;
-    bool jit         = false;
-    ~BpeRegex() { pcre2_code_free(code); }
+    std::vector<pcre2_code*> codes;  // one per pattern of the family, applied in turn
+    ~BpeRegex() {
+        for (pcre2_code* c : codes) pcre2_code_free(c);
+    }
 };
 
 std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre) {
     const BpePre* spec = bpe_pre_for(pre);
-    if (!spec) {
-        std::string list;
-        for (const BpePre& p : k_pres) list += std::string(list.empty() ? "" : ", ") + p.name;
+    if (!spec)
         throw std::invalid_argument("tokenizer.ggml.pre: pre-tokenizer '" + pre +
-                                    "' is not supported for gpt2 vocabularies (supported: " + list + ")");
-    }
+                                    "' is not supported for gpt2 vocabularies (supported: " + bpe_pre_names() + ")");
     auto re = std::make_shared<BpeRegex>();
-    int err        = 0;
-    PCRE2_SIZE at  = 0;
-    re->code       = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(spec->pattern), PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
-    if (!re->code) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(err, msg, sizeof msg);
-        throw std::runtime_error("PCRE2 cannot compile the '" + pre + "' pattern: " +
-                                 reinterpret_cast<const char*>(msg));
+    for (const char* pattern : spec->patterns) {
+        if (!pattern) break;
+        int err       = 0;
+        PCRE2_SIZE at = 0;
+        pcre2_code* code =
+            pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
+        if (!code) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(err, msg, sizeof msg);
+            throw std::runtime_error("PCRE2 cannot compile the '" + pre + "' pattern: " +
+                                     reinterpret_cast<const char*>(msg));
+        }
+        pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // optional: the interpreter is the fallback
+        re->codes.push_back(code);
     }
-    re->jit = pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE) == 0;  // optional: the interpreter is the fallback
     return re;
 }
+
+namespace {
+
+// Splits subject[a, b) by one pattern into its matches and the text between them, appending the pieces' ends to
+// `ends`. The piece is matched on its own (as llama.cpp does): ^, $ and lookarounds see only the piece.
+void split_piece(pcre2_code* code, pcre2_match_data* md, const std::string& subject, size_t a, size_t b,
+                 std::vector<size_t>& ends) {
+    const auto* subj = reinterpret_cast<PCRE2_SPTR>(subject.data() + a);
+    const size_t len = b - a;
+    size_t pos       = 0;
+    while (pos < len) {
+        // PCRE2_NO_UTF_CHECK: the subject is valid by construction, and the check would rescan it on every call.
+        uint32_t opts = PCRE2_NO_UTF_CHECK;
+        int rc        = pcre2_match(code, subj, len, pos, opts, md, nullptr);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) rc = pcre2_match(code, subj, len, pos, opts | PCRE2_NO_JIT, md, nullptr);
+        if (rc == PCRE2_ERROR_NOMATCH) break;
+        if (rc < 0) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(rc, msg, sizeof msg);
+            throw std::runtime_error(std::string("pre-tokenizer: PCRE2 match failed: ") +
+                                     reinterpret_cast<const char*>(msg));
+        }
+        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+        if (ov[0] > pos) ends.push_back(a + ov[0]);  // text the pattern skipped stays a piece of its own
+        size_t end = ov[1];
+        if (end == ov[0]) end = std::min(ov[0] + utf8_len(subject[a + ov[0]]), len);  // never loop
+        ends.push_back(a + end);
+        pos = end;
+    }
+    if (pos < len) ends.push_back(b);
+}
+
+}  // namespace
 
 std::vector<std::string> bpe_pre_tokenize(const BpeRegex& re, std::string_view text) {
     // llama.cpp splits code points, not bytes: invalid bytes become U+FFFD first and words are re-encoded from
@@ -97,41 +182,31 @@ std::vector<std::string> bpe_pre_tokenize(const BpeRegex& re, std::string_view t
         append_utf8(subject, (c >= 0xD800 && c <= 0xDFFF) || c == 0x180E ? 0xFFFDu : c);
     }
 
+    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(pcre2_match_data_create(64, nullptr),
+                                                                           &pcre2_match_data_free);
+    if (!md) throw std::bad_alloc();
+    // Piece boundaries (ends, ascending); each pattern refines every piece the previous ones made.
+    std::vector<size_t> ends{subject.size()}, next;
+    for (pcre2_code* code : re.codes) {
+        next.clear();
+        size_t a = 0;
+        for (size_t b : ends) {
+            split_piece(code, md.get(), subject, a, b, next);
+            a = b;
+        }
+        ends.swap(next);
+    }
+
     std::vector<std::string> words;
-    auto emit = [&](size_t a, size_t b) {
+    words.reserve(ends.size());
+    size_t a = 0;
+    for (size_t b : ends) {
+        if (b == a) continue;
         std::string w;
         w.reserve(2 * (b - a));
         for (size_t i = a; i < b; ++i) w += byte_to_unicode(static_cast<uint8_t>(raw[i]));
         words.push_back(std::move(w));
-    };
-
-    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
-        pcre2_match_data_create_from_pattern(re.code, nullptr), &pcre2_match_data_free);
-    if (!md) throw std::bad_alloc();
-    const auto* subj = reinterpret_cast<PCRE2_SPTR>(subject.data());
-    size_t pos       = 0;
-    while (pos < subject.size()) {
-        // PCRE2_NO_UTF_CHECK: the subject is valid by construction, and the check would rescan it on every call.
-        uint32_t opts = PCRE2_NO_UTF_CHECK;
-        int rc        = pcre2_match(re.code, subj, subject.size(), pos, opts, md.get(), nullptr);
-        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) rc = pcre2_match(re.code, subj, subject.size(), pos, opts | PCRE2_NO_JIT,
-                                                               md.get(), nullptr);
-        if (rc == PCRE2_ERROR_NOMATCH) {
-            emit(pos, subject.size());
-            break;
-        }
-        if (rc < 0) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(rc, msg, sizeof msg);
-            throw std::runtime_error(std::string("pre-tokenizer: PCRE2 match failed: ") +
-                                     reinterpret_cast<const char*>(msg));
-        }
-        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
-        if (ov[0] > pos) emit(pos, ov[0]);  // text the pattern skipped stays a word of its own (as in llama.cpp)
-        size_t end = ov[1];
-        if (end == ov[0]) end = std::min(ov[0] + utf8_len(subject[ov[0]]), subject.size());  // never loop
-        emit(ov[0], end);
-        pos = end;
+        a = b;
     }
     return words;
 }

@@ -5,6 +5,7 @@
 #include "core/model/vocab.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -71,14 +72,19 @@ inline bool merge_symbols(std::vector<MergeSymbol>& syms, int left, int right, s
 
 // ---- tables ----
 
-// A BPE pre-tokenizer family: its split pattern and the options llama.cpp sets for it.
+// A BPE pre-tokenizer family: its split patterns and the options llama.cpp sets for it. The patterns apply in turn:
+// each splits every piece the previous ones left into its matches and the text between them (HF's "Isolated" Split
+// pre-tokenizers, llama.cpp's unicode_regex_split).
 struct BpePre {
-    const char* name;    // tokenizer.ggml.pre
-    const char* pattern; // PCRE2 pattern of the words
+    static constexpr size_t kMaxPatterns = 6;
+    const char* name;                                   // tokenizer.ggml.pre
+    std::array<const char*, kMaxPatterns> patterns;     // PCRE2 patterns, unused ones nullptr
     bool ignore_merges;  // a word that is a token is taken whole (Llama 3)
     bool clean_spaces;   // decode: " ," -> ",", ...
     bool add_bos;        // default of tokenizer.ggml.add_bos_token (when bos is set)
 };
+// Every tokenizer.ggml.pre value that bpe_pre_for knows, comma-separated (for messages and docs).
+std::string bpe_pre_names();
 const BpePre* bpe_pre_for(const std::string& pre);  // nullptr when not supported
 
 struct BpeRegex;  // compiled pre-tokenizer (PCRE2), defined in tokenizer_bpe.cpp

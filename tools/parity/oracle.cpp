@@ -8,6 +8,7 @@
 //   oracle chat     TEMPLATE_FILE MSGS ADD   llama_chat_apply_template over MSGS ("role\tcontent" per line,
 //                                            "\\n" for a newline), ADD = 1 adds the assistant prefix
 //   oracle bench    MODEL.gguf PP TG THREADS prompt and generation throughput (tokens/s), llama-bench style
+//   oracle set      IN.gguf OUT.gguf KEY VALUE   a copy with one string (or "true"/"false") key set
 //   oracle quantize IN.gguf OUT.gguf TYPE    every 2-D weight quantized to TYPE by ggml (q4_k, q2_k, iq4_xs, ...)
 #include "gguf.h"
 #include "llama.h"
@@ -241,9 +242,26 @@ static int cmd_quantize(int argc, char ** argv) {
     return ok ? 0 : 2;
 }
 
+// A copy of a vocabulary GGUF with one metadata string changed (tokenizer.ggml.pre: the same merges split by another
+// family's pre-tokenizer; tokenizer.ggml.add_space_prefix as "false"), for tokenizer goldens.
+static int cmd_set(int argc, char ** argv) {
+    if (argc < 6) return 1;
+    lm_ggml_context * data = nullptr;
+    lm_gguf_init_params ip = {false, &data};
+    lm_gguf_context * g = lm_gguf_init_from_file(argv[2], ip);
+    if (!g) return 2;
+    const std::string key = argv[4], value = argv[5];
+    if (value == "true" || value == "false") lm_gguf_set_val_bool(g, key.c_str(), value == "true");
+    else lm_gguf_set_val_str(g, key.c_str(), value.c_str());
+    const bool ok = lm_gguf_write_to_file(g, argv[3], false);
+    lm_gguf_free(g);
+    lm_ggml_free(data);
+    return ok ? 0 : 2;
+}
+
 int main(int argc, char ** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: oracle logits|tokenize|cases|chat|bench|quantize ...\n");
+        std::fprintf(stderr, "usage: oracle logits|tokenize|cases|chat|bench|quantize|set ...\n");
         return 1;
     }
     if (!std::getenv("ORACLE_VERBOSE")) {  // llama.cpp's log, for when a file does not load
@@ -259,6 +277,7 @@ int main(int argc, char ** argv) {
     else if (cmd == "chat") rc = cmd_chat(argc, argv);
     else if (cmd == "bench") rc = cmd_bench(argc, argv);
     else if (cmd == "quantize") rc = cmd_quantize(argc, argv);
+    else if (cmd == "set") rc = cmd_set(argc, argv);
     if (rc == 1) std::fprintf(stderr, "oracle: bad arguments for %s\n", cmd.c_str());
     llama_backend_free();
     return rc;

@@ -1,0 +1,109 @@
+// Every pre-tokenizer family against llama.cpp (issue #23): llama.cpp's test vocabularies in ../shared/vocab,
+// re-labelled with each family's tokenizer.ggml.pre (or Gemma's add_space_prefix = false for SPM), must give the ids
+// llama.cpp gave (tests/core/golden/tokenizer/<base>.json, written by tools/parity/tokenizer_goldens.py) for
+// llama.cpp's test texts and ours (extra.inp). Skips when ../shared is absent.
+#include "core/model/gguf.h"
+#include "core/model/gguf_writer.h"
+#include "core/model/tokenizer.h"
+#include "core/model/tokenizer_impl.h"
+#include "support/test_paths.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace speculum;
+using namespace speculum::model;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + p.string());
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// llama.cpp's test-tokenizer layout: texts separated by "\n__ggml_vocab_test__\n".
+std::vector<std::string> read_inputs(const std::filesystem::path& p) {
+    const std::string raw = slurp(p), sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> out;
+    for (size_t pos = 0; pos < raw.size();) {
+        const size_t next = raw.find(sep, pos);
+        if (next == std::string::npos) {
+            out.push_back(raw.substr(pos));
+            break;
+        }
+        out.push_back(raw.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    return out;
+}
+
+// The vocabulary of `base` with one key set, as the oracle's `set` writes it.
+Tokenizer relabelled(const GgufFile& base, const std::string& key, const std::string& value) {
+    GgufWriter g;
+    for (const GgufKv& kv : base.metadata()) {
+        if (kv.key == key) continue;
+        g.set_value(kv.key, kv.value);
+    }
+    if (value == "true" || value == "false")
+        g.set_bool(key, value == "true");
+    else
+        g.set_string(key, value);
+    return Tokenizer::from_vocab(vocab_from_gguf(GgufFile::from_bytes(g.to_bytes(), base.path())));
+}
+
+void check_base(const std::string& base) {
+    SPECULUM_SHARED_OR_SKIP(shared);
+    const std::filesystem::path gguf = shared / "vocab" / ("ggml-vocab-" + base + ".gguf");
+    if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
+    const std::filesystem::path dir = test::source_dir() / "tests/core/golden/tokenizer";
+    const nlohmann::json golden     = nlohmann::json::parse(slurp(dir / (base + ".json")));
+    const std::vector<std::string> inp = read_inputs(gguf.string() + ".inp");
+    const std::vector<std::string> extra = read_inputs(dir / "extra.inp");
+    const GgufFile file                = GgufFile::open(gguf.string());
+    const std::string key              = golden["key"];
+    for (const auto& [value, sets] : golden["families"].items()) {
+        SCOPED_TRACE(key + " = " + value);
+        const Tokenizer t = relabelled(file, key, value);
+        size_t passed = 0, total = 0;
+        for (const auto& [name, texts] : {std::pair{"inp", &inp}, std::pair{"extra", &extra}}) {
+            const auto& want = sets[name];
+            ASSERT_EQ(want.size(), texts->size()) << name;
+            for (size_t i = 0; i < texts->size(); ++i, ++total) {
+                const std::vector<int32_t> got = t.encode((*texts)[i], false, false);
+                if (got == want[i].get<std::vector<int32_t>>()) {
+                    ++passed;
+                    continue;
+                }
+                ADD_FAILURE() << name << " #" << i << " '" << (*texts)[i] << "' gave " << testing::PrintToString(got)
+                              << ", llama.cpp " << want[i].dump();
+            }
+        }
+        std::cout << "[ family   ] " << base << " " << value << ": " << passed << "/" << total << "\n";
+        testing::Test::RecordProperty(base + "_" + value, std::to_string(passed) + "/" + std::to_string(total));
+    }
+}
+
+}  // namespace
+
+TEST(TokenizerFamilies, LlamaBpeMergesUnderEveryPreTokenizer) { check_base("llama-bpe"); }
+TEST(TokenizerFamilies, Qwen2MergesUnderEveryPreTokenizer) { check_base("qwen2"); }
+TEST(TokenizerFamilies, SpmWithAndWithoutSpacePrefix) { check_base("llama-spm"); }
+
+// The goldens cover every family the tokenizer accepts (tools/parity/tokenizer_goldens.py lists them).
+TEST(TokenizerFamilies, EveryFamilyHasAGolden) {
+    const nlohmann::json golden =
+        nlohmann::json::parse(slurp(test::source_dir() / "tests/core/golden/tokenizer/llama-bpe.json"));
+    std::istringstream names(detail::bpe_pre_names());
+    size_t n = 0;
+    for (std::string name; std::getline(names, name, ',');) {
+        if (name.front() == ' ') name.erase(0, 1);
+        EXPECT_TRUE(golden["families"].contains(name)) << name;
+        ++n;
+    }
+    EXPECT_EQ(n, golden["families"].size());
+}
