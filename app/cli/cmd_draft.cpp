@@ -197,7 +197,10 @@ int cmd_draft(int argc, char** argv) {
                 if (spec.prune.calibration.empty())
                     throw std::runtime_error("Wanda needs calibration: set draft.prune.calibration or --calibration-ids");
                 if (!tokenize) throw std::runtime_error("the target has no tokenizer to tokenize the calibration text; use --calibration-ids");
-                for (const auto& p : data::load_dataset(spec.prune.calibration).prompts) calib.push_back(tokenize(p.prompt));
+                const std::string tmpl =
+                    target.gguf() ? target.gguf()->get_string_or("tokenizer.chat_template", "") : "";
+                for (const auto& p : data::load_dataset(spec.prune.calibration).prompts)
+                    calib.push_back(tokenize(data::prompt_text(p, tmpl, spec.prune.calibration)));
             }
             norms = drafts::collect_activation_norms(target, calib, spec.prune.calibration_tokens, progress);
         }

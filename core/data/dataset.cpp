@@ -38,7 +38,22 @@ static std::string parse_line(const std::string& line, int64_t line_no, Prompt& 
         return "not valid JSON (" + (at == std::string::npos ? what : what.substr(at)) + ")";
     }
     if (!j.is_object()) return "expected a JSON object, got " + json_type_name(j);
+    const bool chat = j.contains("messages");
+    if (chat && j.contains("prompt")) return "fields 'prompt' and 'messages' exclude each other";
+    if (chat) {
+        const nlohmann::json& ms = j["messages"];
+        if (!ms.is_array() || ms.empty()) return "field 'messages' must be a non-empty array";
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const std::string at = "messages[" + std::to_string(i) + "]";
+            if (!ms[i].is_object()) return at + " must be an object with 'role' and 'content'";
+            for (const char* key : {"role", "content"})
+                if (!ms[i].contains(key) || !ms[i][key].is_string()) return at + "." + key + " must be a string";
+            if (ms[i]["role"].get<std::string>().empty()) return at + ".role is empty";
+            out.messages.push_back({ms[i]["role"].get<std::string>(), ms[i]["content"].get<std::string>()});
+        }
+    }
     for (const char* key : {"id", "task", "prompt"}) {
+        if (chat && std::string(key) == "prompt") continue;
         if (!j.contains(key)) return std::string("missing field '") + key + "'";
         if (!j[key].is_string())
             return std::string("field '") + key + "' must be a string, got " + json_type_name(j[key]);
@@ -53,18 +68,24 @@ static std::string parse_line(const std::string& line, int64_t line_no, Prompt& 
         return "field 'max_new_tokens' must be in [1, " + std::to_string(kMaxNewTokens) + "], got " + std::to_string(n);
     out.id             = j["id"].get<std::string>();
     out.task           = j["task"].get<std::string>();
-    out.prompt         = j["prompt"].get<std::string>();
+    out.prompt         = chat ? std::string() : j["prompt"].get<std::string>();
     out.max_new_tokens = int32_t(n);
     out.line           = line_no;
     if (out.id.empty()) return "field 'id' is empty";
     if (out.task.empty()) return "field 'task' is empty";
-    if (out.prompt.empty()) return "field 'prompt' is empty";
+    if (!chat && out.prompt.empty()) return "field 'prompt' is empty";
     j.erase("id");
     j.erase("task");
     j.erase("prompt");
+    j.erase("messages");
     j.erase("max_new_tokens");
     out.extra = std::move(j);
     return "";
+}
+
+std::string prompt_text(const Prompt& p, const std::string& chat_template, const std::string& file) {
+    if (p.messages.empty()) return p.prompt;
+    return apply_chat_template(chat_template, p.messages, file + ":" + std::to_string(p.line));
 }
 
 Dataset parse_dataset(const std::string& text, const std::string& name) {

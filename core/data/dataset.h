@@ -1,6 +1,9 @@
-// Prompt suites as JSONL: one JSON object per line with at least {"id", "task", "prompt", "max_new_tokens"}.
+// Prompt suites as JSONL: one JSON object per line with at least {"id", "task", "prompt", "max_new_tokens"}, or
+// "messages" ([{"role", "content"}, ...], rendered with the model's chat template: chat_template.h) for "prompt".
 // The loader reports every malformed line with its number and the reason; it never skips a line silently.
 #pragma once
+
+#include "core/data/chat_template.h"
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +21,8 @@ struct DatasetError : std::runtime_error {
 struct Prompt {
     std::string id;              // unique within the file
     std::string task;            // e.g. "code_completion"
-    std::string prompt;          // the text given to the model
+    std::string prompt;          // the text given to the model; empty when the row gives `messages`
+    std::vector<ChatMessage> messages;  // a conversation, rendered by the model's chat template; or empty
     int32_t max_new_tokens = 64; // tokens to generate, in [1, kMaxNewTokens]
     nlohmann::json extra;        // any other fields of the line, kept as they were (object, possibly empty)
     int64_t line = 0;            // 1-based line number in the file
@@ -43,6 +47,10 @@ struct Dataset {
 constexpr int32_t kMaxNewTokens   = 4096;
 constexpr uint64_t kMaxLineBytes  = 1u << 20;   // 1 MiB per line
 constexpr uint64_t kMaxFileBytes  = 256u << 20; // 256 MiB per file
+
+// The text a prompt gives the model: `prompt`, or `messages` rendered with `chat_template` (the model's
+// tokenizer.chat_template). Throws std::invalid_argument naming the row when the template cannot render it.
+std::string prompt_text(const Prompt& p, const std::string& chat_template, const std::string& file);
 
 // Parses JSONL text; `name` is used in messages. Blank lines are allowed and ignored (they are not data).
 Dataset parse_dataset(const std::string& text, const std::string& name);

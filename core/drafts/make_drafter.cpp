@@ -28,7 +28,8 @@ std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, Tokeni
                                     "', but the target has no tokenizer metadata and DrafterOptions.tokenize is empty");
     const data::Dataset ds = data::load_dataset(path);
     std::vector<std::vector<int32_t>> out;
-    for (const data::Prompt& p : ds.prompts) out.push_back(tokenize(p.prompt));
+    const std::string tmpl = target.gguf() ? target.gguf()->get_string_or("tokenizer.chat_template", "") : "";
+    for (const data::Prompt& p : ds.prompts) out.push_back(tokenize(data::prompt_text(p, tmpl, path)));
     return out;
 }
 

@@ -34,12 +34,13 @@ std::shared_ptr<CompositeDrafter> make_draft_stack(const SpecConfig& cfg, const 
 
 std::vector<RunPrompt> resolve_prompts(const SpecConfig& cfg, const model::Tokenizer* tokenizer) {
     std::vector<RunPrompt> out;
-    auto encode = [&](const std::string& text, const std::string& field) {
+    // A rendered chat holds the template's special tokens as text (<|im_start|>, ...): they are parsed as specials.
+    auto encode = [&](const std::string& text, const std::string& field, bool parse_special = false) {
         if (!tokenizer)
             throw std::invalid_argument(field +
                                         ": text prompts need the target's tokenizer (its GGUF has none); "
                                         "use spec.prompt_ids");
-        std::vector<int32_t> ids = tokenizer->encode(text, true, false);
+        std::vector<int32_t> ids = tokenizer->encode(text, true, parse_special);
         if (ids.empty()) throw std::invalid_argument(field + ": the prompt encodes to no tokens");
         return ids;
     };
@@ -48,7 +49,10 @@ std::vector<RunPrompt> resolve_prompts(const SpecConfig& cfg, const model::Token
         for (const data::Prompt& p : ds.prompts) {
             if (!cfg.task.empty() && p.task != cfg.task) continue;
             if (static_cast<int32_t>(out.size()) >= cfg.max_prompts) break;
-            out.push_back({p.id, p.task, encode(p.prompt, cfg.dataset + ":" + std::to_string(p.line)),
+            const std::string where = cfg.dataset + ":" + std::to_string(p.line);
+            if (!p.messages.empty() && !tokenizer) encode("", where);  // the no-tokenizer message
+            const std::string text = data::prompt_text(p, tokenizer ? tokenizer->vocab().chat_template : "", cfg.dataset);
+            out.push_back({p.id, p.task, encode(text, where, !p.messages.empty()),
                            std::min(p.max_new_tokens, cfg.max_new_tokens)});
         }
         if (out.empty()) {

@@ -43,6 +43,7 @@ struct Vocab {
     bool add_eos          = false;  // encode(add_special=true) appends eos
     bool add_space_prefix = false;  // SPM: a leading space before text (llama default true); decode strips it
     std::string pre;                // tokenizer.ggml.pre ("gpt-2", "default", ...); empty when absent
+    std::string chat_template;      // tokenizer.chat_template (Jinja text; data/chat_template.h); empty when absent
 
     int32_t size() const { return static_cast<int32_t>(tokens.size()); }
     TokenType type(int32_t id) const { return types.empty() ? TokenType::normal : types[static_cast<size_t>(id)]; }

@@ -39,7 +39,8 @@ Vocab vocab_from_gguf(const GgufFile& f) {
     } else {
         f.fail("tokenizer.ggml.model", "unsupported tokenizer '" + model + "' (supported: llama, gpt2)");
     }
-    v.pre = f.get_string_or("tokenizer.ggml.pre", "");
+    v.pre           = f.get_string_or("tokenizer.ggml.pre", "");
+    v.chat_template = f.get_string_or("tokenizer.chat_template", "");
 
     const GgufValue& tokens = read_array(f, "tokenizer.ggml.tokens");
     if (tokens.array_type != GgufType::STRING)

@@ -330,7 +330,9 @@ TEST(TokenizerVocab, ValidateRejectsMalformedVocabularies) {
     EXPECT_NE(rejection(b).find("empty side"), std::string::npos);
     b = bpe_vocab({}, {{"a", "a"}}), b.pre = "llama3";
     EXPECT_EQ(rejection(b), "(accepted)");
-    b.pre = "deepseek-llm";  // a multi-pass splitter: not supported yet
-    EXPECT_NE(rejection(b).find("tokenizer.ggml.pre: pre-tokenizer 'deepseek-llm' is not supported"), std::string::npos);
+    b.pre = "deepseek-llm";  // a multi-pass splitter
+    EXPECT_EQ(rejection(b), "(accepted)");
+    b.pre = "kimi-k2";  // llama.cpp's own hand-written splitter: not supported
+    EXPECT_NE(rejection(b).find("tokenizer.ggml.pre: pre-tokenizer 'kimi-k2' is not supported"), std::string::npos);
     EXPECT_NE(rejection(b).find("llama-bpe"), std::string::npos) << "the message lists what is supported";
 }
