@@ -17,8 +17,13 @@
 namespace speculum::model {
 
 namespace {
-// Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm.
+// Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm, for weight
+// types without an integer-dot kernel (F16, BF16, F32); the others stay on the int8 kernels at every batch size.
 constexpr int32_t kBlasMinBatch  = 64;
+// The int8 kernels take the tokens of a large batch (a prompt) this many at a time, each row tile of the weights
+// staying in cache across the chunks: their per-token cost is flat from about 32 tokens on, and 4x the MACs per
+// instruction of f32 SGEMM (docs/performance.md, "Session 13").
+constexpr int32_t kQ8ActChunk = 64;
 constexpr int64_t kBlasTileBytes = 2 << 20;  // f32 weight tile per SGEMM call: large enough to amortise packing
 // ContextConfig::n_ctx = 0 takes the training context, capped: long-context models would otherwise allocate tens
 // of GiB of f32 KV cache up front.
@@ -89,7 +94,7 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     // Largest quantized-activation buffer (the most vectors below the BLAS batch, of the widest matmul input), so
     // matmul never allocates.
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
-        const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, kBlasMinBatch - 1);
+        const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
         m_q8act.reserve(static_cast<size_t>(
             kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), hp.n_ff}))));
     }
@@ -211,8 +216,9 @@ void blas_tiles(float* y, int64_t ldy, const WeightView& w, const float* x, int3
 }  // namespace
 
 // A compact draft matrix (kernels/compact.h): each task decodes tiles of rows into its thread's scratch and runs the
-// dense kernel there, so only the compact streams come from memory. Same paths as dense weights: the reference,
-// BLAS for large batches (decoded rows dequantized into the SGEMM tile), int8 activations for Q8_0 rows.
+// dense kernel there, so only the compact streams come from memory. Same paths as dense weights: the reference, int8
+// activations where the type has them (every batch size), else BLAS for large batches (decoded rows dequantized into
+// the SGEMM tile).
 void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
     const kernels::CompactMatrix& cm = *w.compact;
     auto scratch                     = [&cm]() {
@@ -224,6 +230,19 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         kernels::compact_gemm_ref(y, ldy, cm, x, n, 0, w.rows, scratch());
         return;
     }
+    const uint64_t avg_row = std::max<uint64_t>(1, cm.bytes() / static_cast<uint64_t>(std::max<int64_t>(1, w.rows)));
+    const int64_t grain    = std::max<int64_t>(8, static_cast<int64_t>((64u << 10) / avg_row));
+    if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {  // every batch size, as dense weights
+        const uint64_t vec = kernels::q8act_bytes(1, w.cols);
+        m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
+        kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+                kernels::compact_gemm_q8act(y + i0 * ldy, ldy, cm, m_q8act.data() + vec * static_cast<uint64_t>(i0),
+                                            std::min(kQ8ActChunk, n - i0), r0, r1, scratch());
+        });
+        return;
+    }
     if (n >= kBlasMinBatch) {
         blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
             thread_local std::vector<uint8_t> dense;  // the decoded rows of one tile
@@ -231,16 +250,6 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
             kernels::compact_decode_rows(dense.data(), cm, r0, r1);
             for (int64_t r = r0; r < r1; ++r)
                 kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, &dense[(r - r0) * w.row_bytes()], w.cols);
-        });
-        return;
-    }
-    const uint64_t avg_row = std::max<uint64_t>(1, cm.bytes() / static_cast<uint64_t>(std::max<int64_t>(1, w.rows)));
-    const int64_t grain    = std::max<int64_t>(8, static_cast<int64_t>((64u << 10) / avg_row));
-    if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {
-        m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(n, w.cols)));
-        kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
-        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            kernels::compact_gemm_q8act(y, ldy, cm, m_q8act.data(), n, r0, r1, scratch());
         });
         return;
     }
@@ -259,30 +268,37 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
             kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
         return;
     }
-    // Large batches (prefill): dequantized tiles through OpenBLAS (blas_tiles).
-    if (n >= kBlasMinBatch) {
-        blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1; ++r) kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
-        });
-        return;
-    }
     // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
     const int64_t grain =
         std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
+    // Integer-dot paths: quantize the n activation vectors once, on this thread, then every task reads them, in
+    // chunks of kQ8ActChunk tokens for its rows.
     if (m_cfg.int8_activations && w.type == kernels::GgmlType::Q8_0_X8) {  // repacked Q8_0 (Model::with_large_pages)
-        m_q8act.resize(static_cast<size_t>(kernels::q8act_x8_bytes(n, w.cols)));
+        const uint64_t vec = kernels::q8act_x8_bytes(1, w.cols);
+        m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
         kernels::quantize_q8act_x8(m_q8act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            kernels::gemm_q8act_x8(y, ldy, w.data, m_q8act.data(), n, w.cols, r0, r1);
+            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+                kernels::gemm_q8act_x8(y + i0 * ldy, ldy, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
+                                       std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
         });
         return;
     }
     if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {
-        // Integer-dot path: quantize the n activation vectors once, on this thread, then every task reads them.
-        m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(n, w.cols)));
+        const uint64_t vec = kernels::q8act_bytes(1, w.cols);
+        m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
         kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            kernels::gemm_q8act(y, ldy, w.type, w.data, m_q8act.data(), n, w.cols, r0, r1);
+            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+                kernels::gemm_q8act(y + i0 * ldy, ldy, w.type, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
+                                    std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
+        });
+        return;
+    }
+    // Large batches (prefill) of the other types: dequantized tiles through OpenBLAS (blas_tiles).
+    if (n >= kBlasMinBatch) {
+        blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
         });
         return;
     }

@@ -8,13 +8,21 @@
 
 #include "core/parallel.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace speculum::model {
 
 namespace {
+
+// Batches at least this large, or any batch over at least this many cached slots (a long context), take the GEMM
+// attention of the fast path when they attend every cached slot.
+constexpr int32_t kGemmAttentionMin       = 32;
+constexpr int32_t kGemmAttentionMinCached = 256;
 
 // dot(a, b) over n floats with independent partial sums so the compiler can vectorize without -ffast-math.
 inline float dot(const float* a, const float* b, int32_t n) {
@@ -88,6 +96,46 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                 });
             }
         }
+        return;
+    }
+
+    // Fast path, batches of kGemmAttentionMin+ tokens (prompts) or over kGemmAttentionMinCached+ cached slots (decode
+    // and verification in a long context), attending all cached slots: per query head, the scores of
+    // all n tokens against all n_past + n slots as one SGEMM, masked and soft-maxed row by row, then one SGEMM with
+    // the values. The masked half of a causal square is computed and discarded; the GEMMs still win by far over
+    // per-pair dot products (docs/performance.md, "Session 13").
+    if (!sel && (n >= kGemmAttentionMin || n_past >= kGemmAttentionMinCached)) {
+        const int32_t m   = n_past + n;        // slots every row may see before masking
+        const int64_t ekv = hp.n_embd_kv();     // row stride of the cache
+        openblas_set_num_threads(1);            // BLAS runs inside TBB tasks
+        parallel_for(0, hp.n_head, 1, [&](int64_t h0, int64_t h1) {
+            thread_local std::vector<float> scores;  // (n, m)
+            scores.resize(static_cast<size_t>(n) * static_cast<size_t>(m));
+            for (int64_t h = h0; h < h1; ++h) {
+                const int64_t o = (h / group) * hd;  // KV head offset in a slot row
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, hd, 1.0f, &m_q[h * hd],
+                            static_cast<int>(e), m_kv.k(il, 0) + o, static_cast<int>(ekv), 0.0f, scores.data(), m);
+                for (int32_t i = 0; i < n; ++i) {
+                    float* row  = &scores[static_cast<size_t>(i) * m];
+                    float max_s = -std::numeric_limits<float>::infinity();
+                    for (int32_t s = 0; s < m; ++s) {
+                        const bool cached = s < n_past;
+                        const int32_t j   = s - n_past;
+                        const bool seen   = cached ? in_window(i, s)
+                                                   : (mask ? mask[static_cast<size_t>(i) * n + j] != 0 : j <= i) &&
+                                                       in_window(i, m_pos[j]);
+                        row[s] = seen ? score(row[s]) : -std::numeric_limits<float>::infinity();
+                        max_s  = std::max(max_s, row[s]);
+                    }
+                    float sum = 0.0f;
+                    for (int32_t s = 0; s < m; ++s) sum += (row[s] = std::exp(row[s] - max_s));
+                    const float inv = 1.0f / sum;
+                    for (int32_t s = 0; s < m; ++s) row[s] *= inv;
+                }
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, m, 1.0f, scores.data(), m,
+                            m_kv.v(il, 0) + o, static_cast<int>(ekv), 0.0f, &m_attn[h * hd], static_cast<int>(e));
+            }
+        });
         return;
     }
 

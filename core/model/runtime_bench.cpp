@@ -134,6 +134,13 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
     }
     cancel.throw_if_cancelled();
 
+    // One untimed token first, in a context of its own: the first pass over mapped weights pays their page faults,
+    // which is loading, not prompt processing (llama-bench warms up the same way).
+    {
+        InferenceContext warm(model, {.n_ctx = 2, .n_batch = 1, .path = ForwardPath::fast});
+        warm.set_cancel(cancel);
+        warm.decode(0, 0);
+    }
     InferenceContext ctx(model, {.n_ctx = n_ctx, .n_batch = max_batch, .path = ForwardPath::fast});
     ctx.set_cancel(cancel);
     // Prompt: deterministic pseudo-random ids.

@@ -138,13 +138,14 @@ TEST(Forward, PrefillInChunksMatchesLastDecode) {
 }
 
 TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
-    // 64 tokens >= the SGEMM threshold: dequantized tiles times the f32 activations through OpenBLAS, so the
-    // sequential decode it is compared with keeps f32 activations too (Q4_0 has an int8-activation kernel).
+    // 64 tokens >= the SGEMM threshold, f32 activations: dequantized tiles times the activations through OpenBLAS
+    // (with int8 activations Q4_0 would take its integer kernel), and the GEMM attention of large batches; the
+    // sequential decode it is compared with keeps f32 activations too.
     const Model m = make_synthetic_model(test::spec_odd_tied(GgmlType::Q4_0));
     std::vector<int32_t> toks, pos;
     for (int32_t i = 0; i < 64; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
     const auto seq = decode_all(m, toks, ForwardPath::fast, {}, /*int8_activations=*/false);
-    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast});
+    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast, .int8_activations = false});
     LogitsView v = ctx.forward_batch(toks, pos);
     for (int32_t i = 0; i < 64; ++i)
         EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
@@ -318,4 +319,32 @@ TEST(Forward, CostCountsWhatThePassReads) {
     ctx.forward_batch({6, 7}, {5, 6});
     EXPECT_LT(ctx.last_cost().bytes_weights, 2 * m.weight_bytes_per_token());  // weights read once for both
     EXPECT_GT(ctx.last_cost().flops, 1.9 * matmul_flops);
+}
+
+// Long contexts take the fast path's GEMM attention for every batch (decode and verification too, once 256 slots are
+// cached): against the reference path on a 300-token prompt, then a token tree, for plain GQA and for gemma2's
+// windows and soft-caps.
+TEST(Forward, LongContextGemmAttentionMatchesReference) {
+    for (const char* arch : {"llama", "gemma2"}) {
+        SCOPED_TRACE(arch);
+        const Model m = make_synthetic_model(std::string(arch) == "llama" ? test::spec_gqa(GgmlType::F32)
+                                                                           : test::spec_arch(arch, GgmlType::F32));
+        std::vector<int32_t> prompt;
+        for (int32_t i = 0; i < 300; ++i) prompt.push_back((i * 53 + 7) % m.hparams().n_vocab);
+        const std::vector<int32_t> tree = {5, 9, 11, 13, 17};
+        const std::vector<int32_t> pos  = {300, 301, 301, 302, 302};  // two branches of depth 3
+        const std::vector<uint8_t> mask = {1, 0, 0, 0, 0,  //
+                                           1, 1, 0, 0, 0,  //
+                                           1, 0, 1, 0, 0,  //
+                                           1, 1, 0, 1, 0,  //
+                                           1, 0, 1, 0, 1};
+        std::vector<std::vector<float>> out;
+        for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
+            InferenceContext ctx(m, {.n_ctx = 320, .n_batch = 64, .path = path});
+            ctx.prefill(prompt);
+            const LogitsView v = ctx.forward_batch(tree, pos, mask);
+            for (int32_t i = 0; i < v.n; ++i) out.emplace_back(v.row(i).begin(), v.row(i).end());
+        }
+        for (size_t i = 0; i < tree.size(); ++i) EXPECT_LT(rel_diff(out[tree.size() + i], out[i]), kFastVsRefFloatTol) << i;
+    }
 }

@@ -5,13 +5,19 @@
 #
 # SRC is the flat llama.cpp mirror that the npm package llama.rn ships in package/cpp (ggml symbols prefixed lm_):
 #   cd /tmp/oracle && npm pack llama.rn && tar xzf llama.rn-*.tgz      # SRC = /tmp/oracle/package/cpp
-# OUT receives the objects and the `oracle` binary. CPU backend only, no OpenMP, two compile jobs.
+# OUT receives the objects and the `oracle` binary. CPU backend only, two compile jobs.
+# SPEED=1 builds as llama.cpp's CMake does by default (-O3, OpenMP threads, the CPU repack buffers for Q4_0 / IQ4_NL /
+# Q4_K / Q8_0 tiles), for timing comparisons; the mirror lacks llamafile's sgemm, which llama.cpp's default build
+# also uses for prompt processing (docs/performance.md says what that means for the figures).
 set -euo pipefail
 src=$(cd "${1:?usage: build_oracle.sh SRC OUT}" && pwd)
 out=$(mkdir -p "${2:?usage: build_oracle.sh SRC OUT}" && cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 
-flags=(-O2 -march=native -fPIC -D_GNU_SOURCE -DNDEBUG -DLM_GGML_USE_CPU -DLM_GGML_VERSION=\"oracle\"
+opt=(-O2)
+link=()
+if [ "${SPEED:-0}" = 1 ]; then opt=(-O3 -fopenmp -DLM_GGML_USE_OPENMP -DLM_GGML_USE_CPU_REPACK); link=(-fopenmp); fi
+flags=("${opt[@]}" -march=native -fPIC -D_GNU_SOURCE -DNDEBUG -DLM_GGML_USE_CPU -DLM_GGML_VERSION=\"oracle\"
        -DLM_GGML_COMMIT=\"oracle\" -I"$src" -I"$src/ggml-cpu" -I"$src/common")
 files=()
 for f in "$src"/ggml.c "$src"/ggml-alloc.c "$src"/ggml-quants.c "$src"/ggml-backend.cpp "$src"/ggml-backend-reg.cpp \
@@ -35,5 +41,5 @@ export out
 export flags_str="${flags[*]}"
 mkdir -p "$out/obj"
 printf '%s\n' "${files[@]}" | xargs -P 2 -I{} bash -c 'flags=($flags_str); '"$(declare -f compile)"'; compile "$@"' _ {}
-g++ -o "$out/oracle" "$out"/obj/*.o -lpthread -ldl -lm
+g++ -o "$out/oracle" "$out"/obj/*.o "${link[@]}" -lpthread -ldl -lm
 echo "built $out/oracle"

@@ -174,6 +174,11 @@ static int cmd_bench(int argc, char ** argv) {
     std::vector<llama_token> ids(pp);
     for (int i = 0; i < pp; ++i) ids[i] = (llama_token)((i * 7919 + 13) % n_vocab);
     using clk = std::chrono::steady_clock;
+    {  // one untimed token, then an empty cache (llama-bench's warm-up)
+        llama_token w = ids[0];
+        if (llama_decode(c, llama_batch_get_one(&w, 1)) != 0) return 2;
+        llama_memory_clear(llama_get_memory(c), true);
+    }
     auto t0 = clk::now();
     if (llama_decode(c, llama_batch_get_one(ids.data(), pp)) != 0) return 2;
     auto t1 = clk::now();
