@@ -138,6 +138,7 @@ void SyntheticSpec::validate() const {
     if (arch == "llama" && n_rot != 0 && n_rot != head_dim) fail("n_rot", "llama rotates the whole head");
     if (!(rope_freq_base > 0.0f)) fail("rope_freq_base", "must be > 0");
     if (!(rope_freq_scale > 0.0f)) fail("rope_freq_scale", "must be > 0");
+    if (rope_freqs && arch != "llama") fail("rope_freqs", "only llama models carry rope_freqs.weight");
     const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(type);
     if (!tr || !parse_weight_type(tr->name)) fail("type", "expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4");
     const int32_t bs = static_cast<int32_t>(tr->block_size);
@@ -162,6 +163,7 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
                        {"rope_freq_base", s.rope_freq_base},
                        {"rope_freq_scale", s.rope_freq_scale},
                        {"tied_output", s.tied_output},
+                       {"rope_freqs", s.rope_freqs},
                        {"type", type_name(s.type)},
                        {"seed", s.seed}};
 }
@@ -183,6 +185,7 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     s.rope_freq_base    = j.value("rope_freq_base", d.rope_freq_base);
     s.rope_freq_scale   = j.value("rope_freq_scale", d.rope_freq_scale);
     s.tied_output       = j.value("tied_output", d.tied_output);
+    s.rope_freqs        = j.value("rope_freqs", d.rope_freqs);
     const std::string t = j.value("type", std::string(type_name(d.type)));
     const auto parsed   = parse_weight_type(t);
     if (!parsed) throw std::invalid_argument("SyntheticSpec.type: unknown weight type \"" + t + "\"");
@@ -209,6 +212,7 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
     hp.rope_style      = s.arch == "llama" || s.arch == "smollm3" ? RopeStyle::normal : RopeStyle::neox;
     hp.tied_output     = s.tied_output;
     hp.qkv_bias        = s.arch == "qwen2";
+    hp.rope_freqs      = s.rope_freqs;
     // What hparams_from_gguf derives for each architecture from the file this spec writes.
     hp.qk_norm = s.arch == "qwen3" || s.arch == "gemma3";
     if (s.arch == "smollm3") hp.nope_period = 4;
@@ -269,6 +273,11 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
         L.w_down   = mat(e, ff);
     }
     w.output_norm = random_vector(e, 0.8f, 1.2f, rng);
+    if (hp.rope_freqs) {  // divisors 1 .. 8 over the pairs, high frequencies (small i) untouched: Llama 3.1's shape
+        const int32_t half = hp.n_rot / 2;
+        for (int32_t i = 0; i < half; ++i)
+            w.rope_freqs.push_back(1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(std::max(1, half - 1)));
+    }
     w.output      = hp.tied_output ? w.token_embd : mat(hp.n_vocab, e);
     report(progress, 1.0, "built");
     return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));

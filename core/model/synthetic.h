@@ -33,6 +33,8 @@ struct SyntheticSpec {
     float rope_freq_base   = 10000.0f;                // RoPE base
     float rope_freq_scale  = 1.0f;                    // linear RoPE scaling (positions are multiplied by it)
     bool tied_output       = false;                   // no output.weight: the LM head reuses token_embd
+    bool rope_freqs        = false;  // llama: a rope_freqs.weight of Llama 3.1-style divisors (1 for high frequencies
+                                     // rising to 8 for the lowest), as the long-context Llama 3.x files carry
     kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
     uint64_t seed          = 1;                       // weights are a pure function of the spec
     bool operator==(const SyntheticSpec&) const = default;

@@ -58,6 +58,9 @@ def cases():
     for arch, extra in ARCH.items():
         for t in ["f16"] + (OWN_TYPES[1:] if arch == "llama" else ["q8_0"]):
             out.append((f"{arch}-{t}", dict(BASE, arch=arch, type=t, **extra), None))
+    # Llama 3.1-style long-context RoPE divisors (rope_freqs.weight), at positions where they matter.
+    out.append(("llama-rope_freqs-f16", dict(BASE, arch="llama", type="f16", rope_freqs=True,
+                                             rope_freq_base=500000.0), None))
     for q in QUANTIZED:
         out.append((f"llama-{q}", dict(QUANT_BASE, arch="llama", type="f16"), q))
     # The bundled, trained models themselves (their files are in the repository): real text, real logit spreads.
