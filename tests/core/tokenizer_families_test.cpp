@@ -7,6 +7,7 @@
 #include "core/model/tokenizer.h"
 #include "core/model/tokenizer_impl.h"
 #include "support/test_paths.h"
+#include "support/vocab_texts.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,27 +21,8 @@ using namespace speculum::model;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot open " + p.string());
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// llama.cpp's test-tokenizer layout: texts separated by "\n__ggml_vocab_test__\n".
-std::vector<std::string> read_inputs(const std::filesystem::path& p) {
-    const std::string raw = slurp(p), sep = "\n__ggml_vocab_test__\n";
-    std::vector<std::string> out;
-    for (size_t pos = 0; pos < raw.size();) {
-        const size_t next = raw.find(sep, pos);
-        if (next == std::string::npos) {
-            out.push_back(raw.substr(pos));
-            break;
-        }
-        out.push_back(raw.substr(pos, next - pos));
-        pos = next + sep.size();
-    }
-    return out;
-}
+using test::read_vocab_texts;
+using test::slurp;
 
 // The vocabulary of `base` with one key set, as the oracle's `set` writes it.
 Tokenizer relabelled(const GgufFile& base, const std::string& key, const std::string& value) {
@@ -62,8 +44,8 @@ void check_base(const std::string& base) {
     if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
     const std::filesystem::path dir = test::source_dir() / "tests/core/golden/tokenizer";
     const nlohmann::json golden     = nlohmann::json::parse(slurp(dir / (base + ".json")));
-    const std::vector<std::string> inp = read_inputs(gguf.string() + ".inp");
-    const std::vector<std::string> extra = read_inputs(dir / "extra.inp");
+    const std::vector<std::string> inp = read_vocab_texts(gguf.string() + ".inp");
+    const std::vector<std::string> extra = read_vocab_texts(dir / "extra.inp");
     const GgufFile file                = GgufFile::open(gguf.string());
     const std::string key              = golden["key"];
     for (const auto& [value, sets] : golden["families"].items()) {

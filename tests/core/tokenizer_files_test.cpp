@@ -4,6 +4,7 @@
 #include "core/model/gguf.h"
 #include "core/model/tokenizer.h"
 #include "support/test_paths.h"
+#include "support/vocab_texts.h"
 
 #include <gtest/gtest.h>
 
@@ -17,33 +18,15 @@ using namespace speculum::model;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot open " + p.string());
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 struct Case {
     std::string text;
     std::vector<int32_t> ids;
 };
 
-// test-tokenizer-0.cpp: inputs separated by "\n__ggml_vocab_test__\n" (the text after the last separator, if
-// any, is one more input); one line of space-separated ids per input.
+// test-tokenizer-0.cpp: the .inp texts (support/vocab_texts.h); one line of space-separated ids per input.
 std::vector<Case> read_cases(const std::filesystem::path& gguf) {
-    const std::string raw = slurp(gguf.string() + ".inp");
-    const std::string sep = "\n__ggml_vocab_test__\n";
-    std::vector<std::string> inputs;
-    for (size_t pos = 0; pos < raw.size();) {
-        const size_t next = raw.find(sep, pos);
-        if (next == std::string::npos) {
-            inputs.push_back(raw.substr(pos));
-            break;
-        }
-        inputs.push_back(raw.substr(pos, next - pos));
-        pos = next + sep.size();
-    }
-    std::istringstream out(slurp(gguf.string() + ".out"));
+    const std::vector<std::string> inputs = speculum::test::read_vocab_texts(gguf.string() + ".inp");
+    std::istringstream out(speculum::test::slurp(gguf.string() + ".out"));
     std::vector<Case> cases;
     std::string line;
     for (size_t i = 0; std::getline(out, line); ++i) {
@@ -162,7 +145,7 @@ TEST(TokenizerFiles, RoundTripsText) {
 TEST(TokenizerFiles, OneMegabyteInput) {
     SPECULUM_SHARED_OR_SKIP(shared);
     // ~1 MB of the test strings back to back (mixed scripts, emoji, whitespace runs); must simply finish.
-    const std::string inp = slurp(shared / "vocab" / "ggml-vocab-gpt-2.gguf.inp");
+    const std::string inp = speculum::test::slurp(shared / "vocab" / "ggml-vocab-gpt-2.gguf.inp");
     std::string text;
     while (text.size() < (1u << 20)) text += inp;
     const Tokenizer spm = load(shared / "vocab" / "ggml-vocab-llama-spm.gguf");
