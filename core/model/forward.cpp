@@ -5,6 +5,7 @@
 #include "core/model/rope.h"
 #include "core/parallel.h"
 #include "kernels/compact.h"
+#include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
 
 #include <cblas.h>
@@ -243,6 +244,21 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         });
         return;
     }
+    if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && n >= kBlasMinBatch &&
+        kernels::gemm_bf16act_available()) {  // as dense BF16 prompts: decoded rows times BF16 activations
+        m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));
+        kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+            thread_local std::vector<uint8_t> dense;  // the decoded rows [r0, r1)
+            dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
+            kernels::compact_decode_rows(dense.data(), cm, r0, r1);
+            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+                kernels::gemm_bf16act(y + i0 * ldy + r0, ldy, dense.data(),
+                                      m_bf16act.data() + static_cast<size_t>(i0) * w.cols, std::min(kQ8ActChunk, n - i0),
+                                      w.cols, 0, r1 - r0);
+        });
+        return;
+    }
     if (n >= kBlasMinBatch) {
         blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
             thread_local std::vector<uint8_t> dense;  // the decoded rows of one tile
@@ -292,6 +308,19 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
             for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
                 kernels::gemm_q8act(y + i0 * ldy, ldy, w.type, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
                                     std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
+        });
+        return;
+    }
+    // BF16 prompts on CPUs with vdpbf16ps: BF16-rounded activations, two products per f32 lane (llama.cpp rounds
+    // them the same way), row tiles kept in cache across chunks of tokens as the int8 path does.
+    if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && n >= kBlasMinBatch &&
+        kernels::gemm_bf16act_available()) {
+        m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));
+        kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+                kernels::gemm_bf16act(y + i0 * ldy, ldy, w.data, m_bf16act.data() + static_cast<size_t>(i0) * w.cols,
+                                      std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
         });
         return;
     }

@@ -28,9 +28,10 @@ struct ContextConfig {
     int32_t n_ctx    = 0;                  // KV slots (tokens); 0 = the training context length, at most 4096
     int32_t n_batch  = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
     ForwardPath path = ForwardPath::fast;  // kernels and threading
-    // Fast path only: Q8_0, Q4_0 and MXFP4 weights multiply activations quantized to int8 blocks (kernels::gemm_q8act,
-    // AVX-512 VNNI; ggml's scheme) where that kernel exists. false = f32 activations throughout (exact up to
-    // summation order, slower); the reference path always uses f32 activations.
+    // Fast path only: reduced-precision activations, as ggml uses them. Quantized weights with an integer-dot kernel
+    // multiply activations quantized to int8 blocks (kernels::gemm_q8act; AVX-512 VNNI), and BF16 weights in prompt
+    // batches (64+ tokens) multiply BF16-rounded activations (kernels::gemm_bf16act; AVX-512 BF16). false = f32
+    // activations throughout (exact up to summation order, slower); the reference path always uses f32 activations.
     bool int8_activations = true;
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
@@ -142,6 +143,7 @@ private:
     std::vector<float> m_logits;                // (n_batch, n_vocab)
     std::vector<float> m_scores;                // (n_ctx) attention scores of the reference path
     std::vector<uint8_t> m_q8act;               // quantized activations of one matmul (kernels::q8act_bytes)
+    std::vector<uint16_t> m_bf16act;            // BF16-rounded activations of one prompt matmul (BF16 weights)
 };
 
 }  // namespace speculum::model

@@ -5,6 +5,7 @@
 
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
+#include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
 
 #include <gtest/gtest.h>
@@ -347,4 +348,29 @@ TEST(Forward, LongContextGemmAttentionMatchesReference) {
         }
         for (size_t i = 0; i < tree.size(); ++i) EXPECT_LT(rel_diff(out[tree.size() + i], out[i]), kFastVsRefFloatTol) << i;
     }
+}
+
+// BF16 prompts on AVX-512 BF16 CPUs multiply BF16-rounded activations (kernels/gemm_bf16.h): near the reference, and
+// really used (different from the f32-activation fast path) where the CPU has the instruction.
+TEST(Forward, Bf16PromptActivationsStayNearReference) {
+    const Model m = make_synthetic_model(test::spec_gqa(GgmlType::BF16));
+    std::vector<int32_t> toks, pos;
+    for (int32_t i = 0; i < 70; ++i) toks.push_back((i * 29 + 3) % m.hparams().n_vocab), pos.push_back(i);
+    auto run = [&](ForwardPath path, bool reduced) {
+        InferenceContext ctx(m, {.n_ctx = 80, .n_batch = 80, .path = path, .int8_activations = reduced});
+        const LogitsView v = ctx.forward_batch(toks, pos);
+        return std::vector<float>(v.data, v.data + static_cast<size_t>(v.n) * v.n_vocab);
+    };
+    const auto ref = run(ForwardPath::reference, false), bf = run(ForwardPath::fast, true);
+    const auto exact = run(ForwardPath::fast, false);
+    const size_t nv = static_cast<size_t>(m.hparams().n_vocab);
+    double worst = 0, moved = 0;
+    for (size_t i = 0; i < toks.size(); ++i) {
+        const std::span<const float> r(ref.data() + i * nv, nv), b(bf.data() + i * nv, nv), e(exact.data() + i * nv, nv);
+        worst = std::max(worst, rel_diff(b, r));
+        moved = std::max(moved, rel_diff(b, e));
+    }
+    EXPECT_LT(worst, kInt8ActivationsTol);
+    if (kernels::gemm_bf16act_available()) EXPECT_GT(moved, 0.0) << "BF16 activations had no effect";
+    else EXPECT_EQ(moved, 0.0);
 }

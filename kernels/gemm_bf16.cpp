@@ -1,0 +1,87 @@
+// BF16 x BF16 GEMM (see gemm_bf16.h): scalar reference and the AVX-512 BF16 tile kernel.
+// GCC 12's <immintrin.h> reductions trip -Wuninitialized (GCC bug 105593, fixed in GCC 13); the pragmas must precede
+// the header.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/gemm_bf16.h"
+
+#include "kernels/cpu_info.h"
+#include "kernels/fp16.h"
+#include "kernels/gemv.h"
+
+#include <immintrin.h>
+
+namespace speculum::kernels {
+
+bool gemm_bf16act_available() { return cpu_features().avx512bf16 && kernel_isa() >= KernelIsa::avx512; }
+
+void round_bf16act(uint16_t* xb, const float* x, int64_t n, int64_t cols) {
+    for (int64_t i = 0; i < n * cols; ++i) xb[i] = f32_to_bf16(x[i]);
+}
+
+void gemm_bf16act_ref(float* y, int64_t ldy, const void* w, const uint16_t* xb, int64_t n, int64_t cols, int64_t r0,
+                      int64_t r1) {
+    const auto* wb = static_cast<const uint16_t*>(w);
+    for (int64_t r = r0; r < r1; ++r)
+        for (int64_t i = 0; i < n; ++i) {
+            float s = 0.0f;
+            for (int64_t k = 0; k < cols; ++k) s += bf16_to_f32(wb[r * cols + k]) * bf16_to_f32(xb[i * cols + k]);
+            y[i * ldy + r] = s;
+        }
+}
+
+namespace {
+
+#define SPECULUM_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+
+// R rows x T tokens of Y: R * T accumulators of 16 lanes, each lane summing pairs of products; 32 elements of k per
+// step, the last step masked.
+template <int R, int T>
+SPECULUM_AVX512BF16 void tile(float* y, int64_t ldy, const uint16_t* w, const uint16_t* xb, int64_t cols, int64_t r,
+                              int64_t i) {
+    __m512 acc[R][T];
+#pragma GCC unroll 4
+    for (int a = 0; a < R; ++a)
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) acc[a][t] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < cols; k += 32) {
+        const int64_t left = cols - k;
+        const __mmask32 m  = left >= 32 ? ~__mmask32(0) : (__mmask32(1) << left) - 1;
+        __m512bh wv[R];
+#pragma GCC unroll 4
+        for (int a = 0; a < R; ++a) wv[a] = (__m512bh)_mm512_maskz_loadu_epi16(m, w + (r + a) * cols + k);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+            const __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(m, xb + (i + t) * cols + k);
+#pragma GCC unroll 4
+            for (int a = 0; a < R; ++a) acc[a][t] = _mm512_dpbf16_ps(acc[a][t], wv[a], xv);
+        }
+    }
+#pragma GCC unroll 4
+    for (int a = 0; a < R; ++a)
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) y[(i + t) * ldy + r + a] = _mm512_reduce_add_ps(acc[a][t]);
+}
+
+template <int R>
+void row_block(float* y, int64_t ldy, const uint16_t* w, const uint16_t* xb, int64_t n, int64_t cols, int64_t r) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) tile<R, 4>(y, ldy, w, xb, cols, r, i);
+    for (; i < n; ++i) tile<R, 1>(y, ldy, w, xb, cols, r, i);
+}
+
+}  // namespace
+
+void gemm_bf16act(float* y, int64_t ldy, const void* w, const uint16_t* xb, int64_t n, int64_t cols, int64_t r0,
+                  int64_t r1) {
+    if (!gemm_bf16act_available()) {
+        gemm_bf16act_ref(y, ldy, w, xb, n, cols, r0, r1);
+        return;
+    }
+    const auto* wb = static_cast<const uint16_t*>(w);
+    int64_t r      = r0;
+    for (; r + 4 <= r1; r += 4) row_block<4>(y, ldy, wb, xb, n, cols, r);
+    for (; r < r1; ++r) row_block<1>(y, ldy, wb, xb, n, cols, r);
+}
+
+}  // namespace speculum::kernels
