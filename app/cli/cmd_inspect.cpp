@@ -64,7 +64,42 @@ nlohmann::json hparams_json(const model::Hparams& h) {
             {"rope_freqs", h.rope_freqs},
             {"rms_eps", h.rms_eps},
             {"tied_output", h.tied_output},
-            {"qkv_bias", h.qkv_bias}};
+            {"qkv_bias", h.qkv_bias},
+            {"qk_norm", h.qk_norm},
+            {"post_norms", h.post_norms},
+            {"ffn_activation", h.ffn_act == model::FfnActivation::gelu ? "geglu" : "swiglu"},
+            {"embedding_scale", h.scale_embd},
+            {"query_scale", h.query_scale()},
+            {"attn_softcap", h.attn_softcap},
+            {"final_softcap", h.final_softcap},
+            {"sliding_window", h.n_swa},
+            {"sliding_window_layers", h.swa_layers},
+            {"rope_freq_base_swa", h.rope_freq_base_swa},
+            {"nope_period", h.nope_period},
+            {"fused_qkv", h.fused_qkv},
+            {"fused_gate_up", h.fused_gate_up}};
+}
+
+// The architecture's parts beyond the llama block, one line, or empty (hparams.h).
+std::string parts_line(const model::Hparams& h) {
+    std::string s;
+    auto add = [&s](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+    if (h.qk_norm) add("q/k norms");
+    if (h.post_norms) add("post-norms");
+    if (h.ffn_act == model::FfnActivation::gelu) add("GeGLU");
+    if (h.scale_embd) add("embeddings x sqrt(n_embd)");
+    if (h.attn_softcap > 0) add("attention soft-cap " + std::to_string(h.attn_softcap).substr(0, 5));
+    if (h.final_softcap > 0) add("final soft-cap " + std::to_string(h.final_softcap).substr(0, 5));
+    if (h.n_swa > 0) {
+        int windowed = 0;
+        for (uint8_t f : h.swa_layers) windowed += f != 0;
+        add("sliding window " + std::to_string(h.n_swa) + " on " + std::to_string(windowed) + "/" +
+            std::to_string(h.n_layer) + " layers");
+    }
+    if (h.nope_period > 0) add("no RoPE every " + std::to_string(h.nope_period) + "th layer");
+    if (h.fused_qkv) add("fused QKV");
+    if (h.fused_gate_up) add("fused gate/up");
+    return s;
 }
 
 void print_json(const GgufFile& f, const std::optional<model::Hparams>& hp, const std::string& hp_error,
@@ -128,6 +163,7 @@ void print_text(const GgufFile& f, const std::optional<model::Hparams>& hp, cons
                   << (h.rope_freqs ? ", rope_freqs tensor" : "") << ", rms_eps " << h.rms_eps << '\n'
                   << "  output " << (h.tied_output ? "tied to token_embd" : "separate")
                   << (h.qkv_bias ? ", q/k/v biases" : "") << '\n';
+        if (const std::string parts = parts_line(h); !parts.empty()) std::cout << "  " << parts << '\n';
     } else {
         std::cout << "\nhparams: not available: " << hp_error << '\n';
     }

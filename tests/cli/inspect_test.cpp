@@ -1,6 +1,7 @@
 // `speculum-cli inspect` against GGUFs written with GgufWriter: text and JSON output, tensor listing, an
 // unsupported architecture, missing and malformed files, usage errors.
 #include "core/model/gguf_writer.h"
+#include "core/model/synthetic.h"
 #include "support/run_process.h"
 #include "support/test_paths.h"
 
@@ -162,4 +163,23 @@ TEST(CliInspect, RealVocabFile) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("[32000 strings: '<unk>', '<s>', '</s>', ...]"));
     EXPECT_THAT(r.out, HasSubstr("hparams: not available:"));
+}
+
+// An architecture beyond llama shows its parts: gemma3's norms, GeGLU, embedding scale and windows, in text and JSON.
+TEST(CliInspect, ShowsTheArchitecturesParts) {
+    speculum::model::SyntheticSpec s;
+    s.arch = "gemma3", s.n_vocab = 64, s.n_embd = 64, s.n_layer = 3, s.n_head = 2, s.n_head_kv = 1;
+    s.n_embd_head = 48, s.n_ff = 64, s.n_swa = 5, s.swa_period = 2, s.tied_output = true;
+    const std::string path = (speculum::test::tmp_dir() / "inspect_gemma3.gguf").string();
+    speculum::model::write_synthetic_gguf(s, path);
+    auto r = run_cli({"inspect", path});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("head_dim 48"));
+    EXPECT_THAT(r.out, HasSubstr("q/k norms, post-norms, GeGLU, embeddings x sqrt(n_embd), sliding window 5 on 2/3 layers"));
+    auto j = run_cli({"inspect", path, "--json"});
+    ASSERT_EQ(j.exit_code, 0);
+    const auto h = nlohmann::json::parse(j.out)["hparams"];
+    EXPECT_EQ(h["ffn_activation"], "geglu");
+    EXPECT_EQ(h["sliding_window_layers"], (std::vector<int>{1, 0, 1}));
+    EXPECT_EQ(h["head_dim"], 48);
 }
