@@ -199,7 +199,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
                 h.rope_freq_base_swa = finite_positive(f, a + "rope.freq_base_swa", f.get_float(a + "rope.freq_base_swa"));
         }
     }
-    // phi3's long-context factors (LongRoPE) rescale frequencies and attention by context length: not implemented.
+    // phi3's long-context factors (LongRoPE) rescale frequencies and attention by context length; the runtime does
+    // not apply them, so such files are refused.
     for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"})
         if (f.tensor(t) || f.tensor(std::string("blk.0.") + t))
             f.fail(std::string("tensor '") + t + "'", "LongRoPE scaling (Phi-3 128k) is not supported");
