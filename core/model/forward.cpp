@@ -197,6 +197,13 @@ void parallel_for_tiles(int64_t rows, int64_t grain, Fn&& fn) {
                  [&](int64_t t0, int64_t t1) { fn(t0 * kDecodeTileRows, std::min(rows, t1 * kDecodeTileRows)); });
 }
 
+// The tokens of a batch in chunks of kQ8ActChunk, for the reduced-precision kernels inside one row task:
+// fn(i0, m) multiplies tokens [i0, i0 + m), so the task's rows stay in cache across the chunks of a prompt.
+template <class Fn>
+void for_token_chunks(int32_t n, Fn&& fn) {
+    for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk) fn(i0, std::min(kQ8ActChunk, n - i0));
+}
+
 // Large batches (prefill): `fill(tile, r0, r1)` writes rows [r0, r1) of w as f32 into a per-thread tile, and
 // OpenBLAS multiplies it by all n activation vectors: Y[:, r0..r1) = X (n, cols) * tile^T. BLAS runs inside TBB
 // tasks here, so it must not start threads of its own.
@@ -238,9 +245,10 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
         kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
-                kernels::compact_gemm_q8act(y + i0 * ldy, ldy, cm, m_q8act.data() + vec * static_cast<uint64_t>(i0),
-                                            std::min(kQ8ActChunk, n - i0), r0, r1, scratch());
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::compact_gemm_q8act(y + i0 * ldy, ldy, cm, m_q8act.data() + vec * static_cast<uint64_t>(i0), m,
+                                            r0, r1, scratch());
+            });
         });
         return;
     }
@@ -252,10 +260,10 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
             thread_local std::vector<uint8_t> dense;  // the decoded rows [r0, r1)
             dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
             kernels::compact_decode_rows(dense.data(), cm, r0, r1);
-            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
                 kernels::gemm_bf16act(y + i0 * ldy + r0, ldy, dense.data(),
-                                      m_bf16act.data() + static_cast<size_t>(i0) * w.cols, std::min(kQ8ActChunk, n - i0),
-                                      w.cols, 0, r1 - r0);
+                                      m_bf16act.data() + static_cast<size_t>(i0) * w.cols, m, w.cols, 0, r1 - r0);
+            });
         });
         return;
     }
@@ -294,9 +302,10 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
         kernels::quantize_q8act_x8(m_q8act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
-                kernels::gemm_q8act_x8(y + i0 * ldy, ldy, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
-                                       std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::gemm_q8act_x8(y + i0 * ldy, ldy, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0), m,
+                                       w.cols, r0, r1);
+            });
         });
         return;
     }
@@ -305,9 +314,10 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
         kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
                 kernels::gemm_q8act(y + i0 * ldy, ldy, w.type, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
-                                    std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
+                                    m, w.cols, r0, r1);
+            });
         });
         return;
     }
@@ -318,9 +328,10 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));
         kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for (int32_t i0 = 0; i0 < n; i0 += kQ8ActChunk)
-                kernels::gemm_bf16act(y + i0 * ldy, ldy, w.data, m_bf16act.data() + static_cast<size_t>(i0) * w.cols,
-                                      std::min(kQ8ActChunk, n - i0), w.cols, r0, r1);
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::gemm_bf16act(y + i0 * ldy, ldy, w.data, m_bf16act.data() + static_cast<size_t>(i0) * w.cols, m,
+                                      w.cols, r0, r1);
+            });
         });
         return;
     }
