@@ -3,8 +3,8 @@
 // snapshot changes, and while the app's progress timer runs; never on a free-running timer.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/app_controller.h"
+#include "ui/model/actions.h"
+#include "ui/model/app_controller.h"
 #include "ui/dashboard.h"
 
 #include <QElapsedTimer>

@@ -4,7 +4,7 @@
 #include "imgui_host_widget.h"
 
 #include "core/version.h"
-#include "ui/engine_measurer.h"
+#include "ui/model/engine_measurer.h"
 
 #include <QAction>
 #include <QApplication>

@@ -3,7 +3,7 @@
 // ImGui host as the central widget. It wires the real speculative engine into the controller as its measurer.
 #pragma once
 
-#include "ui/app_controller.h"
+#include "ui/model/app_controller.h"
 
 #include <QMainWindow>
 

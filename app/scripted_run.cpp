@@ -4,7 +4,7 @@
 #include "imgui_host_widget.h"
 #include "main_window.h"
 
-#include "ui/engine_measurer.h"
+#include "ui/model/engine_measurer.h"
 
 #include <QTimer>
 

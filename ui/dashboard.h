@@ -1,7 +1,7 @@
 // The dashboard owns every panel and draws the visible ones, in a flat list, once per frame.
 #pragma once
 
-#include "ui/actions.h"
+#include "ui/model/actions.h"
 #include "ui/panels/acceptance_panel.h"
 #include "ui/panels/cascade_view_panel.h"
 #include "ui/panels/configuration_panel.h"
@@ -13,7 +13,7 @@
 #include "ui/panels/overview_panel.h"
 #include "ui/panels/speedup_panel.h"
 #include "ui/panels/tree_view_panel.h"
-#include "ui/snapshot.h"
+#include "ui/model/snapshot.h"
 
 #include <string>
 #include <vector>

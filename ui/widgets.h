@@ -2,8 +2,8 @@
 // and token origins, default window placement, and a value-to-colour map for heatmaps.
 #pragma once
 
-#include "ui/measured.h"
-#include "ui/snapshot.h"
+#include "ui/model/measured.h"
+#include "ui/model/snapshot.h"
 
 #include <imgui.h>
 

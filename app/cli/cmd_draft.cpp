@@ -10,10 +10,7 @@
 #include "core/drafts/model_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
-#include "core/data/dataset.h"
 #include "core/model/synthetic.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vocab.h"
 
 #include <oneapi/tbb/global_control.h>
 
@@ -182,27 +179,19 @@ int cmd_draft(int argc, char** argv) {
         last = pct;
     };
 
-    drafts::TokenizeFn tokenize;
-    if (target.gguf() && target.gguf()->find("tokenizer.ggml.tokens")) {
-        auto tok = std::make_shared<model::Tokenizer>(model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf())));
-        tokenize = [tok](const std::string& text) { return tok->encode(text, true, false); };
-    }
     std::optional<model::Model> draft_model;
     const auto t0 = std::chrono::steady_clock::now();
     if (spec.kind == DraftKind::self) {
+        // Wanda's activation norms over --calibration-ids, else the spec's calibration suite (make_drafter's way).
+        drafts::DrafterOptions dopts;
+        dopts.calibration_tokens = calib;
+        dopts.progress           = progress;
+        const bool wanda         = spec.uses_wanda();
         drafts::ActivationNorms norms;
-        const bool wanda = spec.prune.ratio > 0.0f && spec.prune.method == drafts::PruneMethod::wanda;
-        if (wanda) {
-            if (calib.empty()) {
-                if (spec.prune.calibration.empty())
-                    throw std::runtime_error("Wanda needs calibration: set draft.prune.calibration or --calibration-ids");
-                if (!tokenize) throw std::runtime_error("the target has no tokenizer to tokenize the calibration text; use --calibration-ids");
-                const std::string tmpl =
-                    target.gguf() ? target.gguf()->get_string_or("tokenizer.chat_template", "") : "";
-                for (const auto& p : data::load_dataset(spec.prune.calibration).prompts)
-                    calib.push_back(tokenize(data::prompt_text(p, tmpl, spec.prune.calibration)));
-            }
-            norms = drafts::collect_activation_norms(target, calib, spec.prune.calibration_tokens, progress);
+        try {
+            norms = drafts::wanda_norms(spec, target, dopts);
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(e.what());
         }
         const drafts::SelfDraft d = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr, progress);
         const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -249,9 +238,7 @@ int cmd_draft(int argc, char** argv) {
         std::cout << "vocabulary: compatible (llama.cpp checks: type, BOS/EOS, size within "
                   << drafts::kVocabMaxSizeDifference << ", token text from id " << drafts::kVocabCheckStartTokenId << ")\n";
     } else {
-        drafts::DrafterOptions o;
-        o.tokenize = tokenize;
-        (void)drafts::make_drafter(spec, target, o);  // builds the bigram table when a corpus is named
+        (void)drafts::make_drafter(spec, target);  // builds the bigram table (the target's tokenizer) when one is named
     }
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "build: " << fmt("%.3f", total) << " s\n";

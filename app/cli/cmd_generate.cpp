@@ -95,9 +95,9 @@ int cmd_generate(int argc, char** argv) {
     // llama.cpp's CLI does) and renders each new token's piece; generation stops at end-of-generation tokens.
     std::optional<model::Tokenizer> tok;
     if (args.has("prompt")) {
-        if (!m.gguf()->find("tokenizer.ggml.model"))
-            throw std::runtime_error(*model_path + ": no tokenizer in this file (tokenizer.ggml.* keys); use --ids");
-        tok    = model::Tokenizer::from_vocab(model::vocab_from_gguf(*m.gguf()));
+        std::string why_none;
+        tok = model::tokenizer_of(*m.gguf(), &why_none);
+        if (!tok) throw std::runtime_error(*model_path + ": no usable tokenizer (" + why_none + "); use --ids");
         prompt = tok->encode(*args.value("prompt"), true, true);
         if (prompt.empty()) throw UsageError("--prompt: the text encodes to no tokens");
     }

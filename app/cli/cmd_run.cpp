@@ -7,8 +7,8 @@
 #include "core/drafts/draft_bits.h"
 #include "core/engine/cats.h"
 #include "core/engine/engine.h"
-#include "core/engine/session.h"
 #include "core/export/manifest.h"
+#include "core/session/run.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
 #include "core/model/tokenizer.h"
@@ -29,8 +29,6 @@
 namespace speculum::cli {
 
 namespace {
-
-constexpr const char* kBundledTarget = kBundledTargetModel;
 
 std::vector<int32_t> parse_id_list(const std::string& s) {
     std::vector<int32_t> ids;
@@ -112,7 +110,7 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
 }
 
 // A random-weight target from a SyntheticSpec JSON file (missing keys keep their defaults).
-model::Model load_synthetic(const std::string& path) {
+model::SyntheticSpec read_synthetic(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot open the synthetic model spec");
     model::SyntheticSpec spec;
@@ -122,15 +120,7 @@ model::Model load_synthetic(const std::string& path) {
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
-    return model::make_synthetic_model(spec);
-}
-
-// Matrices of m stored as q8_0_x8 (what Model::with_large_pages(..., repack_q8) repacked).
-int repacked_matrices(const model::Model& m) {
-    int n = m.weights().output.type == kernels::GgmlType::Q8_0_X8 ? 1 : 0;
-    for (const model::LayerWeights& L : m.weights().layers)
-        for (const model::WeightView* v : L.matrices()) n += v->type == kernels::GgmlType::Q8_0_X8 ? 1 : 0;
-    return n;
+    return spec;
 }
 
 }  // namespace
@@ -209,10 +199,13 @@ int cmd_run(int argc, char** argv) {
             throw std::runtime_error(*cfg_path + ": the manifest's target " + manifest->model.path +
                                      " does not exist (nor beside the manifest); give it with -m");
     }
-    const std::string target_path = args.has("model")          ? *args.value("model")
-                                    : args.has("synthetic")    ? "synthetic:" + *args.value("synthetic")
-                                    : !manifest_target.empty() ? manifest_target
-                                                               : resource_path(kBundledTarget).string();
+    session::TargetSource source = args.has("model")          ? session::TargetSource::file(*args.value("model"))
+                                   : args.has("synthetic")    ? session::TargetSource::random(
+                                                                    read_synthetic(*args.value("synthetic")))
+                                   : !manifest_target.empty() ? session::TargetSource::file(manifest_target)
+                                                              : session::TargetSource::bundled();
+    const std::string target_path =
+        args.has("synthetic") ? "synthetic:" + *args.value("synthetic") : source.resolved_path();
     if (manifest && !args.has("synthetic")) {
         // A different file may decode differently: say so, but run (the user may mean it).
         const std::string warning = exporting::check_model_hash(*manifest, target_path);
@@ -220,114 +213,66 @@ int cmd_run(int argc, char** argv) {
     }
     if (args.has("repack") && args.has("no-repack")) throw UsageError("give at most one of --repack and --no-repack");
     // By default the target's Q8_0 matrices are repacked (WeightMemory::automatic); --repack and --no-repack keep
-    // the file layout.
-    const bool file_layout = args.has("repack") || args.has("no-repack");
-    const model::WeightMemory memory = file_layout ? model::WeightMemory::mapped : model::WeightMemory::automatic;
-    model::Model loaded = args.has("synthetic") ? load_synthetic(*args.value("synthetic"))
-                                                : model::Model::load(target_path, {}, {}, memory);
-    if (args.has("synthetic") && memory == model::WeightMemory::automatic)  // what load() does for a file
-        loaded = model::Model::with_preferred_memory(std::move(loaded));
-    const model::Model target = std::move(loaded);
-    // --repack: the verification passes run on a repacked copy; drafts derived from the target and the
-    // autoregressive baseline read the file layout (docs/engine.md, "A separate verifier").
-    std::optional<model::Model> verifier;
-    std::string verifier_line;
-    if (args.has("repack")) {
-        std::string why = "this CPU has no AVX-512 VNNI kernel for q8_0_x8";
-        if (kernels::q8_0_x8_preferred()) {
-            model::Model copy = model::Model::with_large_pages(target, {}, {}, /*repack_q8=*/true);
-            const int n_x8    = repacked_matrices(copy);
-            if (copy.weight_memory() != model::WeightMemory::large_pages_repacked)
-                why = "not enough free memory for a second copy of the weights";
-            else if (n_x8 == 0)
-                why = "the target has no Q8_0 matrix whose rows are whole 256-element blocks";
-            else {
-                verifier_line = "verifier: a copy of the target in large pages, " + std::to_string(n_x8) +
-                                " Q8_0 matrices repacked to q8_0_x8 (" + mib(copy.weight_bytes_total()) +
-                                " more memory)\n";
-                verifier = std::move(copy);
-            }
-        }
-        if (!verifier) std::cerr << "warning: --repack: " << why << "; verifying on the target itself\n";
-    }
-    try {
-        cfg.validate(target.hparams().n_layer);
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(*cfg_path + ": " + e.what());
-    }
-    std::optional<model::Tokenizer> tok;
-    std::string tok_error = "the target has no GGUF tokenizer metadata";
-    if (target.gguf()) {
-        try {
-            tok = model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf()));
-        } catch (const std::exception& e) {
-            tok_error = e.what();  // token-id prompts still work
-        }
-    }
-    if (!tok && (!cfg.prompt.empty() || !cfg.dataset.empty()))
-        throw std::runtime_error("text prompts need the target's tokenizer, which could not be loaded (" + tok_error +
-                                 "); give token ids with --prompt-ids or spec.prompt_ids");
-    std::vector<engine::RunPrompt> prompts;
-    drafts::DrafterOptions dopts;
-    if (tok) dopts.tokenize = [&](const std::string& t) { return tok->encode(t, false, false); };
-    std::shared_ptr<engine::CompositeDrafter> stack;
-    try {
-        prompts = engine::resolve_prompts(cfg, tok ? &*tok : nullptr);
-        stack   = engine::make_draft_stack(cfg, target, dopts);
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(*cfg_path + ": " + e.what());
-    }
+    // the file layout. --repack: the verification passes run on a repacked copy; drafts derived from the target and
+    // the autoregressive baseline read the file layout (docs/engine.md, "A separate verifier").
+    session::TargetOptions topts;
+    topts.memory            = args.has("no-repack") ? model::WeightMemory::mapped : model::WeightMemory::automatic;
+    topts.repacked_verifier = args.has("repack");
+    session::Target loaded  = session::load_target(source, topts);
+    loaded.path             = target_path;
+    const session::Target& tgt = loaded;
+    const model::Model& target = *tgt.model;
+    if (args.has("repack") && !tgt.verifier)
+        std::cerr << "warning: --repack: " << tgt.verifier_note << "; verifying on the target itself\n";
 
-    std::string drafter_name = stack->name();
-    if (cfg.verification == engine::Verification::cats) {
-        const engine::CatsLayers l = engine::cats_layers(cfg.cats, target, cfg.context.n_ctx > 0 ? cfg.context.n_ctx
-                                                                                                 : target.hparams().n_ctx_train);
-        drafter_name = "CATS: the target's layers 0.." + std::to_string(l.draft - 1) + " draft, layers " +
-                       std::to_string(l.draft) + ".." + std::to_string(l.sv - 1) + " verify shallowly" +
-                       (l.from_budget ? " (the deepest that fits cats.dram_budget_gb)" : "") +
-                       (cfg.cats.typical ? "; typical acceptance (LOSSY)" : "");
-    }
-    std::cout << "target: " << target_path << " (" << target.hparams().n_layer << " layers, "
-              << mib(target.weight_bytes_per_token()) << " read per token, weights "
-              << model::weight_memory_name(target.weight_memory()) << ")\n"
-              << "drafter: " << drafter_name << "\n"
-              << verifier_line;
-    const model::Model& verifying = verifier ? *verifier : target;
-    nlohmann::json report{{"config", cfg},
-                          {"target", target_path},
-                          {"drafter", drafter_name},
-                          {"target_memory", model::weight_memory_name(target.weight_memory())},
-                          {"verifier_memory", model::weight_memory_name(verifying.weight_memory())}};
-    nlohmann::json runs = nlohmann::json::array();
-    engine::RunStats total;
-    for (const engine::RunPrompt& p : prompts) {
-        engine::SpecConfig pc = cfg;
-        pc.max_new_tokens     = p.max_new_tokens;
-        engine::SpecEngine eng(target, pc, stack, verifier ? &*verifier : nullptr);
-        const engine::RunResult r = eng.run(p.tokens);
+    session::RunHooks hooks;
+    hooks.on_start = [&](const std::string& drafter, const std::vector<session::RunPrompt>&) {
+        std::cout << "target: " << target_path << " (" << target.hparams().n_layer << " layers, "
+                  << mib(target.weight_bytes_per_token()) << " read per token, weights "
+                  << model::weight_memory_name(target.weight_memory()) << ")\n"
+                  << "drafter: " << drafter << "\n"
+                  << (tgt.verifier ? "verifier: " + tgt.verifier_note + "\n" : "");
+    };
+    hooks.on_prompt_done = [&](size_t, const session::PromptRun& pr) {
+        const session::RunPrompt& p = pr.prompt;
+        const engine::RunResult& r  = pr.result;
         std::cout << "prompt " << p.id << (p.task.empty() ? "" : " [" + p.task + "]") << ": " << p.tokens.size()
                   << " tokens in, " << r.tokens.size() << " out, mean accepted length "
                   << fmt("%.3f", r.stats.mean_accepted_length());
         if (cfg.baseline) std::cout << ", speedup " << fmt("%.3f", r.stats.speedup) << "x";
         std::cout << "\n";
-        nlohmann::json one = r;
-        one["id"]          = p.id;
-        one["task"]        = p.task;
-        if (tok) one["text"] = tok->decode(r.tokens);
+    };
+    session::RunOutcome outcome;
+    try {
+        outcome = session::run(cfg, tgt, hooks);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(*cfg_path + ": " + e.what());
+    }
+    const engine::RunStats& total = outcome.total;
+    nlohmann::json report{{"config", cfg},
+                          {"target", target_path},
+                          {"drafter", outcome.drafter},
+                          {"target_memory", model::weight_memory_name(target.weight_memory())},
+                          {"verifier_memory", model::weight_memory_name(tgt.verifying().weight_memory())}};
+    nlohmann::json runs = nlohmann::json::array();
+    for (const session::PromptRun& pr : outcome.runs) {
+        nlohmann::json one = pr.result;
+        one["id"]          = pr.prompt.id;
+        one["task"]        = pr.prompt.task;
+        if (tgt.tokenizer) one["text"] = tgt.tokenizer->decode(pr.result.tokens);
         runs.push_back(one);
-        engine::accumulate(total, r.stats);
     }
     std::cout << "---- all prompts ----\n";
-    print_summary(std::cout, total, cfg.greedy(), cfg.baseline, verifier.has_value());
+    print_summary(std::cout, total, cfg.greedy(), cfg.baseline, tgt.verifier != nullptr);
     report["runs"]  = runs;
     report["total"] = total;
-    if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty()) {
-        const double mean_ctx = (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(prompts.size());
-        if (auto j = drafts::measured_cassandra_j(cfg.levels[0], target, total.n_drafted, total.n_accepted, mean_ctx)) {
-            std::cout << "Cassandra J (measured acceptance " << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted))
-                      << ", mean context " << fmt("%.0f", mean_ctx) << " tokens): " << fmt("%.4g", *j) << " per bit\n";
-            report["cassandra_j"] = *j;
-        }
+    if (outcome.cassandra_j) {
+        const double mean_ctx =
+            (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(outcome.runs.size());
+        std::cout << "Cassandra J (measured acceptance " << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted))
+                  << ", mean context " << fmt("%.0f", mean_ctx) << " tokens): " << fmt("%.4g", *outcome.cassandra_j)
+                  << " per bit\n";
+        report["cassandra_j"] = *outcome.cassandra_j;
     }
     if (auto out = args.value("manifest-out")) {
         if (args.has("synthetic")) throw UsageError("--manifest-out needs a target file (-m), not --synthetic");
@@ -338,7 +283,7 @@ int cmd_run(int argc, char** argv) {
         m.model      = exporting::identify_model(target, target_path);
         m.config     = cfg;
         m.figures.measured =
-            exporting::measured_from_stats(total, static_cast<int32_t>(prompts.size()), "speculum-cli run");
+            exporting::measured_from_stats(total, static_cast<int32_t>(outcome.runs.size()), "speculum-cli run");
         m.figures.predicted = exporting::predict_from_measured(*m.figures.measured, cfg);
         exporting::save_manifest(m, *out);
         std::cout << "manifest: " << *out << "\n";

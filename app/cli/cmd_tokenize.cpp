@@ -84,13 +84,10 @@ int cmd_tokenize(int argc, char** argv) {
     const std::string text = args.has("file") ? read_file_bytes(*args.value("file")) : args.value_or("prompt", "");
 
     const model::GgufFile gguf = model::GgufFile::open(*model);
-    model::Tokenizer tok       = [&] {
-        try {
-            return model::Tokenizer::from_vocab(model::vocab_from_gguf(gguf));
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(*model + ": " + e.what());
-        }
-    }();
+    std::string why_none;
+    const std::optional<model::Tokenizer> found = model::tokenizer_of(gguf, &why_none);
+    if (!found) throw std::runtime_error(*model + ": " + why_none);
+    const model::Tokenizer& tok = *found;
 
     const bool add_special   = args.has("special");
     const bool parse_special = add_special && !args.has("no-parse-special");

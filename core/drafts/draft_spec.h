@@ -72,6 +72,10 @@ struct DraftSpec {
     void validate(int32_t n_layer = -1) const;
     // Short human-readable form, e.g. "prune 50% magnitude (attn+ffn) + bf16 t=3 + exit@5".
     std::string describe() const;
+    // The label when one is set, else describe(): how reports and the UI name the level.
+    std::string name() const { return label.empty() ? describe() : label; }
+    // A self-draft pruned by Wanda: it needs calibration activations (prune.calibration or token ids).
+    bool uses_wanda() const { return kind == DraftKind::self && prune.ratio > 0.0f && prune.method == PruneMethod::wanda; }
 };
 
 const char* to_string(DraftKind k);

@@ -7,7 +7,6 @@
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
 #include "core/model/tokenizer.h"
-#include "core/model/vocab.h"
 
 #include <stdexcept>
 
@@ -19,13 +18,15 @@ namespace {
 std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, TokenizeFn tokenize,
                                                  const std::string& field, const model::Model& target) {
     // Without a tokenizer from the caller, the target's own (from its GGUF metadata) is used.
-    if (!tokenize && target.gguf() && target.gguf()->find("tokenizer.ggml.tokens")) {
-        auto tok = std::make_shared<model::Tokenizer>(model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf())));
-        tokenize = [tok](const std::string& text) { return tok->encode(text, true, false); };
-    }
+    std::string why_none = "the target has no GGUF metadata";
+    if (!tokenize && target.gguf())
+        if (auto tok = model::tokenizer_of(*target.gguf(), &why_none))
+            tokenize = [t = std::make_shared<const model::Tokenizer>(std::move(*tok))](const std::string& text) {
+                return t->encode(text, true, false);
+            };
     if (!tokenize)
-        throw std::invalid_argument("draft." + field + " names '" + path +
-                                    "', but the target has no tokenizer metadata and DrafterOptions.tokenize is empty");
+        throw std::invalid_argument("draft." + field + " names '" + path + "', but the target has no tokenizer (" +
+                                    why_none + ") and DrafterOptions.tokenize is empty");
     const data::Dataset ds = data::load_dataset(path);
     std::vector<std::vector<int32_t>> out;
     const std::string tmpl = target.gguf() ? target.gguf()->get_string_or("tokenizer.chat_template", "") : "";
@@ -42,7 +43,7 @@ model::ContextConfig draft_context(const DrafterOptions& o, const model::Model& 
 }  // namespace
 
 ActivationNorms wanda_norms(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options) {
-    if (spec.kind != DraftKind::self || spec.prune.ratio <= 0.0f || spec.prune.method != PruneMethod::wanda) return {};
+    if (!spec.uses_wanda()) return {};
     std::vector<std::vector<int32_t>> seqs = options.calibration_tokens;
     if (seqs.empty()) {
         if (spec.prune.calibration.empty())
@@ -58,7 +59,7 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
                                       const DrafterOptions& options) {
     const model::Hparams& hp = target.hparams();
     spec.validate(hp.n_layer);
-    const std::string label = spec.label.empty() ? spec.describe() : spec.label;
+    const std::string label = spec.name();
     switch (spec.kind) {
     case DraftKind::maxgram: {
         std::optional<BigramTable> bigram;
@@ -74,7 +75,7 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
         return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
     }
     case DraftKind::self: {
-        const bool wanda           = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
+        const bool wanda           = spec.uses_wanda();
         const ActivationNorms norms = wanda_norms(spec, target, options);
         SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
         ModelDrafterConfig cfg{.context        = draft_context(options, target),

@@ -29,7 +29,7 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     const model::Hparams& hp = target.hparams();
     if (spec.kind != DraftKind::self) throw std::invalid_argument("build_self_draft: spec kind is not \"self\"");
     spec.validate(hp.n_layer);
-    const bool wanda = spec.prune.ratio > 0.0f && spec.prune.method == PruneMethod::wanda;
+    const bool wanda = spec.uses_wanda();
     if (wanda && (!norms || norms->sites.size() != size_t(hp.n_layer) || norms->head.size() != size_t(hp.n_embd)))
         throw std::invalid_argument("build_self_draft: Wanda pruning needs activation norms of this target "
                                     "(collect_activation_norms)");

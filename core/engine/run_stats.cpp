@@ -15,18 +15,6 @@ double RunStats::mean_accepted_length() const {
     return n_steps > 0 ? static_cast<double>(n_generated) / n_steps : 0.0;
 }
 
-const char* token_kind_name(TokenKind k) {
-    switch (k) {
-        case TokenKind::accepted:
-            return "accepted";
-        case TokenKind::corrected:
-            return "corrected";
-        case TokenKind::bonus:
-            return "bonus";
-    }
-    return "accepted";
-}
-
 static nlohmann::json level_json(const LevelStats& l) {
     return {{"level", l.level},
             {"name", l.name},

@@ -83,7 +83,6 @@ struct TokenEvent {
     int32_t step     = 0;  // target pass that committed it (0-based)
     int32_t position = 0;  // index among the generated tokens (0-based)
 };
-const char* token_kind_name(TokenKind k);
 
 class EventSink {
 public:

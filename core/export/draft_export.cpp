@@ -50,7 +50,7 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
         r.dropped.push_back("KV-cache transforms (engines keep a full-precision KV cache)");
         spec.kv_trunc_bits = 0, spec.kv_drop_ratio = 0.0f;
     }
-    const bool wanda                    = spec.prune.ratio > 0.0f && spec.prune.method == drafts::PruneMethod::wanda;
+    const bool wanda                    = spec.uses_wanda();
     const drafts::ActivationNorms norms = drafts::wanda_norms(spec, target, options.drafter);
     const drafts::SelfDraft d           = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr,
                                                                    options.drafter.progress, options.drafter.cancel);

@@ -2,6 +2,7 @@
 // Mirrors llama.cpp's llama_vocab::impl (load, tokenizer_st_partition, tokenize, token_to_piece, detokenize).
 #include "core/model/tokenizer.h"
 
+#include "core/model/gguf.h"
 #include "core/model/tokenizer_impl.h"
 
 #include <algorithm>
@@ -257,5 +258,18 @@ bool Tokenizer::is_eog(int32_t id) const {
 }
 
 int32_t Tokenizer::token_id(std::string_view text) const { return m_impl->find(text); }
+
+std::optional<Tokenizer> tokenizer_of(const GgufFile& file, std::string* why_none) {
+    if (!file.find("tokenizer.ggml.tokens")) {
+        if (why_none) *why_none = file.path() + " has no tokenizer metadata (tokenizer.ggml.tokens)";
+        return std::nullopt;
+    }
+    try {
+        return Tokenizer::from_vocab(vocab_from_gguf(file));
+    } catch (const std::exception& e) {
+        if (why_none) *why_none = e.what();
+        return std::nullopt;
+    }
+}
 
 }  // namespace speculum::model

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,5 +52,10 @@ private:
 
     std::shared_ptr<const detail::TokenizerImpl> m_impl;
 };
+
+// The tokenizer a GGUF file describes, or none: the one "tokenizer of this model, or none" helper. Without
+// tokenizer metadata (tokenizer.ggml.tokens), or when the vocabulary is refused, returns nullopt and, when why_none
+// is given, says why there (the refusal names the key). Callers that need one throw with that reason.
+std::optional<Tokenizer> tokenizer_of(const GgufFile& file, std::string* why_none = nullptr);
 
 }  // namespace speculum::model

@@ -8,27 +8,6 @@
 
 namespace speculum::model {
 
-const char* vocab_model_name(VocabModel m) {
-    switch (m) {
-        case VocabModel::spm: return "llama";
-        case VocabModel::bpe: return "gpt2";
-    }
-    return "?";
-}
-
-const char* token_type_name(TokenType t) {
-    switch (t) {
-        case TokenType::undefined:    return "undefined";
-        case TokenType::normal:       return "normal";
-        case TokenType::unknown:      return "unknown";
-        case TokenType::control:      return "control";
-        case TokenType::user_defined: return "user_defined";
-        case TokenType::unused:       return "unused";
-        case TokenType::byte:         return "byte";
-    }
-    return "?";
-}
-
 static void fail(const std::string& field, const std::string& reason) {
     throw std::invalid_argument(field + ": " + reason);
 }

@@ -25,9 +25,6 @@ enum class TokenType : int32_t {
     byte         = 6,
 };
 
-const char* vocab_model_name(VocabModel m);  // "llama" / "gpt2", as in GGUF
-const char* token_type_name(TokenType t);
-
 struct Vocab {
     VocabModel model = VocabModel::spm;
     std::vector<std::string> tokens;                         // id -> text (SPM: spaces as U+2581; BPE: byte-mapped)

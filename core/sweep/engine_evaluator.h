@@ -3,8 +3,7 @@
 // against one target model loaded once. Metrics are MEASURED on this machine.
 #pragma once
 
-#include "core/model/model.h"
-#include "core/model/tokenizer.h"
+#include "core/session/target.h"
 #include "core/sweep/evaluator.h"
 
 #include <map>
@@ -29,11 +28,10 @@ public:
     EvalResult evaluate(const nlohmann::json& config, const EvalContext& ctx) override;
     // The engine fans each forward pass out over the cores itself: configurations run one at a time.
     int max_parallel() const override { return 1; }
-    const model::Model& target() const { return *m_target; }
+    const model::Model& target() const { return *m_target.model; }
 
 private:
-    std::unique_ptr<model::Model> m_target;
-    std::optional<model::Tokenizer> m_tokenizer;
+    session::Target m_target;  // loaded once; every configuration runs through session::run
     std::string m_model_hash;
     mutable std::mutex m_hash_mutex;  // dataset file hashes, computed once per path
     mutable std::map<std::string, std::string> m_file_hashes;

@@ -4,7 +4,7 @@
 #include "core/analytic/run_calibration.h"
 #include "core/engine/engine.h"
 #include "core/engine/run_report.h"
-#include "core/engine/session.h"
+#include "core/session/run.h"
 #include "core/model/model.h"
 #include "core/resources.h"
 
@@ -46,7 +46,7 @@ engine::SpecConfig config(std::vector<int32_t> gamma, bool cascade) {
 
 // The report `speculum-cli run --report` writes: {config, target, drafter, runs[], total}.
 json run_report(const engine::SpecConfig& cfg) {
-    auto stack = engine::make_draft_stack(cfg, target());
+    auto stack = session::make_draft_stack(cfg, target());
     json runs  = json::array();
     engine::RunStats total;
     for (size_t p = 0; p < kPrompts.size(); ++p) {

@@ -1,5 +1,6 @@
 # Fails (exit 1) when an #include crosses the layering line under ROOT:
 #   Qt anywhere outside app/; ImGui or GL in core/ or kernels/; a library including a layer above it;
+#   ImGui or GL in ui/model/ (the application model), or ui/model/ including the panels or drawing helpers;
 #   oneTBB in kernels/ (kernels are single-threaded; core owns the threads).
 # usage: cmake -DROOT=<source tree> -P check_layering.cmake
 if(NOT ROOT)
@@ -28,6 +29,10 @@ function(scan dir)
                 set(rule "oneTBB in kernels/ (threads belong to core)")
             elseif(dir STREQUAL "core" AND line MATCHES "#[ \t]*include[ \t]*[<\"](ui|app)/")
                 set(rule "core/ includes a layer above it")
+            elseif(f MATCHES "^ui/model/" AND line MATCHES "#[ \t]*include[ \t]*[<\"](imgui|backends/imgui|GL/|GLES|glad|GLFW|EGL/)")
+                set(rule "ImGui/GL include in ui/model/ (the application model draws nothing)")
+            elseif(f MATCHES "^ui/model/" AND line MATCHES "#[ \t]*include[ \t]*[<\"]ui/" AND NOT line MATCHES "[<\"]ui/model/")
+                set(rule "ui/model/ includes the panels or drawing helpers")
             elseif(dir STREQUAL "ui" AND line MATCHES "#[ \t]*include[ \t]*[<\"]app/")
                 set(rule "ui/ includes app/")
             endif()

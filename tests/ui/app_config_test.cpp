@@ -1,6 +1,6 @@
 // AppConfig (the persisted UI settings): JSON round-trip for the defaults and randomized configs, errors naming the
 // key for unknown keys and wrong types, missing keys keep defaults, validate() lists every problem, --set keys.
-#include "ui/app_config.h"
+#include "ui/model/app_config.h"
 
 #include <gtest/gtest.h>
 

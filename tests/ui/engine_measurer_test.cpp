@@ -1,6 +1,6 @@
 // The engine behind the UI: AppConfig -> SpecConfig mapping, a real measured run on a synthetic model (token-id
 // prompt) and on the bundled target over a dataset (text), streamed through the controller into the snapshot.
-#include "ui/engine_measurer.h"
+#include "ui/model/engine_measurer.h"
 
 #include "ui/ui_fixtures.h"
 

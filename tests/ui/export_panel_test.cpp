@@ -6,8 +6,8 @@
 #include "core/export/plot_raster.h"
 #include "core/export/sha256.h"
 #include "ui/dashboard.h"
-#include "ui/engine_measurer.h"
-#include "ui/export_content.h"
+#include "ui/model/engine_measurer.h"
+#include "ui/model/export_content.h"
 #include "ui/panels/export_panel.h"
 #include "ui/plot_font.h"
 
@@ -109,7 +109,7 @@ TEST(ExportContent, DocumentsFromASnapshot) {
         std::string::npos);
     EXPECT_NE(ui::make_export(ui::ExportFormat::svg_speedup, snap, "").text.find("measured = 2.400x (measured)"),
               std::string::npos);
-    const auto png = ui::make_export(ui::ExportFormat::png_speedup, snap, "");
+    const auto png = ui::make_export(ui::ExportFormat::png_speedup, snap, "", &ui::plot_glyphs());
     ASSERT_EQ(png.error, "");
     const exporting::Image img = exporting::decode_png(png.bytes);
     EXPECT_EQ(img.width, 640);

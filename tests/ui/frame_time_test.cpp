@@ -5,7 +5,7 @@
 
 #include "core/resources.h"
 #include "ui/dashboard.h"
-#include "ui/engine_measurer.h"
+#include "ui/model/engine_measurer.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// The Overview panel draws headlessly from a snapshot and emits its action on a scripted click.
+// The Overview panel draws headlessly from a snapshot, and draws nothing when hidden.
 #include "ui/headless.h"
 
 #include "ui/dashboard.h"
@@ -34,24 +34,4 @@ TEST(OverviewPanel, HiddenPanelDrawsNothing) {
     dash.draw(empty, actions);
     im.end_frame();
     EXPECT_EQ(ImGui::FindWindowByName(ui::OverviewPanel::title), nullptr);
-}
-
-TEST(OverviewPanel, ButtonClickEmitsAction) {
-    test::HeadlessImGui im;
-    ui::Dashboard dash;
-    dash.set_solo(ui::OverviewPanel::title);
-    ui::UiSnapshot snap;
-    ui::UiActions actions;
-    auto frame = [&] { dash.draw(snap, actions); };
-    im.begin_frame();
-    frame();
-    im.end_frame();
-    ImGuiWindow* w = ImGui::FindWindowByName(ui::OverviewPanel::title);
-    ASSERT_NE(w, nullptr);
-    ImVec2 at;
-    ASSERT_TRUE(im.find_item(w->GetID("Say hello"), w->Rect(), frame, &at)) << "button never hovered";
-    EXPECT_TRUE(actions.queue.empty()) << "hovering alone must not emit";
-    im.click(at, frame);
-    ASSERT_EQ(actions.queue.size(), 1u);
-    ASSERT_TRUE(std::holds_alternative<ui::ActionShowMessage>(actions.queue[0]));
 }

@@ -9,8 +9,8 @@
 #include "core/sweep/sweep_runner.h"
 #include "support/fresh_path.h"
 #include "ui/panels/design_space_panel.h"
-#include "ui/result_config.h"
-#include "ui/store_view.h"
+#include "ui/model/result_config.h"
+#include "ui/model/store_view.h"
 
 #include <cmath>
 #include <fstream>

@@ -6,9 +6,9 @@
 
 #include "core/model/synthetic.h"
 #include "support/test_paths.h"
-#include "ui/app_controller.h"
-#include "ui/modeled.h"
-#include "ui/snapshot.h"
+#include "ui/model/app_controller.h"
+#include "ui/model/modeled.h"
+#include "ui/model/snapshot.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Acceptance panel: measured acceptance per position with Wilson intervals over the modeled expectation, the accepted-length histogram and acceptance by rank for trees.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

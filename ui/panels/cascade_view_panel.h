@@ -1,8 +1,8 @@
 // Cascade view panel: the draft levels with their cost ratios and acceptance, and the horizontal split of draft positions.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

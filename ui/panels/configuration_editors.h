@@ -3,7 +3,7 @@
 // Each edits `cfg` in place and returns true when something changed.
 #pragma once
 
-#include "ui/app_config.h"
+#include "ui/model/app_config.h"
 
 namespace speculum::ui {
 

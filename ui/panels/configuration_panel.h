@@ -1,8 +1,8 @@
 // Configuration panel: the draft recipe, decoding knobs, analytic assumptions, the verification-tree and cascade editors. Edits a copy of the snapshot's AppConfig and emits ActionSetConfig.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

@@ -3,9 +3,9 @@
 // selector switches to an opened result store (design_space_store.h): measured/modeled rows of a CLI sweep.
 #pragma once
 
-#include "ui/actions.h"
+#include "ui/model/actions.h"
 #include "ui/panels/design_space_store.h"
-#include "ui/snapshot.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

@@ -1,7 +1,7 @@
 // Design space over a result store: pickers, heatmap of stored rows (click loads the best row), Pareto scatter.
 #include "ui/panels/design_space_store.h"
 
-#include "ui/result_config.h"
+#include "ui/model/result_config.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>

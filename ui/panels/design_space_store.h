@@ -3,8 +3,8 @@
 // (a click loads the cell's best row into the editor), and a Pareto scatter of speedup against draft bytes.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/store_view.h"
+#include "ui/model/actions.h"
+#include "ui/model/store_view.h"
 
 #include <memory>
 #include <optional>

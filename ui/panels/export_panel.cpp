@@ -3,6 +3,7 @@
 
 #include "core/export/plot_raster.h"
 #include "core/export/sha256.h"
+#include "ui/plot_font.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -72,7 +73,7 @@ void ExportPanel::refresh(const UiSnapshot& snap) {
     in.sweep_rows        = snap.sweep ? snap.sweep->rows_done : -1;
     in.profile_index     = snap.profile_index;
     if (m_built && *m_built == in) return;
-    m_doc   = make_export(m_format, snap, m_sha);
+    m_doc   = make_export(m_format, snap, m_sha, &plot_glyphs());
     m_built = in;
 }
 

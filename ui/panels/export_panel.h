@@ -3,9 +3,9 @@
 #pragma once
 
 #include "core/cancel.h"
-#include "ui/actions.h"
-#include "ui/export_content.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/export_content.h"
+#include "ui/model/snapshot.h"
 
 #include <atomic>
 #include <future>

@@ -1,8 +1,8 @@
 // Hardware panel: choose a hardware profile and see the roofline with the configuration's modeled operating points.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

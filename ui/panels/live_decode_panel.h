@@ -1,8 +1,8 @@
 // Live decode panel: streamed tokens coloured by provenance (draft level; accepted, corrected or bonus) and a step timeline.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

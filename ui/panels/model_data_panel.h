@@ -1,8 +1,8 @@
 // Model and data panel: open a GGUF (bundled or any file) and a JSONL dataset, pick a task, read the model summary, see errors as messages.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

@@ -28,7 +28,6 @@ void OverviewPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
     }
     ImGui::Separator();
     if (!snap.status_line.empty()) ImGui::TextWrapped("%s", snap.status_line.c_str());
-    if (ImGui::Button("Say hello")) actions.push(ActionShowMessage{"Hello from the Overview panel"});
     ImGui::End();
 }
 

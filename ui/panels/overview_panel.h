@@ -1,8 +1,8 @@
 // Overview panel: what this build is and what is loaded. The first panel a user sees.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

@@ -1,8 +1,8 @@
 // Speedup panel: modeled speedup (EWIF, cascade, tree, hardware projection) and BPT next to the measured speedup.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

@@ -1,8 +1,8 @@
 // Tree view panel: the verification tree the configuration describes, each node coloured by its modeled acceptance.
 #pragma once
 
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 namespace speculum::ui {
 

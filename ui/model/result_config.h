@@ -4,7 +4,7 @@
 // listed, so the UI can say what was not loaded; nothing is guessed.
 #pragma once
 
-#include "ui/app_config.h"
+#include "ui/model/app_config.h"
 
 #include <nlohmann/json.hpp>
 

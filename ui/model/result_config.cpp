@@ -1,5 +1,5 @@
 // Stored configuration (SpecConfig or predict input) -> AppConfig, listing every field the editor cannot express.
-#include "ui/result_config.h"
+#include "ui/model/result_config.h"
 
 #include "core/engine/spec_config.h"
 

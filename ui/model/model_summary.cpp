@@ -1,5 +1,5 @@
 // GGUF and dataset summaries for the Model and data panel.
-#include "ui/model_summary.h"
+#include "ui/model/model_summary.h"
 
 #include "kernels/ggml_types.h"
 

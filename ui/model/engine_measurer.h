@@ -5,7 +5,7 @@
 #pragma once
 
 #include "core/engine/spec_config.h"
-#include "ui/app_controller.h"
+#include "ui/model/app_controller.h"
 
 #include <string>
 #include <vector>

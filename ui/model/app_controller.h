@@ -8,8 +8,8 @@
 #include "core/cancel.h"
 #include "core/jobs/job_system.h"
 #include "core/model/model.h"
-#include "ui/actions.h"
-#include "ui/snapshot.h"
+#include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 
 #include <chrono>
 #include <functional>

@@ -2,8 +2,8 @@
 // the Qt-free ones and the main window the rest (file dialogs, quit). Panels never mutate core or app state.
 #pragma once
 
-#include "ui/app_config.h"
-#include "ui/sweep.h"
+#include "ui/model/app_config.h"
+#include "ui/model/sweep.h"
 
 #include <nlohmann/json.hpp>
 

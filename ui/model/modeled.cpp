@@ -1,5 +1,5 @@
 // AppConfig -> PredictInput -> predict(), plus the tree and roofline figures the panels draw.
-#include "ui/modeled.h"
+#include "ui/model/modeled.h"
 
 #include "core/analytic/cost.h"
 

@@ -1,5 +1,5 @@
 // StoreView: read-only snapshot of a result store, axis discovery over the rows' configurations, heatmap cells.
-#include "ui/store_view.h"
+#include "ui/model/store_view.h"
 
 #include "core/store/result_store.h"
 

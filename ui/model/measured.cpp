@@ -1,5 +1,5 @@
 // Derived figures of a measured run and the Wilson interval for its acceptance rates.
-#include "ui/measured.h"
+#include "ui/model/measured.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,8 @@
 
 #include "core/export/manifest.h"
 #include "core/export/plot.h"
-#include "ui/snapshot.h"
+#include "core/export/plot_raster.h"
+#include "ui/model/snapshot.h"
 
 #include <cstdint>
 #include <string>
@@ -55,7 +56,9 @@ engine::SpecConfig export_spec_config(const UiSnapshot& snap, std::vector<std::s
 exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::string& model_sha256,
                                            std::vector<std::string>& notes);
 
-// Never throws: problems land in ExportDocument::error. PNG rendering happens here (a few milliseconds).
-ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::string& model_sha256);
+// Never throws: problems land in ExportDocument::error. PNG rendering happens here (a few milliseconds), with the
+// plot text drawn from `glyphs` (the panels pass ImGui's font, ui/plot_font.h; null draws no text).
+ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::string& model_sha256,
+                           const exporting::GlyphSource* glyphs = nullptr);
 
 }  // namespace speculum::ui

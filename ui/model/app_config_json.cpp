@@ -1,6 +1,6 @@
 // AppConfig JSON: the settings the app persists between runs. Missing keys keep their defaults (older files load);
 // unknown keys and wrong types are errors naming the key ("ui.tree.budget: expected an integer, got \"x\"").
-#include "ui/app_config.h"
+#include "ui/model/app_config.h"
 
 #include <stdexcept>
 

@@ -1,11 +1,11 @@
 // AppController: actions → state and jobs; mailbox → snapshot; debounced measured re-runs.
-#include "ui/app_controller.h"
+#include "ui/model/app_controller.h"
 
 #include "core/data/dataset.h"
 #include "core/model/gguf.h"
 #include "core/resources.h"
-#include "ui/result_config.h"
-#include "ui/store_view.h"
+#include "ui/model/result_config.h"
+#include "ui/model/store_view.h"
 
 #include <algorithm>
 #include <filesystem>

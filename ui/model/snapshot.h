@@ -4,11 +4,11 @@
 
 #include "core/hw/profile.h"
 #include "core/version.h"
-#include "ui/app_config.h"
-#include "ui/measured.h"
-#include "ui/model_summary.h"
-#include "ui/modeled.h"
-#include "ui/sweep.h"
+#include "ui/model/app_config.h"
+#include "ui/model/measured.h"
+#include "ui/model/model_summary.h"
+#include "ui/model/modeled.h"
+#include "ui/model/sweep.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,7 @@
 // Modeled and measured sweeps over two axes and the Pareto front of their cells.
-#include "ui/sweep.h"
+#include "ui/model/sweep.h"
 
-#include "ui/modeled.h"
+#include "ui/model/modeled.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Export documents from a UiSnapshot (see export_content.h).
-#include "ui/export_content.h"
+#include "ui/model/export_content.h"
 
 #include "core/export/plot_raster.h"
 #include "core/export/plot_svg.h"
@@ -7,8 +7,7 @@
 #include "core/export/snippets.h"
 #include "core/store/csv.h"
 #include "core/version.h"
-#include "ui/engine_measurer.h"
-#include "ui/plot_font.h"
+#include "ui/model/engine_measurer.h"
 
 #include <cmath>
 #include <filesystem>
@@ -201,7 +200,8 @@ exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::st
     return m;
 }
 
-ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::string& model_sha256) {
+ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::string& model_sha256,
+                           const exporting::GlyphSource* glyphs) {
     ExportDocument doc;
     try {
         const exporting::Manifest m = manifest_from_snapshot(snap, model_sha256, doc.notes);
@@ -262,7 +262,7 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
             doc.text = exporting::to_svg(plot);
             return doc;
         }
-        doc.bytes = exporting::encode_png(exporting::rasterize(plot, &plot_glyphs()));
+        doc.bytes = exporting::encode_png(exporting::rasterize(plot, glyphs));
         doc.text  = "PNG image, " + std::to_string(plot.width) + " x " + std::to_string(plot.height) + " pixels, " +
                    std::to_string(doc.bytes.size()) + " bytes: " + plot.title + "\n(no text preview; Save writes it)";
     } catch (const std::exception& e) {

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "core/cancel.h"
-#include "ui/app_config.h"
-#include "ui/measured.h"
-#include "ui/model_summary.h"
+#include "ui/model/app_config.h"
+#include "ui/model/measured.h"
+#include "ui/model/model_summary.h"
 
 #include <functional>
 #include <string>

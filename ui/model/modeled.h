@@ -5,9 +5,9 @@
 
 #include "core/analytic/predict.h"
 #include "core/hw/profile.h"
-#include "ui/app_config.h"
-#include "ui/measured.h"
-#include "ui/model_summary.h"
+#include "ui/model/app_config.h"
+#include "ui/model/measured.h"
+#include "ui/model/model_summary.h"
 
 #include <optional>
 #include <string>

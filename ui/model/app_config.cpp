@@ -1,5 +1,5 @@
 // AppConfig checks, tree construction from a branching vector, and short labels.
-#include "ui/app_config.h"
+#include "ui/model/app_config.h"
 
 #include <charconv>
 #include <cstdio>

@@ -1,12 +1,10 @@
 // AppConfig -> SpecConfig, and one measured run: SpecEngine per prompt, TokenEvents -> TokenPieces, RunStats ->
 // MeasuredView, partial snapshots throttled for the GUI.
-#include "ui/engine_measurer.h"
+#include "ui/model/engine_measurer.h"
 
-#include "core/engine/engine.h"
-#include "core/engine/session.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vocab.h"
 #include "core/resources.h"
+#include "core/engine/engine.h"
+#include "core/session/run.h"
 
 #include <algorithm>
 #include <chrono>
@@ -97,8 +95,7 @@ void fill_stats(MeasuredView& v, const engine::RunStats& s) {
 engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source) {
     engine::SpecConfig s;
     s.levels = {with_model_path(cfg.draft, "draft")};
-    if (s.levels[0].kind == drafts::DraftKind::self && s.levels[0].prune.method == drafts::PruneMethod::wanda &&
-        s.levels[0].prune.ratio > 0 && s.levels[0].prune.calibration.empty()) {
+    if (s.levels[0].uses_wanda() && s.levels[0].prune.calibration.empty()) {
         if (source.dataset.empty())
             throw std::invalid_argument("draft.prune.method: Wanda needs calibration text: open a dataset");
         s.levels[0].prune.calibration = source.dataset;  // ||X|| from the prompts the run decodes
@@ -152,21 +149,13 @@ engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSourc
 
 MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const CancelToken& cancel,
                                  const ProgressFn& progress, const std::function<void(const MeasuredView&)>& partial) {
-    if (!req.model) throw std::invalid_argument("no model is open");
-    const model::Model& target = *req.model;
-    std::optional<model::Tokenizer> tok;
-    if (target.gguf()) {
-        try {
-            tok = model::Tokenizer::from_vocab(model::vocab_from_gguf(*target.gguf()));
-        } catch (const std::exception&) {
-            // no usable tokenizer: token-id prompts below
-        }
-    }
+    const session::Target target = session::open_target(req.model);
+    const model::Tokenizer* tok  = target.tokenizer.get();
     engine::SpecConfig cfg = spec_config_from_app(req.config, {req.dataset_path, req.task, req.rank_acceptance});
     MeasuredView view;
     if (!tok) {  // text cannot be encoded: a fixed token-id prompt, said so in the view
         cfg.dataset.clear(), cfg.prompt.clear(), cfg.prompt_ids.clear();
-        for (int32_t i = 1; i <= std::min(kFallbackIdCount, target.hparams().n_vocab - 1); ++i)
+        for (int32_t i = 1; i <= std::min(kFallbackIdCount, target.model->hparams().n_vocab - 1); ++i)
             cfg.prompt_ids.push_back(i);
         view.source = "token ids 1.." + std::to_string(cfg.prompt_ids.size()) + " (the model has no tokenizer)";
     } else if (cfg.dataset.empty()) {
@@ -175,26 +164,19 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
         view.source = std::filesystem::path(cfg.dataset).filename().string() +
                       (cfg.task.empty() ? "" : ", task " + cfg.task) + ", first " + std::to_string(cfg.max_prompts);
     }
-    cfg.validate(target.hparams().n_layer);
-    const std::vector<engine::RunPrompt> prompts = engine::resolve_prompts(cfg, tok ? &*tok : nullptr);
-    drafts::DrafterOptions dopts;
-    dopts.cancel = cancel;
-    if (tok) dopts.tokenize = [&tok](const std::string& t) { return tok->encode(t, false, false); };
-    if (progress)
-        dopts.progress = [&progress](double f, const std::string& what) {
-            progress(0.05 * f, "building the draft: " + what);
-        };
-    const auto stack   = engine::make_draft_stack(cfg, target, dopts);
-    view.drafter       = stack->name();
-    view.prompts_total = int(prompts.size());
 
     using Clock    = std::chrono::steady_clock;
     auto last_post = Clock::now();
-    engine::RunStats total;
-    const double n = double(prompts.size());
-    for (size_t i = 0; i < prompts.size(); ++i) {
-        cancel.throw_if_cancelled();
-        const engine::RunPrompt& p = prompts[i];
+    int step_offset = 0;   // target passes of the prompts before this one
+    engine::RunStats total;  // of the finished prompts
+    session::RunHooks hooks;
+    hooks.cancel   = cancel;
+    hooks.progress = progress;
+    hooks.on_start = [&](const std::string& drafter, const std::vector<session::RunPrompt>& prompts) {
+        view.drafter       = drafter;
+        view.prompts_total = int(prompts.size());
+    };
+    hooks.on_prompt = [&](size_t, const session::RunPrompt& p) {
         PromptView pv{p.id, p.task, ""};
         if (tok)
             pv.text = tok->decode(p.tokens);
@@ -202,40 +184,29 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
             for (int32_t id : p.tokens) pv.text += (pv.text.empty() ? "" : " ") + std::to_string(id);
         if (pv.text.size() > kPromptTextBytes) pv.text = "..." + pv.text.substr(pv.text.size() - kPromptTextBytes);
         view.prompts.push_back(pv);
-
-        engine::SpecConfig pc = cfg;
-        pc.max_new_tokens     = p.max_new_tokens;
-        engine::SpecEngine eng(target, pc, stack);
-        const int step_offset = int(total.n_steps);
-        engine::FunctionSink sink([&](const engine::TokenEvent& e) {
-            view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">",
-                                   e.level, origin_of(e.kind), step_offset + e.step, int(i)});
-            ++view.n_generated;
-            view.n_steps = std::max<int64_t>(view.n_steps, step_offset + e.step + 1);
-            if (partial && Clock::now() - last_post >= kPartialEvery) {
-                partial(view);
-                last_post = Clock::now();
-            }
-        });
-        ProgressFn prog;
-        if (progress)
-            prog = [&](double f, const std::string& what) {
-                // The baseline runs after the speculative decode: each takes about half of a prompt's share.
-                progress(0.05 + 0.95 * (double(i) + 0.5 * f) / n,
-                         "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + ": " + what);
-            };
-        const engine::RunResult r = eng.run(p.tokens, cancel, prog, &sink);
-        if (r.cancelled) throw Cancelled();
-        engine::accumulate(total, r.stats);
-        if (r.stats.lossless_checked) {
+        step_offset = int(total.n_steps);
+    };
+    hooks.on_token = [&](size_t i, const engine::TokenEvent& e) {
+        view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">",
+                               e.level, origin_of(e.kind), step_offset + e.step, int(i)});
+        ++view.n_generated;
+        view.n_steps = std::max<int64_t>(view.n_steps, step_offset + e.step + 1);
+        if (partial && Clock::now() - last_post >= kPartialEvery) {
+            partial(view);
+            last_post = Clock::now();
+        }
+    };
+    hooks.on_prompt_done = [&](size_t i, const session::PromptRun& pr) {
+        engine::accumulate(total, pr.result.stats);
+        if (pr.result.stats.lossless_checked) {
             ++view.lossless_checked;
-            view.lossless_mismatches += r.stats.lossless_mismatch >= 0;
+            view.lossless_mismatches += pr.result.stats.lossless_mismatch >= 0;
         }
         fill_stats(view, total);
         view.n_generated = total.n_generated;
-        if (progress) progress(0.05 + 0.95 * double(i + 1) / n, "prompt " + std::to_string(i + 1) + " done");
-        if (partial && i + 1 < prompts.size()) partial(view), last_post = Clock::now();
-    }
+        if (partial && i + 1 < size_t(view.prompts_total)) partial(view), last_post = Clock::now();
+    };
+    session::run(cfg, target, hooks);
     return view;
 }
 

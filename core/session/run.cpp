@@ -1,0 +1,157 @@
+// Draft stack assembly from DraftSpecs, prompt resolution, and the one run loop.
+#include "core/session/run.h"
+
+#include "core/data/dataset.h"
+#include "core/drafts/draft_bits.h"
+#include "core/drafts/model_drafter.h"
+#include "core/engine/cats.h"
+#include "core/engine/engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace speculum::session {
+
+using engine::SpecConfig;
+
+std::shared_ptr<engine::CompositeDrafter> make_draft_stack(const SpecConfig& cfg, const model::Model& target,
+                                                   const drafts::DrafterOptions& options) {
+    std::vector<engine::LevelMaterial> mats;
+    drafts::DrafterOptions o = options;
+    o.context                = cfg.context;
+    for (size_t i = 0; i < cfg.levels.size(); ++i) {
+        engine::LevelMaterial m;
+        try {
+            m.drafter = std::shared_ptr<drafts::Drafter>(drafts::make_drafter(cfg.levels[i], target, o));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument("spec.levels[" + std::to_string(i) + "]: " + e.what());
+        }
+        if (const auto* md = dynamic_cast<const drafts::ModelDrafter*>(m.drafter.get())) {
+            m.model   = &md->model();
+            m.options = md->forward_options();
+            m.cost    = md->cost_model();
+        }
+        m.name = cfg.levels[i].name();
+        mats.push_back(std::move(m));
+    }
+    return engine::build_draft_stack(cfg, mats);
+}
+
+std::vector<RunPrompt> resolve_prompts(const SpecConfig& cfg, const model::Tokenizer* tokenizer) {
+    std::vector<RunPrompt> out;
+    // A rendered chat holds the template's special tokens as text (<|im_start|>, ...): they are parsed as specials.
+    auto encode = [&](const std::string& text, const std::string& field, bool parse_special = false) {
+        if (!tokenizer)
+            throw std::invalid_argument(field +
+                                        ": text prompts need the target's tokenizer (its GGUF has none); "
+                                        "use spec.prompt_ids");
+        std::vector<int32_t> ids = tokenizer->encode(text, true, parse_special);
+        if (ids.empty()) throw std::invalid_argument(field + ": the prompt encodes to no tokens");
+        return ids;
+    };
+    if (!cfg.dataset.empty()) {
+        const data::Dataset ds = data::load_dataset(cfg.dataset);
+        for (const data::Prompt& p : ds.prompts) {
+            if (!cfg.task.empty() && p.task != cfg.task) continue;
+            if (static_cast<int32_t>(out.size()) >= cfg.max_prompts) break;
+            const std::string where = cfg.dataset + ":" + std::to_string(p.line);
+            if (!p.messages.empty() && !tokenizer) encode("", where);  // the no-tokenizer message
+            const std::string text = data::prompt_text(p, tokenizer ? tokenizer->vocab().chat_template : "", cfg.dataset);
+            out.push_back({p.id, p.task, encode(text, where, !p.messages.empty()),
+                           std::min(p.max_new_tokens, cfg.max_new_tokens)});
+        }
+        if (out.empty()) {
+            std::string tasks;
+            for (const auto& t : ds.tasks()) tasks += (tasks.empty() ? "" : ", ") + t;
+            throw std::invalid_argument("spec.task: no prompt of task \"" + cfg.task + "\" in " + cfg.dataset +
+                                        " (tasks: " + tasks + ")");
+        }
+        return out;
+    }
+    if (!cfg.prompt.empty()) {
+        out.push_back({"prompt", "", encode(cfg.prompt, "spec.prompt"), cfg.max_new_tokens});
+        return out;
+    }
+    if (!cfg.prompt_ids.empty()) {
+        out.push_back({"prompt", "", cfg.prompt_ids, cfg.max_new_tokens});
+        return out;
+    }
+    throw std::invalid_argument("spec.prompt: no prompt given (set prompt, prompt_ids or dataset)");
+}
+
+namespace {
+
+// What the draft stack is called in reports; CATS drafts with the target's own first layers.
+std::string drafter_name(const SpecConfig& cfg, const model::Model& target, const engine::CompositeDrafter& stack) {
+    if (cfg.verification != engine::Verification::cats) return stack.name();
+    const engine::CatsLayers l =
+        engine::cats_layers(cfg.cats, target, cfg.context.n_ctx > 0 ? cfg.context.n_ctx : target.hparams().n_ctx_train);
+    return "CATS: the target's layers 0.." + std::to_string(l.draft - 1) + " draft, layers " + std::to_string(l.draft) +
+           ".." + std::to_string(l.sv - 1) + " verify shallowly" +
+           (l.from_budget ? " (the deepest that fits cats.dram_budget_gb)" : "") +
+           (cfg.cats.typical ? "; typical acceptance (LOSSY)" : "");
+}
+
+}  // namespace
+
+RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hooks) {
+    if (!target.model) throw std::invalid_argument("no target model");
+    const model::Model& tm = *target.model;
+    cfg.validate(tm.hparams().n_layer);
+    const model::Tokenizer* tok = target.tokenizer.get();
+    if (!tok && (!cfg.prompt.empty() || !cfg.dataset.empty()))
+        throw std::invalid_argument("prompt: text prompts need the target's tokenizer, which could not be loaded (" +
+                                    target.tokenizer_error + "); give token ids (prompt_ids)");
+    RunOutcome out;
+    const std::vector<RunPrompt> prompts = resolve_prompts(cfg, tok);
+    drafts::DrafterOptions dopts;
+    dopts.cancel = hooks.cancel;  // building a draft (pruning, loading a model) is part of the cancel latency
+    if (tok) dopts.tokenize = [tok](const std::string& t) { return tok->encode(t, false, false); };
+    if (hooks.progress)
+        dopts.progress = [&hooks](double f, const std::string& what) {
+            hooks.progress(0.05 * f, "building the draft: " + what);
+        };
+    const auto stack = make_draft_stack(cfg, tm, dopts);
+    out.drafter      = drafter_name(cfg, tm, *stack);
+    if (hooks.on_start) hooks.on_start(out.drafter, prompts);
+
+    const double n = double(prompts.size());
+    double agreement = 0;
+    int checked      = 0;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        hooks.cancel.throw_if_cancelled();
+        const RunPrompt& p = prompts[i];
+        if (hooks.on_prompt) hooks.on_prompt(i, p);
+        SpecConfig pc     = cfg;
+        pc.max_new_tokens = p.max_new_tokens;
+        engine::SpecEngine eng(tm, pc, stack, target.verifier.get());
+        engine::FunctionSink sink([&](const engine::TokenEvent& e) { hooks.on_token(i, e); });
+        ProgressFn prog;
+        if (hooks.progress)
+            prog = [&](double f, const std::string& what) {
+                hooks.progress(0.05 + 0.95 * (double(i) + 0.5 * f) / n,
+                               "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + ": " + what);
+            };
+        engine::RunResult r = eng.run(p.tokens, hooks.cancel, prog, hooks.on_token ? &sink : nullptr);
+        if (r.cancelled) throw Cancelled();
+        engine::accumulate(out.total, r.stats);
+        if (r.stats.lossless_checked && r.stats.n_generated > 0) {
+            agreement += r.stats.lossless_mismatch < 0 ? 1.0 : double(r.stats.lossless_mismatch) / r.stats.n_generated;
+            ++checked;
+        }
+        out.runs.push_back({p, std::move(r)});
+        if (hooks.on_prompt_done) hooks.on_prompt_done(i, out.runs.back());
+        if (hooks.progress)
+            hooks.progress(0.05 + 0.95 * double(i + 1) / n,
+                           "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + " done");
+    }
+    if (checked > 0) out.agreement = agreement / checked;
+    if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty()) {
+        const engine::RunStats& t = out.total;
+        const double mean_ctx     = (double(t.n_prompt) + 0.5 * double(t.n_generated)) / n;
+        out.cassandra_j           = drafts::measured_cassandra_j(cfg.levels[0], tm, t.n_drafted, t.n_accepted, mean_ctx);
+    }
+    return out;
+}
+
+}  // namespace speculum::session

@@ -1,0 +1,74 @@
+// The one way to run a configuration: a SpecConfig on a Target over its prompts. resolve_prompts turns the config's
+// dataset, text or token ids into prompts; make_draft_stack builds every level with drafts::make_drafter; run()
+// validates, builds the stack and decodes each prompt with SpecEngine (baseline included), with cancel, progress
+// and a token event sink, returning per-prompt and total statistics. speculum-cli run, the app's measured panels
+// (ui/model/engine_measurer) and engine sweeps (core/sweep/engine_evaluator) all call run().
+#pragma once
+
+#include "core/cancel.h"
+#include "core/drafts/make_drafter.h"
+#include "core/engine/cascade.h"
+#include "core/engine/run_stats.h"
+#include "core/engine/spec_config.h"
+#include "core/model/tokenizer.h"
+#include "core/session/target.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace speculum::session {
+
+// Builds every level with drafts::make_drafter and assembles the stack (build_draft_stack). A level that reviews
+// in a cascade uses the drafter's own model and forward options (self-drafts, separate models).
+std::shared_ptr<engine::CompositeDrafter> make_draft_stack(const engine::SpecConfig& cfg, const model::Model& target,
+                                                           const drafts::DrafterOptions& options = {});
+
+struct RunPrompt {
+    std::string id;  // dataset id, or "prompt"
+    std::string task;
+    std::vector<int32_t> tokens;
+    int32_t max_new_tokens = 0;  // from the config (datasets: the line's value, capped by the config's)
+};
+
+// The prompts a config asks for: dataset (filtered by task, at most max_prompts), else the text prompt, else
+// prompt_ids. Text needs `tokenizer` (std::invalid_argument naming the field otherwise). Errors name the field.
+std::vector<RunPrompt> resolve_prompts(const engine::SpecConfig& cfg, const model::Tokenizer* tokenizer);
+
+struct PromptRun {
+    RunPrompt prompt;
+    engine::RunResult result;
+};
+
+// How run() reports while it works. Every hook is optional and is called on the running thread.
+struct RunHooks {
+    CancelToken cancel;  // checked while building drafts, between prompts and inside the engine
+    // Overall fraction: the first 5 % building the draft stack, then each prompt's share (its speculative decode
+    // and its baseline about half each).
+    ProgressFn progress;
+    // Once the draft stack is built, before the first prompt: its name and the prompts.
+    std::function<void(const std::string& drafter, const std::vector<RunPrompt>&)> on_start;
+    std::function<void(size_t prompt, const RunPrompt&)> on_prompt;             // before prompt `prompt` decodes
+    std::function<void(size_t prompt, const engine::TokenEvent&)> on_token;     // each committed token
+    std::function<void(size_t prompt, const struct PromptRun&)> on_prompt_done;  // after its baseline
+};
+
+struct RunOutcome {
+    std::string drafter;  // the draft stack's name (CATS: which layers draft and verify)
+    std::vector<PromptRun> runs;
+    engine::RunStats total;  // engine::accumulate over the prompts
+    // Cassandra's objective from the measured acceptance, for one self-draft level (docs/analytic.md).
+    std::optional<double> cassandra_j;
+    // Greedy runs with a baseline: the mean, over prompts, of the share of tokens equal to the target's own output
+    // before the first difference (1 = lossless); nullopt when nothing was checked.
+    std::optional<double> agreement;
+};
+
+// Validates `cfg` against the target, resolves its prompts, builds the draft stack and decodes every prompt
+// (verifying on target.verifier when there is one). Throws std::invalid_argument naming the config field, or
+// Cancelled once hooks.cancel fires.
+RunOutcome run(const engine::SpecConfig& cfg, const Target& target, const RunHooks& hooks = {});
+
+}  // namespace speculum::session

@@ -1,0 +1,3 @@
+// Fixture for the layering test: the application model including a panel must be caught.
+#pragma once
+#include "ui/panels/speedup_panel.h"
