@@ -15,6 +15,40 @@ double RunStats::mean_accepted_length() const {
     return n_steps > 0 ? static_cast<double>(n_generated) / n_steps : 0.0;
 }
 
+static std::vector<int64_t> pooled(const std::vector<std::vector<int64_t>>& by_depth) {
+    std::vector<int64_t> out;
+    for (const auto& ranks : by_depth) {
+        if (out.size() < ranks.size()) out.resize(ranks.size());
+        for (size_t r = 0; r < ranks.size(); ++r) out[r] += ranks[r];
+    }
+    return out;
+}
+
+std::vector<int64_t> RunStats::rank_offered_pooled() const { return pooled(rank_counts.offered); }
+
+std::vector<int64_t> RunStats::rank_accepted_pooled() const {
+    std::vector<int64_t> a = pooled(rank_counts.accepted);
+    a.resize(rank_offered_pooled().size());
+    return a;
+}
+
+std::vector<double> RunStats::rank_alpha() const {
+    const std::vector<int64_t> offered = rank_offered_pooled(), accepted = rank_accepted_pooled();
+    std::vector<double> a(offered.size(), 0.0);
+    for (size_t r = 0; r < a.size(); ++r)
+        if (offered[r] > 0) a[r] = static_cast<double>(accepted[r]) / static_cast<double>(offered[r]);
+    return a;
+}
+
+double RunStats::draft_cost_ratio() const { return levels.size() > 1 ? levels[1].cost_ratio : 0.0; }
+
+double RunStats::draft_bytes_per_pass() const {
+    if (levels.size() < 2 || levels[1].n_forward <= 0) return 0.0;
+    return static_cast<double>(levels[1].bytes_weights) / static_cast<double>(levels[1].n_forward);
+}
+
+bool RunStats::draft_bytes_modeled() const { return levels.size() > 1 && levels[1].bytes_modeled; }
+
 static nlohmann::json level_json(const LevelStats& l) {
     return {{"level", l.level},
             {"name", l.name},

@@ -69,8 +69,18 @@ struct RunStats {
     // identical or no verifier. The lossless check compares against the verifier's output.
     int32_t verifier_mismatch = -1;
 
+    // The derived figures every reader uses (CLI, app panels, manifests, sweeps): one definition each.
     std::vector<double> alpha() const;    // α_i = pos_accepted / pos_reached (0 where never reached)
-    double mean_accepted_length() const;  // tokens committed per target pass (accepted + 1)
+    double mean_accepted_length() const;  // tokens committed per target pass (n_generated / n_steps)
+    // Trees: offered and accepted counts by sibling rank, pooled over depths (as Sequoia's p[r]).
+    std::vector<int64_t> rank_offered_pooled() const;
+    std::vector<int64_t> rank_accepted_pooled() const;
+    std::vector<double> rank_alpha() const;  // accepted / offered per pooled rank (0 where never offered)
+    // Level 1 (the draft the target verifies): its measured c, and the weight bytes one of its forward passes reads
+    // (modeled when draft_bytes_modeled(): a pruned or truncated draft stored dense); 0 = no such level or passes.
+    double draft_cost_ratio() const;
+    double draft_bytes_per_pass() const;
+    bool draft_bytes_modeled() const;
     bool operator==(const RunStats&) const = default;
 };
 void to_json(nlohmann::json& j, const RunStats& s);

@@ -17,10 +17,10 @@ TEST(Wilson, KnownValuesAndEdges) {
     EXPECT_DOUBLE_EQ(all.hi, 1.0);
 }
 
-TEST(MeasuredView, AlphaAndMeanLength) {
+TEST(MeasuredView, AlphaAndMeanLengthComeFromTheRunStats) {
     auto m = test::sample_measured();
-    EXPECT_EQ(m.alpha(), (std::vector<double>{0.8, 0.75, 40.0 / 60, 0.5}));
-    EXPECT_DOUBLE_EQ(m.mean_accepted_length(), 3.0);  // accepted 0..4 equally often, +1
+    EXPECT_EQ(m.stats.alpha(), (std::vector<double>{0.8, 0.75, 40.0 / 60, 0.5}));
+    EXPECT_DOUBLE_EQ(m.stats.mean_accepted_length(), 3.0);  // 300 tokens in 100 target passes
 }
 
 TEST(AcceptancePanel, DrawsModeledOnlyThenMeasured) {
@@ -33,8 +33,8 @@ TEST(AcceptancePanel, DrawsModeledOnlyThenMeasured) {
     int modeled_vtx = im.end_frame()->TotalVtxCount;
     ASSERT_NE(ImGui::FindWindowByName(panel.title), nullptr);
     snap.measured            = test::sample_measured();
-    snap.measured->rank_reached  = {50, 20};
-    snap.measured->rank_accepted = {30, 5};
+    snap.measured->stats.rank_counts.offered  = {{50, 20}};
+    snap.measured->stats.rank_counts.accepted = {{30, 5}};
     im.begin_frame();
     panel.draw(snap, actions);
     int measured_vtx = im.end_frame()->TotalVtxCount;

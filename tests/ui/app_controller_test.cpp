@@ -172,10 +172,8 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
     c.set_measurer([&](const ui::AppController::MeasureRequest& req, const CancelToken&, const ProgressFn&,
                        const std::function<void(const ui::MeasuredView&)>&) {
         ++runs;
-        ui::MeasuredView v;
-        v.cost_ratio = 1.0 - 0.5 * req.config.draft.prune.ratio;
-        v.speedup    = 2.0 - v.cost_ratio;
-        return v;
+        const double c = 1.0 - 0.5 * req.config.draft.prune.ratio;
+        return test::measured_with_cost(c, 2.0 - c);
     });
     const ui::ActionRunSweep sweep{ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
                                    ui::SweepMetric::cost_ratio};

@@ -75,10 +75,8 @@ TEST(Sweep, MeasuredGridFromRuns) {
     auto measure = [&](const ui::AppConfig& cfg, const CancelToken&) {
         ++runs;
         if (cfg.draft.weight_trunc_bits == 7 && cfg.draft.prune.ratio > 0.85f) throw std::runtime_error("no room");
-        ui::MeasuredView v;
-        v.cost_ratio = 1.0 - 0.5 * cfg.draft.prune.ratio - 0.02 * cfg.draft.weight_trunc_bits;
-        v.speedup    = 1.0 / (0.5 + v.cost_ratio);
-        return v;
+        const double c = 1.0 - 0.5 * cfg.draft.prune.ratio - 0.02 * cfg.draft.weight_trunc_bits;
+        return test::measured_with_cost(c, 1.0 / (0.5 + c));
     };
     const ui::SweepView s = ui::run_measured_sweep(kBase, ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
                                                    ui::SweepMetric::cost_ratio, measure, CancelToken{}, {},

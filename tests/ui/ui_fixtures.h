@@ -36,19 +36,31 @@ inline ui::UiSnapshot modeled_snapshot() {
 // 4 positions reached 100/80/60/40 times, accepted 80/60/40/20; 100 steps.
 inline ui::MeasuredView sample_measured() {
     ui::MeasuredView m;
-    m.pos_reached       = {100, 80, 60, 40};
-    m.pos_accepted      = {80, 60, 40, 20};
-    m.accepted_len_hist = {20, 20, 20, 20, 20};
-    m.n_generated       = 300;
-    m.n_steps           = 100;
-    m.tokens_per_s      = 120;
-    m.baseline_tps      = 50;
-    m.speedup           = 2.4;
-    m.complete          = true;
+    m.stats.pos_reached           = {100, 80, 60, 40};
+    m.stats.pos_accepted          = {80, 60, 40, 20};
+    m.stats.accepted_len_hist     = {20, 20, 20, 20, 20};
+    m.stats.n_generated           = 300;
+    m.stats.n_steps               = 100;
+    m.stats.tokens_per_s          = 120;
+    m.stats.baseline_tokens_per_s = 50;
+    m.stats.speedup               = 2.4;
+    m.n_generated                 = 300;
+    m.n_steps                     = 100;
+    m.complete                    = true;
     for (int i = 0; i < 30; ++i)
         m.tokens.push_back({"tok" + std::to_string(i) + " ", i % 3 == 2 ? 0 : 1,
                             i % 3 == 2 ? ui::TokenOrigin::corrected : ui::TokenOrigin::accepted, i / 3});
     return m;
+}
+
+// A measured run whose level-1 draft has cost ratio c (fake measurers).
+inline ui::MeasuredView measured_with_cost(double c, double speedup) {
+    ui::MeasuredView v;
+    v.stats.levels.resize(2);
+    v.stats.levels[1].level      = 1;
+    v.stats.levels[1].cost_ratio = c;
+    v.stats.speedup              = speedup;
+    return v;
 }
 
 // A tiny random-weight llama GGUF (written once per test binary run).

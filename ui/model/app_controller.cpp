@@ -215,12 +215,7 @@ void AppController::start_measured() {
         return;
     }
     MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};
-    if (m_snap.measured)
-        for (size_t r = 0; r < m_snap.measured->rank_reached.size(); ++r)
-            req.rank_acceptance.push_back(m_snap.measured->rank_reached[r] > 0
-                                              ? double(m_snap.measured->rank_accepted[r]) /
-                                                    double(m_snap.measured->rank_reached[r])
-                                              : 0.0);
+    if (m_snap.measured) req.rank_acceptance = m_snap.measured->stats.rank_alpha();
     m_measure_started = true;
     // Submitting to the "measure" slot supersedes the stale run: JobSystem cancels it and drops its messages.
     submit("measure", "Measuring " + describe_draft(req.config.draft),

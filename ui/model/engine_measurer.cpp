@@ -65,31 +65,6 @@ TokenOrigin origin_of(engine::TokenKind k) {
     return TokenOrigin::accepted;
 }
 
-// Statistics of every finished prompt so far into the view (tokens and prompts are streamed separately).
-void fill_stats(MeasuredView& v, const engine::RunStats& s) {
-    v.pos_reached       = s.pos_reached;
-    v.pos_accepted      = s.pos_accepted;
-    v.accepted_len_hist = s.accepted_len_hist;
-    v.rank_reached.clear();
-    v.rank_accepted.clear();
-    for (size_t d = 0; d < s.rank_counts.offered.size(); ++d)  // pooled over depths, as Sequoia's p[r]
-        for (size_t r = 0; r < s.rank_counts.offered[d].size(); ++r) {
-            if (v.rank_reached.size() <= r) v.rank_reached.resize(r + 1), v.rank_accepted.resize(r + 1);
-            v.rank_reached[r] += s.rank_counts.offered[d][r];
-            if (r < s.rank_counts.accepted[d].size()) v.rank_accepted[r] += s.rank_counts.accepted[d][r];
-        }
-    v.n_steps         = s.n_steps;
-    v.tokens_per_s    = s.tokens_per_s;
-    v.baseline_tps    = s.baseline_tokens_per_s;
-    v.speedup         = s.speedup;
-    v.bytes_per_token = s.bytes_per_token;
-    v.cost_ratio      = s.levels.size() > 1 ? s.levels[1].cost_ratio : 0.0;
-    if (s.levels.size() > 1 && s.levels[1].n_forward > 0) {
-        v.draft_bytes_per_pass = double(s.levels[1].bytes_weights) / double(s.levels[1].n_forward);
-        v.draft_bytes_modeled  = s.levels[1].bytes_modeled;
-    }
-}
-
 }  // namespace
 
 engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source) {
@@ -202,7 +177,7 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
             ++view.lossless_checked;
             view.lossless_mismatches += pr.result.stats.lossless_mismatch >= 0;
         }
-        fill_stats(view, total);
+        view.stats       = total;
         view.n_generated = total.n_generated;
         if (partial && i + 1 < size_t(view.prompts_total)) partial(view), last_post = Clock::now();
     };
@@ -212,10 +187,11 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
 
 std::string summarize_measured(const MeasuredView& v, const AppConfig& cfg) {
     char buf[256];
+    const engine::RunStats& r = v.stats;
     std::snprintf(buf, sizeof buf, "speedup %.3fx (%.1f tokens/s, baseline %.1f), %.2f tokens per target pass, alpha_i",
-                  v.speedup, v.tokens_per_s, v.baseline_tps, v.mean_accepted_length());
+                  r.speedup, r.tokens_per_s, r.baseline_tokens_per_s, r.mean_accepted_length());
     std::string s = buf;
-    for (double a : v.alpha()) {
+    for (double a : r.alpha()) {
         std::snprintf(buf, sizeof buf, " %.2f", a);
         s += buf;
     }

@@ -18,20 +18,8 @@ namespace speculum::ui {
 namespace {
 
 exporting::MeasuredFigures measured_from_view(const MeasuredView& r) {
-    exporting::MeasuredFigures m;
-    m.speedup               = r.speedup;
-    m.tokens_per_s          = r.tokens_per_s;
-    m.baseline_tokens_per_s = r.baseline_tps;
-    m.mean_accepted_length  = r.mean_accepted_length();
-    m.bytes_per_token       = r.bytes_per_token;
-    m.pos_reached           = r.pos_reached;
-    m.pos_accepted          = r.pos_accepted;
-    if (r.cost_ratio > 0) m.cost_ratio = {r.cost_ratio};
-    m.n_generated = r.n_generated;
-    m.n_steps     = r.n_steps;
-    m.n_prompts   = 1;
-    m.source      = r.complete ? "speculum app" : "speculum app (still streaming)";
-    return m;
+    return exporting::measured_from_stats(r.stats, std::max(1, int(r.prompts.size())),
+                                          r.complete ? "speculum app" : "speculum app (still streaming)");
 }
 
 std::vector<exporting::SpeedupBar> speedup_bars(const UiSnapshot& snap) {
@@ -48,7 +36,8 @@ std::vector<exporting::SpeedupBar> speedup_bars(const UiSnapshot& snap) {
         if (o.timing && snap.profile_index >= 0)
             b.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     }
-    if (snap.measured && snap.measured->speedup > 0) b.push_back({"measured", snap.measured->speedup, true});
+    if (snap.measured && snap.measured->stats.speedup > 0)
+        b.push_back({"measured", snap.measured->stats.speedup, true});
     return b;
 }
 
@@ -57,7 +46,7 @@ exporting::AcceptanceData acceptance(const UiSnapshot& snap) {
     const auto& a = snap.modeled.input.alpha;
     for (int i = 0; i < snap.config.gamma; ++i)
         d.predicted.push_back(a.empty() ? snap.config.alpha : a[std::min(size_t(i), a.size() - 1)]);
-    if (snap.measured) d.reached = snap.measured->pos_reached, d.accepted = snap.measured->pos_accepted;
+    if (snap.measured) d.reached = snap.measured->stats.pos_reached, d.accepted = snap.measured->stats.pos_accepted;
     d.subtitle = describe_draft(snap.config.draft) + ", gamma " + std::to_string(snap.config.gamma) +
                  (snap.measured ? "" : " (modeled only: no measured run)");
     return d;

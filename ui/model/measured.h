@@ -1,7 +1,9 @@
-// What a measured speculative run reports to the UI, as plain data: per-position acceptance counts, the
-// accepted-length histogram, acceptance by rank (trees), the committed tokens with their provenance, and the
-// run's speed. Filled from the engine's RunStats and TokenEvent stream; never from a model.
+// What a measured speculative run reports to the UI, as plain data: the engine's RunStats of the finished prompts,
+// and the committed tokens with their provenance as they stream in. Filled from session::run's hooks; never from a
+// model.
 #pragma once
+
+#include "core/engine/run_stats.h"
 
 #include <cstdint>
 #include <string>
@@ -25,12 +27,10 @@ struct PromptView {
     std::string text;  // the prompt's text (its last few hundred bytes), or its token ids without a tokenizer
 };
 
+// The one measured-result type is engine::RunStats (core/engine/run_stats.h): the panels, the manifest and the
+// reports all read it, with its alpha() and mean_accepted_length(). The view adds only what streams to the GUI.
 struct MeasuredView {
-    std::vector<int64_t> pos_reached;        // [i]: steps where draft position i+1 was reviewed
-    std::vector<int64_t> pos_accepted;       // [i]: of those, steps where it was accepted
-    std::vector<int64_t> accepted_len_hist;  // [n]: steps that accepted n draft tokens
-    std::vector<int64_t> rank_reached;       // [r]: tree nodes of sibling rank r whose parent was accepted
-    std::vector<int64_t> rank_accepted;      // [r]: of those, accepted
+    engine::RunStats stats;                  // accumulated over the finished prompts (engine::accumulate)
     std::vector<TokenPiece> tokens;          // committed tokens in order
     std::vector<PromptView> prompts;         // the prompts decoded so far (the last one may still stream)
     int prompts_total = 0;                   // prompts this run decodes
@@ -38,18 +38,9 @@ struct MeasuredView {
     std::string source;                      // where the prompts came from ("code_completion.jsonl, task ...")
     int lossless_checked = 0;                // greedy prompts compared with the target's own output
     int lossless_mismatches = 0;             // of those, prompts whose tokens differ (must stay 0)
-    int64_t n_generated   = 0;
-    int64_t n_steps       = 0;
-    double tokens_per_s   = 0;  // speculative decode rate
-    double baseline_tps   = 0;  // plain autoregressive decode of the same target (0 = not run)
-    double speedup        = 0;  // tokens_per_s / baseline_tps (0 = no baseline)
-    double bytes_per_token = 0; // BPT, bytes read by every level per generated token
-    double cost_ratio     = 0;  // measured c of level 1 (0 = unknown)
-    double draft_bytes_per_pass = 0;   // weight bytes one level-1 forward pass reads (0 = no passes)
-    bool draft_bytes_modeled    = false;  // those bytes are modeled (a pruned / truncated draft stored dense)
-    bool complete         = false;  // false while results are still streaming in
-    std::vector<double> alpha() const;  // pos_accepted / pos_reached (0 where never reached)
-    double mean_accepted_length() const;  // tokens per target pass (accepted + 1), from the histogram
+    int64_t n_generated = 0;  // tokens committed so far, the streaming prompt's included (stats lags behind)
+    int64_t n_steps     = 0;  // target passes so far, likewise
+    bool complete       = false;  // false while results are still streaming in
 };
 
 struct Interval {

@@ -22,14 +22,8 @@ analytic::ModelSpec model_spec_from_summary(const ModelSummary& m) {
 namespace {
 
 analytic::AcceptanceTable rank_table(const AppConfig& cfg, const MeasuredView* measured) {
-    if (cfg.tree.mode == TreeMode::optimal_measured && measured && !measured->rank_reached.empty()) {
-        std::vector<double> p;
-        for (size_t r = 0; r < measured->rank_reached.size(); ++r)
-            p.push_back(measured->rank_reached[r] > 0
-                            ? double(measured->rank_accepted[r]) / double(measured->rank_reached[r])
-                            : 0.0);
-        return {p};
-    }
+    if (cfg.tree.mode == TreeMode::optimal_measured && measured && !measured->stats.rank_counts.offered.empty())
+        return {measured->stats.rank_alpha()};
     return {cfg.tree.rank_acceptance};
 }
 
@@ -50,8 +44,8 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
                             const MeasuredView* measured) {
     ModeledView v;
     auto& in = v.input;
-    if (measured && !measured->pos_reached.empty() && measured->pos_reached[0] > 0) {
-        in.alpha = measured->alpha();
+    if (measured && !measured->stats.pos_reached.empty() && measured->stats.pos_reached[0] > 0) {
+        in.alpha = measured->stats.alpha();
         while (!in.alpha.empty() && (in.alpha.back() <= 0 || in.alpha.back() >= 1)) in.alpha.pop_back();
         v.alpha_source = "measured";
     }
@@ -61,8 +55,8 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
     }
     in.k = cfg.gamma;
     in.c = cfg.cost_ratio;
-    if (measured && measured->cost_ratio > 0) {  // level 1's measured draft pass / target step
-        in.c       = measured->cost_ratio;
+    if (measured && measured->stats.draft_cost_ratio() > 0) {  // level 1's measured draft pass / target step
+        in.c       = measured->stats.draft_cost_ratio();
         v.c_source = "measured";
     }
     if (!cfg.cascade.empty()) {

@@ -130,13 +130,13 @@ SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, Sw
                 continue;  // this configuration cannot run (e.g. too little context): the cell stays empty
             }
             switch (metric) {
-            case SweepMetric::speedup: s.values[i] = v.speedup > 0 ? v.speedup : s.values[i]; break;
-            case SweepMetric::expected_tokens: s.values[i] = v.mean_accepted_length(); break;
-            case SweepMetric::cost_ratio: s.values[i] = v.cost_ratio > 0 ? v.cost_ratio : s.values[i]; break;
+            case SweepMetric::speedup: s.values[i] = v.stats.speedup > 0 ? v.stats.speedup : s.values[i]; break;
+            case SweepMetric::expected_tokens: s.values[i] = v.stats.mean_accepted_length(); break;
+            case SweepMetric::cost_ratio: s.values[i] = v.stats.draft_cost_ratio() > 0 ? v.stats.draft_cost_ratio() : s.values[i]; break;
             case SweepMetric::ewif:
             case SweepMetric::tree_speedup: break;  // analytic quantities: not measured
             }
-            s.work[i] = double(cfg.gamma) * v.cost_ratio;
+            s.work[i] = double(cfg.gamma) * v.stats.draft_cost_ratio();
         }
         s.rows_done = int(iy + 1);
         if (row_done) row_done(s);

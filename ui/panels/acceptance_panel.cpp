@@ -60,8 +60,10 @@ void bar_chart(const BarSeries& s, float height) {
 void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.25f, 0.67f), ImVec2(0.25f, 0.33f), fill)) return;
     const auto& m        = snap.modeled;
-    const MeasuredView* r = snap.measured ? &*snap.measured : nullptr;
-    float h              = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 90) / (r && !r->rank_reached.empty() ? 3 : 2));
+    const engine::RunStats* r = snap.measured ? &snap.measured->stats : nullptr;
+    const std::vector<int64_t> rank_offered  = r ? r->rank_offered_pooled() : std::vector<int64_t>{};
+    const std::vector<int64_t> rank_accepted = r ? r->rank_accepted_pooled() : std::vector<int64_t>{};
+    float h = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 90) / (!rank_offered.empty() ? 3 : 2));
 
     // The analytic expectation per position is the i.i.d. model: every position accepted with the same α — the
     // assumed one, or once measured the pooled measured rate, so the bars show how acceptance depends on position.
@@ -95,13 +97,11 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     }
     bar_chart(hist, h);
 
-    if (r && !r->rank_reached.empty()) {
+    if (!rank_offered.empty()) {
         ImGui::TextUnformatted("Tree acceptance by sibling rank");
-        BarSeries rank{{}, {}, snap.config.tree.rank_acceptance, "ranks", 0};
-        for (size_t i = 0; i < r->rank_reached.size(); ++i) {
-            rank.measured.push_back(r->rank_reached[i] > 0 ? double(r->rank_accepted[i]) / double(r->rank_reached[i]) : 0.0);
-            rank.whiskers.push_back(wilson_interval(r->rank_accepted[i], r->rank_reached[i]));
-        }
+        BarSeries rank{r->rank_alpha(), {}, snap.config.tree.rank_acceptance, "ranks", 0};
+        for (size_t i = 0; i < rank_offered.size(); ++i)
+            rank.whiskers.push_back(wilson_interval(rank_accepted[i], rank_offered[i]));
         bar_chart(rank, h);
     }
     if (!r) empty_state(snap.measured_note.c_str());

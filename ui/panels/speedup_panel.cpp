@@ -62,7 +62,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (o.horizontal_ewif) items.push_back({"horizontal", *o.horizontal_ewif, false});
     if (snap.config.tree.mode != TreeMode::chain) items.push_back({"tree", m.tree_speedup, false});
     if (o.timing && snap.profile_index >= 0) items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
-    if (snap.measured && snap.measured->speedup > 0) items.push_back({"measured", snap.measured->speedup, true});
+    if (snap.measured && snap.measured->stats.speedup > 0)
+        items.push_back({"measured", snap.measured->stats.speedup, true});
 
     ImGui::Text("alpha %s: %.3f, c %s: %.3f", m.alpha_source.c_str(),
                 m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c);
@@ -84,25 +85,27 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     }
     ImGui::Separator();
     if (snap.measured) {
-        const auto& r = *snap.measured;
+        const engine::RunStats& r = snap.measured->stats;
         ImGui::Text("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s", r.tokens_per_s,
-                    r.baseline_tps, r.speedup, r.mean_accepted_length(), format_bytes(uint64_t(r.bytes_per_token)).c_str(),
-                    r.complete ? "" : " (streaming)");
+                    r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
+                    format_bytes(uint64_t(r.bytes_per_token)).c_str(), snap.measured->complete ? "" : " (streaming)");
         measured_tag();
-        if (r.cost_ratio > 0) ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.cost_ratio);
-        if (r.draft_bytes_per_pass > 0) {
-            ImGui::Text("draft reads %s per pass", format_bytes(uint64_t(r.draft_bytes_per_pass)).c_str());
-            if (r.draft_bytes_modeled) {
+        if (r.draft_cost_ratio() > 0)
+            ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
+        if (r.draft_bytes_per_pass() > 0) {
+            ImGui::Text("draft reads %s per pass", format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
+            if (r.draft_bytes_modeled()) {
                 modeled_tag();
             } else {
                 ImGui::SameLine();
                 ImGui::TextDisabled("(counted from its buffers)");
             }
         }
-        if (r.lossless_checked > 0)
+        const MeasuredView& v = *snap.measured;
+        if (v.lossless_checked > 0)
             ImGui::Text("lossless check: %d of %d greedy prompts identical to plain decoding",
-                        r.lossless_checked - r.lossless_mismatches, r.lossless_checked);
-        if (!r.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
+                        v.lossless_checked - v.lossless_mismatches, v.lossless_checked);
+        if (!v.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", v.drafter.c_str(), v.source.c_str());
         measured_status(snap);
     } else {
         empty_state(snap.measured_note.c_str());
