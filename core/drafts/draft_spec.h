@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/mantissa.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,7 +18,7 @@ namespace speculum::drafts {
 enum class DraftKind { self, model, maxgram };       // derived from the target | separate GGUF | statistical
 enum class PruneMethod { magnitude, wanda };          // |W| | Wanda's |W| * ||X|| with calibration activations
 enum class WeightFormat { same, bf16, q8_0, mxfp4 };  // storage of transformed matrices (compact kernels)
-enum class MantissaRounding { toward_zero, nearest_even };
+using MantissaRounding = kernels::MantissaRounding;  // toward_zero (Cassandra's) | nearest_even
 
 struct PruneSpec {
     float ratio               = 0.0f;  // fraction of the selected weights set to zero, in [0, 1)

@@ -4,6 +4,7 @@
 #include "core/drafts/weight_transforms.h"
 #include "kernels/fp16.h"
 #include "kernels/mantissa.h"
+#include "kernels/prune.h"
 
 #include <cmath>
 #include <vector>
@@ -11,11 +12,6 @@
 namespace speculum::drafts {
 
 namespace {
-
-kernels::MantissaRounding kr(MantissaRounding r) {
-    return r == MantissaRounding::toward_zero ? kernels::MantissaRounding::toward_zero
-                                              : kernels::MantissaRounding::nearest_even;
-}
 
 void apply(float* rows, int32_t n, int64_t width, const KvTransform& t, bool ref) {
     const int64_t k = prune_count(t.drop_ratio, width);
@@ -25,15 +21,15 @@ void apply(float* rows, int32_t n, int64_t width, const KvTransform& t, bool ref
         float* r = rows + static_cast<int64_t>(i) * width;
         if (k > 0) {
             for (int64_t c = 0; c < width; ++c) score[size_t(c)] = std::abs(r[c]);
-            if (ref) prune_select_ref(drop.data(), score.data(), width, k);
-            else prune_select(drop.data(), score.data(), width, k);
+            if (ref) kernels::prune_select_ref(drop.data(), score.data(), width, k);
+            else kernels::prune_select(drop.data(), score.data(), width, k);
             for (int64_t c = 0; c < width; ++c)
                 if (drop[size_t(c)]) r[c] = 0.0f;
         }
         if (t.trunc_bits > 0)
             for (int64_t c = 0; c < width; ++c)
                 r[c] = kernels::bf16_to_f32(kernels::truncate_mantissa_bf16_bits(kernels::f32_to_bf16(r[c]),
-                                                                                 t.trunc_bits, kr(t.rounding)));
+                                                                                 t.trunc_bits, t.rounding));
     }
 }
 

@@ -1,6 +1,7 @@
 // The weight transforms of self-drafts as pure functions on one matrix: unstructured pruning (magnitude or Wanda
 // score, exact count, deterministic ties), zeroing in the storage format, BF16 mantissa truncation and re-encoding
-// as BF16 / Q8_0 / MXFP4. Each has a scalar reference (`_ref`) that the tests hold the fast version to.
+// as BF16 / Q8_0 / MXFP4. Each has a scalar reference (`_ref`) that the tests hold the fast version to. The
+// element-level pieces (prune selection, zeroing inside a block layout) are kernels (kernels/prune.h).
 #pragma once
 
 #include "core/drafts/draft_spec.h"
@@ -14,17 +15,6 @@ namespace speculum::drafts {
 
 // Number of weights pruned from a group of n at ratio p: floor(p * n) (so the achieved ratio is exactly that).
 int64_t prune_count(float ratio, int64_t n);
-
-// pruned[i] = 1 for the n_prune entries of smallest score (ties: the lower index is pruned first; NaN scores
-// count as +inf, never pruned before a number), 0 for the rest.
-//   pruned: (n);  score: (n)
-void prune_select_ref(uint8_t* pruned, const float* score, int64_t n, int64_t n_prune);  // full stable sort
-void prune_select(uint8_t* pruned, const float* score, int64_t n, int64_t n_prune);      // nth_element
-
-// Sets element j of a row stored in type t to exactly 0 without touching any other element (F32, F16, BF16:
-// +0 bits; Q8_0: q = 0; Q4_0: code 8; MXFP4: code 0). Throws std::invalid_argument for other types.
-void zero_element(kernels::GgmlType t, void* row, int64_t j);
-bool can_zero_in_place(kernels::GgmlType t);
 
 // Per-matrix plan: what happens to one weight matrix.
 struct MatrixTransform {

@@ -7,6 +7,7 @@
 #include "core/model/forward.h"
 #include "core/model/model_gguf.h"
 #include "kernels/gemv.h"
+#include "kernels/prune.h"
 #include "model_fixtures.h"
 
 #include <gtest/gtest.h>
@@ -175,9 +176,9 @@ TEST(RepackedWeights, PruningInPlaceZeroesTheRightElement) {
     for (size_t i = 0; i < q8.size(); ++i) q8[i] = static_cast<uint8_t>(i * 37 + 11);
     for (int64_t j : {0, 5, 37, 100, 255}) {
         kernels::repack_q8_0_x8(x8.data(), q8.data(), 1, 256);
-        drafts::zero_element(GgmlType::Q8_0_X8, x8.data(), j);
+        kernels::zero_element(GgmlType::Q8_0_X8, x8.data(), j);
         std::vector<uint8_t> want = q8, back(q8.size());
-        drafts::zero_element(GgmlType::Q8_0, want.data(), j);
+        kernels::zero_element(GgmlType::Q8_0, want.data(), j);
         kernels::unpack_q8_0_x8(back.data(), x8.data(), 1, 256);
         EXPECT_EQ(back, want) << "element " << j;
     }
