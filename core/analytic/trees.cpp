@@ -155,4 +155,13 @@ SequoiaResult sequoia_best_tree(const AcceptanceTable& p, int node_budget, int m
     return res;
 }
 
+TreeFigures tree_figures(const TokenTree& tree, const AcceptanceTable& p, double c) {
+    TreeFigures f;
+    f.node_acceptance = node_acceptance(tree, p);
+    f.expected_length = tree_expected_length(tree, p);
+    for (int d : tree_depths(tree)) f.depth = std::max(f.depth, d);
+    f.speedup = f.expected_length / (1.0 + f.depth * c);
+    return f;
+}
+
 }  // namespace speculum::analytic

@@ -35,6 +35,17 @@ std::vector<double> node_acceptance(const TokenTree& tree, const AcceptanceTable
 // 1 + Σ_{non-root nodes} Π(path acceptance): accepted draft tokens plus the target's own token.
 double tree_expected_length(const TokenTree& tree, const AcceptanceTable& p);
 
+// What one verification step with `tree` is expected to give: P(node on the accepted path), E[tokens per target
+// pass] (1 + Σ node acceptance), the tree's depth, and its speedup E[len] / (1 + depth·c) — the draft runs once
+// per tree level at cost c per call (modeled).
+struct TreeFigures {
+    std::vector<double> node_acceptance;  // parallel to tree.parent
+    double expected_length = 1;
+    int depth              = 0;
+    double speedup         = 1;
+};
+TreeFigures tree_figures(const TokenTree& tree, const AcceptanceTable& p, double c);
+
 struct SequoiaResult {
     double expected_length = 1.0;        // of the best tree with exactly `node_budget` nodes (or fewer)
     TokenTree tree;                      // that tree

@@ -1,44 +1,27 @@
 // Pareto frontier and best-per-task over result rows (see summary.h). O(n log n) sweep for two metrics.
 #include "core/store/summary.h"
 
+#include "core/analytic/pareto.h"
+
 #include <algorithm>
 
 namespace speculum::store {
 
 std::vector<ResultRow> pareto_front(const std::vector<ResultRow>& rows, const ParetoAxis& x, const ParetoAxis& y) {
-    // Work in "larger is better" coordinates.
-    struct Item {
-        double gx, gy;
-        const ResultRow* row;
-    };
-    std::vector<Item> items;
+    std::vector<const ResultRow*> kept;
+    std::vector<double> xs, ys;
     for (const auto& r : rows) {
         if (r.status != "done") continue;
         auto vx = r.metric(x.metric);
         auto vy = r.metric(y.metric);
         if (!vx || !vy) continue;
-        items.push_back({x.maximize ? *vx : -*vx, y.maximize ? *vy : -*vy, &r});
+        kept.push_back(&r), xs.push_back(*vx), ys.push_back(*vy);
     }
-    // Best x first (ties: best y first); a row is on the front if its y beats every row with better-or-equal x.
-    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-        if (a.gx != b.gx) return a.gx > b.gx;
-        return a.gy > b.gy;
-    });
+    using analytic::Goal;
     std::vector<ResultRow> front;
-    bool any         = false;
-    double best_y    = 0;
-    double best_y_gx = 0;  // the x of the row that set best_y (equal x and equal y = duplicate, kept)
-    for (const auto& it : items) {
-        bool keep = !any || it.gy > best_y || (it.gy == best_y && it.gx == best_y_gx);
-        if (keep) {
-            front.push_back(*it.row);
-            if (!any || it.gy > best_y) best_y_gx = it.gx;
-            best_y = it.gy;
-            any    = true;
-        }
-    }
-    std::sort(front.begin(), front.end(),
-              [&](const ResultRow& a, const ResultRow& b) { return *a.metric(x.metric) < *b.metric(x.metric); });
+    for (size_t i : analytic::pareto_front(xs, ys, x.maximize ? Goal::maximize : Goal::minimize,
+                                           y.maximize ? Goal::maximize : Goal::minimize))
+        front.push_back(*kept[i]);
     return front;
 }
 

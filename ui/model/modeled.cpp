@@ -121,10 +121,11 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         } else if (v.output.sequoia) {
             v.tree = v.output.sequoia->tree;
         }
-        v.node_acceptance      = analytic::node_acceptance(v.tree, p);
-        v.tree_expected_length = analytic::tree_expected_length(v.tree, p);
-        for (int d : analytic::tree_depths(v.tree)) v.tree_depth = std::max(v.tree_depth, d);
-        v.tree_speedup = v.tree_expected_length / (1.0 + v.tree_depth * in.c);
+        analytic::TreeFigures tf = analytic::tree_figures(v.tree, p, in.c);
+        v.node_acceptance        = std::move(tf.node_acceptance);
+        v.tree_expected_length   = tf.expected_length;
+        v.tree_depth             = tf.depth;
+        v.tree_speedup           = tf.speedup;
         std::vector<double> positions(size_t(cfg.gamma), in.alpha.back());
         for (size_t i = 0; i < positions.size() && i < in.alpha.size(); ++i) positions[i] = in.alpha[i];
         v.length_distribution = analytic::chain_length_distribution(positions);

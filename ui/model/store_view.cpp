@@ -1,6 +1,8 @@
 // StoreView: read-only snapshot of a result store, axis discovery over the rows' configurations, heatmap cells.
 #include "ui/model/store_view.h"
 
+#include "core/analytic/pareto.h"
+
 #include "core/store/result_store.h"
 
 #include <algorithm>
@@ -170,32 +172,17 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
 }
 
 std::vector<size_t> store_pareto(const StoreView& view, const std::string& x_metric, const std::string& y_metric) {
-    struct Point {
-        double x, y;
-        size_t row;
-    };
-    std::vector<Point> pts;
+    std::vector<size_t> ids;
+    std::vector<double> xs, ys;
     for (size_t r = 0; r < view.rows.size(); ++r) {
         const StoreRowView& row = view.rows[r];
         auto x = row.metrics.find(x_metric), y = row.metrics.find(y_metric);
         if (row.status == "done" && x != row.metrics.end() && y != row.metrics.end())
-            pts.push_back({x->second, y->second, r});
+            ids.push_back(r), xs.push_back(x->second), ys.push_back(y->second);
     }
-    // By x ascending, then y descending: a point is on the front when its y beats every y seen before it, or
-    // ties the best exactly on both metrics (duplicates are all kept).
-    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
-        return a.x != b.x ? a.x < b.x : a.y != b.y ? a.y > b.y : a.row < b.row;
-    });
     std::vector<size_t> front;
-    double best_y = -std::numeric_limits<double>::infinity(), best_x = 0;
-    for (const Point& p : pts) {
-        if (p.y > best_y) {
-            front.push_back(p.row);
-            best_y = p.y, best_x = p.x;
-        } else if (p.y == best_y && p.x == best_x) {
-            front.push_back(p.row);
-        }
-    }
+    for (size_t i : analytic::pareto_front(xs, ys, analytic::Goal::minimize, analytic::Goal::maximize))
+        front.push_back(ids[i]);
     return front;
 }
 

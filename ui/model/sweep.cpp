@@ -1,6 +1,8 @@
 // Modeled and measured sweeps over two axes and the Pareto front of their cells.
 #include "ui/model/sweep.h"
 
+#include "core/analytic/pareto.h"
+
 #include "ui/model/modeled.h"
 
 #include <algorithm>
@@ -146,18 +148,7 @@ SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, Sw
 }
 
 std::vector<size_t> pareto_front(const SweepView& s) {
-    std::vector<size_t> front;
-    for (size_t i = 0; i < s.values.size(); ++i) {
-        if (std::isnan(s.values[i])) continue;
-        bool dominated = false;
-        for (size_t j = 0; j < s.values.size() && !dominated; ++j) {
-            if (j == i || std::isnan(s.values[j])) continue;
-            dominated = s.work[j] <= s.work[i] && s.values[j] >= s.values[i] &&
-                        (s.work[j] < s.work[i] || s.values[j] > s.values[i]);
-        }
-        if (!dominated) front.push_back(i);
-    }
-    return front;
+    return analytic::pareto_front(s.work, s.values, analytic::Goal::minimize, analytic::Goal::maximize);
 }
 
 }  // namespace speculum::ui
