@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
                                "Open this sweep result store (speculum-cli sweep --db) read-only at start; the Design "
                                "space panel shows it.", "file.sqlite");
     QCommandLineOption panel("panel", "Show only the panel with this title, over the whole window.", "title");
-    QCommandLineOption set("set", "Change a setting at start, e.g. gamma=6, alpha=0.7, profile=rtx4090 (repeatable).",
+    QCommandLineOption set("set", "Change a setting at start, e.g. gamma=6, alpha=0.7, profile=rtx4090, /levels/0/prune/ratio=0.3 (repeatable).",
                            "key=value");
     QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.", "x,y");
     for (const auto& o : {screenshot, frames, size, model, dataset, results, panel, set, sweep, then_set, wait_measured,

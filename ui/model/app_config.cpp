@@ -1,6 +1,8 @@
 // AppConfig checks, tree construction from a branching vector, and short labels.
 #include "ui/model/app_config.h"
 
+#include "ui/model/spec_mapping.h"
+
 #include <charconv>
 #include <cstdio>
 #include <sstream>
@@ -89,6 +91,7 @@ bool parse_int(const std::string& s, int& out) {
 }  // namespace
 
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value) {
+    if (!key.empty() && key[0] == '/') return set_config_pointer(cfg, key, value);  // the SpecConfig field's own name
     double d = 0;
     int i    = 0;
     auto bad = [&](const char* expected) { return key + ": expected " + expected + ", got '" + value + "'"; };

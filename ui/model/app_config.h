@@ -65,11 +65,13 @@ struct AppConfig {
 void to_json(nlohmann::json& j, const AppConfig& c);
 void from_json(const nlohmann::json& j, AppConfig& c);
 
-// Sets one field from text, for scripted runs (`speculum --set gamma=6`). Keys: gamma, p_min, temperature, alpha,
-// c, context, profile, drafter (self|model|maxgram), draft_model (path), prune, prune_method, trunc_bits,
-// kv_trunc_bits, kv_drop, mxfp4, exit_layer, tree (chain|branching|budget|optimal), budget, branching (e.g.
-// 3x2x1), cascade (number of Max-Gram levels below level 1), horizontal (number of segments), measure_tokens,
-// measure_prompts. Returns an error message naming the key, or "" on success.
+// Sets one field from text, for scripted runs (`speculum --set gamma=6`). A key starting with '/' is a SpecConfig
+// JSON pointer, the same name a sweep axis `path` uses (`--set /levels/0/prune/ratio=0.3`; spec_mapping.h). Short
+// keys: gamma, p_min, temperature, drafter (self|model|maxgram), draft_model (path), prune, prune_method,
+// trunc_bits, kv_trunc_bits, kv_drop, exit_layer, measure_tokens, measure_prompts (aliases of SpecConfig pointers,
+// config_key_pointer), and the editor's own: alpha, c, context, profile, mxfp4, tree
+// (chain|branching|budget|optimal), budget, branching (e.g. 3x2x1), cascade (number of Max-Gram levels below level
+// 1), horizontal (number of segments). Returns an error message naming the key, or "" on success.
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value);
 
 const char* tree_mode_name(TreeMode m);

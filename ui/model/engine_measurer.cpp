@@ -1,5 +1,5 @@
-// AppConfig -> SpecConfig, and one measured run: SpecEngine per prompt, TokenEvents -> TokenPieces, RunStats ->
-// MeasuredView, partial snapshots throttled for the GUI.
+// One measured run through session::run: TokenEvents -> TokenPieces, RunStats -> MeasuredView, partial snapshots
+// throttled for the GUI.
 #include "ui/model/engine_measurer.h"
 
 #include "core/resources.h"
@@ -15,43 +15,11 @@
 
 namespace speculum::ui {
 
-const char* const kBuiltinPrompt = "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n";
-
 namespace {
 
 constexpr auto kPartialEvery       = std::chrono::milliseconds(50);  // GUI refresh of a streaming run
 constexpr size_t kPromptTextBytes  = 400;                            // prompt text kept for the Live decode panel
 constexpr int32_t kFallbackIdCount = 8;                              // token-id prompt for models without tokenizer
-
-std::string bundled_draft_model() {
-    std::error_code ec;
-    if (auto res = resources_dir(); res && std::filesystem::exists(*res / kBundledDraftModel, ec))
-        return (*res / kBundledDraftModel).string();
-    return "";
-}
-
-// The bundled model one size below `above` (the mid-level draft -> the small draft), so that a cascade level
-// under the bundled mid-level draft is the bundled small draft; "" when `above` is not the bundled mid model.
-std::string smaller_bundled_model(const std::string& above) {
-    std::error_code ec;
-    auto res = resources_dir();
-    if (above.empty() || !res || !std::filesystem::equivalent(above, *res / kBundledMidModel, ec)) return "";
-    return bundled_draft_model();
-}
-
-// A separate-model level without a path uses the bundled draft model (it shares the bundled target's vocabulary).
-drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field) {
-    if (d.kind != drafts::DraftKind::model) return d;
-    if (!d.model_path.empty()) {
-        if (d.label.empty()) d.label = "model " + std::filesystem::path(d.model_path).filename().string();
-        return d;
-    }
-    d.model_path = bundled_draft_model();
-    if (d.model_path.empty())
-        throw std::invalid_argument(field + ".model_path: choose a draft GGUF (no bundled draft model found)");
-    if (d.label.empty()) d.label = "bundled draft model";
-    return d;
-}
 
 TokenOrigin origin_of(engine::TokenKind k) {
     switch (k) {
@@ -66,61 +34,6 @@ TokenOrigin origin_of(engine::TokenKind k) {
 }
 
 }  // namespace
-
-engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source) {
-    engine::SpecConfig s;
-    s.levels = {with_model_path(cfg.draft, "draft")};
-    if (s.levels[0].uses_wanda() && s.levels[0].prune.calibration.empty()) {
-        if (source.dataset.empty())
-            throw std::invalid_argument("draft.prune.method: Wanda needs calibration text: open a dataset");
-        s.levels[0].prune.calibration = source.dataset;  // ||X|| from the prompts the run decodes
-    }
-    s.gamma = {cfg.gamma};
-    for (size_t i = 0; i < cfg.cascade.size(); ++i) {
-        const CascadeLevelConfig& l = cfg.cascade[i];
-        const std::string field     = "cascade[" + std::to_string(i) + "]";
-        drafts::DraftSpec d;
-        d.kind = l.drafter;
-        if (d.kind == drafts::DraftKind::self) {
-            d.exit_layer = 0;  // the cheapest self-draft: the target's first layer
-            d.label      = "self: exit@0";
-        } else if (d.kind == drafts::DraftKind::model) {  // the next smaller bundled model, else level 1's model
-            d.model_path = smaller_bundled_model(s.levels.back().model_path);
-            if (d.model_path.empty()) d.model_path = cfg.draft.kind == drafts::DraftKind::model ? cfg.draft.model_path : "";
-            d = with_model_path(d, field);
-        }
-        s.levels.push_back(d);
-        s.gamma.push_back(l.steps);
-    }
-    if (cfg.tree.mode != TreeMode::chain) {
-        if (!cfg.cascade.empty())
-            throw std::invalid_argument(
-                "tree: a verification tree takes one draft level; remove the cascade levels "
-                "or choose the chain");
-        s.verification = engine::Verification::tree;
-        if (cfg.tree.mode == TreeMode::branching) {
-            s.tree.kind      = engine::TreeKind::static_shape;
-            s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
-        } else {
-            s.tree.kind               = engine::TreeKind::sequoia;
-            s.tree.node_budget        = std::max(1, cfg.tree.budget - 1);  // the UI's budget counts the root
-            s.tree.max_depth          = cfg.tree.max_depth;
-            const bool measured       = cfg.tree.mode == TreeMode::optimal_measured && !source.rank_acceptance.empty();
-            std::vector<double> prior = measured ? source.rank_acceptance : cfg.tree.rank_acceptance;
-            if (prior.size() > 16) prior.resize(16);
-            if (!prior.empty()) s.tree.prior = prior;
-        }
-    }
-    s.sampling.temperature = cfg.temperature;
-    s.p_min                = cfg.p_min;
-    s.max_new_tokens       = cfg.measure_tokens;
-    s.max_prompts          = cfg.measure_prompts;
-    s.dataset              = source.dataset;
-    s.task                 = source.task;
-    if (s.dataset.empty()) s.prompt = kBuiltinPrompt;
-    s.baseline = true;
-    return s;
-}
 
 MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const CancelToken& cancel,
                                  const ProgressFn& progress, const std::function<void(const MeasuredView&)>& partial) {

@@ -1,32 +1,17 @@
-// The measuring engine behind the UI: turns the AppConfig into an engine SpecConfig, runs the real speculative
-// engine and the plain autoregressive baseline on the opened model over a few prompts, and streams the committed
-// tokens (TokenEvents) and the statistics into MeasuredView snapshots. Runs inside a worker job, never on the GUI
-// thread; the controller (ui/app_controller) posts each snapshot to the GUI through the job mailbox.
+// The measuring engine behind the UI: turns the AppConfig into an engine SpecConfig (spec_mapping.h), runs it with
+// session::run (the real speculative engine and the plain autoregressive baseline) on the opened model over a few
+// prompts, and streams the committed tokens (TokenEvents) and the statistics into MeasuredView snapshots. Runs
+// inside a worker job, never on the GUI thread; the controller (ui/model/app_controller) posts each snapshot to the
+// GUI through the job mailbox.
 #pragma once
 
-#include "core/engine/spec_config.h"
 #include "ui/model/app_controller.h"
+#include "ui/model/spec_mapping.h"
 
 #include <string>
 #include <vector>
 
 namespace speculum::ui {
-
-// Where a measured run takes its prompts and tree prior from (besides the AppConfig itself).
-struct MeasureSource {
-    std::string dataset;                  // JSONL prompt suite; "" = the built-in prompt
-    std::string task;                     // "" = every task of the dataset
-    std::vector<double> rank_acceptance;  // measured acceptance by sibling rank (tree mode "optimal"); may be empty
-};
-
-// The engine configuration a measured run uses. Level 1 is cfg.draft; each cascade level adds a level below it
-// (self = the target's first layer, model = a separate GGUF (the bundled draft), Max-Gram); γ of lower levels =
-// their `steps`. Trees map to static branching or Sequoia (node budget without the root). The horizontal split
-// is modeled only (not measured). Throws std::invalid_argument naming the field for what cannot be measured.
-engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source);
-
-// The built-in prompt used when no dataset is open (the bundled models know Python and the King James Bible).
-extern const char* const kBuiltinPrompt;
 
 // Runs one measured decode: every prompt through SpecEngine (baseline included), streaming `partial` views at
 // most every ~50 ms and after each prompt. Throws Cancelled when `cancel` fires, std::exception for bad configs.

@@ -1,7 +1,7 @@
 // Stored configuration (SpecConfig or predict input) -> AppConfig, listing every field the editor cannot express.
 #include "ui/model/result_config.h"
 
-#include "core/engine/spec_config.h"
+#include "ui/model/spec_mapping.h"
 
 #include <algorithm>
 #include <set>
@@ -11,84 +11,6 @@ namespace speculum::ui {
 namespace {
 
 using nlohmann::json;
-
-void from_engine(const engine::SpecConfig& s, ResultConfigLoad& out) {
-    AppConfig& cfg = out.config;
-    auto note      = [&](const std::string& text) { out.not_loaded.push_back(text); };
-    if (s.levels.empty()) {
-        note("levels: the row has no draft level; the draft recipe is unchanged");
-    } else {
-        cfg.draft = s.levels[0];
-    }
-    if (!s.gamma.empty()) cfg.gamma = s.gamma[0];
-    cfg.cascade.clear();
-    for (size_t i = 1; i < s.levels.size(); ++i) {
-        const drafts::DraftSpec& d = s.levels[i];
-        CascadeLevelConfig l;
-        l.drafter = d.kind;
-        if (i < s.gamma.size()) l.steps = s.gamma[i];
-        cfg.cascade.push_back(l);
-        // The cascade editor picks only the drafter: a self level is the target's first layer (exit@0) and a model
-        // level uses level 1's model; any other recipe cannot be kept.
-        drafts::DraftSpec editor;
-        editor.kind       = d.kind;
-        editor.label      = d.label;
-        editor.model_path = d.model_path;
-        if (d.kind == drafts::DraftKind::self) editor.exit_layer = 0;
-        if (d.kind == drafts::DraftKind::model && d.model_path != s.levels[0].model_path)
-            note("levels/" + std::to_string(i) + "/model_path: the cascade editor uses level 1's model");
-        editor.model_path = d.model_path;
-        if (!(editor == d))
-            note("levels/" + std::to_string(i) + ": only the drafter kind and steps are loaded (recipe '" +
-                 d.describe() + "' is not)");
-    }
-    if (s.verification == engine::Verification::chain) {
-        cfg.tree.mode = TreeMode::chain;
-    } else if (!cfg.cascade.empty()) {
-        note("tree: the editor takes a verification tree over one draft level only; loaded as a chain");
-        cfg.tree.mode = TreeMode::chain;
-    } else {
-        switch (s.tree.kind) {
-        case engine::TreeKind::static_shape:
-            cfg.tree.mode      = TreeMode::branching;
-            cfg.tree.branching = std::vector<int>(s.tree.branching.begin(), s.tree.branching.end());
-            break;
-        case engine::TreeKind::top_k:  // every node has top_k children down to `depth`: a static shape
-            cfg.tree.mode      = TreeMode::branching;
-            cfg.tree.branching = std::vector<int>(size_t(std::max(0, s.tree.depth)), s.tree.top_k);
-            break;
-        case engine::TreeKind::sequoia:
-            cfg.tree.mode            = TreeMode::budget;
-            cfg.tree.budget          = s.tree.node_budget + 1;  // the editor's budget counts the root
-            cfg.tree.max_depth       = s.tree.max_depth;
-            cfg.tree.rank_acceptance = s.tree.prior;
-            break;
-        case engine::TreeKind::chain_second:
-            note("tree.kind chain_second: not in the tree editor; loaded as a chain");
-            cfg.tree.mode = TreeMode::chain;
-            break;
-        }
-    }
-    cfg.temperature = s.sampling.temperature;
-    model::SamplerConfig plain;
-    plain.temperature = s.sampling.temperature;
-    if (!(plain == s.sampling)) note("sampling: only the temperature is loaded (top_k, top_p and seed are not)");
-    cfg.p_min = s.p_min;
-    if (s.adaptive_gamma.enabled) note("adaptive_gamma: not in the editor");
-    if (std::any_of(s.lenience.begin(), s.lenience.end(), [](float l) { return l != 1.0f; }))
-        note("lenience: not in the editor");
-    if (!s.k_matrix.empty()) note("k_matrix: the editor's horizontal split is modeled only; not loaded");
-    if (s.length_mode == engine::LengthMode::threshold)
-        note("length_mode threshold: the app's measured cascades use truncate lengths; not loaded");
-    cfg.horizontal.clear();
-    cfg.measure_tokens  = s.max_new_tokens;
-    cfg.measure_prompts = s.max_prompts;
-    if (!s.dataset.empty())
-        note("dataset " + s.dataset + (s.task.empty() ? "" : " (task " + s.task + ")") +
-             ": open it in Model and data");
-    else if (!s.prompt.empty() || !s.prompt_ids.empty())
-        note("prompt: the row's own prompt is not loaded (measured runs use the opened dataset)");
-}
 
 // The first value of a number or an array of numbers (per-position alpha); notes when positions are dropped.
 double first_number(const json& v, const std::string& field, double fallback, ResultConfigLoad& out) {
@@ -170,7 +92,8 @@ ResultConfigLoad app_config_from_result(const json& config, const AppConfig& bas
     try {
         if (engine_like) {
             out.kind = "engine";
-            from_engine(config.get<engine::SpecConfig>(), out);
+            app_config_from_spec(config.get<engine::SpecConfig>(), out.config, out.not_loaded);
+            out.config.horizontal.clear();  // the row was measured without one (the split is modeled only)
         } else {
             out.kind = "predict";
             from_predict(config, out);

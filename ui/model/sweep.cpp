@@ -52,6 +52,18 @@ std::vector<double> sweep_axis_values(SweepAxis a) {
     return v;
 }
 
+const char* sweep_axis_pointer(SweepAxis a) {
+    switch (a) {
+    case SweepAxis::gamma: return "/gamma/0";
+    case SweepAxis::prune_ratio: return "/levels/0/prune/ratio";
+    case SweepAxis::weight_trunc_bits: return "/levels/0/weight_trunc_bits";
+    case SweepAxis::alpha:
+    case SweepAxis::cost_ratio:
+    case SweepAxis::tree_budget: return nullptr;
+    }
+    return nullptr;
+}
+
 AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value) {
     switch (a) {
     case SweepAxis::gamma: cfg.gamma = int(std::lround(value)); break;

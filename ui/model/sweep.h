@@ -27,7 +27,11 @@ const char* sweep_metric_name(SweepMetric m);
 // Axes whose effect only a measured run shows (a pruning ratio changes acceptance, which no formula predicts).
 bool sweep_axis_needs_measurement(SweepAxis a);
 std::vector<double> sweep_axis_values(SweepAxis a);
-// `cfg` with the axis set to `value`.
+// The SpecConfig JSON pointer an axis varies, as in a sweep spec's axis `path` and `speculum --set`
+// ("/levels/0/prune/ratio"); nullptr for the modeled assumptions (alpha, c) and the editor's tree budget (which
+// counts the root, unlike /tree/node_budget).
+const char* sweep_axis_pointer(SweepAxis a);
+// `cfg` with the axis set to `value` (for an axis with a pointer, what set_config_pointer sets).
 AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value);
 
 struct SweepView {
