@@ -16,6 +16,8 @@
 
 namespace speculum::kernels {
 
+// ---- group decoders and tiling ----
+
 namespace {
 
 constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the dense kernels' widest row tile)
@@ -96,6 +98,8 @@ void tiled(const CompactMatrix& w, int64_t r0, int64_t r1, void* scratch, Decode
 
 }  // namespace
 
+// ---- formats ----
+
 void CompactFormat::validate() const {
     if (dense != GgmlType::F16 && dense != GgmlType::BF16 && dense != GgmlType::Q8_0)
         throw std::invalid_argument("CompactFormat.dense: must be f16, bf16 or q8_0");
@@ -124,6 +128,8 @@ const char* compact_dense_name(const CompactFormat& f) {
     if (f.trunc_bits > 0 && f.trunc_bits <= 7) return names[(f.sparse ? 9 : 2) + f.trunc_bits];
     return f.dense == GgmlType::F16 ? names[0] : f.dense == GgmlType::BF16 ? names[1] : names[2];
 }
+
+// ---- encoding ----
 
 CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, int64_t rows, int64_t cols) {
     f.validate();
@@ -214,6 +220,8 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
     return m;
 }
 
+// ---- sizes ----
+
 uint64_t compact_row_stream_bytes(const CompactFormat& f, int64_t cols, const int64_t* stored_per_group) {
     uint64_t b = 0;
     for (int64_t g = 0; g < n_groups(f, cols); ++g) b += group_bytes(f, stored_per_group[g]);
@@ -240,6 +248,8 @@ double compact_bits_per_element(const CompactFormat& f, int64_t cols, double kep
     double bytes = double(full) * expected(gs) + (rest ? expected(rest) : 0.0) + 8.0;  // + the row offset
     return 8.0 * bytes / double(cols);
 }
+
+// ---- row decoding ----
 
 uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {
     const CompactFormat& f = w.format();
@@ -276,6 +286,8 @@ uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int6
         return r1 > r0 ? static_cast<uint64_t>(w.row(r1) - w.row(r0)) : 0;
     return compact_decode_rows_ref(dst, w, r0, r1);
 }
+
+// ---- GEMM dispatch ----
 
 uint64_t compact_gemm_scratch_bytes(const CompactMatrix& w) {
     // Twice the tile: the dense kernels prefetch the rows a tile ahead, which then stay inside the scratch.

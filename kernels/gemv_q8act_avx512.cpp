@@ -14,6 +14,8 @@
 
 namespace speculum::kernels::detail {
 
+// ---- byte and scale loads ----
+
 namespace {
 
 constexpr int64_t kPrefetchRows = 8;  // L2 prefetch this many rows ahead (see gemv_avx512.cpp)
@@ -63,6 +65,8 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void table_codes(const int8_
     nibbles(a, b, c, d, wk);
     for (int k = 0; k < 4; ++k) wk[k] = _mm256_shuffle_epi8(tb, wk[k]);
 }
+
+// ---- 32-element block formats ----
 
 // Defaults of the format traits below: kMin (a per-block minimum, applied with the activation sums), kSuper
 // (256-element super-blocks, loaded half at a time), kSixteen (16-element sub-blocks with their own scales).
@@ -186,6 +190,8 @@ struct WIq4Nl : BlockFormat {
     }
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
 };
+
+// ---- super-block formats ----
 
 // Super-block formats (256 elements: Q4_K, Q5_K, IQ4_XS): an activation group is half a super-block, sub-blocks
 // 4h .. 4h + 3: load_half() gets super-block g / 2 and h = g % 2. Their blocks' nibbles (Q4_K/Q5_K: sub-blocks 2p and 2p + 1 in the low and high nibbles
@@ -362,6 +368,8 @@ struct WQ2K : BlockFormat {
     }
 };
 
+// ---- group dots and row tiles ----
+
 // acc += this group's contribution of one row (wk, dw, mw) against activation group x: four vpdpbusd leave block
 // j's exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
 // Formats with a minimum add m * dx * sum(quants) from the offset lanes (times -1/128, exact).
@@ -489,6 +497,8 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t
     }
 }
 
+// ---- activation quantization ----
+
 SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
     const int64_t nb  = cols / kQ8ActBlock;
     for (int64_t i = 0; i < n; ++i) {
@@ -512,6 +522,8 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
         }
     }
 }
+
+// ---- GEMM dispatch ----
 
 // Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), else 6
 // rows against groups of 4 vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles

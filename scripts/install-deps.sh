@@ -18,6 +18,8 @@ packages=(
     libopenmpi-dev openmpi-bin
     # GUI tests: a virtual X server and Mesa's software OpenGL
     xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 fonts-dejavu-core
+    # house style: the test suite checks every source file with clang-format 14 (style.clang_format)
+    clang-format
 )
 dev_packages=(python3 python3-torch python3-numpy python3-sympy python3-mpmath bible-kjv bible-kjv-text sqlite3-doc)
 

@@ -91,4 +91,17 @@ ChainTiming chain_timing(const hw::HardwareProfile& hw, const ModelSpec& target,
     return t;
 }
 
+std::vector<RooflinePoint> chain_roofline(const hw::HardwareProfile& hw, const ModelSpec& target,
+                                          const ModelSpec& draft, int k, int context) {
+    std::vector<RooflinePoint> points;
+    auto point = [&](const std::string& label, const ModelSpec& m, int n) {
+        const ForwardCost fc = forward_cost(hw, m, n, context);
+        if (fc.bytes > 0 && fc.time > 0) points.push_back({label, fc.flops / fc.bytes, fc.flops / fc.time});
+    };
+    point("target, 1 token (autoregressive)", target, 1);
+    point("target verify, " + std::to_string(k + 1) + " tokens", target, k + 1);
+    point("draft, 1 token", draft, 1);
+    return points;
+}
+
 }  // namespace speculum::analytic

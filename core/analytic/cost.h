@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace speculum::analytic {
 
@@ -69,5 +70,16 @@ struct ChainTiming {
 // once k+1 tokens cross the roofline knee); streamed weights are charged to every target forward.
 ChainTiming chain_timing(const hw::HardwareProfile& hw, const ModelSpec& target, const ModelSpec& draft, int k,
                          int context, double expected_tokens, double target_stream_gb = 0);
+
+// A point of the roofline chart: an operation's arithmetic intensity and the throughput the model attains for it.
+struct RooflinePoint {
+    std::string label;        // "target verify, 5 tokens"
+    double intensity   = 0;   // FLOP per byte read
+    double flops_per_s = 0;   // attained, modeled (FLOP / modeled time)
+};
+// The operating points of a chain of k drafts: the target decoding 1 token, verifying k + 1, and the draft decoding
+// 1, each at `context` tokens (modeled; points whose cost is zero are left out).
+std::vector<RooflinePoint> chain_roofline(const hw::HardwareProfile& hw, const ModelSpec& target,
+                                          const ModelSpec& draft, int k, int context);
 
 }  // namespace speculum::analytic

@@ -329,4 +329,20 @@ KMatrixResult kmatrix_generation(const KMatrixCascade& m, int n_tokens) {
     return r;
 }
 
+KMatrixCascade vertical_chain_kmatrix(const std::vector<ChainLevel>& levels) {
+    const size_t n = levels.size();
+    KMatrixCascade km;
+    km.mode = KMatrixMode::truncate;
+    km.k.assign(n + 1, std::vector<int>(n + 1, 0));
+    km.alpha.assign(n + 1, std::vector<double>(n + 1, 0.0));
+    for (size_t j = 0; j < n; ++j) {
+        const ChainLevel& l = levels[j];
+        km.k[j][j + 1]      = l.steps;
+        km.alpha[j][j + 1]  = l.alpha;
+        km.c.push_back(l.max_gram ? 0.0 : l.c);
+        km.block.push_back(l.max_gram ? 0 : 1);
+    }
+    return km;
+}
+
 }  // namespace speculum::analytic

@@ -62,6 +62,17 @@ struct KMatrixResult {
 // Throws InvalidInput naming the field ("kmatrix.k[1][0]").
 void validate(const KMatrixCascade& m);
 
+// One level of a vertical chain target <- 1 <- 2 <- ... as the engine runs it (truncate lengths): level j drafts
+// `steps` tokens per step for level j − 1, each accepted i.i.d. with `alpha`, at cost `c` per unit.
+struct ChainLevel {
+    double alpha  = 0.8;
+    double c      = 0.05;
+    int steps     = 4;
+    bool max_gram = false;  // a Max-Gram leaf: any number of tokens in one call that costs nothing (block 0)
+};
+// The K-matrix of that chain (mode truncate), to compare like with like with what the engine measures.
+KMatrixCascade vertical_chain_kmatrix(const std::vector<ChainLevel>& levels);
+
 // One target run: the target reviews the draft of row 0 once.
 KMatrixResult kmatrix_cascade(const KMatrixCascade& m);
 

@@ -8,6 +8,8 @@
 
 namespace speculum::analytic {
 
+// ---- strict reader ----
+
 namespace {
 
 using nlohmann::json;
@@ -95,6 +97,8 @@ std::vector<T> read_array(Reader& r, const std::string& key, Fn&& read_one) {
     return out;
 }
 
+// ---- model specs ----
+
 ModelSpec read_model(const json& j, const std::string& path, ModelSpec m) {
     Reader r(j, path);
     m.params_b    = r.num("params_b", m.params_b);
@@ -118,6 +122,8 @@ json shape_json(const LayerShape& s) {
 }
 
 }  // namespace
+
+// ---- reading PredictInput ----
 
 PredictInput predict_input_from_json(const json& j,
                                      const std::function<hw::HardwareProfile(const std::string&)>& resolve) {
@@ -291,6 +297,8 @@ PredictInput predict_input_from_json(const json& j,
     return in;
 }
 
+// ---- writing PredictInput ----
+
 void to_json(json& j, const PredictInput& in) {
     j = {{"alpha", in.alpha}, {"k", in.k}, {"c", in.c}, {"k_max", in.k_max}};
     for (const auto& l : in.cascade) j["cascade"].push_back({{"alpha", l.alpha}, {"c", l.c}, {"steps", l.steps}});
@@ -346,6 +354,8 @@ void to_json(json& j, const PredictInput& in) {
                          {"memory_budget_gb", in.hardware->memory_budget_gb}};
     }
 }
+
+// ---- writing PredictOutput ----
 
 namespace {
 constexpr const char* kLengthsFixedSteps =

@@ -15,6 +15,8 @@
 
 namespace speculum::analytic {
 
+// ---- helpers ----
+
 namespace {
 
 constexpr int kBisections      = 40;    // reviewer acceptance to 1e-12
@@ -39,6 +41,8 @@ bool is_reviewer(const MeasuredEngineRun& r, size_t j) {
 double measured_units(const MeasuredLevel& l) {
     return double(l.per_call ? l.n_calls : l.n_forward);
 }
+
+// ---- chain acceptance fits ----
 
 // Tail of a generation: t[q] += E[steps whose draft request was q < k0 and whose q tokens were all accepted], for
 // `prompts` prompts of n tokens (the engine drafts min(k0, tokens left − 1)). Such steps end without reaching
@@ -154,6 +158,8 @@ std::vector<double> fit_reviewer_alpha(const MeasuredEngineRun& r, const std::ve
     return alpha;
 }
 
+// ---- run fits and token trees ----
+
 struct RunFit {
     std::vector<double> target_alpha, reviewer_alpha;
     std::vector<LevelWork> work;
@@ -217,6 +223,8 @@ std::array<std::string, 3> level_key(const MeasuredEngineRun& r, size_t j) {
 }
 
 }  // namespace
+
+// ---- validation ----
 
 void validate(const MeasuredEngineRun& r) {
     const std::string s = (r.source.empty() ? std::string("run") : r.source) + ": ";
@@ -286,6 +294,8 @@ void validate(const MeasuredEngineRun& r) {
             throw InvalidInput(f + (l.per_call ? "n_calls" : "n_forward") + " is 0 but the level took time");
     }
 }
+
+// ---- calibration ----
 
 EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& runs) {
     if (runs.empty()) throw InvalidInput("calibration needs at least one measured run");
@@ -429,6 +439,8 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
     cal.median_abs_residual = abs_res.size() % 2 ? abs_res[h] : 0.5 * (abs_res[h - 1] + abs_res[h]);
     return cal;
 }
+
+// ---- JSON ----
 
 void to_json(nlohmann::json& j, const EngineCalibration& c) {
     using nlohmann::json;

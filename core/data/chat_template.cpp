@@ -8,6 +8,8 @@
 
 namespace speculum::data {
 
+// ---- format names ----
+
 namespace {
 
 struct FormatName {
@@ -65,6 +67,8 @@ std::string chat_format_names() {
     for (const FormatName& n : k_names) out += std::string(out.empty() ? "" : ", ") + n.name;
     return out;
 }
+
+// ---- detection ----
 
 std::optional<ChatFormat> detect_chat_format(const std::string& t, std::string* why) {
     for (const FormatName& n : k_names)
@@ -124,6 +128,8 @@ std::optional<ChatFormat> detect_chat_format(const std::string& t, std::string* 
     if (has("<|header_start|>") && has("<|header_end|>")) return ChatFormat::llama4;
     return unknown("no known family's markers");
 }
+
+// ---- rendering ----
 
 std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, bool add_assistant) {
     std::ostringstream ss;
@@ -305,6 +311,8 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
     }
     return ss.str();
 }
+
+// ---- applying a model's template ----
 
 std::string apply_chat_template(const std::string& tmpl, const std::vector<ChatMessage>& messages,
                                 const std::string& where, bool add_assistant) {

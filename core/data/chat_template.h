@@ -1,6 +1,6 @@
 // Chat templates: the prompt text of a conversation, for the template families llama.cpp recognises from a model's
 // tokenizer.chat_template (Jinja text it never runs: it looks for marker strings, in llama.cpp's order, and renders
-// the family's fixed format). Dataset rows with a `messages` field are rendered this way (core/engine/session.cpp).
+// the family's fixed format). Dataset rows with a `messages` field are rendered this way (core/session/run.cpp).
 #pragma once
 
 #include <optional>

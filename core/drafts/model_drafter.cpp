@@ -39,6 +39,8 @@ std::vector<int32_t> top_tokens(const std::vector<float>& p, int32_t count) {
 
 }  // namespace
 
+// ---- tree shapes ----
+
 void tree_shape_nodes(const TreeShape& shape, std::vector<int32_t>& parent, std::vector<int32_t>& rank) {
     parent.clear();
     rank.clear();
@@ -82,6 +84,8 @@ void tree_shape_nodes(const TreeShape& shape, std::vector<int32_t>& parent, std:
     }
 }
 
+// ---- construction ----
+
 ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg)
     : ModelDrafter(model, std::move(cfg), ForwardCostModel::of(model)) {}
 
@@ -100,6 +104,8 @@ ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg, ForwardCo
         throw std::invalid_argument("ModelDrafter: forward options do not fit a model of " +
                                     std::to_string(hp.n_layer) + " layers");
 }
+
+// ---- prefix sync ----
 
 void ModelDrafter::sync(std::span<const int32_t> committed) {
     for (int32_t t : committed)
@@ -185,6 +191,8 @@ void ModelDrafter::catch_up(DraftCost& cost) {
     }
 }
 
+// ---- chain drafting ----
+
 DraftChain ModelDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
     const auto t0 = Clock::now();
     DraftChain out;
@@ -225,6 +233,8 @@ DraftChain ModelDrafter::propose(int32_t k, const ProposeParams& params, const C
     out.cost.seconds = seconds_since(t0);
     return out;
 }
+
+// ---- tree drafting ----
 
 DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
     const auto t0 = Clock::now();

@@ -13,6 +13,8 @@
 
 namespace speculum::engine {
 
+// ---- statistics helpers ----
+
 namespace {
 using clock = std::chrono::steady_clock;
 double since(clock::time_point t0) {
@@ -62,6 +64,8 @@ void record_width(RunStats& s, size_t width, double seconds) {
 }
 }  // namespace
 
+// ---- construction ----
+
 struct SpecEngine::RunState {
     Reviewer target;
     model::Sampler sampler;
@@ -108,6 +112,8 @@ drafts::ProposeParams SpecEngine::propose_params(RunState& st) const {
     }
     return p;
 }
+
+// ---- steps ----
 
 SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const CancelToken& cancel) {
     // Draft: the drafter catches up with the committed context (keeping what it already evaluated) and proposes
@@ -250,6 +256,8 @@ void SpecEngine::commit(RunState& st, const Step& step, EventSink* sink) {
     ++st.stats.n_steps;
 }
 
+// ---- the decoding loop ----
+
 RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken& cancel, const ProgressFn& progress,
                           EventSink* sink) {
     const int32_t n_vocab = m_target.hparams().n_vocab;
@@ -331,6 +339,8 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
     if (!res.cancelled && m_cfg.baseline) run_baseline(res, cancel);
     return res;
 }
+
+// ---- statistics and baseline ----
 
 void SpecEngine::finish_stats(RunState& st, RunResult& res) {
     RunStats& s   = st.stats;

@@ -13,6 +13,8 @@
 
 namespace speculum::model {
 
+// ---- weight views ----
+
 WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, std::vector<uint8_t> bytes) {
     auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
     WeightView v;
@@ -68,6 +70,8 @@ const char* weight_memory_name(WeightMemory m) {
     }
     return "unknown";
 }
+
+// ---- large pages ----
 
 namespace {
 
@@ -125,6 +129,8 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
     return true;
 }
 
+// ---- tensor binding and checks ----
+
 // Binds a tensor of the file to a view sharing ownership of the file.
 WeightView view_of(const GgufFile& file, const std::shared_ptr<const GgufFile>& owner, const std::string& name) {
     const GgufTensorInfo* t = file.tensor(name);
@@ -171,6 +177,8 @@ void check_vector(const std::vector<float>& v, int64_t n, const std::string& wha
 }
 
 }  // namespace
+
+// ---- validation ----
 
 void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string& name) {
     if (!is_supported_architecture(hp.arch))
@@ -228,6 +236,8 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
         check_view(L.w_down, e, ff, p + "ffn_down.weight", name);
     }
 }
+
+// ---- loading ----
 
 Model Model::load(const std::string& path, const ProgressFn& progress, const CancelToken& cancel,
                   WeightMemory memory) {
@@ -334,6 +344,8 @@ Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {
     m.m_name = std::move(name);
     return m;
 }
+
+// ---- sizes ----
 
 uint64_t Model::weight_bytes_per_token() const {
     uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);

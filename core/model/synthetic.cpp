@@ -13,6 +13,8 @@
 
 namespace speculum::model {
 
+// ---- random tensors ----
+
 namespace {
 
 using kernels::GgmlType;
@@ -108,6 +110,8 @@ std::vector<float> random_vector(int64_t n, float lo, float hi, Rng& rng) {
 
 }  // namespace
 
+// ---- spec ----
+
 std::optional<kernels::GgmlType> parse_weight_type(const std::string& name) {
     std::string lower;
     for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -192,6 +196,8 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     s.type = *parsed;
     s.seed = j.value("seed", d.seed);
 }
+
+// ---- building ----
 
 Hparams synthetic_hparams(const SyntheticSpec& s) {
     s.validate();
@@ -282,6 +288,8 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
     report(progress, 1.0, "built");
     return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));
 }
+
+// ---- GGUF writing ----
 
 void write_model_gguf(const Model& model, const std::string& path, const GgufFile* tokenizer_from) {
     const Hparams& hp = model.hparams();

@@ -21,6 +21,8 @@
 
 namespace speculum::sweep {
 
+// ---- run state ----
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -77,6 +79,8 @@ void finish_one(RunState& st, const store::ResultRow& row, bool cached, int rung
         st.on_event(e);
     }
 }
+
+// ---- batches ----
 
 // Configurations are evaluated in chunks of about this much work, and each chunk's rows are committed in one
 // transaction: per-row commits cost several times an analytic configuration (~25 us). A configuration that takes
@@ -200,6 +204,8 @@ std::vector<std::optional<store::ResultRow>> run_batch(RunState& st, const std::
     return rows;
 }
 
+// ---- Bayesian optimisation ----
+
 // Bayesian optimisation: propose (initial design, then expected improvement), evaluate as one batch, observe,
 // until the budget is spent. Resuming replays the same proposals from the cached scores.
 void run_bayesian(RunState& st) {
@@ -238,6 +244,8 @@ void run_bayesian(RunState& st) {
 }
 
 }  // namespace
+
+// ---- planning and scoring ----
 
 SweepPoint plan_point(const SweepSpec& spec, uint64_t index) {
     SweepPoint p;
@@ -314,6 +322,8 @@ std::optional<double> objective_score(const SweepSpec& spec, const store::Result
     if (!v || !std::isfinite(*v)) return std::nullopt;
     return spec.objective.maximize ? *v : -*v;
 }
+
+// ---- running a sweep ----
 
 SweepSummary run_sweep(const SweepSpec& spec, Evaluator& evaluator, store::ResultStore& store, const CancelToken& token,
                        const ProgressFn& progress, const SweepEventFn& on_event, const SweepOptions& options) {

@@ -13,6 +13,8 @@ namespace speculum::sweep {
 
 using nlohmann::json;
 
+// ---- field readers ----
+
 namespace {
 
 [[noreturn]] void bad(const std::string& field, const std::string& why) {
@@ -45,6 +47,8 @@ std::string string(const json& j, const std::string& field) {
     if (!j.is_string()) bad(field, "must be a string");
     return j.get<std::string>();
 }
+
+// ---- ranges ----
 
 // 12 significant digits, so 0.1 steps give 0.3 and not 0.30000000000000004 (the value is hashed).
 double tidy(double v) {
@@ -106,6 +110,8 @@ std::string metric_list() {
 }
 
 }  // namespace
+
+// ---- parsing ----
 
 SweepSpec sweep_spec_from_json(const json& j) {
     check_keys(
@@ -202,6 +208,8 @@ SweepSpec sweep_spec_from_json(const json& j) {
     return s;
 }
 
+// ---- validation ----
+
 void SweepSpec::validate() const {
     if (name.empty()) bad("name", "must not be empty");
     if (evaluator != "predict" && evaluator != "engine")
@@ -265,6 +273,8 @@ void SweepSpec::validate() const {
     }
 }
 
+// ---- grid indexing ----
+
 uint64_t SweepSpec::grid_size() const {
     uint64_t n = 1;
     for (const auto& a : axes) {
@@ -304,6 +314,8 @@ std::string SweepSpec::describe(uint64_t index) const {
     for (const auto& p : parts) s += (s.empty() ? "" : " ") + p;
     return s.empty() ? "base" : s;
 }
+
+// ---- JSON ----
 
 void to_json(json& j, const SweepSpec& s) {
     j              = json::object();

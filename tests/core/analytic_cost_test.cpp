@@ -71,3 +71,15 @@ TEST(Cost, ChainTimingApproachesEwifWhenMemoryBound) {
     bad.compute   = "fp8";
     EXPECT_THROW(chain_timing(toy(), target, bad, 4, 0, e), InvalidInput);
 }
+
+TEST(Cost, ChainRooflineHasTheThreeOperatingPoints) {
+    ModelSpec target, draft;
+    draft.params_b = 0.5;
+    const std::vector<RooflinePoint> pts = chain_roofline(toy(), target, draft, 4, 256);
+    ASSERT_EQ(pts.size(), 3u);
+    EXPECT_EQ(pts[1].label, "target verify, 5 tokens");
+    const ForwardCost one = forward_cost(toy(), target, 1, 256), five = forward_cost(toy(), target, 5, 256);
+    EXPECT_DOUBLE_EQ(pts[0].intensity, one.flops / one.bytes);
+    EXPECT_DOUBLE_EQ(pts[1].flops_per_s, five.flops / five.time);
+    EXPECT_GT(pts[1].intensity, pts[0].intensity) << "verifying 5 tokens reads the weights once for 5x the FLOPs";
+}

@@ -200,3 +200,18 @@ TEST(KMatrix, InvalidInputsNameTheField) {
     m.k[0][1] = 2000;
     expect_error(m, "kmatrix.k[0][1]");
 }
+
+// A vertical chain as the engine runs it: each level drafts `steps` for the one above; a Max-Gram leaf costs nothing.
+TEST(KMatrix, VerticalChainAsTheEngineRunsIt) {
+    const KMatrixCascade km = vertical_chain_kmatrix({{0.7, 0.1, 4, false}, {0.5, 0.3, 8, true}});
+    EXPECT_EQ(km.mode, KMatrixMode::truncate);
+    EXPECT_EQ(km.k, (std::vector<std::vector<int>>{{0, 4, 0}, {0, 0, 8}, {0, 0, 0}}));
+    EXPECT_DOUBLE_EQ(km.alpha[0][1], 0.7);
+    EXPECT_DOUBLE_EQ(km.alpha[1][2], 0.5);
+    EXPECT_EQ(km.c, (std::vector<double>{0.1, 0.0}));
+    EXPECT_EQ(km.block, (std::vector<int>{1, 0}));
+    EXPECT_NO_THROW(validate(km));
+    // One level is plain chain speculative decoding: E[tokens per target pass] = (1 − α^(γ+1)) / (1 − α).
+    const KMatrixResult r = kmatrix_cascade(vertical_chain_kmatrix({{0.6, 0.1, 3, false}}));
+    EXPECT_NEAR(r.expected_tokens, (1 - std::pow(0.6, 4)) / (1 - 0.6), 1e-12);
+}

@@ -22,6 +22,8 @@ using namespace speculum::sweep;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// ---- bump objective ----
+
 namespace {
 
 constexpr double kCholeskyTol   = 1e-10;  // max |L L^T - A| on a well-conditioned 12 x 12 matrix
@@ -95,6 +97,8 @@ std::string error_of(const json& j) {
 
 }  // namespace
 
+// ---- Gaussian process ----
+
 TEST(GaussianProcess, CholeskyReconstructsAndRejectsIndefinite) {
     const size_t n = 12;
     std::mt19937_64 rng(3);
@@ -153,6 +157,8 @@ TEST(GaussianProcess, ExpectedImprovement) {
     EXPECT_LT(expected_improvement(1.0, 1.0, 1.0, 0.5), expected_improvement(1.0, 1.0, 1.0, 0.0));
     EXPECT_GE(expected_improvement(-40.0, 1.0, 1.0, 0.0), 0.0);
 }
+
+// ---- axis encoding and spec fields ----
 
 TEST(BayesOpt, AxisEncoding) {
     SweepSpec spec = sweep_spec_from_json(json::parse(R"({"base": {},
@@ -228,6 +234,8 @@ TEST(BayesOpt, SpecFieldsRoundTripAndValidate) {
     // The other modes ignore the Bayesian fields' values (defaults still round-trip).
     EXPECT_EQ(error_of(bump_spec("random", 40, 9)), "");
 }
+
+// ---- whole sweeps ----
 
 TEST(BayesOpt, ReachesTheOptimumInFewerEvaluationsThanRandomSearch) {
     // 51 x 51 x 3 = 7803 configurations: more than kBayesCandidates, so the candidate draws are exercised too.
@@ -362,6 +370,8 @@ TEST(BayesOpt, BudgetAtLeastTheGridEvaluatesTheWholeGrid) {
     EXPECT_EQ(s.best->config["x"].get<double>(), 0.6);
     EXPECT_EQ(s.best->config["mode"], "b");
 }
+
+// ---- optimizer ----
 
 TEST(BayesOpt, OptimizerExhaustsASmallGridWithoutRepeats) {
     json j         = bump_spec("bayesian", 30, 4);

@@ -20,6 +20,8 @@ using speculum::test::copy_of;
 using speculum::test::decode_all;
 using speculum::test::rel_diff;
 
+// ---- tolerances and cases ----
+
 namespace {
 
 // Fast (f32 activations) vs reference: the fast kernels accumulate in another order and the fast attention uses an
@@ -66,6 +68,8 @@ std::vector<Case> all_cases() {
 class ForwardByType : public testing::TestWithParam<Case> {};
 
 }  // namespace
+
+// ---- every shape and weight type ----
 
 TEST_P(ForwardByType, FastMatchesReferenceThroughGguf) {
     const Case c = GetParam();
@@ -120,6 +124,8 @@ TEST_P(ForwardByType, BatchedEqualsSequentialDecode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ForwardByType, testing::ValuesIn(all_cases()), case_name);
+
+// ---- batching, rollback and trees ----
 
 TEST(Forward, ReferenceBatchIsBitwiseSequential) {
     // The reference path runs the same scalar operations per token whether batched or not.
@@ -211,6 +217,8 @@ TEST(Forward, TreeMaskEqualsDecodingEachBranch) {
     }
 }
 
+// ---- layer skipping and slot selection ----
+
 TEST(Forward, LayerSkipEqualsModelWithoutTheLayers) {
     SyntheticSpec s = test::spec_gqa(GgmlType::F16);
     s.n_layer       = 4;
@@ -272,6 +280,8 @@ TEST(Forward, ExplicitCachedSlotsSelectWhatIsAttended) {
     EXPECT_GT(rel_diff(sel.decode(9, 4, some), copy_of(all.decode(9, 4))), 1e-3);
 }
 
+// ---- errors, cancellation and cost ----
+
 TEST(Forward, ErrorsAreClear) {
     const Model m = make_synthetic_model(test::spec_gqa(GgmlType::F32));
     InferenceContext ctx(m, {.n_ctx = 4, .n_batch = 2});
@@ -321,6 +331,8 @@ TEST(Forward, CostCountsWhatThePassReads) {
     EXPECT_LT(ctx.last_cost().bytes_weights, 2 * m.weight_bytes_per_token());  // weights read once for both
     EXPECT_GT(ctx.last_cost().flops, 1.9 * matmul_flops);
 }
+
+// ---- long contexts and BF16 prompts ----
 
 // Long contexts take the fast path's GEMM attention for every batch (decode and verification too, once 256 slots are
 // cached): against the reference path on a 300-token prompt, then a token tree, for plain GQA and for gemma2's

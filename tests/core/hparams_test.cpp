@@ -13,6 +13,8 @@ using namespace speculum::model;
 using speculum::kernels::GgmlType;
 using testing::HasSubstr;
 
+// ---- GGUF fixtures ----
+
 namespace {
 
 struct TensorDesc {
@@ -133,6 +135,8 @@ ModelDesc edited(std::function<void(ModelDesc&)> edit, Shape s = {}) {
 
 }  // namespace
 
+// ---- accepted models ----
+
 TEST(Hparams, LlamaUntied) {
     Hparams h = hparams_from_gguf(write(describe({})));
     EXPECT_EQ(h.arch, "llama");
@@ -205,6 +209,8 @@ TEST(Hparams, RopeFreqsTensorIsReported) {
                 HasSubstr("tensor 'rope_freqs.weight': shape [16] does not match [n_rot / 2] = [8]"));
 }
 
+// ---- rejected metadata ----
+
 TEST(Hparams, UnsupportedArchitecture) {
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.set("general.architecture", str("gpt2")); })),
               "model.gguf: general.architecture: architecture 'gpt2' is not supported (llama, qwen2, qwen3, gemma2, "
@@ -253,6 +259,8 @@ TEST(Hparams, MixtureOfExpertsRejected) {
                 HasSubstr("llama.expert_count: mixture-of-experts models are not supported"));
 }
 
+// ---- rejected tensors ----
+
 TEST(Hparams, MissingTensor) {
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.drop_tensor("blk.1.ffn_down.weight"); })),
               "model.gguf: tensor 'blk.1.ffn_down.weight': missing");
@@ -297,6 +305,8 @@ TEST(Hparams, UnexpectedTensorsAreRejected) {
                 })),
                 HasSubstr("tensor 'blk.0.attn_output.bias': not part of a llama model"));
 }
+
+// ---- vocabulary size ----
 
 TEST(Hparams, TokenizerSizeMustMatchEmbeddings) {
     EXPECT_THAT(error_of(edited([](ModelDesc& d) {

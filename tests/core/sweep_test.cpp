@@ -23,6 +23,8 @@ using namespace speculum::sweep;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// ---- fixtures ----
+
 namespace {
 
 fs::path fresh_db(const std::string& name) {
@@ -78,6 +80,8 @@ public:
 };
 
 }  // namespace
+
+// ---- spec parsing and sampling ----
 
 TEST(SweepSpec, ParsesRangesAndIndexesTheGrid) {
     SweepSpec s = sweep_spec_from_json(small_spec());
@@ -153,6 +157,8 @@ TEST(SweepSpec, RandomDrawsAreDistinctAndReproducible) {
     j["sampling"]["n"] = 1000;  // more than the grid: the whole grid once
     EXPECT_EQ(plan_points(sweep_spec_from_json(j)).size(), 20u);
 }
+
+// ---- grid runs ----
 
 TEST(Sweep, GridRunStoresEveryConfigurationAndRerunIsACacheHit) {
     SweepSpec spec = sweep_spec_from_json(small_spec());
@@ -268,6 +274,8 @@ TEST(Sweep, FailedConfigurationsAreStoredAndRetried) {
     EXPECT_TRUE(store->query(store::parse_filters("status=failed")).empty());
 }
 
+// ---- successive halving ----
+
 TEST(Sweep, SuccessiveHalvingFindsTheOptimumWithoutTheFullBudget) {
     json j         = json::parse(R"({"name": "sh", "base": {"x": 0},
         "axes": [{"path": "/x", "range": {"from": 0, "to": 1, "step": 0.01}}],
@@ -297,6 +305,8 @@ TEST(Sweep, SuccessiveHalvingFindsTheOptimumWithoutTheFullBudget) {
     EXPECT_EQ(s2.cached, 40u);
     EXPECT_EQ(s2.best->key, s.best->key);
 }
+
+// ---- parallel run ----
 
 TEST(Sweep, ParallelRunInTheJobArenaEqualsTheSerialRun) {
     SweepSpec spec = sweep_spec_from_json(small_spec());

@@ -31,6 +31,8 @@ namespace fs = std::filesystem;
 
 extern char** environ;
 
+// ---- files and child processes ----
+
 namespace {
 
 constexpr auto kJobTimeout = std::chrono::seconds(60);  // a hung mpirun fails the test instead of hanging it
@@ -142,6 +144,8 @@ JobResult run_job(const std::vector<std::string>& argv, const std::string& name)
     return {code, c.output()};
 }
 
+// ---- comparing result stores ----
+
 // Statistics without the wall-clock figures (times, rates, cost ratios measured from times).
 json deterministic_stats(json stats) {
     for (const char* k :
@@ -190,6 +194,8 @@ void expect_same_results(const fs::path& a, const fs::path& b, const std::vector
     }
 }
 
+// ---- sweep specs ----
+
 // 2 drafts (the bundled draft model, the target's own first two layers) x 3 gammas, one 16-token prompt.
 std::string engine_spec() {
     fs::path draft = speculum::test::source_dir() / "resources/models/speculum-draft-f16.gguf";
@@ -221,6 +227,8 @@ const char* kSlowSpec      = R"({
 })";
 constexpr int kSlowConfigs = 9;
 
+// ---- in-flight polling ----
+
 // Waits until <db>.inflight.json shows `rank` holding a configuration; returns its entry (null on timeout).
 json wait_for_inflight(const fs::path& db, int rank, Child& job) {
     fs::path file = db.string() + ".inflight.json";
@@ -239,6 +247,8 @@ json wait_for_inflight(const fs::path& db, int rank, Child& job) {
 }
 
 }  // namespace
+
+// ---- equal results ----
 
 TEST(SweepMpi, ThreeRanksEqualOneProcessOnTheBundledModels) {
     fs::path spec = write_file("engine_spec.json", engine_spec());
@@ -259,6 +269,8 @@ TEST(SweepMpi, ThreeRanksEqualOneProcessOnTheBundledModels) {
     ASSERT_EQ(again.code, 0) << again.out;
     EXPECT_NE(again.out.find("6 planned, 0 evaluated, 6 cached"), std::string::npos) << again.out;
 }
+
+// ---- killed ranks ----
 
 TEST(SweepMpi, KilledRankIsDroppedAndItsConfigurationRunsElsewhere) {
     fs::path spec = write_file("slow_spec.json", kSlowSpec);

@@ -1,4 +1,4 @@
-// Intents that panels emit. The app drains them after ImGui::Render(): the controller (ui/app_controller) handles
+// Intents that panels emit. The app drains them after ImGui::Render(): the controller (ui/model/app_controller) handles
 // the Qt-free ones and the main window the rest (file dialogs, quit). Panels never mutate core or app state.
 #pragma once
 

@@ -43,7 +43,7 @@ public:
     ~AppController();
 
     void set_build(const BuildInfo& build);
-    // Wires a measuring engine (ui/engine_measurer: the real speculative engine). Without one, the measured panels
+    // Wires a measuring engine (ui/model/engine_measurer: the real speculative engine). Without one, the measured panels
     // say why they are empty.
     void set_measurer(Measurer measurer);
 
@@ -52,7 +52,7 @@ public:
     void open_model(const std::string& path);
     void open_dataset(const std::string& path);
     void set_config(const AppConfig& config);
-    // Opens a sweep result store read-only on a worker (ui/store_view); an unreadable file becomes an error message
+    // Opens a sweep result store read-only on a worker (ui/model/store_view); an unreadable file becomes an error message
     // and a snapshot store with its error set.
     void open_results(const std::string& path);
     // Maps a stored row's configuration onto the editor and says what could not be loaded.

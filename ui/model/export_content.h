@@ -46,7 +46,7 @@ struct ExportDocument {
 };
 
 // The SpecConfig a manifest exports: exactly what a measured run of the snapshot's configuration uses
-// (ui/engine_measurer's spec_config_from_app, with the open dataset and task), so `speculum-cli run --config
+// (ui/model/spec_mapping's spec_config_from_app, with the open dataset and task), so `speculum-cli run --config
 // manifest.json` reproduces the app's measured run. `notes` collects what it cannot carry (the horizontal split,
 // which the editor models only). Throws std::invalid_argument, as measuring would, for what cannot run.
 engine::SpecConfig export_spec_config(const UiSnapshot& snap, std::vector<std::string>& notes);

@@ -1,7 +1,9 @@
-// AppConfig -> PredictInput -> predict(), plus the tree and roofline figures the panels draw.
+// AppConfig -> PredictInput -> predict(), plus the tree, cascade and roofline figures the panels draw (their
+// formulas are core/analytic's: tree_figures, vertical_chain_kmatrix, chain_roofline).
 #include "ui/model/modeled.h"
 
 #include "core/analytic/cost.h"
+#include "core/analytic/kmatrix.h"
 
 #include <algorithm>
 
@@ -25,17 +27,6 @@ analytic::AcceptanceTable rank_table(const AppConfig& cfg, const MeasuredView* m
     if (cfg.tree.mode == TreeMode::optimal_measured && measured && !measured->stats.rank_counts.offered.empty())
         return {measured->stats.rank_alpha()};
     return {cfg.tree.rank_acceptance};
-}
-
-void add_roofline(ModeledView& v, const hw::HardwareProfile& hw, const analytic::ModelSpec& target,
-                  const analytic::ModelSpec& draft, int k, int context) {
-    auto point = [&](const std::string& label, const analytic::ModelSpec& m, int n) {
-        analytic::ForwardCost fc = analytic::forward_cost(hw, m, n, context);
-        if (fc.bytes > 0 && fc.time > 0) v.roofline.push_back({label, fc.flops / fc.bytes, fc.flops / fc.time});
-    };
-    point("target, 1 token (autoregressive)", target, 1);
-    point("target verify, " + std::to_string(k + 1) + " tokens", target, k + 1);
-    point("draft, 1 token", draft, 1);
 }
 
 }  // namespace
@@ -65,24 +56,10 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         // what the engine measures: like with like.
         in.cascade.push_back({{cfg.alpha}, in.c, cfg.gamma});
         for (const auto& l : cfg.cascade) in.cascade.push_back({{l.alpha}, l.c, l.steps});
-        const size_t n = cfg.cascade.size() + 1;
-        analytic::KMatrixCascade km;
-        km.mode = analytic::KMatrixMode::truncate;
-        km.k.assign(n + 1, std::vector<int>(n + 1, 0));
-        km.alpha.assign(n + 1, std::vector<double>(n + 1, 0.0));
-        km.k[0][1]     = cfg.gamma;
-        km.alpha[0][1] = in.alpha.front();
-        km.c.push_back(in.c);
-        km.block.push_back(1);
-        for (size_t j = 1; j < n; ++j) {
-            const CascadeLevelConfig& l = cfg.cascade[j - 1];
-            km.k[j][j + 1]              = l.steps;
-            km.alpha[j][j + 1]          = l.alpha;
-            const bool maxgram          = l.drafter == drafts::DraftKind::maxgram;
-            km.c.push_back(maxgram ? 0.0 : l.c);
-            km.block.push_back(maxgram ? 0 : 1);
-        }
-        in.kmatrix = km;
+        std::vector<analytic::ChainLevel> chain{{in.alpha.front(), in.c, cfg.gamma, false}};
+        for (const CascadeLevelConfig& l : cfg.cascade)
+            chain.push_back({l.alpha, l.c, l.steps, l.drafter == drafts::DraftKind::maxgram});
+        in.kmatrix = analytic::vertical_chain_kmatrix(chain);
     }
     in.horizontal = cfg.horizontal;
 
@@ -129,7 +106,7 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         std::vector<double> positions(size_t(cfg.gamma), in.alpha.back());
         for (size_t i = 0; i < positions.size() && i < in.alpha.size(); ++i) positions[i] = in.alpha[i];
         v.length_distribution = analytic::chain_length_distribution(positions);
-        if (hw) add_roofline(v, *hw, v.target_spec, draft, cfg.gamma, cfg.context);
+        if (hw) v.roofline = analytic::chain_roofline(*hw, v.target_spec, draft, cfg.gamma, cfg.context);
     } catch (const std::exception& e) {
         v.error = e.what();
     }

@@ -3,6 +3,7 @@
 // UI calls it in the same frame a slider moves. Everything here is "modeled", never measured.
 #pragma once
 
+#include "core/analytic/cost.h"
 #include "core/analytic/predict.h"
 #include "core/hw/profile.h"
 #include "ui/model/app_config.h"
@@ -15,11 +16,7 @@
 
 namespace speculum::ui {
 
-struct RooflinePoint {
-    std::string label;        // "target verify (k+1 tokens)"
-    double intensity  = 0;    // FLOP per byte read
-    double flops_per_s = 0;   // attained, modeled (FLOP / modeled time)
-};
+using analytic::RooflinePoint;
 
 struct ModeledView {
     analytic::PredictInput input;

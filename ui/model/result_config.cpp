@@ -35,7 +35,7 @@ void from_predict(const json& j, ResultConfigLoad& out) {
         } else if (key == "c" && v.is_number()) {
             cfg.cost_ratio = v.get<double>();
         } else if (key == "cascade" && v.is_array()) {
-            // The app models a cascade as [level 1 (alpha, c, gamma), then its extra levels] (ui/modeled.cpp).
+            // The app models a cascade as [level 1 (alpha, c, gamma), then its extra levels] (ui/model/modeled.cpp).
             cfg.cascade.clear();
             for (size_t i = 0; i < v.size(); ++i) {
                 const json& l       = v[i];

@@ -1,5 +1,5 @@
 // The immutable, value-type view of the application state that every panel draws from. The controller
-// (ui/app_controller) builds a new one when something changes; panels never reach into core objects.
+// (ui/model/app_controller) builds a new one when something changes; panels never reach into core objects.
 #pragma once
 
 #include "core/hw/profile.h"
@@ -18,7 +18,7 @@
 
 namespace speculum::ui {
 
-struct StoreView;  // ui/store_view.h
+struct StoreView;  // ui/model/store_view.h
 
 struct JobView {
     uint64_t id = 0;

@@ -22,6 +22,8 @@ constexpr auto kIdleSleep = std::chrono::microseconds(500);
 
 }  // namespace
 
+// ---- construction ----
+
 Coordinator::Coordinator(MpiSession& comm, const sweep::SweepSpec& spec, sweep::Evaluator& evaluator,
                          const std::filesystem::path& db, const MpiSweepOptions& options,
                          const volatile sig_atomic_t& interrupted, std::ostream& log)
@@ -50,6 +52,8 @@ std::string Coordinator::who(int r) const {
     if (!k.host.empty()) s += " (pid " + std::to_string(k.pid) + " on " + k.host + ")";
     return s;
 }
+
+// ---- in-flight list ----
 
 InflightEntry Coordinator::entry(int r, const Task& t) const {
     const sweep::SweepPoint& p = (*m_batch->points)[t.k];
@@ -92,6 +96,8 @@ void Coordinator::remove_inflight() {
     std::error_code ec;
     std::filesystem::remove(m_inflight_file, ec);
 }
+
+// ---- stopping and dropping ranks ----
 
 void Coordinator::stop_rank(int r, const std::string& reason) noexcept {
     Rank& k = m_ranks[static_cast<size_t>(r)];
@@ -140,6 +146,8 @@ void Coordinator::drop_rank(int r, const std::string& why, Batch* b) {
         stop_rank(r, "dropped by rank 0: " + why);
     m_log << std::flush;
 }
+
+// ---- messages ----
 
 void Coordinator::deliver(Batch& b, int r, store::ResultRow row) {
     Rank& k  = m_ranks[static_cast<size_t>(r)];
@@ -227,6 +235,8 @@ void Coordinator::handle_local(Batch& b) {
     drop_rank(0, "rank 0's evaluation was cancelled", &b);
 }
 
+// ---- assignment and timeouts ----
+
 void Coordinator::assign_one(Batch& b, size_t r) {
     Rank& k  = m_ranks[r];
     size_t i = b.queue.front();
@@ -272,6 +282,8 @@ void Coordinator::check_timeouts(Batch& b) {
                       "no message for " + fmt(std::chrono::duration<double>(now - k.last_heard).count(), 1) + " s", &b);
     }
 }
+
+// ---- batch loop ----
 
 void Coordinator::run_batch(const std::vector<sweep::SweepPoint>& points, int prompts, const sweep::FinishFn& finish) {
     Batch b;
