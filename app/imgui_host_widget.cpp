@@ -109,7 +109,8 @@ void ImGuiHostWidget::paintGL() {
 
     // Frame pacing: draw again only while something asked for it. A screenshot waits for an idle controller.
     if (m_screenshot_after >= 0) {
-        if (m_controller.busy()) m_screenshot_after = std::max(m_screenshot_after, 2);
+        if (m_controller.busy())
+            m_screenshot_after = std::max(m_screenshot_after, 2);
         else if (--m_screenshot_after <= 0) {
             m_screenshot_after = -1;
             QTimer::singleShot(0, this, [this] { take_screenshot(); });

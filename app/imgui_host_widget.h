@@ -3,9 +3,9 @@
 // snapshot changes, and while the app's progress timer runs; never on a free-running timer.
 #pragma once
 
+#include "ui/dashboard.h"
 #include "ui/model/actions.h"
 #include "ui/model/app_controller.h"
-#include "ui/dashboard.h"
 
 #include <QElapsedTimer>
 #include <QOpenGLWidget>

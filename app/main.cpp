@@ -18,8 +18,9 @@ namespace {
 bool set_values(speculum::ui::AppConfig& cfg, const char* option, const QStringList& items) {
     for (const QString& item : items) {
         int eq = item.indexOf('=');
-        std::string error = eq <= 0 ? "expected KEY=VALUE" :
-            speculum::ui::set_config_value(cfg, item.left(eq).toStdString(), item.mid(eq + 1).toStdString());
+        std::string error =
+            eq <= 0 ? "expected KEY=VALUE"
+                    : speculum::ui::set_config_value(cfg, item.left(eq).toStdString(), item.mid(eq + 1).toStdString());
         if (!error.empty()) {
             std::fprintf(stderr, "speculum: %s %s: %s\n", option, qPrintable(item), error.c_str());
             return false;
@@ -59,10 +60,12 @@ int main(int argc, char** argv) {
     QCommandLineOption screenshot("screenshot",
                                   "Render, wait until no job runs (measured runs included), save a screenshot to "
                                   "<file> (PNG) and exit. Saved settings are neither read nor written unless "
-                                  "--settings-file is given.", "file");
+                                  "--settings-file is given.",
+                                  "file");
     QCommandLineOption then_set("then-set",
                                 "Scripted edit: once the first measured run has completed, change this setting "
-                                "(repeatable; one ActionSetConfig) and wait for the measured re-run.", "key=value");
+                                "(repeatable; one ActionSetConfig) and wait for the measured re-run.",
+                                "key=value");
     QCommandLineOption wait_measured("exit-when-measured",
                                      "Wait for the measured run of the final configuration, print it "
                                      "('speculum: measured: speedup ...') and exit (after --screenshot, if given).");
@@ -75,11 +78,15 @@ int main(int argc, char** argv) {
     QCommandLineOption dataset("dataset", "Open this JSONL dataset at start.", "path");
     QCommandLineOption results("results",
                                "Open this sweep result store (speculum-cli sweep --db) read-only at start; the Design "
-                               "space panel shows it.", "file.sqlite");
+                               "space panel shows it.",
+                               "file.sqlite");
     QCommandLineOption panel("panel", "Show only the panel with this title, over the whole window.", "title");
-    QCommandLineOption set("set", "Change a setting at start, e.g. gamma=6, alpha=0.7, profile=rtx4090, /levels/0/prune/ratio=0.3 (repeatable).",
-                           "key=value");
-    QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.", "x,y");
+    QCommandLineOption set(
+        "set",
+        "Change a setting at start, e.g. gamma=6, alpha=0.7, profile=rtx4090, /levels/0/prune/ratio=0.3 (repeatable).",
+        "key=value");
+    QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.",
+                             "x,y");
     for (const auto& o : {screenshot, frames, size, model, dataset, results, panel, set, sweep, then_set, wait_measured,
                           timeout, settings_file})
         parser.addOption(o);
@@ -107,8 +114,10 @@ int main(int argc, char** argv) {
     if (parser.isSet(sweep)) {
         auto axis = [](const QString& name, speculum::ui::SweepAxis& out) {
             using speculum::ui::SweepAxis;
-            const std::pair<const char*, SweepAxis> names[] = {{"gamma", SweepAxis::gamma}, {"alpha", SweepAxis::alpha},
-                                                               {"c", SweepAxis::cost_ratio}, {"budget", SweepAxis::tree_budget}};
+            const std::pair<const char*, SweepAxis> names[] = {{"gamma", SweepAxis::gamma},
+                                                               {"alpha", SweepAxis::alpha},
+                                                               {"c", SweepAxis::cost_ratio},
+                                                               {"budget", SweepAxis::tree_budget}};
             for (const auto& [n, a] : names)
                 if (name == n) return out = a, true;
             return false;
@@ -126,7 +135,8 @@ int main(int argc, char** argv) {
     } else {
         // No model named: open the bundled target, so a fresh checkout shows a real model at once.
         std::error_code ec;
-        if (auto res = speculum::resources_dir(); res && std::filesystem::exists(*res / speculum::kBundledTargetModel, ec))
+        if (auto res = speculum::resources_dir();
+            res && std::filesystem::exists(*res / speculum::kBundledTargetModel, ec))
             controller.open_model((*res / speculum::kBundledTargetModel).string());
     }
     if (parser.isSet(dataset)) controller.open_dataset(parser.value(dataset).toStdString());
@@ -137,8 +147,8 @@ int main(int argc, char** argv) {
     if (scripted) {
         speculum::app::ScriptedRun::Options o;
         bool ok_n = false, ok_t = false;
-        o.frames     = parser.value(frames).toInt(&ok_n);
-        o.timeout_s  = parser.value(timeout).toInt(&ok_t);
+        o.frames    = parser.value(frames).toInt(&ok_n);
+        o.timeout_s = parser.value(timeout).toInt(&ok_t);
         if (!ok_n || o.frames < 1 || o.frames > 100000 || !ok_t || o.timeout_s < 1 || o.timeout_s > 86400) {
             std::fprintf(stderr, "speculum: --frames and --timeout expect positive integers\n");
             return 2;

@@ -40,7 +40,7 @@ MainWindow::MainWindow(bool use_settings, const QString& settings_file)
 }
 
 void MainWindow::build_menus() {
-    QMenu* file = menuBar()->addMenu("&File");
+    QMenu* file         = menuBar()->addMenu("&File");
     QAction* open_model = file->addAction("Open &model...", this, &MainWindow::open_model_dialog);
     open_model->setShortcut(QKeySequence::Open);
     file->addAction("Open &dataset...", this, &MainWindow::open_dataset_dialog);
@@ -59,8 +59,8 @@ void MainWindow::build_menus() {
 
     QMenu* view = menuBar()->addMenu("&View");
     for (const auto& panel : m_host->dashboard().panels()) {
-        QAction* a   = view->addAction(panel.title);
-        bool* shown  = panel.visible;
+        QAction* a  = view->addAction(panel.title);
+        bool* shown = panel.visible;
         a->setCheckable(true);
         connect(view, &QMenu::aboutToShow, a, [a, shown] { a->setChecked(*shown); });  // panels close themselves too
         connect(a, &QAction::toggled, this, [this, shown](bool on) {
@@ -107,17 +107,24 @@ void MainWindow::after_frame() {
     if (!snap.status_line.empty() && statusBar()->currentMessage() != QString::fromStdString(snap.status_line))
         statusBar()->showMessage(QString::fromStdString(snap.status_line));
     // Redraw on demand: a capped timer only while work is in flight (progress, streaming, debounce).
-    if (m_controller.busy() && !m_progress_timer->isActive()) m_progress_timer->start();
-    else if (!m_controller.busy() && m_progress_timer->isActive()) m_progress_timer->stop();
+    if (m_controller.busy() && !m_progress_timer->isActive())
+        m_progress_timer->start();
+    else if (!m_controller.busy() && m_progress_timer->isActive())
+        m_progress_timer->stop();
 }
 
 void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
     for (const auto& a : actions) {
-        if (auto* msg = std::get_if<ui::ActionShowMessage>(&a)) statusBar()->showMessage(QString::fromStdString(msg->text), 5000);
-        else if (std::holds_alternative<ui::ActionQuit>(a)) close();
-        else if (std::holds_alternative<ui::ActionOpenModelDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_model_dialog);
-        else if (std::holds_alternative<ui::ActionOpenDatasetDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_dataset_dialog);
-        else if (std::holds_alternative<ui::ActionOpenResultsDialog>(a)) QTimer::singleShot(0, this, &MainWindow::open_results_dialog);
+        if (auto* msg = std::get_if<ui::ActionShowMessage>(&a))
+            statusBar()->showMessage(QString::fromStdString(msg->text), 5000);
+        else if (std::holds_alternative<ui::ActionQuit>(a))
+            close();
+        else if (std::holds_alternative<ui::ActionOpenModelDialog>(a))
+            QTimer::singleShot(0, this, &MainWindow::open_model_dialog);
+        else if (std::holds_alternative<ui::ActionOpenDatasetDialog>(a))
+            QTimer::singleShot(0, this, &MainWindow::open_dataset_dialog);
+        else if (std::holds_alternative<ui::ActionOpenResultsDialog>(a))
+            QTimer::singleShot(0, this, &MainWindow::open_results_dialog);
     }
 }
 
@@ -131,8 +138,9 @@ void MainWindow::open_model_dialog() {
 }
 
 void MainWindow::open_dataset_dialog() {
-    QString dir  = m_last_dataset.isEmpty() ? QString() : QFileInfo(m_last_dataset).absolutePath();
-    QString path = QFileDialog::getOpenFileName(this, "Open dataset", dir, "JSONL prompt suites (*.jsonl);;All files (*)");
+    QString dir = m_last_dataset.isEmpty() ? QString() : QFileInfo(m_last_dataset).absolutePath();
+    QString path =
+        QFileDialog::getOpenFileName(this, "Open dataset", dir, "JSONL prompt suites (*.jsonl);;All files (*)");
     if (path.isEmpty()) return;
     m_last_dataset = path;
     m_controller.open_dataset(path.toStdString());

@@ -45,8 +45,8 @@ private:
     std::unique_ptr<QSettings> open_settings() const;
 
     ui::AppController m_controller;
-    ImGuiHostWidget* m_host = nullptr;
-    QLabel* m_job_label = nullptr;
+    ImGuiHostWidget* m_host      = nullptr;
+    QLabel* m_job_label          = nullptr;
     QProgressBar* m_job_progress = nullptr;
     QToolButton* m_job_cancel    = nullptr;
     QTimer* m_progress_timer     = nullptr;  // ~30 Hz redraws while a job runs; stopped when idle

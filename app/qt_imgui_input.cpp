@@ -36,17 +36,28 @@ void imgui_input_init(ImGuiIO& io) {
         int qt;
     };
     static const Pair map[] = {
-        {ImGuiKey_Tab, Qt::Key_Tab},           {ImGuiKey_LeftArrow, Qt::Key_Left},
-        {ImGuiKey_RightArrow, Qt::Key_Right},  {ImGuiKey_UpArrow, Qt::Key_Up},
-        {ImGuiKey_DownArrow, Qt::Key_Down},    {ImGuiKey_PageUp, Qt::Key_PageUp},
-        {ImGuiKey_PageDown, Qt::Key_PageDown}, {ImGuiKey_Home, Qt::Key_Home},
-        {ImGuiKey_End, Qt::Key_End},           {ImGuiKey_Insert, Qt::Key_Insert},
-        {ImGuiKey_Delete, Qt::Key_Delete},     {ImGuiKey_Backspace, Qt::Key_Backspace},
-        {ImGuiKey_Space, Qt::Key_Space},       {ImGuiKey_Enter, Qt::Key_Return},
-        {ImGuiKey_Escape, Qt::Key_Escape},     {ImGuiKey_KeyPadEnter, Qt::Key_Enter},
-        {ImGuiKey_A, Qt::Key_A},               {ImGuiKey_C, Qt::Key_C},
-        {ImGuiKey_V, Qt::Key_V},               {ImGuiKey_X, Qt::Key_X},
-        {ImGuiKey_Y, Qt::Key_Y},               {ImGuiKey_Z, Qt::Key_Z},
+        {ImGuiKey_Tab, Qt::Key_Tab},
+        {ImGuiKey_LeftArrow, Qt::Key_Left},
+        {ImGuiKey_RightArrow, Qt::Key_Right},
+        {ImGuiKey_UpArrow, Qt::Key_Up},
+        {ImGuiKey_DownArrow, Qt::Key_Down},
+        {ImGuiKey_PageUp, Qt::Key_PageUp},
+        {ImGuiKey_PageDown, Qt::Key_PageDown},
+        {ImGuiKey_Home, Qt::Key_Home},
+        {ImGuiKey_End, Qt::Key_End},
+        {ImGuiKey_Insert, Qt::Key_Insert},
+        {ImGuiKey_Delete, Qt::Key_Delete},
+        {ImGuiKey_Backspace, Qt::Key_Backspace},
+        {ImGuiKey_Space, Qt::Key_Space},
+        {ImGuiKey_Enter, Qt::Key_Return},
+        {ImGuiKey_Escape, Qt::Key_Escape},
+        {ImGuiKey_KeyPadEnter, Qt::Key_Enter},
+        {ImGuiKey_A, Qt::Key_A},
+        {ImGuiKey_C, Qt::Key_C},
+        {ImGuiKey_V, Qt::Key_V},
+        {ImGuiKey_X, Qt::Key_X},
+        {ImGuiKey_Y, Qt::Key_Y},
+        {ImGuiKey_Z, Qt::Key_Z},
     };
     for (const Pair& p : map) io.KeyMap[p.imgui] = qt_key_slot(p.qt);
 }
@@ -61,19 +72,25 @@ static void set_modifiers(ImGuiIO& io, Qt::KeyboardModifiers mods) {
 
 static int mouse_index(Qt::MouseButton b) {
     switch (b) {
-        case Qt::LeftButton: return 0;
-        case Qt::RightButton: return 1;
-        case Qt::MiddleButton: return 2;
-        case Qt::BackButton: return 3;
-        case Qt::ForwardButton: return 4;
-        default: return -1;
+        case Qt::LeftButton:
+            return 0;
+        case Qt::RightButton:
+            return 1;
+        case Qt::MiddleButton:
+            return 2;
+        case Qt::BackButton:
+            return 3;
+        case Qt::ForwardButton:
+            return 4;
+        default:
+            return -1;
     }
 }
 
 bool feed_qt_event(QEvent* event, ImGuiIO& io, QWidget* widget) {
     switch (event->type()) {
         case QEvent::MouseMove: {
-            auto* e    = static_cast<QMouseEvent*>(event);
+            auto* e     = static_cast<QMouseEvent*>(event);
             io.MousePos = ImVec2(float(e->position().x()), float(e->position().y()));
             return true;
         }
@@ -96,9 +113,9 @@ bool feed_qt_event(QEvent* event, ImGuiIO& io, QWidget* widget) {
         }
         case QEvent::KeyPress:
         case QEvent::KeyRelease: {
-            auto* e    = static_cast<QKeyEvent*>(event);
-            bool down  = event->type() == QEvent::KeyPress;
-            int slot   = qt_key_slot(e->key());
+            auto* e   = static_cast<QKeyEvent*>(event);
+            bool down = event->type() == QEvent::KeyPress;
+            int slot  = qt_key_slot(e->key());
             if (slot >= 0) io.KeysDown[slot] = down;
             set_modifiers(io, e->modifiers());
             if (down) {
@@ -121,30 +138,41 @@ bool feed_qt_event(QEvent* event, ImGuiIO& io, QWidget* widget) {
         case QEvent::Leave:
             io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
             return true;
-        default: return false;
+        default:
+            return false;
     }
     (void)widget;
 }
 
 void feed_frame(ImGuiIO& io, QWidget* widget, double delta_seconds) {
-    const float scale        = float(widget->devicePixelRatioF());
-    io.DisplaySize           = ImVec2(float(widget->width()), float(widget->height()));
+    const float scale          = float(widget->devicePixelRatioF());
+    io.DisplaySize             = ImVec2(float(widget->width()), float(widget->height()));
     io.DisplayFramebufferScale = ImVec2(scale, scale);
-    io.DeltaTime             = delta_seconds > 0.0 ? float(delta_seconds) : 1.0f / 60.0f;
+    io.DeltaTime               = delta_seconds > 0.0 ? float(delta_seconds) : 1.0f / 60.0f;
 }
 
 Qt::CursorShape qt_cursor_for(ImGuiMouseCursor cursor) {
     switch (cursor) {
-        case ImGuiMouseCursor_TextInput: return Qt::IBeamCursor;
-        case ImGuiMouseCursor_ResizeAll: return Qt::SizeAllCursor;
-        case ImGuiMouseCursor_ResizeNS: return Qt::SizeVerCursor;
-        case ImGuiMouseCursor_ResizeEW: return Qt::SizeHorCursor;
-        case ImGuiMouseCursor_ResizeNESW: return Qt::SizeBDiagCursor;
-        case ImGuiMouseCursor_ResizeNWSE: return Qt::SizeFDiagCursor;
-        case ImGuiMouseCursor_Hand: return Qt::PointingHandCursor;
-        case ImGuiMouseCursor_NotAllowed: return Qt::ForbiddenCursor;
-        case ImGuiMouseCursor_None: return Qt::BlankCursor;
-        default: return Qt::ArrowCursor;
+        case ImGuiMouseCursor_TextInput:
+            return Qt::IBeamCursor;
+        case ImGuiMouseCursor_ResizeAll:
+            return Qt::SizeAllCursor;
+        case ImGuiMouseCursor_ResizeNS:
+            return Qt::SizeVerCursor;
+        case ImGuiMouseCursor_ResizeEW:
+            return Qt::SizeHorCursor;
+        case ImGuiMouseCursor_ResizeNESW:
+            return Qt::SizeBDiagCursor;
+        case ImGuiMouseCursor_ResizeNWSE:
+            return Qt::SizeFDiagCursor;
+        case ImGuiMouseCursor_Hand:
+            return Qt::PointingHandCursor;
+        case ImGuiMouseCursor_NotAllowed:
+            return Qt::ForbiddenCursor;
+        case ImGuiMouseCursor_None:
+            return Qt::BlankCursor;
+        default:
+            return Qt::ArrowCursor;
     }
 }
 

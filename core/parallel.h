@@ -18,8 +18,12 @@ inline std::atomic<bool>& serial_flag() {
 }
 }  // namespace detail
 
-inline void set_serial_mode(bool serial) { detail::serial_flag().store(serial, std::memory_order_relaxed); }
-inline bool serial_mode() { return detail::serial_flag().load(std::memory_order_relaxed); }
+inline void set_serial_mode(bool serial) {
+    detail::serial_flag().store(serial, std::memory_order_relaxed);
+}
+inline bool serial_mode() {
+    return detail::serial_flag().load(std::memory_order_relaxed);
+}
 
 // Calls fn(lo, hi) over [begin, end) in chunks of at least `grain` items, in parallel unless serial mode is on.
 template <class Fn>

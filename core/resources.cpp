@@ -20,7 +20,8 @@ std::vector<std::filesystem::path> resource_candidates() {
     std::vector<std::filesystem::path> out;
     if (const char* env = std::getenv("SPECULUM_RESOURCES"); env && *env) out.emplace_back(env);
     out.emplace_back(std::filesystem::path(SPECULUM_SOURCE_DIR) / "resources");
-    if (auto exe = executable_dir(); !exe.empty()) out.push_back(exe.parent_path() / "share" / "speculum" / "resources");
+    if (auto exe = executable_dir(); !exe.empty())
+        out.push_back(exe.parent_path() / "share" / "speculum" / "resources");
     return out;
 }
 

@@ -3,9 +3,9 @@
 
 #include "kernels/cpu_info.h"
 
-#include <nlohmann/json.hpp>
 #include <oneapi/tbb/version.h>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -18,7 +18,7 @@ BuildInfo build_info() {
 #if defined(__clang__)
     info.compiler = "Clang " __clang_version__;
 #elif defined(__GNUC__)
-    info.compiler = "GCC " __VERSION__;
+    info.compiler  = "GCC " __VERSION__;
 #else
     info.compiler = "unknown";
 #endif

@@ -8,10 +8,10 @@
 namespace speculum {
 
 struct BuildInfo {
-    std::string version;     // e.g. "0.1.0"
-    std::string build_type;  // CMake build type: Release, Debug, RelWithDebInfo
-    std::string compiler;    // e.g. "GCC 12.2.0"
-    bool sanitized = false;  // built with ASan+UBSan
+    std::string version;                                         // e.g. "0.1.0"
+    std::string build_type;                                      // CMake build type: Release, Debug, RelWithDebInfo
+    std::string compiler;                                        // e.g. "GCC 12.2.0"
+    bool sanitized = false;                                      // built with ASan+UBSan
     std::vector<std::pair<std::string, std::string>> libraries;  // (name, version) found at build/run time
     std::string cpu_features;                                    // fast paths this machine can take
 };

@@ -22,10 +22,18 @@ namespace {
 
 constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the dense kernels' widest row tile)
 
-bool is16(GgmlType t) { return t == GgmlType::F16 || t == GgmlType::BF16; }
-int64_t group_size(const CompactFormat& f) { return is16(f.dense) ? kCompactGroup16 : detail::kCompactQ8Group; }
-int64_t n_groups(const CompactFormat& f, int64_t cols) { return (cols + group_size(f) - 1) / group_size(f); }
-uint64_t group_bytes(const CompactFormat& f, int64_t stored) { return detail::compact_group_bytes(f, stored); }
+bool is16(GgmlType t) {
+    return t == GgmlType::F16 || t == GgmlType::BF16;
+}
+int64_t group_size(const CompactFormat& f) {
+    return is16(f.dense) ? kCompactGroup16 : detail::kCompactQ8Group;
+}
+int64_t n_groups(const CompactFormat& f, int64_t cols) {
+    return (cols + group_size(f) - 1) / group_size(f);
+}
+uint64_t group_bytes(const CompactFormat& f, int64_t stored) {
+    return detail::compact_group_bytes(f, stored);
+}
 
 uint64_t load_u64(const uint8_t* p) {
     uint64_t v;
@@ -43,9 +51,9 @@ uint64_t decode_group16_ref(uint16_t* out, const uint8_t* p, int64_t n, const Co
     }
     const int64_t k   = std::popcount(mask);
     const uint8_t* hi = p;
-    const uint8_t* lo = p + k;                                    // the byte or nibble field
+    const uint8_t* lo = p + k;  // the byte or nibble field
     const uint8_t* pl = lo + (detail::low_is_byte(f) ? k : detail::low_has_nibble(f) ? (k + 1) / 2 : 0);
-    const int64_t pb  = (k + 7) / 8;                               // bytes per plane
+    const int64_t pb  = (k + 7) / 8;  // bytes per plane
     const auto& perm  = detail::group_perm(f.dense);
     for (int64_t e = 0; e < n; ++e) out[e] = 0;
     int64_t c = 0;  // index among the stored elements
@@ -109,7 +117,8 @@ void CompactFormat::validate() const {
         throw std::invalid_argument("CompactFormat.trunc_bits: only bf16 rows are truncated");
     if (dense == GgmlType::Q8_0 && !sparse) throw std::invalid_argument("CompactFormat.sparse: q8_0 must be sparse");
     if (!sparse && trunc_bits == 0)
-        throw std::invalid_argument("CompactFormat: neither sparse nor truncated stores every bit (use the dense type)");
+        throw std::invalid_argument(
+            "CompactFormat: neither sparse nor truncated stores every bit (use the dense type)");
 }
 
 std::optional<CompactFormat> compact_format_for(GgmlType dense, bool pruned, int32_t trunc_bits) {
@@ -121,10 +130,10 @@ std::optional<CompactFormat> compact_format_for(GgmlType dense, bool pruned, int
 }
 
 const char* compact_dense_name(const CompactFormat& f) {
-    static const char* names[] = {"f16 sparse", "bf16 sparse", "q8_0 sparse", "bf16 t1", "bf16 t2", "bf16 t3",
-                                  "bf16 t4", "bf16 t5", "bf16 t6", "bf16 t7", "bf16 sparse t1", "bf16 sparse t2",
-                                  "bf16 sparse t3", "bf16 sparse t4", "bf16 sparse t5", "bf16 sparse t6",
-                                  "bf16 sparse t7"};
+    static const char* names[] = {
+        "f16 sparse",     "bf16 sparse",    "q8_0 sparse",    "bf16 t1",        "bf16 t2",        "bf16 t3",
+        "bf16 t4",        "bf16 t5",        "bf16 t6",        "bf16 t7",        "bf16 sparse t1", "bf16 sparse t2",
+        "bf16 sparse t3", "bf16 sparse t4", "bf16 sparse t5", "bf16 sparse t6", "bf16 sparse t7"};
     if (f.trunc_bits > 0 && f.trunc_bits <= 7) return names[(f.sparse ? 9 : 2) + f.trunc_bits];
     return f.dense == GgmlType::F16 ? names[0] : f.dense == GgmlType::BF16 ? names[1] : names[2];
 }
@@ -142,8 +151,8 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
     m.m_rows   = rows;
     m.m_cols   = cols;
     m.m_offsets.reserve(static_cast<size_t>(rows) + 1);
-    const uint64_t row_bytes = ggml_row_size(f.dense, static_cast<uint64_t>(cols));
-    const auto* src          = static_cast<const uint8_t*>(dense);
+    const uint64_t row_bytes  = ggml_row_size(f.dense, static_cast<uint64_t>(cols));
+    const auto* src           = static_cast<const uint8_t*>(dense);
     std::vector<uint8_t>& out = m.m_data;
     const uint32_t low_mask   = (1u << f.trunc_bits) - 1u;
     for (int64_t r = 0; r < rows; ++r) {
@@ -152,7 +161,7 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
             const int64_t blocks = cols / kQK8_0;
             for (int64_t b0 = 0; b0 < blocks; b0 += detail::kCompactQ8Blocks) {
                 BlockQ8_0 blk[detail::kCompactQ8Blocks] = {};
-                const int64_t nblk = std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0);
+                const int64_t nblk                      = std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0);
                 std::memcpy(blk, row + static_cast<uint64_t>(b0) * sizeof(BlockQ8_0),
                             static_cast<size_t>(nblk) * sizeof(BlockQ8_0));
                 uint8_t head[24] = {};
@@ -174,7 +183,7 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
         } else {
             const auto& perm = detail::group_perm(f.dense);
             for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
-                const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+                const int64_t n             = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
                 uint16_t v[kCompactGroup16] = {};
                 std::memcpy(v, row + 2 * g0, static_cast<size_t>(2 * n));  // rows of odd length are unaligned
                 uint64_t mask = 0;
@@ -196,15 +205,18 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
                 const size_t hi = out.size();
                 out.resize(hi + group_bytes(f, k) - (f.sparse ? 8 : 0), 0);
                 const size_t lo = hi + static_cast<size_t>(k);
-                const size_t pl = lo + static_cast<size_t>(detail::low_is_byte(f) ? k : detail::low_has_nibble(f) ? (k + 1) / 2 : 0);
-                int64_t c = 0;
+                const size_t pl = lo + static_cast<size_t>(detail::low_is_byte(f)      ? k
+                                                           : detail::low_has_nibble(f) ? (k + 1) / 2
+                                                                                       : 0);
+                int64_t c       = 0;
                 for (int pos = 0; pos < 64; ++pos) {
                     if (!((mask >> pos) & 1u)) continue;
-                    const uint16_t h = v[perm[size_t(pos)]];
-                    const uint8_t low = static_cast<uint8_t>(h & 0xFFu);
+                    const uint16_t h    = v[perm[size_t(pos)]];
+                    const uint8_t low   = static_cast<uint8_t>(h & 0xFFu);
                     out[hi + size_t(c)] = static_cast<uint8_t>(h >> 8);
                     if (detail::low_is_byte(f)) out[lo + size_t(c)] = low;
-                    if (detail::low_has_nibble(f)) out[lo + size_t(c / 2)] |= static_cast<uint8_t>((low >> 4) << (4 * (c % 2)));
+                    if (detail::low_has_nibble(f))
+                        out[lo + size_t(c / 2)] |= static_cast<uint8_t>((low >> 4) << (4 * (c % 2)));
                     for (int j = 0; j < detail::low_planes(f); ++j)
                         out[pl + size_t(j * pb + c / 8)] |=
                             static_cast<uint8_t>(((low >> detail::plane_bit(f, j)) & 1u) << (c % 8));
@@ -237,9 +249,11 @@ double compact_bits_per_element(const CompactFormat& f, int64_t cols, double kep
         if (!f.sparse) return static_cast<double>(group_bytes(f, n));
         double e = 0, lp = 0;
         for (int64_t k = 0; k <= n; ++k) {
-            lp = std::lgamma(double(n) + 1) - std::lgamma(double(k) + 1) - std::lgamma(double(n - k) + 1);
-            const double pk = kept <= 0 ? (k == 0) : kept >= 1 ? (k == n) :
-                              std::exp(lp + double(k) * std::log(kept) + double(n - k) * std::log1p(-kept));
+            lp              = std::lgamma(double(n) + 1) - std::lgamma(double(k) + 1) - std::lgamma(double(n - k) + 1);
+            const double pk = kept <= 0 ? (k == 0)
+                              : kept >= 1
+                                  ? (k == n)
+                                  : std::exp(lp + double(k) * std::log(kept) + double(n - k) * std::log1p(-kept));
             e += pk * static_cast<double>(group_bytes(f, k));
         }
         return e;
@@ -294,8 +308,8 @@ uint64_t compact_gemm_scratch_bytes(const CompactMatrix& w) {
     return 2 * kTileRows * w.dense_row_bytes() + kCompactPad;
 }
 
-void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
-                      int64_t r1, void* scratch) {
+void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1,
+                      void* scratch) {
     check_scratch("compact_gemm_ref", scratch);
     tiled(w, r0, r1, scratch, compact_decode_rows_ref, [&](const uint8_t* buf, int64_t a, int64_t b) {
         gemm_ref(y + a, ldy, w.format().dense, buf, x, n, w.cols(), 0, b - a);

@@ -102,8 +102,8 @@ uint64_t compact_gemm_scratch_bytes(const CompactMatrix& w);
 // gemm_ref on the decoded rows bit for bit; the fast one equals gemm (same ISA) on them bit for bit, except the
 // fused AVX-512 path of 16-bit rows (same products, summed within a named tolerance; see above).
 //   scratch: compact_gemm_scratch_bytes(w) bytes, not shared with another thread
-void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
-                      int64_t r1, void* scratch);
+void compact_gemm_ref(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1,
+                      void* scratch);
 void compact_gemm(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1,
                   void* scratch);
 // The int8-activation path for Q8_0 rows (xq from quantize_q8act); equals gemm_q8act(_ref) on the decoded rows

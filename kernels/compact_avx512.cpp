@@ -1,13 +1,13 @@
 // AVX-512 VBMI2 kernels of the compact draft formats (compact.h, layout rules in compact_detail.h). vpexpandb scatters
 // a group's stored bytes to the positions its presence mask names; merging pairs the low and high bytes into
 // 16-bit values (shifts and a ternary merge, no shuffles), and for BF16 a shift or a mask widens them to f32, so a
-// 64-element group becomes four f32 vectors in the activations' natural order (the encoder stored the elements in that unpack order). The fused
-// GEMM multiplies them straight away (no scratch, weights read once for up to 8 vectors) and interleaves several
-// rows, so one row's chain of group addresses (each needs the previous group's popcount) hides behind the others.
-// Masked loads never touch bytes past a group; the 8-byte plane loads may read up to 7 bytes into the next group or
-// the kCompactPad tail and mask them off. The decoder equals compact_decode_rows_ref bit for bit; the GEMM differs
-// from compact_gemm_ref only in f32 summation order. Every function has the target attribute, in an anonymous
-// namespace.
+// 64-element group becomes four f32 vectors in the activations' natural order (the encoder stored the elements in that
+// unpack order). The fused GEMM multiplies them straight away (no scratch, weights read once for up to 8 vectors) and
+// interleaves several rows, so one row's chain of group addresses (each needs the previous group's popcount) hides
+// behind the others. Masked loads never touch bytes past a group; the 8-byte plane loads may read up to 7 bytes into
+// the next group or the kCompactPad tail and mask them off. The decoder equals compact_decode_rows_ref bit for bit; the
+// GEMM differs from compact_gemm_ref only in f32 summation order. Every function has the target attribute, in an
+// anonymous namespace.
 #include "kernels/vnni_common.h"  // first: its pragmas precede <immintrin.h>; gemv_detail.h, vnni::hsum
 
 #include "kernels/compact_detail.h"
@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <cstring>
 
-#define SPECULUM_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
-#define SPECULUM_VBMI2_INLINE \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c"), always_inline)) inline
+#define SPECULUM_VBMI2 \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
+#define SPECULUM_VBMI2_INLINE                                                                                         \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c"), \
+                   always_inline)) inline
 
 namespace speculum::kernels::detail {
 
@@ -56,8 +58,8 @@ SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t
             const int64_t nb = (k + 1) >> 1;
             // Word i = nibbles 2i (low) and 2i + 1 (high) of byte i -> bytes (n << 4): ((v << 4) | (v << 8)) & 0xF0F0.
             const __m512i v = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-            lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 4), _mm512_slli_epi16(v, 8),
-                                           _mm512_set1_epi16(static_cast<short>(0xF0F0)), 0xA8);
+            lo              = _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 4), _mm512_slli_epi16(v, 8),
+                                                        _mm512_set1_epi16(static_cast<short>(0xF0F0)), 0xA8);
             p += nb;
         }
         const int64_t pb = (k + 7) >> 3;
@@ -88,12 +90,12 @@ struct NextTile {
     const uint8_t* line;    // next line to prefetch
     const uint8_t* cursor;  // how far the pace has reached
     const uint8_t* end;
-    uint64_t stride;        // bytes per step
+    uint64_t stride;  // bytes per step
     NextTile(const CompactMatrix& w, int64_t r0, int64_t R, int64_t steps) {
         const uint8_t* start = w.row(std::min(r0 + R, w.rows()));
         end                  = w.row(std::min(r0 + 2 * R, w.rows()));
-        line   = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(start) & ~uintptr_t(63));
-        cursor = line;
+        line                 = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(start) & ~uintptr_t(63));
+        cursor               = line;
         stride = static_cast<uint64_t>(end - start) / static_cast<uint64_t>(std::max<int64_t>(1, R * steps)) + 1;
     }
     SPECULUM_VBMI2_INLINE void step() {
@@ -112,10 +114,10 @@ SPECULUM_VBMI2_INLINE void widen(__m512 w[4], __m512i A, __m512i B) {
         w[3] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(B, 1));
     } else {
         const __m512i hi16 = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));  // a bf16 word is an f32's top half
-        w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(A, 16));
-        w[1] = _mm512_castsi512_ps(_mm512_and_si512(A, hi16));
-        w[2] = _mm512_castsi512_ps(_mm512_slli_epi32(B, 16));
-        w[3] = _mm512_castsi512_ps(_mm512_and_si512(B, hi16));
+        w[0]               = _mm512_castsi512_ps(_mm512_slli_epi32(A, 16));
+        w[1]               = _mm512_castsi512_ps(_mm512_and_si512(A, hi16));
+        w[2]               = _mm512_castsi512_ps(_mm512_slli_epi32(B, 16));
+        w[3]               = _mm512_castsi512_ps(_mm512_and_si512(B, hi16));
     }
 }
 
@@ -193,14 +195,30 @@ SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const 
         float* yi       = y + i * ldy;
         const float* xi = x + i * w.cols();
         switch (n - i < 8 ? n - i : 8) {
-            case 1: rows16_nv<W, Sparse, F16, 8, 1>(yi, ldy, w, xi, r0, r1); break;
-            case 2: rows16_nv<W, Sparse, F16, 8, 2>(yi, ldy, w, xi, r0, r1); break;
-            case 3: rows16_nv<W, Sparse, F16, 4, 3>(yi, ldy, w, xi, r0, r1); break;
-            case 4: rows16_nv<W, Sparse, F16, 4, 4>(yi, ldy, w, xi, r0, r1); break;
-            case 5: rows16_nv<W, Sparse, F16, 2, 5>(yi, ldy, w, xi, r0, r1); break;
-            case 6: rows16_nv<W, Sparse, F16, 2, 6>(yi, ldy, w, xi, r0, r1); break;
-            case 7: rows16_nv<W, Sparse, F16, 2, 7>(yi, ldy, w, xi, r0, r1); break;
-            default: rows16_nv<W, Sparse, F16, 2, 8>(yi, ldy, w, xi, r0, r1); break;
+            case 1:
+                rows16_nv<W, Sparse, F16, 8, 1>(yi, ldy, w, xi, r0, r1);
+                break;
+            case 2:
+                rows16_nv<W, Sparse, F16, 8, 2>(yi, ldy, w, xi, r0, r1);
+                break;
+            case 3:
+                rows16_nv<W, Sparse, F16, 4, 3>(yi, ldy, w, xi, r0, r1);
+                break;
+            case 4:
+                rows16_nv<W, Sparse, F16, 4, 4>(yi, ldy, w, xi, r0, r1);
+                break;
+            case 5:
+                rows16_nv<W, Sparse, F16, 2, 5>(yi, ldy, w, xi, r0, r1);
+                break;
+            case 6:
+                rows16_nv<W, Sparse, F16, 2, 6>(yi, ldy, w, xi, r0, r1);
+                break;
+            case 7:
+                rows16_nv<W, Sparse, F16, 2, 7>(yi, ldy, w, xi, r0, r1);
+                break;
+            default:
+                rows16_nv<W, Sparse, F16, 2, 8>(yi, ldy, w, xi, r0, r1);
+                break;
         }
     }
 }
@@ -209,14 +227,30 @@ template <bool Sparse, bool F16>
 SPECULUM_VBMI2 void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                              int64_t r1) {
     switch (low_width(w.format())) {
-        case 1: gemm16<1, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        case 2: gemm16<2, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        case 3: gemm16<3, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        case 4: gemm16<4, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        case 5: gemm16<5, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        case 6: gemm16<6, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        case 7: gemm16<7, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
-        default: gemm16<8, Sparse, F16>(y, ldy, w, x, n, r0, r1); break;
+        case 1:
+            gemm16<1, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        case 2:
+            gemm16<2, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        case 3:
+            gemm16<3, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        case 4:
+            gemm16<4, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        case 5:
+            gemm16<5, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        case 6:
+            gemm16<6, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        case 7:
+            gemm16<7, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
+        default:
+            gemm16<8, Sparse, F16>(y, ldy, w, x, n, r0, r1);
+            break;
     }
 }
 
@@ -229,7 +263,7 @@ WordIndex word_index(GgmlType dense) {
     WordIndex wi{};
     const auto& perm = group_perm(dense);
     for (int p = 0; p < 64; ++p) {  // position p is word p / 2 of A (even p) or of B (odd p)
-        const int e = perm[size_t(p)];
+        const int e            = perm[size_t(p)];
         wi.idx[e / 32][e % 32] = static_cast<uint16_t>(32 * (p % 2) + p / 2);
     }
     return wi;
@@ -276,7 +310,7 @@ SPECULUM_VBMI2_INLINE uint64_t group_q8(const uint8_t* p, __m256i wk[4], __m256&
     const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-        const int c  = _mm_popcnt_u32(mask[k]);
+        const int c = _mm_popcnt_u32(mask[k]);
         // A plain load: vpexpandb takes only the first c bytes (the rest lie in the stream or its kCompactPad tail).
         // A masked load here made the kernel twice as slow on Zen 4.
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
@@ -336,7 +370,8 @@ SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const CompactMatrix& w, int64
                 for (int k = 0; k < 4; ++k)
                     dot = _mm256_dpbusd_epi32(dot, wk[k],
                                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
-                acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(x.d)), acc[r][v]);
+                acc[r][v] =
+                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(x.d)), acc[r][v]);
             }
         }
     }
@@ -350,24 +385,48 @@ template <int R>
 SPECULUM_VBMI2 void q8_rows_nv(float* y, int64_t ldy, const CompactMatrix& w, int64_t r, const Q8ActGroup* const* xv,
                                int64_t nv, int64_t groups) {
     switch (nv) {
-        case 1: tile_q8<R, 1>(y, ldy, w, r, xv, groups); break;
-        case 2: tile_q8<R, 2>(y, ldy, w, r, xv, groups); break;
-        case 3: tile_q8<R, 3>(y, ldy, w, r, xv, groups); break;
-        default: tile_q8<R, 4>(y, ldy, w, r, xv, groups); break;
+        case 1:
+            tile_q8<R, 1>(y, ldy, w, r, xv, groups);
+            break;
+        case 2:
+            tile_q8<R, 2>(y, ldy, w, r, xv, groups);
+            break;
+        case 3:
+            tile_q8<R, 3>(y, ldy, w, r, xv, groups);
+            break;
+        default:
+            tile_q8<R, 4>(y, ldy, w, r, xv, groups);
+            break;
     }
 }
 
 template <bool Sparse>
 void rows16_w(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
     switch (low_width(w.format())) {
-        case 1: rows16<1, Sparse>(out, w, r0, r1); break;
-        case 2: rows16<2, Sparse>(out, w, r0, r1); break;
-        case 3: rows16<3, Sparse>(out, w, r0, r1); break;
-        case 4: rows16<4, Sparse>(out, w, r0, r1); break;
-        case 5: rows16<5, Sparse>(out, w, r0, r1); break;
-        case 6: rows16<6, Sparse>(out, w, r0, r1); break;
-        case 7: rows16<7, Sparse>(out, w, r0, r1); break;
-        default: rows16<8, Sparse>(out, w, r0, r1); break;
+        case 1:
+            rows16<1, Sparse>(out, w, r0, r1);
+            break;
+        case 2:
+            rows16<2, Sparse>(out, w, r0, r1);
+            break;
+        case 3:
+            rows16<3, Sparse>(out, w, r0, r1);
+            break;
+        case 4:
+            rows16<4, Sparse>(out, w, r0, r1);
+            break;
+        case 5:
+            rows16<5, Sparse>(out, w, r0, r1);
+            break;
+        case 6:
+            rows16<6, Sparse>(out, w, r0, r1);
+            break;
+        case 7:
+            rows16<7, Sparse>(out, w, r0, r1);
+            break;
+        default:
+            rows16<8, Sparse>(out, w, r0, r1);
+            break;
     }
 }
 
@@ -375,9 +434,12 @@ void rows16_w(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
 
 bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {
     auto* out = static_cast<uint8_t*>(dst);
-    if (w.format().dense == GgmlType::Q8_0) rows_q8(out, w, r0, r1);
-    else if (w.format().sparse) rows16_w<true>(out, w, r0, r1);
-    else rows16_w<false>(out, w, r0, r1);
+    if (w.format().dense == GgmlType::Q8_0)
+        rows_q8(out, w, r0, r1);
+    else if (w.format().sparse)
+        rows16_w<true>(out, w, r0, r1);
+    else
+        rows16_w<false>(out, w, r0, r1);
     return true;
 }
 
@@ -401,11 +463,15 @@ void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const 
                            int64_t r1) {
     const bool f16 = w.format().dense == GgmlType::F16;  // F16 rows are never truncated: W = 8
     if (w.format().sparse) {
-        if (f16) gemm16<8, true, true>(y, ldy, w, x, n, r0, r1);
-        else gemm16_w<true, false>(y, ldy, w, x, n, r0, r1);
+        if (f16)
+            gemm16<8, true, true>(y, ldy, w, x, n, r0, r1);
+        else
+            gemm16_w<true, false>(y, ldy, w, x, n, r0, r1);
     } else {
-        if (f16) gemm16<8, false, true>(y, ldy, w, x, n, r0, r1);
-        else gemm16_w<false, false>(y, ldy, w, x, n, r0, r1);
+        if (f16)
+            gemm16<8, false, true>(y, ldy, w, x, n, r0, r1);
+        else
+            gemm16_w<false, false>(y, ldy, w, x, n, r0, r1);
     }
 }
 

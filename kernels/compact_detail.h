@@ -11,11 +11,21 @@ namespace speculum::kernels::detail {
 
 // Low-byte fields of a stored 16-bit element: its top w = 8 - trunc_bits bits, as one byte (w = 8), or a nibble
 // (bits 7..4, when w >= 4) plus one bit plane per remaining bit (bits 3.. or 7.. down to trunc_bits).
-inline int low_width(const CompactFormat& f) { return 8 - f.trunc_bits; }
-inline bool low_is_byte(const CompactFormat& f) { return low_width(f) == 8; }
-inline bool low_has_nibble(const CompactFormat& f) { return low_width(f) >= 4 && low_width(f) < 8; }
-inline int low_planes(const CompactFormat& f) { return low_is_byte(f) ? 0 : low_width(f) % 4; }
-inline int plane_bit(const CompactFormat& f, int j) { return (low_has_nibble(f) ? 3 : 7) - j; }
+inline int low_width(const CompactFormat& f) {
+    return 8 - f.trunc_bits;
+}
+inline bool low_is_byte(const CompactFormat& f) {
+    return low_width(f) == 8;
+}
+inline bool low_has_nibble(const CompactFormat& f) {
+    return low_width(f) >= 4 && low_width(f) < 8;
+}
+inline int low_planes(const CompactFormat& f) {
+    return low_is_byte(f) ? 0 : low_width(f) % 4;
+}
+inline int plane_bit(const CompactFormat& f, int j) {
+    return (low_has_nibble(f) ? 3 : 7) - j;
+}
 
 // Bytes of one group with k stored elements (16-bit rows: mask, high bytes, low fields; Q8_0: scale, mask, quants).
 inline uint64_t compact_group_bytes(const CompactFormat& f, int64_t stored) {
@@ -65,10 +75,14 @@ inline uint64_t full_mask(GgmlType dense, int64_t n) {
 // covers register k of the int8 kernel's layout: bit 8j + i = element 8k + i of block j (the activations' Q8ActGroup
 // order), and its quants follow in that order after those of masks 0..k-1. Blocks past the row's end have scale 0
 // and mask 0.
-constexpr int kCompactQ8Blocks = 4;
+constexpr int kCompactQ8Blocks    = 4;
 constexpr int64_t kCompactQ8Group = 32 * kCompactQ8Blocks;  // elements per group
-inline int q8_block_of(int k, int pos) { return pos / 8; }        // register k, bit pos -> block
-inline int q8_elem_of(int k, int pos) { return 8 * k + pos % 8; }  // -> element of that block
+inline int q8_block_of(int k, int pos) {
+    return pos / 8;
+}  // register k, bit pos -> block
+inline int q8_elem_of(int k, int pos) {
+    return 8 * k + pos % 8;
+}  // -> element of that block
 
 // AVX-512 kernels (compact_avx512.cpp), used when compact_decoder_vectorized(). Decoders of rows [r0, r1) into
 // dense rows; the fused GEMM over 16-bit rows (f32 activations, decoded in registers: no scratch).

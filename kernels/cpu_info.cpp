@@ -10,13 +10,13 @@ const CpuFeatures& cpu_features() {
         CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_cpu_init();
-        f.avx2       = __builtin_cpu_supports("avx2");
-        f.fma        = __builtin_cpu_supports("fma");
-        f.avx512f    = __builtin_cpu_supports("avx512f");
-        f.avx512bw   = __builtin_cpu_supports("avx512bw");
-        f.avx512vl   = __builtin_cpu_supports("avx512vl");
-        f.avx512dq   = __builtin_cpu_supports("avx512dq");
-        f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+        f.avx2        = __builtin_cpu_supports("avx2");
+        f.fma         = __builtin_cpu_supports("fma");
+        f.avx512f     = __builtin_cpu_supports("avx512f");
+        f.avx512bw    = __builtin_cpu_supports("avx512bw");
+        f.avx512vl    = __builtin_cpu_supports("avx512vl");
+        f.avx512dq    = __builtin_cpu_supports("avx512dq");
+        f.avx512vnni  = __builtin_cpu_supports("avx512vnni");
         f.avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
         // GCC 12 has no builtin name for F16C or AVX512-BF16: read cpuid directly.
         unsigned a = 0, b = 0, c = 0, d = 0;

@@ -52,7 +52,9 @@ inline uint16_t f32_to_f16(float f) {
 }
 
 // bf16 bits -> f32 (exact).
-inline float bf16_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
+inline float bf16_to_f32(uint16_t h) {
+    return f32_from_bits(static_cast<uint32_t>(h) << 16);
+}
 
 // f32 -> bf16 bits, round to nearest even; overflow gives inf; NaN gives a quiet NaN (never turns into inf).
 inline uint16_t f32_to_bf16(float f) {

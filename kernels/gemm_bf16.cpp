@@ -13,7 +13,9 @@
 
 namespace speculum::kernels {
 
-bool gemm_bf16act_available() { return cpu_features().avx512bf16 && kernel_isa() >= KernelIsa::avx512; }
+bool gemm_bf16act_available() {
+    return cpu_features().avx512bf16 && kernel_isa() >= KernelIsa::avx512;
+}
 
 void round_bf16act(uint16_t* xb, const float* x, int64_t n, int64_t cols) {
     for (int64_t i = 0; i < n * cols; ++i) xb[i] = f32_to_bf16(x[i]);

@@ -30,18 +30,23 @@ KernelIsa best_kernel_isa() {
 }
 
 KernelIsa kernel_isa() {
-    const int cap = isa_cap().load(std::memory_order_relaxed);
+    const int cap  = isa_cap().load(std::memory_order_relaxed);
     const int best = static_cast<int>(best_kernel_isa());
     return static_cast<KernelIsa>(cap < best ? cap : best);
 }
 
-void set_kernel_isa_cap(KernelIsa cap) { isa_cap().store(static_cast<int>(cap), std::memory_order_relaxed); }
+void set_kernel_isa_cap(KernelIsa cap) {
+    isa_cap().store(static_cast<int>(cap), std::memory_order_relaxed);
+}
 
 const char* kernel_isa_name(KernelIsa isa) {
     switch (isa) {
-        case KernelIsa::avx512: return "avx512";
-        case KernelIsa::avx2: return "avx2";
-        default: return "scalar";
+        case KernelIsa::avx512:
+            return "avx512";
+        case KernelIsa::avx2:
+            return "avx2";
+        default:
+            return "scalar";
     }
 }
 
@@ -87,8 +92,8 @@ void quantize_q8act(void* xq, const float* x, int64_t n, int64_t cols) {
     quantize_q8act_ref(xq, x, n, cols);
 }
 
-void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
-                int64_t r0, int64_t r1) {
+void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                int64_t r1) {
     detail::check_q8act_type("gemm_q8act", t, cols);
     if (kernel_isa() >= KernelIsa::avx512) {
         detail::gemm_q8act_avx512(y, ldy, t, w, xq, n, cols, r0, r1);

@@ -39,10 +39,10 @@ void gemv(float* y, GgmlType t, const void* w, const float* x, int64_t cols, int
 
 // Y[i][r] = dot(W[r, :], X[i, :]) for i < n, r in [r0, r1). Each weight row is read once for all n vectors,
 // so a batched verification of n tokens costs about one pass over the weights.
-void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-              int64_t r0, int64_t r1);
-void gemm(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-          int64_t r0, int64_t r1);
+void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+              int64_t r1);
+void gemm(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+          int64_t r1);
 
 // ---- integer-dot path with quantized activations (Q8_0, Q4_0 and MXFP4 weights) ----
 // Each activation vector is quantized once per matmul to blocks of 32 int8 values with one f32 scale per block
@@ -65,8 +65,8 @@ void quantize_q8act(void* xq, const float* x, int64_t n, int64_t cols);
 // weight block is an int8 block times its scale: q4_0 nibble - 8, mxfp4 doubled E2M1 value times half the scale).
 void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                     int64_t r0, int64_t r1);
-void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
-                int64_t r0, int64_t r1);
+void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                int64_t r1);
 
 // ---- repacked Q8_0 (GgmlType::Q8_0_X8, in memory only) for the int8 batched pass ----
 // Q8_0 rows whose length is a multiple of 256 can be repacked (same bytes, see BlockQ8_0x8) so that the AVX-512

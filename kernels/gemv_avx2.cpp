@@ -25,7 +25,7 @@ SPECULUM_AVX2_INLINE float hsum(__m256 v) {
 // every weight: fewer multiplies on the FP ports, which bound this loop.
 template <class Dec>
 SPECULUM_AVX2 float row_dot(const uint8_t* row, const float* x, int64_t cols) {
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 acc[4]         = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     const int64_t nchunks = cols / kChunk;
     typename Dec::State st;
     for (int64_t c = 0; c < nchunks; ++c) {
@@ -87,9 +87,9 @@ SPECULUM_AVX2 void row_dot_few(float* y, int64_t ldy, const uint8_t* row, const 
 // sums of each slab are added into y, so y is written (first slab) then accumulated.
 constexpr int64_t kSlab = 512;  // columns per slab: R * kSlab * 4 bytes of scratch, x slab n * kSlab * 4 bytes
 static_assert(kSlab % 256 == 0, "slabs must start on K-quant super-block boundaries");
-constexpr int kTileRows = 4;
+constexpr int kTileRows   = 4;
 constexpr int64_t kFewMax = 4;  // n up to this uses row_dot_few
-constexpr int kTileVecs = 2;    // 4 x 2 accumulators + 4 weights + 1 activation = 13 of 16 ymm registers
+constexpr int kTileVecs   = 2;  // 4 x 2 accumulators + 4 weights + 1 activation = 13 of 16 ymm registers
 
 template <class Dec, int R>
 SPECULUM_AVX2 void decode_slab(float (*wbuf)[kSlab], const uint8_t* const* rows, int64_t c0, int64_t len) {
@@ -110,8 +110,8 @@ SPECULUM_AVX2 void decode_slab(float (*wbuf)[kSlab], const uint8_t* const* rows,
 }
 
 template <int R, int NV>
-SPECULUM_AVX2 void tile_dot(float* y, int64_t ldy, bool first, const float (*wbuf)[kSlab], const float* x,
-                            int64_t cols, int64_t len) {
+SPECULUM_AVX2 void tile_dot(float* y, int64_t ldy, bool first, const float (*wbuf)[kSlab], const float* x, int64_t cols,
+                            int64_t len) {
     __m256 acc[R][NV];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)
@@ -158,8 +158,8 @@ SPECULUM_AVX2 void rows_tiled(float* y, int64_t ldy, const uint8_t* const* rows,
 }
 
 template <class Dec>
-SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t row_bytes, const float* x,
-                              int64_t n, int64_t cols, int64_t r0, int64_t r1) {
+SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t row_bytes, const float* x, int64_t n,
+                              int64_t cols, int64_t r0, int64_t r1) {
     if (n == 1) {
         // Single vector: decode straight into registers, four accumulators per row (no scratch round trip).
         for (int64_t r = r0; r < r1; ++r) y[r] = row_dot<Dec>(w + static_cast<uint64_t>(r) * row_bytes, x, cols);
@@ -169,9 +169,15 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
         for (int64_t r = r0; r < r1; ++r) {
             const uint8_t* row = w + static_cast<uint64_t>(r) * row_bytes;
             switch (n) {
-                case 2: row_dot_few<Dec, 2>(y + r, ldy, row, x, cols); break;
-                case 3: row_dot_few<Dec, 3>(y + r, ldy, row, x, cols); break;
-                default: row_dot_few<Dec, 4>(y + r, ldy, row, x, cols); break;
+                case 2:
+                    row_dot_few<Dec, 2>(y + r, ldy, row, x, cols);
+                    break;
+                case 3:
+                    row_dot_few<Dec, 3>(y + r, ldy, row, x, cols);
+                    break;
+                default:
+                    row_dot_few<Dec, 4>(y + r, ldy, row, x, cols);
+                    break;
             }
         }
         return;
@@ -182,10 +188,18 @@ SPECULUM_AVX2 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t 
         const uint8_t* rows[kTileRows];
         for (int k = 0; k < rn; ++k) rows[k] = w + static_cast<uint64_t>(r + k) * row_bytes;
         switch (rn) {
-            case 1: rows_tiled<Dec, 1>(y + r, ldy, rows, x, n, cols); break;
-            case 2: rows_tiled<Dec, 2>(y + r, ldy, rows, x, n, cols); break;
-            case 3: rows_tiled<Dec, 3>(y + r, ldy, rows, x, n, cols); break;
-            default: rows_tiled<Dec, 4>(y + r, ldy, rows, x, n, cols); break;
+            case 1:
+                rows_tiled<Dec, 1>(y + r, ldy, rows, x, n, cols);
+                break;
+            case 2:
+                rows_tiled<Dec, 2>(y + r, ldy, rows, x, n, cols);
+                break;
+            case 3:
+                rows_tiled<Dec, 3>(y + r, ldy, rows, x, n, cols);
+                break;
+            default:
+                rows_tiled<Dec, 4>(y + r, ldy, rows, x, n, cols);
+                break;
         }
     }
 }
@@ -207,28 +221,61 @@ SPECULUM_AVX2 void dequantize_typed(float* y, const uint8_t* x, int64_t n) {
 
 }  // namespace
 
-bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-               int64_t r0, int64_t r1) {
+bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+               int64_t r1) {
     const auto* wb       = static_cast<const uint8_t*>(w);
     const uint64_t bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
     switch (t) {
-        case GgmlType::F32: gemm_typed<DecF32>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::F16: gemm_typed<DecF16>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::BF16: gemm_typed<DecBF16>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q8_0: gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q4_0: gemm_typed<DecQ4_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q4_1: gemm_typed<DecQ4_1>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q5_0: gemm_typed<DecQ5_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q5_1: gemm_typed<DecQ5_1>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::IQ4_NL: gemm_typed<DecIq4Nl>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::MXFP4: gemm_typed<DecMxfp4>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q4_K: gemm_typed<DecQ4_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q5_K: gemm_typed<DecQ5_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q3_K: gemm_typed<DecQ3_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q2_K: gemm_typed<DecQ2_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::IQ4_XS: gemm_typed<DecIq4Xs>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q6_K: gemm_typed<DecQ6_K>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        default: return false;
+        case GgmlType::F32:
+            gemm_typed<DecF32>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::F16:
+            gemm_typed<DecF16>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::BF16:
+            gemm_typed<DecBF16>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q8_0:
+            gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q4_0:
+            gemm_typed<DecQ4_0>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q4_1:
+            gemm_typed<DecQ4_1>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q5_0:
+            gemm_typed<DecQ5_0>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q5_1:
+            gemm_typed<DecQ5_1>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::IQ4_NL:
+            gemm_typed<DecIq4Nl>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::MXFP4:
+            gemm_typed<DecMxfp4>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q4_K:
+            gemm_typed<DecQ4_K>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q5_K:
+            gemm_typed<DecQ5_K>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q3_K:
+            gemm_typed<DecQ3_K>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q2_K:
+            gemm_typed<DecQ2_K>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::IQ4_XS:
+            gemm_typed<DecIq4Xs>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q6_K:
+            gemm_typed<DecQ6_K>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -236,8 +283,8 @@ namespace {
 
 // y[0..32) = the 32 int8 values in q, in order, times d.
 SPECULUM_AVX2_INLINE void store_q8_block(float* y, __m256i q, float d) {
-    const __m256 vd     = _mm256_set1_ps(d);
-    const __m128i lo    = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+    const __m256 vd  = _mm256_set1_ps(d);
+    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
     const __m128i q8[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
     for (int k = 0; k < 4; ++k)
         _mm256_storeu_ps(y + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8[k])), vd));
@@ -253,8 +300,7 @@ SPECULUM_AVX2 void dequantize_q8_0_x8(float* y, const uint8_t* x, int64_t n) {
         _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[s].d))));
         __m256i r[8], t[8], u[8];
         for (int c = 0; c < 8; ++c)
-            r[c] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks[s].qs + 32 * c)),
-                                    bias);
+            r[c] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocks[s].qs + 32 * c)), bias);
         for (int c = 0; c < 8; c += 2) {
             t[c]     = _mm256_unpacklo_epi32(r[c], r[c + 1]);
             t[c + 1] = _mm256_unpackhi_epi32(r[c], r[c + 1]);
@@ -277,24 +323,59 @@ SPECULUM_AVX2 void dequantize_q8_0_x8(float* y, const uint8_t* x, int64_t n) {
 bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n) {
     const auto* xb = static_cast<const uint8_t*>(x);
     switch (t) {
-        case GgmlType::F32: dequantize_typed<DecF32>(y, xb, n); return true;
-        case GgmlType::F16: dequantize_typed<DecF16>(y, xb, n); return true;
-        case GgmlType::BF16: dequantize_typed<DecBF16>(y, xb, n); return true;
-        case GgmlType::Q8_0: dequantize_typed<DecQ8_0>(y, xb, n); return true;
-        case GgmlType::Q4_0: dequantize_typed<DecQ4_0>(y, xb, n); return true;
-        case GgmlType::Q4_1: dequantize_typed<DecQ4_1>(y, xb, n); return true;
-        case GgmlType::Q5_0: dequantize_typed<DecQ5_0>(y, xb, n); return true;
-        case GgmlType::Q5_1: dequantize_typed<DecQ5_1>(y, xb, n); return true;
-        case GgmlType::IQ4_NL: dequantize_typed<DecIq4Nl>(y, xb, n); return true;
-        case GgmlType::MXFP4: dequantize_typed<DecMxfp4>(y, xb, n); return true;
-        case GgmlType::Q4_K: dequantize_typed<DecQ4_K>(y, xb, n); return true;
-        case GgmlType::Q5_K: dequantize_typed<DecQ5_K>(y, xb, n); return true;
-        case GgmlType::Q3_K: dequantize_typed<DecQ3_K>(y, xb, n); return true;
-        case GgmlType::Q2_K: dequantize_typed<DecQ2_K>(y, xb, n); return true;
-        case GgmlType::IQ4_XS: dequantize_typed<DecIq4Xs>(y, xb, n); return true;
-        case GgmlType::Q6_K: dequantize_typed<DecQ6_K>(y, xb, n); return true;
-        case GgmlType::Q8_0_X8: dequantize_q8_0_x8(y, xb, n); return true;
-        default: return false;
+        case GgmlType::F32:
+            dequantize_typed<DecF32>(y, xb, n);
+            return true;
+        case GgmlType::F16:
+            dequantize_typed<DecF16>(y, xb, n);
+            return true;
+        case GgmlType::BF16:
+            dequantize_typed<DecBF16>(y, xb, n);
+            return true;
+        case GgmlType::Q8_0:
+            dequantize_typed<DecQ8_0>(y, xb, n);
+            return true;
+        case GgmlType::Q4_0:
+            dequantize_typed<DecQ4_0>(y, xb, n);
+            return true;
+        case GgmlType::Q4_1:
+            dequantize_typed<DecQ4_1>(y, xb, n);
+            return true;
+        case GgmlType::Q5_0:
+            dequantize_typed<DecQ5_0>(y, xb, n);
+            return true;
+        case GgmlType::Q5_1:
+            dequantize_typed<DecQ5_1>(y, xb, n);
+            return true;
+        case GgmlType::IQ4_NL:
+            dequantize_typed<DecIq4Nl>(y, xb, n);
+            return true;
+        case GgmlType::MXFP4:
+            dequantize_typed<DecMxfp4>(y, xb, n);
+            return true;
+        case GgmlType::Q4_K:
+            dequantize_typed<DecQ4_K>(y, xb, n);
+            return true;
+        case GgmlType::Q5_K:
+            dequantize_typed<DecQ5_K>(y, xb, n);
+            return true;
+        case GgmlType::Q3_K:
+            dequantize_typed<DecQ3_K>(y, xb, n);
+            return true;
+        case GgmlType::Q2_K:
+            dequantize_typed<DecQ2_K>(y, xb, n);
+            return true;
+        case GgmlType::IQ4_XS:
+            dequantize_typed<DecIq4Xs>(y, xb, n);
+            return true;
+        case GgmlType::Q6_K:
+            dequantize_typed<DecQ6_K>(y, xb, n);
+            return true;
+        case GgmlType::Q8_0_X8:
+            dequantize_q8_0_x8(y, xb, n);
+            return true;
+        default:
+            return false;
     }
 }
 

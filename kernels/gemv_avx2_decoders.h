@@ -34,8 +34,8 @@ struct ChunkBlocks {
 };
 
 struct DecF32 : ChunkBlocks {
-    static constexpr int64_t kBytes = kChunk * 4;
-    static constexpr bool kPlain    = true;  // element-addressable: rows may end with a partial chunk
+    static constexpr int64_t kBytes   = kChunk * 4;
+    static constexpr bool kPlain      = true;   // element-addressable: rows may end with a partial chunk
     static constexpr bool kBlockScale = false;  // has decode_unscaled(): one scale per 32-element chunk
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
@@ -49,8 +49,8 @@ struct DecF32 : ChunkBlocks {
 };
 
 struct DecF16 : ChunkBlocks {
-    static constexpr int64_t kBytes = kChunk * 2;
-    static constexpr bool kPlain    = true;
+    static constexpr int64_t kBytes   = kChunk * 2;
+    static constexpr bool kPlain      = true;
     static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
@@ -65,8 +65,8 @@ struct DecF16 : ChunkBlocks {
 };
 
 struct DecBF16 : ChunkBlocks {
-    static constexpr int64_t kBytes = kChunk * 2;
-    static constexpr bool kPlain    = true;
+    static constexpr int64_t kBytes   = kChunk * 2;
+    static constexpr bool kPlain      = true;
     static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const uint8_t* p = row + c * kBytes;
@@ -142,7 +142,7 @@ SPECULUM_AVX2_INLINE void uint8_to_f32(__m128i lo, __m128i hi, __m256 w[4]) {
 SPECULUM_AVX2_INLINE __m128i q5_fifth_bits(uint32_t bits) {
     const __m128i spread = _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(bits)),
                                             _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
-    const __m128i bit = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const __m128i bit    = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
     return _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(spread, bit), bit), _mm_set1_epi8(0x10));
 }
 
@@ -151,8 +151,8 @@ SPECULUM_AVX2_INLINE void q5_quants(const uint8_t* qh, const uint8_t* qs, __m128
     const uint32_t h   = q5_high_bits(qh);
     const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
     const __m128i mask = _mm_set1_epi8(0x0f);
-    lo = _mm_or_si128(_mm_and_si128(v, mask), q5_fifth_bits(h & 0xFFFFu));
-    hi = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v, 4), mask), q5_fifth_bits(h >> 16));
+    lo                 = _mm_or_si128(_mm_and_si128(v, mask), q5_fifth_bits(h & 0xFFFFu));
+    hi                 = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v, 4), mask), q5_fifth_bits(h >> 16));
 }
 
 // value = q * d + m: the exact product, then one rounding in the add, as the reference.
@@ -162,9 +162,9 @@ SPECULUM_AVX2_INLINE void scale_and_shift(__m256 w[4], float d, float m) {
 }
 
 struct DecQ4_1 : ChunkBlocks {
-    static constexpr int64_t kBytes     = sizeof(BlockQ4_1);
-    static constexpr bool kPlain        = false;
-    static constexpr bool kBlockScale   = false;
+    static constexpr int64_t kBytes   = sizeof(BlockQ4_1);
+    static constexpr bool kPlain      = false;
+    static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const auto* b      = reinterpret_cast<const BlockQ4_1*>(row) + c;
         const __m128i v    = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
@@ -188,9 +188,9 @@ struct DecQ5_0 : BlockScaled<DecQ5_0> {
 };
 
 struct DecQ5_1 : ChunkBlocks {
-    static constexpr int64_t kBytes     = sizeof(BlockQ5_1);
-    static constexpr bool kPlain        = false;
-    static constexpr bool kBlockScale   = false;
+    static constexpr int64_t kBytes   = sizeof(BlockQ5_1);
+    static constexpr bool kPlain      = false;
+    static constexpr bool kBlockScale = false;
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State&, __m256 w[4]) {
         const auto* b = reinterpret_cast<const BlockQ5_1*>(row) + c;
         __m128i lo, hi;
@@ -259,12 +259,12 @@ struct DecQ4_K {
         const __m128i* q   = reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2));
         const __m128i mask = _mm_set1_epi8(0x0f);
         for (int h = 0; h < 2; ++h) {
-            __m128i v = _mm_loadu_si128(q + h);  // elements 16h .. 16h+15 of the sub-block
-            v         = (s & 1) ? _mm_and_si128(_mm_srli_epi16(v, 4), mask) : _mm_and_si128(v, mask);
+            __m128i v       = _mm_loadu_si128(q + h);  // elements 16h .. 16h+15 of the sub-block
+            v               = (s & 1) ? _mm_and_si128(_mm_srli_epi16(v, 4), mask) : _mm_and_si128(v, mask);
             const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
             const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
-            w[2 * h]     = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
-            w[2 * h + 1] = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
+            w[2 * h]        = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
+            w[2 * h + 1]    = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
         }
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }
@@ -291,13 +291,14 @@ struct DecQ5_K {
             __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 32 * (s / 2) + 16 * h));
             v         = (s & 1) ? _mm_and_si128(_mm_srli_epi16(v, 4), mask) : _mm_and_si128(v, mask);
             // bit s of each qh byte, to bit 4 (within 16-bit lanes: a byte's bit s lands in its own bit 0)
-            const __m128i hb = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qh + 16 * h)), shift),
-                                             _mm_set1_epi8(1));
-            v = _mm_or_si128(v, _mm_slli_epi16(hb, 4));
+            const __m128i hb =
+                _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qh + 16 * h)), shift),
+                              _mm_set1_epi8(1));
+            v               = _mm_or_si128(v, _mm_slli_epi16(hb, 4));
             const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
             const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
-            w[2 * h]     = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
-            w[2 * h + 1] = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
+            w[2 * h]        = _mm256_sub_ps(_mm256_mul_ps(d1, lo), m1);  // d1 * q - m1, as the reference
+            w[2 * h + 1]    = _mm256_sub_ps(_mm256_mul_ps(d1, hi), m1);
         }
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }
@@ -321,8 +322,8 @@ struct DecQ3_K {
         for (int i = 0; i < 16; ++i) st.dl[i] = d * static_cast<float>(sc[i]);
     }
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
-        const auto* b       = reinterpret_cast<const BlockQ3_K*>(row) + c / 8;
-        const int s         = static_cast<int>(c % 8), nh = s / 4, j = s % 4;
+        const auto* b = reinterpret_cast<const BlockQ3_K*>(row) + c / 8;
+        const int s = static_cast<int>(c % 8), nh = s / 4, j = s % 4;
         const __m128i shift = _mm_cvtsi32_si128(2 * j), hshift = _mm_cvtsi32_si128(4 * nh + j);
         for (int h = 0; h < 2; ++h) {  // elements 16 h .. 16 h + 15 of the chunk: sub-block 8 nh + 2 j + h
             const __m128i q = _mm_and_si128(
@@ -332,10 +333,10 @@ struct DecQ3_K {
                 _mm_srl_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->hmask + 16 * h)), hshift),
                 _mm_set1_epi8(1));
             // q - 4 where the high bit is absent: q - 4 + 4 * hb
-            const __m128i v  = _mm_add_epi8(_mm_sub_epi8(q, _mm_set1_epi8(4)), _mm_slli_epi16(hb, 2));
-            const __m256 dl  = _mm256_set1_ps(st.dl[8 * nh + 2 * j + h]);
-            w[2 * h]         = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)));
-            w[2 * h + 1]     = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))));
+            const __m128i v = _mm_add_epi8(_mm_sub_epi8(q, _mm_set1_epi8(4)), _mm_slli_epi16(hb, 2));
+            const __m256 dl = _mm256_set1_ps(st.dl[8 * nh + 2 * j + h]);
+            w[2 * h]        = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)));
+            w[2 * h + 1]    = _mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))));
         }
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }
@@ -359,8 +360,8 @@ struct DecQ2_K {
         }
     }
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
-        const auto* b       = reinterpret_cast<const BlockQ2_K*>(row) + c / 8;
-        const int s         = static_cast<int>(c % 8), nh = s / 4, j = s % 4;
+        const auto* b = reinterpret_cast<const BlockQ2_K*>(row) + c / 8;
+        const int s = static_cast<int>(c % 8), nh = s / 4, j = s % 4;
         const __m128i shift = _mm_cvtsi32_si128(2 * j);
         for (int h = 0; h < 2; ++h) {
             const __m128i q = _mm_and_si128(
@@ -368,7 +369,7 @@ struct DecQ2_K {
                 _mm_set1_epi8(3));
             const int sub   = 8 * nh + 2 * j + h;
             const __m256 dl = _mm256_set1_ps(st.dl[sub]), ml = _mm256_set1_ps(st.ml[sub]);
-            w[2 * h]        = _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q))), ml);
+            w[2 * h] = _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q))), ml);
             w[2 * h + 1] =
                 _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8)))), ml);
         }
@@ -412,29 +413,29 @@ struct DecQ6_K {
         float ds[16];  // d * scale of each 16-element sub-block (exact: f16 x int8)
     };
     static SPECULUM_AVX2_INLINE void prepare(const uint8_t* row, int64_t c, State& st) {
-        const auto* b = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
-        const __m256 d    = _mm256_set1_ps(_cvtsh_ss(b->d));
-        const __m128i sc  = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales));
+        const auto* b    = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const __m256 d   = _mm256_set1_ps(_cvtsh_ss(b->d));
+        const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales));
         _mm256_storeu_ps(st.ds, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
         _mm256_storeu_ps(st.ds + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)))));
     }
     static SPECULUM_AVX2_INLINE void decode(const uint8_t* row, int64_t c, const State& st, __m256 w[4]) {
-        const auto* b       = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
-        const int s         = static_cast<int>(c % 8);
-        const int half      = s / 4, quarter = s % 4;  // 128-element half, 32-element quarter within it
+        const auto* b  = reinterpret_cast<const BlockQ6_K*>(row) + c / 8;
+        const int s    = static_cast<int>(c % 8);
+        const int half = s / 4, quarter = s % 4;  // 128-element half, 32-element quarter within it
         const float* ds     = st.ds + 8 * half + 2 * quarter;
         const __m128i mask  = _mm_set1_epi8(0x0f);
         const __m128i* ql   = reinterpret_cast<const __m128i*>(b->ql + 64 * half + 32 * (quarter & 1));
         const __m128i* qh   = reinterpret_cast<const __m128i*>(b->qh + 32 * half);
         const __m128i shift = _mm_cvtsi32_si128(2 * quarter);
         for (int h = 0; h < 2; ++h) {
-            __m128i lo = _mm_loadu_si128(ql + h);
-            lo         = quarter < 2 ? _mm_and_si128(lo, mask) : _mm_and_si128(_mm_srli_epi16(lo, 4), mask);
-            __m128i hi = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(qh + h), shift), _mm_set1_epi8(3));
-            const __m128i q = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+            __m128i lo       = _mm_loadu_si128(ql + h);
+            lo               = quarter < 2 ? _mm_and_si128(lo, mask) : _mm_and_si128(_mm_srli_epi16(lo, 4), mask);
+            __m128i hi       = _mm_and_si128(_mm_srl_epi16(_mm_loadu_si128(qh + h), shift), _mm_set1_epi8(3));
+            const __m128i q  = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
             const __m256 vds = _mm256_set1_ps(ds[h]);  // (d * sc) * q, the reference's order
-            w[2 * h]     = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-            w[2 * h + 1] = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
+            w[2 * h]         = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+            w[2 * h + 1]     = _mm256_mul_ps(vds, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))));
         }
     }
     static float element(const uint8_t*, int64_t) { return 0.0f; }

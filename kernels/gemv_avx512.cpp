@@ -100,8 +100,8 @@ SPECULUM_AVX512 void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t r
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-    const int64_t units     = cols / kUnit;
-    const uint8_t* ahead    = row0 + kPrefetchRows * row_bytes;
+    const int64_t units  = cols / kUnit;
+    const uint8_t* ahead = row0 + kPrefetchRows * row_bytes;
     for (int64_t u = 0; u < units; ++u) {
         if (PF && u % Dec::kPrefetchEvery == 0) {
 #pragma GCC unroll 8
@@ -143,25 +143,41 @@ SPECULUM_AVX512 void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t r
 // Rows [r, r + R) against all n vectors, in groups of at most 4: the group loop is inside the row tile, so groups
 // after the first read the tile's rows from L1/L2, and every weight comes from memory once per call.
 template <class Dec, int R>
-SPECULUM_AVX512 void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const float* x,
-                              int64_t n, int64_t cols) {
+SPECULUM_AVX512 void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const float* x, int64_t n,
+                              int64_t cols) {
     for (int64_t i = 0; i < n; i += 4) {
-        float* yi       = y + i * ldy;
-        const float* xi = x + i * cols;
+        float* yi        = y + i * ldy;
+        const float* xi  = x + i * cols;
         const int64_t nv = n - i < 4 ? n - i : 4;
         if (i == 0) {
             switch (nv) {
-                case 1: tile<Dec, R, 1, true>(yi, ldy, rows, row_bytes, xi, cols); break;
-                case 2: tile<Dec, R, 2, true>(yi, ldy, rows, row_bytes, xi, cols); break;
-                case 3: tile<Dec, R, 3, true>(yi, ldy, rows, row_bytes, xi, cols); break;
-                default: tile<Dec, R, 4, true>(yi, ldy, rows, row_bytes, xi, cols); break;
+                case 1:
+                    tile<Dec, R, 1, true>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
+                case 2:
+                    tile<Dec, R, 2, true>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
+                case 3:
+                    tile<Dec, R, 3, true>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
+                default:
+                    tile<Dec, R, 4, true>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
             }
         } else {
             switch (nv) {
-                case 1: tile<Dec, R, 1, false>(yi, ldy, rows, row_bytes, xi, cols); break;
-                case 2: tile<Dec, R, 2, false>(yi, ldy, rows, row_bytes, xi, cols); break;
-                case 3: tile<Dec, R, 3, false>(yi, ldy, rows, row_bytes, xi, cols); break;
-                default: tile<Dec, R, 4, false>(yi, ldy, rows, row_bytes, xi, cols); break;
+                case 1:
+                    tile<Dec, R, 1, false>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
+                case 2:
+                    tile<Dec, R, 2, false>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
+                case 3:
+                    tile<Dec, R, 3, false>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
+                default:
+                    tile<Dec, R, 4, false>(yi, ldy, rows, row_bytes, xi, cols);
+                    break;
             }
         }
     }
@@ -172,14 +188,16 @@ SPECULUM_AVX512 void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64
 // (memory-bound), 6 for more vectors (6 x 4 accumulators; on Zen 4 about 10 % faster at n = 4..8 than 4 x 4, while
 // 3 x 8 and 2 x 8 tiles spill).
 template <class Dec>
-SPECULUM_AVX512 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t row_bytes, const float* x,
-                                int64_t n, int64_t cols, int64_t r0, int64_t r1) {
+SPECULUM_AVX512 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_t row_bytes, const float* x, int64_t n,
+                                int64_t cols, int64_t r0, int64_t r1) {
     const int big = n <= 2 ? 8 : 6;
     int64_t r     = r0;
     for (; r + big <= r1; r += big) {
         const uint8_t* rows = w + r * row_bytes;
-        if (big == 8) row_tile<Dec, 8>(y + r, ldy, rows, row_bytes, x, n, cols);
-        else row_tile<Dec, 6>(y + r, ldy, rows, row_bytes, x, n, cols);
+        if (big == 8)
+            row_tile<Dec, 8>(y + r, ldy, rows, row_bytes, x, n, cols);
+        else
+            row_tile<Dec, 6>(y + r, ldy, rows, row_bytes, x, n, cols);
     }
     // The rest of the range: tiles of 4, 2, 1 rows.
     for (; r + 4 <= r1; r += 4) row_tile<Dec, 4>(y + r, ldy, w + r * row_bytes, row_bytes, x, n, cols);
@@ -189,16 +207,25 @@ SPECULUM_AVX512 void gemm_typed(float* y, int64_t ldy, const uint8_t* w, uint64_
 
 }  // namespace
 
-bool gemm_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-                 int64_t r0, int64_t r1) {
+bool gemm_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+                 int64_t r1) {
     const auto* wb       = static_cast<const uint8_t*>(w);
     const uint64_t bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
     switch (t) {
-        case GgmlType::F32: gemm_typed<DecF32>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::F16: gemm_typed<DecF16>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::BF16: gemm_typed<DecBF16>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        case GgmlType::Q8_0: gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1); return true;
-        default: return false;
+        case GgmlType::F32:
+            gemm_typed<DecF32>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::F16:
+            gemm_typed<DecF16>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::BF16:
+            gemm_typed<DecBF16>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        case GgmlType::Q8_0:
+            gemm_typed<DecQ8_0>(y, ldy, wb, bytes, x, n, cols, r0, r1);
+            return true;
+        default:
+            return false;
     }
 }
 

@@ -17,13 +17,13 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
 
 // AVX2 + FMA + F16C paths (gemv_avx2.cpp); callers check cpu_features() first.
 // Returns false when the type has no AVX2 path (the caller then uses the reference).
-bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-               int64_t r0, int64_t r1);
+bool gemm_avx2(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+               int64_t r1);
 bool dequantize_row_avx2(float* y, GgmlType t, const void* x, int64_t n);
 
 // AVX-512 (F, BW, VL, DQ) paths with f32 activations (gemv_avx512.cpp); false when the type has none.
-bool gemm_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-                 int64_t r0, int64_t r1);
+bool gemm_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+                 int64_t r1);
 
 // ---- quantized activations (gemm_q8act) ----
 // One quantized vector of `cols` elements (a multiple of 32; nb = cols / 32 blocks of 32) is ceil(nb / 4) groups of
@@ -32,7 +32,7 @@ bool gemm_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const float* 
 // lanes (2j, 2j + 1 for block j) and a group's four block sums need a single conversion and scaling. A group
 // past the end of the vector (nb not a multiple of 4) has zero quants, scales and offsets.
 constexpr int kQ8ActBlock     = 32;
-constexpr int kQ8ActGroup     = 4;  // blocks per group
+constexpr int kQ8ActGroup     = 4;                         // blocks per group
 constexpr float kQ8ActMinAmax = 127.0f * 1.17549435e-38f;  // blocks with a smaller max |x| quantize to zero (d = 0)
 struct Q8ActGroup {
     int8_t q[kQ8ActGroup * kQ8ActBlock];  // element e of block j at index 32 * (e / 8) + 8 * j + e % 8
@@ -41,11 +41,15 @@ struct Q8ActGroup {
     float d[8];                           // lanes 2j and 2j + 1: scale of block j (element = quant * d)
 };
 static_assert(sizeof(Q8ActGroup) == 192, "Q8ActGroup must be 3 cache lines");
-inline int64_t q8act_groups(int64_t cols) { return (cols / kQ8ActBlock + kQ8ActGroup - 1) / kQ8ActGroup; }
+inline int64_t q8act_groups(int64_t cols) {
+    return (cols / kQ8ActBlock + kQ8ActGroup - 1) / kQ8ActGroup;
+}
 inline uint64_t q8act_vec_bytes(int64_t cols) {
     return static_cast<uint64_t>(q8act_groups(cols)) * sizeof(Q8ActGroup);
 }
-inline int q8act_index(int e) { return 32 * (e / 8) + e % 8; }  // + 8 * j for block j of the group
+inline int q8act_index(int e) {
+    return 32 * (e / 8) + e % 8;
+}  // + 8 * j for block j of the group
 // The groups of quantized vector i.
 inline const Q8ActGroup* q8act_vec(const void* xq, int64_t i, int64_t cols) {
     return reinterpret_cast<const Q8ActGroup*>(static_cast<const uint8_t*>(xq) +

@@ -1,10 +1,11 @@
 // AVX-512 VNNI kernels of the quantized-activation path: activation quantization (bit-identical to
-// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 / K-quant / IQ4_XS x int8 GEMM. Four weight blocks of a row are loaded once,
-// rearranged into the activation groups' layout as unsigned bytes (q8_0: q + 128; q4_0: the nibble; mxfp4: the
-// doubled E2M1 value + 16) and dotted with up to 4 activation vectors by vpdpbusd; the -128 * sum(x) offset stored
-// with each activation block (scaled to the format's offset) cancels the encoding exactly, so every block dot is the
-// exact int32 sum of the reference, and only the f32 summation order differs from gemm_q8act_ref.
-// Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
+// quantize_q8act_ref) and the Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 / K-quant / IQ4_XS x int8 GEMM. Four
+// weight blocks of a row are loaded once, rearranged into the activation groups' layout as unsigned bytes (q8_0: q +
+// 128; q4_0: the nibble; mxfp4: the doubled E2M1 value + 16) and dotted with up to 4 activation vectors by vpdpbusd;
+// the -128 * sum(x) offset stored with each activation block (scaled to the format's offset) cancels the encoding
+// exactly, so every block dot is the exact int32 sum of the reference, and only the f32 summation order differs from
+// gemm_q8act_ref. Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code
+// leaks via COMDAT).
 #include "kernels/vnni_common.h"
 
 #include "kernels/quant_blocks.h"
@@ -18,7 +19,7 @@ namespace speculum::kernels::detail {
 
 namespace {
 
-constexpr int64_t kPrefetchRows = 8;  // L2 prefetch this many rows ahead (see gemv_avx512.cpp)
+constexpr int64_t kPrefetchRows              = 8;   // L2 prefetch this many rows ahead (see gemv_avx512.cpp)
 alignas(64) constexpr uint8_t kZeroBlock[64] = {};  // stands in for blocks past the end of a row (any block type)
 
 SPECULUM_VNNI inline __attribute__((always_inline)) __m128i load16(const uint8_t* p) {
@@ -97,7 +98,8 @@ struct WQ8_0 : BlockFormat {  // int8 weights, stored + 128
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
 };
 
-struct WQ4_0 : BlockFormat {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
+struct WQ4_0
+    : BlockFormat {  // nibbles q in 0..15 used as they are (weight q - 8): the start value is -8 * sum = off / 16
     static constexpr int64_t kBlockBytes = sizeof(BlockQ4_0);
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* a, const uint8_t* b,
                                                                          const uint8_t* c, const uint8_t* d,
@@ -134,13 +136,13 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void fifth_bits(const uint8_
     uint32_t h[4];
     std::memcpy(&h[0], a, 4), std::memcpy(&h[1], b, 4), std::memcpy(&h[2], c, 4), std::memcpy(&h[3], d, 4);
     // dword k of t = byte k of each block's qh: a 4 x 4 byte transpose
-    const __m128i t = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)),
-                                       _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m128i t       = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)),
+                                             _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
     const __m256i sixteen = _mm256_set1_epi8(16);
-    q[0] = _mm256_mask_add_epi8(q[0], static_cast<__mmask32>(_mm_cvtsi128_si32(t)), q[0], sixteen);
-    q[1] = _mm256_mask_add_epi8(q[1], static_cast<__mmask32>(_mm_extract_epi32(t, 1)), q[1], sixteen);
-    q[2] = _mm256_mask_add_epi8(q[2], static_cast<__mmask32>(_mm_extract_epi32(t, 2)), q[2], sixteen);
-    q[3] = _mm256_mask_add_epi8(q[3], static_cast<__mmask32>(_mm_extract_epi32(t, 3)), q[3], sixteen);
+    q[0]                  = _mm256_mask_add_epi8(q[0], static_cast<__mmask32>(_mm_cvtsi128_si32(t)), q[0], sixteen);
+    q[1]                  = _mm256_mask_add_epi8(q[1], static_cast<__mmask32>(_mm_extract_epi32(t, 1)), q[1], sixteen);
+    q[2]                  = _mm256_mask_add_epi8(q[2], static_cast<__mmask32>(_mm_extract_epi32(t, 2)), q[2], sixteen);
+    q[3]                  = _mm256_mask_add_epi8(q[3], static_cast<__mmask32>(_mm_extract_epi32(t, 3)), q[3], sixteen);
 }
 
 // Q4_1 (d, m, nibbles) and Q5_1 (d, m, qh, nibbles): unsigned q as they are (no offset to cancel: init 0), and the
@@ -194,8 +196,8 @@ struct WIq4Nl : BlockFormat {
 // ---- super-block formats ----
 
 // Super-block formats (256 elements: Q4_K, Q5_K, IQ4_XS): an activation group is half a super-block, sub-blocks
-// 4h .. 4h + 3: load_half() gets super-block g / 2 and h = g % 2. Their blocks' nibbles (Q4_K/Q5_K: sub-blocks 2p and 2p + 1 in the low and high nibbles
-// of the same 32 bytes) go to the group layout by a 4 x 4 transpose of 64-bit lanes.
+// 4h .. 4h + 3: load_half() gets super-block g / 2 and h = g % 2. Their blocks' nibbles (Q4_K/Q5_K: sub-blocks 2p and
+// 2p + 1 in the low and high nibbles of the same 32 bytes) go to the group layout by a 4 x 4 transpose of 64-bit lanes.
 SPECULUM_VNNI inline __attribute__((always_inline)) void transpose_q64(__m256i b0, __m256i b1, __m256i b2, __m256i b3,
                                                                        __m256i q[4]) {
     const __m256i t0 = _mm256_unpacklo_epi64(b0, b1), t1 = _mm256_unpackhi_epi64(b0, b1);
@@ -221,14 +223,14 @@ struct WQK : BlockFormat {
     static constexpr bool kSuper         = true;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
                                                                               __m256& dw, __m256& mw) {
-        const auto* b   = reinterpret_cast<const Block*>(sb);
+        const auto* b    = reinterpret_cast<const Block*>(sb);
         const __m256i m4 = _mm256_set1_epi8(0x0f);
         const __m256i p0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 64 * h));
         const __m256i p1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 64 * h + 32));
-        __m256i s[4] = {_mm256_and_si256(p0, m4), _mm256_and_si256(_mm256_srli_epi16(p0, 4), m4),
-                        _mm256_and_si256(p1, m4), _mm256_and_si256(_mm256_srli_epi16(p1, 4), m4)};
+        __m256i s[4]     = {_mm256_and_si256(p0, m4), _mm256_and_si256(_mm256_srli_epi16(p0, 4), m4),
+                            _mm256_and_si256(p1, m4), _mm256_and_si256(_mm256_srli_epi16(p1, 4), m4)};
         if constexpr (Five) {  // bit 4h + j of qh[l] is bit 4 of sub-block 4h + j's element l
-            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh));
+            const __m256i qh  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh));
             const __m256i one = _mm256_set1_epi8(1);
 #pragma GCC unroll 4
             for (int j = 0; j < 4; ++j) {
@@ -243,10 +245,12 @@ struct WQK : BlockFormat {
         std::memcpy(w3, b->scales, 12);
         const uint32_t sc = h == 0 ? w3[0] & 0x3f3f3f3fu : (w3[2] & 0x0f0f0f0fu) | ((w3[0] >> 2) & 0x30303030u);
         const uint32_t mn = h == 0 ? w3[1] & 0x3f3f3f3fu : ((w3[2] >> 4) & 0x0f0f0f0fu) | ((w3[1] >> 2) & 0x30303030u);
-        dw = spread_scales(_mm_mul_ps(_mm_set1_ps(_cvtsh_ss(b->d)), bytes_f32(sc)));
-        mw = spread_scales(_mm_mul_ps(_mm_set1_ps(-_cvtsh_ss(b->dmin)), bytes_f32(mn)));
+        dw                = spread_scales(_mm_mul_ps(_mm_set1_ps(_cvtsh_ss(b->d)), bytes_f32(sc)));
+        mw                = spread_scales(_mm_mul_ps(_mm_set1_ps(-_cvtsh_ss(b->dmin)), bytes_f32(mn)));
     }
-    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) { return _mm256_setzero_si256(); }
+    SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i) {
+        return _mm256_setzero_si256();
+    }
 };
 
 // IQ4_XS: IQ4_NL's codes and table, one scale d * (ls - 32) per 32-element sub-block.
@@ -256,12 +260,13 @@ struct WIq4Xs : BlockFormat {
     static constexpr bool kSuper         = true;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int h, __m256i wk[4],
                                                                               __m256& dw, __m256&) {
-        const auto* b = reinterpret_cast<const BlockIq4Xs*>(sb);
+        const auto* b    = reinterpret_cast<const BlockIq4Xs*>(sb);
         const uint8_t* q = b->qs + 64 * h;
         table_codes(kIq4nlValues, 128, q, q + 16, q + 32, q + 48, wk);
         const float d = _cvtsh_ss(b->d);
-        dw = spread_scales(_mm_setr_ps(d * static_cast<float>(iq4_xs_scale(*b, 4 * h)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 1)),
-                                       d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 2)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 3))));
+        dw            = spread_scales(_mm_setr_ps(
+                       d * static_cast<float>(iq4_xs_scale(*b, 4 * h)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 1)),
+                       d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 2)), d * static_cast<float>(iq4_xs_scale(*b, 4 * h + 3))));
     }
     SPECULUM_VNNI static inline __attribute__((always_inline)) __m256i init(__m256i off) { return off; }
 };
@@ -312,10 +317,10 @@ struct WQ3K : BlockFormat {
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
                                                                               __m256& dw, __m256& mw, __m256&,
                                                                               __m256&) {
-        const auto* b     = reinterpret_cast<const BlockQ3_K*>(sb);
-        const __m256i q   = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * n));
-        const __m256i hm  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->hmask));
-        const __m256i m3  = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+        const auto* b    = reinterpret_cast<const BlockQ3_K*>(sb);
+        const __m256i q  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * n));
+        const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->hmask));
+        const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
         __m256i s[4];
 #pragma GCC unroll 4
         for (int j = 0; j < 4; ++j) {  // block j: bits 2j of qs, bit 4n + j of hmask (as + 4)
@@ -334,8 +339,8 @@ struct WQ3K : BlockFormat {
             _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(x | static_cast<uint64_t>(y) << 32))),
             _mm256_set1_epi32(32));
         const __m256 all = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)), _mm256_cvtepi32_ps(sc));
-        dw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
-        mw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
+        dw               = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
+        mw               = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
     }
 };
 
@@ -357,11 +362,11 @@ struct WQ2K : BlockFormat {
                       _mm256_and_si256(_mm256_srli_epi16(q, 4), m3), _mm256_and_si256(_mm256_srli_epi16(q, 6), m3), wk);
         int64_t sc8;
         std::memcpy(&sc8, b->scales + 8 * n, 8);
-        const __m256i sc   = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(sc8));
-        const __m256 dsc   = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)),
-                                           _mm256_cvtepi32_ps(_mm256_and_si256(sc, _mm256_set1_epi32(15))));
-        const __m256 mins  = _mm256_mul_ps(_mm256_set1_ps(-_cvtsh_ss(b->dmin)),
-                                           _mm256_cvtepi32_ps(_mm256_srli_epi32(sc, 4)));
+        const __m256i sc = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(sc8));
+        const __m256 dsc = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)),
+                                         _mm256_cvtepi32_ps(_mm256_and_si256(sc, _mm256_set1_epi32(15))));
+        const __m256 mins =
+            _mm256_mul_ps(_mm256_set1_ps(-_cvtsh_ss(b->dmin)), _mm256_cvtepi32_ps(_mm256_srli_epi32(sc, 4)));
         const __m256i even = _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6), odd = _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7);
         dw = _mm256_permutevar8x32_ps(dsc, even), mw = _mm256_permutevar8x32_ps(dsc, odd);
         ma = _mm256_permutevar8x32_ps(mins, even), mb = _mm256_permutevar8x32_ps(mins, odd);
@@ -390,11 +395,11 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc,
             da = _mm256_sub_epi32(zero, _mm256_slli_epi32(sa, W::kOffsetShift));
             db = _mm256_sub_epi32(zero, _mm256_slli_epi32(sb, W::kOffsetShift));
         }
-        da = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(da, wk[0], xk[0]), wk[1], xk[1]);
-        db = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(db, wk[2], xk[2]), wk[3], xk[3]);
+        da              = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(da, wk[0], xk[0]), wk[1], xk[1]);
+        db              = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(db, wk[2], xk[2]), wk[3], xk[3]);
         const __m256 dx = _mm256_loadu_ps(x.d);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(da), _mm256_mul_ps(dw, dx), acc);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(db), _mm256_mul_ps(mw, dx), acc);
+        acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(da), _mm256_mul_ps(dw, dx), acc);
+        acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(db), _mm256_mul_ps(mw, dx), acc);
         if constexpr (W::kMin) {  // Q2_K: each sub-block's minimum (ma, mb = -dmin * m) times its activation sum
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa), _mm256_mul_ps(ma, dx), acc);
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb), _mm256_mul_ps(mb, dx), acc);
@@ -409,8 +414,8 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc,
         const __m256 dx = _mm256_loadu_ps(x.d);
         acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, dx), acc);
         if constexpr (W::kMin)
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), _mm256_mul_ps(_mm256_mul_ps(mw, dx), _mm256_set1_ps(-1.0f / 128)),
-                                  acc);
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off),
+                                  _mm256_mul_ps(_mm256_mul_ps(mw, dx), _mm256_set1_ps(-1.0f / 128)), acc);
         return acc;
     }
 }
@@ -425,8 +430,8 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
     constexpr int64_t kBlockBytes = W::kBlockBytes, kGroupBytes = kQ8ActGroup * W::kBlockBytes;
-    const int64_t full    = nb / kQ8ActGroup;
-    const uint8_t* ahead  = row0 + kPrefetchRows * row_bytes;
+    const int64_t full   = nb / kQ8ActGroup;
+    const uint8_t* ahead = row0 + kPrefetchRows * row_bytes;
     for (int64_t g = 0; g < full; ++g) {
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
@@ -443,7 +448,8 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
                              mb);
             else if constexpr (W::kSuper)  // super-blocks need not split into 8 equal 32-element parts (Q3_K, Q6_K)
                 W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw);
-            else W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
+            else
+                W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, ma, mb, xv[v][g]);
         }
@@ -471,8 +477,8 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 
 // Rows [r, r + R) against all n vectors in groups of at most 4 (later groups find the rows in cache).
 template <class W, int R>
-SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const void* xq,
-                            int64_t n, int64_t cols) {
+SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const void* xq, int64_t n,
+                            int64_t cols) {
     const int64_t nb = cols / kQ8ActBlock;
     for (int64_t i = 0; i < n; i += 4) {
         const int64_t nv = n - i < 4 ? n - i : 4;
@@ -481,17 +487,33 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t
         float* yi = y + i * ldy;
         if (i == 0) {
             switch (nv) {
-                case 1: tile<W, R, 1, true>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 2: tile<W, R, 2, true>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 3: tile<W, R, 3, true>(yi, ldy, rows, row_bytes, xv, nb); break;
-                default: tile<W, R, 4, true>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 1:
+                    tile<W, R, 1, true>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
+                case 2:
+                    tile<W, R, 2, true>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
+                case 3:
+                    tile<W, R, 3, true>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
+                default:
+                    tile<W, R, 4, true>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
             }
         } else {
             switch (nv) {
-                case 1: tile<W, R, 1, false>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 2: tile<W, R, 2, false>(yi, ldy, rows, row_bytes, xv, nb); break;
-                case 3: tile<W, R, 3, false>(yi, ldy, rows, row_bytes, xv, nb); break;
-                default: tile<W, R, 4, false>(yi, ldy, rows, row_bytes, xv, nb); break;
+                case 1:
+                    tile<W, R, 1, false>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
+                case 2:
+                    tile<W, R, 2, false>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
+                case 3:
+                    tile<W, R, 3, false>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
+                default:
+                    tile<W, R, 4, false>(yi, ldy, rows, row_bytes, xv, nb);
+                    break;
             }
         }
     }
@@ -500,7 +522,7 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t
 // ---- activation quantization ----
 
 SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
-    const int64_t nb  = cols / kQ8ActBlock;
+    const int64_t nb = cols / kQ8ActBlock;
     for (int64_t i = 0; i < n; ++i) {
         auto* groups    = const_cast<Q8ActGroup*>(q8act_vec(xq, i, cols));
         const float* xi = x + i * cols;
@@ -542,27 +564,56 @@ SPECULUM_VNNI void gemm_rows(float* y, int64_t ldy, const uint8_t* wb, uint64_t 
 
 }  // namespace
 
-void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols) { quantize_impl(xq, x, n, cols); }
+void quantize_q8act_avx512(void* xq, const float* x, int64_t n, int64_t cols) {
+    quantize_impl(xq, x, n, cols);
+}
 
 void gemm_q8act_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                        int64_t r0, int64_t r1) {
     const auto* wb           = static_cast<const uint8_t*>(w);
     const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
     switch (t) {
-        case GgmlType::Q8_0: gemm_rows<WQ8_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q4_0: gemm_rows<WQ4_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::MXFP4: gemm_rows<WMxfp4>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q4_1: gemm_rows<WQ4_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q5_0: gemm_rows<WQ5_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q5_1: gemm_rows<WQ5_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::IQ4_NL: gemm_rows<WIq4Nl>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q4_K: gemm_rows<WQK<false>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q5_K: gemm_rows<WQK<true>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::IQ4_XS: gemm_rows<WIq4Xs>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q6_K: gemm_rows<WQ6K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q3_K: gemm_rows<WQ3K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        case GgmlType::Q2_K: gemm_rows<WQ2K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1); return;
-        default: return;  // check_q8act_type admits only the types above
+        case GgmlType::Q8_0:
+            gemm_rows<WQ8_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q4_0:
+            gemm_rows<WQ4_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::MXFP4:
+            gemm_rows<WMxfp4>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q4_1:
+            gemm_rows<WQ4_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q5_0:
+            gemm_rows<WQ5_0>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q5_1:
+            gemm_rows<WQ5_1>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::IQ4_NL:
+            gemm_rows<WIq4Nl>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q4_K:
+            gemm_rows<WQK<false>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q5_K:
+            gemm_rows<WQK<true>>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::IQ4_XS:
+            gemm_rows<WIq4Xs>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q6_K:
+            gemm_rows<WQ6K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q3_K:
+            gemm_rows<WQ3K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        case GgmlType::Q2_K:
+            gemm_rows<WQ2K>(y, ldy, wb, row_bytes, xq, n, cols, r0, r1);
+            return;
+        default:
+            return;  // check_q8act_type admits only the types above
     }
 }
 

@@ -21,9 +21,9 @@ void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
         t != GgmlType::Q5_K && t != GgmlType::IQ4_XS && t != GgmlType::Q6_K && t != GgmlType::Q3_K &&
         t != GgmlType::Q2_K) {
         const GgmlTypeTraits* tr = ggml_type_traits(t);
-        throw std::invalid_argument(std::string(who) + ": weight type " +
-                                    (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
-                                    " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q2_K .. q6_K, iq4_xs)");
+        throw std::invalid_argument(
+            std::string(who) + ": weight type " + (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
+            " has no quantized-activation kernel (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q2_K .. q6_K, iq4_xs)");
     }
     check_type_and_cols(who, t, cols);
 }
@@ -111,11 +111,11 @@ float block_ints(GgmlType t, const uint8_t* row, int64_t b, int8_t w[32], float*
         }
         case GgmlType::Q4_K:
         case GgmlType::Q5_K: {  // 32-element block b = sub-block b % 8 of super-block b / 8
-            const bool five  = t == GgmlType::Q5_K;
-            const int s      = static_cast<int>(b % 8);
-            const uint8_t* p = row + (b / 8) * (five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
-            const auto& b4   = *reinterpret_cast<const BlockQ4_K*>(p);
-            const auto& b5   = *reinterpret_cast<const BlockQ5_K*>(p);
+            const bool five   = t == GgmlType::Q5_K;
+            const int s       = static_cast<int>(b % 8);
+            const uint8_t* p  = row + (b / 8) * (five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
+            const auto& b4    = *reinterpret_cast<const BlockQ4_K*>(p);
+            const auto& b5    = *reinterpret_cast<const BlockQ5_K*>(p);
             const uint8_t* qs = five ? b5.qs : b4.qs;
             for (int l = 0; l < 32; ++l) {
                 int q = (qs[32 * (s / 2) + l] >> (4 * (s % 2))) & 0x0f;

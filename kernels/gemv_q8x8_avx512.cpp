@@ -73,8 +73,8 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, int64_t row_
         }
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-            const __m256 dw = _mm256_cvtph_ps(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + r * row_bytes + g * kBlock)));
+            const __m256 dw =
+                _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + r * row_bytes + g * kBlock)));
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
                 acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][v]),
@@ -101,17 +101,33 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, int64_t 
         float* yi = y + i * ldy;
         if (i == 0) {
             switch (nv) {
-                case 1: tile<R, 1, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
-                case 2: tile<R, 2, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
-                case 3: tile<R, 3, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
-                default: tile<R, 4, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                case 1:
+                    tile<R, 1, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
+                case 2:
+                    tile<R, 2, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
+                case 3:
+                    tile<R, 3, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
+                default:
+                    tile<R, 4, true>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
             }
         } else {
             switch (nv) {
-                case 1: tile<R, 1, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
-                case 2: tile<R, 2, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
-                case 3: tile<R, 3, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
-                default: tile<R, 4, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0); break;
+                case 1:
+                    tile<R, 1, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
+                case 2:
+                    tile<R, 2, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
+                case 3:
+                    tile<R, 3, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
+                default:
+                    tile<R, 4, false>(yi, ldy, rows, row_bytes, xv, g0, g1, g0 > 0);
+                    break;
             }
         }
     }
@@ -139,7 +155,9 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
 
 }  // namespace
 
-void quantize_q8act_x8_avx512(void* xq, const float* x, int64_t n, int64_t cols) { quantize_impl(xq, x, n, cols); }
+void quantize_q8act_x8_avx512(void* xq, const float* x, int64_t n, int64_t cols) {
+    quantize_impl(xq, x, n, cols);
+}
 
 // n = 1 (decode): tiles of 8 rows, the most concurrent row streams that fit the registers, each walking its rows
 // to the end. Otherwise, per kChunkBlocks blocks of columns, 3 rows against groups of 4 vectors (12 int32 and 12 f32

@@ -24,7 +24,9 @@ void check_q8_0_x8_cols(const char* who, int64_t cols) {
 
 }  // namespace detail
 
-bool q8_0_x8_preferred() { return kernel_isa() >= KernelIsa::avx512; }
+bool q8_0_x8_preferred() {
+    return kernel_isa() >= KernelIsa::avx512;
+}
 
 void repack_q8_0_x8(void* dst, const void* src, int64_t rows, int64_t cols) {
     detail::check_q8_0_x8_cols("repack_q8_0_x8", cols);
@@ -35,8 +37,7 @@ void repack_q8_0_x8(void* dst, const void* src, int64_t rows, int64_t cols) {
         for (int j = 0; j < 8; ++j) {
             const BlockQ8_0& b = in[8 * s + j];
             out[s].d[j]        = b.d;
-            for (int m = 0; m < kQK8_0; ++m)
-                out[s].qs[q8_0_x8_index(j, m)] = static_cast<uint8_t>(b.qs[m] + 128);
+            for (int m = 0; m < kQK8_0; ++m) out[s].qs[q8_0_x8_index(j, m)] = static_cast<uint8_t>(b.qs[m] + 128);
         }
 }
 
@@ -64,8 +65,8 @@ void quantize_q8act_x8_ref(void* xq, const float* x, int64_t n, int64_t cols) {
         for (int64_t g = 0; g < cols / kQK8_0x8; ++g)
             for (int j = 0; j < 8; ++j) {
                 int8_t q[detail::kQ8ActBlock];
-                int32_t sum    = 0;
-                groups[g].d[j] = detail::quantize_block_q8act_ref(x + i * cols + g * kQK8_0x8 + j * kQK8_0, q, &sum);
+                int32_t sum      = 0;
+                groups[g].d[j]   = detail::quantize_block_q8act_ref(x + i * cols + g * kQK8_0x8 + j * kQK8_0, q, &sum);
                 groups[g].off[j] = -128 * sum;
                 for (int m = 0; m < kQK8_0; ++m) groups[g].q[q8_0_x8_index(j, m)] = q[m];
             }

@@ -30,8 +30,10 @@ bool kernels_support(GgmlType t) {
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
         case GgmlType::IQ4_XS:
-        case GgmlType::Q8_0_X8: return true;
-        default: return false;
+        case GgmlType::Q8_0_X8:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -122,10 +124,11 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                 const uint32_t h  = q5_high_bits(qh);
                 const float d = f16_to_f32(dh), m = f16_to_f32(mh);
                 for (int j = 0; j < kQK4_0 / 2; ++j) {
-                    const int q0 = (qs[j] & 0x0f) | static_cast<int>(((h >> j) & 1u) << 4);
-                    const int q1 = (qs[j] >> 4) | static_cast<int>(((h >> (j + 16)) & 1u) << 4);
-                    y[i * kQK4_0 + j]              = one ? static_cast<float>(q0) * d + m : static_cast<float>(q0 - 16) * d;
-                    y[i * kQK4_0 + j + kQK4_0 / 2] = one ? static_cast<float>(q1) * d + m : static_cast<float>(q1 - 16) * d;
+                    const int q0      = (qs[j] & 0x0f) | static_cast<int>(((h >> j) & 1u) << 4);
+                    const int q1      = (qs[j] >> 4) | static_cast<int>(((h >> (j + 16)) & 1u) << 4);
+                    y[i * kQK4_0 + j] = one ? static_cast<float>(q0) * d + m : static_cast<float>(q0 - 16) * d;
+                    y[i * kQK4_0 + j + kQK4_0 / 2] =
+                        one ? static_cast<float>(q1) * d + m : static_cast<float>(q1 - 16) * d;
                 }
             }
             return;
@@ -155,8 +158,8 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
         case GgmlType::Q4_K: {
             const auto* b = reinterpret_cast<const BlockQ4_K*>(bytes) + e0 / kQK_K;
             for (int64_t i = 0; i < n / kQK_K; ++i) {
-                const float d   = f16_to_f32(b[i].d);
-                const float min = f16_to_f32(b[i].dmin);
+                const float d    = f16_to_f32(b[i].d);
+                const float min  = f16_to_f32(b[i].dmin);
                 const uint8_t* q = b[i].qs;
                 float* out       = y + i * kQK_K;
                 for (int g = 0; g < 4; ++g) {  // 64 elements: low nibbles, then high nibbles of 32 bytes
@@ -180,7 +183,8 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                     q4_k_scale_min(s, b[i].scales, &sc, &m);
                     const float d1 = d * sc, m1 = min * m;
                     for (int l = 0; l < 32; ++l) {
-                        const int q = ((b[i].qs[32 * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) | (((b[i].qh[l] >> s) & 1) << 4);
+                        const int q =
+                            ((b[i].qs[32 * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) | (((b[i].qh[l] >> s) & 1) << 4);
                         y[i * kQK_K + 32 * s + l] = d1 * static_cast<float>(q) - m1;
                     }
                 }
@@ -196,20 +200,22 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                 const auto& b2     = *reinterpret_cast<const BlockQ2_K*>(blk);
                 int8_t sc3[16];
                 float d = 0, min = 0;
-                if (q3) q3_k_scales(b3.scales, sc3), d = f16_to_f32(b3.d);
-                else d = f16_to_f32(b2.d), min = f16_to_f32(b2.dmin);
+                if (q3)
+                    q3_k_scales(b3.scales, sc3), d = f16_to_f32(b3.d);
+                else
+                    d = f16_to_f32(b2.d), min = f16_to_f32(b2.dmin);
                 const uint8_t* qs = q3 ? b3.qs : b2.qs;
                 for (int e = 0; e < kQK_K; ++e) {  // element 128 nh + 32 j + l
                     const int nh = e / 128, j = e % 128 / 32, l = e % 32, sub = 8 * nh + 2 * j + l / 16;
-                    const int q  = (qs[32 * nh + l] >> (2 * j)) & 3;
+                    const int q = (qs[32 * nh + l] >> (2 * j)) & 3;
                     float v;
                     if (q3) {
                         const float dl = d * static_cast<float>(sc3[sub]);
-                        v = dl * static_cast<float>(q - (((b3.hmask[l] >> (4 * nh + j)) & 1) ? 0 : 4));
+                        v              = dl * static_cast<float>(q - (((b3.hmask[l] >> (4 * nh + j)) & 1) ? 0 : 4));
                     } else {
                         const float dl = d * static_cast<float>(b2.scales[sub] & 0x0f);
                         const float ml = min * static_cast<float>(b2.scales[sub] >> 4);
-                        v = dl * static_cast<float>(q) - ml;
+                        v              = dl * static_cast<float>(q) - ml;
                     }
                     y[i * kQK_K + e] = v;
                 }
@@ -246,16 +252,17 @@ void dequantize_span_ref(float* y, GgmlType t, const void* row, int64_t e0, int6
                         const int q2 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32;
                         const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
                         const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-                        out[l]      = d * sc[is + 0] * q1;
-                        out[l + 32] = d * sc[is + 2] * q2;
-                        out[l + 64] = d * sc[is + 4] * q3;
-                        out[l + 96] = d * sc[is + 6] * q4;
+                        out[l]       = d * sc[is + 0] * q1;
+                        out[l + 32]  = d * sc[is + 2] * q2;
+                        out[l + 64]  = d * sc[is + 4] * q3;
+                        out[l + 96]  = d * sc[is + 6] * q4;
                     }
                 }
             }
             return;
         }
-        default: break;
+        default:
+            break;
     }
     throw std::invalid_argument("dequantize: unsupported weight type");
 }
@@ -271,8 +278,8 @@ void gemv_ref(float* y, GgmlType t, const void* w, const float* x, int64_t cols,
     gemm_ref(y, 0, t, w, x, 1, cols, r0, r1);
 }
 
-void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols,
-              int64_t r0, int64_t r1) {
+void gemm_ref(float* y, int64_t ldy, GgmlType t, const void* w, const float* x, int64_t n, int64_t cols, int64_t r0,
+              int64_t r1) {
     detail::check_type_and_cols("gemm", t, cols);
     const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
     float buf[detail::kRefChunk];  // dequantized weights; a multiple of every block size

@@ -60,17 +60,38 @@ inline const GgmlTypeTraits* ggml_type_traits(uint32_t type_id) {
         uint32_t id;
         GgmlTypeTraits traits;
     } table[] = {
-        {0, {"f32", 1, 4, false}},        {1, {"f16", 1, 2, false}},         {2, {"q4_0", 32, 18, true}},
-        {3, {"q4_1", 32, 20, true}},      {6, {"q5_0", 32, 22, true}},       {7, {"q5_1", 32, 24, true}},
-        {8, {"q8_0", 32, 34, true}},      {9, {"q8_1", 32, 36, true}},       {10, {"q2_K", 256, 84, true}},
-        {11, {"q3_K", 256, 110, true}},   {12, {"q4_K", 256, 144, true}},    {13, {"q5_K", 256, 176, true}},
-        {14, {"q6_K", 256, 210, true}},   {15, {"q8_K", 256, 292, true}},    {16, {"iq2_xxs", 256, 66, true}},
-        {17, {"iq2_xs", 256, 74, true}},  {18, {"iq3_xxs", 256, 98, true}},  {19, {"iq1_s", 256, 50, true}},
-        {20, {"iq4_nl", 32, 18, true}},   {21, {"iq3_s", 256, 110, true}},   {22, {"iq2_s", 256, 82, true}},
-        {23, {"iq4_xs", 256, 136, true}}, {24, {"i8", 1, 1, false}},         {25, {"i16", 1, 2, false}},
-        {26, {"i32", 1, 4, false}},       {27, {"i64", 1, 8, false}},        {28, {"f64", 1, 8, false}},
-        {29, {"iq1_m", 256, 56, true}},   {30, {"bf16", 1, 2, false}},       {34, {"tq1_0", 256, 54, true}},
-        {35, {"tq2_0", 256, 66, true}},   {39, {"mxfp4", 32, 17, true}},
+        {0, {"f32", 1, 4, false}},
+        {1, {"f16", 1, 2, false}},
+        {2, {"q4_0", 32, 18, true}},
+        {3, {"q4_1", 32, 20, true}},
+        {6, {"q5_0", 32, 22, true}},
+        {7, {"q5_1", 32, 24, true}},
+        {8, {"q8_0", 32, 34, true}},
+        {9, {"q8_1", 32, 36, true}},
+        {10, {"q2_K", 256, 84, true}},
+        {11, {"q3_K", 256, 110, true}},
+        {12, {"q4_K", 256, 144, true}},
+        {13, {"q5_K", 256, 176, true}},
+        {14, {"q6_K", 256, 210, true}},
+        {15, {"q8_K", 256, 292, true}},
+        {16, {"iq2_xxs", 256, 66, true}},
+        {17, {"iq2_xs", 256, 74, true}},
+        {18, {"iq3_xxs", 256, 98, true}},
+        {19, {"iq1_s", 256, 50, true}},
+        {20, {"iq4_nl", 32, 18, true}},
+        {21, {"iq3_s", 256, 110, true}},
+        {22, {"iq2_s", 256, 82, true}},
+        {23, {"iq4_xs", 256, 136, true}},
+        {24, {"i8", 1, 1, false}},
+        {25, {"i16", 1, 2, false}},
+        {26, {"i32", 1, 4, false}},
+        {27, {"i64", 1, 8, false}},
+        {28, {"f64", 1, 8, false}},
+        {29, {"iq1_m", 256, 56, true}},
+        {30, {"bf16", 1, 2, false}},
+        {34, {"tq1_0", 256, 54, true}},
+        {35, {"tq2_0", 256, 66, true}},
+        {39, {"mxfp4", 32, 17, true}},
         {0x10008, {"q8_0_x8", 256, 272, true, false}},
     };
     for (const auto& e : table)
@@ -78,7 +99,9 @@ inline const GgmlTypeTraits* ggml_type_traits(uint32_t type_id) {
     return nullptr;
 }
 
-inline const GgmlTypeTraits* ggml_type_traits(GgmlType t) { return ggml_type_traits(static_cast<uint32_t>(t)); }
+inline const GgmlTypeTraits* ggml_type_traits(GgmlType t) {
+    return ggml_type_traits(static_cast<uint32_t>(t));
+}
 
 // Bytes of a row of n elements; n must be a multiple of the block size (the caller checks, see row_size_ok).
 inline uint64_t ggml_row_size(GgmlType t, uint64_t n) {

@@ -35,8 +35,8 @@ bool use_avx2() {
 
 // 8 f32 bit patterns -> 8 truncated bf16 in the low 16 bits of each lane.
 __attribute__((target("avx2"), always_inline)) inline __m256i truncate8(__m256i u, int t, bool nearest) {
-    const __m128i sh   = _mm_cvtsi32_si128(16 + t);
-    __m256i r          = u;
+    const __m128i sh = _mm_cvtsi32_si128(16 + t);
+    __m256i r        = u;
     if (nearest) {
         const __m256i lsb  = _mm256_and_si256(_mm256_srl_epi32(u, sh), _mm256_set1_epi32(1));
         const __m256i half = _mm256_set1_epi32(static_cast<int>((1u << (15 + t)) - 1u));
@@ -67,8 +67,7 @@ __attribute__((target("avx2"))) void row_f32_avx2(uint16_t* out, const float* in
     for (; i < n; ++i) out[i] = truncate_bits_unchecked(f32_to_bits(in[i]), t, mode);
 }
 
-__attribute__((target("avx2"))) void row_bf16_avx2(uint16_t* out, const uint16_t* in, int64_t n, int t,
-                                                   bool nearest) {
+__attribute__((target("avx2"))) void row_bf16_avx2(uint16_t* out, const uint16_t* in, int64_t n, int t, bool nearest) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
@@ -101,8 +100,7 @@ void truncate_mantissa_row_bf16(uint16_t* out, const float* in, int64_t n, int t
     row_f32_avx2(out, in, n, t, mode == MantissaRounding::nearest_even);
 }
 
-void truncate_mantissa_row_bf16_bits_ref(uint16_t* out, const uint16_t* in, int64_t n, int t,
-                                         MantissaRounding mode) {
+void truncate_mantissa_row_bf16_bits_ref(uint16_t* out, const uint16_t* in, int64_t n, int t, MantissaRounding mode) {
     check_t(t);
     for (int64_t i = 0; i < n; ++i) out[i] = truncate_bits_unchecked(static_cast<uint32_t>(in[i]) << 16, t, mode);
 }

@@ -15,7 +15,9 @@ namespace speculum::kernels {
 namespace {
 
 // Selection order: smaller score first, then smaller index; NaN sorts as +inf.
-inline float key(float s) { return std::isnan(s) ? std::numeric_limits<float>::infinity() : s; }
+inline float key(float s) {
+    return std::isnan(s) ? std::numeric_limits<float>::infinity() : s;
+}
 
 }  // namespace
 
@@ -52,35 +54,42 @@ bool can_zero_in_place(GgmlType t) {
 
 void zero_element(GgmlType t, void* row, int64_t j) {
     switch (t) {
-    case GgmlType::F32: static_cast<float*>(row)[j] = 0.0f; return;
-    case GgmlType::F16:
-    case GgmlType::BF16: static_cast<uint16_t*>(row)[j] = 0; return;
-    case GgmlType::Q8_0: static_cast<BlockQ8_0*>(row)[j / kQK8_0].qs[j % kQK8_0] = 0; return;
-    case GgmlType::Q8_0_X8: {  // quants are stored + 128
-        auto& b = static_cast<BlockQ8_0x8*>(row)[j / kQK8_0x8];
-        b.qs[q8_0_x8_index(static_cast<int>(j % kQK8_0x8 / 32), static_cast<int>(j % 32))] = 128;
-        return;
-    }
-    case GgmlType::Q4_0:
-    case GgmlType::MXFP4: {
-        // Both keep element i (i < 16) in the low nibble of qs[i] and element i + 16 in its high nibble.
-        const uint8_t zero = t == GgmlType::Q4_0 ? 8 : 0;
-        uint8_t* qs = t == GgmlType::Q4_0 ? static_cast<BlockQ4_0*>(row)[j / 32].qs
-                                          : static_cast<BlockMxfp4*>(row)[j / 32].qs;
-        const int64_t i = j % 32;
-        uint8_t& b      = qs[i % 16];
-        b = i < 16 ? static_cast<uint8_t>((b & 0xF0) | zero) : static_cast<uint8_t>((b & 0x0F) | (zero << 4));
-        return;
-    }
-    case GgmlType::Q5_0: {  // q = 16 (low nibble 0, fifth bit set) is (16 - 16) * d = 0
-        auto& b         = static_cast<BlockQ5_0*>(row)[j / 32];
-        const int64_t i = j % 32;
-        uint8_t& q      = b.qs[i % 16];
-        q               = i < 16 ? static_cast<uint8_t>(q & 0xF0) : static_cast<uint8_t>(q & 0x0F);
-        b.qh[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
-        return;
-    }
-    default: throw std::invalid_argument("zero_element: unsupported type");
+        case GgmlType::F32:
+            static_cast<float*>(row)[j] = 0.0f;
+            return;
+        case GgmlType::F16:
+        case GgmlType::BF16:
+            static_cast<uint16_t*>(row)[j] = 0;
+            return;
+        case GgmlType::Q8_0:
+            static_cast<BlockQ8_0*>(row)[j / kQK8_0].qs[j % kQK8_0] = 0;
+            return;
+        case GgmlType::Q8_0_X8: {  // quants are stored + 128
+            auto& b = static_cast<BlockQ8_0x8*>(row)[j / kQK8_0x8];
+            b.qs[q8_0_x8_index(static_cast<int>(j % kQK8_0x8 / 32), static_cast<int>(j % 32))] = 128;
+            return;
+        }
+        case GgmlType::Q4_0:
+        case GgmlType::MXFP4: {
+            // Both keep element i (i < 16) in the low nibble of qs[i] and element i + 16 in its high nibble.
+            const uint8_t zero = t == GgmlType::Q4_0 ? 8 : 0;
+            uint8_t* qs        = t == GgmlType::Q4_0 ? static_cast<BlockQ4_0*>(row)[j / 32].qs
+                                                     : static_cast<BlockMxfp4*>(row)[j / 32].qs;
+            const int64_t i    = j % 32;
+            uint8_t& b         = qs[i % 16];
+            b = i < 16 ? static_cast<uint8_t>((b & 0xF0) | zero) : static_cast<uint8_t>((b & 0x0F) | (zero << 4));
+            return;
+        }
+        case GgmlType::Q5_0: {  // q = 16 (low nibble 0, fifth bit set) is (16 - 16) * d = 0
+            auto& b         = static_cast<BlockQ5_0*>(row)[j / 32];
+            const int64_t i = j % 32;
+            uint8_t& q      = b.qs[i % 16];
+            q               = i < 16 ? static_cast<uint8_t>(q & 0xF0) : static_cast<uint8_t>(q & 0x0F);
+            b.qh[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+            return;
+        }
+        default:
+            throw std::invalid_argument("zero_element: unsupported type");
     }
 }
 

@@ -7,16 +7,16 @@
 
 namespace speculum::kernels {
 
-constexpr int kQK8_0  = 32;   // elements per Q8_0 block
-constexpr int kQK4_0  = 32;   // elements per Q4_0 block
-constexpr int kQKMxfp4 = 32;  // elements per MXFP4 block
-constexpr int kQK_K   = 256;  // elements per K-quant super-block
-constexpr int kKScaleSize = 12;  // bytes of packed 6-bit scales/mins in Q4_K
+constexpr int kQK8_0      = 32;   // elements per Q8_0 block
+constexpr int kQK4_0      = 32;   // elements per Q4_0 block
+constexpr int kQKMxfp4    = 32;   // elements per MXFP4 block
+constexpr int kQK_K       = 256;  // elements per K-quant super-block
+constexpr int kKScaleSize = 12;   // bytes of packed 6-bit scales/mins in Q4_K
 
 // value = qs[j] * d
 struct BlockQ8_0 {
-    uint16_t d;          // f16 scale
-    int8_t qs[kQK8_0];   // quants
+    uint16_t d;         // f16 scale
+    int8_t qs[kQK8_0];  // quants
 };
 static_assert(sizeof(BlockQ8_0) == 2 + kQK8_0, "wrong q8_0 block size/padding");
 
@@ -66,7 +66,7 @@ inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22,
 // OCP MX FP4: E8M0 shared exponent e (scale 2^(e-127)) and E2M1 codes, nibble order as Q4_0.
 // value = kMxfp4Values[code] * e8m0_to_f32_half(e)   (the table holds doubled E2M1 values, hence "half")
 struct BlockMxfp4 {
-    uint8_t e;                  // E8M0 exponent, bias 127
+    uint8_t e;                 // E8M0 exponent, bias 127
     uint8_t qs[kQKMxfp4 / 2];  // E2M1 codes: sign bit 3, exponent bits 2..1, mantissa bit 0
 };
 static_assert(sizeof(BlockMxfp4) == 1 + kQKMxfp4 / 2, "wrong mxfp4 block size/padding");
@@ -77,28 +77,30 @@ static_assert(sizeof(BlockMxfp4) == 1 + kQKMxfp4 / 2, "wrong mxfp4 block size/pa
 // value of element 32 j + m = (qs[32 (m / 4) + 4 j + m % 4] - 128) * d[j]. Same bytes per element as Q8_0.
 constexpr int kQK8_0x8 = 8 * kQK8_0;  // elements per Q8_0_X8 block
 struct BlockQ8_0x8 {
-    uint16_t d[8];          // f16 scales of the 8 blocks
-    uint8_t qs[kQK8_0x8];   // quants + 128, interleaved as above
+    uint16_t d[8];         // f16 scales of the 8 blocks
+    uint8_t qs[kQK8_0x8];  // quants + 128, interleaved as above
 };
 static_assert(sizeof(BlockQ8_0x8) == 8 * sizeof(BlockQ8_0), "wrong q8_0_x8 block size/padding");
-inline constexpr int q8_0_x8_index(int j, int m) { return 32 * (m / 4) + 4 * j + m % 4; }
+inline constexpr int q8_0_x8_index(int j, int m) {
+    return 32 * (m / 4) + 4 * j + m % 4;
+}
 
 // Q4_K super-block: 8 sub-blocks of 32, each with a 6-bit scale and 6-bit min packed in `scales`;
 // value = d * sc * q - dmin * m, q in 0..15.
 struct BlockQ4_K {
-    uint16_t d;                  // f16 super-block scale for the quantized scales
-    uint16_t dmin;               // f16 super-block scale for the quantized mins
-    uint8_t scales[kKScaleSize]; // 6-bit scales and mins
-    uint8_t qs[kQK_K / 2];       // 4-bit quants
+    uint16_t d;                   // f16 super-block scale for the quantized scales
+    uint16_t dmin;                // f16 super-block scale for the quantized mins
+    uint8_t scales[kKScaleSize];  // 6-bit scales and mins
+    uint8_t qs[kQK_K / 2];        // 4-bit quants
 };
 static_assert(sizeof(BlockQ4_K) == 2 * 2 + kKScaleSize + kQK_K / 2, "wrong q4_K block size/padding");
 
 // Q6_K super-block: 16 sub-blocks of 16 with int8 scales; value = d * scales[s] * (q - 32), q in 0..63.
 struct BlockQ6_K {
-    uint8_t ql[kQK_K / 2];       // quants, lower 4 bits
-    uint8_t qh[kQK_K / 4];       // quants, upper 2 bits
-    int8_t scales[kQK_K / 16];   // 8-bit sub-block scales
-    uint16_t d;                  // f16 super-block scale
+    uint8_t ql[kQK_K / 2];      // quants, lower 4 bits
+    uint8_t qh[kQK_K / 4];      // quants, upper 2 bits
+    int8_t scales[kQK_K / 16];  // 8-bit sub-block scales
+    uint16_t d;                 // f16 super-block scale
 };
 static_assert(sizeof(BlockQ6_K) == kQK_K / 2 + kQK_K / 4 + kQK_K / 16 + 2, "wrong q6_K block size/padding");
 

@@ -49,8 +49,8 @@ void quantize_row_iq4_nl_ref(BlockIq4Nl* y, const float* x, int64_t n);
 // rounds to zero gets code 0 (+0), never 8 (-0), again as ggml.
 void quantize_row_mxfp4_ref(BlockMxfp4* y, const float* x, int64_t n, Fp4Rounding rounding = Fp4Rounding::nearest_even);
 
-// One row of n f32 values into type t (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4), `ggml_row_size(t, n)` bytes at y.
-// Throws std::invalid_argument for other types or when n is not a multiple of the block size.
+// One row of n f32 values into type t (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4), `ggml_row_size(t,
+// n)` bytes at y. Throws std::invalid_argument for other types or when n is not a multiple of the block size.
 void quantize_row_ref(void* y, GgmlType t, const float* x, int64_t n);
 
 // E2M1 code (0..15) of one already-scaled value (v / 2^(e-127)); exposed for tests.

@@ -19,11 +19,16 @@ void Dashboard::draw(const UiSnapshot& snap, UiActions& actions) {
 }
 
 std::vector<Dashboard::PanelEntry> Dashboard::panels() {
-    return {{ConfigurationPanel::title, &configuration.visible}, {ModelDataPanel::title, &model_data.visible},
-            {SpeedupPanel::title, &speedup.visible},             {AcceptancePanel::title, &acceptance.visible},
-            {LiveDecodePanel::title, &live_decode.visible},      {TreeViewPanel::title, &tree_view.visible},
-            {CascadeViewPanel::title, &cascade_view.visible},    {HardwarePanel::title, &hardware.visible},
-            {DesignSpacePanel::title, &design_space.visible},    {OverviewPanel::title, &overview.visible},
+    return {{ConfigurationPanel::title, &configuration.visible},
+            {ModelDataPanel::title, &model_data.visible},
+            {SpeedupPanel::title, &speedup.visible},
+            {AcceptancePanel::title, &acceptance.visible},
+            {LiveDecodePanel::title, &live_decode.visible},
+            {TreeViewPanel::title, &tree_view.visible},
+            {CascadeViewPanel::title, &cascade_view.visible},
+            {HardwarePanel::title, &hardware.visible},
+            {DesignSpacePanel::title, &design_space.visible},
+            {OverviewPanel::title, &overview.visible},
             {ExportPanel::title, &export_panel.visible}};
 }
 

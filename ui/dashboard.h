@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ui/model/actions.h"
+#include "ui/model/snapshot.h"
 #include "ui/panels/acceptance_panel.h"
 #include "ui/panels/cascade_view_panel.h"
 #include "ui/panels/configuration_panel.h"
@@ -13,7 +14,6 @@
 #include "ui/panels/overview_panel.h"
 #include "ui/panels/speedup_panel.h"
 #include "ui/panels/tree_view_panel.h"
-#include "ui/model/snapshot.h"
 
 #include <string>
 #include <vector>

@@ -25,9 +25,9 @@ const OptionSpec* Args::find_short(char c) const {
 }
 
 bool Args::parse(int argc, char** argv) {
-    bool only_positional = false;
+    bool only_positional  = false;
     size_t max_positional = m_positional_names.size();
-    bool variadic = !m_positional_names.empty() && m_positional_names.back().ends_with("...");
+    bool variadic         = !m_positional_names.empty() && m_positional_names.back().ends_with("...");
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (only_positional || arg == "-" || arg.empty() || arg[0] != '-') {
@@ -62,7 +62,8 @@ bool Args::parse(int argc, char** argv) {
             continue;
         }
         if (!inline_value) {
-            if (i + 1 >= argc) throw UsageError("option '--" + spec->long_name + "' needs a value (" + spec->value_name + ")");
+            if (i + 1 >= argc)
+                throw UsageError("option '--" + spec->long_name + "' needs a value (" + spec->value_name + ")");
             inline_value = argv[++i];
         }
         m_values[spec->long_name].push_back(*inline_value);
@@ -70,7 +71,9 @@ bool Args::parse(int argc, char** argv) {
     return true;
 }
 
-bool Args::has(const std::string& long_name) const { return m_values.count(long_name) != 0; }
+bool Args::has(const std::string& long_name) const {
+    return m_values.count(long_name) != 0;
+}
 
 std::optional<std::string> Args::value(const std::string& long_name) const {
     auto it = m_values.find(long_name);
@@ -91,8 +94,8 @@ std::string Args::value_or(const std::string& long_name, const std::string& fall
 long long Args::int_or(const std::string& long_name, long long fallback, long long lo, long long hi) const {
     auto v = value(long_name);
     if (!v) return fallback;
-    errno      = 0;
-    char* end  = nullptr;
+    errno       = 0;
+    char* end   = nullptr;
     long long x = std::strtoll(v->c_str(), &end, 10);
     if (v->empty() || *end != '\0' || errno == ERANGE)
         throw UsageError("option '--" + long_name + "' expects an integer, got '" + *v + "'");
@@ -129,8 +132,10 @@ std::string Args::help(const std::string& summary) const {
         left += s.short_name ? std::string("-") + s.short_name + ", " : "    ";
         left += "--" + s.long_name;
         if (s.takes_value) left += " " + s.value_name;
-        if (left.size() < 28) left.resize(28, ' ');
-        else left += "  ";
+        if (left.size() < 28)
+            left.resize(28, ' ');
+        else
+            left += "  ";
         out << left << s.help << '\n';
     }
     return out.str();

@@ -16,11 +16,11 @@ struct UsageError : std::runtime_error {
 };
 
 struct OptionSpec {
-    std::string long_name;   // "model" for --model
-    char short_name = 0;     // 'm' for -m, 0 for none
-    bool takes_value = true; // false for flags such as --special
-    std::string value_name;  // shown in help: "FILE"
-    std::string help;        // one line
+    std::string long_name;    // "model" for --model
+    char short_name  = 0;     // 'm' for -m, 0 for none
+    bool takes_value = true;  // false for flags such as --special
+    std::string value_name;   // shown in help: "FILE"
+    std::string help;         // one line
 };
 
 // Parsed arguments of one subcommand. Options may repeat; value() returns the last one.
@@ -58,7 +58,7 @@ private:
 
 struct Command {
     const char* name;
-    const char* summary;            // one line for `speculum-cli --help`
+    const char* summary;                // one line for `speculum-cli --help`
     int (*run)(int argc, char** argv);  // argv[0] is the command name
 };
 

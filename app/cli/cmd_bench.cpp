@@ -95,10 +95,14 @@ int cmd_bench(int argc, char** argv) {
     if (bc.thread_cpu_time && threads != 1) throw UsageError("--cpu-time needs --threads 1");
     if (args.has("isa")) {
         const std::string isa = *args.value("isa");
-        if (isa == "scalar") kernels::set_kernel_isa_cap(kernels::KernelIsa::scalar);
-        else if (isa == "avx2") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx2);
-        else if (isa == "avx512") kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
-        else throw UsageError("--isa: expected scalar, avx2 or avx512, got '" + isa + "'");
+        if (isa == "scalar")
+            kernels::set_kernel_isa_cap(kernels::KernelIsa::scalar);
+        else if (isa == "avx2")
+            kernels::set_kernel_isa_cap(kernels::KernelIsa::avx2);
+        else if (isa == "avx512")
+            kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
+        else
+            throw UsageError("--isa: expected scalar, avx2 or avx512, got '" + isa + "'");
     }
     if (args.has("no-repack") && (args.has("repack") || args.has("large-pages")))
         throw UsageError("--no-repack keeps the weights where they are: it excludes --repack and --large-pages");

@@ -54,10 +54,10 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
         if (any) os << " (these replace the line where a run gives its widths)\n";
     }
     for (const auto& l : c.levels)
-        os << "  level " << short_name(l.name) << (l.role == "drafter" ? "" : " as " + l.role) << ": c = " << fmt("%.4f", l.c) << " per "
-           << (l.per_call ? "call" : "modeled unit") << " (" << fmt("%.4f", l.c_per_pass) << " per "
-           << (l.per_call ? "measured call" : "measured forward pass") << "; " << l.runs << " run"
-           << (l.runs == 1 ? "" : "s") << ")\n";
+        os << "  level " << short_name(l.name) << (l.role == "drafter" ? "" : " as " + l.role)
+           << ": c = " << fmt("%.4f", l.c) << " per " << (l.per_call ? "call" : "modeled unit") << " ("
+           << fmt("%.4f", l.c_per_pass) << " per " << (l.per_call ? "measured call" : "measured forward pass") << "; "
+           << l.runs << " run" << (l.runs == 1 ? "" : "s") << ")\n";
     os << "per run: speedup measured | predicted (modeled) | residual; tokens per target step measured | modeled\n";
     for (const auto& r : c.runs) {
         os << "  " << r.source << ": " << fmt("%.3fx", r.speedup_measured) << " | " << fmt("%.3fx", r.speedup_predicted)
@@ -74,8 +74,8 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
                << "\n";
         }
     }
-    os << "mean |residual|: " << fmt("%.1f%%", 100 * c.mean_abs_residual) << ", median " << fmt("%.1f%%", 100 * c.median_abs_residual)
-       << "\n";
+    os << "mean |residual|: " << fmt("%.1f%%", 100 * c.mean_abs_residual) << ", median "
+       << fmt("%.1f%%", 100 * c.median_abs_residual) << "\n";
 }
 
 int calibrate_from_reports(const Args& args) {

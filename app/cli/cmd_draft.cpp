@@ -35,7 +35,9 @@ std::string fmt(const char* f, double v) {
     return b;
 }
 
-std::string mib(uint64_t bytes) { return fmt("%.3f MiB", double(bytes) / (1024.0 * 1024.0)); }
+std::string mib(uint64_t bytes) {
+    return fmt("%.3f MiB", double(bytes) / (1024.0 * 1024.0));
+}
 
 DraftSpec read_spec(const std::string& arg) {
     std::string text = arg;
@@ -73,10 +75,11 @@ void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) 
     const char* wl = b.weights_modeled   ? " (modeled: compact format; the draft stores dense copies, compact false)"
                      : b.weights_compact ? " (real: compact formats, expected for uniformly spread pruning)"
                                          : " (real)";
-    std::cout << "draft weights: " << fmt("%.4f", b.weight_bits_per_element) << " bits/element" << wl << "; kernels read "
-              << fmt("%.4f", b.weight_bits_per_element_real) << " bits/element (real)\n";
+    std::cout << "draft weights: " << fmt("%.4f", b.weight_bits_per_element) << " bits/element" << wl
+              << "; kernels read " << fmt("%.4f", b.weight_bits_per_element_real) << " bits/element (real)\n";
     std::cout << "draft bytes per forward: " << b.weight_bytes_per_forward << " B = " << mib(b.weight_bytes_per_forward)
-              << (b.weights_modeled ? " (modeled)" : " (real)") << "; real " << b.weight_bytes_per_forward_real << " B\n";
+              << (b.weights_modeled ? " (modeled)" : " (real)") << "; real " << b.weight_bytes_per_forward_real
+              << " B\n";
     std::cout << "draft KV: " << fmt("%.4f", b.kv_bits_per_element) << " bits/value"
               << (b.kv_modeled ? " (modeled: compressed KV in the f32 cache)" : " (real, f32 cache)") << "; "
               << b.kv_bytes_per_token << " B per cached token" << (b.kv_modeled ? " (modeled)" : "") << ", real "
@@ -92,7 +95,9 @@ void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) 
               << " bits x " << b.kv_elements_per_token << " KV values per token\n";
     std::cout << "bits per draft token at ctx " << n_ctx << ": " << fmt("%.0f", drafts::bits_per_draft_token(b, n_ctx))
               << (b.weights_modeled || b.kv_modeled ? " (modeled)" : " (real)") << "\n";
-    if (alpha) std::cout << "J(alpha=" << *alpha << ", ctx " << n_ctx << ") = " << drafts::cassandra_objective(*alpha, b, n_ctx) << "\n";
+    if (alpha)
+        std::cout << "J(alpha=" << *alpha << ", ctx " << n_ctx
+                  << ") = " << drafts::cassandra_objective(*alpha, b, n_ctx) << "\n";
     if (!b.note.empty()) std::cout << "note: " << b.note << "\n";
 }
 
@@ -108,7 +113,7 @@ void bench(drafts::Drafter& d, int32_t n, int32_t n_vocab) {
     const drafts::DraftChain c = d.propose(n, {}, {});
     if (c.cost.n_forward == 0) return;
     // The first forward re-evaluates the last prompt token; the others decode one draft token each.
-    const double per = c.cost.seconds / c.cost.n_forward;
+    const double per   = c.cost.seconds / c.cost.n_forward;
     const double bytes = double(c.cost.bytes_weights + c.cost.bytes_kv) / c.cost.n_forward;
     std::cout << "bench: " << c.tokens.size() << " tokens, " << c.cost.n_forward << " forwards, "
               << fmt("%.3f", per * 1e3) << " ms/forward (measured), " << fmt("%.0f", bytes) << " B/forward"
@@ -121,8 +126,9 @@ void bench(drafts::Drafter& d, int32_t n, int32_t n_vocab) {
 int cmd_draft(int argc, char** argv) {
     Args args("draft",
               {{"model", 'm', true, "FILE", "target GGUF model (default: the bundled target)"},
-               {"synthetic", 0, true, "TYPE", "instead of -m: a random-weight target the shape of the bundled one "
-                                              "(8 layers, n_embd 320, ~12 M parameters) in TYPE (f16, bf16, q8_0)"},
+               {"synthetic", 0, true, "TYPE",
+                "instead of -m: a random-weight target the shape of the bundled one "
+                "(8 layers, n_embd 320, ~12 M parameters) in TYPE (f16, bf16, q8_0)"},
                {"spec", 's', true, "FILE|JSON", "draft spec: a JSON file or inline JSON object (see DraftSpec)"},
                {"out", 'o', true, "FILE", "save a self-draft as GGUF (early exit drops layers; no skip sets)"},
                {"ctx", 'c', true, "N", "context length for KV bytes, bits per token and J (default 512)"},
@@ -132,9 +138,10 @@ int cmd_draft(int argc, char** argv) {
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
               {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Build a draft from a spec (self-draft transforms, a separate model or Max-Gram) "
-                               "against a target, and print its description, build time, bit accounting and bytes "
-                               "per forward. Figures without a compact kernel are labelled \"modeled\".");
+        std::cout << args.help(
+            "Build a draft from a spec (self-draft transforms, a separate model or Max-Gram) "
+            "against a target, and print its description, build time, bit accounting and bytes "
+            "per forward. Figures without a compact kernel are labelled \"modeled\".");
         return 0;
     }
     if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");
@@ -144,7 +151,8 @@ int cmd_draft(int argc, char** argv) {
     if (args.has("alpha")) alpha = args.float_or("alpha", 0.0, 0.0, 1.0);
     const int threads = static_cast<int>(args.int_or("threads", 0, 0, 4096));
     std::unique_ptr<tbb::global_control> limit;
-    if (threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
+    if (threads > 0)
+        limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
     std::vector<std::vector<int32_t>> calib;
     if (args.has("calibration-ids")) {
         std::vector<int32_t> ids;
@@ -161,10 +169,10 @@ int cmd_draft(int argc, char** argv) {
     }
     const DraftSpec spec = read_spec(*args.value("spec"));
 
-    const model::Model target = args.has("synthetic")
-                                    ? bundled_size_model(*args.value("synthetic"))
-                                    : model::Model::load(args.has("model") ? *args.value("model")
-                                                                           : resource_path(kBundledTargetModel).string());
+    const model::Model target =
+        args.has("synthetic") ? bundled_size_model(*args.value("synthetic"))
+                              : model::Model::load(args.has("model") ? *args.value("model")
+                                                                     : resource_path(kBundledTargetModel).string());
     try {
         spec.validate(target.hparams().n_layer);
     } catch (const std::invalid_argument& e) {
@@ -194,8 +202,8 @@ int cmd_draft(int argc, char** argv) {
             throw std::runtime_error(e.what());
         }
         const drafts::SelfDraft d = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr, progress);
-        const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        int transformed = 0;
+        const double total        = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        int transformed           = 0;
         for (const auto& m : d.matrices) transformed += !m.shared;
         std::cout << "build: " << fmt("%.3f", total) << " s (transforms " << fmt("%.3f", d.build_seconds) << " s), "
                   << transformed << " of " << d.matrices.size() << " matrices transformed, " << mib(d.bytes_owned)
@@ -222,7 +230,9 @@ int cmd_draft(int argc, char** argv) {
                 throw std::runtime_error(std::string("--out: ") + e.what());
             }
             std::cout << "saved: " << *args.value("out")
-                      << (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0 ? " (KV transforms are run-time only: not saved)" : "")
+                      << (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0
+                              ? " (KV transforms are run-time only: not saved)"
+                              : "")
                       << "\n";
         }
         return 0;
@@ -236,7 +246,8 @@ int cmd_draft(int argc, char** argv) {
             throw std::runtime_error(e.what());
         }
         std::cout << "vocabulary: compatible (llama.cpp checks: type, BOS/EOS, size within "
-                  << drafts::kVocabMaxSizeDifference << ", token text from id " << drafts::kVocabCheckStartTokenId << ")\n";
+                  << drafts::kVocabMaxSizeDifference << ", token text from id " << drafts::kVocabCheckStartTokenId
+                  << ")\n";
     } else {
         (void)drafts::make_drafter(spec, target);  // builds the bigram table (the target's tokenizer) when one is named
     }

@@ -117,8 +117,10 @@ void print_json(const GgufFile& f, const std::optional<model::Hparams>& hp, cons
         j["metadata"].push_back({{"key", kv.key},
                                  {"type", model::gguf_type_name(kv.value.type)},
                                  {"value", model::gguf_value_json(kv.value)}});
-    if (hp) j["hparams"] = hparams_json(*hp);
-    else j["hparams_error"] = hp_error;
+    if (hp)
+        j["hparams"] = hparams_json(*hp);
+    else
+        j["hparams_error"] = hp_error;
     j["tensor_types"] = nlohmann::json::array();
     for (const auto& [type, t] : totals)
         j["tensor_types"].push_back({{"type", type}, {"count", t.count}, {"bytes", t.bytes}});
@@ -138,9 +140,8 @@ void print_json(const GgufFile& f, const std::optional<model::Hparams>& hp, cons
 void print_text(const GgufFile& f, const std::optional<model::Hparams>& hp, const std::string& hp_error,
                 const std::map<std::string, TypeTotal>& totals, uint64_t data_bytes, bool with_tensors) {
     std::cout << "file:       " << f.path() << '\n'
-              << "format:     GGUF v" << f.version() << ", alignment " << f.alignment() << ", "
-              << f.file_size() << " bytes (" << human_bytes(f.file_size()) << "), tensor data at offset "
-              << f.data_offset() << '\n'
+              << "format:     GGUF v" << f.version() << ", alignment " << f.alignment() << ", " << f.file_size()
+              << " bytes (" << human_bytes(f.file_size()) << "), tensor data at offset " << f.data_offset() << '\n'
               << "tensors:    " << f.tensors().size() << ", " << data_bytes << " bytes of tensor data ("
               << human_bytes(data_bytes) << ")\n";
 
@@ -193,8 +194,9 @@ int cmd_inspect(int argc, char** argv) {
                {"tensors", 't', false, "", "also list every tensor (name, type, dims, bytes, offset)"}},
               {"MODEL.gguf"});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("Show a GGUF file: version, alignment, metadata (long arrays summarised), the\n"
-                               "model hyper-parameters when the architecture is supported, and tensor totals.");
+        std::cout << args.help(
+            "Show a GGUF file: version, alignment, metadata (long arrays summarised), the\n"
+            "model hyper-parameters when the architecture is supported, and tensor totals.");
         return 0;
     }
     if (args.positional().size() != 1) throw UsageError("expected one MODEL.gguf argument");
@@ -215,8 +217,10 @@ int cmd_inspect(int argc, char** argv) {
         tt.bytes += t.n_bytes;
         data_bytes += t.n_bytes;
     }
-    if (args.has("json")) print_json(f, hp, hp_error, totals, data_bytes, args.has("tensors"));
-    else print_text(f, hp, hp_error, totals, data_bytes, args.has("tensors"));
+    if (args.has("json"))
+        print_json(f, hp, hp_error, totals, data_bytes, args.has("tensors"));
+    else
+        print_text(f, hp, hp_error, totals, data_bytes, args.has("tensors"));
     return 0;
 }
 

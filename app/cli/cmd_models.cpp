@@ -29,8 +29,9 @@ static std::vector<fs::path> files_with(const fs::path& dir, const std::string& 
 int cmd_models(int argc, char** argv) {
     Args args("models", {{"json", 0, false, "", "print as JSON"}}, {});
     if (!args.parse(argc, argv)) {
-        std::cout << args.help("List what is bundled: reference models (the default target and draft), prompt "
-                               "suites, hardware profiles and example configurations.");
+        std::cout << args.help(
+            "List what is bundled: reference models (the default target and draft), prompt "
+            "suites, hardware profiles and example configurations.");
         return 0;
     }
     auto res = resources_dir();
@@ -41,8 +42,8 @@ int cmd_models(int argc, char** argv) {
     for (const auto& p : files_with(*res / "models", ".gguf")) {
         nlohmann::json m{{"file", p.filename().string()}, {"path", p.string()}, {"bytes", fs::file_size(p)}};
         std::string rel = "models/" + p.filename().string();
-        m["role"]       = rel == kBundledTargetModel ? "default target"
-                          : rel == kBundledMidModel  ? "mid-level draft"
+        m["role"]       = rel == kBundledTargetModel  ? "default target"
+                          : rel == kBundledMidModel   ? "mid-level draft"
                           : rel == kBundledDraftModel ? "default draft"
                                                       : "";
         try {
@@ -90,19 +91,23 @@ int cmd_models(int argc, char** argv) {
             std::cout << "      error: " << m["error"].get<std::string>() << '\n';
             continue;
         }
-        std::cout << "      " << m["arch"].get<std::string>() << ", " << m["layers"] << " layers, n_embd " << m["n_embd"]
-                  << ", vocab " << m["n_vocab"] << ", " << m["parameters"] << " parameters, "
+        std::cout << "      " << m["arch"].get<std::string>() << ", " << m["layers"] << " layers, n_embd "
+                  << m["n_embd"] << ", vocab " << m["n_vocab"] << ", " << m["parameters"] << " parameters, "
                   << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
     }
     std::cout << "\ndatasets:\n";
     for (const auto& d : j.value("datasets", nlohmann::json::array())) {
         std::cout << "  " << d["file"].get<std::string>();
-        if (d.contains("error")) std::cout << "  error: " << d["error"].get<std::string>();
-        else std::cout << "  " << d["prompts"] << " prompts" << (d["malformed"].get<size_t>() ? " (with malformed lines!)" : "");
+        if (d.contains("error"))
+            std::cout << "  error: " << d["error"].get<std::string>();
+        else
+            std::cout << "  " << d["prompts"] << " prompts"
+                      << (d["malformed"].get<size_t>() ? " (with malformed lines!)" : "");
         std::cout << '\n';
     }
     std::cout << "\nhardware profiles:";
-    for (const auto& h : j.value("hardware_profiles", nlohmann::json::array())) std::cout << ' ' << h.get<std::string>();
+    for (const auto& h : j.value("hardware_profiles", nlohmann::json::array()))
+        std::cout << ' ' << h.get<std::string>();
     std::cout << "\nconfigs:";
     for (const auto& c : j.value("configs", nlohmann::json::array())) std::cout << ' ' << c.get<std::string>();
     std::cout << '\n';

@@ -8,12 +8,12 @@
 #include "core/engine/cats.h"
 #include "core/engine/engine.h"
 #include "core/export/manifest.h"
-#include "core/session/run.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
 #include "core/model/tokenizer.h"
 #include "core/model/vocab.h"
 #include "core/resources.h"
+#include "core/session/run.h"
 #include "kernels/gemv.h"
 
 #include <oneapi/tbb/global_control.h>
@@ -86,9 +86,10 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
        << fmt("%.3f s", s.t_draft_s) << ", verify " << fmt("%.3f s", s.t_verify_s) << ")\n";
     os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token)) << "\n";
     if (s.bpt_cats_eq4 > 0 && s.cats_layers.size() == 3)
-        os << "CATS BPT (Eq. 4, decoder weights only; layers: draft 0.." << s.cats_layers[0] - 1 << ", shallow verifier "
-           << s.cats_layers[0] << ".." << s.cats_layers[1] - 1 << ", target " << s.cats_layers[1] << ".."
-           << s.cats_layers[2] - 1 << "): " << mib(static_cast<uint64_t>(s.bpt_cats_eq4)) << "\n";
+        os << "CATS BPT (Eq. 4, decoder weights only; layers: draft 0.." << s.cats_layers[0] - 1
+           << ", shallow verifier " << s.cats_layers[0] << ".." << s.cats_layers[1] - 1 << ", target "
+           << s.cats_layers[1] << ".." << s.cats_layers[2] - 1 << "): " << mib(static_cast<uint64_t>(s.bpt_cats_eq4))
+           << "\n";
     os << "speculative: " << fmt("%.2f", s.tokens_per_s) << " tokens/s";
     if (baseline)
         os << " | autoregressive: " << fmt("%.2f", s.baseline_tokens_per_s) << " tokens/s | speedup "
@@ -97,9 +98,9 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
     const std::string ref = repacked ? "the repacked verifier's" : "the target's";
     if (greedy && s.lossless_checked)
         os << "lossless check: "
-           << (s.lossless_mismatch < 0 ? "identical to " + ref + " own greedy output"
-                                       : "DIFFERS from " + ref + " greedy output at token " +
-                                             std::to_string(s.lossless_mismatch))
+           << (s.lossless_mismatch < 0
+                   ? "identical to " + ref + " own greedy output"
+                   : "DIFFERS from " + ref + " greedy output at token " + std::to_string(s.lossless_mismatch))
            << "\n";
     if (greedy && s.lossless_checked && repacked)
         os << "repacked verifier vs file layout: "
@@ -127,8 +128,9 @@ model::SyntheticSpec read_synthetic(const std::string& path) {
 
 int cmd_run(int argc, char** argv) {
     Args args("run",
-              {{"config", 0, true, "CFG.json", "speculative decoding config (docs/engine.md) or a deployment manifest "
-                                              "(docs/export.md)"},
+              {{"config", 0, true, "CFG.json",
+                "speculative decoding config (docs/engine.md) or a deployment manifest "
+                "(docs/export.md)"},
                {"model", 'm', true, "FILE", "target GGUF (default: the manifest's target, else the bundled one)"},
                {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
                {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
@@ -137,8 +139,9 @@ int cmd_run(int argc, char** argv) {
                {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
                {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
                {"report", 0, true, "FILE", "write the full JSON report here"},
-               {"manifest-out", 0, true, "FILE", "write a deployment manifest of this run (target SHA-256, "
-                                                 "measured and predicted figures)"},
+               {"manifest-out", 0, true, "FILE",
+                "write a deployment manifest of this run (target SHA-256, "
+                "measured and predicted figures)"},
                {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
                {"reference", 0, false, "", "use the scalar reference forward pass (exact batched = sequential)"},
                {"repack", 0, false, "",
@@ -199,9 +202,9 @@ int cmd_run(int argc, char** argv) {
             throw std::runtime_error(*cfg_path + ": the manifest's target " + manifest->model.path +
                                      " does not exist (nor beside the manifest); give it with -m");
     }
-    session::TargetSource source = args.has("model")          ? session::TargetSource::file(*args.value("model"))
-                                   : args.has("synthetic")    ? session::TargetSource::random(
-                                                                    read_synthetic(*args.value("synthetic")))
+    session::TargetSource source = args.has("model") ? session::TargetSource::file(*args.value("model"))
+                                   : args.has("synthetic")
+                                       ? session::TargetSource::random(read_synthetic(*args.value("synthetic")))
                                    : !manifest_target.empty() ? session::TargetSource::file(manifest_target)
                                                               : session::TargetSource::bundled();
     const std::string target_path =
@@ -216,10 +219,10 @@ int cmd_run(int argc, char** argv) {
     // the file layout. --repack: the verification passes run on a repacked copy; drafts derived from the target and
     // the autoregressive baseline read the file layout (docs/engine.md, "A separate verifier").
     session::TargetOptions topts;
-    topts.memory            = args.has("no-repack") ? model::WeightMemory::mapped : model::WeightMemory::automatic;
-    topts.repacked_verifier = args.has("repack");
-    session::Target loaded  = session::load_target(source, topts);
-    loaded.path             = target_path;
+    topts.memory               = args.has("no-repack") ? model::WeightMemory::mapped : model::WeightMemory::automatic;
+    topts.repacked_verifier    = args.has("repack");
+    session::Target loaded     = session::load_target(source, topts);
+    loaded.path                = target_path;
     const session::Target& tgt = loaded;
     const model::Model& target = *tgt.model;
     if (args.has("repack") && !tgt.verifier)
@@ -269,9 +272,9 @@ int cmd_run(int argc, char** argv) {
     if (outcome.cassandra_j) {
         const double mean_ctx =
             (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(outcome.runs.size());
-        std::cout << "Cassandra J (measured acceptance " << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted))
-                  << ", mean context " << fmt("%.0f", mean_ctx) << " tokens): " << fmt("%.4g", *outcome.cassandra_j)
-                  << " per bit\n";
+        std::cout << "Cassandra J (measured acceptance "
+                  << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted)) << ", mean context "
+                  << fmt("%.0f", mean_ctx) << " tokens): " << fmt("%.4g", *outcome.cassandra_j) << " per bit\n";
         report["cassandra_j"] = *outcome.cassandra_j;
     }
     if (auto out = args.value("manifest-out")) {

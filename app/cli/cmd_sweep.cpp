@@ -45,30 +45,30 @@ void draw_bar(const jobs::JobProgress& p, size_t cached) {
     std::fflush(stdout);
 }
 
-
 }  // namespace
 
 int cmd_sweep(int argc, char** argv) {
-    Args args("sweep",
-              {{"db", 0, true, "FILE", "SQLite result store (created if absent; resumes if present)"},
-               {"jobs", 'j', true, "N",
-                "pool threads: configurations at once (predict; default cores - 1) or threads of "
-                "each engine run (engine; default all cores)"},
-               {"recompute", 0, false, "", "evaluate every configuration again, replacing stored rows"},
-               {"resources", 0, true, "DIR", "resources directory for hardware profiles"},
-               {"quiet", 'q', false, "", "no progress output; only the summary"},
-               {"slow-ms", 0, true, "MS", "testing: sleep MS per configuration (cancellable) to slow a sweep down"},
-               {"bench", 0, false, "",
-                "benchmark the pool on this spec: overhead vs a serial loop, throughput, cancel latency"},
-               {"repeats", 0, true, "N", "--bench: repetitions per measurement (default 5)"},
-               {"mpi", 0, false, "",
-                "run across the ranks of an MPI job (mpirun/srun; docs/cluster.md): rank 0 hands out "
-                "configurations and writes --db"},
-               {"mpi-coordinator-only", 0, false, "", "--mpi: rank 0 only coordinates and writes; it evaluates nothing"},
-               {"mpi-timeout", 0, true, "S",
-                "--mpi: a rank silent for S seconds while it holds a configuration is dropped and its "
-                "configuration re-queued (default 60, 0 = never)"}},
-              {"SPEC.json"});
+    Args args(
+        "sweep",
+        {{"db", 0, true, "FILE", "SQLite result store (created if absent; resumes if present)"},
+         {"jobs", 'j', true, "N",
+          "pool threads: configurations at once (predict; default cores - 1) or threads of "
+          "each engine run (engine; default all cores)"},
+         {"recompute", 0, false, "", "evaluate every configuration again, replacing stored rows"},
+         {"resources", 0, true, "DIR", "resources directory for hardware profiles"},
+         {"quiet", 'q', false, "", "no progress output; only the summary"},
+         {"slow-ms", 0, true, "MS", "testing: sleep MS per configuration (cancellable) to slow a sweep down"},
+         {"bench", 0, false, "",
+          "benchmark the pool on this spec: overhead vs a serial loop, throughput, cancel latency"},
+         {"repeats", 0, true, "N", "--bench: repetitions per measurement (default 5)"},
+         {"mpi", 0, false, "",
+          "run across the ranks of an MPI job (mpirun/srun; docs/cluster.md): rank 0 hands out "
+          "configurations and writes --db"},
+         {"mpi-coordinator-only", 0, false, "", "--mpi: rank 0 only coordinates and writes; it evaluates nothing"},
+         {"mpi-timeout", 0, true, "S",
+          "--mpi: a rank silent for S seconds while it holds a configuration is dropped and its "
+          "configuration re-queued (default 60, 0 = never)"}},
+        {"SPEC.json"});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
             "Run a design-space sweep described in SPEC.json (docs/sweeps.md) and store one row per configuration "
@@ -78,8 +78,8 @@ int cmd_sweep(int argc, char** argv) {
         return 0;
     }
     if (args.positional().size() != 1) throw UsageError("expected one SPEC.json");
-    int hw    = static_cast<int>(std::thread::hardware_concurrency());
-    int slow  = static_cast<int>(args.int_or("slow-ms", 0, 0, 60000));
+    int hw   = static_cast<int>(std::thread::hardware_concurrency());
+    int slow = static_cast<int>(args.int_or("slow-ms", 0, 0, 60000));
     if (args.has("mpi")) {
         if (args.has("bench")) throw UsageError("--bench and --mpi do not go together");
         if (!args.has("db")) throw UsageError("--db FILE is required");

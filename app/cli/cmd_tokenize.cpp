@@ -29,12 +29,16 @@ std::string read_file_bytes(const std::string& path) {
 
 // A piece for display: printable ASCII and well-formed UTF-8 as is, everything else escaped (\n, \t, \xNN).
 std::string quote_piece(const std::string& p) {
-    std::string out = "'";
+    std::string out               = "'";
     static constexpr char k_hex[] = "0123456789abcdef";
     for (size_t i = 0; i < p.size();) {
-        const auto b = static_cast<unsigned char>(p[i]);
-        const char* esc = b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r"
-                          : b == '\\' ? "\\\\" : b == '\'' ? "\\'" : nullptr;
+        const auto b    = static_cast<unsigned char>(p[i]);
+        const char* esc = b == '\n'   ? "\\n"
+                          : b == '\t' ? "\\t"
+                          : b == '\r' ? "\\r"
+                          : b == '\\' ? "\\\\"
+                          : b == '\'' ? "\\'"
+                                      : nullptr;
         if (esc || (b >= 0x20 && b < 0x7F)) {
             out += esc ? esc : std::string(1, static_cast<char>(b));
             ++i;
@@ -58,7 +62,8 @@ std::string quote_piece(const std::string& p) {
 
 int cmd_tokenize(int argc, char** argv) {
     Args args("tokenize",
-              {{"model", 'm', true, "MODEL.gguf", "GGUF file whose tokenizer.ggml.* metadata to use (default: the bundled target)"},
+              {{"model", 'm', true, "MODEL.gguf",
+                "GGUF file whose tokenizer.ggml.* metadata to use (default: the bundled target)"},
                {"prompt", 'p', true, "TEXT", "the text to tokenize"},
                {"file", 0, true, "FILE", "read the text from FILE, byte for byte (instead of -p)"},
                {"special", 0, false, "", "add BOS/EOS as the model asks and parse special-token texts like <s>"},

@@ -32,7 +32,8 @@ int cmd_version(int argc, char** argv) {
         return 0;
     }
     std::cout << build_info_text(info);
-    std::cout << "MPI (speculum-cli sweep --mpi): " << (mpi.empty() ? "not built (SPECULUM_WITH_MPI=OFF)" : mpi) << '\n';
+    std::cout << "MPI (speculum-cli sweep --mpi): " << (mpi.empty() ? "not built (SPECULUM_WITH_MPI=OFF)" : mpi)
+              << '\n';
     return 0;
 }
 

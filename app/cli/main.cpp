@@ -25,7 +25,8 @@ const std::vector<Command>& commands() {
         {"run", "run speculative decoding from a config and measure it against plain decoding", cmd_run},
         {"sweep", "run a design-space sweep into a SQLite result store (resumable)", cmd_sweep},
         {"results", "query a result store: filter, CSV, Pareto frontier, best per task", cmd_results},
-        {"export", "export a configuration: manifest, draft GGUF, llama.cpp/vLLM/SGLang, CSV, report, SVG/PNG", cmd_export},
+        {"export", "export a configuration: manifest, draft GGUF, llama.cpp/vLLM/SGLang, CSV, report, SVG/PNG",
+         cmd_export},
     };
     return table;
 }

@@ -27,7 +27,9 @@ void validate(const CassandraConfig& c) {
     require_nonnegative(c.map_bits, "cassandra.map_bits");
 }
 
-bool is_float_format(const CassandraConfig& c) { return c.bits >= 10.0 && c.bits == double(int(c.bits)); }
+bool is_float_format(const CassandraConfig& c) {
+    return c.bits >= 10.0 && c.bits == double(int(c.bits));
+}
 
 double cassandra_j(double alpha, const CassandraConfig& c) {
     require_probability(alpha, "alpha");

@@ -8,11 +8,11 @@
 namespace speculum::analytic {
 
 struct CassandraConfig {
-    double w_p      = 0.4;     // weight pruning ratio: fraction of weights left out of the draft
-    double kv_p     = 0.4;     // KV-cache pruning ratio
-    int w_t         = 4;       // mantissa bits truncated from draft weights
-    int kv_t        = 4;       // mantissa bits truncated from the draft KV cache
-    double bits     = 16;      // B: bits per stored element of the target (BF16/F16 16, Q8_0 8.5, Q4_0 4.5);
+    double w_p  = 0.4;         // weight pruning ratio: fraction of weights left out of the draft
+    double kv_p = 0.4;         // KV-cache pruning ratio
+    int w_t     = 4;           // mantissa bits truncated from draft weights
+    int kv_t    = 4;           // mantissa bits truncated from the draft KV cache
+    double bits = 16;          // B: bits per stored element of the target (BF16/F16 16, Q8_0 8.5, Q4_0 4.5);
                                // an integer >= 10 is a float format (1 sign, 8 exponent, B - 9 mantissa bits)
     double s_w      = 8.03e9;  // weight elements (Llama3-8B)
     double s_kv     = 0;       // KV-cache elements at the context of interest (0 = weights only)

@@ -73,9 +73,9 @@ ChainTiming chain_timing(const hw::HardwareProfile& hw, const ModelSpec& target,
 
 // A point of the roofline chart: an operation's arithmetic intensity and the throughput the model attains for it.
 struct RooflinePoint {
-    std::string label;        // "target verify, 5 tokens"
-    double intensity   = 0;   // FLOP per byte read
-    double flops_per_s = 0;   // attained, modeled (FLOP / modeled time)
+    std::string label;       // "target verify, 5 tokens"
+    double intensity   = 0;  // FLOP per byte read
+    double flops_per_s = 0;  // attained, modeled (FLOP / modeled time)
 };
 // The operating points of a chain of k drafts: the target decoding 1 token, verifying k + 1, and the draft decoding
 // 1, each at `context` tokens (modeled; points whose cost is zero are left out).

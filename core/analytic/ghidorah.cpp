@@ -60,10 +60,10 @@ SplitTime hetero_step_time(const HeteroSoc& soc, const HeteroWorkload& w, int n_
     validate(soc, w);
     require_count(n_tokens, 1, 1 << 20, "ghidorah.n_tokens");
     if (!(r >= 0.0 && r <= 1.0)) throw InvalidInput("ghidorah.gpu_share must be in [0, 1]");
-    const bool both      = r > 0.0 && r < 1.0;
-    const double scale   = both ? std::min(1.0, soc.dram_bw / (soc.gpu.bw + soc.cpu.bw)) : 1.0;
-    const double flops   = w.flops_per_token * n_tokens;
-    auto unit            = [&](const ProcessingUnit& u, double share) {
+    const bool both    = r > 0.0 && r < 1.0;
+    const double scale = both ? std::min(1.0, soc.dram_bw / (soc.gpu.bw + soc.cpu.bw)) : 1.0;
+    const double flops = w.flops_per_token * n_tokens;
+    auto unit          = [&](const ProcessingUnit& u, double share) {
         if (share <= 0.0) return 0.0;
         // Alone, a unit is also capped by the DRAM itself.
         const double bw = both ? u.bw * scale : std::min(u.bw, soc.dram_bw);
@@ -98,7 +98,8 @@ WidthChoice choose_width_hetero(const WidthTable& table, const HeteroSoc& soc, c
                                 bool root_counted) {
     validate(soc, w);
     const double t_seq = hetero_step_time(soc, w, 1, 1.0).step_s;  // sequential decoding on the GPU alone
-    return choose_width(table, [&](int n) { return best_split(soc, w, n).step_s; }, t_seq, root_counted);
+    return choose_width(
+        table, [&](int n) { return best_split(soc, w, n).step_s; }, t_seq, root_counted);
 }
 
 HeteroSoc ghidorah_paper_soc(double gpu_bw_gbps, double cpu_bw_gbps, double efficiency) {
@@ -107,7 +108,7 @@ HeteroSoc ghidorah_paper_soc(double gpu_bw_gbps, double cpu_bw_gbps, double effi
     // GPU: 48 Volta Tensor Cores × 64 FP16 FMA per cycle, locked at 204 MHz (paper §IV): 1.25 TFLOP/s peak.
     s.gpu = {"Jetson Xavier NX GPU @ 204 MHz", 48.0 * 64 * 2 * 0.204e9 * efficiency, gpu_bw_gbps * 1e9};
     // CPU: 6 ARMv8.2 Carmel cores at 1.9 GHz, two 128-bit NEON FP16 FMA pipes (8 lanes × 2 FLOP each).
-    s.cpu = {"Jetson Xavier NX CPU @ 1.9 GHz", 6.0 * 1.9e9 * 2 * 8 * 2 * efficiency, cpu_bw_gbps * 1e9};
+    s.cpu            = {"Jetson Xavier NX CPU @ 1.9 GHz", 6.0 * 1.9e9 * 2 * 8 * 2 * efficiency, cpu_bw_gbps * 1e9};
     s.dram_bw        = 59.7e9;  // 128-bit LPDDR4x (datasheet)
     s.sync_s         = 1e-4;    // "< 0.1 milliseconds" (paper §II-C): taken at its bound
     s.syncs_per_pass = 32 * 7;  // Vicuna-7B: 32 layers × 7 column-split linear layers

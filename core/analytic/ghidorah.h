@@ -40,22 +40,22 @@ WidthChoice choose_width(const WidthTable& table, const std::function<double(int
 // One processing unit of a unified-memory SoC.
 struct ProcessingUnit {
     std::string name;
-    double flops = 0;  // FLOP/s it sustains on the verification matmuls
-    double bw    = 0;  // bytes/s it can draw from DRAM running alone
+    double flops                                 = 0;  // FLOP/s it sustains on the verification matmuls
+    double bw                                    = 0;  // bytes/s it can draw from DRAM running alone
     bool operator==(const ProcessingUnit&) const = default;
 };
 
 struct HeteroSoc {
     ProcessingUnit gpu, cpu;
-    double dram_bw        = 0;     // bytes/s the shared DRAM delivers to both together (the contention cap)
-    double sync_s         = 1e-4;  // per synchronisation point (paper: < 0.1 ms page sync on Jetson Xavier NX)
-    int syncs_per_pass    = 0;     // sync points per forward pass (column-only splitting: one per linear layer)
+    double dram_bw     = 0;     // bytes/s the shared DRAM delivers to both together (the contention cap)
+    double sync_s      = 1e-4;  // per synchronisation point (paper: < 0.1 ms page sync on Jetson Xavier NX)
+    int syncs_per_pass = 0;     // sync points per forward pass (column-only splitting: one per linear layer)
     bool operator==(const HeteroSoc&) const = default;
 };
 
 struct HeteroWorkload {
-    double weight_bytes    = 0;  // bytes of weights one forward pass reads
-    double flops_per_token = 0;  // FLOPs of one token's forward pass (≈ 2 × parameters)
+    double weight_bytes                          = 0;  // bytes of weights one forward pass reads
+    double flops_per_token                       = 0;  // FLOPs of one token's forward pass (≈ 2 × parameters)
     bool operator==(const HeteroWorkload&) const = default;
 };
 

@@ -289,7 +289,7 @@ KMatrixResult kmatrix_cascade(const KMatrixCascade& m) {
     validate(m);
     KMatrixResult r;
     r.mode = m.mode;
-    int n = n_levels(m);
+    int n  = n_levels(m);
     if (m.mode == KMatrixMode::truncate) {
         TruncateModel model(m);
         int k0             = row_sum(m, 0);
@@ -322,7 +322,7 @@ KMatrixResult kmatrix_generation(const KMatrixCascade& m, int n_tokens) {
     require_count(n_tokens, 1, kMaxTokens, "n_tokens");
     TruncateModel model(m);
     KMatrixResult r;
-    r.mode = m.mode;
+    r.mode            = m.mode;
     r.work            = model.x(0, n_tokens);
     r.expected_tokens = n_tokens;
     finish(m, r);

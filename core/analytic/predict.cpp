@@ -141,9 +141,9 @@ PredictOutput predict(const PredictInput& in) {
             out.ghidorah            = choose_width_hetero(table, *in.ghidorah->soc, w, in.ghidorah->root_counted);
             out.ghidorah_step_model = "hetero-core split (GPU + CPU columns, shared DRAM), against the GPU alone";
         } else if (in.hardware) {
-            const auto& h           = *in.hardware;
-            auto step               = [&](int n) { return forward_cost(h.profile, h.target, n, h.context, stream_gb).time; };
-            out.ghidorah            = choose_width(table, step, step(1), in.ghidorah->root_counted);
+            const auto& h = *in.hardware;
+            auto step     = [&](int n) { return forward_cost(h.profile, h.target, n, h.context, stream_gb).time; };
+            out.ghidorah  = choose_width(table, step, step(1), in.ghidorah->root_counted);
             out.ghidorah_step_model = "hardware roofline of one unit";
         } else {
             out.ghidorah_step_model = "flat (no hardware given)";

@@ -49,7 +49,7 @@ struct CatsInput {
 
 struct CassandraInput {
     CassandraConfig config;
-    double alpha                                 = -1;  // Table-IV acceptance rate for J; −1 = the top-level alpha[0]
+    double alpha = -1;  // Table-IV acceptance rate for J; −1 = the top-level alpha[0]
     // B (config.bits) given explicitly; otherwise, with a hardware section, B is the target's stored bits per weight
     // (hardware.target.weight_bits: 16 for BF16, 8.5 for Q8_0), not a constant 16.
     bool bits_given                              = true;
@@ -100,7 +100,7 @@ struct PredictOutput {
     double best_ewif       = 1;
     std::optional<CascadeResult> cascade;
     std::optional<double> horizontal_ewif;
-    std::vector<double> horizontal_gradient;     // dT/dα_l
+    std::vector<double> horizontal_gradient;  // dT/dα_l
     std::optional<KMatrixResult> kmatrix;
     std::optional<double> tree_expected_length;  // of tree.parents
     std::optional<SequoiaResult> sequoia;
@@ -111,7 +111,7 @@ struct PredictOutput {
     std::optional<double> cassandra_j;
     std::optional<CassandraBits> cassandra_bits;
     std::optional<WidthChoice> ghidorah;
-    std::string ghidorah_step_model;  // what T_step came from: "hetero-core split", "hardware roofline", "flat"
+    std::string ghidorah_step_model;    // what T_step came from: "hetero-core split", "hardware roofline", "flat"
     std::optional<ChainTiming> timing;  // hardware roofline
     std::optional<MemoryPlan> memory;
     double predicted_speedup = 1;  // timing.speedup if hardware is given, else ewif

@@ -213,18 +213,18 @@ PredictInput predict_input_from_json(const json& j,
     if (r.has("cassandra")) {
         Reader c(r.sub("cassandra"), "cassandra");
         CassandraInput ci;
-        auto& k    = ci.config;
-        k.w_p      = c.num("w_p", k.w_p);
-        k.kv_p     = c.num("kv_p", k.kv_p);
-        k.w_t      = c.integer("w_t", k.w_t);
-        k.kv_t     = c.integer("kv_t", k.kv_t);
+        auto& k       = ci.config;
+        k.w_p         = c.num("w_p", k.w_p);
+        k.kv_p        = c.num("kv_p", k.kv_p);
+        k.w_t         = c.integer("w_t", k.w_t);
+        k.kv_t        = c.integer("kv_t", k.kv_t);
         ci.bits_given = c.has("bits");
         k.bits        = c.num("bits", k.bits);
-        k.s_w      = c.num("s_w", k.s_w);
-        k.s_kv     = c.num("s_kv", k.s_kv);
-        k.exp_bits = c.num("exp_bits", k.exp_bits);
-        k.map_bits = c.num("map_bits", k.map_bits);
-        ci.alpha   = c.num("alpha", -1);
+        k.s_w         = c.num("s_w", k.s_w);
+        k.s_kv        = c.num("s_kv", k.s_kv);
+        k.exp_bits    = c.num("exp_bits", k.exp_bits);
+        k.map_bits    = c.num("map_bits", k.map_bits);
+        ci.alpha      = c.num("alpha", -1);
         c.finish();
         in.cassandra = ci;
     }

@@ -198,7 +198,7 @@ RunFit tree_fit(const MeasuredEngineRun& r) {
     const double expected = r.sequoia_budget > 0
                                 ? sequoia_best_tree(p, r.sequoia_budget, r.sequoia_max_depth).expected_length
                                 : tree_expected_length(TokenTree{r.tree_parent}, p);
-    double tokens = 0;
+    double tokens         = 0;
     for (int g : r.generated) tokens += g;
     RunFit f;
     f.work.assign(r.levels.size(), {});
@@ -253,7 +253,8 @@ void validate(const MeasuredEngineRun& r) {
             throw InvalidInput(s + "rank_offered and rank_accepted must have the same depths");
         for (size_t d = 0; d < r.rank_offered.size(); ++d) {
             if (r.rank_offered[d].size() != r.rank_accepted[d].size())
-                throw InvalidInput(indexed(s + "rank_accepted", d) + " must be as long as rank_offered" + indexed("", d));
+                throw InvalidInput(indexed(s + "rank_accepted", d) + " must be as long as rank_offered" +
+                                   indexed("", d));
             for (size_t k = 0; k < r.rank_offered[d].size(); ++k)
                 if (r.rank_accepted[d][k] < 0 || r.rank_accepted[d][k] > r.rank_offered[d][k])
                     throw InvalidInput(indexed(indexed(s + "rank_accepted", d), k) + " must be in [0, rank_offered]");

@@ -54,9 +54,9 @@ void validate(const MeasuredEngineRun& r);
 // defines c: a machine that is uniformly slower during one run (load, clocks) then changes no fitted figure.
 struct FittedTarget {
     std::string target;
-    double t_plain_s         = 0;  // plain decoding step, pooled over the runs (s; for display)
-    double verify_fixed      = 0;  // verification pass over w tokens, in plain steps: v(w) = fixed + per_token·w
-    double verify_per_token  = 0;  // (least squares over the runs' mean widths; one width → per_token = 0)
+    double t_plain_s        = 0;  // plain decoding step, pooled over the runs (s; for display)
+    double verify_fixed     = 0;  // verification pass over w tokens, in plain steps: v(w) = fixed + per_token·w
+    double verify_per_token = 0;  // (least squares over the runs' mean widths; one width → per_token = 0)
     // Measured per width where the reports give passes by width: [w] = mean pass over w tokens in plain steps,
     // pooled over the runs (0 = no pass of that width; the line above stands in).
     std::vector<double> verify_by_width;

@@ -103,7 +103,8 @@ std::optional<ChatFormat> detect_chat_format(const std::string& t, std::string* 
         if (has("</s>")) return ChatFormat::falcon3;
         return unknown("a GLM-Edge template (not supported)");
     }
-    if (has("<|{{ item['role'] }}|>") && has("<|begin_of_image|>")) return unknown("a GLM-Edge template (not supported)");
+    if (has("<|{{ item['role'] }}|>") && has("<|begin_of_image|>"))
+        return unknown("a GLM-Edge template (not supported)");
     if (has("<|user|>") && has("<|endoftext|>")) return ChatFormat::zephyr;
     if (has("bos_token + message['role']")) return ChatFormat::monarch;
     if (has("<start_of_turn>")) return ChatFormat::gemma;
@@ -142,9 +143,12 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
         case ChatFormat::mistral_v7_tekken: {
             const char* sp = f == ChatFormat::mistral_v7 ? " " : "";
             for (const ChatMessage& m : messages) {
-                if (m.role == "system") ss << "[SYSTEM_PROMPT]" << sp << m.content << "[/SYSTEM_PROMPT]";
-                else if (m.role == "user") ss << "[INST]" << sp << m.content << "[/INST]";
-                else ss << sp << m.content << "</s>";
+                if (m.role == "system")
+                    ss << "[SYSTEM_PROMPT]" << sp << m.content << "[/SYSTEM_PROMPT]";
+                else if (m.role == "user")
+                    ss << "[INST]" << sp << m.content << "[/INST]";
+                else
+                    ss << sp << m.content << "</s>";
             }
             break;
         }
@@ -180,8 +184,10 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
                     ss << (f == ChatFormat::llama2_sys_bos ? "<s>[INST] " : "[INST] ");
                 }
                 if (m.role == "system") {
-                    if (f != ChatFormat::llama2) ss << "<<SYS>>\n" << content << "\n<</SYS>>\n\n";
-                    else ss << content << "\n";
+                    if (f != ChatFormat::llama2)
+                        ss << "<<SYS>>\n" << content << "\n<</SYS>>\n\n";
+                    else
+                        ss << content << "\n";
                 } else if (m.role == "user") {
                     ss << content << " [/INST]";
                 } else {
@@ -196,7 +202,8 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
             if (add_assistant) ss << "<|assistant|>\n";
             break;
         case ChatFormat::phi4:
-            for (const ChatMessage& m : messages) ss << "<|im_start|>" << m.role << "<|im_sep|>" << m.content << "<|im_end|>";
+            for (const ChatMessage& m : messages)
+                ss << "<|im_start|>" << m.role << "<|im_sep|>" << m.content << "<|im_end|>";
             if (add_assistant) ss << "<|im_start|>assistant<|im_sep|>";
             break;
         case ChatFormat::falcon3:
@@ -244,40 +251,52 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
             for (const ChatMessage& m : messages) {
                 if (m.role == "system")
                     ss << (f == ChatFormat::vicuna_orca ? "SYSTEM: " + m.content + "\n" : m.content + "\n\n");
-                else if (m.role == "user") ss << "USER: " << m.content << "\n";
-                else if (m.role == "assistant") ss << "ASSISTANT: " << m.content << "</s>\n";
+                else if (m.role == "user")
+                    ss << "USER: " << m.content << "\n";
+                else if (m.role == "assistant")
+                    ss << "ASSISTANT: " << m.content << "</s>\n";
             }
             if (add_assistant) ss << "ASSISTANT:";
             break;
         case ChatFormat::deepseek:
             for (const ChatMessage& m : messages) {
-                if (m.role == "system") ss << m.content;
-                else if (m.role == "user") ss << "### Instruction:\n" << m.content << "\n";
-                else if (m.role == "assistant") ss << "### Response:\n" << m.content << "\n<|EOT|>\n";
+                if (m.role == "system")
+                    ss << m.content;
+                else if (m.role == "user")
+                    ss << "### Instruction:\n" << m.content << "\n";
+                else if (m.role == "assistant")
+                    ss << "### Response:\n" << m.content << "\n<|EOT|>\n";
             }
             if (add_assistant) ss << "### Response:\n";
             break;
         case ChatFormat::deepseek2:
             for (const ChatMessage& m : messages) {
-                if (m.role == "system") ss << m.content << "\n\n";
-                else if (m.role == "user") ss << "User: " << m.content << "\n\n";
-                else if (m.role == "assistant") ss << "Assistant: " << m.content << "<｜end▁of▁sentence｜>";
+                if (m.role == "system")
+                    ss << m.content << "\n\n";
+                else if (m.role == "user")
+                    ss << "User: " << m.content << "\n\n";
+                else if (m.role == "assistant")
+                    ss << "Assistant: " << m.content << "<｜end▁of▁sentence｜>";
             }
             if (add_assistant) ss << "Assistant:";
             break;
         case ChatFormat::deepseek3:
             for (const ChatMessage& m : messages) {
-                if (m.role == "system") ss << m.content << "\n\n";
-                else if (m.role == "user") ss << "<｜User｜>" << m.content;
-                else if (m.role == "assistant") ss << "<｜Assistant｜>" << m.content << "<｜end▁of▁sentence｜>";
+                if (m.role == "system")
+                    ss << m.content << "\n\n";
+                else if (m.role == "user")
+                    ss << "<｜User｜>" << m.content;
+                else if (m.role == "assistant")
+                    ss << "<｜Assistant｜>" << m.content << "<｜end▁of▁sentence｜>";
             }
             if (add_assistant) ss << "<｜Assistant｜>";
             break;
         case ChatFormat::command_r:
             for (const ChatMessage& m : messages) {
-                const char* tag = m.role == "system" ? "<|SYSTEM_TOKEN|>"
-                                  : m.role == "user" ? "<|USER_TOKEN|>"
-                                  : m.role == "assistant" ? "<|CHATBOT_TOKEN|>" : nullptr;
+                const char* tag = m.role == "system"      ? "<|SYSTEM_TOKEN|>"
+                                  : m.role == "user"      ? "<|USER_TOKEN|>"
+                                  : m.role == "assistant" ? "<|CHATBOT_TOKEN|>"
+                                                          : nullptr;
                 if (tag) ss << "<|START_OF_TURN_TOKEN|>" << tag << trim(m.content) << "<|END_OF_TURN_TOKEN|>";
             }
             if (add_assistant) ss << "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>";
@@ -289,9 +308,12 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
             break;
         case ChatFormat::exaone3:
             for (const ChatMessage& m : messages) {
-                if (m.role == "system") ss << "[|system|]" << trim(m.content) << "[|endofturn|]\n";
-                else if (m.role == "user") ss << "[|user|]" << trim(m.content) << "\n";
-                else if (m.role == "assistant") ss << "[|assistant|]" << trim(m.content) << "[|endofturn|]\n";
+                if (m.role == "system")
+                    ss << "[|system|]" << trim(m.content) << "[|endofturn|]\n";
+                else if (m.role == "user")
+                    ss << "[|user|]" << trim(m.content) << "\n";
+                else if (m.role == "assistant")
+                    ss << "[|assistant|]" << trim(m.content) << "[|endofturn|]\n";
             }
             if (add_assistant) ss << "[|assistant|]";
             break;
@@ -317,8 +339,9 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
 std::string apply_chat_template(const std::string& tmpl, const std::vector<ChatMessage>& messages,
                                 const std::string& where, bool add_assistant) {
     if (tmpl.empty())
-        throw std::invalid_argument(where + ": the row has 'messages', but the model has no tokenizer.chat_template "
-                                            "(use 'prompt' instead)");
+        throw std::invalid_argument(where +
+                                    ": the row has 'messages', but the model has no tokenizer.chat_template "
+                                    "(use 'prompt' instead)");
     std::string why;
     const std::optional<ChatFormat> f = detect_chat_format(tmpl, &why);
     if (!f)

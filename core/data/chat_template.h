@@ -10,15 +10,39 @@
 namespace speculum::data {
 
 struct ChatMessage {
-    std::string role;     // "system", "user", "assistant" (others are passed through where the format allows)
+    std::string role;  // "system", "user", "assistant" (others are passed through where the format allows)
     std::string content;
     bool operator==(const ChatMessage&) const = default;
 };
 
 enum class ChatFormat {
-    chatml, llama2, llama2_sys, llama2_sys_bos, llama2_sys_strip, mistral_v1, mistral_v3, mistral_v3_tekken,
-    mistral_v7, mistral_v7_tekken, phi3, phi4, falcon3, zephyr, monarch, gemma, openchat, vicuna, vicuna_orca,
-    deepseek, deepseek2, deepseek3, command_r, llama3, exaone3, granite, llama4,
+    chatml,
+    llama2,
+    llama2_sys,
+    llama2_sys_bos,
+    llama2_sys_strip,
+    mistral_v1,
+    mistral_v3,
+    mistral_v3_tekken,
+    mistral_v7,
+    mistral_v7_tekken,
+    phi3,
+    phi4,
+    falcon3,
+    zephyr,
+    monarch,
+    gemma,
+    openchat,
+    vicuna,
+    vicuna_orca,
+    deepseek,
+    deepseek2,
+    deepseek3,
+    command_r,
+    llama3,
+    exaone3,
+    granite,
+    llama4,
 };
 
 // llama.cpp's name of the format ("chatml", "llama3", "mistral-v7-tekken", ...).

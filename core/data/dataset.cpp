@@ -24,7 +24,9 @@ std::vector<const Prompt*> Dataset::by_task(const std::string& task) const {
     return out;
 }
 
-static std::string json_type_name(const nlohmann::json& j) { return j.type_name(); }
+static std::string json_type_name(const nlohmann::json& j) {
+    return j.type_name();
+}
 
 // Returns an empty string when the line is a valid prompt (and fills `out`), else the reason.
 static std::string parse_line(const std::string& line, int64_t line_no, Prompt& out) {
@@ -60,10 +62,9 @@ static std::string parse_line(const std::string& line, int64_t line_no, Prompt& 
     }
     if (!j.contains("max_new_tokens")) return "missing field 'max_new_tokens'";
     const auto& m = j["max_new_tokens"];
-    if (!m.is_number_integer())
-        return "field 'max_new_tokens' must be an integer, got " + json_type_name(m);
-    int64_t n = m.is_number_unsigned() ? int64_t(std::min<uint64_t>(m.get<uint64_t>(), uint64_t(INT64_MAX)))
-                                       : m.get<int64_t>();
+    if (!m.is_number_integer()) return "field 'max_new_tokens' must be an integer, got " + json_type_name(m);
+    int64_t n =
+        m.is_number_unsigned() ? int64_t(std::min<uint64_t>(m.get<uint64_t>(), uint64_t(INT64_MAX))) : m.get<int64_t>();
     if (n < 1 || n > kMaxNewTokens)
         return "field 'max_new_tokens' must be in [1, " + std::to_string(kMaxNewTokens) + "], got " + std::to_string(n);
     out.id             = j["id"].get<std::string>();
@@ -92,7 +93,7 @@ Dataset parse_dataset(const std::string& text, const std::string& name) {
     Dataset d;
     d.path = name;
     std::map<std::string, int64_t> first_line_of_id;
-    size_t start = 0;
+    size_t start    = 0;
     int64_t line_no = 0;
     while (start <= text.size()) {
         size_t end = text.find('\n', start);
@@ -100,7 +101,7 @@ Dataset parse_dataset(const std::string& text, const std::string& name) {
         ++line_no;
         std::string line = text.substr(start, end - start);
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        start = end + 1;
+        start      = end + 1;
         bool blank = line.find_first_not_of(" \t") == std::string::npos;
         if (blank) {
             if (end == text.size()) break;
@@ -112,8 +113,10 @@ Dataset parse_dataset(const std::string& text, const std::string& name) {
             auto [it, inserted] = first_line_of_id.emplace(p.id, line_no);
             if (!inserted) reason = "duplicate id '" + p.id + "' (first on line " + std::to_string(it->second) + ")";
         }
-        if (reason.empty()) d.prompts.push_back(std::move(p));
-        else d.issues.push_back({line_no, reason});
+        if (reason.empty())
+            d.prompts.push_back(std::move(p));
+        else
+            d.issues.push_back({line_no, reason});
         if (end == text.size()) break;
     }
     return d;

@@ -19,13 +19,13 @@ struct DatasetError : std::runtime_error {
 };
 
 struct Prompt {
-    std::string id;              // unique within the file
-    std::string task;            // e.g. "code_completion"
-    std::string prompt;          // the text given to the model; empty when the row gives `messages`
+    std::string id;                     // unique within the file
+    std::string task;                   // e.g. "code_completion"
+    std::string prompt;                 // the text given to the model; empty when the row gives `messages`
     std::vector<ChatMessage> messages;  // a conversation, rendered by the model's chat template; or empty
-    int32_t max_new_tokens = 64; // tokens to generate, in [1, kMaxNewTokens]
-    nlohmann::json extra;        // any other fields of the line, kept as they were (object, possibly empty)
-    int64_t line = 0;            // 1-based line number in the file
+    int32_t max_new_tokens = 64;        // tokens to generate, in [1, kMaxNewTokens]
+    nlohmann::json extra;               // any other fields of the line, kept as they were (object, possibly empty)
+    int64_t line = 0;                   // 1-based line number in the file
 
     bool operator==(const Prompt&) const = default;
 };
@@ -37,16 +37,16 @@ struct LineIssue {
 
 struct Dataset {
     std::string path;
-    std::vector<Prompt> prompts;   // the well-formed lines, in file order
-    std::vector<LineIssue> issues; // every malformed line (empty when the file is clean)
+    std::vector<Prompt> prompts;    // the well-formed lines, in file order
+    std::vector<LineIssue> issues;  // every malformed line (empty when the file is clean)
 
-    std::vector<std::string> tasks() const;                      // distinct tasks, in first-seen order
+    std::vector<std::string> tasks() const;  // distinct tasks, in first-seen order
     std::vector<const Prompt*> by_task(const std::string& task) const;
 };
 
-constexpr int32_t kMaxNewTokens   = 4096;
-constexpr uint64_t kMaxLineBytes  = 1u << 20;   // 1 MiB per line
-constexpr uint64_t kMaxFileBytes  = 256u << 20; // 256 MiB per file
+constexpr int32_t kMaxNewTokens  = 4096;
+constexpr uint64_t kMaxLineBytes = 1u << 20;    // 1 MiB per line
+constexpr uint64_t kMaxFileBytes = 256u << 20;  // 256 MiB per file
 
 // The text a prompt gives the model: `prompt`, or `messages` rendered with `chat_template` (the model's
 // tokenizer.chat_template). Throws std::invalid_argument naming the row when the template cannot render it.

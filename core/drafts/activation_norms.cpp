@@ -31,21 +31,24 @@ ActivationNorms collect_activation_norms(const model::Model& target, const std::
     for (size_t s = 0; s < sequences.size() && out.n_tokens < max_tokens; ++s) {
         cancel.throw_if_cancelled();
         const size_t left = static_cast<size_t>(max_tokens - out.n_tokens);
-        std::vector<int32_t> toks(sequences[s].begin(), sequences[s].begin() +
-                                                             static_cast<std::ptrdiff_t>(std::min({left, sequences[s].size(), size_t(n_ctx)})));
+        std::vector<int32_t> toks(
+            sequences[s].begin(),
+            sequences[s].begin() + static_cast<std::ptrdiff_t>(std::min({left, sequences[s].size(), size_t(n_ctx)})));
         if (toks.empty()) continue;
         model::InferenceContext ctx(target, {.n_ctx = static_cast<int32_t>(toks.size()), .n_batch = 64});
         ctx.set_cancel(cancel);
         // Every token's logits are computed so the head's input is observed for all of them.
         for (size_t i = 0; i < toks.size(); i += 64) {
             const size_t n = std::min<size_t>(64, toks.size() - i);
-            std::vector<int32_t> t(toks.begin() + static_cast<std::ptrdiff_t>(i), toks.begin() + static_cast<std::ptrdiff_t>(i + n));
+            std::vector<int32_t> t(toks.begin() + static_cast<std::ptrdiff_t>(i),
+                                   toks.begin() + static_cast<std::ptrdiff_t>(i + n));
             std::vector<int32_t> pos(n);
             for (size_t j = 0; j < n; ++j) pos[j] = static_cast<int32_t>(i + j);
             ctx.forward_batch(t, pos, {}, opts);
         }
         out.n_tokens += static_cast<int64_t>(toks.size());
-        report(progress, 0.5 * double(out.n_tokens) / max_tokens, "calibration " + std::to_string(out.n_tokens) + " tokens");
+        report(progress, 0.5 * double(out.n_tokens) / max_tokens,
+               "calibration " + std::to_string(out.n_tokens) + " tokens");
     }
     if (out.n_tokens == 0) throw std::invalid_argument("collect_activation_norms: no calibration tokens");
     auto root = [](const std::vector<double>& v) {

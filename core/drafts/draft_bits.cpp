@@ -16,14 +16,16 @@ namespace {
 // Bits of one stored value, without the per-block scale.
 double value_bits(GgmlType t) {
     switch (t) {
-    case GgmlType::Q8_0:
-    case GgmlType::Q8_0_X8: return 8;
-    case GgmlType::Q4_0:
-    case GgmlType::MXFP4: return 4;
-    default: {
-        const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(t);
-        return 8.0 * double(tr->type_size) / double(tr->block_size);
-    }
+        case GgmlType::Q8_0:
+        case GgmlType::Q8_0_X8:
+            return 8;
+        case GgmlType::Q4_0:
+        case GgmlType::MXFP4:
+            return 4;
+        default: {
+            const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(t);
+            return 8.0 * double(tr->type_size) / double(tr->block_size);
+        }
     }
 }
 
@@ -32,18 +34,21 @@ double type_bits(GgmlType t) {
     return 8.0 * double(tr->type_size) / double(tr->block_size);
 }
 
-uint64_t bits_to_bytes(double bits) { return static_cast<uint64_t>(std::ceil(bits / 8.0 - 1e-9)); }
+uint64_t bits_to_bytes(double bits) {
+    return static_cast<uint64_t>(std::ceil(bits / 8.0 - 1e-9));
+}
 
 }  // namespace
 
 MatrixBits matrix_bits(GgmlType type, double pruned, int32_t trunc_bits, int64_t cols, bool compact) {
     MatrixBits b;
-    b.real       = type_bits(type);
-    b.is_modeled = pruned > 0.0 || trunc_bits > 0;
+    b.real              = type_bits(type);
+    b.is_modeled        = pruned > 0.0 || trunc_bits > 0;
     const double scales = b.real - value_bits(type);
     // value bits v = 1 + e + m with e = 8 stored exponent bits: (1 - p)(v - t) + map.
-    b.modeled = analytic::compact_element_bits(pruned, trunc_bits, 8, int(value_bits(type)) - 9,
-                                               pruned > 0.0 ? 1.0 : 0.0) + scales;
+    b.modeled =
+        analytic::compact_element_bits(pruned, trunc_bits, 8, int(value_bits(type)) - 9, pruned > 0.0 ? 1.0 : 0.0) +
+        scales;
     if (!b.is_modeled) b.modeled = b.real;
     const auto f = kernels::compact_format_for(type, pruned > 0.0, trunc_bits);
     if (b.is_modeled && compact && f && cols > 0) {
@@ -76,7 +81,7 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     }
     if (spec.kind == DraftKind::maxgram) {
         b.kv_bits_per_element_real = 0;
-        b.note = "max-gram reads no weights and keeps no KV (a suffix search over token ids)";
+        b.note                     = "max-gram reads no weights and keeps no KV (a suffix search over token ids)";
         return b;
     }
     const model::Model& m = spec.kind == DraftKind::model && draft_model ? *draft_model : target;
@@ -85,12 +90,13 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     const model::Hparams& dh      = m.hparams();
     const model::ModelWeights& DW = m.weights();
 
-    const bool self     = spec.kind == DraftKind::self;
-    const float p       = self ? spec.prune.ratio : 0.0f;
-    const int32_t t     = self ? spec.weight_trunc_bits : 0;
-    const WeightFormat f = self && t > 0 && spec.weight_format == WeightFormat::same ? WeightFormat::bf16
-                                                                                    : (self ? spec.weight_format : WeightFormat::same);
-    auto runs = [&](int32_t il, const std::vector<int32_t>& skip) {
+    const bool self      = spec.kind == DraftKind::self;
+    const float p        = self ? spec.prune.ratio : 0.0f;
+    const int32_t t      = self ? spec.weight_trunc_bits : 0;
+    const WeightFormat f = self && t > 0 && spec.weight_format == WeightFormat::same
+                               ? WeightFormat::bf16
+                               : (self ? spec.weight_format : WeightFormat::same);
+    auto runs            = [&](int32_t il, const std::vector<int32_t>& skip) {
         if (!self) return true;
         if (spec.exit_layer >= 0 && il > spec.exit_layer) return false;
         for (int32_t s : skip)
@@ -100,16 +106,17 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     double bits_real = 0, bits_mod = 0, elems = 0, j_bits = 0, v_bits = 0;
     bool modeled = false, subset = self && (t == 0 || spec.trunc_rounding == MantissaRounding::toward_zero);
     uint64_t small_bytes = DW.token_embd.row_bytes();  // norms, biases and one embedding row (f32 / stored)
-    auto add = [&](const model::WeightView& v, bool prune, bool format) {
-        const int64_t n       = v.rows * v.cols;
-        const int64_t pruned  = prune && p > 0.0f ? (spec.prune.per_row ? v.rows * prune_count(p, v.cols) : prune_count(p, n)) : 0;
+    auto add             = [&](const model::WeightView& v, bool prune, bool format) {
+        const int64_t n = v.rows * v.cols;
+        const int64_t pruned =
+            prune && p > 0.0f ? (spec.prune.per_row ? v.rows * prune_count(p, v.cols) : prune_count(p, n)) : 0;
         const GgmlType stored = format ? output_type(f, v.type) : v.type;
         const int32_t tb      = format && stored == GgmlType::BF16 ? t : 0;
         const MatrixBits mb   = matrix_bits(stored, double(pruned) / double(n), tb, v.cols, self && spec.compact);
         bits_real += mb.real * double(n);
         bits_mod += mb.modeled * double(n);
         elems += double(n);
-        modeled = modeled || mb.is_modeled;
+        modeled           = modeled || mb.is_modeled;
         b.weights_compact = b.weights_compact || mb.compact;
         // J's B is the target's stored bits per element (16 BF16/F16, 8.5 Q8_0, ...), less the truncated bits.
         j_bits += (1.0 - double(pruned) / double(n)) * (type_bits(v.type) - tb) * double(n);
@@ -143,15 +150,15 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     b.weight_bytes_per_forward      = bits_to_bytes(bits_mod) + small_bytes;
     b.j_weight_bits                 = j_bits / elems;
 
-    const float pkv   = self ? spec.kv_drop_ratio : 0.0f;
-    const int32_t tkv = self ? spec.kv_trunc_bits : 0;
-    const int64_t ekv = dh.n_embd_kv();
-    b.kv_elements_per_token  = 2 * int64_t(attn_layers) * ekv;
-    b.kv_modeled             = pkv > 0.0f || tkv > 0;
+    const float pkv            = self ? spec.kv_drop_ratio : 0.0f;
+    const int32_t tkv          = self ? spec.kv_trunc_bits : 0;
+    const int64_t ekv          = dh.n_embd_kv();
+    b.kv_elements_per_token    = 2 * int64_t(attn_layers) * ekv;
+    b.kv_modeled               = pkv > 0.0f || tkv > 0;
     b.kv_bits_per_element_real = 32;
     if (b.kv_modeled) {
         // Per token vector of ekv values: kept values at (16 - t_kv) bits (BF16 form) or 32 (f32 kept), bitmap.
-        const double kept = double(ekv - prune_count(pkv, ekv)) / double(ekv);
+        const double kept     = double(ekv - prune_count(pkv, ekv)) / double(ekv);
         b.kv_bits_per_element = kept * (tkv > 0 ? 16.0 - tkv : 32.0) + (pkv > 0.0f ? 1.0 : 0.0);
     } else {
         b.kv_bits_per_element = 32;

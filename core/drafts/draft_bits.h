@@ -16,9 +16,9 @@ namespace speculum::drafts {
 
 // Bits per element of one stored matrix.
 struct MatrixBits {
-    double real    = 0;  // what the kernels read: the storage type (Q8_0 8.5, BF16 16, ...), or the compact format
-    double modeled = 0;  // compact form (analytic::compact_element_bits): (1 - pruned) * (value bits - trunc)
-                         // + 1 bitmap bit if pruned + scales; = real when a compact format stores the matrix
+    double real    = 0;       // what the kernels read: the storage type (Q8_0 8.5, BF16 16, ...), or the compact format
+    double modeled = 0;       // compact form (analytic::compact_element_bits): (1 - pruned) * (value bits - trunc)
+                              // + 1 bitmap bit if pruned + scales; = real when a compact format stores the matrix
     bool is_modeled = false;  // pruned or truncated but stored dense: `modeled` differs from what the kernels read
     bool compact    = false;  // stored in a compact format (kernels/compact.h): `real` is its size
 };
@@ -32,24 +32,24 @@ MatrixBits matrix_bits(kernels::GgmlType type, double pruned, int32_t trunc_bits
 struct DraftBits {
     // Draft side. "per element" averages over the weight matrices one draft forward reads (layer matrices of the
     // blocks that run, and the LM head); bytes add norms, biases and one token_embd row.
-    double weight_bits_per_element      = 0;  // modeled when weights_modeled, else = real
-    double weight_bits_per_element_real = 0;
+    double weight_bits_per_element         = 0;  // modeled when weights_modeled, else = real
+    double weight_bits_per_element_real    = 0;
     uint64_t weight_bytes_per_forward      = 0;  // modeled when weights_modeled
     uint64_t weight_bytes_per_forward_real = 0;
-    double kv_bits_per_element      = 0;  // per cached K or V value; modeled when kv_modeled
-    double kv_bits_per_element_real = 32; // the runtime's f32 cache
-    uint64_t kv_bytes_per_token      = 0;  // K + V of one cached token over the layers whose attention runs
-    uint64_t kv_bytes_per_token_real = 0;
-    bool weights_modeled = false;
+    double kv_bits_per_element             = 0;   // per cached K or V value; modeled when kv_modeled
+    double kv_bits_per_element_real        = 32;  // the runtime's f32 cache
+    uint64_t kv_bytes_per_token            = 0;   // K + V of one cached token over the layers whose attention runs
+    uint64_t kv_bytes_per_token_real       = 0;
+    bool weights_modeled                   = false;
     // Some matrices are stored in compact formats: the draft-side figures are what their kernels read, expected
     // for pruning spread uniformly over each row (a built draft counts its buffers: SelfDraft::cost).
-    bool weights_compact = false;
-    bool kv_modeled      = false;
+    bool weights_compact                = false;
+    bool kv_modeled                     = false;
     int64_t weight_elements_per_forward = 0;  // elements of the matrices above
     int64_t kv_elements_per_token       = 0;  // K + V values per cached token read by the draft
 
     // Verification side: the target as it runs.
-    double verify_weight_bits_per_element = 0;
+    double verify_weight_bits_per_element    = 0;
     uint64_t verify_weight_bytes_per_forward = 0;
     uint64_t verify_kv_bytes_per_token       = 0;
     // Cassandra's split for strict-subset drafts (pruned in place / BF16 truncated toward zero from a BF16 target):

@@ -11,11 +11,13 @@ namespace speculum::drafts {
 void save_self_draft_gguf(const model::Model& target, const SelfDraft& draft, const DraftSpec& spec,
                           const std::string& path, bool allow_runtime_only) {
     if (!spec.skip_attn.empty() || !spec.skip_ffn.empty())
-        throw std::invalid_argument("a GGUF cannot express skipped attention/FFN sublayers (draft.skip_attn, "
-                                    "draft.skip_ffn); only early exit (draft.exit_layer) is saved by dropping layers");
+        throw std::invalid_argument(
+            "a GGUF cannot express skipped attention/FFN sublayers (draft.skip_attn, "
+            "draft.skip_ffn); only early exit (draft.exit_layer) is saved by dropping layers");
     if (!allow_runtime_only && (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0))
-        throw std::invalid_argument("draft.kv_drop_ratio / kv_trunc_bits act on the draft's KV cache at run time "
-                                    "and cannot be saved in a GGUF");
+        throw std::invalid_argument(
+            "draft.kv_drop_ratio / kv_trunc_bits act on the draft's KV cache at run time "
+            "and cannot be saved in a GGUF");
     const model::Hparams& hp     = draft.model.hparams();
     const model::ModelWeights& w = draft.model.weights();
     const int32_t n_layer        = spec.exit_layer >= 0 ? spec.exit_layer + 1 : hp.n_layer;

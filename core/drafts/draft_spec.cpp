@@ -89,23 +89,34 @@ void require_object(const nlohmann::json& j, const std::string& what) {
 
 const char* to_string(DraftKind k) {
     switch (k) {
-    case DraftKind::self: return "self";
-    case DraftKind::model: return "model";
-    case DraftKind::maxgram: return "maxgram";
+        case DraftKind::self:
+            return "self";
+        case DraftKind::model:
+            return "model";
+        case DraftKind::maxgram:
+            return "maxgram";
     }
     return "?";
 }
-const char* to_string(PruneMethod m) { return m == PruneMethod::magnitude ? "magnitude" : "wanda"; }
+const char* to_string(PruneMethod m) {
+    return m == PruneMethod::magnitude ? "magnitude" : "wanda";
+}
 const char* to_string(WeightFormat f) {
     switch (f) {
-    case WeightFormat::same: return "same";
-    case WeightFormat::bf16: return "bf16";
-    case WeightFormat::q8_0: return "q8_0";
-    case WeightFormat::mxfp4: return "mxfp4";
+        case WeightFormat::same:
+            return "same";
+        case WeightFormat::bf16:
+            return "bf16";
+        case WeightFormat::q8_0:
+            return "q8_0";
+        case WeightFormat::mxfp4:
+            return "mxfp4";
     }
     return "?";
 }
-const char* to_string(MantissaRounding r) { return r == MantissaRounding::toward_zero ? "toward_zero" : "nearest_even"; }
+const char* to_string(MantissaRounding r) {
+    return r == MantissaRounding::toward_zero ? "toward_zero" : "nearest_even";
+}
 
 void DraftSpec::validate(int32_t n_layer) const {
     check_ratio(prune.ratio, "prune.ratio");
@@ -136,15 +147,15 @@ void DraftSpec::validate(int32_t n_layer) const {
         bad("kind", std::string("is \"") + to_string(kind) + "\": self-draft transforms (prune, truncation, format, " +
                         "KV, layer skip) apply only to kind \"self\"");
     if (kind == DraftKind::model && model_path.empty()) bad("model_path", "is required for kind \"model\"");
-    if (kind != DraftKind::model && !model_path.empty())
-        bad("model_path", "applies only to kind \"model\"");
+    if (kind != DraftKind::model && !model_path.empty()) bad("model_path", "applies only to kind \"model\"");
     if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
 }
 
 std::string DraftSpec::describe() const {
     if (kind == DraftKind::model) return "model " + model_path;
     if (kind == DraftKind::maxgram) {
-        std::string s = "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
+        std::string s =
+            "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
         s += maxgram.prefer_recent ? ", recent" : "";
         s += maxgram.mode == MaxGramMode::periodic ? ", periodic" : "";
         s += ")";
@@ -165,9 +176,11 @@ std::string DraftSpec::describe() const {
                         (prune.per_row ? ", per row" : ", per tensor") + ")");
     }
     if (weight_trunc_bits > 0 || weight_format == WeightFormat::bf16)
-        parts.push_back("bf16 t=" + std::to_string(weight_trunc_bits) +
-                        (weight_trunc_bits > 0 && trunc_rounding == MantissaRounding::nearest_even ? " (nearest)" : ""));
-    else if (weight_format != WeightFormat::same) parts.push_back(to_string(weight_format));
+        parts.push_back(
+            "bf16 t=" + std::to_string(weight_trunc_bits) +
+            (weight_trunc_bits > 0 && trunc_rounding == MantissaRounding::nearest_even ? " (nearest)" : ""));
+    else if (weight_format != WeightFormat::same)
+        parts.push_back(to_string(weight_format));
     if (weight_format != WeightFormat::same && !format_output) parts.back() += " (output kept)";
     if (!compact && (prune.ratio > 0.0f || weight_trunc_bits > 0)) parts.back() += " (dense copy)";
     if (kv_trunc_bits > 0) parts.push_back("kv t=" + std::to_string(kv_trunc_bits));
@@ -224,50 +237,81 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
     require_object(j, "draft spec");
     DraftSpec r;
     for (const auto& [key, v] : j.items()) {
-        if (key == "kind") r.kind = parse_enum(v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram});
-        else if (key == "label") read(v, key, r.label);
+        if (key == "kind")
+            r.kind = parse_enum(v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram});
+        else if (key == "label")
+            read(v, key, r.label);
         else if (key == "prune") {
             require_object(v, "draft.prune");
             for (const auto& [k, pv] : v.items()) {
                 const std::string f = "prune." + k;
-                if (k == "ratio") read(pv, f, r.prune.ratio);
-                else if (k == "method") r.prune.method = parse_enum(pv, f, {PruneMethod::magnitude, PruneMethod::wanda});
-                else if (k == "attention") read(pv, f, r.prune.attention);
-                else if (k == "ffn") read(pv, f, r.prune.ffn);
-                else if (k == "embeddings") read(pv, f, r.prune.embeddings);
-                else if (k == "output") read(pv, f, r.prune.output);
-                else if (k == "per_row") read(pv, f, r.prune.per_row);
-                else if (k == "calibration") read(pv, f, r.prune.calibration);
-                else if (k == "calibration_tokens") read(pv, f, r.prune.calibration_tokens);
-                else bad(f, "is not a known key");
+                if (k == "ratio")
+                    read(pv, f, r.prune.ratio);
+                else if (k == "method")
+                    r.prune.method = parse_enum(pv, f, {PruneMethod::magnitude, PruneMethod::wanda});
+                else if (k == "attention")
+                    read(pv, f, r.prune.attention);
+                else if (k == "ffn")
+                    read(pv, f, r.prune.ffn);
+                else if (k == "embeddings")
+                    read(pv, f, r.prune.embeddings);
+                else if (k == "output")
+                    read(pv, f, r.prune.output);
+                else if (k == "per_row")
+                    read(pv, f, r.prune.per_row);
+                else if (k == "calibration")
+                    read(pv, f, r.prune.calibration);
+                else if (k == "calibration_tokens")
+                    read(pv, f, r.prune.calibration_tokens);
+                else
+                    bad(f, "is not a known key");
             }
-        } else if (key == "weight_trunc_bits") read(v, key, r.weight_trunc_bits);
+        } else if (key == "weight_trunc_bits")
+            read(v, key, r.weight_trunc_bits);
         else if (key == "trunc_rounding")
             r.trunc_rounding = parse_enum(v, key, {MantissaRounding::toward_zero, MantissaRounding::nearest_even});
-        else if (key == "kv_trunc_bits") read(v, key, r.kv_trunc_bits);
-        else if (key == "kv_drop_ratio") read(v, key, r.kv_drop_ratio);
+        else if (key == "kv_trunc_bits")
+            read(v, key, r.kv_trunc_bits);
+        else if (key == "kv_drop_ratio")
+            read(v, key, r.kv_drop_ratio);
         else if (key == "weight_format")
-            r.weight_format = parse_enum(v, key, {WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4});
-        else if (key == "format_output") read(v, key, r.format_output);
-        else if (key == "compact") read(v, key, r.compact);
-        else if (key == "kv_from_target") read(v, key, r.kv_from_target);
-        else if (key == "exit_layer") read(v, key, r.exit_layer);
-        else if (key == "skip_attn") read(v, key, r.skip_attn);
-        else if (key == "skip_ffn") read(v, key, r.skip_ffn);
-        else if (key == "model_path") read(v, key, r.model_path);
+            r.weight_format =
+                parse_enum(v, key, {WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4});
+        else if (key == "format_output")
+            read(v, key, r.format_output);
+        else if (key == "compact")
+            read(v, key, r.compact);
+        else if (key == "kv_from_target")
+            read(v, key, r.kv_from_target);
+        else if (key == "exit_layer")
+            read(v, key, r.exit_layer);
+        else if (key == "skip_attn")
+            read(v, key, r.skip_attn);
+        else if (key == "skip_ffn")
+            read(v, key, r.skip_ffn);
+        else if (key == "model_path")
+            read(v, key, r.model_path);
         else if (key == "maxgram") {
             require_object(v, "draft.maxgram");
             for (const auto& [k, mv] : v.items()) {
                 const std::string f = "maxgram." + k;
-                if (k == "mode") r.maxgram.mode = parse_enum(mv, f, {MaxGramMode::csdrafting, MaxGramMode::periodic});
-                else if (k == "min_match") read(mv, f, r.maxgram.min_match);
-                else if (k == "max_match") read(mv, f, r.maxgram.max_match);
-                else if (k == "prefer_recent") read(mv, f, r.maxgram.prefer_recent);
-                else if (k == "bigram_fill") read(mv, f, r.maxgram.bigram_fill);
-                else bad(f, "is not a known key");
+                if (k == "mode")
+                    r.maxgram.mode = parse_enum(mv, f, {MaxGramMode::csdrafting, MaxGramMode::periodic});
+                else if (k == "min_match")
+                    read(mv, f, r.maxgram.min_match);
+                else if (k == "max_match")
+                    read(mv, f, r.maxgram.max_match);
+                else if (k == "prefer_recent")
+                    read(mv, f, r.maxgram.prefer_recent);
+                else if (k == "bigram_fill")
+                    read(mv, f, r.maxgram.bigram_fill);
+                else
+                    bad(f, "is not a known key");
             }
-        } else if (key == "bigram_corpus") read(v, key, r.bigram_corpus);
-        else bad(key, "is not a known key");
+        } else if (key == "bigram_corpus")
+            read(v, key, r.bigram_corpus);
+        else
+            bad(key, "is not a known key");
     }
     s = std::move(r);
 }

@@ -15,22 +15,22 @@
 
 namespace speculum::drafts {
 
-enum class DraftKind { self, model, maxgram };       // derived from the target | separate GGUF | statistical
+enum class DraftKind { self, model, maxgram };        // derived from the target | separate GGUF | statistical
 enum class PruneMethod { magnitude, wanda };          // |W| | Wanda's |W| * ||X|| with calibration activations
 enum class WeightFormat { same, bf16, q8_0, mxfp4 };  // storage of transformed matrices (compact kernels)
-using MantissaRounding = kernels::MantissaRounding;  // toward_zero (Cassandra's) | nearest_even
+using MantissaRounding = kernels::MantissaRounding;   // toward_zero (Cassandra's) | nearest_even
 
 struct PruneSpec {
-    float ratio               = 0.0f;  // fraction of the selected weights set to zero, in [0, 1)
-    PruneMethod method        = PruneMethod::magnitude;
-    bool attention            = true;   // wq, wk, wv, wo
-    bool ffn                  = true;   // w_gate, w_up, w_down
-    bool embeddings           = false;  // token_embd
-    bool output               = false;  // the LM head
-    bool per_row              = true;   // rank weights within each output row (Wanda) rather than per tensor
-    std::string calibration;            // Wanda: JSONL prompt suite for ||X||; empty = calibration token ids must
-                                        // be given (DrafterOptions.calibration_tokens / --calibration-ids)
-    int32_t calibration_tokens = 256;   // tokens of calibration text evaluated by the target
+    float ratio        = 0.0f;  // fraction of the selected weights set to zero, in [0, 1)
+    PruneMethod method = PruneMethod::magnitude;
+    bool attention     = true;         // wq, wk, wv, wo
+    bool ffn           = true;         // w_gate, w_up, w_down
+    bool embeddings    = false;        // token_embd
+    bool output        = false;        // the LM head
+    bool per_row       = true;         // rank weights within each output row (Wanda) rather than per tensor
+    std::string calibration;           // Wanda: JSONL prompt suite for ||X||; empty = calibration token ids must
+                                       // be given (DrafterOptions.calibration_tokens / --calibration-ids)
+    int32_t calibration_tokens = 256;  // tokens of calibration text evaluated by the target
 
     bool operator==(const PruneSpec&) const = default;
 };
@@ -41,13 +41,13 @@ struct DraftSpec {
 
     // Self-draft transforms (kind == self); they compose in this order: prune, truncate or cast, skip.
     PruneSpec prune;
-    int32_t weight_trunc_bits = 0;  // t: BF16 mantissa bits dropped from each weight, 0..7 (0 = none)
+    int32_t weight_trunc_bits       = 0;  // t: BF16 mantissa bits dropped from each weight, 0..7 (0 = none)
     MantissaRounding trunc_rounding = MantissaRounding::toward_zero;
-    int32_t kv_trunc_bits = 0;        // t_kv: BF16 mantissa bits dropped from the draft's K/V values, 0..7
-    float kv_drop_ratio   = 0.0f;     // p_kv: fraction of each cached K/V vector's values zeroed (smallest |v|)
-    WeightFormat weight_format = WeightFormat::same;  // mxfp4 = ML-SpecQD direct cast
-    bool format_output = true;        // truncation / cast also apply to the LM head (layer matrices always do;
-                                      // token_embd is never re-encoded: one row per token is read)
+    int32_t kv_trunc_bits           = 0;     // t_kv: BF16 mantissa bits dropped from the draft's K/V values, 0..7
+    float kv_drop_ratio             = 0.0f;  // p_kv: fraction of each cached K/V vector's values zeroed (smallest |v|)
+    WeightFormat weight_format      = WeightFormat::same;  // mxfp4 = ML-SpecQD direct cast
+    bool format_output              = true;  // truncation / cast also apply to the LM head (layer matrices always do;
+                                             // token_embd is never re-encoded: one row per token is read)
     // Pruned and truncated matrices are stored in the compact formats (kernels/compact.h: presence bitmap, packed
     // 16 - t bit values), so a pass reads only what the draft keeps; false = dense copies with the zeros and the
     // cleared bits stored (what the kernels read is then the dense size, and the compact size is only modeled).
@@ -56,9 +56,9 @@ struct DraftSpec {
     // selected, truncated view of the target's cache), and evaluates only what the target has not cached; false =
     // the draft computes and caches its own K/V for every token (catch-up passes with its own weights).
     bool kv_from_target = true;
-    int32_t exit_layer = -1;          // early exit after layer L (0-based, inclusive); -1 = every layer
-    std::vector<int32_t> skip_attn;   // layers whose attention block is skipped
-    std::vector<int32_t> skip_ffn;    // layers whose feed-forward block is skipped
+    int32_t exit_layer  = -1;        // early exit after layer L (0-based, inclusive); -1 = every layer
+    std::vector<int32_t> skip_attn;  // layers whose attention block is skipped
+    std::vector<int32_t> skip_ffn;   // layers whose feed-forward block is skipped
 
     // Separate model (kind == model): a GGUF whose vocabulary is compatible with the target's.
     std::string model_path;
@@ -77,7 +77,9 @@ struct DraftSpec {
     // The label when one is set, else describe(): how reports and the UI name the level.
     std::string name() const { return label.empty() ? describe() : label; }
     // A self-draft pruned by Wanda: it needs calibration activations (prune.calibration or token ids).
-    bool uses_wanda() const { return kind == DraftKind::self && prune.ratio > 0.0f && prune.method == PruneMethod::wanda; }
+    bool uses_wanda() const {
+        return kind == DraftKind::self && prune.ratio > 0.0f && prune.method == PruneMethod::wanda;
+    }
 };
 
 const char* to_string(DraftKind k);

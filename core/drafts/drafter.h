@@ -15,11 +15,11 @@ namespace speculum::drafts {
 // What one drafter call cost. Bytes are what the kernels actually read, unless `bytes_modeled` says the transform
 // has no compact kernel and the figure is the modeled one (e.g. a pruned draft stored dense).
 struct DraftCost {
-    uint64_t bytes_weights = 0;  // bytes of weights read
-    uint64_t bytes_kv      = 0;  // bytes of KV cache read
-    double flops           = 0;  // floating-point operations (2 per multiply-add)
-    double seconds         = 0;  // wall time, measured
-    int32_t n_forward      = 0;  // forward passes run
+    uint64_t bytes_weights = 0;      // bytes of weights read
+    uint64_t bytes_kv      = 0;      // bytes of KV cache read
+    double flops           = 0;      // floating-point operations (2 per multiply-add)
+    double seconds         = 0;      // wall time, measured
+    int32_t n_forward      = 0;      // forward passes run
     bool bytes_modeled     = false;  // bytes_weights is modeled
     bool bytes_kv_modeled  = false;  // bytes_kv is modeled (a compressed draft KV kept in the f32 cache)
 
@@ -29,15 +29,15 @@ struct DraftCost {
         flops += o.flops;
         seconds += o.seconds;
         n_forward += o.n_forward;
-        bytes_modeled = bytes_modeled || o.bytes_modeled;
+        bytes_modeled    = bytes_modeled || o.bytes_modeled;
         bytes_kv_modeled = bytes_kv_modeled || o.bytes_kv_modeled;
         return *this;
     }
 };
 
 struct ProposeParams {
-    float temperature       = 0.0f;   // 0 = greedy drafting (argmax); > 0 samples from softmax(logits / T)
-    float p_min             = 0.0f;   // stop when the chosen token's draft probability < p_min (llama.cpp --draft-p-min)
+    float temperature       = 0.0f;  // 0 = greedy drafting (argmax); > 0 samples from softmax(logits / T)
+    float p_min             = 0.0f;  // stop when the chosen token's draft probability < p_min (llama.cpp --draft-p-min)
     bool want_distributions = false;  // fill q_dist (stochastic verification needs the draft distributions)
     uint64_t seed           = 0;      // RNG seed for this call when temperature > 0
 };
@@ -81,9 +81,9 @@ struct DraftTree {
 
 class Drafter {
 public:
-    virtual ~Drafter() = default;
+    virtual ~Drafter()               = default;
     virtual std::string name() const = 0;
-    virtual int32_t n_vocab() const = 0;
+    virtual int32_t n_vocab() const  = 0;
 
     // Makes the drafter's context equal to `committed` (prompt + every committed token). Stateful drafters keep
     // the longest common prefix of their KV state and roll back the rest; they evaluate what is new lazily.

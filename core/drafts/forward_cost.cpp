@@ -20,8 +20,7 @@ ForwardCostModel ForwardCostModel::of(const model::Model& m) {
     for (const model::LayerWeights& L : w.layers) {
         cm.attn_bytes.push_back(L.wq.n_bytes() + L.wk.n_bytes() + L.wv.n_bytes() + L.wo.n_bytes() +
                                 L.attn_vector_bytes());
-        cm.ffn_bytes.push_back(L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes() +
-                               L.ffn_vector_bytes());
+        cm.ffn_bytes.push_back(L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes() + L.ffn_vector_bytes());
     }
     cm.head_bytes     = w.output.n_bytes() + w.output_norm.size() * sizeof(float);
     cm.embd_row_bytes = w.token_embd.row_bytes();
@@ -33,16 +32,16 @@ DraftCost pass_cost(const ForwardCostModel& cm, const model::Hparams& hp, const 
     DraftCost c;
     if (n_new <= 0) return c;
     const double e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff, n = n_new;
-    c.n_forward     = 1;
+    c.n_forward        = 1;
     c.bytes_modeled    = cm.modeled;
     c.bytes_kv_modeled = cm.kv_modeled;
-    c.bytes_weights = cm.embd_row_bytes * uint64_t(n_new);
+    c.bytes_weights    = cm.embd_row_bytes * uint64_t(n_new);
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         if (attn_runs(opts, il)) {
             c.bytes_weights += cm.attn_bytes[size_t(il)];
             // K and V of every slot visible to the pass, read once per pass like the weights.
             c.bytes_kv += uint64_t(2.0 * ekv * (n_cached + n_new) * cm.kv_bytes_per_value + 0.5);
-            c.flops += 2.0 * n * (2.0 * eq * e + 2.0 * ekv * e);             // wq, wo; wk, wv
+            c.flops += 2.0 * n * (2.0 * eq * e + 2.0 * ekv * e);            // wq, wo; wk, wv
             c.flops += 2.0 * 2.0 * eq * static_cast<double>(attend_pairs);  // q.k and p*v over every head
         }
         if (ffn_runs(opts, il)) {

@@ -13,13 +13,13 @@
 namespace speculum::drafts {
 
 struct ForwardCostModel {
-    std::vector<uint64_t> attn_bytes;  // (n_layer) bytes of layer il's attention block: wq, wk, wv, wo, norm, biases
-    std::vector<uint64_t> ffn_bytes;   // (n_layer) bytes of layer il's feed-forward block: gate, up, down, norm
-    uint64_t head_bytes     = 0;       // output norm + output matrix (read when any logits are computed)
-    uint64_t embd_row_bytes = 0;       // one token_embd row (read once per evaluated token)
-    double kv_bytes_per_value = 4.0;   // bytes per cached K or V element read by attention (f32 cache: 4)
-    bool modeled    = false;           // weight figures are modeled (no compact kernel), not what the kernels read
-    bool kv_modeled = false;           // kv_bytes_per_value is modeled (compressed draft KV), not the f32 cache
+    std::vector<uint64_t> attn_bytes;   // (n_layer) bytes of layer il's attention block: wq, wk, wv, wo, norm, biases
+    std::vector<uint64_t> ffn_bytes;    // (n_layer) bytes of layer il's feed-forward block: gate, up, down, norm
+    uint64_t head_bytes       = 0;      // output norm + output matrix (read when any logits are computed)
+    uint64_t embd_row_bytes   = 0;      // one token_embd row (read once per evaluated token)
+    double kv_bytes_per_value = 4.0;    // bytes per cached K or V element read by attention (f32 cache: 4)
+    bool modeled              = false;  // weight figures are modeled (no compact kernel), not what the kernels read
+    bool kv_modeled           = false;  // kv_bytes_per_value is modeled (compressed draft KV), not the f32 cache
 
     // The real figures of a model's weight views and the runtime's f32 KV cache.
     static ForwardCostModel of(const model::Model& m);

@@ -12,8 +12,8 @@
 namespace speculum::drafts {
 
 struct KvTransform {
-    float drop_ratio = 0.0f;  // p_kv in [0, 1)
-    int32_t trunc_bits = 0;   // t_kv in 0..7; 0 = the f32 values are kept (no BF16 rounding)
+    float drop_ratio          = 0.0f;  // p_kv in [0, 1)
+    int32_t trunc_bits        = 0;     // t_kv in 0..7; 0 = the f32 values are kept (no BF16 rounding)
     MantissaRounding rounding = MantissaRounding::toward_zero;
     bool identity() const { return drop_ratio <= 0.0f && trunc_bits == 0; }
 };

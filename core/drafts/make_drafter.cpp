@@ -15,8 +15,8 @@ namespace speculum::drafts {
 namespace {
 
 // Token sequences of a JSONL prompt suite, tokenized with the target's tokenizer.
-std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, TokenizeFn tokenize,
-                                                 const std::string& field, const model::Model& target) {
+std::vector<std::vector<int32_t>> tokenize_suite(const std::string& path, TokenizeFn tokenize, const std::string& field,
+                                                 const model::Model& target) {
     // Without a tokenizer from the caller, the target's own (from its GGUF metadata) is used.
     std::string why_none = "the target has no GGUF metadata";
     if (!tokenize && target.gguf())
@@ -61,29 +61,29 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
     spec.validate(hp.n_layer);
     const std::string label = spec.name();
     switch (spec.kind) {
-    case DraftKind::maxgram: {
-        std::optional<BigramTable> bigram;
-        if (!spec.bigram_corpus.empty())
-            bigram = BigramTable::build(tokenize_suite(spec.bigram_corpus, options.tokenize, "bigram_corpus", target),
-                                        hp.n_vocab);
-        return std::make_unique<MaxGramDrafter>(hp.n_vocab, spec.maxgram, std::move(bigram));
-    }
-    case DraftKind::model: {
-        model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);
-        check_vocab_compatible(target, draft);  // throws VocabMismatch explaining the failed check
-        ModelDrafterConfig cfg{.context = draft_context(options, draft), .forward = {}, .name = label};
-        return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
-    }
-    case DraftKind::self: {
-        const bool wanda           = spec.uses_wanda();
-        const ActivationNorms norms = wanda_norms(spec, target, options);
-        SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
-        ModelDrafterConfig cfg{.context        = draft_context(options, target),
-                               .forward        = d.forward,
-                               .name           = label,
-                               .read_target_kv = spec.kv_from_target};
-        return std::make_unique<ModelDrafter>(std::move(d.model), std::move(cfg), std::move(d.cost));
-    }
+        case DraftKind::maxgram: {
+            std::optional<BigramTable> bigram;
+            if (!spec.bigram_corpus.empty())
+                bigram = BigramTable::build(
+                    tokenize_suite(spec.bigram_corpus, options.tokenize, "bigram_corpus", target), hp.n_vocab);
+            return std::make_unique<MaxGramDrafter>(hp.n_vocab, spec.maxgram, std::move(bigram));
+        }
+        case DraftKind::model: {
+            model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);
+            check_vocab_compatible(target, draft);  // throws VocabMismatch explaining the failed check
+            ModelDrafterConfig cfg{.context = draft_context(options, draft), .forward = {}, .name = label};
+            return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
+        }
+        case DraftKind::self: {
+            const bool wanda            = spec.uses_wanda();
+            const ActivationNorms norms = wanda_norms(spec, target, options);
+            SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
+            ModelDrafterConfig cfg{.context        = draft_context(options, target),
+                                   .forward        = d.forward,
+                                   .name           = label,
+                                   .read_target_kv = spec.kv_from_target};
+            return std::make_unique<ModelDrafter>(std::move(d.model), std::move(cfg), std::move(d.cost));
+        }
     }
     throw std::invalid_argument("draft.kind: unknown kind");
 }

@@ -10,22 +10,29 @@ namespace speculum::drafts {
 void MaxGramParams::validate() const {
     if (min_match < 1) throw std::invalid_argument("maxgram.min_match must be >= 1, got " + std::to_string(min_match));
     if (max_match < min_match)
-        throw std::invalid_argument("maxgram.max_match must be >= min_match (" + std::to_string(min_match) +
-                                    "), got " + std::to_string(max_match));
-    if (max_match > 4096) throw std::invalid_argument("maxgram.max_match must be <= 4096, got " + std::to_string(max_match));
+        throw std::invalid_argument("maxgram.max_match must be >= min_match (" + std::to_string(min_match) + "), got " +
+                                    std::to_string(max_match));
+    if (max_match > 4096)
+        throw std::invalid_argument("maxgram.max_match must be <= 4096, got " + std::to_string(max_match));
 }
 
 void to_json(nlohmann::json& j, const MaxGramParams& p) {
-    j = {{"mode", to_string(p.mode)}, {"min_match", p.min_match}, {"max_match", p.max_match}, {"prefer_recent", p.prefer_recent},
+    j = {{"mode", to_string(p.mode)},
+         {"min_match", p.min_match},
+         {"max_match", p.max_match},
+         {"prefer_recent", p.prefer_recent},
          {"bigram_fill", p.bigram_fill}};
 }
 
 void from_json(const nlohmann::json& j, MaxGramParams& p) {
     MaxGramParams d;
     const std::string mode = j.value("mode", std::string(to_string(d.mode)));
-    if (mode == "csdrafting") p.mode = MaxGramMode::csdrafting;
-    else if (mode == "periodic") p.mode = MaxGramMode::periodic;
-    else throw std::invalid_argument("maxgram.mode must be \"csdrafting\" or \"periodic\", got \"" + mode + "\"");
+    if (mode == "csdrafting")
+        p.mode = MaxGramMode::csdrafting;
+    else if (mode == "periodic")
+        p.mode = MaxGramMode::periodic;
+    else
+        throw std::invalid_argument("maxgram.mode must be \"csdrafting\" or \"periodic\", got \"" + mode + "\"");
     p.min_match     = j.value("min_match", d.min_match);
     p.max_match     = j.value("max_match", d.max_match);
     p.prefer_recent = j.value("prefer_recent", d.prefer_recent);
@@ -59,13 +66,14 @@ BigramTable BigramTable::build(const std::vector<std::vector<int32_t>>& sequence
 }
 
 std::pair<int32_t, int64_t> maxgram_longest_match_ref(std::span<const int32_t> ctx, const MaxGramParams& params) {
-    const int64_t n = int64_t(ctx.size());
+    const int64_t n  = int64_t(ctx.size());
     int32_t best_len = 0;
     int64_t best_end = -1;
     // An occurrence ends at e (exclusive) with e < n: the suffix ctx[n-L, n) equals ctx[e-L, e).
     for (int64_t e = 1; e < n; ++e) {
         int32_t len = 0;
-        while (len < params.max_match && e - 1 - len >= 0 && ctx[size_t(e - 1 - len)] == ctx[size_t(n - 1 - len)]) ++len;
+        while (len < params.max_match && e - 1 - len >= 0 && ctx[size_t(e - 1 - len)] == ctx[size_t(n - 1 - len)])
+            ++len;
         if (len < params.min_match) continue;
         bool better = len > best_len || (len == best_len && params.prefer_recent);
         if (better) best_len = len, best_end = e;
@@ -91,7 +99,8 @@ Match longest_suffix_match(std::span<const int32_t> seq, int64_t src_len, const 
     for (int64_t e = 1; e <= src_len && e < n; ++e) {
         if (seq[size_t(e - 1)] != last) continue;
         int32_t len = 1;
-        while (len < params.max_match && e - 1 - len >= 0 && seq[size_t(e - 1 - len)] == seq[size_t(n - 1 - len)]) ++len;
+        while (len < params.max_match && e - 1 - len >= 0 && seq[size_t(e - 1 - len)] == seq[size_t(n - 1 - len)])
+            ++len;
         if (len < params.min_match) continue;
         if (len > m.length || (len == m.length && params.prefer_recent)) m.length = len, m.end = e;
     }
@@ -100,7 +109,9 @@ Match longest_suffix_match(std::span<const int32_t> seq, int64_t src_len, const 
 
 }  // namespace
 
-const char* to_string(MaxGramMode m) { return m == MaxGramMode::periodic ? "periodic" : "csdrafting"; }
+const char* to_string(MaxGramMode m) {
+    return m == MaxGramMode::periodic ? "periodic" : "csdrafting";
+}
 
 const char* maxgram_mode_unexpressed(MaxGramMode m) {
     return m == MaxGramMode::periodic ? "Max-Gram's periodic mode (the copy runs on into its own proposal)"
@@ -112,7 +123,7 @@ MaxGramProposal maxgram_propose(std::span<const int32_t> ctx, int32_t k, const B
     MaxGramProposal out;
     if (k <= 0 || ctx.empty()) return out;
     const int64_t n = int64_t(ctx.size());
-    auto copy = [&](int32_t t) {
+    auto copy       = [&](int32_t t) {
         out.tokens.push_back(t);
         out.sources.push_back(MaxGramSource::copy);
     };

@@ -45,11 +45,11 @@ const char* to_string(MaxGramMode m);  // "csdrafting", "periodic"
 const char* maxgram_mode_unexpressed(MaxGramMode m);
 
 struct MaxGramParams {
-    MaxGramMode mode    = MaxGramMode::csdrafting;
-    int32_t min_match   = 1;      // shortest suffix match (tokens) worth copying from
-    int32_t max_match   = 64;     // longest suffix compared (bounds the search cost); >= min_match
-    bool prefer_recent  = false;  // among equally long matches: false = leftmost (the paper), true = most recent
-    bool bigram_fill    = true;   // continue with the bigram chain when the copied continuation runs out
+    MaxGramMode mode   = MaxGramMode::csdrafting;
+    int32_t min_match  = 1;      // shortest suffix match (tokens) worth copying from
+    int32_t max_match  = 64;     // longest suffix compared (bounds the search cost); >= min_match
+    bool prefer_recent = false;  // among equally long matches: false = leftmost (the paper), true = most recent
+    bool bigram_fill   = true;   // continue with the bigram chain when the copied continuation runs out
 
     bool operator==(const MaxGramParams&) const = default;
     // Throws std::invalid_argument with a message naming the field.

@@ -17,7 +17,9 @@ MaxGramDrafter::MaxGramDrafter(int32_t n_vocab, MaxGramParams params, std::optio
                                     " entries for a vocabulary of " + std::to_string(n_vocab));
 }
 
-void MaxGramDrafter::sync(std::span<const int32_t> committed) { m_context.assign(committed.begin(), committed.end()); }
+void MaxGramDrafter::sync(std::span<const int32_t> committed) {
+    m_context.assign(committed.begin(), committed.end());
+}
 
 DraftChain MaxGramDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -15,7 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // softmax(logits / T) into p (T > 0).
 void softmax(std::span<const float> logits, float temperature, std::vector<float>& p) {
@@ -31,8 +33,9 @@ std::vector<int32_t> top_tokens(const std::vector<float>& p, int32_t count) {
     std::vector<int32_t> order(p.size());
     std::iota(order.begin(), order.end(), 0);
     const size_t c = std::min(order.size(), static_cast<size_t>(count));
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(c), order.end(),
-                      [&](int32_t a, int32_t b) { return p[size_t(a)] > p[size_t(b)] || (p[size_t(a)] == p[size_t(b)] && a < b); });
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(c), order.end(),
+        [&](int32_t a, int32_t b) { return p[size_t(a)] > p[size_t(b)] || (p[size_t(a)] == p[size_t(b)] && a < b); });
     order.resize(c);
     return order;
 }
@@ -90,7 +93,9 @@ ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg)
     : ModelDrafter(model, std::move(cfg), ForwardCostModel::of(model)) {}
 
 ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg, ForwardCostModel cost)
-    : m_ctx(model, cfg.context), m_cfg(std::move(cfg)), m_cost(std::move(cost)),
+    : m_ctx(model, cfg.context),
+      m_cfg(std::move(cfg)),
+      m_cost(std::move(cost)),
       m_name(m_cfg.name.empty() ? model.name() : m_cfg.name) {
     const model::Hparams& hp = m_ctx.model().hparams();
     if (m_cost.attn_bytes.size() != size_t(hp.n_layer) || m_cost.ffn_bytes.size() != size_t(hp.n_layer))
@@ -128,8 +133,10 @@ model::LogitsView ModelDrafter::pass(const std::vector<int32_t>& tokens, const s
     const int32_t n        = static_cast<int32_t>(tokens.size());
     const int32_t n_cached = m_ctx.kv().size();
     uint64_t pairs         = static_cast<uint64_t>(n) * uint64_t(n_cached);
-    if (mask.empty()) pairs += uint64_t(n) * uint64_t(n + 1) / 2;
-    else pairs += static_cast<uint64_t>(std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }));
+    if (mask.empty())
+        pairs += uint64_t(n) * uint64_t(n + 1) / 2;
+    else
+        pairs += static_cast<uint64_t>(std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }));
     model::LogitsView v = m_ctx.forward_batch(tokens, positions, mask, m_cfg.forward);
     cost += pass_cost(m_cost, m_ctx.model().hparams(), m_cfg.forward, n, n_cached, pairs, n);
     return v;
@@ -137,16 +144,16 @@ model::LogitsView ModelDrafter::pass(const std::vector<int32_t>& tokens, const s
 
 void ModelDrafter::attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
     const model::Hparams& hp = m_ctx.model().hparams();
-    const bool fits = kv && tokens && kv->n_layer() == hp.n_layer && kv->n_embd_kv() == hp.n_embd_kv();
-    m_target_kv     = m_cfg.read_target_kv && fits ? kv : nullptr;
-    m_target_tokens = m_target_kv ? tokens : nullptr;
+    const bool fits          = kv && tokens && kv->n_layer() == hp.n_layer && kv->n_embd_kv() == hp.n_embd_kv();
+    m_target_kv              = m_cfg.read_target_kv && fits ? kv : nullptr;
+    m_target_tokens          = m_target_kv ? tokens : nullptr;
 }
 
 size_t ModelDrafter::target_prefix(std::span<const int32_t> committed) const {
     if (!m_target_kv || committed.empty()) return 0;
     const std::vector<int32_t>& t = *m_target_tokens;
     const size_t lim = std::min({t.size(), committed.size() - 1, static_cast<size_t>(m_target_kv->size())});
-    size_t n = 0;
+    size_t n         = 0;
     while (n < lim && t[n] == committed[n]) ++n;
     return n;
 }
@@ -155,7 +162,7 @@ void ModelDrafter::copy_from_target(DraftCost& cost) {
     const size_t end = target_prefix(m_committed);
     if (end <= m_cached.size()) return;
     const int32_t start = static_cast<int32_t>(m_cached.size()), n = static_cast<int32_t>(end) - start;
-    model::KvCache& kv  = m_ctx.kv();
+    model::KvCache& kv = m_ctx.kv();
     kv.reserve_slots(n);
     const int32_t ekv = kv.n_embd_kv();
     for (int32_t il = 0; il < kv.n_layer(); ++il) {  // a layer's slots are contiguous rows
@@ -164,7 +171,8 @@ void ModelDrafter::copy_from_target(DraftCost& cost) {
         if (m_cfg.forward.kv_transform) m_cfg.forward.kv_transform(il, kv.k(il, start), kv.v(il, start), n, ekv);
     }
     kv.grow(n);
-    m_cached.insert(m_cached.end(), m_committed.begin() + start, m_committed.begin() + static_cast<std::ptrdiff_t>(end));
+    m_cached.insert(m_cached.end(), m_committed.begin() + start,
+                    m_committed.begin() + static_cast<std::ptrdiff_t>(end));
     m_from_target = end;
     m_tokens_from_target += n;
     cost.bytes_kv += static_cast<uint64_t>(n) * kv.bytes_per_token();  // the target's rows, read once
@@ -308,7 +316,8 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
                 toks.push_back(tree.tokens[size_t(i)]);
                 pos.push_back(n_ctx_tokens + depth[size_t(i)] - 1);
             }
-        if (pos.back() >= m_ctx.kv().capacity() || n_ctx_tokens + static_cast<int32_t>(nodes.size()) > m_ctx.kv().capacity())
+        if (pos.back() >= m_ctx.kv().capacity() ||
+            n_ctx_tokens + static_cast<int32_t>(nodes.size()) > m_ctx.kv().capacity())
             break;  // no room for this level in the draft's context: the deeper nodes stay unfilled
         const size_t m = nodes.size();
         std::vector<uint8_t> mask(m * m, 0);

@@ -76,10 +76,10 @@ private:
     std::vector<int32_t> m_committed;  // the synced context
     std::vector<int32_t> m_cached;     // token of each KV slot in use (size == kv().size())
     std::vector<float> m_logits;       // (n_vocab) logits of the last committed token after catch_up
-    const model::KvCache* m_target_kv = nullptr;           // attach_target_kv, when read_target_kv
+    const model::KvCache* m_target_kv           = nullptr;  // attach_target_kv, when read_target_kv
     const std::vector<int32_t>* m_target_tokens = nullptr;
-    size_t m_from_target = 0;          // leading slots of m_ctx.kv() copied from the target's cache
-    int64_t m_tokens_from_target = 0;
+    size_t m_from_target                        = 0;  // leading slots of m_ctx.kv() copied from the target's cache
+    int64_t m_tokens_from_target                = 0;
 };
 
 // The shape's explicit form: parent (-1 = root) and sibling rank of every node, parents before children, with

@@ -31,8 +31,9 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     spec.validate(hp.n_layer);
     const bool wanda = spec.uses_wanda();
     if (wanda && (!norms || norms->sites.size() != size_t(hp.n_layer) || norms->head.size() != size_t(hp.n_embd)))
-        throw std::invalid_argument("build_self_draft: Wanda pruning needs activation norms of this target "
-                                    "(collect_activation_norms)");
+        throw std::invalid_argument(
+            "build_self_draft: Wanda pruning needs activation norms of this target "
+            "(collect_activation_norms)");
     const WeightFormat format = spec.weight_trunc_bits > 0 && spec.weight_format == WeightFormat::same
                                     ? WeightFormat::bf16
                                     : spec.weight_format;
@@ -59,11 +60,11 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
         rec.elements = v.rows * v.cols;
         if (!tr.identity()) {
             TransformedMatrix t = transform_matrix(v, tr);
-            v              = std::move(t.view);
-            rec.type       = v.type;
-            rec.pruned     = t.n_pruned;
-            rec.trunc_bits = tr.trunc_bits;
-            rec.shared     = false;
+            v                   = std::move(t.view);
+            rec.type            = v.type;
+            rec.pruned          = t.n_pruned;
+            rec.trunc_bits      = tr.trunc_bits;
+            rec.shared          = false;
             if (spec.compact) {
                 if (auto f = compact_format_for(v.type, t.n_pruned > 0, tr.trunc_bits)) {
                     v           = model::make_compact_view(kernels::CompactMatrix::encode(*f, v.data, v.rows, v.cols));
@@ -114,9 +115,9 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     d.forward.kv_transform = make_kv_hook({spec.kv_drop_ratio, spec.kv_trunc_bits, spec.trunc_rounding});
 
     // Cost: the real bytes of the draft's views, with pruned / truncated matrices at their modeled compact size.
-    d.cost = ForwardCostModel::of(d.model);
+    d.cost                        = ForwardCostModel::of(d.model);
     const model::ModelWeights& dw = d.model.weights();
-    auto modeled_bytes = [&](const MatrixRecord& r, const model::WeightView& v) -> int64_t {
+    auto modeled_bytes            = [&](const MatrixRecord& r, const model::WeightView& v) -> int64_t {
         if (r.compact) return 0;  // its real bytes are the compact streams
         const MatrixBits mb = matrix_bits(r.type, double(r.pruned) / double(r.elements), r.trunc_bits);
         if (!mb.is_modeled) return 0;
@@ -127,16 +128,18 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
         const model::LayerWeights& L = dw.layers[size_t(il)];
         const MatrixRecord* r        = &d.matrices[1 + 7 * size_t(il)];
         int64_t da = 0, df = 0;
-        for (const auto& [k, v] : {std::pair{0, &L.wq}, {1, &L.wk}, {2, &L.wv}, {3, &L.wo}}) da += modeled_bytes(r[k], *v);
-        for (const auto& [k, v] : {std::pair{4, &L.w_gate}, {5, &L.w_up}, {6, &L.w_down}}) df += modeled_bytes(r[k], *v);
+        for (const auto& [k, v] : {std::pair{0, &L.wq}, {1, &L.wk}, {2, &L.wv}, {3, &L.wo}})
+            da += modeled_bytes(r[k], *v);
+        for (const auto& [k, v] : {std::pair{4, &L.w_gate}, {5, &L.w_up}, {6, &L.w_down}})
+            df += modeled_bytes(r[k], *v);
         d.cost.attn_bytes[size_t(il)] = uint64_t(int64_t(d.cost.attn_bytes[size_t(il)]) + da);
         d.cost.ffn_bytes[size_t(il)]  = uint64_t(int64_t(d.cost.ffn_bytes[size_t(il)]) + df);
     }
     d.cost.head_bytes = uint64_t(int64_t(d.cost.head_bytes) + modeled_bytes(d.matrices.back(), dw.output));
     if (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0) {
-        const DraftBits bits   = draft_bits(spec, target);
+        const DraftBits bits      = draft_bits(spec, target);
         d.cost.kv_bytes_per_value = bits.kv_bits_per_element / 8.0;
-        d.cost.kv_modeled      = true;
+        d.cost.kv_modeled         = true;
     }
 
     auto account = [&](const model::WeightView& v, const MatrixRecord& r) {

@@ -33,13 +33,13 @@ ActivationNorms collect_activation_norms(const model::Model& target, const std::
 
 // What happened to one matrix of the target.
 struct MatrixRecord {
-    std::string name;            // GGUF tensor name, e.g. "blk.3.ffn_up.weight"
+    std::string name;                                 // GGUF tensor name, e.g. "blk.3.ffn_up.weight"
     kernels::GgmlType type = kernels::GgmlType::F32;  // storage type in the draft
-    int64_t elements = 0;
-    int64_t pruned   = 0;        // elements zeroed by pruning
-    int32_t trunc_bits = 0;      // BF16 mantissa bits dropped
-    bool shared = true;          // the target's storage, not copied
-    bool compact = false;        // stored in a compact format (kernels/compact.h): its bytes are what passes read
+    int64_t elements       = 0;
+    int64_t pruned         = 0;      // elements zeroed by pruning
+    int32_t trunc_bits     = 0;      // BF16 mantissa bits dropped
+    bool shared            = true;   // the target's storage, not copied
+    bool compact           = false;  // stored in a compact format (kernels/compact.h): its bytes are what passes read
 };
 
 struct SelfDraft {

@@ -41,15 +41,18 @@ VocabMeta read_meta(const model::GgufFile& f) {
         if (!m.add_bos) m.add_bos = true;
         if (!m.add_eos) m.add_eos = false;
     }
-    if (f.find("tokenizer.ggml.tokens")) m.tokens = &f.get_array("tokenizer.ggml.tokens", model::GgufType::STRING).strings;
+    if (f.find("tokenizer.ggml.tokens"))
+        m.tokens = &f.get_array("tokenizer.ggml.tokens", model::GgufType::STRING).strings;
     return m;
 }
 
 template <class T>
 std::string show(const std::optional<T>& v) {
     if (!v) return "absent";
-    if constexpr (std::is_same_v<T, bool>) return *v ? "true" : "false";
-    else return std::to_string(*v);
+    if constexpr (std::is_same_v<T, bool>)
+        return *v ? "true" : "false";
+    else
+        return std::to_string(*v);
 }
 
 }  // namespace
@@ -58,7 +61,8 @@ std::string vocab_incompatibility(const model::GgufFile& target, const model::Gg
     const VocabMeta t = read_meta(target), d = read_meta(draft);
     if (!t.tokens) return "the target has no tokenizer.ggml.tokens";
     if (!d.tokens) return "the draft has no tokenizer.ggml.tokens";
-    if (t.type != d.type) return "vocab type (tokenizer.ggml.model) differs: target '" + t.type + "', draft '" + d.type + "'";
+    if (t.type != d.type)
+        return "vocab type (tokenizer.ggml.model) differs: target '" + t.type + "', draft '" + d.type + "'";
     if (t.add_bos != d.add_bos)
         return "add_bos_token differs: target " + show(t.add_bos) + ", draft " + show(d.add_bos);
     if (t.bos != d.bos) return "bos_token_id differs: target " + show(t.bos) + ", draft " + show(d.bos);
@@ -82,9 +86,12 @@ void check_vocab_compatible(const model::Model& target, const model::Model& draf
     auto has_vocab = [](const model::Model& m) { return m.gguf() && m.gguf()->find("tokenizer.ggml.tokens"); };
     // Neither side carries a tokenizer (in-memory or random-weight models): only n_vocab can be compared.
     const bool metadata = has_vocab(target) || has_vocab(draft);
-    if (metadata && !has_vocab(target)) why = "the target has no tokenizer metadata (tokenizer.ggml.tokens)";
-    else if (metadata && !has_vocab(draft)) why = "the draft has no tokenizer metadata (tokenizer.ggml.tokens)";
-    else if (metadata) why = vocab_incompatibility(*target.gguf(), *draft.gguf());
+    if (metadata && !has_vocab(target))
+        why = "the target has no tokenizer metadata (tokenizer.ggml.tokens)";
+    else if (metadata && !has_vocab(draft))
+        why = "the draft has no tokenizer metadata (tokenizer.ggml.tokens)";
+    else if (metadata)
+        why = vocab_incompatibility(*target.gguf(), *draft.gguf());
     if (why.empty() && draft.hparams().n_vocab > target.hparams().n_vocab)
         why = "the draft's " + std::to_string(draft.hparams().n_vocab) + " logits exceed the target's " +
               std::to_string(target.hparams().n_vocab) + " tokens (draft tokens must be target tokens)";

@@ -23,7 +23,8 @@ namespace {
 
 void check_plan(const model::WeightView& w, const MatrixTransform& tr) {
     if (!(tr.prune_ratio >= 0.0f && tr.prune_ratio < 1.0f))
-        throw std::invalid_argument("transform_matrix: prune ratio must be in [0, 1), got " + std::to_string(tr.prune_ratio));
+        throw std::invalid_argument("transform_matrix: prune ratio must be in [0, 1), got " +
+                                    std::to_string(tr.prune_ratio));
     if (!tr.channel_norm.empty() && static_cast<int64_t>(tr.channel_norm.size()) != w.cols)
         throw std::invalid_argument("transform_matrix: " + std::to_string(tr.channel_norm.size()) +
                                     " channel norms for " + std::to_string(w.cols) + " columns");
@@ -42,24 +43,27 @@ void row_scores(float* s, const float* x, int64_t cols, std::span<const float> n
 // Re-encodes one pruned f32 row x (cols) into `out` of the target format.
 void encode_row(void* out, GgmlType type, float* x, int64_t cols, const MatrixTransform& tr, bool ref) {
     switch (type) {
-    case GgmlType::BF16: {
-        auto* o = static_cast<uint16_t*>(out);
-        if (ref) {
-            for (int64_t c = 0; c < cols; ++c)
-                o[c] = kernels::truncate_mantissa_bf16_bits(kernels::f32_to_bf16(x[c]), tr.trunc_bits,
-                                                            tr.rounding);
-        } else {
-            kernels::truncate_mantissa_row_bf16(o, x, cols, 0, kernels::MantissaRounding::nearest_even);
-            if (tr.trunc_bits > 0)
-                kernels::truncate_mantissa_row_bf16_bits(o, o, cols, tr.trunc_bits, tr.rounding);
+        case GgmlType::BF16: {
+            auto* o = static_cast<uint16_t*>(out);
+            if (ref) {
+                for (int64_t c = 0; c < cols; ++c)
+                    o[c] = kernels::truncate_mantissa_bf16_bits(kernels::f32_to_bf16(x[c]), tr.trunc_bits, tr.rounding);
+            } else {
+                kernels::truncate_mantissa_row_bf16(o, x, cols, 0, kernels::MantissaRounding::nearest_even);
+                if (tr.trunc_bits > 0) kernels::truncate_mantissa_row_bf16_bits(o, o, cols, tr.trunc_bits, tr.rounding);
+            }
+            return;
         }
-        return;
-    }
-    case GgmlType::Q8_0: kernels::quantize_row_q8_0_ref(static_cast<kernels::BlockQ8_0*>(out), x, cols); return;
-    case GgmlType::MXFP4:
-        kernels::quantize_row_mxfp4_ref(static_cast<kernels::BlockMxfp4*>(out), x, cols, kernels::Fp4Rounding::nearest_even);
-        return;
-    default: kernels::quantize_row_ref(out, type, x, cols); return;
+        case GgmlType::Q8_0:
+            kernels::quantize_row_q8_0_ref(static_cast<kernels::BlockQ8_0*>(out), x, cols);
+            return;
+        case GgmlType::MXFP4:
+            kernels::quantize_row_mxfp4_ref(static_cast<kernels::BlockMxfp4*>(out), x, cols,
+                                            kernels::Fp4Rounding::nearest_even);
+            return;
+        default:
+            kernels::quantize_row_ref(out, type, x, cols);
+            return;
     }
 }
 
@@ -80,23 +84,31 @@ TransformedMatrix run(const model::WeightView& w, const MatrixTransform& tr, boo
         auto score_rows = [&](int64_t r0, int64_t r1) {
             std::vector<float> x(static_cast<size_t>(cols)), s(static_cast<size_t>(cols));
             for (int64_t r = r0; r < r1; ++r) {
-                if (ref) kernels::dequantize_row_ref(x.data(), w.type, w.row(r), cols);
-                else kernels::dequantize_row(x.data(), w.type, w.row(r), cols);
+                if (ref)
+                    kernels::dequantize_row_ref(x.data(), w.type, w.row(r), cols);
+                else
+                    kernels::dequantize_row(x.data(), w.type, w.row(r), cols);
                 float* dst = tr.per_row ? s.data() : &scores[size_t(r * cols)];
                 row_scores(dst, x.data(), cols, tr.channel_norm);
                 if (tr.per_row) {
                     const int64_t k = prune_count(tr.prune_ratio, cols);
-                    if (ref) kernels::prune_select_ref(&mask[size_t(r * cols)], dst, cols, k);
-                    else kernels::prune_select(&mask[size_t(r * cols)], dst, cols, k);
+                    if (ref)
+                        kernels::prune_select_ref(&mask[size_t(r * cols)], dst, cols, k);
+                    else
+                        kernels::prune_select(&mask[size_t(r * cols)], dst, cols, k);
                 }
             }
         };
-        if (ref) score_rows(0, rows);
-        else parallel_for(0, rows, 16, score_rows);
+        if (ref)
+            score_rows(0, rows);
+        else
+            parallel_for(0, rows, 16, score_rows);
         if (!tr.per_row) {
             const int64_t k = prune_count(tr.prune_ratio, rows * cols);
-            if (ref) kernels::prune_select_ref(mask.data(), scores.data(), rows * cols, k);
-            else kernels::prune_select(mask.data(), scores.data(), rows * cols, k);
+            if (ref)
+                kernels::prune_select_ref(mask.data(), scores.data(), rows * cols, k);
+            else
+                kernels::prune_select(mask.data(), scores.data(), rows * cols, k);
         }
         n_pruned = static_cast<int64_t>(std::count(mask.begin(), mask.end(), uint8_t{1}));
     }
@@ -113,16 +125,20 @@ TransformedMatrix run(const model::WeightView& w, const MatrixTransform& tr, boo
                         if (m_row[c]) kernels::zero_element(out_type, out, c);
                 continue;
             }
-            if (ref) kernels::dequantize_row_ref(x.data(), w.type, w.row(r), cols);
-            else kernels::dequantize_row(x.data(), w.type, w.row(r), cols);
+            if (ref)
+                kernels::dequantize_row_ref(x.data(), w.type, w.row(r), cols);
+            else
+                kernels::dequantize_row(x.data(), w.type, w.row(r), cols);
             if (m_row)
                 for (int64_t c = 0; c < cols; ++c)
                     if (m_row[c]) x[size_t(c)] = 0.0f;
             encode_row(out, out_type, x.data(), cols, tr, ref);
         }
     };
-    if (ref) write_rows(0, rows);
-    else parallel_for(0, rows, 16, write_rows);
+    if (ref)
+        write_rows(0, rows);
+    else
+        parallel_for(0, rows, 16, write_rows);
     return {model::make_owned_view(out_type, rows, cols, std::move(bytes)), n_pruned};
 }
 
@@ -135,15 +151,23 @@ int64_t prune_count(float ratio, int64_t n) {
 
 GgmlType output_type(WeightFormat format, GgmlType source) {
     switch (format) {
-    case WeightFormat::same: return source;
-    case WeightFormat::bf16: return GgmlType::BF16;
-    case WeightFormat::q8_0: return GgmlType::Q8_0;
-    case WeightFormat::mxfp4: return GgmlType::MXFP4;
+        case WeightFormat::same:
+            return source;
+        case WeightFormat::bf16:
+            return GgmlType::BF16;
+        case WeightFormat::q8_0:
+            return GgmlType::Q8_0;
+        case WeightFormat::mxfp4:
+            return GgmlType::MXFP4;
     }
     return source;
 }
 
-TransformedMatrix transform_matrix(const model::WeightView& w, const MatrixTransform& tr) { return run(w, tr, false); }
-TransformedMatrix transform_matrix_ref(const model::WeightView& w, const MatrixTransform& tr) { return run(w, tr, true); }
+TransformedMatrix transform_matrix(const model::WeightView& w, const MatrixTransform& tr) {
+    return run(w, tr, false);
+}
+TransformedMatrix transform_matrix_ref(const model::WeightView& w, const MatrixTransform& tr) {
+    return run(w, tr, true);
+}
 
 }  // namespace speculum::drafts

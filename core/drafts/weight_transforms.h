@@ -18,11 +18,11 @@ int64_t prune_count(float ratio, int64_t n);
 
 // Per-matrix plan: what happens to one weight matrix.
 struct MatrixTransform {
-    float prune_ratio       = 0.0f;   // 0 = no pruning
-    bool per_row            = true;   // rank within each output row, else over the whole matrix
+    float prune_ratio = 0.0f;             // 0 = no pruning
+    bool per_row      = true;             // rank within each output row, else over the whole matrix
     std::span<const float> channel_norm;  // Wanda: (cols) ||X_j||; empty = magnitude
-    WeightFormat format     = WeightFormat::same;
-    int32_t trunc_bits      = 0;      // BF16 mantissa bits dropped (format bf16 only)
+    WeightFormat format       = WeightFormat::same;
+    int32_t trunc_bits        = 0;  // BF16 mantissa bits dropped (format bf16 only)
     MantissaRounding rounding = MantissaRounding::toward_zero;
 
     bool identity() const { return prune_ratio <= 0.0f && format == WeightFormat::same; }

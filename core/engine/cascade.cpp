@@ -234,7 +234,7 @@ drafts::DraftChain HorizontalDrafter::propose(int32_t k, const drafts::ProposePa
     // each segment continues after everything drafted so far.
     drafts::DraftChain out;
     std::vector<int32_t> ctx = m_committed;
-    int32_t threshold = 0;  // cumulative, threshold mode
+    int32_t threshold        = 0;  // cumulative, threshold mode
     for (size_t s = 0; s < m_segments.size(); ++s) {
         threshold += m_counts[s];
         const int32_t have = static_cast<int32_t>(out.tokens.size());
@@ -273,7 +273,8 @@ void HorizontalDrafter::reset_stats() {
 // ---- builder ----
 
 int32_t threshold_block(const SpecConfig& cfg, int32_t level) {
-    if (cfg.length_mode != LengthMode::threshold || level < 1 || static_cast<size_t>(level) > cfg.levels.size()) return 0;
+    if (cfg.length_mode != LengthMode::threshold || level < 1 || static_cast<size_t>(level) > cfg.levels.size())
+        return 0;
     return cfg.levels[static_cast<size_t>(level) - 1].kind == drafts::DraftKind::maxgram ? cfg.maxgram_block : 0;
 }
 

@@ -45,8 +45,9 @@ CatsLayers cats_layers(const CatsConfig& c, const model::Model& target, int64_t 
                                     " layers; three stages need at least 3");
     r.draft = c.draft_layers > 0 ? c.draft_layers : std::max(1, r.n_layer / 4);
     if (r.draft >= r.n_layer - 1)
-        throw std::invalid_argument("cats.draft_layers: " + std::to_string(r.draft) + " leaves no room for a verifier " +
-                                    "and the target's own layers (" + std::to_string(r.n_layer) + " layers)");
+        throw std::invalid_argument("cats.draft_layers: " + std::to_string(r.draft) +
+                                    " leaves no room for a verifier " + "and the target's own layers (" +
+                                    std::to_string(r.n_layer) + " layers)");
     if (c.sv_layers > 0) {
         r.sv = c.sv_layers;
     } else if (c.dram_budget_gb > 0.0) {
@@ -77,20 +78,16 @@ CatsLayers cats_layers(const CatsConfig& c, const model::Model& target, int64_t 
 }
 
 CatsStages::CatsStages(const model::Model& target, const model::ContextConfig& ctx, const CatsConfig& cfg)
-    : m_target(target),
-      m_cfg(cfg),
-      m_draft(target, ctx),
-      m_sv(target, ctx),
-      m_tgt(target, ctx) {
-    m_layers           = cats_layers(cfg, target, m_tgt.kv().capacity());
-    draft_stats.level  = 1;
-    draft_stats.name   = "draft: layers 0.." + std::to_string(m_layers.draft - 1);
-    sv_stats.level     = 2;
-    sv_stats.name      = "shallow verifier: layers " + std::to_string(m_layers.draft) + ".." +
-                     std::to_string(m_layers.sv - 1);
+    : m_target(target), m_cfg(cfg), m_draft(target, ctx), m_sv(target, ctx), m_tgt(target, ctx) {
+    m_layers          = cats_layers(cfg, target, m_tgt.kv().capacity());
+    draft_stats.level = 1;
+    draft_stats.name  = "draft: layers 0.." + std::to_string(m_layers.draft - 1);
+    sv_stats.level    = 2;
+    sv_stats.name =
+        "shallow verifier: layers " + std::to_string(m_layers.draft) + ".." + std::to_string(m_layers.sv - 1);
     target_stats.level = 0;
-    target_stats.name  = target.name() + " (layers " + std::to_string(m_layers.sv) + ".." +
-                        std::to_string(m_layers.n_layer - 1) + ")";
+    target_stats.name =
+        target.name() + " (layers " + std::to_string(m_layers.sv) + ".." + std::to_string(m_layers.n_layer - 1) + ")";
 }
 
 model::ForwardOptions CatsStages::options(int stage) const {
@@ -110,9 +107,9 @@ void CatsStages::account(LevelStats& s, const model::InferenceContext& ctx, doub
 
 void CatsStages::prefill(const std::vector<int32_t>& committed, const CancelToken& cancel) {
     for (auto* c : {&m_draft, &m_sv, &m_tgt}) c->set_cancel(cancel);
-    const int32_t n   = static_cast<int32_t>(committed.size()) - 1;  // the last one is evaluated by the first step
-    const int32_t nb  = m_tgt.config().n_batch;
-    const int64_t e   = m_target.hparams().n_embd;
+    const int32_t n  = static_cast<int32_t>(committed.size()) - 1;  // the last one is evaluated by the first step
+    const int32_t nb = m_tgt.config().n_batch;
+    const int64_t e  = m_target.hparams().n_embd;
     std::vector<float> h_draft(static_cast<size_t>(nb * e)), h_sv(static_cast<size_t>(nb * e));
     for (int32_t at = m_tgt.kv().size(); at < n; at += nb) {
         const int32_t len = std::min(nb, n - at);

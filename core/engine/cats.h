@@ -30,7 +30,7 @@ struct CatsLayers {
     // Bytes of the decoder layers each stage reads per pass (CATS's B_draft, B_SV, B_target: layer weights and
     // norms only, no embeddings or head, as the paper's Eq. 3/4 count them).
     uint64_t b_draft = 0, b_sv = 0, b_target = 0;
-    uint64_t resident_bytes = 0;  // layers [0, L_SV), embeddings, head and their KV at the context (what must fit)
+    uint64_t resident_bytes = 0;      // layers [0, L_SV), embeddings, head and their KV at the context (what must fit)
     bool from_budget        = false;  // L_SV was chosen by dram_budget_gb
 };
 

@@ -83,8 +83,9 @@ SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_p
     : m_target(target), m_verifier(verifier ? *verifier : target), m_cfg(std::move(cfg)) {
     if (!drafter) throw std::invalid_argument("SpecEngine: no drafter");
     if (!(m_verifier.hparams() == target.hparams()))
-        throw std::invalid_argument("SpecEngine: the verifier's hparams differ from the target's (it must be the "
-                                    "target's weights in another layout)");
+        throw std::invalid_argument(
+            "SpecEngine: the verifier's hparams differ from the target's (it must be the "
+            "target's weights in another layout)");
     m_drafter = std::dynamic_pointer_cast<CompositeDrafter>(drafter);
     if (!m_drafter) {
         auto leaf = std::make_shared<LevelDrafter>(std::move(drafter), 1);
@@ -137,9 +138,8 @@ SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const C
     t0 = clock::now();
     st.target.sync(st.committed, cancel);
     const model::LogitsView logits = st.target.score_chain(st.committed, chain.tokens);
-    const ChainVerdict v =
-        m_cfg.greedy() ? verify_chain_greedy(chain.tokens, logits)
-                       : verify_chain_stochastic(chain.tokens, logits, chain.q_dist, st.sampler);
+    const ChainVerdict v           = m_cfg.greedy() ? verify_chain_greedy(chain.tokens, logits)
+                                                    : verify_chain_stochastic(chain.tokens, logits, chain.q_dist, st.sampler);
     st.target.keep_chain(v.n_accepted);
     const double t_pass = since(t0);
     st.stats.t_verify_s += t_pass;
@@ -219,7 +219,7 @@ SpecEngine::Step SpecEngine::tree_step(RunState& st, int32_t remaining, const Ca
 SpecEngine::Step SpecEngine::cats_step(RunState& st, int32_t remaining, const CancelToken& cancel) {
     CatsStages& c         = *st.cats;
     const double t_before = c.draft_stats.t_s + c.sv_stats.t_s, v_before = c.target_stats.t_s;
-    const int32_t g       = std::min(st.gamma, remaining - 1);
+    const int32_t g             = std::min(st.gamma, remaining - 1);
     const CatsStages::Outcome o = c.step(st.committed, g, cancel);
     st.stats.t_draft_s += c.draft_stats.t_s + c.sv_stats.t_s - t_before;  // the correction tree's construction
     st.stats.t_verify_s += c.target_stats.t_s - v_before;
@@ -273,7 +273,7 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
         st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);
     // Room for the prompt, the new tokens and one step's speculative slots (a whole tree, or the longest chain).
     int32_t spec_slots = m_cfg.adaptive_gamma.enabled ? std::max(st.gamma, m_cfg.adaptive_gamma.max)
-                                                       : std::max(st.gamma, m_cfg.max_draft_length(0));
+                                                      : std::max(st.gamma, m_cfg.max_draft_length(0));
     if (m_cfg.verification == Verification::cats) spec_slots = 2 * st.gamma;  // the chain and its corrections
     if (m_cfg.verification == Verification::tree) {
         if (m_cfg.tree.kind != TreeKind::sequoia) st.shape = make_tree_shape(m_cfg.tree, m_cfg.gamma.front(), {});
@@ -428,7 +428,7 @@ void accumulate(RunStats& into, const RunStats& s) {
     if (s.bpt_cats_eq4 > 0) {
         into.bpt_cats_eq4 = (into.bpt_cats_eq4 * into.n_generated + s.bpt_cats_eq4 * s.n_generated) /
                             std::max(1, into.n_generated + s.n_generated);
-        into.cats_layers  = s.cats_layers;
+        into.cats_layers = s.cats_layers;
     }
     into.n_prompt += s.n_prompt;
     into.n_generated += s.n_generated;
@@ -442,7 +442,8 @@ void accumulate(RunStats& into, const RunStats& s) {
     for (size_t i = 0; i < s.pos_reached.size(); ++i) bump(into.pos_reached, i, s.pos_reached[i]);
     for (size_t i = 0; i < s.pos_accepted.size(); ++i) bump(into.pos_accepted, i, s.pos_accepted[i]);
     for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) bump(into.accepted_len_hist, i, s.accepted_len_hist[i]);
-    for (size_t i = 0; i < s.verify_width_passes.size(); ++i) bump(into.verify_width_passes, i, s.verify_width_passes[i]);
+    for (size_t i = 0; i < s.verify_width_passes.size(); ++i)
+        bump(into.verify_width_passes, i, s.verify_width_passes[i]);
     for (size_t i = 0; i < s.verify_width_s.size(); ++i) bump(into.verify_width_s, i, s.verify_width_s[i]);
     for (size_t d = 0; d < s.rank_counts.offered.size(); ++d)
         for (size_t r = 0; r < s.rank_counts.offered[d].size(); ++r) {

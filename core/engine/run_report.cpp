@@ -96,8 +96,9 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
     }
     // What the calibration models: chains (one level or a cascade, vertical or horizontal) at fixed draft lengths.
     if (cfg.verification == Verification::cats)
-        f.fail("config.verification", "CATS's three-stage runs are not modeled by the calibration (chains and cascades "
-                                      "only); predict's cats section models their BPT");
+        f.fail("config.verification",
+               "CATS's three-stage runs are not modeled by the calibration (chains and cascades "
+               "only); predict's cats section models their BPT");
 
     if (cfg.adaptive_gamma.enabled)
         f.fail("config.adaptive_gamma", "runs with an adaptive draft length are not modeled (fixed gamma only)");
@@ -133,7 +134,8 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
     }
 
     if (cfg.verification == Verification::tree) {
-        // The verified shape (Sequoia's is re-fitted during the run: modeled as its best tree for the run's acceptance).
+        // The verified shape (Sequoia's is re-fitted during the run: modeled as its best tree for the run's
+        // acceptance).
         if (cfg.tree.kind == TreeKind::sequoia) {
             r.sequoia_budget    = cfg.tree.node_budget + 1;  // the analytic budget counts the root
             r.sequoia_max_depth = cfg.tree.max_depth;
@@ -151,8 +153,9 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
             for (size_t d = 0; d < v.size(); ++d) out.push_back(f.counts_at(v, d, std::string("total.") + key));
         }
         if (r.rank_offered.empty())
-            f.fail("total.rank_offered", "is empty: a token-tree run counts its acceptance by depth and rank (is this "
-                                         "report from a chain run with its config edited?)");
+            f.fail("total.rank_offered",
+                   "is empty: a token-tree run counts its acceptance by depth and rank (is this "
+                   "report from a chain run with its config edited?)");
     }
 
     const json& t           = report["total"];

@@ -24,7 +24,9 @@ static std::vector<int64_t> pooled(const std::vector<std::vector<int64_t>>& by_d
     return out;
 }
 
-std::vector<int64_t> RunStats::rank_offered_pooled() const { return pooled(rank_counts.offered); }
+std::vector<int64_t> RunStats::rank_offered_pooled() const {
+    return pooled(rank_counts.offered);
+}
 
 std::vector<int64_t> RunStats::rank_accepted_pooled() const {
     std::vector<int64_t> a = pooled(rank_counts.accepted);
@@ -40,14 +42,18 @@ std::vector<double> RunStats::rank_alpha() const {
     return a;
 }
 
-double RunStats::draft_cost_ratio() const { return levels.size() > 1 ? levels[1].cost_ratio : 0.0; }
+double RunStats::draft_cost_ratio() const {
+    return levels.size() > 1 ? levels[1].cost_ratio : 0.0;
+}
 
 double RunStats::draft_bytes_per_pass() const {
     if (levels.size() < 2 || levels[1].n_forward <= 0) return 0.0;
     return static_cast<double>(levels[1].bytes_weights) / static_cast<double>(levels[1].n_forward);
 }
 
-bool RunStats::draft_bytes_modeled() const { return levels.size() > 1 && levels[1].bytes_modeled; }
+bool RunStats::draft_bytes_modeled() const {
+    return levels.size() > 1 && levels[1].bytes_modeled;
+}
 
 static nlohmann::json level_json(const LevelStats& l) {
     return {{"level", l.level},
@@ -93,8 +99,8 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"lossless_mismatch", s.lossless_mismatch},
                        {"verifier_mismatch", s.verifier_mismatch}};
     if (s.bpt_cats_eq4 > 0) {
-        j["bpt_cats_eq4"]  = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
-        j["cats_layers"]   = s.cats_layers;   // {L_DM, L_SV, n_layer}
+        j["bpt_cats_eq4"] = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
+        j["cats_layers"]  = s.cats_layers;   // {L_DM, L_SV, n_layer}
     }
 }
 

@@ -50,20 +50,20 @@ struct RunStats {
     // their seconds, so the verification cost is known as a function of width (what the calibration fits).
     std::vector<int64_t> verify_width_passes;
     std::vector<double> verify_width_s;
-    RankCounts rank_counts;                  // trees only
-    std::vector<LevelStats> levels;          // [0] = target, [i] = draft level i
+    RankCounts rank_counts;          // trees only
+    std::vector<LevelStats> levels;  // [0] = target, [i] = draft level i
 
-    double tokens_per_s          = 0.0;    // n_generated / t_decode_s
-    double baseline_tokens_per_s = 0.0;    // plain autoregressive decoding of the same target (0 = not run)
-    double speedup               = 0.0;    // tokens_per_s / baseline_tokens_per_s (0 = no baseline)
-    double bytes_per_token       = 0.0;    // BPT: bytes read by every level / n_generated
+    double tokens_per_s          = 0.0;  // n_generated / t_decode_s
+    double baseline_tokens_per_s = 0.0;  // plain autoregressive decoding of the same target (0 = not run)
+    double speedup               = 0.0;  // tokens_per_s / baseline_tokens_per_s (0 = no baseline)
+    double bytes_per_token       = 0.0;  // BPT: bytes read by every level / n_generated
     // CATS runs (verification cats): the paper's BPT, Eq. 4, counting decoder-layer weights only (no embeddings,
     // head or KV): (γ̄ B_draft + B_SV + B_target) / (β̄ + 1); 0 otherwise. And the stages' layer split
     // {L_DM, L_SV, n_layer}.
     double bpt_cats_eq4 = 0.0;
     std::vector<int32_t> cats_layers;
-    bool lossless_checked        = false;  // greedy run compared with the verifying model's own greedy tokens
-    int32_t lossless_mismatch    = -1;     // first differing index, -1 = identical
+    bool lossless_checked     = false;  // greedy run compared with the verifying model's own greedy tokens
+    int32_t lossless_mismatch = -1;     // first differing index, -1 = identical
     // With a separate verifier (SpecEngine's `verifier`, e.g. a repacked copy), greedy: the first index where the
     // verifier's own greedy output differs from the target's (its int8 activations round differently), -1 =
     // identical or no verifier. The lossless check compares against the verifier's output.

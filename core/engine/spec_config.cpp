@@ -69,7 +69,9 @@ int32_t SpecConfig::draft_length(int32_t reviewer) const {
     return reviewer >= 0 && static_cast<size_t>(reviewer) < gamma.size() ? gamma[static_cast<size_t>(reviewer)] : 0;
 }
 
-const char* to_string(LengthMode m) { return m == LengthMode::threshold ? "threshold" : "truncate"; }
+const char* to_string(LengthMode m) {
+    return m == LengthMode::threshold ? "threshold" : "truncate";
+}
 
 int32_t SpecConfig::max_draft_length(int32_t reviewer) const {
     if (length_mode == LengthMode::truncate) return draft_length(reviewer);
@@ -77,16 +79,17 @@ int32_t SpecConfig::max_draft_length(int32_t reviewer) const {
     // Segment by segment: a segment's last call starts below its cumulative threshold and adds at most one unit.
     int32_t cum = 0, longest = 0;
     for (int32_t j = reviewer + 1; j <= n; ++j) {
-        const int32_t count = !k_matrix.empty() ? k_matrix[static_cast<size_t>(reviewer)][static_cast<size_t>(j)]
+        const int32_t count = !k_matrix.empty()   ? k_matrix[static_cast<size_t>(reviewer)][static_cast<size_t>(j)]
                               : j == reviewer + 1 ? draft_length(reviewer)
                                                   : 0;
         if (count <= 0) continue;
         cum += count;
-        const bool reviews  = j < n && draft_length(j) > 0 && levels[static_cast<size_t>(j) - 1].kind != drafts::DraftKind::maxgram;
-        const int32_t unit  = reviews ? max_draft_length(j) + 1
-                              : levels[static_cast<size_t>(j) - 1].kind == drafts::DraftKind::maxgram ? maxgram_block
-                                                                                                    : 1;
-        longest             = std::max({longest, cum, cum - 1 + unit});
+        const bool reviews =
+            j < n && draft_length(j) > 0 && levels[static_cast<size_t>(j) - 1].kind != drafts::DraftKind::maxgram;
+        const int32_t unit = reviews ? max_draft_length(j) + 1
+                             : levels[static_cast<size_t>(j) - 1].kind == drafts::DraftKind::maxgram ? maxgram_block
+                                                                                                     : 1;
+        longest            = std::max({longest, cum, cum - 1 + unit});
     }
     return longest;
 }
@@ -132,7 +135,8 @@ void SpecConfig::validate(int32_t n_layer) const {
         if (draft_length(0) > 64) fail("k_matrix[0]", "the target's draft is longer than 64 positions");
     }
     if (verification == Verification::cats) {
-        const std::string why = "CATS drafts with the target's own first layers: give one plain level {\"kind\": \"self\"}";
+        const std::string why =
+            "CATS drafts with the target's own first layers: give one plain level {\"kind\": \"self\"}";
         if (n != 1 || !(levels[0] == drafts::DraftSpec{})) fail("levels", why);
         if (!k_matrix.empty()) fail("k_matrix", "cannot be combined with CATS");
         if (adaptive_gamma.enabled) fail("adaptive_gamma", "cannot be combined with CATS");
@@ -154,9 +158,9 @@ void SpecConfig::validate(int32_t n_layer) const {
         if (!(k.typical_delta > 0.0f && k.typical_delta <= 1.0f))
             fail("cats.typical_delta", "must be in (0, 1], got " + str(k.typical_delta));
         if (2 * draft_length(0) + 1 > context.n_batch)
-            fail("context.n_batch", "must hold the correction tree: 2 * gamma + 1 = " +
-                                        std::to_string(2 * draft_length(0) + 1) + " tokens, got " +
-                                        std::to_string(context.n_batch));
+            fail("context.n_batch",
+                 "must hold the correction tree: 2 * gamma + 1 = " + std::to_string(2 * draft_length(0) + 1) +
+                     " tokens, got " + std::to_string(context.n_batch));
     }
     if (verification == Verification::tree) {
         if (n != 1) fail("verification", "tree verification takes exactly one draft level, got " + std::to_string(n));
@@ -246,15 +250,15 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
         {"levels", levels},
         {"gamma", c.gamma},
         {"verification", c.verification == Verification::chain  ? "chain"
-                         : c.verification == Verification::tree ? "tree"
-                                                                 : "cats"},
+                                           : c.verification == Verification::tree ? "tree"
+                                                                                  : "cats"},
         {"cats",
-         {{"draft_layers", c.cats.draft_layers},
-          {"sv_layers", c.cats.sv_layers},
-          {"dram_budget_gb", c.cats.dram_budget_gb},
-          {"typical", c.cats.typical},
-          {"typical_epsilon", c.cats.typical_epsilon},
-          {"typical_delta", c.cats.typical_delta}}},
+                           {{"draft_layers", c.cats.draft_layers},
+                            {"sv_layers", c.cats.sv_layers},
+                            {"dram_budget_gb", c.cats.dram_budget_gb},
+                            {"typical", c.cats.typical},
+                            {"typical_epsilon", c.cats.typical_epsilon},
+                            {"typical_delta", c.cats.typical_delta}}},
         {"tree",
                            {{"kind", tree_kind_name(t.kind)},
                             {"branching", t.branching},
@@ -267,7 +271,7 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
         {"sampling", c.sampling},
         {"p_min", c.p_min},
         {"adaptive_gamma",
-         {{"enabled", c.adaptive_gamma.enabled}, {"min", c.adaptive_gamma.min}, {"max", c.adaptive_gamma.max}}},
+                           {{"enabled", c.adaptive_gamma.enabled}, {"min", c.adaptive_gamma.min}, {"max", c.adaptive_gamma.max}}},
         {"lenience", c.lenience},
         {"k_matrix", c.k_matrix},
         {"length_mode", to_string(c.length_mode)},
@@ -286,10 +290,10 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
 
 void from_json(const nlohmann::json& j, SpecConfig& c) {
     const std::string w = "spec";
-    check_keys(j, w,
-               {"levels", "gamma", "verification", "tree", "cats", "sampling", "p_min", "adaptive_gamma", "lenience",
-                "k_matrix", "length_mode", "maxgram_block", "max_new_tokens", "prompt_ids", "prompt", "dataset", "task", "max_prompts", "context",
-                "baseline", "eos", "comment"});
+    check_keys(j, w, {"levels",         "gamma",          "verification", "tree",     "cats",        "sampling",
+                      "p_min",          "adaptive_gamma", "lenience",     "k_matrix", "length_mode", "maxgram_block",
+                      "max_new_tokens", "prompt_ids",     "prompt",       "dataset",  "task",        "max_prompts",
+                      "context",        "baseline",       "eos",          "comment"});
     c = SpecConfig{};
     if (auto it = j.find("levels"); it != j.end()) {
         if (!it->is_array()) throw std::invalid_argument("spec.levels: expected an array of draft specs");
@@ -312,7 +316,8 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     }
     if (auto it = j.find("cats"); it != j.end()) {
         const std::string cw = "spec.cats";
-        check_keys(*it, cw, {"draft_layers", "sv_layers", "dram_budget_gb", "typical", "typical_epsilon", "typical_delta"});
+        check_keys(*it, cw,
+                   {"draft_layers", "sv_layers", "dram_budget_gb", "typical", "typical_epsilon", "typical_delta"});
         get(*it, cw, "draft_layers", c.cats.draft_layers);
         get(*it, cw, "sv_layers", c.cats.sv_layers);
         get(*it, cw, "dram_budget_gb", c.cats.dram_budget_gb);
@@ -336,12 +341,15 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
             else if (s == "chain_second")
                 t.kind = TreeKind::chain_second;
             else if (s == "cats")
-                throw std::invalid_argument(tw + ".kind: \"cats\" was renamed \"chain_second\" (a chain plus the draft's "
-                                                 "second choice as a leaf at each position); CATS's three-stage process "
-                                                 "is \"verification\": \"cats\" with a \"cats\" section");
+                throw std::invalid_argument(tw +
+                                            ".kind: \"cats\" was renamed \"chain_second\" (a chain plus the draft's "
+                                            "second choice as a leaf at each position); CATS's three-stage process "
+                                            "is \"verification\": \"cats\" with a \"cats\" section");
             else
-                throw std::invalid_argument(tw + ".kind: expected \"static\", \"top_k\", \"sequoia\" or "
-                                                 "\"chain_second\", got " + k->dump());
+                throw std::invalid_argument(tw +
+                                            ".kind: expected \"static\", \"top_k\", \"sequoia\" or "
+                                            "\"chain_second\", got " +
+                                            k->dump());
         }
         get(*it, tw, "branching", t.branching);
         get(*it, tw, "top_k", t.top_k);

@@ -50,16 +50,16 @@ struct TreeConfig {
 // recompute from layer 0) and adds its own argmax as a leaf wherever it disagrees with the draft (the correction
 // tree); the target's remaining layers continue from the verifier's hidden states and verify the tree.
 struct CatsConfig {
-    int32_t draft_layers  = 0;    // L_DM; 0 = n_layer / 4 (at least 1)
-    int32_t sv_layers     = 0;    // L_SV, the layers the shallow verifier reaches (> draft_layers, < n_layer);
+    int32_t draft_layers = 0;     // L_DM; 0 = n_layer / 4 (at least 1)
+    int32_t sv_layers    = 0;     // L_SV, the layers the shallow verifier reaches (> draft_layers, < n_layer);
                                   // 0 = the deepest that fits dram_budget_gb, or halfway from L_DM to n_layer
     double dram_budget_gb = 0.0;  // memory for the resident layers [0, L_SV) with embeddings, head and their KV
                                   // (the rest is streamed, as on the paper's devices); 0 = not constrained
     // The paper's relaxed mode (Medusa's typical acceptance), LOSSY: the target also accepts a node whose
     // probability exceeds min(typical_epsilon, typical_delta * exp(-entropy)).
-    bool typical          = false;
-    float typical_epsilon = 0.09f;
-    float typical_delta   = 0.3f;
+    bool typical                             = false;
+    float typical_epsilon                    = 0.09f;
+    float typical_delta                      = 0.3f;
     bool operator==(const CatsConfig&) const = default;
 };
 
@@ -75,22 +75,22 @@ struct SpecConfig {
     std::vector<int32_t> gamma{4};          // gamma[i]: tokens level i + 1 drafts per step for level i (0 = target)
     Verification verification = Verification::chain;
     TreeConfig tree;
-    CatsConfig cats;  // verification cats only
+    CatsConfig cats;                // verification cats only
     model::SamplerConfig sampling;  // the target's sampling; temperature 0 = greedy (lossless check applies)
     float p_min = 0.0f;             // level-1 drafting stops below this draft probability (0 = off)
     AdaptiveGamma adaptive_gamma;   // level-1 γ only
     std::vector<float> lenience;    // per reviewer: [0] = target (must be 1), [i] = level i; empty = all 1
-    std::vector<std::vector<int32_t>> k_matrix;  // CS Drafting: k_matrix[i][j] = positions of reviewer i's draft
-                                                 // filled by level j (j > i, upper-triangular, (n+1) x (n+1));
-                                                 // empty = vertical cascade with gamma
+    std::vector<std::vector<int32_t>> k_matrix;     // CS Drafting: k_matrix[i][j] = positions of reviewer i's draft
+                                                    // filled by level j (j > i, upper-triangular, (n+1) x (n+1));
+                                                    // empty = vertical cascade with gamma
     LengthMode length_mode = LengthMode::truncate;  // how long cascade drafts are (see LengthMode)
-    int32_t maxgram_block  = 10;  // threshold mode: tokens per Max-Gram call (CS Drafting's _MAG_GENERATION)
-    int32_t max_new_tokens = 64;                 // tokens generated per prompt
-    std::vector<int32_t> prompt_ids;             // the prompt as token ids (used when no text prompt is given)
-    std::string prompt;                          // the prompt as text (needs the target's tokenizer)
-    std::string dataset;                         // JSONL prompt suite; overrides prompt/prompt_ids
-    std::string task;                            // only the dataset's prompts of this task; empty = all
-    int32_t max_prompts = 4;                     // prompts taken from the dataset
+    int32_t maxgram_block  = 10;      // threshold mode: tokens per Max-Gram call (CS Drafting's _MAG_GENERATION)
+    int32_t max_new_tokens = 64;      // tokens generated per prompt
+    std::vector<int32_t> prompt_ids;  // the prompt as token ids (used when no text prompt is given)
+    std::string prompt;               // the prompt as text (needs the target's tokenizer)
+    std::string dataset;              // JSONL prompt suite; overrides prompt/prompt_ids
+    std::string task;                 // only the dataset's prompts of this task; empty = all
+    int32_t max_prompts = 4;          // prompts taken from the dataset
     model::ContextConfig context{.n_ctx = 0, .n_batch = 64, .path = model::ForwardPath::fast};  // every model
     bool baseline = true;  // also run plain autoregressive decoding of the target for the speedup
     int32_t eos   = -1;    // stop after this token (-1 = never)

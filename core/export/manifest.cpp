@@ -99,7 +99,7 @@ ModelIdentity identify_model(const model::Model& target, const std::string& path
                              const ProgressFn& progress) {
     ModelIdentity id;
     // Absolute, so the manifest still finds its target when run from another directory.
-    id.path = std::filesystem::absolute(path).lexically_normal().string();
+    id.path                  = std::filesystem::absolute(path).lexically_normal().string();
     const model::Hparams& hp = target.hparams();
     id.architecture          = hp.arch;
     id.name                  = target.name();

@@ -130,8 +130,7 @@ std::string describe_config(const engine::SpecConfig& c) {
     std::string s;
     for (size_t i = 0; i < c.levels.size(); ++i) {
         const auto& l = c.levels[i];
-        s += (i ? " <- " : "") + std::string(drafts::to_string(l.kind)) + ": " +
-             l.name();
+        s += (i ? " <- " : "") + std::string(drafts::to_string(l.kind)) + ": " + l.name();
     }
     if (c.verification == engine::Verification::tree)
         s += ", tree";

@@ -27,9 +27,9 @@ std::vector<std::string> common_flags(const engine::SpecConfig& cfg, bool draft_
 
 EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const engine::SpecConfig& cfg = p.manifest->config;
-    EngineSnippet s    = start_snippet(Engine::llama_cpp, p);
-    const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
-    int32_t gamma      = p.gamma;
+    EngineSnippet s               = start_snippet(Engine::llama_cpp, p);
+    const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
+    int32_t gamma                 = p.gamma;
 
     if (p.tree) {
         s.cannot_express.push_back("a fixed token-tree shape (" + p.tree->kind + ", " + std::to_string(p.tree->nodes) +

@@ -6,8 +6,8 @@ namespace speculum::exporting::detail {
 
 EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
-    EngineSnippet s    = start_snippet(Engine::sglang, p);
-    const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
+    EngineSnippet s               = start_snippet(Engine::sglang, p);
+    const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
 
     // SGLang counts the root (the last verified token) in num_draft_tokens: a chain of γ is γ + 1 tokens.
     int32_t steps = p.gamma, topk = 1, draft_tokens = p.gamma + 1;

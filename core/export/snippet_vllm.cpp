@@ -6,9 +6,9 @@ namespace speculum::exporting::detail {
 
 EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
-    EngineSnippet s    = start_snippet(Engine::vllm, p);
-    const bool maxgram = p.level1.kind == drafts::DraftKind::maxgram;
-    int32_t gamma      = p.gamma;
+    EngineSnippet s               = start_snippet(Engine::vllm, p);
+    const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
+    int32_t gamma                 = p.gamma;
 
     if (p.tree) {
         s.cannot_express.push_back(

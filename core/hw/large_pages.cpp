@@ -17,7 +17,7 @@ LargePageBuffer::LargePageBuffer(uint64_t bytes, bool advise_huge) {
     void* raw = ::mmap(nullptr, len + kLargePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
     // Trim the head and tail so that [base, base + len) starts on a 2 MiB boundary.
-    const auto start = reinterpret_cast<uintptr_t>(raw);
+    const auto start     = reinterpret_cast<uintptr_t>(raw);
     const uintptr_t base = (start + kLargePageBytes - 1) & ~static_cast<uintptr_t>(kLargePageBytes - 1);
     if (base > start) ::munmap(raw, base - start);
     if (const uintptr_t tail = start + len + kLargePageBytes - (base + len); tail > 0)
@@ -46,7 +46,9 @@ LargePageBuffer& LargePageBuffer::operator=(LargePageBuffer&& o) noexcept {
     return *this;
 }
 
-LargePageBuffer::~LargePageBuffer() { release(); }
+LargePageBuffer::~LargePageBuffer() {
+    release();
+}
 
 void LargePageBuffer::release() {
     if (m_data) ::munmap(m_data, m_bytes);

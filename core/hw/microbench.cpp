@@ -50,17 +50,16 @@ volatile float g_sink = 0;  // defeats dead-code elimination of benchmark result
 
 }  // namespace
 
-double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelToken& cancel,
-                            const ProgressFn& progress, bool large_pages) {
+double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress,
+                            bool large_pages) {
     int64_t n = int64_t(bytes / sizeof(float));
     LargePageBuffer mem(uint64_t(n) * sizeof(float), large_pages);
     auto* buf = reinterpret_cast<float*>(mem.data());
-    threads = std::max(1, threads);
+    threads   = std::max(1, threads);
     tbb::task_arena arena(threads);
     // First touch in parallel so pages are spread like the reads.
-    arena.execute([&] {
-        parallel_for(0, n, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(buf + lo, buf + hi, 1.0f); });
-    });
+    arena.execute(
+        [&] { parallel_for(0, n, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(buf + lo, buf + hi, 1.0f); }); });
     double best = 0;
     for (int r = 0; r < reps; ++r) {
         cancel.throw_if_cancelled();

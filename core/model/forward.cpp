@@ -20,11 +20,11 @@ namespace speculum::model {
 namespace {
 // Batches at least this large go through OpenBLAS SGEMM on dequantized tiles instead of kernels::gemm, for weight
 // types without an integer-dot kernel (F16, BF16, F32); the others stay on the int8 kernels at every batch size.
-constexpr int32_t kBlasMinBatch  = 64;
+constexpr int32_t kBlasMinBatch = 64;
 // The int8 kernels take the tokens of a large batch (a prompt) this many at a time, each row tile of the weights
 // staying in cache across the chunks: their per-token cost is flat from about 32 tokens on, and 4x the MACs per
 // instruction of f32 SGEMM (docs/performance.md, "Session 13").
-constexpr int32_t kQ8ActChunk = 64;
+constexpr int32_t kQ8ActChunk    = 64;
 constexpr int64_t kBlasTileBytes = 2 << 20;  // f32 weight tile per SGEMM call: large enough to amortise packing
 // ContextConfig::n_ctx = 0 takes the training context, capped: long-context models would otherwise allocate tens
 // of GiB of f32 KV cache up front.
@@ -71,7 +71,7 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
 
     const std::vector<float>& factors = m_model.weights().rope_freqs;  // Llama 3.1+ long-context divisors
-    auto inv_freq = [&](float base) {
+    auto inv_freq                     = [&](float base) {
         std::vector<float> f(static_cast<size_t>(hp.n_rot / 2));
         for (int32_t i = 0; i < hp.n_rot / 2; ++i)
             f[static_cast<size_t>(i)] = static_cast<float>(std::pow(static_cast<double>(base), -2.0 * i / hp.n_rot) /
@@ -96,8 +96,8 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     // matmul never allocates.
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
         const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
-        m_q8act.reserve(static_cast<size_t>(
-            kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), hp.n_ff}))));
+        m_q8act.reserve(
+            static_cast<size_t>(kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), hp.n_ff}))));
     }
 }
 
@@ -165,8 +165,8 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
                                     std::to_string(hp.n_layer - 1) + "]");
     const int32_t last = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
     if (opts.first_layer < 0 || opts.first_layer > last)
-        throw std::invalid_argument("ForwardOptions.first_layer: " + std::to_string(opts.first_layer) + " outside [0, " +
-                                    std::to_string(last) + "] (the last layer run)");
+        throw std::invalid_argument("ForwardOptions.first_layer: " + std::to_string(opts.first_layer) +
+                                    " outside [0, " + std::to_string(last) + "] (the last layer run)");
     if ((opts.first_layer > 0) != (opts.hidden_in != nullptr))
         throw std::invalid_argument("ForwardOptions.hidden_in: required exactly when first_layer > 0 (first_layer " +
                                     std::to_string(opts.first_layer) + ")");
@@ -215,8 +215,8 @@ void blas_tiles(float* y, int64_t ldy, const WeightView& w, const float* x, int3
         thread_local std::vector<float> tile;  // (r1 - r0, cols) f32; grows to the largest tile once per thread
         tile.resize(static_cast<size_t>((r1 - r0) * w.cols));
         fill(tile.data(), r0, r1);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols), 1.0f,
-                    x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, static_cast<int>(r1 - r0), static_cast<int>(w.cols),
+                    1.0f, x, static_cast<int>(w.cols), tile.data(), static_cast<int>(w.cols), 0.0f, y + r0,
                     static_cast<int>(ldy));
     });
 }
@@ -277,9 +277,8 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         });
         return;
     }
-    parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-        kernels::compact_gemm(y, ldy, cm, x, n, r0, r1, scratch());
-    });
+    parallel_for_tiles(w.rows, grain,
+                       [&](int64_t r0, int64_t r1) { kernels::compact_gemm(y, ldy, cm, x, n, r0, r1, scratch()); });
 }
 
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
@@ -338,7 +337,8 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
     // Large batches (prefill) of the other types: dequantized tiles through OpenBLAS (blas_tiles).
     if (n >= kBlasMinBatch) {
         blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1; ++r) kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
+            for (int64_t r = r0; r < r1; ++r)
+                kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
         });
         return;
     }
@@ -414,9 +414,9 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             matmul(m_q.data(), eq, L.wq, m_xn.data(), n);
             matmul(k_new, ekv, L.wk, m_xn.data(), n);
             matmul(v_new, ekv, L.wv, m_xn.data(), n);
-            const bool swa          = hp.is_swa(il);
-            const float* inv_freq   = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
-            const float freq_scale  = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+            const bool swa         = hp.is_swa(il);
+            const float* inv_freq  = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
+            const float freq_scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
             for (int32_t i = 0; i < n; ++i) {
                 float* q = &m_q[i * eq];
                 float* k = k_new + i * ekv;
@@ -426,7 +426,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
                     for (int64_t c = 0; c < ekv; ++c) k[c] += L.bk[c], v[c] += L.bv[c];
                 }
                 if (hp.qk_norm) {  // each head of q and k RMS-normed on its own (qwen3, gemma3)
-                    for (int32_t h = 0; h < hp.n_head; ++h) rms_norm(q + h * hd, q + h * hd, L.q_norm.data(), hd, hp.rms_eps);
+                    for (int32_t h = 0; h < hp.n_head; ++h)
+                        rms_norm(q + h * hd, q + h * hd, L.q_norm.data(), hd, hp.rms_eps);
                     for (int32_t h = 0; h < hp.n_head_kv; ++h)
                         rms_norm(k + h * hd, k + h * hd, L.k_norm.data(), hd, hp.rms_eps);
                 }
@@ -482,7 +483,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
         if (hp.final_softcap > 0.0f) {  // gemma2: z -> c tanh(z / c)
             const float c = hp.final_softcap;
-            for (int64_t t = 0; t < static_cast<int64_t>(n_out) * hp.n_vocab; ++t) m_logits[t] = c * std::tanh(m_logits[t] / c);
+            for (int64_t t = 0; t < static_cast<int64_t>(n_out) * hp.n_vocab; ++t)
+                m_logits[t] = c * std::tanh(m_logits[t] / c);
         }
         add_matmul(W.output, n_out);
         cost.bytes_weights += W.output_norm.size() * sizeof(float);

@@ -32,7 +32,7 @@ struct ContextConfig {
     // multiply activations quantized to int8 blocks (kernels::gemm_q8act; AVX-512 VNNI), and BF16 weights in prompt
     // batches (64+ tokens) multiply BF16-rounded activations (kernels::gemm_bf16act; AVX-512 BF16). false = f32
     // activations throughout (exact up to summation order, slower); the reference path always uses f32 activations.
-    bool int8_activations = true;
+    bool int8_activations                       = true;
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
     void validate() const;
@@ -58,10 +58,10 @@ struct ForwardOptions {
     // A pass over a range of layers (CATS's stages): run layers [first_layer, exit_layer] starting from the residual
     // stream `hidden_in` (n, n_embd) that entered first_layer, instead of the token embeddings. Only the layers run
     // write their KV slots, so a context used this way holds the KV of its own layers only.
-    int first_layer         = 0;
-    const float* hidden_in  = nullptr;  // required when first_layer > 0 (and only then)
-    float* hidden_out       = nullptr;  // (n, n_embd): the residual stream after the last layer run, before the
-                                        // final norm; filled when given
+    int first_layer        = 0;
+    const float* hidden_in = nullptr;  // required when first_layer > 0 (and only then)
+    float* hidden_out      = nullptr;  // (n, n_embd): the residual stream after the last layer run, before the
+                                       // final norm; filled when given
     // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
     // truncation in drafts (e.g. attention sinks + a recent window).
     std::optional<std::vector<int32_t>> cached_slots;
@@ -135,15 +135,15 @@ private:
     std::vector<float> m_inv_freq_swa;  // the same for sliding-window layers (Hparams::rope_freq_base_swa)
 
     // Scratch, sized for n_batch tokens once.
-    std::vector<int32_t> m_tokens, m_pos;       // (n_batch)
-    std::vector<uint8_t> m_causal;              // (n_batch, n_batch) lower-triangular mask
-    std::vector<float> m_x, m_xn;               // (n_batch, n_embd)
-    std::vector<float> m_q, m_attn;             // (n_batch, n_embd_q)
-    std::vector<float> m_gate, m_up;            // (n_batch, n_ff)
-    std::vector<float> m_logits;                // (n_batch, n_vocab)
-    std::vector<float> m_scores;                // (n_ctx) attention scores of the reference path
-    std::vector<uint8_t> m_q8act;               // quantized activations of one matmul (kernels::q8act_bytes)
-    std::vector<uint16_t> m_bf16act;            // BF16-rounded activations of one prompt matmul (BF16 weights)
+    std::vector<int32_t> m_tokens, m_pos;  // (n_batch)
+    std::vector<uint8_t> m_causal;         // (n_batch, n_batch) lower-triangular mask
+    std::vector<float> m_x, m_xn;          // (n_batch, n_embd)
+    std::vector<float> m_q, m_attn;        // (n_batch, n_embd_q)
+    std::vector<float> m_gate, m_up;       // (n_batch, n_ff)
+    std::vector<float> m_logits;           // (n_batch, n_vocab)
+    std::vector<float> m_scores;           // (n_ctx) attention scores of the reference path
+    std::vector<uint8_t> m_q8act;          // quantized activations of one matmul (kernels::q8act_bytes)
+    std::vector<uint16_t> m_bf16act;       // BF16-rounded activations of one prompt matmul (BF16 weights)
 };
 
 }  // namespace speculum::model

@@ -105,16 +105,16 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
     // the values. The masked half of a causal square is computed and discarded; the GEMMs still win by far over
     // per-pair dot products (docs/performance.md, "Session 13").
     if (!sel && (n >= kGemmAttentionMin || n_past >= kGemmAttentionMinCached)) {
-        const int32_t m   = n_past + n;        // slots every row may see before masking
-        const int64_t ekv = hp.n_embd_kv();     // row stride of the cache
-        openblas_set_num_threads(1);            // BLAS runs inside TBB tasks
+        const int32_t m   = n_past + n;      // slots every row may see before masking
+        const int64_t ekv = hp.n_embd_kv();  // row stride of the cache
+        openblas_set_num_threads(1);         // BLAS runs inside TBB tasks
         parallel_for(0, hp.n_head, 1, [&](int64_t h0, int64_t h1) {
             thread_local std::vector<float> scores;  // (n, m)
             scores.resize(static_cast<size_t>(n) * static_cast<size_t>(m));
             for (int64_t h = h0; h < h1; ++h) {
                 const int64_t o = (h / group) * hd;  // KV head offset in a slot row
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, hd, 1.0f, &m_q[h * hd],
-                            static_cast<int>(e), m_kv.k(il, 0) + o, static_cast<int>(ekv), 0.0f, scores.data(), m);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, hd, 1.0f, &m_q[h * hd], static_cast<int>(e),
+                            m_kv.k(il, 0) + o, static_cast<int>(ekv), 0.0f, scores.data(), m);
                 for (int32_t i = 0; i < n; ++i) {
                     float* row  = &scores[static_cast<size_t>(i) * m];
                     float max_s = -std::numeric_limits<float>::infinity();
@@ -124,8 +124,8 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                         const bool seen   = cached ? in_window(i, s)
                                                    : (mask ? mask[static_cast<size_t>(i) * n + j] != 0 : j <= i) &&
                                                        in_window(i, m_pos[j]);
-                        row[s] = seen ? score(row[s]) : -std::numeric_limits<float>::infinity();
-                        max_s  = std::max(max_s, row[s]);
+                        row[s]            = seen ? score(row[s]) : -std::numeric_limits<float>::infinity();
+                        max_s             = std::max(max_s, row[s]);
                     }
                     float sum = 0.0f;
                     for (int32_t s = 0; s < m; ++s) sum += (row[s] = std::exp(row[s] - max_s));

@@ -15,38 +15,55 @@ namespace speculum::model {
 
 const char* gguf_type_name(GgufType t) {
     switch (t) {
-    case GgufType::UINT8: return "uint8";
-    case GgufType::INT8: return "int8";
-    case GgufType::UINT16: return "uint16";
-    case GgufType::INT16: return "int16";
-    case GgufType::UINT32: return "uint32";
-    case GgufType::INT32: return "int32";
-    case GgufType::FLOAT32: return "float32";
-    case GgufType::BOOL: return "bool";
-    case GgufType::STRING: return "string";
-    case GgufType::ARRAY: return "array";
-    case GgufType::UINT64: return "uint64";
-    case GgufType::INT64: return "int64";
-    case GgufType::FLOAT64: return "float64";
+        case GgufType::UINT8:
+            return "uint8";
+        case GgufType::INT8:
+            return "int8";
+        case GgufType::UINT16:
+            return "uint16";
+        case GgufType::INT16:
+            return "int16";
+        case GgufType::UINT32:
+            return "uint32";
+        case GgufType::INT32:
+            return "int32";
+        case GgufType::FLOAT32:
+            return "float32";
+        case GgufType::BOOL:
+            return "bool";
+        case GgufType::STRING:
+            return "string";
+        case GgufType::ARRAY:
+            return "array";
+        case GgufType::UINT64:
+            return "uint64";
+        case GgufType::INT64:
+            return "int64";
+        case GgufType::FLOAT64:
+            return "float64";
     }
     return "unknown";
 }
 
 bool GgufValue::is_integer() const {
     switch (type) {
-    case GgufType::UINT8:
-    case GgufType::INT8:
-    case GgufType::UINT16:
-    case GgufType::INT16:
-    case GgufType::UINT32:
-    case GgufType::INT32:
-    case GgufType::UINT64:
-    case GgufType::INT64: return true;
-    default: return false;
+        case GgufType::UINT8:
+        case GgufType::INT8:
+        case GgufType::UINT16:
+        case GgufType::INT16:
+        case GgufType::UINT32:
+        case GgufType::INT32:
+        case GgufType::UINT64:
+        case GgufType::INT64:
+            return true;
+        default:
+            return false;
     }
 }
 
-bool GgufValue::is_float() const { return type == GgufType::FLOAT32 || type == GgufType::FLOAT64; }
+bool GgufValue::is_float() const {
+    return type == GgufType::FLOAT32 || type == GgufType::FLOAT64;
+}
 
 uint64_t GgufValue::array_size() const {
     if (type != GgufType::ARRAY) return 0;
@@ -170,8 +187,9 @@ bool is_unsigned(GgufType t) {
 std::string describe(const GgufValue& v) {
     if (v.type == GgufType::ARRAY)
         return std::string("array of ") + std::to_string(v.array_size()) + " " + gguf_type_name(v.array_type);
-    if (v.is_integer()) return std::string(gguf_type_name(v.type)) + " " +
-                               (is_unsigned(v.type) ? std::to_string(v.u) : std::to_string(v.i));
+    if (v.is_integer())
+        return std::string(gguf_type_name(v.type)) + " " +
+               (is_unsigned(v.type) ? std::to_string(v.u) : std::to_string(v.i));
     return gguf_type_name(v.type);
 }
 

@@ -93,7 +93,7 @@ public:
     uint64_t data_offset() const { return m_data_offset; }  // start of the tensor data section
 
     const std::vector<GgufKv>& metadata() const { return m_kv; }  // in file order
-    const GgufValue* find(std::string_view key) const;             // nullptr when absent
+    const GgufValue* find(std::string_view key) const;            // nullptr when absent
 
     // Typed getters for required keys: throw GgufError "FILE: KEY: missing" / "...: expected uint32, got string".
     // Integer getters accept any integer type whose value fits the requested type.

@@ -29,15 +29,20 @@ std::string quote(const std::string& s, size_t max_chars) {
             out += "...' (" + std::to_string(s.size()) + " bytes)";
             return out;
         }
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '\'') out += "\\'";
-        else if (c == '\\') out += "\\\\";
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\'')
+            out += "\\'";
+        else if (c == '\\')
+            out += "\\\\";
         else if (c < 0x20 || c == 0x7f) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", c);
             out += buf;
-        } else out += static_cast<char>(c);
+        } else
+            out += static_cast<char>(c);
     }
     return out + "'";
 }
@@ -50,12 +55,17 @@ std::string plural_type(GgufType t) {
 
 std::string gguf_value_summary(const GgufValue& v, size_t max_items, size_t max_chars) {
     switch (v.type) {
-    case GgufType::STRING: return quote(v.s, max_chars);
-    case GgufType::BOOL: return v.i ? "true" : "false";
-    case GgufType::FLOAT32:
-    case GgufType::FLOAT64: return number(v.f, v.type);
-    case GgufType::ARRAY: break;
-    default: return is_unsigned(v.type) ? std::to_string(v.u) : std::to_string(v.i);
+        case GgufType::STRING:
+            return quote(v.s, max_chars);
+        case GgufType::BOOL:
+            return v.i ? "true" : "false";
+        case GgufType::FLOAT32:
+        case GgufType::FLOAT64:
+            return number(v.f, v.type);
+        case GgufType::ARRAY:
+            break;
+        default:
+            return is_unsigned(v.type) ? std::to_string(v.u) : std::to_string(v.i);
     }
     const uint64_t n = v.array_size();
     std::string out  = "[";  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "[" + std::string
@@ -64,12 +74,16 @@ std::string gguf_value_summary(const GgufValue& v, size_t max_items, size_t max_
     out += plural_type(v.array_type);
     for (uint64_t k = 0; k < n && k < max_items; ++k) {
         out += k ? ", " : ": ";
-        if (v.array_type == GgufType::STRING) out += quote(v.strings[k], 40);
+        if (v.array_type == GgufType::STRING)
+            out += quote(v.strings[k], 40);
         else if (v.array_type == GgufType::FLOAT32 || v.array_type == GgufType::FLOAT64)
             out += number(v.floats[k], v.array_type);
-        else if (v.array_type == GgufType::BOOL) out += v.ints[k] ? "true" : "false";
-        else if (v.array_type == GgufType::UINT64) out += std::to_string(static_cast<uint64_t>(v.ints[k]));
-        else out += std::to_string(v.ints[k]);
+        else if (v.array_type == GgufType::BOOL)
+            out += v.ints[k] ? "true" : "false";
+        else if (v.array_type == GgufType::UINT64)
+            out += std::to_string(static_cast<uint64_t>(v.ints[k]));
+        else
+            out += std::to_string(v.ints[k]);
     }
     if (n > max_items) out += ", ...";
     return out + "]";
@@ -77,20 +91,30 @@ std::string gguf_value_summary(const GgufValue& v, size_t max_items, size_t max_
 
 nlohmann::json gguf_value_json(const GgufValue& v, size_t max_items) {
     switch (v.type) {
-    case GgufType::STRING: return v.s;
-    case GgufType::BOOL: return v.i != 0;
-    case GgufType::FLOAT32:
-    case GgufType::FLOAT64: return v.f;
-    case GgufType::ARRAY: break;
-    default: return is_unsigned(v.type) ? nlohmann::json(v.u) : nlohmann::json(v.i);
+        case GgufType::STRING:
+            return v.s;
+        case GgufType::BOOL:
+            return v.i != 0;
+        case GgufType::FLOAT32:
+        case GgufType::FLOAT64:
+            return v.f;
+        case GgufType::ARRAY:
+            break;
+        default:
+            return is_unsigned(v.type) ? nlohmann::json(v.u) : nlohmann::json(v.i);
     }
     nlohmann::json head = nlohmann::json::array();
     for (uint64_t k = 0; k < v.array_size() && k < max_items; ++k) {
-        if (v.array_type == GgufType::STRING) head.push_back(v.strings[k]);
-        else if (v.array_type == GgufType::FLOAT32 || v.array_type == GgufType::FLOAT64) head.push_back(v.floats[k]);
-        else if (v.array_type == GgufType::BOOL) head.push_back(v.ints[k] != 0);
-        else if (v.array_type == GgufType::UINT64) head.push_back(static_cast<uint64_t>(v.ints[k]));
-        else head.push_back(v.ints[k]);
+        if (v.array_type == GgufType::STRING)
+            head.push_back(v.strings[k]);
+        else if (v.array_type == GgufType::FLOAT32 || v.array_type == GgufType::FLOAT64)
+            head.push_back(v.floats[k]);
+        else if (v.array_type == GgufType::BOOL)
+            head.push_back(v.ints[k] != 0);
+        else if (v.array_type == GgufType::UINT64)
+            head.push_back(static_cast<uint64_t>(v.ints[k]));
+        else
+            head.push_back(v.ints[k]);
     }
     return {{"element_type", gguf_type_name(v.array_type)}, {"count", v.array_size()}, {"head", head}};
 }

@@ -22,19 +22,24 @@ constexpr uint64_t kMinTensorInfoBytes = 32;
 // On-disk bytes of one element of a metadata type; strings count their 8-byte length prefix (the minimum).
 uint64_t element_bytes(uint32_t type) {
     switch (static_cast<GgufType>(type)) {
-    case GgufType::UINT8:
-    case GgufType::INT8:
-    case GgufType::BOOL: return 1;
-    case GgufType::UINT16:
-    case GgufType::INT16: return 2;
-    case GgufType::UINT32:
-    case GgufType::INT32:
-    case GgufType::FLOAT32: return 4;
-    case GgufType::STRING:
-    case GgufType::UINT64:
-    case GgufType::INT64:
-    case GgufType::FLOAT64: return 8;
-    case GgufType::ARRAY: return 0;
+        case GgufType::UINT8:
+        case GgufType::INT8:
+        case GgufType::BOOL:
+            return 1;
+        case GgufType::UINT16:
+        case GgufType::INT16:
+            return 2;
+        case GgufType::UINT32:
+        case GgufType::INT32:
+        case GgufType::FLOAT32:
+            return 4;
+        case GgufType::STRING:
+        case GgufType::UINT64:
+        case GgufType::INT64:
+        case GgufType::FLOAT64:
+            return 8;
+        case GgufType::ARRAY:
+            return 0;
     }
     return 0;  // unknown
 }
@@ -47,8 +52,12 @@ std::string quoted(const std::string& s) {
     return out + "'";
 }
 
-bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
-bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
+    return __builtin_mul_overflow(a, b, out);
+}
+bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) {
+    return __builtin_add_overflow(a, b, out);
+}
 
 // A bounds-checked little-endian reader. `field` names what is being read for the error message.
 class Cursor {
@@ -98,38 +107,69 @@ private:
 void read_scalar(Cursor& c, GgufType t, GgufValue& v, const std::string& field) {
     v.type = t;
     switch (t) {
-    case GgufType::UINT8: v.u = c.read<uint8_t>(field); v.i = static_cast<int64_t>(v.u); break;
-    case GgufType::UINT16: v.u = c.read<uint16_t>(field); v.i = static_cast<int64_t>(v.u); break;
-    case GgufType::UINT32: v.u = c.read<uint32_t>(field); v.i = static_cast<int64_t>(v.u); break;
-    case GgufType::UINT64: v.u = c.read<uint64_t>(field); v.i = static_cast<int64_t>(v.u); break;
-    case GgufType::INT8: v.i = c.read<int8_t>(field); v.u = static_cast<uint64_t>(v.i); break;
-    case GgufType::INT16: v.i = c.read<int16_t>(field); v.u = static_cast<uint64_t>(v.i); break;
-    case GgufType::INT32: v.i = c.read<int32_t>(field); v.u = static_cast<uint64_t>(v.i); break;
-    case GgufType::INT64: v.i = c.read<int64_t>(field); v.u = static_cast<uint64_t>(v.i); break;
-    case GgufType::FLOAT32: v.f = c.read<float>(field); break;
-    case GgufType::FLOAT64: v.f = c.read<double>(field); break;
-    case GgufType::BOOL: {
-        uint8_t b = c.read<uint8_t>(field);
-        if (b > 1) c.fail(field, "bool value " + std::to_string(b) + " is neither 0 nor 1");
-        v.i = v.u = b;
-        break;
-    }
-    case GgufType::STRING: v.s = c.read_string(field); break;
-    case GgufType::ARRAY: c.fail(field, "internal: array passed as scalar");
+        case GgufType::UINT8:
+            v.u = c.read<uint8_t>(field);
+            v.i = static_cast<int64_t>(v.u);
+            break;
+        case GgufType::UINT16:
+            v.u = c.read<uint16_t>(field);
+            v.i = static_cast<int64_t>(v.u);
+            break;
+        case GgufType::UINT32:
+            v.u = c.read<uint32_t>(field);
+            v.i = static_cast<int64_t>(v.u);
+            break;
+        case GgufType::UINT64:
+            v.u = c.read<uint64_t>(field);
+            v.i = static_cast<int64_t>(v.u);
+            break;
+        case GgufType::INT8:
+            v.i = c.read<int8_t>(field);
+            v.u = static_cast<uint64_t>(v.i);
+            break;
+        case GgufType::INT16:
+            v.i = c.read<int16_t>(field);
+            v.u = static_cast<uint64_t>(v.i);
+            break;
+        case GgufType::INT32:
+            v.i = c.read<int32_t>(field);
+            v.u = static_cast<uint64_t>(v.i);
+            break;
+        case GgufType::INT64:
+            v.i = c.read<int64_t>(field);
+            v.u = static_cast<uint64_t>(v.i);
+            break;
+        case GgufType::FLOAT32:
+            v.f = c.read<float>(field);
+            break;
+        case GgufType::FLOAT64:
+            v.f = c.read<double>(field);
+            break;
+        case GgufType::BOOL: {
+            uint8_t b = c.read<uint8_t>(field);
+            if (b > 1) c.fail(field, "bool value " + std::to_string(b) + " is neither 0 nor 1");
+            v.i = v.u = b;
+            break;
+        }
+        case GgufType::STRING:
+            v.s = c.read_string(field);
+            break;
+        case GgufType::ARRAY:
+            c.fail(field, "internal: array passed as scalar");
     }
 }
 
 void read_array(Cursor& c, GgufValue& v, const std::string& field) {
-    v.type        = GgufType::ARRAY;
-    uint32_t et   = c.read<uint32_t>(field + ": array element type");
+    v.type      = GgufType::ARRAY;
+    uint32_t et = c.read<uint32_t>(field + ": array element type");
     if (et == static_cast<uint32_t>(GgufType::ARRAY)) c.fail(field, "nested arrays are not supported");
     uint64_t elem = element_bytes(et);
     if (elem == 0) c.fail(field, "unknown array element type " + std::to_string(et));
     v.array_type = static_cast<GgufType>(et);
     uint64_t n   = c.read<uint64_t>(field + ": array length");
     if (n > c.remaining() / elem)
-        c.fail(field, "array of " + std::to_string(n) + " " + gguf_type_name(v.array_type) +
-                          " cannot fit in the " + std::to_string(c.remaining()) + " bytes left in the file");
+        c.fail(field, "array of " + std::to_string(n) + " " + gguf_type_name(v.array_type) + " cannot fit in the " +
+                          std::to_string(c.remaining()) + " bytes left in the file");
     GgufValue e;
     if (v.array_type == GgufType::STRING) {
         v.strings.reserve(n);
@@ -189,9 +229,12 @@ void GgufFile::parse(const uint8_t* bytes, uint64_t size) {
             c.fail(where, "duplicate key (first seen as #" + std::to_string(it->second) + ")");
         uint32_t type = c.read<uint32_t>(where + ": value type");
         GgufValue v;
-        if (type == static_cast<uint32_t>(GgufType::ARRAY)) read_array(c, v, where);
-        else if (element_bytes(type) == 0) c.fail(where, "unknown value type " + std::to_string(type));
-        else read_scalar(c, static_cast<GgufType>(type), v, where);
+        if (type == static_cast<uint32_t>(GgufType::ARRAY))
+            read_array(c, v, where);
+        else if (element_bytes(type) == 0)
+            c.fail(where, "unknown value type " + std::to_string(type));
+        else
+            read_scalar(c, static_cast<GgufType>(type), v, where);
         m_kv_index.emplace(key, m_kv.size());
         m_kv.push_back({std::move(key), std::move(v)});
     }
@@ -234,7 +277,7 @@ void GgufFile::parse(const uint8_t* bytes, uint64_t size) {
             t.dims.push_back(dim);
         }
 
-        uint32_t type_id                    = c.read<uint32_t>(where + ": type");
+        uint32_t type_id                      = c.read<uint32_t>(where + ": type");
         const kernels::GgmlTypeTraits* traits = kernels::ggml_type_traits(type_id);
         if (!traits || !traits->in_files) c.fail(where, "unknown tensor type " + std::to_string(type_id));
         t.type = static_cast<kernels::GgmlType>(type_id);

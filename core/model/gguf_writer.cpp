@@ -36,25 +36,52 @@ void put_string(std::vector<uint8_t>& out, const std::string& s) {
 // One element of type t whose value is held as integer bits `i` or float `f`.
 void put_number(std::vector<uint8_t>& out, GgufType t, int64_t i, double f) {
     switch (t) {
-    case GgufType::UINT8: put_pod(out, static_cast<uint8_t>(i)); break;
-    case GgufType::INT8: put_pod(out, static_cast<int8_t>(i)); break;
-    case GgufType::UINT16: put_pod(out, static_cast<uint16_t>(i)); break;
-    case GgufType::INT16: put_pod(out, static_cast<int16_t>(i)); break;
-    case GgufType::UINT32: put_pod(out, static_cast<uint32_t>(i)); break;
-    case GgufType::INT32: put_pod(out, static_cast<int32_t>(i)); break;
-    case GgufType::UINT64: put_pod(out, static_cast<uint64_t>(i)); break;
-    case GgufType::INT64: put_pod(out, i); break;
-    case GgufType::BOOL: put_pod(out, static_cast<uint8_t>(i != 0)); break;
-    case GgufType::FLOAT32: put_pod(out, static_cast<float>(f)); break;
-    case GgufType::FLOAT64: put_pod(out, f); break;
-    case GgufType::STRING:
-    case GgufType::ARRAY: throw std::logic_error("put_number: not a number type");
+        case GgufType::UINT8:
+            put_pod(out, static_cast<uint8_t>(i));
+            break;
+        case GgufType::INT8:
+            put_pod(out, static_cast<int8_t>(i));
+            break;
+        case GgufType::UINT16:
+            put_pod(out, static_cast<uint16_t>(i));
+            break;
+        case GgufType::INT16:
+            put_pod(out, static_cast<int16_t>(i));
+            break;
+        case GgufType::UINT32:
+            put_pod(out, static_cast<uint32_t>(i));
+            break;
+        case GgufType::INT32:
+            put_pod(out, static_cast<int32_t>(i));
+            break;
+        case GgufType::UINT64:
+            put_pod(out, static_cast<uint64_t>(i));
+            break;
+        case GgufType::INT64:
+            put_pod(out, i);
+            break;
+        case GgufType::BOOL:
+            put_pod(out, static_cast<uint8_t>(i != 0));
+            break;
+        case GgufType::FLOAT32:
+            put_pod(out, static_cast<float>(f));
+            break;
+        case GgufType::FLOAT64:
+            put_pod(out, f);
+            break;
+        case GgufType::STRING:
+        case GgufType::ARRAY:
+            throw std::logic_error("put_number: not a number type");
     }
 }
 
-bool known_scalar(GgufType t) { return static_cast<uint32_t>(t) <= 12 && t != GgufType::ARRAY; }
+bool known_scalar(GgufType t) {
+    return static_cast<uint32_t>(t) <= 12 && t != GgufType::ARRAY;
+}
 
-bool is_float_type(GgufType t) { return t == GgufType::FLOAT32 || t == GgufType::FLOAT64; }
+bool is_float_type(GgufType t) {
+    return t == GgufType::FLOAT32 || t == GgufType::FLOAT64;
+}
 
 void put_value(std::vector<uint8_t>& out, const GgufValue& v) {
     put_pod(out, static_cast<uint32_t>(v.type));
@@ -76,7 +103,9 @@ void put_value(std::vector<uint8_t>& out, const GgufValue& v) {
         for (int64_t i : v.ints) put_number(out, v.array_type, i, 0.0);
 }
 
-uint64_t pad_to(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+uint64_t pad_to(uint64_t n, uint64_t alignment) {
+    return (n + alignment - 1) / alignment * alignment;
+}
 
 }  // namespace
 
@@ -103,14 +132,18 @@ static GgufValue integer_value(GgufType t, int64_t i, uint64_t u) {
     return v;
 }
 
-void GgufWriter::set_uint32(const std::string& key, uint32_t v) { put(key, integer_value(GgufType::UINT32, v, v)); }
+void GgufWriter::set_uint32(const std::string& key, uint32_t v) {
+    put(key, integer_value(GgufType::UINT32, v, v));
+}
 void GgufWriter::set_int32(const std::string& key, int32_t v) {
     put(key, integer_value(GgufType::INT32, v, static_cast<uint64_t>(static_cast<int64_t>(v))));
 }
 void GgufWriter::set_uint64(const std::string& key, uint64_t v) {
     put(key, integer_value(GgufType::UINT64, static_cast<int64_t>(v), v));
 }
-void GgufWriter::set_bool(const std::string& key, bool v) { put(key, integer_value(GgufType::BOOL, v, v)); }
+void GgufWriter::set_bool(const std::string& key, bool v) {
+    put(key, integer_value(GgufType::BOOL, v, v));
+}
 
 void GgufWriter::set_float32(const std::string& key, float v) {
     GgufValue val;
@@ -150,7 +183,9 @@ void GgufWriter::set_array_float32(const std::string& key, const std::vector<flo
     put(key, std::move(val));
 }
 
-void GgufWriter::set_value(const std::string& key, const GgufValue& v) { put(key, v); }
+void GgufWriter::set_value(const std::string& key, const GgufValue& v) {
+    put(key, v);
+}
 
 // ---- tensors ----
 
@@ -211,7 +246,7 @@ static std::vector<uint8_t> serialize_meta(const std::vector<GgufKv>& kvs, const
 }
 
 std::vector<uint8_t> GgufWriter::to_bytes() const {
-    uint64_t alignment    = 0;
+    uint64_t alignment       = 0;
     std::vector<uint8_t> out = serialize_meta(m_kv, m_tensors, alignment);
     for (const auto& t : m_tensors) {
         put_bytes(out, t.bytes.data(), t.bytes.size());
@@ -227,10 +262,10 @@ void GgufWriter::write(const std::string& path) const {
     // (e.g. parallel tests) never remove each other's half-written file, and a reader never sees a partial one.
     static std::atomic<uint64_t> sequence{0};
     const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(sequence.fetch_add(1));
-    FILE* f                   = std::fopen(tmp.c_str(), "wb");
+    FILE* f               = std::fopen(tmp.c_str(), "wb");
     if (!f) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
     static const uint8_t zeros[4096] = {};  // alignment is at most 2^31 only in theory; padding loops in chunks
-    bool ok = std::fwrite(meta.data(), 1, meta.size(), f) == meta.size();
+    bool ok                          = std::fwrite(meta.data(), 1, meta.size(), f) == meta.size();
     for (const auto& t : m_tensors) {
         if (!ok) break;
         ok = std::fwrite(t.bytes.data(), 1, t.bytes.size(), f) == t.bytes.size();

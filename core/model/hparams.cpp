@@ -1,5 +1,5 @@
-// hparams_from_gguf: llama.cpp's key names for each supported architecture, then a check of every tensor the forward pass
-// reads against the shapes those keys imply (ggml order: dims[0] is the row length), as llama-model.cpp does.
+// hparams_from_gguf: llama.cpp's key names for each supported architecture, then a check of every tensor the forward
+// pass reads against the shapes those keys imply (ggml order: dims[0] is the row length), as llama-model.cpp does.
 #include "core/model/hparams.h"
 
 #include <cmath>
@@ -23,7 +23,7 @@ std::string shape_str(const std::vector<uint64_t>& dims) {
 
 // A positive count that fits int32. Per-layer arrays (some converters write them) must hold one value.
 int32_t positive_int(const GgufFile& f, const std::string& key) {
-    uint64_t v = 0;
+    uint64_t v           = 0;
     const GgufValue* raw = f.find(key);
     if (raw && raw->type == GgufType::ARRAY && raw->array_type != GgufType::STRING &&
         raw->array_type != GgufType::FLOAT32 && raw->array_type != GgufType::FLOAT64 && !raw->ints.empty()) {
@@ -69,8 +69,8 @@ public:
         while (have.size() > 1 && have.back() == 1) have.pop_back();
         while (want.size() > 1 && want.back() == 1) want.pop_back();
         if (have != want)
-            m_f.fail("tensor '" + t.name + "'", "shape " + shape_str(t.dims) + " does not match " + what + " = " +
-                                                    shape_str(want));
+            m_f.fail("tensor '" + t.name + "'",
+                     "shape " + shape_str(t.dims) + " does not match " + what + " = " + shape_str(want));
         if (is_vector && t.type != GgmlType::F32 && t.type != GgmlType::F16 && t.type != GgmlType::BF16)
             m_f.fail("tensor '" + t.name + "'", std::string("type ") + kernels::ggml_type_traits(t.type)->name +
                                                     " is not supported for a norm or bias vector (f32, f16 or bf16)");
@@ -85,7 +85,9 @@ private:
 
 }  // namespace
 
-const char* supported_architectures() { return "llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3"; }
+const char* supported_architectures() {
+    return "llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3";
+}
 
 bool is_supported_architecture(const std::string& a) {
     return a == "llama" || a == "qwen2" || a == "qwen3" || a == "gemma2" || a == "gemma3" || a == "phi3" ||
@@ -120,8 +122,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     Hparams h;
     h.arch = f.get_string("general.architecture");
     if (!is_supported_architecture(h.arch))
-        f.fail("general.architecture", "architecture '" + h.arch + "' is not supported (" +
-                                           supported_architectures() + " are)");
+        f.fail("general.architecture",
+               "architecture '" + h.arch + "' is not supported (" + supported_architectures() + " are)");
     const std::string a = h.arch + ".";
     const bool gemma    = h.arch == "gemma2" || h.arch == "gemma3";
 
@@ -159,8 +161,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
         f.fail(a + "rope.dimension_count", std::to_string(h.n_rot) + " must be even and at most the head dimension " +
                                                std::to_string(h.head_dim()));
     h.rope_freq_base = finite_positive(f, a + "rope.freq_base", f.get_float_or(a + "rope.freq_base", 10000.0));
-    h.rms_eps        = finite_positive(f, a + "attention.layer_norm_rms_epsilon",
-                                       f.get_float(a + "attention.layer_norm_rms_epsilon"));
+    h.rms_eps =
+        finite_positive(f, a + "attention.layer_norm_rms_epsilon", f.get_float(a + "attention.layer_norm_rms_epsilon"));
 
     // RoPE scaling: llama.cpp's default type is linear; 1/factor scales positions. Other types change the
     // frequencies in ways the runtime does not implement, so they are refused rather than silently ignored.
@@ -180,8 +182,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
         // Gemma's query scale: 1/sqrt(head_dim), except the 27B models (1/sqrt(n_embd / n_head)), which llama.cpp
         // recognises by their layer count.
         const bool is_27b = (h.arch == "gemma2" && h.n_layer == 46) || (h.arch == "gemma3" && h.n_layer == 62);
-        h.attn_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? h.n_embd / h.n_head : h.head_dim()));
-        auto softcap = [&](const std::string& key, double fallback) {
+        h.attn_scale      = 1.0f / std::sqrt(static_cast<float>(is_27b ? h.n_embd / h.n_head : h.head_dim()));
+        auto softcap      = [&](const std::string& key, double fallback) {
             const double c = f.get_float_or(key, fallback);
             return c == 0.0 ? 0.0f : finite_positive(f, key, c);
         };
@@ -191,12 +193,14 @@ Hparams hparams_from_gguf(const GgufFile& f) {
         // (every 6th layer global), its windowed layers on their own RoPE base (10000 unless given) and no scaling.
         const bool windowed = h.arch == "gemma2" || f.get_uint_or(a + "attention.sliding_window", 0) > 0;
         if (windowed) {
-            h.n_swa      = positive_int_or(f, a + "attention.sliding_window", 4096);
-            h.swa_layers = swa_layers_of(f, a + "attention.sliding_window_pattern", h.n_layer, h.arch == "gemma2" ? 2 : 6);
+            h.n_swa = positive_int_or(f, a + "attention.sliding_window", 4096);
+            h.swa_layers =
+                swa_layers_of(f, a + "attention.sliding_window_pattern", h.n_layer, h.arch == "gemma2" ? 2 : 6);
             h.rope_freq_base_swa  = h.arch == "gemma2" ? h.rope_freq_base : 10000.0f;
             h.rope_freq_scale_swa = h.arch == "gemma2" ? h.rope_freq_scale : 1.0f;
             if (f.find(a + "rope.freq_base_swa"))
-                h.rope_freq_base_swa = finite_positive(f, a + "rope.freq_base_swa", f.get_float(a + "rope.freq_base_swa"));
+                h.rope_freq_base_swa =
+                    finite_positive(f, a + "rope.freq_base_swa", f.get_float(a + "rope.freq_base_swa"));
         }
     }
     // phi3's long-context factors (LongRoPE) rescale frequencies and attention by context length; the runtime does
@@ -214,7 +218,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             f.fail("tensor 'token_embd.weight'", "shape " + shape_str(t->dims) + " is not [n_embd, n_vocab]");
         return *t;
     }();
-    h.n_vocab = static_cast<int32_t>(embd.dims[1]);
+    h.n_vocab    = static_cast<int32_t>(embd.dims[1]);
     const auto E = static_cast<uint64_t>(h.n_embd), V = static_cast<uint64_t>(h.n_vocab);
     const auto Q = static_cast<uint64_t>(h.n_embd_q()), KV = static_cast<uint64_t>(h.n_embd_kv());
     const auto FF = static_cast<uint64_t>(h.n_ff), HD = static_cast<uint64_t>(h.head_dim());
@@ -231,8 +235,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     h.rope_freqs = f.tensor("rope_freqs.weight") != nullptr;
     if (h.rope_freqs) {
         tc.require("rope_freqs.weight", {static_cast<uint64_t>(h.n_rot / 2)}, "[n_rot / 2]", true);
-        if (f.tensor("rope_freqs.weight")->type != GgmlType::F32)
-            f.fail("tensor 'rope_freqs.weight'", "must be f32");
+        if (f.tensor("rope_freqs.weight")->type != GgmlType::F32) f.fail("tensor 'rope_freqs.weight'", "must be f32");
     }
 
     h.fused_qkv     = f.tensor("blk.0.attn_qkv.weight") != nullptr;
@@ -277,8 +280,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     for (const auto& t : f.tensors())
         if (!tc.seen(t.name))
             f.fail("tensor '" + t.name + "'", "not part of a " + h.arch + " model with " + std::to_string(h.n_layer) +
-                                                  " layers as speculum runs it (unsupported or inconsistent with " +
-                                                  a + "block_count)");
+                                                  " layers as speculum runs it (unsupported or inconsistent with " + a +
+                                                  "block_count)");
     return h;
 }
 

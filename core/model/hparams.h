@@ -12,7 +12,7 @@
 
 namespace speculum::model {
 
-enum class RopeStyle { normal, neox };  // llama: adjacent pairs (GGUF weights are permuted); qwen2: halves
+enum class RopeStyle { normal, neox };    // llama: adjacent pairs (GGUF weights are permuted); qwen2: halves
 enum class FfnActivation { silu, gelu };  // SwiGLU (llama) or GeGLU with the tanh GELU (gemma)
 
 // The architectures hparams_from_gguf accepts, as one comma-separated list for messages.
@@ -20,16 +20,16 @@ const char* supported_architectures();
 bool is_supported_architecture(const std::string& arch);
 
 struct Hparams {
-    std::string arch;              // general.architecture (supported_architectures())
-    int32_t n_vocab      = 0;      // tokens (rows of token_embd)
-    int32_t n_ctx_train  = 2048;   // <arch>.context_length
-    int32_t n_embd       = 0;      // <arch>.embedding_length
-    int32_t n_layer      = 0;      // <arch>.block_count
-    int32_t n_head       = 0;      // <arch>.attention.head_count
-    int32_t n_head_kv    = 0;      // <arch>.attention.head_count_kv (defaults to n_head)
-    int32_t n_ff         = 0;      // <arch>.feed_forward_length
-    int32_t n_rot        = 0;      // <arch>.rope.dimension_count (defaults to head dim)
-    int32_t n_embd_head  = 0;      // <arch>.attention.key_length: the head dimension; 0 = n_embd / n_head
+    std::string arch;                  // general.architecture (supported_architectures())
+    int32_t n_vocab       = 0;         // tokens (rows of token_embd)
+    int32_t n_ctx_train   = 2048;      // <arch>.context_length
+    int32_t n_embd        = 0;         // <arch>.embedding_length
+    int32_t n_layer       = 0;         // <arch>.block_count
+    int32_t n_head        = 0;         // <arch>.attention.head_count
+    int32_t n_head_kv     = 0;         // <arch>.attention.head_count_kv (defaults to n_head)
+    int32_t n_ff          = 0;         // <arch>.feed_forward_length
+    int32_t n_rot         = 0;         // <arch>.rope.dimension_count (defaults to head dim)
+    int32_t n_embd_head   = 0;         // <arch>.attention.key_length: the head dimension; 0 = n_embd / n_head
     float rope_freq_base  = 10000.0f;  // <arch>.rope.freq_base
     float rope_freq_scale = 1.0f;      // 1 / <arch>.rope.scaling.factor (linear scaling), 1 when absent
     float rms_eps         = 1e-5f;     // <arch>.attention.layer_norm_rms_epsilon
@@ -40,10 +40,10 @@ struct Hparams {
                                     // frequencies (Llama 3.1+ long-context scaling); the runtime must apply them
 
     // ---- parts other architectures switch on (all off for llama / qwen2) ----
-    bool qk_norm          = false;  // attn_q_norm / attn_k_norm: RMSNorm of each head of q and k before RoPE
-                                    // (qwen3, gemma3)
-    bool post_norms       = false;  // post_attention_norm / post_ffw_norm: RMSNorm of each block's output before
-                                    // the residual add (gemma2, gemma3)
+    bool qk_norm = false;     // attn_q_norm / attn_k_norm: RMSNorm of each head of q and k before RoPE
+                              // (qwen3, gemma3)
+    bool post_norms = false;  // post_attention_norm / post_ffw_norm: RMSNorm of each block's output before
+                              // the residual add (gemma2, gemma3)
     FfnActivation ffn_act = FfnActivation::silu;
     bool scale_embd       = false;  // embeddings multiplied by sqrt(n_embd) (gemma)
     float attn_scale      = 0.0f;   // query scale; 0 = 1 / sqrt(head_dim)
@@ -51,7 +51,7 @@ struct Hparams {
     float final_softcap   = 0.0f;   // logits z -> c tanh(z / c); 0 = off (gemma2, gemma3 when set)
     // Sliding-window attention (gemma2, gemma3): a token at position p attends only positions > p - n_swa in the
     // layers swa_layers marks; 0 = none. Those layers take their RoPE base and scale from the _swa fields.
-    int32_t n_swa             = 0;
+    int32_t n_swa = 0;
     std::vector<uint8_t> swa_layers;  // (n_layer) 1 = windowed; empty = none
     float rope_freq_base_swa  = 10000.0f;
     float rope_freq_scale_swa = 1.0f;
@@ -62,7 +62,7 @@ struct Hparams {
     bool fused_gate_up = false;
 
     int32_t head_dim() const { return n_embd_head > 0 ? n_embd_head : (n_head > 0 ? n_embd / n_head : 0); }
-    int32_t n_embd_q() const { return head_dim() * n_head; }   // rows of wq, columns of wo
+    int32_t n_embd_q() const { return head_dim() * n_head; }  // rows of wq, columns of wo
     int32_t n_embd_kv() const { return head_dim() * n_head_kv; }
     bool is_swa(int32_t il) const {
         return n_swa > 0 && static_cast<size_t>(il) < swa_layers.size() && swa_layers[static_cast<size_t>(il)];

@@ -32,9 +32,8 @@ WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, s
 
 WeightView row_range(const WeightView& v, int64_t r0, int64_t r1) {
     if (v.compact || r0 < 0 || r1 < r0 || r1 > v.rows)
-        throw std::invalid_argument("row_range: rows [" + std::to_string(r0) + ", " + std::to_string(r1) +
-                                    ") of a " + (v.compact ? "compact " : "") + "matrix with " +
-                                    std::to_string(v.rows) + " rows");
+        throw std::invalid_argument("row_range: rows [" + std::to_string(r0) + ", " + std::to_string(r1) + ") of a " +
+                                    (v.compact ? "compact " : "") + "matrix with " + std::to_string(v.rows) + " rows");
     WeightView r = v;
     r.data       = v.row(r0);
     r.rows       = r1 - r0;
@@ -55,18 +54,25 @@ WeightView make_compact_view(kernels::CompactMatrix m) {
 
 std::vector<uint8_t> dense_copy(const WeightView& v) {
     std::vector<uint8_t> out(v.row_bytes() * static_cast<uint64_t>(v.rows));
-    if (v.compact) kernels::compact_decode_rows(out.data(), *v.compact, 0, v.rows);
-    else if (!out.empty()) std::memcpy(out.data(), v.data, out.size());
+    if (v.compact)
+        kernels::compact_decode_rows(out.data(), *v.compact, 0, v.rows);
+    else if (!out.empty())
+        std::memcpy(out.data(), v.data, out.size());
     return out;
 }
 
 const char* weight_memory_name(WeightMemory m) {
     switch (m) {
-        case WeightMemory::mapped: return "mapped";
-        case WeightMemory::large_pages: return "large-pages";
-        case WeightMemory::in_memory: return "in-memory";
-        case WeightMemory::large_pages_repacked: return "large-pages-repacked";
-        case WeightMemory::automatic: return "automatic";
+        case WeightMemory::mapped:
+            return "mapped";
+        case WeightMemory::large_pages:
+            return "large-pages";
+        case WeightMemory::in_memory:
+            return "in-memory";
+        case WeightMemory::large_pages_repacked:
+            return "large-pages-repacked";
+        case WeightMemory::automatic:
+            return "automatic";
     }
     return "unknown";
 }
@@ -239,14 +245,12 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
 
 // ---- loading ----
 
-Model Model::load(const std::string& path, const ProgressFn& progress, const CancelToken& cancel,
-                  WeightMemory memory) {
+Model Model::load(const std::string& path, const ProgressFn& progress, const CancelToken& cancel, WeightMemory memory) {
     report(progress, 0.0, "mapping " + path);
     return from_gguf(GgufFile::open(path), progress, cancel, memory);
 }
 
-Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const CancelToken& cancel,
-                       WeightMemory memory) {
+Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const CancelToken& cancel, WeightMemory memory) {
     auto owner           = std::make_shared<const GgufFile>(std::move(file_in));
     const GgufFile& file = *owner;
     Model m;
@@ -266,8 +270,7 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         cancel.throw_if_cancelled();
-        report(progress, span * il / hp.n_layer,
-               "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
+        report(progress, span * il / hp.n_layer, "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
         LayerWeights& L     = m.m_w.layers[static_cast<size_t>(il)];
         const std::string p = "blk." + std::to_string(il) + ".";
         L.attn_norm         = vector_of(file, p + "attn_norm.weight");

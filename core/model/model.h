@@ -51,19 +51,20 @@ WeightView row_range(const WeightView& v, int64_t r0, int64_t r1);
 WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, std::vector<uint8_t> bytes);
 
 struct LayerWeights {
-    std::vector<float> attn_norm;   // (n_embd)
-    WeightView wq, wk, wv, wo;      // (n_embd_q, n_embd), (n_embd_kv, n_embd) x2, (n_embd, n_embd_q)
-    std::vector<float> bq, bk, bv;  // (n_embd_q), (n_embd_kv) x2; empty unless hparams.qkv_bias
-    std::vector<float> q_norm, k_norm;                // (head_dim) each; empty unless hparams.qk_norm
+    std::vector<float> attn_norm;                      // (n_embd)
+    WeightView wq, wk, wv, wo;                         // (n_embd_q, n_embd), (n_embd_kv, n_embd) x2, (n_embd, n_embd_q)
+    std::vector<float> bq, bk, bv;                     // (n_embd_q), (n_embd_kv) x2; empty unless hparams.qkv_bias
+    std::vector<float> q_norm, k_norm;                 // (head_dim) each; empty unless hparams.qk_norm
     std::vector<float> attn_post_norm, ffn_post_norm;  // (n_embd) each; empty unless hparams.post_norms
-    std::vector<float> ffn_norm;    // (n_embd)
-    WeightView w_gate, w_up;        // (n_ff, n_embd)
-    WeightView w_down;              // (n_embd, n_ff)
+    std::vector<float> ffn_norm;                       // (n_embd)
+    WeightView w_gate, w_up;                           // (n_ff, n_embd)
+    WeightView w_down;                                 // (n_embd, n_ff)
 
     // Bytes of the f32 vectors (norms and biases) one pass reads: of the attention block, the FFN block, both.
     uint64_t attn_vector_bytes() const {
         return (attn_norm.size() + bq.size() + bk.size() + bv.size() + q_norm.size() + k_norm.size() +
-                attn_post_norm.size()) * sizeof(float);
+                attn_post_norm.size()) *
+               sizeof(float);
     }
     uint64_t ffn_vector_bytes() const { return (ffn_norm.size() + ffn_post_norm.size()) * sizeof(float); }
     uint64_t vector_bytes() const { return attn_vector_bytes() + ffn_vector_bytes(); }

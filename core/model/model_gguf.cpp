@@ -26,7 +26,7 @@ void add_stacked(GgufWriter& g, const std::string& name, std::vector<const Weigh
         return;
     }
     std::vector<uint8_t> bytes;
-    uint64_t rows = 0;
+    uint64_t rows          = 0;
     kernels::GgmlType type = first.type == kernels::GgmlType::Q8_0_X8 ? kernels::GgmlType::Q8_0 : first.type;
     for (const WeightView* v : parts) {
         const kernels::GgmlType t = v->type == kernels::GgmlType::Q8_0_X8 ? kernels::GgmlType::Q8_0 : v->type;
@@ -47,7 +47,9 @@ void add_stacked(GgufWriter& g, const std::string& name, std::vector<const Weigh
     g.add_tensor(name, {static_cast<uint64_t>(first.cols), rows}, type, bytes.data(), bytes.size());
 }
 
-void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) { add_stacked(g, name, {&v}); }
+void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) {
+    add_stacked(g, name, {&v});
+}
 
 // The period P with which llama.cpp's set_swa_pattern(P) gives these flags (every P-th layer global), or 0.
 uint32_t swa_period_of(const std::vector<uint8_t>& flags, int32_t n_layer) {

@@ -130,8 +130,10 @@ void SyntheticSpec::validate() const {
     if (n_vocab < 1 || n_vocab > (1 << 20)) fail("n_vocab", "must be in [1, 2^20]");
     if (n_embd < 1 || n_embd > 65536) fail("n_embd", "must be in [1, 65536]");
     if (n_layer < 1 || n_layer > 1024) fail("n_layer", "must be in [1, 1024]");
-    if (n_embd_head < 0 || n_embd_head % 2 != 0 || n_embd_head > 4096) fail("n_embd_head", "must be even and in [0, 4096]");
-    if (n_head < 1 || (n_embd_head == 0 && n_embd % n_head != 0)) fail("n_head", "must divide n_embd (or set n_embd_head)");
+    if (n_embd_head < 0 || n_embd_head % 2 != 0 || n_embd_head > 4096)
+        fail("n_embd_head", "must be even and in [0, 4096]");
+    if (n_head < 1 || (n_embd_head == 0 && n_embd % n_head != 0))
+        fail("n_head", "must divide n_embd (or set n_embd_head)");
     if (n_swa < 0) fail("n_swa", "must be >= 0");
     if (swa_period < 0 || swa_period > n_layer + 1) fail("swa_period", "must be in [0, n_layer + 1]");
     if (n_head_kv < 1 || n_head % n_head_kv != 0) fail("n_head_kv", "must divide n_head");
@@ -144,7 +146,8 @@ void SyntheticSpec::validate() const {
     if (!(rope_freq_scale > 0.0f)) fail("rope_freq_scale", "must be > 0");
     if (rope_freqs && arch != "llama") fail("rope_freqs", "only llama models carry rope_freqs.weight");
     const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(type);
-    if (!tr || !parse_weight_type(tr->name)) fail("type", "expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4");
+    if (!tr || !parse_weight_type(tr->name))
+        fail("type", "expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4");
     const int32_t bs = static_cast<int32_t>(tr->block_size);
     if (n_embd % bs != 0 || n_ff % bs != 0 || (head_dim * n_head) % bs != 0)
         fail("type", std::string("n_embd, n_ff and n_head * head_dim must be multiples of the ") + tr->name +
@@ -227,11 +230,11 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
         const bool g2 = s.arch == "gemma2";
         hp.post_norms = true, hp.ffn_act = FfnActivation::gelu, hp.scale_embd = true;
         const bool is_27b = (g2 && s.n_layer == 46) || (!g2 && s.n_layer == 62);
-        hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? s.n_embd / s.n_head : hp.head_dim()));
+        hp.attn_scale     = 1.0f / std::sqrt(static_cast<float>(is_27b ? s.n_embd / s.n_head : hp.head_dim()));
         if (g2) hp.attn_softcap = 50.0f, hp.final_softcap = 30.0f;
         if (g2 || s.n_swa > 0) {
-            hp.n_swa                = s.n_swa > 0 ? s.n_swa : 4096;
-            const uint32_t period   = s.swa_period > 0 ? static_cast<uint32_t>(s.swa_period) : (g2 ? 2u : 6u);
+            hp.n_swa              = s.n_swa > 0 ? s.n_swa : 4096;
+            const uint32_t period = s.swa_period > 0 ? static_cast<uint32_t>(s.swa_period) : (g2 ? 2u : 6u);
             for (int32_t il = 0; il < s.n_layer; ++il)
                 hp.swa_layers.push_back(static_cast<uint32_t>(il) % period < period - 1);
             hp.rope_freq_base_swa  = g2 ? s.rope_freq_base : 10000.0f;
@@ -284,7 +287,7 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
         for (int32_t i = 0; i < half; ++i)
             w.rope_freqs.push_back(1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(std::max(1, half - 1)));
     }
-    w.output      = hp.tied_output ? w.token_embd : mat(hp.n_vocab, e);
+    w.output = hp.tied_output ? w.token_embd : mat(hp.n_vocab, e);
     report(progress, 1.0, "built");
     return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));
 }

@@ -1,6 +1,6 @@
-// Random-weight models of every supported architecture for tests and benchmarks: built in memory (owned buffers) or written as GGUF.
-// Weights are random bit patterns with a per-matrix scale of about 1/sqrt(cols), not trained: logits are
-// meaningful only as numbers to compare between code paths, and timings only as memory traffic.
+// Random-weight models of every supported architecture for tests and benchmarks: built in memory (owned buffers) or
+// written as GGUF. Weights are random bit patterns with a per-matrix scale of about 1/sqrt(cols), not trained: logits
+// are meaningful only as numbers to compare between code paths, and timings only as memory traffic.
 #pragma once
 
 #include "core/cancel.h"
@@ -18,23 +18,23 @@ struct SyntheticSpec {
     // llama (normal RoPE), qwen2 (QKV biases, neox RoPE), qwen3 (q/k norms), gemma2 (GeGLU, post-norms, soft-caps,
     // sliding windows), gemma3 (gemma2's parts with q/k norms and no soft-caps), phi3 (fused QKV and gate/up),
     // smollm3 (every 4th layer without RoPE)
-    std::string arch       = "llama";
-    int32_t n_vocab        = 256;                     // tokens
-    int32_t n_embd         = 64;                      // model width
-    int32_t n_layer        = 2;                       // blocks
-    int32_t n_head         = 4;                       // query heads
-    int32_t n_head_kv      = 2;                       // KV heads (GQA when < n_head)
-    int32_t n_ff           = 128;                     // feed-forward width
-    int32_t n_ctx          = 256;                     // training context length written to the metadata
-    int32_t n_rot          = 0;                       // rotated dims per head; 0 = the whole head
-    int32_t n_embd_head    = 0;                       // head dimension (attention.key_length); 0 = n_embd / n_head
-    int32_t n_swa          = 0;  // gemma2/gemma3: sliding window (tokens); 0 = none for gemma3, 4096 for gemma2
-    int32_t swa_period     = 0;  // every swa_period-th layer is global; 0 = the architecture's (gemma2 2, gemma3 6)
-    float rope_freq_base   = 10000.0f;                // RoPE base
-    float rope_freq_scale  = 1.0f;                    // linear RoPE scaling (positions are multiplied by it)
-    bool tied_output       = false;                   // no output.weight: the LM head reuses token_embd
-    bool rope_freqs        = false;  // llama: a rope_freqs.weight of Llama 3.1-style divisors (1 for high frequencies
-                                     // rising to 8 for the lowest), as the long-context Llama 3.x files carry
+    std::string arch      = "llama";
+    int32_t n_vocab       = 256;  // tokens
+    int32_t n_embd        = 64;   // model width
+    int32_t n_layer       = 2;    // blocks
+    int32_t n_head        = 4;    // query heads
+    int32_t n_head_kv     = 2;    // KV heads (GQA when < n_head)
+    int32_t n_ff          = 128;  // feed-forward width
+    int32_t n_ctx         = 256;  // training context length written to the metadata
+    int32_t n_rot         = 0;    // rotated dims per head; 0 = the whole head
+    int32_t n_embd_head   = 0;    // head dimension (attention.key_length); 0 = n_embd / n_head
+    int32_t n_swa         = 0;    // gemma2/gemma3: sliding window (tokens); 0 = none for gemma3, 4096 for gemma2
+    int32_t swa_period    = 0;    // every swa_period-th layer is global; 0 = the architecture's (gemma2 2, gemma3 6)
+    float rope_freq_base  = 10000.0f;  // RoPE base
+    float rope_freq_scale = 1.0f;      // linear RoPE scaling (positions are multiplied by it)
+    bool tied_output      = false;     // no output.weight: the LM head reuses token_embd
+    bool rope_freqs       = false;     // llama: a rope_freqs.weight of Llama 3.1-style divisors (1 for high frequencies
+                                       // rising to 8 for the lowest), as the long-context Llama 3.x files carry
     kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
     uint64_t seed          = 1;                       // weights are a pure function of the spec
     bool operator==(const SyntheticSpec&) const = default;

@@ -16,8 +16,8 @@ using detail::TokenizerImpl;
 namespace {
 
 // Token texts llama.cpp treats as end-of-generation (and forces to control type) whatever the metadata says.
-constexpr const char* k_eog_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-                                       "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>"};
+constexpr const char* k_eog_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",  "<|endoftext|>",
+                                       "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>"};
 
 bool is_special_type(TokenType t) {
     return t == TokenType::control || t == TokenType::user_defined || t == TokenType::unknown;
@@ -127,7 +127,7 @@ std::vector<Fragment> partition(const TokenizerImpl& t, std::string_view text, b
                 continue;
             }
             const std::string_view span = text.substr(f.off, f.len);
-            size_t from = 0;
+            size_t from                 = 0;
             for (size_t hit; (hit = span.find(tok, from)) != std::string_view::npos; from = hit + tok.size()) {
                 if (hit > from) next.push_back({-1, f.off + from, hit - from});
                 next.push_back({id, 0, 0});
@@ -143,9 +143,9 @@ std::vector<Fragment> partition(const TokenizerImpl& t, std::string_view text, b
 
 Tokenizer Tokenizer::from_vocab(Vocab vocab) {
     vocab.validate();
-    auto impl   = std::make_shared<TokenizerImpl>();
-    Vocab& v    = impl->vocab;
-    v           = std::move(vocab);
+    auto impl    = std::make_shared<TokenizerImpl>();
+    Vocab& v     = impl->vocab;
+    v            = std::move(vocab);
     const auto n = static_cast<size_t>(v.size());
     if (v.types.empty()) v.types.assign(n, TokenType::normal);
 
@@ -169,14 +169,13 @@ Tokenizer Tokenizer::from_vocab(Vocab vocab) {
     });
 
     if (v.model == VocabModel::bpe) {
-        impl->regex                = detail::bpe_regex_for(v.pre);  // throws for a pre-tokenizer it does not know
+        impl->regex                  = detail::bpe_regex_for(v.pre);  // throws for a pre-tokenizer it does not know
         const detail::BpePre& family = *detail::bpe_pre_for(v.pre);
-        impl->clean_spaces         = family.clean_spaces;
-        impl->ignore_merges        = family.ignore_merges;
+        impl->clean_spaces           = family.clean_spaces;
+        impl->ignore_merges          = family.ignore_merges;
         impl->ranks.reserve(v.merges.size());
         for (size_t r = 0; r < v.merges.size(); ++r)  // a repeated pair keeps its first (lowest) rank
-            impl->ranks.emplace(detail::bpe_pair_key(v.merges[r].first, v.merges[r].second),
-                                static_cast<int32_t>(r));
+            impl->ranks.emplace(detail::bpe_pair_key(v.merges[r].first, v.merges[r].second), static_cast<int32_t>(r));
     }
 
     impl->pieces.resize(n);
@@ -226,8 +225,8 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool render_speci
     for (int32_t id : ids) {
         check_id(id);
         const std::string& piece = t.pieces[static_cast<size_t>(id)];
-        const bool hidden = !render_special && (t.vocab.type(id) == TokenType::control ||
-                                                t.vocab.type(id) == TokenType::unknown);
+        const bool hidden =
+            !render_special && (t.vocab.type(id) == TokenType::control || t.vocab.type(id) == TokenType::unknown);
         if (!hidden) out.append(piece, strip_space && !piece.empty() && piece[0] == ' ' ? 1 : 0);
         strip_space = false;
     }
@@ -248,16 +247,26 @@ void Tokenizer::check_id(int32_t id) const {
                                 std::to_string(m_impl->vocab.size()) + ")");
 }
 
-const Vocab& Tokenizer::vocab() const { return m_impl->vocab; }
-int32_t Tokenizer::n_tokens() const { return m_impl->vocab.size(); }
-int32_t Tokenizer::bos() const { return m_impl->vocab.bos; }
-int32_t Tokenizer::eos() const { return m_impl->vocab.eos; }
+const Vocab& Tokenizer::vocab() const {
+    return m_impl->vocab;
+}
+int32_t Tokenizer::n_tokens() const {
+    return m_impl->vocab.size();
+}
+int32_t Tokenizer::bos() const {
+    return m_impl->vocab.bos;
+}
+int32_t Tokenizer::eos() const {
+    return m_impl->vocab.eos;
+}
 
 bool Tokenizer::is_eog(int32_t id) const {
     return id >= 0 && id < m_impl->vocab.size() && m_impl->eog[static_cast<size_t>(id)] != 0;
 }
 
-int32_t Tokenizer::token_id(std::string_view text) const { return m_impl->find(text); }
+int32_t Tokenizer::token_id(std::string_view text) const {
+    return m_impl->find(text);
+}
 
 std::optional<Tokenizer> tokenizer_of(const GgufFile& file, std::string* why_none) {
     if (!file.find("tokenizer.ggml.tokens")) {

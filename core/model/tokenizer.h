@@ -43,7 +43,7 @@ public:
     int32_t n_tokens() const;
     int32_t bos() const;  // -1 when the vocabulary has none
     int32_t eos() const;
-    bool is_eog(int32_t id) const;                // end of generation (eos, eot, ...); false for invalid ids
+    bool is_eog(int32_t id) const;                  // end of generation (eos, eot, ...); false for invalid ids
     int32_t token_id(std::string_view text) const;  // exact token text lookup, -1 when absent
 
 private:

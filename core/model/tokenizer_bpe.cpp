@@ -43,12 +43,12 @@ static constexpr const char* k_deepseek3_pattern =
 // DeepSeek LLM's letters (an explicit list of cased scripts, from its tokenizer.json).
 static constexpr const char* k_deepseek_llm_letters =
     R"(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)";
-static constexpr const char* k_cjk_hangul = R"([一-龥ࠀ-一가-퟿]+)";
+static constexpr const char* k_cjk_hangul    = R"([一-龥ࠀ-一가-퟿]+)";
 static constexpr const char* k_bloom_pattern = R"( ?[^(\s|.,!?…。，、।۔،)]+)";
 
 // tokenizer.ggml.pre values and what llama.cpp's llama_vocab::impl::load sets for each: the split patterns in
 // order, ignore_merges, clean_spaces, add_bos.
-using P = std::array<const char*, BpePre::kMaxPatterns>;
+using P                      = std::array<const char*, BpePre::kMaxPatterns>;
 static const BpePre k_pres[] = {
     {"gpt-2", P{k_gpt2_pattern}, false, true, false},
     {"phi-2", P{k_gpt2_pattern}, false, true, false},
@@ -71,7 +71,8 @@ static const BpePre k_pres[] = {
     {"megrez", P{k_qwen2_pattern}, false, true, false},
     {"stablelm2", P{k_qwen2_pattern}, false, true, false},
     {"qwen35", P{k_qwen35_pattern}, false, false, false},
-    {"deepseek-llm", P{"[\r\n]", k_deepseek_llm_letters, R"(\s?[!-/:-~！-／：-～‘-‟　-。]+)", R"(\s+$)", k_cjk_hangul, R"(\p{N}+)"},
+    {"deepseek-llm",
+     P{"[\r\n]", k_deepseek_llm_letters, R"(\s?[!-/:-~！-／：-～‘-‟　-。]+)", R"(\s+$)", k_cjk_hangul, R"(\p{N}+)"},
      false, false, false},
     {"deepseek-coder", P{"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", k_cjk_hangul, R"(\p{N})"}, false, false, false},
     {"deepseek-v3", P{R"(\p{N}{1,3})", R"([一-龥぀-ゟ゠-ヿ]+)", k_deepseek3_pattern}, false, false, false},
@@ -119,15 +120,15 @@ std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre) {
     auto re = std::make_shared<BpeRegex>();
     for (const char* pattern : spec->patterns) {
         if (!pattern) break;
-        int err       = 0;
-        PCRE2_SIZE at = 0;
-        pcre2_code* code =
-            pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
+        int err          = 0;
+        PCRE2_SIZE at    = 0;
+        pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
+                                         PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
         if (!code) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(err, msg, sizeof msg);
-            throw std::runtime_error("PCRE2 cannot compile the '" + pre + "' pattern: " +
-                                     reinterpret_cast<const char*>(msg));
+            throw std::runtime_error("PCRE2 cannot compile the '" + pre +
+                                     "' pattern: " + reinterpret_cast<const char*>(msg));
         }
         pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // optional: the interpreter is the fallback
         re->codes.push_back(code);

@@ -77,18 +77,18 @@ inline bool merge_symbols(std::vector<MergeSymbol>& syms, int left, int right, s
 // pre-tokenizers, llama.cpp's unicode_regex_split).
 struct BpePre {
     static constexpr size_t kMaxPatterns = 6;
-    const char* name;                                   // tokenizer.ggml.pre
-    std::array<const char*, kMaxPatterns> patterns;     // PCRE2 patterns, unused ones nullptr
-    bool ignore_merges;  // a word that is a token is taken whole (Llama 3)
-    bool clean_spaces;   // decode: " ," -> ",", ...
-    bool add_bos;        // default of tokenizer.ggml.add_bos_token (when bos is set)
+    const char* name;                                // tokenizer.ggml.pre
+    std::array<const char*, kMaxPatterns> patterns;  // PCRE2 patterns, unused ones nullptr
+    bool ignore_merges;                              // a word that is a token is taken whole (Llama 3)
+    bool clean_spaces;                               // decode: " ," -> ",", ...
+    bool add_bos;                                    // default of tokenizer.ggml.add_bos_token (when bos is set)
 };
 // Every tokenizer.ggml.pre value that bpe_pre_for knows, comma-separated (for messages and docs).
 std::string bpe_pre_names();
 const BpePre* bpe_pre_for(const std::string& pre);  // nullptr when not supported
 
 struct BpeRegex;  // compiled pre-tokenizer (PCRE2), defined in tokenizer_bpe.cpp
-std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre);  // throws std::invalid_argument
+std::shared_ptr<const BpeRegex> bpe_regex_for(const std::string& pre);                 // throws std::invalid_argument
 std::vector<std::string> bpe_pre_tokenize(const BpeRegex& re, std::string_view text);  // byte-encoded words
 
 // Hash for string-keyed maps that can be probed with a string_view (no temporary std::string per lookup).
@@ -99,15 +99,15 @@ struct StringHash {
 using StringMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
 struct TokenizerImpl {
-    Vocab vocab;                                      // types filled in and fixed up (EOG-looking -> control)
-    StringMap to_id;                                  // token text -> id (empty texts are left out)
-    StringMap ranks;                                  // bpe_pair_key(left, right) -> merge rank
-    std::vector<int32_t> specials;                    // control/user-defined/unknown ids, longest text first
-    std::vector<uint8_t> eog;                         // id -> ends generation
-    std::vector<std::string> pieces;                  // id -> piece with special tokens rendered
-    std::shared_ptr<const BpeRegex> regex;            // BPE only
-    bool clean_spaces = false;                        // BPE decode: " ," -> ",", " 's" -> "'s", ...
-    bool ignore_merges = false;                       // BPE: whole-word tokens skip the merges (BpePre)
+    Vocab vocab;                            // types filled in and fixed up (EOG-looking -> control)
+    StringMap to_id;                        // token text -> id (empty texts are left out)
+    StringMap ranks;                        // bpe_pair_key(left, right) -> merge rank
+    std::vector<int32_t> specials;          // control/user-defined/unknown ids, longest text first
+    std::vector<uint8_t> eog;               // id -> ends generation
+    std::vector<std::string> pieces;        // id -> piece with special tokens rendered
+    std::shared_ptr<const BpeRegex> regex;  // BPE only
+    bool clean_spaces  = false;             // BPE decode: " ," -> ",", " 's" -> "'s", ...
+    bool ignore_merges = false;             // BPE: whole-word tokens skip the merges (BpePre)
 
     int32_t find(std::string_view text) const {
         auto it = to_id.find(text);

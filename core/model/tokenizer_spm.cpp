@@ -26,8 +26,8 @@ struct BigramLess {
 // <0xXX> for a byte, else the byte itself as a token, else unk (llama.cpp would throw here; -1: dropped).
 int32_t byte_token(const TokenizerImpl& t, uint8_t byte) {
     static constexpr char k_hex[] = "0123456789ABCDEF";
-    const char name[7] = {'<', '0', 'x', k_hex[byte >> 4], k_hex[byte & 15], '>', 0};
-    int32_t id = t.find(std::string_view(name, 6));
+    const char name[7]            = {'<', '0', 'x', k_hex[byte >> 4], k_hex[byte & 15], '>', 0};
+    int32_t id                    = t.find(std::string_view(name, 6));
     if (id < 0) id = t.find(std::string_view(reinterpret_cast<const char*>(&byte), 1));
     return id >= 0 ? id : t.vocab.unk;
 }

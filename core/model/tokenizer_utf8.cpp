@@ -9,7 +9,7 @@ std::vector<uint32_t> utf8_to_cpts(std::string_view s) {
     std::vector<uint32_t> out;
     out.reserve(s.size());
     auto cont = [&](size_t i) { return i < s.size() && (static_cast<uint8_t>(s[i]) & 0xC0) == 0x80; };
-    size_t i = 0;
+    size_t i  = 0;
     while (i < s.size()) {
         const uint8_t b = static_cast<uint8_t>(s[i]);
         uint32_t cpt    = 0xFFFD;
@@ -64,7 +64,7 @@ struct ByteMap {
     ByteMap() {
         from.fill(-1);
         auto printable = [](int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE; };
-        uint32_t next = 256;
+        uint32_t next  = 256;
         for (int b = 0; b < 256; ++b) {
             cpt[b] = printable(b) ? static_cast<uint32_t>(b) : next++;
             append_utf8(to_unicode[b], cpt[b]);
@@ -80,8 +80,12 @@ const ByteMap& byte_map() {
 
 }  // namespace
 
-const std::string& byte_to_unicode(uint8_t byte) { return byte_map().to_unicode[byte]; }
+const std::string& byte_to_unicode(uint8_t byte) {
+    return byte_map().to_unicode[byte];
+}
 
-int byte_from_unicode(uint32_t cpt) { return cpt < 512 ? byte_map().from[cpt] : -1; }
+int byte_from_unicode(uint32_t cpt) {
+    return cpt < 512 ? byte_map().from[cpt] : -1;
+}
 
 }  // namespace speculum::model::detail

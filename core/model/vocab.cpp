@@ -19,16 +19,15 @@ void Vocab::validate() const {
     if (!scores.empty() && scores.size() != n)
         fail("tokenizer.ggml.scores", std::to_string(scores.size()) + " scores for " + std::to_string(n) + " tokens");
     if (!types.empty() && types.size() != n)
-        fail("tokenizer.ggml.token_type",
-             std::to_string(types.size()) + " types for " + std::to_string(n) + " tokens");
+        fail("tokenizer.ggml.token_type", std::to_string(types.size()) + " types for " + std::to_string(n) + " tokens");
     for (size_t i = 0; i < types.size(); ++i) {
         const auto t = static_cast<int32_t>(types[i]);
         if (t < 0 || t > static_cast<int32_t>(TokenType::byte))
             fail("tokenizer.ggml.token_type", "token " + std::to_string(i) + " has unknown type " + std::to_string(t));
     }
     const std::pair<const char*, int32_t> ids[] = {
-        {"tokenizer.ggml.bos_token_id", bos},     {"tokenizer.ggml.eos_token_id", eos},
-        {"tokenizer.ggml.unknown_token_id", unk}, {"tokenizer.ggml.padding_token_id", pad},
+        {"tokenizer.ggml.bos_token_id", bos},       {"tokenizer.ggml.eos_token_id", eos},
+        {"tokenizer.ggml.unknown_token_id", unk},   {"tokenizer.ggml.padding_token_id", pad},
         {"tokenizer.ggml.seperator_token_id", sep},
     };
     for (const auto& [key, id] : ids) {

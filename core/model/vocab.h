@@ -27,15 +27,15 @@ enum class TokenType : int32_t {
 
 struct Vocab {
     VocabModel model = VocabModel::spm;
-    std::vector<std::string> tokens;                         // id -> text (SPM: spaces as U+2581; BPE: byte-mapped)
-    std::vector<float> scores;                               // id -> score (SPM merge priority); empty = all 0
-    std::vector<TokenType> types;                            // id -> type; empty = all normal
-    std::vector<std::pair<std::string, std::string>> merges; // BPE: merge rank = index (0 merges first)
-    int32_t bos = -1;                                        // special ids, -1 when absent
-    int32_t eos = -1;
-    int32_t unk = -1;
-    int32_t pad = -1;
-    int32_t sep = -1;
+    std::vector<std::string> tokens;                          // id -> text (SPM: spaces as U+2581; BPE: byte-mapped)
+    std::vector<float> scores;                                // id -> score (SPM merge priority); empty = all 0
+    std::vector<TokenType> types;                             // id -> type; empty = all normal
+    std::vector<std::pair<std::string, std::string>> merges;  // BPE: merge rank = index (0 merges first)
+    int32_t bos           = -1;                               // special ids, -1 when absent
+    int32_t eos           = -1;
+    int32_t unk           = -1;
+    int32_t pad           = -1;
+    int32_t sep           = -1;
     bool add_bos          = false;  // encode(add_special=true) prepends bos
     bool add_eos          = false;  // encode(add_special=true) appends eos
     bool add_space_prefix = false;  // SPM: a leading space before text (llama default true); decode strips it

@@ -44,12 +44,12 @@ Vocab vocab_from_gguf(const GgufFile& f) {
 
     const GgufValue& tokens = read_array(f, "tokenizer.ggml.tokens");
     if (tokens.array_type != GgufType::STRING)
-        f.fail("tokenizer.ggml.tokens", std::string("expected an array of string, got array of ") +
-                                            gguf_type_name(tokens.array_type));
+        f.fail("tokenizer.ggml.tokens",
+               std::string("expected an array of string, got array of ") + gguf_type_name(tokens.array_type));
     if (tokens.strings.empty()) f.fail("tokenizer.ggml.tokens", "empty vocabulary");
     if (tokens.strings.size() > static_cast<size_t>(INT32_MAX)) f.fail("tokenizer.ggml.tokens", "too many tokens");
-    v.tokens         = tokens.strings;
-    const size_t n   = v.tokens.size();
+    v.tokens       = tokens.strings;
+    const size_t n = v.tokens.size();
 
     if (const GgufValue* s = f.find("tokenizer.ggml.scores")) {
         if (s->type != GgufType::ARRAY || !(s->array_type == GgufType::FLOAT32 || s->array_type == GgufType::INT32))
@@ -58,8 +58,8 @@ Vocab vocab_from_gguf(const GgufFile& f) {
         if (m < n) f.fail("tokenizer.ggml.scores", std::to_string(m) + " scores for " + std::to_string(n) + " tokens");
         v.scores.resize(n);
         for (size_t i = 0; i < n; ++i)
-            v.scores[i] = s->array_type == GgufType::FLOAT32 ? static_cast<float>(s->floats[i])
-                                                             : static_cast<float>(s->ints[i]);
+            v.scores[i] =
+                s->array_type == GgufType::FLOAT32 ? static_cast<float>(s->floats[i]) : static_cast<float>(s->ints[i]);
     }
     if (const GgufValue* t = f.find("tokenizer.ggml.token_type")) {
         if (t->type != GgufType::ARRAY || t->array_type != GgufType::INT32)
@@ -72,14 +72,13 @@ Vocab vocab_from_gguf(const GgufFile& f) {
             const int64_t x = t->ints[i];
             // llama.cpp maps unknown values to "undefined" (a token that decodes to nothing); so do we.
             v.types[i] = (x >= 0 && x <= static_cast<int64_t>(TokenType::byte)) ? static_cast<TokenType>(x)
-                                                                                   : TokenType::undefined;
+                                                                                : TokenType::undefined;
         }
     }
 
     if (v.model == VocabModel::bpe) {
         const GgufValue& merges = read_array(f, "tokenizer.ggml.merges");
-        if (merges.array_type != GgufType::STRING)
-            f.fail("tokenizer.ggml.merges", "expected an array of string");
+        if (merges.array_type != GgufType::STRING) f.fail("tokenizer.ggml.merges", "expected an array of string");
         v.merges.reserve(merges.strings.size());
         for (size_t i = 0; i < merges.strings.size(); ++i) {
             const std::string& m = merges.strings[i];
@@ -92,14 +91,14 @@ Vocab vocab_from_gguf(const GgufFile& f) {
     }
 
     // Defaults as in llama.cpp's llama_vocab::impl::load (gpt2's legacy default id 11 is not copied).
-    const bool spm     = v.model == VocabModel::spm;
-    v.bos              = read_token_id(f, "tokenizer.ggml.bos_token_id", spm && n > 1 ? 1 : -1, n);
-    v.eos              = read_token_id(f, "tokenizer.ggml.eos_token_id", spm && n > 2 ? 2 : -1, n);
-    v.unk              = read_token_id(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, n);
-    v.pad              = read_token_id(f, "tokenizer.ggml.padding_token_id", -1, n);
-    v.sep              = read_token_id(f, "tokenizer.ggml.seperator_token_id", -1, n);  // sic: llama.cpp's key
+    const bool spm            = v.model == VocabModel::spm;
+    v.bos                     = read_token_id(f, "tokenizer.ggml.bos_token_id", spm && n > 1 ? 1 : -1, n);
+    v.eos                     = read_token_id(f, "tokenizer.ggml.eos_token_id", spm && n > 2 ? 2 : -1, n);
+    v.unk                     = read_token_id(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, n);
+    v.pad                     = read_token_id(f, "tokenizer.ggml.padding_token_id", -1, n);
+    v.sep                     = read_token_id(f, "tokenizer.ggml.seperator_token_id", -1, n);  // sic: llama.cpp's key
     const detail::BpePre* pre = v.model == VocabModel::bpe ? detail::bpe_pre_for(v.pre) : nullptr;
-    v.add_bos = f.get_bool_or("tokenizer.ggml.add_bos_token", spm || (pre && pre->add_bos && v.bos >= 0));
+    v.add_bos          = f.get_bool_or("tokenizer.ggml.add_bos_token", spm || (pre && pre->add_bos && v.bos >= 0));
     v.add_eos          = f.get_bool_or("tokenizer.ggml.add_eos_token", false);
     v.add_space_prefix = f.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
 

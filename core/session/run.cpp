@@ -15,7 +15,7 @@ namespace speculum::session {
 using engine::SpecConfig;
 
 std::shared_ptr<engine::CompositeDrafter> make_draft_stack(const SpecConfig& cfg, const model::Model& target,
-                                                   const drafts::DrafterOptions& options) {
+                                                           const drafts::DrafterOptions& options) {
     std::vector<engine::LevelMaterial> mats;
     drafts::DrafterOptions o = options;
     o.context                = cfg.context;
@@ -56,7 +56,8 @@ std::vector<RunPrompt> resolve_prompts(const SpecConfig& cfg, const model::Token
             if (static_cast<int32_t>(out.size()) >= cfg.max_prompts) break;
             const std::string where = cfg.dataset + ":" + std::to_string(p.line);
             if (!p.messages.empty() && !tokenizer) encode("", where);  // the no-tokenizer message
-            const std::string text = data::prompt_text(p, tokenizer ? tokenizer->vocab().chat_template : "", cfg.dataset);
+            const std::string text =
+                data::prompt_text(p, tokenizer ? tokenizer->vocab().chat_template : "", cfg.dataset);
             out.push_back({p.id, p.task, encode(text, where, !p.messages.empty()),
                            std::min(p.max_new_tokens, cfg.max_new_tokens)});
         }
@@ -115,7 +116,7 @@ RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hook
     out.drafter      = drafter_name(cfg, tm, *stack);
     if (hooks.on_start) hooks.on_start(out.drafter, prompts);
 
-    const double n = double(prompts.size());
+    const double n   = double(prompts.size());
     double agreement = 0;
     int checked      = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {
@@ -149,7 +150,7 @@ RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hook
     if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty()) {
         const engine::RunStats& t = out.total;
         const double mean_ctx     = (double(t.n_prompt) + 0.5 * double(t.n_generated)) / n;
-        out.cassandra_j           = drafts::measured_cassandra_j(cfg.levels[0], tm, t.n_drafted, t.n_accepted, mean_ctx);
+        out.cassandra_j = drafts::measured_cassandra_j(cfg.levels[0], tm, t.n_drafted, t.n_accepted, mean_ctx);
     }
     return out;
 }

@@ -50,8 +50,8 @@ struct RunHooks {
     ProgressFn progress;
     // Once the draft stack is built, before the first prompt: its name and the prompts.
     std::function<void(const std::string& drafter, const std::vector<RunPrompt>&)> on_start;
-    std::function<void(size_t prompt, const RunPrompt&)> on_prompt;             // before prompt `prompt` decodes
-    std::function<void(size_t prompt, const engine::TokenEvent&)> on_token;     // each committed token
+    std::function<void(size_t prompt, const RunPrompt&)> on_prompt;              // before prompt `prompt` decodes
+    std::function<void(size_t prompt, const engine::TokenEvent&)> on_token;      // each committed token
     std::function<void(size_t prompt, const struct PromptRun&)> on_prompt_done;  // after its baseline
 };
 

@@ -18,7 +18,7 @@ namespace speculum::session {
 
 // Where a target comes from. Neither a path nor a synthetic spec = the bundled target.
 struct TargetSource {
-    std::string path;                              // a GGUF file
+    std::string path;                               // a GGUF file
     std::optional<model::SyntheticSpec> synthetic;  // random weights, no tokenizer (benchmarks, tests)
 
     static TargetSource bundled() { return {}; }
@@ -44,10 +44,10 @@ struct TargetOptions {
 struct Target {
     std::string path;  // the GGUF file, "synthetic" for random weights, or what the caller named it
     std::shared_ptr<const model::Model> model;
-    std::shared_ptr<const model::Model> verifier;      // null: verification runs on `model`
-    std::string verifier_note;                         // what the verifier is, or why none was made (when asked)
+    std::shared_ptr<const model::Model> verifier;       // null: verification runs on `model`
+    std::string verifier_note;                          // what the verifier is, or why none was made (when asked)
     std::shared_ptr<const model::Tokenizer> tokenizer;  // null: token-id prompts only
-    std::string tokenizer_error;                       // why there is no tokenizer
+    std::string tokenizer_error;                        // why there is no tokenizer
 
     const model::Model& verifying() const { return verifier ? *verifier : *model; }
 };

@@ -21,8 +21,8 @@ EngineEvaluator::EngineEvaluator(const nlohmann::json& target, const CancelToken
     options.cancel = cancel;
     m_target       = session::load_target(source, options);
     // Random weights are identified by their spec (no tokenizer: prompts are token ids), files by their content.
-    m_model_hash = source.synthetic ? store::json_hash({{"synthetic", target.at("synthetic")}})
-                                    : store::file_hash(m_target.path);
+    m_model_hash =
+        source.synthetic ? store::json_hash({{"synthetic", target.at("synthetic")}}) : store::file_hash(m_target.path);
 }
 
 EngineEvaluator::~EngineEvaluator() = default;

@@ -78,7 +78,7 @@ TEST(CliBench, JsonOnAFile) {
 TEST(CliBench, RepackOnAQ8_0File) {
     speculum::model::SyntheticSpec s;
     s.n_vocab = 300, s.n_embd = 256, s.n_layer = 1, s.n_head = 4, s.n_head_kv = 4, s.n_ff = 512;
-    s.type = speculum::kernels::GgmlType::Q8_0;
+    s.type                 = speculum::kernels::GgmlType::Q8_0;
     const std::string path = (speculum::test::tmp_dir() / "cli_bench_repack.gguf").string();
     speculum::model::write_synthetic_gguf(s, path);
     std::vector<std::string> a = {"bench", "-m", path, "--membw-mb", "0", "--json", "--repack"};

@@ -50,10 +50,11 @@ TEST(CliPredict, ListProfilesAndHelp) {
 
 TEST(CliPredict, KMatrixCascade) {
     // CS Drafting's 3-model ladder (BASE, SMALL, Max-Gram; MMLU k-matrix) in the code's threshold semantics.
-    const char* in = R"({"kmatrix": {"mode": "threshold", "k": [[0, 5, 14, 10], [0, 0, 1, 10], [0, 0, 0, 10], [0, 0, 0, 0]],
+    const char* in =
+        R"({"kmatrix": {"mode": "threshold", "k": [[0, 5, 14, 10], [0, 0, 1, 10], [0, 0, 0, 10], [0, 0, 0, 0]],
         "alpha": [[0, 0.75, 0.65, 0.3], [0, 0, 0.7, 0.4], [0, 0, 0, 0.35], [0, 0, 0, 0]],
         "levels": [{"c": 0.0195}, {"c": 0.0053}, {"max_gram": true}]}})";
-    auto r         = run_cli({"predict", "-"}, in);
+    auto r = run_cli({"predict", "-"}, in);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto k = nlohmann::json::parse(r.out)["kmatrix"];
     EXPECT_GT(k["ewif"].get<double>(), 1.0);

@@ -15,7 +15,7 @@ std::string tiny_target() {
     static const std::string path = [] {
         speculum::model::SyntheticSpec s;
         s.n_vocab = 200, s.n_embd = 64, s.n_layer = 3, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 128, s.n_ctx = 128;
-        s.type = speculum::kernels::GgmlType::BF16;
+        s.type              = speculum::kernels::GgmlType::BF16;
         const std::string p = (speculum::test::tmp_dir() / "cli_draft_target.gguf").string();
         speculum::model::write_synthetic_gguf(s, p);
         return p;
@@ -39,7 +39,8 @@ TEST(CliDraft, PrintsAccountingWithModeledLabels) {
                           R"({"prune": {"ratio": 0.5}, "weight_trunc_bits": 3, "compact": false})"});
     ASSERT_EQ(dense.exit_code, 0) << dense.err;
     EXPECT_NE(dense.out.find("(modeled: compact format; the draft stores dense copies, compact false)"),
-              std::string::npos) << dense.out;
+              std::string::npos)
+        << dense.out;
     EXPECT_NE(dense.out.find("(modeled)"), std::string::npos);
     EXPECT_NE(dense.out.find("(dense copy)"), std::string::npos);
     EXPECT_NE(r.err.find("building: 100% draft ready"), std::string::npos) << r.err;
@@ -50,7 +51,8 @@ TEST(CliDraft, PrintsAccountingWithModeledLabels) {
 
 TEST(CliDraft, SavesAnEarlyExitDraftThatLoads) {
     const std::string out = (speculum::test::tmp_dir() / "cli_draft_exit.gguf").string();
-    auto r = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"weight_format": "q8_0", "exit_layer": 1})", "--out", out});
+    auto r                = run_cli(
+                       {"draft", "-m", tiny_target(), "--spec", R"({"weight_format": "q8_0", "exit_layer": 1})", "--out", out});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto d = speculum::model::Model::load(out);
     EXPECT_EQ(d.hparams().n_layer, 2);

@@ -175,7 +175,8 @@ TEST(CliInspect, ShowsTheArchitecturesParts) {
     auto r = run_cli({"inspect", path});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("head_dim 48"));
-    EXPECT_THAT(r.out, HasSubstr("q/k norms, post-norms, GeGLU, embeddings x sqrt(n_embd), sliding window 5 on 2/3 layers"));
+    EXPECT_THAT(r.out,
+                HasSubstr("q/k norms, post-norms, GeGLU, embeddings x sqrt(n_embd), sliding window 5 on 2/3 layers"));
     auto j = run_cli({"inspect", path, "--json"});
     ASSERT_EQ(j.exit_code, 0);
     const auto h = nlohmann::json::parse(j.out)["hparams"];

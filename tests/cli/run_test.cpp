@@ -73,7 +73,7 @@ TEST(CliRun, RepackVerifiesOnARepackedCopy) {
     const std::string cfg    = write_config("run_repack.json", R"({"levels": [{"kind": "maxgram"}], "gamma": [4],
         "max_new_tokens": 24, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
     const std::string report = (speculum::test::tmp_dir() / "run_repack_report.json").string();
-    auto r = run_cli({"run", "--config", cfg, "-m", target, "--repack", "--report", report});
+    auto r                   = run_cli({"run", "--config", cfg, "-m", target, "--repack", "--report", report});
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const nlohmann::json j = read_json(report);
     EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);

@@ -3,8 +3,8 @@
 // clear errors and the database file is left untouched.
 #include "core/store/result_store.h"
 
-#include "support/run_process.h"
 #include "support/fresh_path.h"
+#include "support/run_process.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 // leaves next to the store, reported and cleared by the next (single-process) run. mpirun jobs: tests/mpi/.
 #include "core/store/result_store.h"
 
-#include "support/run_process.h"
 #include "support/fresh_path.h"
+#include "support/run_process.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>

@@ -113,7 +113,7 @@ TEST(CliTokenize, UsageAndRuntimeErrors) {
     EXPECT_NE(r.out.find("--file FILE"), std::string::npos);
 
     const auto missing = speculum::test::tmp_dir() / "no_such_model.gguf";
-    r = run_cli({"tokenize", "-m", missing.string(), "-p", "a"});
+    r                  = run_cli({"tokenize", "-m", missing.string(), "-p", "a"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("no_such_model.gguf"), std::string::npos) << r.err;
     const auto not_gguf = speculum::test::tmp_dir() / "not_a_model.gguf";

@@ -74,7 +74,7 @@ TEST(Cost, ChainTimingApproachesEwifWhenMemoryBound) {
 
 TEST(Cost, ChainRooflineHasTheThreeOperatingPoints) {
     ModelSpec target, draft;
-    draft.params_b = 0.5;
+    draft.params_b                       = 0.5;
     const std::vector<RooflinePoint> pts = chain_roofline(toy(), target, draft, 4, 256);
     ASSERT_EQ(pts.size(), 3u);
     EXPECT_EQ(pts[1].label, "target verify, 5 tokens");

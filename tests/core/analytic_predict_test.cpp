@@ -35,7 +35,7 @@ json full_input() {
 
 TEST(Predict, GhidorahOnTheHeteroCoreModel) {
     // The paper's device under assumption (a) of Ghidorah.HeteroModelOnThePapersDevice, given as JSON.
-    const json j = json::parse(R"({"ghidorah": {"dataset": "MBPP", "soc": {
+    const json j          = json::parse(R"({"ghidorah": {"dataset": "MBPP", "soc": {
         "gpu": {"tflops": 0.6267, "bw_gbps": 59.7}, "cpu": {"tflops": 0.1824, "bw_gbps": 59.7},
         "dram_bw_gbps": 59.7, "sync_ms": 0.1, "syncs_per_pass": 224}}})");
     const PredictInput in = predict_input_from_json(j, resolver());
@@ -45,10 +45,10 @@ TEST(Predict, GhidorahOnTheHeteroCoreModel) {
     const json out = o;
     EXPECT_NE(out["ghidorah"]["step_model"].get<std::string>().find("hetero-core"), std::string::npos);
     EXPECT_EQ(predict_input_from_json(json(in), resolver()), in);  // round trip
-    json bad                                        = j;
-    bad["ghidorah"]["soc"]["gpu"]["bw_gbps"]        = 0;
+    json bad                                 = j;
+    bad["ghidorah"]["soc"]["gpu"]["bw_gbps"] = 0;
     EXPECT_THROW(predict(predict_input_from_json(bad, resolver())), InvalidInput);
-    bad                                             = j;
+    bad = j;
     bad["ghidorah"]["soc"].erase("cpu");
     EXPECT_THROW(predict_input_from_json(bad, resolver()), InvalidInput);
 }
@@ -75,10 +75,10 @@ TEST(Predict, AgreesWithIndividualModels) {
     EXPECT_NEAR(*out.cassandra_j, 0.78 / (8.03e9 * 7.2), 1e-25);
     EXPECT_EQ(out.ghidorah->widths.size(), 7u);
     // Without an explicit B, J uses the hardware target's stored bits: a Q8_0 target (8.5 bits), pruning only.
-    json q8                                  = full_input();
+    json q8                                 = full_input();
     q8["hardware"]["target"]["weight_bits"] = 8.5;
-    q8["cassandra"]["w_t"]                   = 0;
-    q8["cassandra"]["kv_t"]                  = 0;
+    q8["cassandra"]["w_t"]                  = 0;
+    q8["cassandra"]["kv_t"]                 = 0;
     EXPECT_NEAR(*predict(predict_input_from_json(q8, resolver())).cassandra_j, 0.78 / (8.03e9 * 0.6 * 8.5), 1e-25);
     q8["cassandra"]["bits"] = 16;  // given explicitly, it wins
     EXPECT_NEAR(*predict(predict_input_from_json(q8, resolver())).cassandra_j, 0.78 / (8.03e9 * 0.6 * 16), 1e-25);

@@ -33,7 +33,7 @@ struct Sim {
     bool maxgram_leaf   = false;  // level 1 is Max-Gram (chain), which may return short drafts
     double short_chance = 0.0;    // P(Max-Gram finds no match and returns an empty draft)
     int prompts = 20, tokens = 256;
-    uint64_t seed = 1;
+    uint64_t seed      = 1;
     bool record_widths = false;  // the report gives passes by width (engine reports since issue #24)
 };
 
@@ -173,12 +173,12 @@ TEST(RunCalibration, VerificationCostByWidthReplacesTheLine) {
     Law law;
     law.knee = 0.006;
     Sim a{.alpha = std::vector<double>(8, 0.6), .gamma = 3, .maxgram_leaf = true, .short_chance = 0.5, .seed = 7};
-    Sim b = a;
+    Sim b   = a;
     b.gamma = 7, b.seed = 8;
-    auto line = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
+    auto line       = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
     a.record_widths = b.record_widths = true;
-    auto by_width = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
-    double worst_line = 0;
+    auto by_width                     = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
+    double worst_line                 = 0;
     for (const auto& p : line.runs) worst_line = std::max(worst_line, std::abs(p.residual));
     EXPECT_GT(worst_line, 0.03) << "the line should miss a knee";
     for (const auto& p : by_width.runs) EXPECT_LT(std::abs(p.residual), 0.01) << p.source;

@@ -1,11 +1,11 @@
 // The architectures beyond llama/qwen2 (issue #23): their hparams survive a GGUF round trip, files that lack one of
 // their parts are refused naming the tensor or key, and each part changes the logits (so a loader that ignored one
 // would be caught). Numerical agreement with llama.cpp is parity_test.cpp's job.
-#include "model_fixtures.h"
 #include "core/model/forward.h"
 #include "core/model/gguf_writer.h"
 #include "core/model/model_gguf.h"
 #include "core/model/synthetic.h"
+#include "model_fixtures.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -114,7 +114,8 @@ TEST(Architectures, EveryPartChangesTheLogits) {
         std::function<void(Hparams&)> off;
     };
     const Toggle toggles[] = {
-        {"gemma2", "attention soft-cap (50 -> 0.5: random scores are far below 50)", [](Hparams& h) { h.attn_softcap = 0.5f; }},
+        {"gemma2", "attention soft-cap (50 -> 0.5: random scores are far below 50)",
+         [](Hparams& h) { h.attn_softcap = 0.5f; }},
         {"gemma2", "final soft-cap", [](Hparams& h) { h.final_softcap = 0; }},
         {"gemma2", "sliding window", [](Hparams& h) { h.n_swa = 0; }},
         {"gemma2", "embedding scale", [](Hparams& h) { h.scale_embd = false; }},
@@ -136,12 +137,12 @@ TEST(Architectures, EveryPartChangesTheLogits) {
 // Inside its window a windowed layer sees what a full one does: a sequence no longer than the window gives the
 // same logits with the window as without it.
 TEST(Architectures, SlidingWindowIsInvisibleWithinTheWindow) {
-    const Model m = make_synthetic_model(test::spec_arch("gemma2", GgmlType::F32));
-    Hparams hp    = m.hparams();
-    hp.n_swa      = 1000;
+    const Model m                     = make_synthetic_model(test::spec_arch("gemma2", GgmlType::F32));
+    Hparams hp                        = m.hparams();
+    hp.n_swa                          = 1000;
     const Model wide                  = Model::from_weights(hp, m.weights());
     const std::vector<int32_t> short_ = {1, 17, 42};  // 3 tokens: the fixture's window is 3
-    const auto a = test::decode_all(m, short_, ForwardPath::fast);
-    const auto b = test::decode_all(wide, short_, ForwardPath::fast);
+    const auto a                      = test::decode_all(m, short_, ForwardPath::fast);
+    const auto b                      = test::decode_all(wide, short_, ForwardPath::fast);
     for (size_t i = 0; i < short_.size(); ++i) EXPECT_LT(test::rel_diff(a[i], b[i]), 1e-6) << i;
 }

@@ -43,7 +43,8 @@ TEST(BundledFamily, TargetIsMemoryBoundAndTheLevelsShareATokenizer) {
     for (const auto& t : target.file.tensors())
         if (t.dims.size() == 2) EXPECT_EQ(t.type, kernels::GgmlType::BF16) << t.name;
 
-    const std::vector<std::string>& vocab = target.file.get_array("tokenizer.ggml.tokens", model::GgufType::STRING).strings;
+    const std::vector<std::string>& vocab =
+        target.file.get_array("tokenizer.ggml.tokens", model::GgufType::STRING).strings;
     for (const Member* m : {&target, &mid, &small}) {
         EXPECT_EQ(m->hp.arch, "llama") << m->file.path();
         EXPECT_GE(m->hp.n_ctx_train, 1024) << m->file.path();

@@ -46,7 +46,8 @@ TEST(ChatTemplate, UnknownOrUnsupportedTemplatesAreNamed) {
         apply_chat_template("{{ messages }}", {{"user", "hi"}}, "p.jsonl:3");
         FAIL();
     } catch (const std::invalid_argument& e) {
-        EXPECT_THAT(e.what(), HasSubstr("p.jsonl:3: the model's tokenizer.chat_template is not one Speculum can render"));
+        EXPECT_THAT(e.what(),
+                    HasSubstr("p.jsonl:3: the model's tokenizer.chat_template is not one Speculum can render"));
         EXPECT_THAT(e.what(), HasSubstr("supported: chatml, llama2"));
     }
     EXPECT_THROW(apply_chat_template("", {{"user", "hi"}}, "p.jsonl:3"), std::invalid_argument);
@@ -75,13 +76,14 @@ TEST(ChatTemplate, DatasetRowsWithMessages) {
     EXPECT_EQ(d.issues[3].reason, "missing field 'prompt'");
     EXPECT_EQ(prompt_text(d.prompts[0], "<|im_start|>", "chat.jsonl"),
               "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
-    EXPECT_THAT([&] {
-        try {
-            prompt_text(d.prompts[0], "", "chat.jsonl");
-        } catch (const std::invalid_argument& e) {
-            return std::string(e.what());
-        }
-        return std::string();
-    }(),
-                HasSubstr("chat.jsonl:1: the row has 'messages', but the model has no tokenizer.chat_template"));
+    EXPECT_THAT(
+        [&] {
+            try {
+                prompt_text(d.prompts[0], "", "chat.jsonl");
+            } catch (const std::invalid_argument& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        }(),
+        HasSubstr("chat.jsonl:1: the row has 'messages', but the model has no tokenizer.chat_template"));
 }

@@ -28,23 +28,29 @@ TEST(Dataset, ParsesWellFormedLines) {
 
 TEST(Dataset, ReportsEveryMalformedLineWithReason) {
     const std::string text =
-        "{\"id\":\"a\",\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":4}\n"  // 1 ok
-        "{not json}\n"                                                         // 2
-        "[1,2]\n"                                                              // 3
-        "{\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":4}\n"             // 4 missing id
-        "{\"id\":5,\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":4}\n"    // 5 id not string
-        "{\"id\":\"c\",\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":0}\n"  // 6 out of range
+        "{\"id\":\"a\",\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":4}\n"    // 1 ok
+        "{not json}\n"                                                             // 2
+        "[1,2]\n"                                                                  // 3
+        "{\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":4}\n"                 // 4 missing id
+        "{\"id\":5,\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":4}\n"        // 5 id not string
+        "{\"id\":\"c\",\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":0}\n"    // 6 out of range
         "{\"id\":\"d\",\"task\":\"t\",\"prompt\":\"x\",\"max_new_tokens\":2.5}\n"  // 7 not integer
-        "{\"id\":\"a\",\"task\":\"t\",\"prompt\":\"y\",\"max_new_tokens\":4}\n"  // 8 duplicate
-        "{\"id\":\"e\",\"task\":\"t\",\"prompt\":\"\",\"max_new_tokens\":4}\n"   // 9 empty prompt
-        "{\"id\":\"f\",\"task\":\"t\",\"prompt\":\"x\"}";                         // 10 missing max_new_tokens
+        "{\"id\":\"a\",\"task\":\"t\",\"prompt\":\"y\",\"max_new_tokens\":4}\n"    // 8 duplicate
+        "{\"id\":\"e\",\"task\":\"t\",\"prompt\":\"\",\"max_new_tokens\":4}\n"     // 9 empty prompt
+        "{\"id\":\"f\",\"task\":\"t\",\"prompt\":\"x\"}";                          // 10 missing max_new_tokens
     Dataset d = parse_dataset(text, "bad.jsonl");
     ASSERT_EQ(d.prompts.size(), 1u);
     ASSERT_EQ(d.issues.size(), 9u) << describe_issues(d);
     const std::vector<std::pair<int64_t, std::string>> expected = {
-        {2, "not valid JSON"},     {3, "expected a JSON object"}, {4, "missing field 'id'"},
-        {5, "field 'id' must be a string"}, {6, "must be in [1, 4096], got 0"}, {7, "must be an integer"},
-        {8, "duplicate id 'a' (first on line 1)"}, {9, "field 'prompt' is empty"}, {10, "missing field 'max_new_tokens'"},
+        {2, "not valid JSON"},
+        {3, "expected a JSON object"},
+        {4, "missing field 'id'"},
+        {5, "field 'id' must be a string"},
+        {6, "must be in [1, 4096], got 0"},
+        {7, "must be an integer"},
+        {8, "duplicate id 'a' (first on line 1)"},
+        {9, "field 'prompt' is empty"},
+        {10, "missing field 'max_new_tokens'"},
     };
     for (size_t i = 0; i < expected.size(); ++i) {
         EXPECT_EQ(d.issues[i].line, expected[i].first);

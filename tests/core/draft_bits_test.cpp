@@ -16,9 +16,9 @@ TEST(DraftBits, MatrixBitsHandCases) {
     EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::BF16, 0.5, 0).modeled, 0.5 * 16 + 1);  // 9: half the values + bitmap
     EXPECT_TRUE(matrix_bits(GgmlType::BF16, 0.5, 0).is_modeled);
     EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::BF16, 0.5, 0).real, 16);
-    EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::BF16, 0.0, 3).modeled, 13);               // 1 + 8 + 4 packed
-    EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::BF16, 0.25, 4).modeled, 0.75 * 12 + 1);   // 10
-    EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::MXFP4, 0.0, 0).real, 4 + 8.0 / 32);       // 4.25
+    EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::BF16, 0.0, 3).modeled, 13);              // 1 + 8 + 4 packed
+    EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::BF16, 0.25, 4).modeled, 0.75 * 12 + 1);  // 10
+    EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::MXFP4, 0.0, 0).real, 4 + 8.0 / 32);      // 4.25
     EXPECT_FALSE(matrix_bits(GgmlType::MXFP4, 0.0, 0).is_modeled);
     EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::Q8_0, 0.0, 0).real, 8.5);
     EXPECT_DOUBLE_EQ(matrix_bits(GgmlType::Q8_0, 0.5, 0).modeled, 0.5 * 8 + 1 + 0.5);
@@ -50,7 +50,7 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     DraftSpec p;  // 50% of attention + FFN pruned, head kept, stored dense: (2 layer * 9 + head * 16) / all modeled
     p.prune.ratio = 0.5f;
     p.compact     = false;
-    b = draft_bits(p, t);
+    b             = draft_bits(p, t);
     EXPECT_TRUE(b.weights_modeled);
     EXPECT_DOUBLE_EQ(b.weight_bits_per_element, (2 * layer * 9 + head * 16) / all);
     EXPECT_DOUBLE_EQ(b.weight_bits_per_element_real, 16);
@@ -59,13 +59,14 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     EXPECT_DOUBLE_EQ(b.j_weight_bits, (2 * layer * 8 + head * 16) / all);
     // Stored compact (the default): the kernels read the compact streams, as kernels::compact_bits_per_element
     // expects them per matrix (rows of 64 or 128 elements: the 8-byte row offsets weigh a bit per element here).
-    p.compact = true;
+    p.compact          = true;
     const DraftBits bc = draft_bits(p, t);
     EXPECT_FALSE(bc.weights_modeled);
     const kernels::CompactFormat sp{GgmlType::BF16, true, 0};
     const double rows64 = 64 * 64 * 2 + 32 * 64 * 2 + 2 * 128 * 64, rows128 = 64 * 128;  // by row length
     const double expect = (2 * rows64 * kernels::compact_bits_per_element(sp, 64, 0.5) +
-                           2 * rows128 * kernels::compact_bits_per_element(sp, 128, 0.5) + head * 16) / all;
+                           2 * rows128 * kernels::compact_bits_per_element(sp, 128, 0.5) + head * 16) /
+                          all;
     EXPECT_NEAR(bc.weight_bits_per_element, expect, 1e-9);
     EXPECT_DOUBLE_EQ(bc.weight_bits_per_element_real, bc.weight_bits_per_element);
     EXPECT_LT(bc.weight_bits_per_element, 16);
@@ -73,7 +74,7 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
 
     DraftSpec m;  // MXFP4 everywhere incl. the head: real 4.25
     m.weight_format = WeightFormat::mxfp4;
-    b = draft_bits(m, t);
+    b               = draft_bits(m, t);
     EXPECT_FALSE(b.weights_modeled);
     EXPECT_DOUBLE_EQ(b.weight_bits_per_element, 4.25);
     EXPECT_EQ(b.weight_bytes_per_forward, uint64_t(all * 4.25 / 8) + small);
@@ -87,7 +88,7 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     e.kv_drop_ratio     = 0.25f;
     e.kv_trunc_bits     = 6;
     e.compact           = false;
-    b = draft_bits(e, t);
+    b                   = draft_bits(e, t);
     EXPECT_EQ(b.weight_elements_per_forward, int64_t(layer + head));
     EXPECT_DOUBLE_EQ(b.weight_bits_per_element, 12);
     EXPECT_DOUBLE_EQ(b.verification_data_bits_per_element, 4);
@@ -112,7 +113,7 @@ TEST(DraftBits, CassandraJUsesTheTargetsStoredBits) {
     const model::Model t = model::make_synthetic_model(test::spec_gqa(GgmlType::Q8_0));
     const double layer = 64 * 64 * 2 + 32 * 64 * 2 + 3 * 128 * 64, head = 160 * 64, all = 2 * layer + head;
     DraftSpec p;
-    p.prune.ratio = 0.5f;
+    p.prune.ratio     = 0.5f;
     const DraftBits b = draft_bits(p, t);
     EXPECT_DOUBLE_EQ(b.j_weight_bits, (2 * layer * 0.5 * 8.5 + head * 8.5) / all);
     EXPECT_DOUBLE_EQ(b.j_kv_bits, 32);
@@ -150,7 +151,7 @@ std::vector<std::string> words(int n, int changed = -1) {
 
 TEST(VocabCompat, LlamaCppChecksEachExplained) {
     const model::Model t = model::Model::load(with_vocab("vt", words(160), "llama", 1, 2, true));
-    auto why = [&](const std::string& path) {
+    auto why             = [&](const std::string& path) {
         try {
             check_vocab_compatible(t, model::Model::load(path));
         } catch (const VocabMismatch& e) {
@@ -159,14 +160,18 @@ TEST(VocabCompat, LlamaCppChecksEachExplained) {
         return std::string();
     };
     EXPECT_EQ(why(with_vocab("v_ok", words(160, 3), "llama", 1, 2, true)), "");  // ids < 5 are not compared
-    EXPECT_NE(why(with_vocab("v_type", words(160), "gpt2", 1, 2, true)).find("vocab type (tokenizer.ggml.model) differs: target 'llama', draft 'gpt2'"),
+    EXPECT_NE(why(with_vocab("v_type", words(160), "gpt2", 1, 2, true))
+                  .find("vocab type (tokenizer.ggml.model) differs: target 'llama', draft 'gpt2'"),
               std::string::npos);
     EXPECT_NE(why(with_vocab("v_bos", words(160), "llama", 0, 2, true)).find("bos_token_id differs: target 1, draft 0"),
               std::string::npos);
-    EXPECT_NE(why(with_vocab("v_eos", words(160), "llama", 1, 3, true)).find("eos_token_id differs"), std::string::npos);
-    EXPECT_NE(why(with_vocab("v_add", words(160), "llama", 1, 2, false)).find("add_bos_token differs: target true, draft false"),
+    EXPECT_NE(why(with_vocab("v_eos", words(160), "llama", 1, 3, true)).find("eos_token_id differs"),
               std::string::npos);
-    EXPECT_NE(why(with_vocab("v_tok", words(160, 42), "llama", 1, 2, true)).find("token 42 differs: target 'tok42', draft 'other'"),
+    EXPECT_NE(why(with_vocab("v_add", words(160), "llama", 1, 2, false))
+                  .find("add_bos_token differs: target true, draft false"),
+              std::string::npos);
+    EXPECT_NE(why(with_vocab("v_tok", words(160, 42), "llama", 1, 2, true))
+                  .find("token 42 differs: target 'tok42', draft 'other'"),
               std::string::npos);
     const std::string small = with_vocab("v_small", words(20), "llama", 1, 2, true, 20);
     EXPECT_NE(why(small).find("vocabulary sizes differ by 140"), std::string::npos);
@@ -185,8 +190,8 @@ namespace {
 
 TEST(VocabCompat, ModelsWithoutTokenizersCompareOnlyTheVocabularySize) {
     model::SyntheticSpec s = test::spec_gqa(kernels::GgmlType::F32);
-    const model::Model a = model::make_synthetic_model(s);
-    s.seed               = 99;
+    const model::Model a   = model::make_synthetic_model(s);
+    s.seed                 = 99;
     EXPECT_NO_THROW(check_vocab_compatible(a, model::make_synthetic_model(s)));
     const model::Model with = model::Model::load(with_vocab("v_one", words(160), "llama", 1, 2, true));
     try {

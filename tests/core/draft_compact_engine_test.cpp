@@ -32,17 +32,18 @@ TEST(CompactDraftEngine, GreedyRunsAreLosslessAndAcceptDrafts) {
         int32_t trunc;
         bool tree;
     };
-    for (const Case& k : {Case{kernels::GgmlType::BF16, 0.5f, 4, false}, Case{kernels::GgmlType::BF16, 0.25f, 2, true},
-                          Case{kernels::GgmlType::BF16, 0.0f, 6, false}, Case{kernels::GgmlType::Q8_0, 0.4f, 0, false}}) {
+    for (const Case& k :
+         {Case{kernels::GgmlType::BF16, 0.5f, 4, false}, Case{kernels::GgmlType::BF16, 0.25f, 2, true},
+          Case{kernels::GgmlType::BF16, 0.0f, 6, false}, Case{kernels::GgmlType::Q8_0, 0.4f, 0, false}}) {
         SCOPED_TRACE(std::string(kernels::ggml_type_traits(k.type)->name) + " p " + std::to_string(k.prune) + " t " +
                      std::to_string(k.trunc));
-        model::SyntheticSpec ts = engine_target_spec();
-        ts.type                 = k.type;
-        const model::Model target = model::make_synthetic_model(ts);
+        model::SyntheticSpec ts        = engine_target_spec();
+        ts.type                        = k.type;
+        const model::Model target      = model::make_synthetic_model(ts);
         const std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
         drafts::DraftSpec d;
-        d.prune.ratio       = k.prune;
-        d.weight_trunc_bits = k.trunc;
+        d.prune.ratio          = k.prune;
+        d.weight_trunc_bits    = k.trunc;
         engine::SpecConfig cfg = config(d, 4);
         if (k.tree) cfg.verification = engine::Verification::tree;
         drafts::DrafterOptions o;
@@ -72,7 +73,7 @@ SharedRun run_self_draft(const model::Model& target, drafts::DraftSpec d, bool t
     drafts::DrafterOptions o;
     o.context = exact_ctx();
     std::shared_ptr<drafts::Drafter> dr(drafts::make_drafter(d, target, o));
-    auto* md = dynamic_cast<drafts::ModelDrafter*>(dr.get());
+    auto* md               = dynamic_cast<drafts::ModelDrafter*>(dr.get());
     engine::SpecConfig cfg = config(d, 4);
     if (tree) cfg.verification = engine::Verification::tree;
     engine::SpecEngine eng(target, cfg, dr);
@@ -84,8 +85,8 @@ SharedRun run_self_draft(const model::Model& target, drafts::DraftSpec d, bool t
 // Cassandra's self-draft reads the target's cache (a selected, truncated view of it) for every committed token the
 // target has evaluated, so it runs no prefill and no catch-up of its own; greedy decoding stays lossless.
 TEST(SharedKvDraft, ReadsTheTargetsCacheLosslessly) {
-    model::SyntheticSpec ts = engine_target_spec();
-    ts.type                 = kernels::GgmlType::BF16;
+    model::SyntheticSpec ts        = engine_target_spec();
+    ts.type                        = kernels::GgmlType::BF16;
     const model::Model target      = model::make_synthetic_model(ts);
     const std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
 

@@ -27,7 +27,9 @@ TreeShape explicit_tree(std::vector<int32_t> parent, std::vector<int32_t> rank) 
     return s;
 }
 
-model::Model tiny_model() { return model::make_synthetic_model(spec_gqa(kernels::GgmlType::F32)); }
+model::Model tiny_model() {
+    return model::make_synthetic_model(spec_gqa(kernels::GgmlType::F32));
+}
 
 ModelDrafterConfig ref_cfg() {
     ModelDrafterConfig c;
@@ -88,9 +90,9 @@ TEST(ModelDrafter, PMinStopsBeforeALowConfidenceToken) {
     ModelDrafter d(m, ref_cfg());
     d.sync(std::vector<int32_t>{1, 2, 3});
     const DraftChain all = d.propose(5, {}, {});
-    const float cut = all.confidence[2];
+    const float cut      = all.confidence[2];
     ProposeParams p;
-    p.p_min = std::nextafter(cut, 2.0f);  // token 2 is just below the threshold
+    p.p_min                  = std::nextafter(cut, 2.0f);  // token 2 is just below the threshold
     const DraftChain stopped = d.propose(5, p, {});
     ASSERT_LE(stopped.tokens.size(), 2u);
     for (size_t i = 0; i < stopped.tokens.size(); ++i) EXPECT_GE(stopped.confidence[i], p.p_min);
@@ -112,7 +114,7 @@ TEST(ModelDrafter, SampledChainIsSeededAndReportsItsDistribution) {
         EXPECT_NEAR(std::accumulate(q.begin(), q.end(), 0.0), 1.0, 1e-4);
         EXPECT_EQ(q[size_t(a.tokens[i])], a.q[i]);
     }
-    p.seed = 78;
+    p.seed       = 78;
     bool differs = false;
     for (int s = 0; s < 8 && !differs; ++s, ++p.seed) differs = d.propose(5, p, {}).tokens != a.tokens;
     EXPECT_TRUE(differs);
@@ -125,19 +127,21 @@ TEST(ModelDrafter, TreeMatchesPerPathDecoding) {
     d.sync(prompt);
     ProposeParams params;
     params.want_distributions = true;
-    const DraftTree t = d.propose_tree(uniform({3, 2, 1}), params, {});
+    const DraftTree t         = d.propose_tree(uniform({3, 2, 1}), params, {});
     ASSERT_EQ(t.size(), 3 + 6 + 6);
     for (int32_t i = 0; i < t.size(); ++i) {
         // Decode the path to node i's parent from scratch; node i must be its parent's rank-th most likely child.
         std::vector<int32_t> path;
-        for (int32_t a = t.parent[size_t(i)]; a >= 0; a = t.parent[size_t(a)]) path.insert(path.begin(), t.tokens[size_t(a)]);
+        for (int32_t a = t.parent[size_t(i)]; a >= 0; a = t.parent[size_t(a)])
+            path.insert(path.begin(), t.tokens[size_t(a)]);
         std::vector<int32_t> ctx = prompt;
         ctx.insert(ctx.end(), path.begin(), path.end());
         model::InferenceContext ic(m, {.n_ctx = 64, .n_batch = 32, .path = model::ForwardPath::reference});
         const std::vector<float> logits = test::copy_of(ic.prefill(ctx));
         std::vector<int32_t> order(logits.size());
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
         EXPECT_EQ(t.tokens[size_t(i)], order[size_t(t.rank[size_t(i)])]) << "node " << i;
         EXPECT_EQ(t.depth[size_t(i)], static_cast<int32_t>(path.size()) + 1);
     }
@@ -158,13 +162,12 @@ TEST(ModelDrafter, ExplicitTreeShapeAndBadShapes) {
     std::vector<int32_t> chain{t.tokens[0], t.tokens[2], t.tokens[3]};
     EXPECT_EQ(chain, greedy_oracle(m, {1, 2}, 3));
     EXPECT_THROW(d.propose_tree(explicit_tree({0}, {0}), {}, {}), std::invalid_argument);
-    EXPECT_THROW(d.propose_tree(explicit_tree({-1, -1}, {0, 0}), {}, {}),
-                 std::invalid_argument);
+    EXPECT_THROW(d.propose_tree(explicit_tree({-1, -1}, {0, 0}), {}, {}), std::invalid_argument);
     EXPECT_THROW(d.propose_tree(uniform({8, 8}), {}, {}), std::invalid_argument);  // > n_batch
 }
 
 TEST(ModelDrafter, CostCountsWeightsOncePerPassAndSkipsSkippedLayers) {
-    const model::Model m = tiny_model();
+    const model::Model m     = tiny_model();
     const model::Hparams& hp = m.hparams();
     ModelDrafter full(m, ref_cfg());
     full.sync(std::vector<int32_t>{1, 2, 3, 4});
@@ -181,9 +184,9 @@ TEST(ModelDrafter, CostCountsWeightsOncePerPassAndSkipsSkippedLayers) {
     cfg.forward.exit_layer = 0;
     ModelDrafter early(m, cfg);
     early.sync(std::vector<int32_t>{1, 2, 3, 4});
-    const DraftChain e = early.propose(1, {}, {});
+    const DraftChain e            = early.propose(1, {}, {});
     const model::LayerWeights& L1 = m.weights().layers[1];
-    const uint64_t layer1 = L1.wq.n_bytes() + L1.wk.n_bytes() + L1.wv.n_bytes() + L1.wo.n_bytes() +
+    const uint64_t layer1         = L1.wq.n_bytes() + L1.wk.n_bytes() + L1.wv.n_bytes() + L1.wo.n_bytes() +
                             L1.w_gate.n_bytes() + L1.w_up.n_bytes() + L1.w_down.n_bytes() + 2 * 4 * hp.n_embd;
     EXPECT_EQ(e.cost.bytes_weights, c.cost.bytes_weights - layer1);
     EXPECT_EQ(e.cost.bytes_kv, c.cost.bytes_kv / 2);
@@ -195,7 +198,7 @@ TEST(MaxGramDrafter, CopiesWithProvenanceAndOneHotDistributions) {
     d.sync(std::vector<int32_t>{1, 2, 3, 4, 1, 2});
     ProposeParams p;
     p.want_distributions = true;
-    const DraftChain c = d.propose(4, p, {});
+    const DraftChain c   = d.propose(4, p, {});
     // "1 2" matched earlier: copy "3 4 1 2"... copies stop at the context's end then the bigram fills.
     ASSERT_FALSE(c.tokens.empty());
     EXPECT_EQ(c.tokens[0], 3);
@@ -220,7 +223,7 @@ TEST(MakeDrafter, BuildsEachKindAndRejectsBadSpecs) {
     s.exit_layer = 0;
     DrafterOptions o;
     o.context = {.n_ctx = 64, .n_batch = 32};
-    auto d = make_drafter(s, m, o);
+    auto d    = make_drafter(s, m, o);
     EXPECT_EQ(d->name(), "exit@0");
     d->sync(std::vector<int32_t>{1, 2, 3});
     EXPECT_EQ(d->propose(2, {}, {}).tokens.size(), 2u);

@@ -32,17 +32,17 @@ bool same_bytes(const model::WeightView& a, const model::WeightView& b) {
 TEST(SelfDraft, ComposedTransformsEqualScalarReferencePerMatrix) {
     const model::Model t = target();
     DraftSpec s;
-    s.prune.ratio       = 0.4f;
-    s.prune.attention   = false;  // FFN only
-    s.weight_trunc_bits = 3;
-    s.skip_attn         = {1};
-    s.exit_layer        = 1;      // layer 2 is never read
-    const SelfDraft d   = build_self_draft(t, s);
+    s.prune.ratio                 = 0.4f;
+    s.prune.attention             = false;  // FFN only
+    s.weight_trunc_bits           = 3;
+    s.skip_attn                   = {1};
+    s.exit_layer                  = 1;  // layer 2 is never read
+    const SelfDraft d             = build_self_draft(t, s);
     const model::ModelWeights &tw = t.weights(), &dw = d.model.weights();
     EXPECT_EQ(dw.token_embd.data, tw.token_embd.data);  // shared, not copied
     MatrixTransform attn;
-    attn.format     = WeightFormat::bf16;
-    attn.trunc_bits = 3;
+    attn.format         = WeightFormat::bf16;
+    attn.trunc_bits     = 3;
     MatrixTransform ffn = attn;
     ffn.prune_ratio     = 0.4f;
     for (int il = 0; il < 3; ++il) {
@@ -166,10 +166,10 @@ TEST(SelfDraft, F16TargetTruncationSaysItConvertedToBf16) {
 TEST(SelfDraft, DraftRunsAndFastPathMatchesReference) {
     const model::Model t = target(GgmlType::F16);
     DraftSpec s;
-    s.prune.ratio   = 0.5f;
-    s.weight_format = WeightFormat::mxfp4;
-    s.kv_drop_ratio = 0.25f;
-    s.kv_trunc_bits = 4;
+    s.prune.ratio     = 0.5f;
+    s.weight_format   = WeightFormat::mxfp4;
+    s.kv_drop_ratio   = 0.25f;
+    s.kv_trunc_bits   = 4;
     const SelfDraft d = build_self_draft(t, s);
     const std::vector<int32_t> toks{1, 5, 9, 2, 77};
     const auto ref = test::decode_all(d.model, toks, model::ForwardPath::reference, d.forward);
@@ -221,7 +221,12 @@ TEST(SelfDraft, ProgressCancelAndRejections) {
     EXPECT_EQ(fractions.back(), 1.0);
     CancelToken c;
     int calls = 0;
-    EXPECT_THROW(build_self_draft(t, s, nullptr, [&](double, const std::string&) { if (++calls == 5) c.cancel(); }, c),
+    EXPECT_THROW(build_self_draft(
+                     t, s, nullptr,
+                     [&](double, const std::string&) {
+                         if (++calls == 5) c.cancel();
+                     },
+                     c),
                  Cancelled);
     DraftSpec w;
     w.prune.ratio  = 0.5f;
@@ -233,24 +238,25 @@ TEST(SelfDraft, ProgressCancelAndRejections) {
 }
 
 TEST(SelfDraft, WandaThroughMakeDrafterWithCalibrationTokens) {
-    const model::Model t = target(GgmlType::F32);
+    const model::Model t    = target(GgmlType::F32);
     const ActivationNorms n = collect_activation_norms(t, {{1, 2, 3, 4, 5, 6}, {7, 8, 9}}, 100);
     EXPECT_EQ(n.n_tokens, 9);
     ASSERT_EQ(n.sites.size(), 3u);
     EXPECT_EQ(n.sites[0][3].size(), size_t(t.hparams().n_ff));
     for (float v : n.sites[1][0]) EXPECT_GT(v, 0.0f);
     DraftSpec s;
-    s.prune.ratio  = 0.5f;
-    s.prune.method = PruneMethod::wanda;
+    s.prune.ratio     = 0.5f;
+    s.prune.method    = PruneMethod::wanda;
     const SelfDraft d = build_self_draft(t, s, &n);
     MatrixTransform tr;
     tr.prune_ratio  = 0.5f;
     tr.channel_norm = n.sites[2][size_t(model::ActivationSite::ffn_down)];
-    EXPECT_TRUE(same_bytes(d.model.weights().layers[2].w_down, transform_matrix_ref(t.weights().layers[2].w_down, tr).view));
+    EXPECT_TRUE(
+        same_bytes(d.model.weights().layers[2].w_down, transform_matrix_ref(t.weights().layers[2].w_down, tr).view));
     DrafterOptions o;
     o.context            = {.n_ctx = 32, .n_batch = 16};
     o.calibration_tokens = {{1, 2, 3, 4, 5, 6}, {7, 8, 9}};
-    auto dr = make_drafter(s, t, o);
+    auto dr              = make_drafter(s, t, o);
     dr->sync(std::vector<int32_t>{1, 2, 3});
     const DraftChain c = dr->propose(3, {}, {});
     EXPECT_EQ(c.tokens.size(), 3u);

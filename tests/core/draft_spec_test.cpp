@@ -34,13 +34,14 @@ DraftSpec random_self_spec(std::mt19937& rng) {
     s.trunc_rounding    = bit(rng) ? MantissaRounding::nearest_even : MantissaRounding::toward_zero;
     s.kv_trunc_bits     = t(rng);
     s.kv_drop_ratio     = r(rng);
-    s.weight_format     = s.weight_trunc_bits > 0 ? WeightFormat::bf16 : (bit(rng) ? WeightFormat::mxfp4 : WeightFormat::q8_0);
-    s.format_output     = bit(rng);
-    s.compact           = bit(rng);
-    s.kv_from_target    = bit(rng);
-    s.exit_layer        = int32_t(rng() % 8);
-    s.skip_attn         = {1, 3};
-    s.skip_ffn          = {2};
+    s.weight_format =
+        s.weight_trunc_bits > 0 ? WeightFormat::bf16 : (bit(rng) ? WeightFormat::mxfp4 : WeightFormat::q8_0);
+    s.format_output  = bit(rng);
+    s.compact        = bit(rng);
+    s.kv_from_target = bit(rng);
+    s.exit_layer     = int32_t(rng() % 8);
+    s.skip_attn      = {1, 3};
+    s.skip_ffn       = {2};
     return s;
 }
 
@@ -66,7 +67,8 @@ TEST(DraftSpec, JsonRoundTrip) {
     EXPECT_EQ(nlohmann::json(g).get<DraftSpec>(), g);
     EXPECT_NE(g.describe().find("periodic"), std::string::npos);
     // Missing keys keep their defaults.
-    EXPECT_EQ(nlohmann::json::parse(R"({"prune": {"ratio": 0.5}})").get<DraftSpec>().prune.method, PruneMethod::magnitude);
+    EXPECT_EQ(nlohmann::json::parse(R"({"prune": {"ratio": 0.5}})").get<DraftSpec>().prune.method,
+              PruneMethod::magnitude);
     const DraftSpec dflt = nlohmann::json::parse("{}").get<DraftSpec>();
     EXPECT_TRUE(dflt.compact);
     EXPECT_TRUE(dflt.kv_from_target);
@@ -78,7 +80,8 @@ TEST(DraftSpec, StrictJsonNamesTheKey) {
     auto parse = [](const char* text) { return error_of([&] { (void)nlohmann::json::parse(text).get<DraftSpec>(); }); };
     EXPECT_NE(parse(R"({"prune_ratio": 0.5})").find("draft.prune_ratio is not a known key"), std::string::npos);
     EXPECT_NE(parse(R"({"prune": {"ratoi": 0.5}})").find("draft.prune.ratoi"), std::string::npos);
-    EXPECT_NE(parse(R"({"weight_trunc_bits": "3"})").find("draft.weight_trunc_bits must be an integer"), std::string::npos);
+    EXPECT_NE(parse(R"({"weight_trunc_bits": "3"})").find("draft.weight_trunc_bits must be an integer"),
+              std::string::npos);
     EXPECT_NE(parse(R"({"weight_format": "fp4"})").find("\"mxfp4\""), std::string::npos);
     EXPECT_NE(parse(R"({"skip_attn": [1, "x"]})").find("draft.skip_attn[1]"), std::string::npos);
     EXPECT_NE(parse(R"({"maxgram": {"min": 1}})").find("draft.maxgram.min"), std::string::npos);
@@ -93,24 +96,37 @@ TEST(DraftSpec, ValidationRejectsEveryInvalidFieldByName) {
         mutate(s);
         return error_of([&] { s.validate(n_layer); });
     };
-    EXPECT_NE(err([](DraftSpec& s) { s.prune.ratio = 1.0f; }).find("draft.prune.ratio must be in [0, 1), got 1"), std::string::npos);
+    EXPECT_NE(err([](DraftSpec& s) { s.prune.ratio = 1.0f; }).find("draft.prune.ratio must be in [0, 1), got 1"),
+              std::string::npos);
     EXPECT_NE(err([](DraftSpec& s) { s.prune.ratio = -0.1f; }).find("draft.prune.ratio"), std::string::npos);
     EXPECT_NE(err([](DraftSpec& s) { s.prune.ratio = NAN; }).find("draft.prune.ratio"), std::string::npos);
     EXPECT_NE(err([](DraftSpec& s) { s.kv_drop_ratio = 1.5f; }).find("draft.kv_drop_ratio"), std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.weight_trunc_bits = 8; }).find("draft.weight_trunc_bits must be in 0..7"), std::string::npos);
+    EXPECT_NE(err([](DraftSpec& s) { s.weight_trunc_bits = 8; }).find("draft.weight_trunc_bits must be in 0..7"),
+              std::string::npos);
     EXPECT_NE(err([](DraftSpec& s) { s.kv_trunc_bits = -1; }).find("draft.kv_trunc_bits"), std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.weight_trunc_bits = 2, s.weight_format = WeightFormat::mxfp4; }).find("cannot combine"),
+    EXPECT_NE(err([](DraftSpec& s) {
+                  s.weight_trunc_bits = 2, s.weight_format = WeightFormat::mxfp4;
+              }).find("cannot combine"),
               std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.exit_layer = 8; }).find("draft.exit_layer must be -1 (all layers) or a layer in 0..7"),
+    EXPECT_NE(
+        err([](DraftSpec& s) { s.exit_layer = 8; }).find("draft.exit_layer must be -1 (all layers) or a layer in 0..7"),
+        std::string::npos);
+    EXPECT_NE(err([](DraftSpec& s) {
+                  s.skip_attn = {2, 9};
+              }).find("draft.skip_attn names layer 9, but the target has 8 layers"),
               std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.skip_attn = {2, 9}; }).find("draft.skip_attn names layer 9, but the target has 8 layers"),
+    EXPECT_NE(err([](DraftSpec& s) { s.skip_ffn = {-1}; }, -1).find("draft.skip_ffn names layer -1"),
               std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.skip_ffn = {-1}; }, -1).find("draft.skip_ffn names layer -1"), std::string::npos);
     EXPECT_NE(err([](DraftSpec& s) { s.skip_ffn = {3, 3}; }).find("twice"), std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.prune.ratio = 0.5f, s.prune.attention = s.prune.ffn = false; }).find("selects no tensor class"),
+    EXPECT_NE(err([](DraftSpec& s) {
+                  s.prune.ratio = 0.5f, s.prune.attention = s.prune.ffn = false;
+              }).find("selects no tensor class"),
               std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.kind = DraftKind::model; }).find("draft.model_path is required"), std::string::npos);
-    EXPECT_NE(err([](DraftSpec& s) { s.kind = DraftKind::maxgram, s.prune.ratio = 0.3f; }).find("apply only to kind \"self\""),
+    EXPECT_NE(err([](DraftSpec& s) { s.kind = DraftKind::model; }).find("draft.model_path is required"),
+              std::string::npos);
+    EXPECT_NE(err([](DraftSpec& s) {
+                  s.kind = DraftKind::maxgram, s.prune.ratio = 0.3f;
+              }).find("apply only to kind \"self\""),
               std::string::npos);
     EXPECT_NE(err([](DraftSpec& s) { s.kind = DraftKind::maxgram, s.maxgram.min_match = 0; }).find("maxgram.min_match"),
               std::string::npos);

@@ -22,7 +22,8 @@ using kernels::GgmlType;
 
 std::vector<float> dequant(const model::WeightView& v) {
     std::vector<float> out(static_cast<size_t>(v.rows * v.cols));
-    for (int64_t r = 0; r < v.rows; ++r) kernels::dequantize_row_ref(&out[size_t(r * v.cols)], v.type, v.row(r), v.cols);
+    for (int64_t r = 0; r < v.rows; ++r)
+        kernels::dequantize_row_ref(&out[size_t(r * v.cols)], v.type, v.row(r), v.cols);
     return out;
 }
 
@@ -49,8 +50,8 @@ TEST(DraftPrune, PrunedMatrixKeepsEveryOtherWeightBitExact) {
         for (bool per_row : {true, false}) {
             const model::WeightView w = random_matrix(t, 24, 96, 21, /*with_ties=*/true);
             MatrixTransform tr;
-            tr.prune_ratio = 0.37f;
-            tr.per_row     = per_row;
+            tr.prune_ratio               = 0.37f;
+            tr.per_row                   = per_row;
             const TransformedMatrix fast = transform_matrix(w, tr), ref = transform_matrix_ref(w, tr);
             ASSERT_EQ(fast.view.n_bytes(), ref.view.n_bytes());
             EXPECT_EQ(std::memcmp(fast.view.data, ref.view.data, fast.view.n_bytes()), 0);
@@ -70,7 +71,8 @@ TEST(DraftPrune, PrunedMatrixKeepsEveryOtherWeightBitExact) {
                     float max_pruned = 0, min_kept = INFINITY;
                     for (int64_t c = 0; c < 96; ++c) {
                         const float v = std::abs(a[size_t(r * 96 + c)]);
-                        if (b[size_t(r * 96 + c)] == 0.0f && a[size_t(r * 96 + c)] != 0.0f) max_pruned = std::max(max_pruned, v);
+                        if (b[size_t(r * 96 + c)] == 0.0f && a[size_t(r * 96 + c)] != 0.0f)
+                            max_pruned = std::max(max_pruned, v);
                         if (b[size_t(r * 96 + c)] != 0.0f) min_kept = std::min(min_kept, v);
                     }
                     EXPECT_LE(max_pruned, min_kept);
@@ -83,14 +85,14 @@ TEST(DraftPrune, WandaScoresUseChannelNorms) {
     const model::WeightView w = random_matrix(GgmlType::F32, 4, 32, 5);
     std::vector<float> norm(32, 1.0f);
     MatrixTransform mag;
-    mag.prune_ratio = 0.5f;
+    mag.prune_ratio       = 0.5f;
     MatrixTransform wanda = mag;
     wanda.channel_norm    = norm;
     // Uniform norms rank exactly like magnitudes.
     EXPECT_EQ(std::memcmp(transform_matrix(w, mag).view.data, transform_matrix(w, wanda).view.data, w.n_bytes()), 0);
     // A huge norm on channel 7 protects it; a zero norm on channel 3 prunes it in every row.
-    norm[7] = 1e6f;
-    norm[3] = 0.0f;
+    norm[7]                    = 1e6f;
+    norm[3]                    = 0.0f;
     const std::vector<float> a = dequant(w), b = dequant(transform_matrix(w, wanda).view);
     const std::vector<float> c = dequant(transform_matrix_ref(w, wanda).view);
     EXPECT_EQ(b, c);
@@ -106,9 +108,9 @@ TEST(DraftTruncate, Bf16TruncationMatchesScalarBits) {
         for (int t = 0; t <= 7; ++t)
             for (MantissaRounding mode : {MantissaRounding::toward_zero, MantissaRounding::nearest_even}) {
                 MatrixTransform tr;
-                tr.format     = WeightFormat::bf16;
-                tr.trunc_bits = t;
-                tr.rounding   = mode;
+                tr.format                 = WeightFormat::bf16;
+                tr.trunc_bits             = t;
+                tr.rounding               = mode;
                 const TransformedMatrix f = transform_matrix(w, tr), r = transform_matrix_ref(w, tr);
                 ASSERT_EQ(f.view.type, GgmlType::BF16);
                 ASSERT_EQ(std::memcmp(f.view.data, r.view.data, f.view.n_bytes()), 0) << "t=" << t;
@@ -127,8 +129,8 @@ TEST(DraftTruncate, Bf16TruncationMatchesScalarBits) {
 
 TEST(DraftTruncate, SpecialValuesMatchScalarBits) {
     // +-0, subnormals, +-inf, NaN and the largest finite floats through every BF16 truncation and the MXFP4 cast.
-    std::vector<float> x = {0.0f, -0.0f, 1e-40f, -1e-40f, 1e-45f, INFINITY, -INFINITY, NAN, -NAN, 3.3895e38f,
-                            -3.3895e38f, 1.17549435e-38f, 1.0f, -1.5f, 0.1f, 65504.0f};
+    std::vector<float> x = {0.0f, -0.0f,      1e-40f,      -1e-40f,         1e-45f, INFINITY, -INFINITY, NAN,
+                            -NAN, 3.3895e38f, -3.3895e38f, 1.17549435e-38f, 1.0f,   -1.5f,    0.1f,      65504.0f};
     x.resize(32, 0.25f);
     std::vector<uint8_t> bytes(x.size() * 4);
     std::memcpy(bytes.data(), x.data(), bytes.size());
@@ -136,9 +138,9 @@ TEST(DraftTruncate, SpecialValuesMatchScalarBits) {
     for (int t = 0; t <= 7; ++t)
         for (MantissaRounding mode : {MantissaRounding::toward_zero, MantissaRounding::nearest_even}) {
             MatrixTransform tr;
-            tr.format     = WeightFormat::bf16;
-            tr.trunc_bits = t;
-            tr.rounding   = mode;
+            tr.format                 = WeightFormat::bf16;
+            tr.trunc_bits             = t;
+            tr.rounding               = mode;
             const TransformedMatrix f = transform_matrix(w, tr), r = transform_matrix_ref(w, tr);
             EXPECT_EQ(std::memcmp(f.view.data, r.view.data, 64), 0) << "t=" << t;
             const auto* h = static_cast<const uint16_t*>(f.view.data);
@@ -179,15 +181,16 @@ TEST(DraftCast, Mxfp4HandWorkedBlockAndQ8) {
     x.assign(32, 0.0f);
     x[0] = 7.0f, x[1] = -7.0f;
     std::memcpy(bytes.data(), x.data(), bytes.size());
-    const std::vector<float> z = dequant(transform_matrix(model::make_owned_view(GgmlType::F32, 1, 32, bytes), tr).view);
+    const std::vector<float> z =
+        dequant(transform_matrix(model::make_owned_view(GgmlType::F32, 1, 32, bytes), tr).view);
     EXPECT_EQ(z[0], 6.0f);
     EXPECT_EQ(z[1], -6.0f);
     // Pruned + cast: pruned weights stay exactly zero after the cast; fast = reference.
     const model::WeightView big = random_matrix(GgmlType::BF16, 16, 128, 8);
     for (WeightFormat f : {WeightFormat::mxfp4, WeightFormat::q8_0}) {
         MatrixTransform pc;
-        pc.prune_ratio = 0.5f;
-        pc.format      = f;
+        pc.prune_ratio            = 0.5f;
+        pc.format                 = f;
         const TransformedMatrix a = transform_matrix(big, pc), b = transform_matrix_ref(big, pc);
         EXPECT_EQ(std::memcmp(a.view.data, b.view.data, a.view.n_bytes()), 0);
         const std::vector<float> v = dequant(a.view);

@@ -15,7 +15,9 @@ using engine::SpecEngine;
 
 const std::vector<int32_t>& kPrompt = LosslessFixture::kPrompt;
 constexpr int32_t kNew              = LosslessFixture::kNew;
-LosslessFixture& fx() { return lossless_fixture(); }
+LosslessFixture& fx() {
+    return lossless_fixture();
+}
 
 SpecConfig cats_config(int32_t gamma = 4) {
     SpecConfig c        = lossless_config(gamma);
@@ -151,17 +153,17 @@ TEST(Cats, ConfigRoundTripAndRefusals) {
             EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
         }
     };
-    SpecConfig b = cats_config();
+    SpecConfig b           = cats_config();
     b.levels[0].exit_layer = 1;  // CATS's draft is the target's own first layers
     invalid(b, "levels");
-    b                   = cats_config();
-    b.cats.sv_layers    = 1;
+    b                = cats_config();
+    b.cats.sv_layers = 1;
     invalid(b, "cats.sv_layers");
-    b                   = cats_config();
-    b.cats.sv_layers    = 4;
+    b                = cats_config();
+    b.cats.sv_layers = 4;
     invalid(b, "cats");
-    b                        = cats_config();
-    b.sampling.temperature   = 0.8f;
+    b                      = cats_config();
+    b.sampling.temperature = 0.8f;
     invalid(b, "sampling");
     // The old tree shape is renamed, and the old name says where things went.
     try {

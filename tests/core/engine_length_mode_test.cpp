@@ -77,7 +77,9 @@ TEST(LengthMode, HorizontalSegmentsUseCumulativeThresholdsAndKeepTheOvershoot) {
 // The engine end to end on the random-weight target of the lossless tests.
 const std::vector<int32_t>& kPrompt = LosslessFixture::kPrompt;
 constexpr int32_t kNew              = LosslessFixture::kNew;
-LosslessFixture& fx() { return lossless_fixture(); }
+LosslessFixture& fx() {
+    return lossless_fixture();
+}
 
 SpecConfig config(LengthMode mode) {
     SpecConfig c     = lossless_config(3);
@@ -87,7 +89,9 @@ SpecConfig config(LengthMode mode) {
     return c;
 }
 
-int32_t longest_reviewed_draft(const engine::RunResult& r) { return static_cast<int32_t>(r.stats.pos_reached.size()); }
+int32_t longest_reviewed_draft(const engine::RunResult& r) {
+    return static_cast<int32_t>(r.stats.pos_reached.size());
+}
 
 TEST(LengthMode, MaxGramBlocksOvershootTheTargetsThresholdLosslessly) {
     // A level-1 "Max-Gram" that knows the continuation (an oracle, so that long drafts are accepted): in threshold
@@ -132,7 +136,7 @@ TEST(LengthMode, ThresholdCascadesAreLossless) {
 }
 
 TEST(LengthMode, ConfigRoundTripValidationAndLongestDraft) {
-    SpecConfig c = config(LengthMode::threshold);
+    SpecConfig c    = config(LengthMode::threshold);
     c.maxgram_block = 7;
     EXPECT_EQ(nlohmann::json(c).get<SpecConfig>(), c);
     EXPECT_EQ(nlohmann::json(c)["length_mode"], "threshold");
@@ -149,10 +153,10 @@ TEST(LengthMode, ConfigRoundTripValidationAndLongestDraft) {
     c.gamma          = {4, 3};
     EXPECT_EQ(c.max_draft_length(1), 9);
     EXPECT_EQ(c.max_draft_length(0), 13);
-    SpecConfig bad = config(LengthMode::threshold);
+    SpecConfig bad    = config(LengthMode::threshold);
     bad.maxgram_block = 0;
     EXPECT_THROW(bad.validate(), std::invalid_argument);
-    bad = config(LengthMode::threshold);
+    bad                = config(LengthMode::threshold);
     bad.levels[0].kind = drafts::DraftKind::self;
     bad.verification   = engine::Verification::tree;
     try {

@@ -18,9 +18,13 @@ using engine::SpecEngine;
 
 const std::vector<int32_t>& kPrompt = LosslessFixture::kPrompt;
 constexpr int32_t kNew              = LosslessFixture::kNew;
-LosslessFixture& fx() { return lossless_fixture(); }
+LosslessFixture& fx() {
+    return lossless_fixture();
+}
 
-SpecConfig base_config(int32_t gamma = 4) { return lossless_config(gamma); }
+SpecConfig base_config(int32_t gamma = 4) {
+    return lossless_config(gamma);
+}
 
 model::ForwardOptions exit_after(int32_t layer) {
     model::ForwardOptions o;
@@ -101,9 +105,9 @@ TEST(EngineLossless, Trees) {
 TEST(EngineLossless, EveryArchitecture) {
     for (const char* arch : {"qwen3", "gemma2", "gemma3", "phi3", "smollm3"}) {
         SCOPED_TRACE(arch);
-        model::SyntheticSpec spec = spec_arch(arch, kernels::GgmlType::F32);
-        spec.n_vocab              = 128;
-        const model::Model target = model::make_synthetic_model(spec);
+        model::SyntheticSpec spec      = spec_arch(arch, kernels::GgmlType::F32);
+        spec.n_vocab                   = 128;
+        const model::Model target      = model::make_synthetic_model(spec);
         const std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
         for (const bool tree : {false, true}) {
             SpecConfig c = base_config(4);
@@ -206,7 +210,8 @@ TEST(EngineLossless, BundledTarget) {
     c.baseline       = false;
     model::ForwardOptions half;
     half.exit_layer = t.hparams().n_layer / 2 - 1;
-    const engine::RunResult mg = engine::SpecEngine(t, c, std::make_shared<ContextMaxGram>(t.hparams().n_vocab)).run(prompt);
+    const engine::RunResult mg =
+        engine::SpecEngine(t, c, std::make_shared<ContextMaxGram>(t.hparams().n_vocab)).run(prompt);
     EXPECT_EQ(mg.tokens, ref);
     c.verification            = engine::Verification::tree;
     c.tree.kind               = engine::TreeKind::chain_second;
@@ -237,7 +242,7 @@ TEST(EngineStochastic, SeededAndReproducible) {
 // A separate verifier (SpecEngine's 4th argument): the target's weights in another layout in real use; here a
 // model of the same shape with other weights, so that which model did what is visible in the tokens.
 TEST(EngineVerifier, VerifierVerifiesAndTheTargetDecodesTheBaseline) {
-    const model::Model other       = model::make_synthetic_model(engine_target_spec(4, 77));
+    const model::Model other        = model::make_synthetic_model(engine_target_spec(4, 77));
     const std::vector<int32_t> vref = greedy_reference(other, kPrompt, kNew);
     ASSERT_NE(vref, fx().ref) << "the two models must decode differently for this test to mean anything";
     int32_t parts = 0;

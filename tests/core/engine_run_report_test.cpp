@@ -4,9 +4,9 @@
 #include "core/analytic/run_calibration.h"
 #include "core/engine/engine.h"
 #include "core/engine/run_report.h"
-#include "core/session/run.h"
 #include "core/model/model.h"
 #include "core/resources.h"
+#include "core/session/run.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

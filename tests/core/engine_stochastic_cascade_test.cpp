@@ -47,7 +47,9 @@ std::vector<float> next_token_dist(const model::Model& m, const std::vector<int3
     }
     return softmax(last, kTemperature);
 }
-std::vector<float> first_token_dist(const model::Model& m) { return next_token_dist(m); }
+std::vector<float> first_token_dist(const model::Model& m) {
+    return next_token_dist(m);
+}
 
 // p(x1) p(x2 | x1) over the 64 pairs.
 std::vector<double> first_two_dist(const model::Model& m) {
@@ -71,7 +73,7 @@ template <class MakeDrafter>
 Counts committed_counts(const model::Model& target, SpecConfig c, MakeDrafter make) {
     Counts out;
     for (int s = 0; s < kRuns; ++s) {
-        c.sampling.seed        = 1000 + static_cast<uint64_t>(s);
+        c.sampling.seed           = 1000 + static_cast<uint64_t>(s);
         const engine::RunResult r = SpecEngine(target, c, make()).run(kPrompt);
         EXPECT_EQ(r.tokens.size(), size_t(c.max_new_tokens));
         ++out.first[static_cast<size_t>(r.tokens.at(0))];
@@ -100,9 +102,9 @@ public:
 };
 
 TEST(EngineStochasticCascade, FirstTokenFollowsTheTarget) {
-    const model::Model target = model::make_synthetic_model(tiny_spec(31));
+    const model::Model target        = model::make_synthetic_model(tiny_spec(31));
     const model::Model drafter_model = model::make_synthetic_model(tiny_spec(77));  // a different model
-    const std::vector<float> p = first_token_dist(target);
+    const std::vector<float> p       = first_token_dist(target);
 
     SpecConfig c;
     c.levels.resize(2);
@@ -123,15 +125,16 @@ TEST(EngineStochasticCascade, FirstTokenFollowsTheTarget) {
 
     // The first two tokens jointly, with room for two drafted positions in the first step, so that the second token
     // is often an accepted draft (or the correction after one).
-    SpecConfig two      = c;
-    two.max_new_tokens  = 3;
-    const Counts joint  = committed_counts(target, two, cascade);
-    const ChiSquare j   = chi_square(joint.pairs, first_two_dist(target), kRuns);
+    SpecConfig two     = c;
+    two.max_new_tokens = 3;
+    const Counts joint = committed_counts(target, two, cascade);
+    const ChiSquare j  = chi_square(joint.pairs, first_two_dist(target), kRuns);
     EXPECT_GT(j.dof, 8) << "too few cells with an expected count of 5 for the joint test to mean much";
     EXPECT_TRUE(j.passes()) << "vertical cascade, first two tokens: chi2 " << j.statistic << " >= " << j.critical();
     EXPECT_GT(joint.accepted, kRuns / 10) << "the cascade's drafts must be accepted for this to test acceptance";
 
-    // Negative control: one level whose q_dist lies about how its tokens were chosen. Same target, same seeds, same statistic.
+    // Negative control: one level whose q_dist lies about how its tokens were chosen. Same target, same seeds, same
+    // statistic.
     SpecConfig one = c;
     one.levels.resize(1);
     one.gamma = {1};

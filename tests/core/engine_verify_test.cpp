@@ -148,7 +148,9 @@ TEST(EngineVerify, StochasticTreeFirstTokenIsDistributedAsTarget) {
 // first token right and the second wrong passes the first-token tests above but not these.
 const std::vector<float> kCondA{0.10f, 0.10f, 0.10f, 0.10f, 0.10f, 0.10f, 0.20f, 0.20f};
 const std::vector<float> kCondB{0.05f, 0.15f, 0.02f, 0.13f, 0.10f, 0.20f, 0.05f, 0.30f};
-const std::vector<float>& cond(int32_t x1) { return x1 < 4 ? kCondA : kCondB; }
+const std::vector<float>& cond(int32_t x1) {
+    return x1 < 4 ? kCondA : kCondB;
+}
 
 std::vector<double> joint_expected() {
     std::vector<double> e(64);
@@ -179,8 +181,8 @@ std::pair<std::vector<int>, std::vector<int>> chain_joint_counts(const std::vect
     std::vector<int> joint(64, 0), first(8, 0);
     for (int i = 0; i < kTrials; ++i) {
         const std::vector<int32_t> d{draw(kQ, rng), draw(kQ, rng)};
-        const ChainVerdict v = verify_chain_stochastic(d, view(rows_of({&kP, &cond(d[0]), &kP}), 8), {kQ, claimed_q1},
-                                                       sampler);
+        const ChainVerdict v =
+            verify_chain_stochastic(d, view(rows_of({&kP, &cond(d[0]), &kP}), 8), {kQ, claimed_q1}, sampler);
         const int32_t x1 = v.n_accepted > 0 ? d[0] : v.next_token;
         const int32_t x2 = v.n_accepted > 1 ? d[1] : v.n_accepted == 1 ? v.next_token : next_step(x1, rng, sampler);
         ++joint[size_t(x1 * 8 + x2)];
@@ -206,10 +208,10 @@ TEST(EngineVerify, StochasticChainFirstTwoTokensFollowTheTargetJointly) {
 TEST(EngineVerify, StochasticTreeFirstTwoTokensFollowTheTargetJointly) {
     // Root children 1, 4, 6; a grandchild 0 under 1. The row after each node is p(. | that node's token).
     drafts::DraftTree tree;
-    tree.tokens = {1, 4, 6, 0};
-    tree.parent = {-1, -1, -1, 0};
-    tree.depth  = {1, 1, 1, 2};
-    tree.rank   = {0, 1, 2, 0};
+    tree.tokens                   = {1, 4, 6, 0};
+    tree.parent                   = {-1, -1, -1, 0};
+    tree.depth                    = {1, 1, 1, 2};
+    tree.rank                     = {0, 1, 2, 0};
     const std::vector<float> rows = rows_of({&kP, &cond(1), &cond(4), &cond(6), &kP});
     model::Sampler sampler({.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .seed = 17});
     model::Rng rng(18);

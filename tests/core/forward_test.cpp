@@ -28,10 +28,11 @@ namespace {
 // online softmax.
 constexpr double kFastVsRefFloatTol = 1e-4;  // F32/F16/BF16 weights
 constexpr double kFastVsRefQuantTol = 1e-3;  // quantized weights
-// Fast with int8 activations (Q8_0, Q4_0 and MXFP4 on AVX-512 VNNI) vs reference. Quantizing a block of 32 activations to int8 moves
-// each by at most max|x| / 254 (kernels' gemv_isa_test checks that bound per dot), about 0.5 % of a matmul output
-// for these random weights; through 2-3 layers, attention and the LM head this reached 6-8 % of the logits' rms in
-// the largest single logit (rel_diff) on these tiny models. A broken integer kernel gives O(1) differences.
+// Fast with int8 activations (Q8_0, Q4_0 and MXFP4 on AVX-512 VNNI) vs reference. Quantizing a block of 32 activations
+// to int8 moves each by at most max|x| / 254 (kernels' gemv_isa_test checks that bound per dot), about 0.5 % of a
+// matmul output for these random weights; through 2-3 layers, attention and the LM head this reached 6-8 % of the
+// logits' rms in the largest single logit (rel_diff) on these tiny models. A broken integer kernel gives O(1)
+// differences.
 constexpr double kInt8ActivationsTol = 0.2;
 // Same path, different batching (gemm vs gemv, different row chunks): only summation order differs.
 constexpr double kBatchVsSequentialTol = 1e-4;
@@ -58,9 +59,8 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 std::vector<Case> all_cases() {
     std::vector<Case> v;
     for (const char* shape : {"gqa", "odd_tied", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3"})
-        for (GgmlType t :
-             {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
-              GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})
+        for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
+                           GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})
             v.push_back({shape, t});
     return v;
 }
@@ -169,7 +169,8 @@ TEST(Forward, ManyHeadsAttendTheirOwnKvHeads) {
     for (size_t i = 0; i < kTokens.size(); ++i) EXPECT_LT(rel_diff(fast[i], ref[i]), kFastVsRefFloatTol) << i;
     InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = ForwardPath::fast});
     LogitsView v = ctx.forward_batch(kTokens, {0, 1, 2, 3, 4, 5, 6, 7});
-    for (int32_t i = 0; i < 8; ++i) EXPECT_LT(rel_diff(v.row(i), fast[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+    for (int32_t i = 0; i < 8; ++i)
+        EXPECT_LT(rel_diff(v.row(i), fast[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
 }
 
 TEST(Forward, RollbackThenRedecodeEqualsFreshDecode) {
@@ -341,15 +342,15 @@ TEST(Forward, LongContextGemmAttentionMatchesReference) {
     for (const char* arch : {"llama", "gemma2"}) {
         SCOPED_TRACE(arch);
         const Model m = make_synthetic_model(std::string(arch) == "llama" ? test::spec_gqa(GgmlType::F32)
-                                                                           : test::spec_arch(arch, GgmlType::F32));
+                                                                          : test::spec_arch(arch, GgmlType::F32));
         std::vector<int32_t> prompt;
         for (int32_t i = 0; i < 300; ++i) prompt.push_back((i * 53 + 7) % m.hparams().n_vocab);
         const std::vector<int32_t> tree = {5, 9, 11, 13, 17};
         const std::vector<int32_t> pos  = {300, 301, 301, 302, 302};  // two branches of depth 3
-        const std::vector<uint8_t> mask = {1, 0, 0, 0, 0,  //
-                                           1, 1, 0, 0, 0,  //
-                                           1, 0, 1, 0, 0,  //
-                                           1, 1, 0, 1, 0,  //
+        const std::vector<uint8_t> mask = {1, 0, 0, 0, 0,             //
+                                           1, 1, 0, 0, 0,             //
+                                           1, 0, 1, 0, 0,             //
+                                           1, 1, 0, 1, 0,             //
                                            1, 0, 1, 0, 1};
         std::vector<std::vector<float>> out;
         for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
@@ -358,7 +359,8 @@ TEST(Forward, LongContextGemmAttentionMatchesReference) {
             const LogitsView v = ctx.forward_batch(tree, pos, mask);
             for (int32_t i = 0; i < v.n; ++i) out.emplace_back(v.row(i).begin(), v.row(i).end());
         }
-        for (size_t i = 0; i < tree.size(); ++i) EXPECT_LT(rel_diff(out[tree.size() + i], out[i]), kFastVsRefFloatTol) << i;
+        for (size_t i = 0; i < tree.size(); ++i)
+            EXPECT_LT(rel_diff(out[tree.size() + i], out[i]), kFastVsRefFloatTol) << i;
     }
 }
 
@@ -375,14 +377,17 @@ TEST(Forward, Bf16PromptActivationsStayNearReference) {
     };
     const auto ref = run(ForwardPath::reference, false), bf = run(ForwardPath::fast, true);
     const auto exact = run(ForwardPath::fast, false);
-    const size_t nv = static_cast<size_t>(m.hparams().n_vocab);
+    const size_t nv  = static_cast<size_t>(m.hparams().n_vocab);
     double worst = 0, moved = 0;
     for (size_t i = 0; i < toks.size(); ++i) {
-        const std::span<const float> r(ref.data() + i * nv, nv), b(bf.data() + i * nv, nv), e(exact.data() + i * nv, nv);
+        const std::span<const float> r(ref.data() + i * nv, nv), b(bf.data() + i * nv, nv),
+            e(exact.data() + i * nv, nv);
         worst = std::max(worst, rel_diff(b, r));
         moved = std::max(moved, rel_diff(b, e));
     }
     EXPECT_LT(worst, kInt8ActivationsTol);
-    if (kernels::gemm_bf16act_available()) EXPECT_GT(moved, 0.0) << "BF16 activations had no effect";
-    else EXPECT_EQ(moved, 0.0);
+    if (kernels::gemm_bf16act_available())
+        EXPECT_GT(moved, 0.0) << "BF16 activations had no effect";
+    else
+        EXPECT_EQ(moved, 0.0);
 }

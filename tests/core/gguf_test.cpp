@@ -45,16 +45,16 @@ GgufWriter sample_writer() {
     GgufValue v;  // types the typed setters do not cover, through set_value
     v.type = GgufType::INT8, v.i = -5, v.u = static_cast<uint64_t>(-5);
     w.set_value("i8", v);
-    v = {};
+    v      = {};
     v.type = GgufType::FLOAT64, v.f = 3.141592653589793;
     w.set_value("f64", v);
-    v = {};
+    v      = {};
     v.type = GgufType::ARRAY, v.array_type = GgufType::UINT8, v.ints = {0, 255, 7};
     w.set_value("u8s", v);
-    v = {};
+    v      = {};
     v.type = GgufType::ARRAY, v.array_type = GgufType::BOOL, v.ints = {1, 0};
     w.set_value("bools", v);
-    v = {};
+    v      = {};
     v.type = GgufType::ARRAY, v.array_type = GgufType::INT16, v.ints = {};
     w.set_value("empty_i16", v);
 
@@ -72,9 +72,9 @@ GgufWriter sample_writer() {
 }  // namespace
 
 TEST(Gguf, RoundTripEveryValueAndTensor) {
-    GgufWriter w   = sample_writer();
-    auto bytes     = w.to_bytes();
-    GgufFile f     = GgufFile::from_bytes(bytes, "mem.gguf");
+    GgufWriter w = sample_writer();
+    auto bytes   = w.to_bytes();
+    GgufFile f   = GgufFile::from_bytes(bytes, "mem.gguf");
     EXPECT_EQ(f.version(), 3u);
     EXPECT_EQ(f.alignment(), 32u);
     EXPECT_EQ(f.data_offset() % 32, 0u);
@@ -162,7 +162,7 @@ TEST(Gguf, VersionTwoIsAccepted) {
 }
 
 TEST(Gguf, TypedGettersReportKeyAndType) {
-    GgufFile f = GgufFile::from_bytes(sample_writer().to_bytes(), "mem.gguf");
+    GgufFile f   = GgufFile::from_bytes(sample_writer().to_bytes(), "mem.gguf");
     auto message = [&](auto&& fn) -> std::string {
         try {
             fn();
@@ -175,9 +175,9 @@ TEST(Gguf, TypedGettersReportKeyAndType) {
     EXPECT_EQ(message([&] { f.get_uint("i32"); }), "mem.gguf: i32: expected a non-negative integer, got int32 -123456");
     EXPECT_EQ(message([&] { f.get_string("u32"); }), "mem.gguf: u32: expected string, got uint32 4000000000");
     EXPECT_EQ(message([&] { f.get_int("u64"); }).find("u64: expected an integer that fits int64"), 10u);
-    EXPECT_NE(message([&] { f.get_array("strs", GgufType::INT32); })
-                  .find("expected array of int32, got array of 5 string"),
-              std::string::npos);
+    EXPECT_NE(
+        message([&] { f.get_array("strs", GgufType::INT32); }).find("expected array of int32, got array of 5 string"),
+        std::string::npos);
     EXPECT_NE(message([&] { f.get_bool("utf8"); }).find("expected bool, got string"), std::string::npos);
     EXPECT_NE(message([&] { f.get_float("strs"); }).find("expected a number"), std::string::npos);
     EXPECT_EQ(f.get_float("u32"), 4000000000.0);  // integers are accepted as numbers
@@ -192,9 +192,9 @@ TEST(Gguf, TypedGettersReportKeyAndType) {
 TEST(Gguf, WriterRejectsBadTensors) {
     GgufWriter w;
     float x[4] = {};
-    EXPECT_THROW(w.add_tensor("x", {4}, GgmlType::F32, x, 12), std::invalid_argument);       // size mismatch
-    EXPECT_THROW(w.add_tensor("x", {0}, GgmlType::F32, x, 0), std::invalid_argument);        // zero dim
-    EXPECT_THROW(w.add_tensor("x", {4}, GgmlType::Q8_0, x, 16), std::invalid_argument);      // not a block multiple
+    EXPECT_THROW(w.add_tensor("x", {4}, GgmlType::F32, x, 12), std::invalid_argument);   // size mismatch
+    EXPECT_THROW(w.add_tensor("x", {0}, GgmlType::F32, x, 0), std::invalid_argument);    // zero dim
+    EXPECT_THROW(w.add_tensor("x", {4}, GgmlType::Q8_0, x, 16), std::invalid_argument);  // not a block multiple
     EXPECT_THROW(w.add_tensor("x", {1, 1, 1, 1, 4}, GgmlType::F32, x, 16), std::invalid_argument);
     EXPECT_THROW(w.add_tensor(std::string(64, 'n'), {4}, GgmlType::F32, x, 16), std::invalid_argument);
     w.add_tensor("x", {4}, GgmlType::F32, x, 16);
@@ -202,7 +202,7 @@ TEST(Gguf, WriterRejectsBadTensors) {
 }
 
 TEST(Gguf, WriteAndOpenFileThroughMmap) {
-    auto path = (speculum::test::tmp_dir() / "gguf_roundtrip.gguf").string();
+    auto path    = (speculum::test::tmp_dir() / "gguf_roundtrip.gguf").string();
     GgufWriter w = sample_writer();
     w.write(path);
     GgufFile f = GgufFile::open(path);
@@ -257,7 +257,7 @@ TEST(Gguf, RealLlamaCppVocabFilesLoad) {
 
 // Two writers of the same path at once (parallel tests do this) both succeed and leave one whole file.
 TEST(Gguf, ConcurrentWritersOfOnePathBothSucceed) {
-    auto path = (speculum::test::tmp_dir() / "gguf_concurrent.gguf").string();
+    auto path    = (speculum::test::tmp_dir() / "gguf_concurrent.gguf").string();
     GgufWriter w = sample_writer();
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};

@@ -1,7 +1,7 @@
 // hparams_from_gguf on small GGUFs written with GgufWriter (random weights): llama and qwen2, GQA, tied and
 // untied output, q/k/v biases, quantized matrices, RoPE scaling; and one test per rejected inconsistency.
-#include "core/model/gguf_writer.h"
 #include "core/model/hparams.h"
+#include "core/model/gguf_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,8 +33,12 @@ struct ModelDesc {
             if (kv.first == key) return void(kv.second = std::move(v));
         kvs.emplace_back(key, std::move(v));
     }
-    void drop_key(const std::string& key) { std::erase_if(kvs, [&](const auto& kv) { return kv.first == key; }); }
-    void drop_tensor(const std::string& n) { std::erase_if(tensors, [&](const auto& t) { return t.name == n; }); }
+    void drop_key(const std::string& key) {
+        std::erase_if(kvs, [&](const auto& kv) { return kv.first == key; });
+    }
+    void drop_tensor(const std::string& n) {
+        std::erase_if(tensors, [&](const auto& t) { return t.name == n; });
+    }
     TensorDesc& tensor(const std::string& n) {
         for (auto& t : tensors)
             if (t.name == n) return t;
@@ -202,10 +206,13 @@ TEST(Hparams, LinearRopeScaling) {
 }
 
 TEST(Hparams, RopeFreqsTensorIsReported) {
-    Hparams h = hparams_from_gguf(
-        write(edited([](ModelDesc& d) { d.tensors.push_back({"rope_freqs.weight", {8}, GgmlType::F32}); })));
+    Hparams h = hparams_from_gguf(write(edited([](ModelDesc& d) {
+        d.tensors.push_back({"rope_freqs.weight", {8}, GgmlType::F32});
+    })));
     EXPECT_TRUE(h.rope_freqs);
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.tensors.push_back({"rope_freqs.weight", {16}, GgmlType::F32}); })),
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.tensors.push_back({"rope_freqs.weight", {16}, GgmlType::F32});
+                })),
                 HasSubstr("tensor 'rope_freqs.weight': shape [16] does not match [n_rot / 2] = [8]"));
 }
 
@@ -220,9 +227,9 @@ TEST(Hparams, UnsupportedArchitecture) {
 }
 
 TEST(Hparams, MissingRequiredKey) {
-    for (const char* k : {"llama.context_length", "llama.embedding_length", "llama.block_count",
-                          "llama.feed_forward_length", "llama.attention.head_count",
-                          "llama.attention.layer_norm_rms_epsilon"})
+    for (const char* k :
+         {"llama.context_length", "llama.embedding_length", "llama.block_count", "llama.feed_forward_length",
+          "llama.attention.head_count", "llama.attention.layer_norm_rms_epsilon"})
         EXPECT_EQ(error_of(edited([&](ModelDesc& d) { d.drop_key(k); })),
                   std::string("model.gguf: ") + k + ": missing");
 }
@@ -271,13 +278,21 @@ TEST(Hparams, MissingTensor) {
 }
 
 TEST(Hparams, WrongTensorShape) {
-    EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.tensor("blk.0.attn_k.weight").dims = {64, 32}; })),
+    EXPECT_EQ(error_of(edited([](ModelDesc& d) {
+                  d.tensor("blk.0.attn_k.weight").dims = {64, 32};
+              })),
               "model.gguf: tensor 'blk.0.attn_k.weight': shape [64, 32] does not match [n_embd, n_embd_kv] = [64, 64]");
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.tensor("blk.1.ffn_down.weight").dims = {64, 96}; })),
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.tensor("blk.1.ffn_down.weight").dims = {64, 96};
+                })),
                 HasSubstr("tensor 'blk.1.ffn_down.weight': shape [64, 96] does not match [n_ff, n_embd] = [96, 64]"));
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.tensor("output.weight").dims = {64, 41}; })),
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.tensor("output.weight").dims = {64, 41};
+                })),
                 HasSubstr("tensor 'output.weight': shape [64, 41] does not match [n_embd, n_vocab] = [64, 40]"));
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.tensor("token_embd.weight").dims = {64, 40, 2}; })),
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.tensor("token_embd.weight").dims = {64, 40, 2};
+                })),
                 HasSubstr("tensor 'token_embd.weight': shape [64, 40, 2] is not [n_embd, n_vocab]"));
     // A trailing 1 is the same shape to ggml.
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.tensor("output_norm.weight").dims = {64, 1}; })), "accepted");

@@ -47,12 +47,17 @@ TEST(LargePageBuffer, AlignedZeroFilledAndMovable) {
 std::vector<std::pair<std::string, const model::WeightView*>> matrices(const Model& m) {
     const model::ModelWeights& w = m.weights();
     std::vector<std::pair<std::string, const model::WeightView*>> out{{"token_embd", &w.token_embd},
-                                                                       {"output", &w.output}};
+                                                                      {"output", &w.output}};
     for (size_t i = 0; i < w.layers.size(); ++i) {
         const model::LayerWeights& L = w.layers[i];
         const std::string p          = "blk." + std::to_string(i) + ".";
-        for (auto [n, v] : {std::pair{"wq", &L.wq}, {"wk", &L.wk}, {"wv", &L.wv}, {"wo", &L.wo},
-                            {"w_gate", &L.w_gate}, {"w_up", &L.w_up}, {"w_down", &L.w_down}})
+        for (auto [n, v] : {std::pair{"wq", &L.wq},
+                            {"wk", &L.wk},
+                            {"wv", &L.wv},
+                            {"wo", &L.wo},
+                            {"w_gate", &L.w_gate},
+                            {"w_up", &L.w_up},
+                            {"w_down", &L.w_down}})
             out.emplace_back(p + n, v);
     }
     return out;
@@ -70,7 +75,7 @@ TEST(LargePageWeights, SameBytesOneBufferSameLogits) {
 
         const auto a = matrices(mapped), b = matrices(large);
         ASSERT_EQ(a.size(), b.size());
-        const auto* lo = static_cast<const uint8_t*>(b[0].second->data);
+        const auto* lo    = static_cast<const uint8_t*>(b[0].second->data);
         const uint8_t* hi = lo;
         for (size_t i = 0; i < a.size(); ++i) {
             const model::WeightView &x = *a[i].second, &y = *b[i].second;

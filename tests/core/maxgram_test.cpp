@@ -10,7 +10,7 @@ using namespace speculum::drafts;
 TEST(MaxGram, CopiesContinuationOfLongestSuffixMatch) {
     // "a b c d ... a b" -> the suffix "a b" occurred at the start, followed by "c d".
     std::vector<int32_t> ctx = {1, 2, 3, 4, 9, 9, 2, 1, 2};
-    auto p = maxgram_propose(ctx, 3, nullptr);
+    auto p                   = maxgram_propose(ctx, 3, nullptr);
     EXPECT_EQ(p.match_length, 2);
     EXPECT_EQ(p.match_end, 2);
     EXPECT_EQ(p.tokens, (std::vector<int32_t>{3, 4, 9}));
@@ -19,11 +19,11 @@ TEST(MaxGram, CopiesContinuationOfLongestSuffixMatch) {
 
 TEST(MaxGram, LeftmostByDefaultMostRecentOnRequest) {
     std::vector<int32_t> ctx = {5, 6, 9, 5, 7, 0, 5};  // "5" occurs twice, each a match of length 1
-    auto left = maxgram_propose(ctx, 1, nullptr);
+    auto left                = maxgram_propose(ctx, 1, nullptr);
     EXPECT_EQ(left.tokens, (std::vector<int32_t>{6}));
     MaxGramParams recent;
     recent.prefer_recent = true;
-    auto right = maxgram_propose(ctx, 1, nullptr, recent);
+    auto right           = maxgram_propose(ctx, 1, nullptr, recent);
     EXPECT_EQ(right.tokens, (std::vector<int32_t>{7}));
 }
 
@@ -81,7 +81,7 @@ TEST(MaxGram, FallsBackToBigramChain) {
     EXPECT_EQ(t.successor(2), 3);  // 2->3 twice, 2->4 once
     EXPECT_EQ(t.successor(7), -1);
     std::vector<int32_t> ctx = {6, 1};  // 1 never occurred earlier: no copy
-    auto p = maxgram_propose(ctx, 4, &t);
+    auto p                   = maxgram_propose(ctx, 4, &t);
     EXPECT_EQ(p.match_length, 0);
     EXPECT_EQ(p.tokens, (std::vector<int32_t>{2, 3, 1, 2}));
     for (auto s : p.sources) EXPECT_EQ(s, MaxGramSource::bigram);
@@ -92,7 +92,7 @@ TEST(MaxGram, FallsBackToBigramChain) {
 
 TEST(MaxGram, StopsWhenNothingIsKnown) {
     BigramTable t = BigramTable::build({{1, 2}}, 4);
-    auto p = maxgram_propose(std::vector<int32_t>{3}, 4, &t);
+    auto p        = maxgram_propose(std::vector<int32_t>{3}, 4, &t);
     EXPECT_TRUE(p.tokens.empty());
     EXPECT_TRUE(maxgram_propose(std::vector<int32_t>{}, 4, &t).tokens.empty());
     EXPECT_TRUE(maxgram_propose(std::vector<int32_t>{1, 2, 1}, 0, &t).tokens.empty());
@@ -108,8 +108,8 @@ TEST(MaxGram, AgreesWithBruteForceReference) {
         params.min_match     = 1 + int32_t(rng() % 3);
         params.max_match     = params.min_match + int32_t(rng() % 8);
         params.prefer_recent = rng() % 2;
-        auto [len, end] = maxgram_longest_match_ref(ctx, params);
-        auto p          = maxgram_propose(ctx, 4, nullptr, params);
+        auto [len, end]      = maxgram_longest_match_ref(ctx, params);
+        auto p               = maxgram_propose(ctx, 4, nullptr, params);
         ASSERT_EQ(p.match_length, len) << "trial " << trial;
         ASSERT_EQ(p.match_end, end) << "trial " << trial;
 
@@ -157,11 +157,11 @@ TEST(MaxGram, ValidationNamesTheField) {
 
 TEST(MaxGram, JsonRoundTrip) {
     MaxGramParams p;
-    p.min_match     = 2;
-    p.max_match     = 9;
-    p.prefer_recent = true;
-    p.bigram_fill   = false;
-    p.mode          = MaxGramMode::periodic;
+    p.min_match      = 2;
+    p.max_match      = 9;
+    p.prefer_recent  = true;
+    p.bigram_fill    = false;
+    p.mode           = MaxGramMode::periodic;
     nlohmann::json j = p;
     EXPECT_EQ(j["mode"], "periodic");
     EXPECT_EQ(j.get<MaxGramParams>(), p);

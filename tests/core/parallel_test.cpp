@@ -1,6 +1,6 @@
 // parallel_for covers the range exactly once, in parallel or serial mode; CancelToken is shared by copies.
-#include "core/cancel.h"
 #include "core/parallel.h"
+#include "core/cancel.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,9 @@
-// Logit parity with llama.cpp (issue #23): every golden in tests/core/golden/parity was written by tools/parity/parity.py
-// from llama.cpp's own forward pass over a random-weight model. The model is rebuilt here from the golden's
-// SyntheticSpec (or, for llama-quantize's types, read from the committed file next to it), run over the same tokens
-// on both paths, and compared: every stored logit within the type's tolerance of the logits' RMS, and the same
-// argmax wherever llama.cpp's top two are further apart than that tolerance. docs/models.md explains each tolerance.
+// Logit parity with llama.cpp (issue #23): every golden in tests/core/golden/parity was written by
+// tools/parity/parity.py from llama.cpp's own forward pass over a random-weight model. The model is rebuilt here from
+// the golden's SyntheticSpec (or, for llama-quantize's types, read from the committed file next to it), run over the
+// same tokens on both paths, and compared: every stored logit within the type's tolerance of the logits' RMS, and the
+// same argmax wherever llama.cpp's top two are further apart than that tolerance. docs/models.md explains each
+// tolerance.
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
 #include "support/fresh_path.h"
@@ -12,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <span>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <span>
 
 namespace speculum {
 namespace {
@@ -72,7 +73,7 @@ Outcome compare(const model::Model& m, const nlohmann::json& g, model::ForwardPa
         for (const char* key : {"top", "probe"})
             for (const auto& e : gp[key])
                 o.worst = std::max(o.worst, std::abs(row[e[0].get<int>()] - e[1].get<double>()) / rms);
-        const int ours = static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
+        const int ours   = static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
         const double gap = (gp["top"][0][1].get<double>() - gp["top"][1][1].get<double>()) / rms;
         if (gap > 2 * tol && ours != gp["top"][0][0].get<int>()) ++o.argmax_misses;
     }
@@ -99,7 +100,8 @@ TEST(LlamaCppParity, EveryArchitectureAndTypeMatchesTheGoldenLogits) {
         std::optional<model::Model> m;
         if (g["model_file"].is_string()) {  // beside the golden, or a bundled model (a path in the repository)
             const std::string name = g["model_file"];
-            const fs::path file    = name.find('/') != std::string::npos ? test::source_dir() / name : f.parent_path() / name;
+            const fs::path file =
+                name.find('/') != std::string::npos ? test::source_dir() / name : f.parent_path() / name;
             m = model::Model::load(file.string(), {}, {}, model::WeightMemory::mapped);
         } else {
             const model::SyntheticSpec spec = g["spec"];
@@ -115,7 +117,7 @@ TEST(LlamaCppParity, EveryArchitectureAndTypeMatchesTheGoldenLogits) {
         {
             const std::vector<float> a = logits_of(*m, g, model::ForwardPath::reference);
             const std::vector<float> b = logits_of(*m, g, model::ForwardPath::fast);
-            double ss = 0;
+            double ss                  = 0;
             for (float x : a) ss += double(x) * x;
             for (size_t i = 0; i < a.size(); ++i) self_gap = std::max(self_gap, double(std::abs(a[i] - b[i])));
             self_gap /= std::sqrt(ss / double(a.size()));
@@ -127,7 +129,8 @@ TEST(LlamaCppParity, EveryArchitectureAndTypeMatchesTheGoldenLogits) {
             EXPECT_EQ(o.argmax_misses, 0) << (path == model::ForwardPath::fast ? "fast" : "reference") << " path";
             if (tol > kTolFloat)  // the divergence is activation rounding, not a defect: no larger than our own
                 EXPECT_LE(o.worst, kSelfGapFactor * self_gap + 0.01)
-                    << "own int8-vs-f32 gap " << self_gap << ", " << (path == model::ForwardPath::fast ? "fast" : "reference");
+                    << "own int8-vs-f32 gap " << self_gap << ", "
+                    << (path == model::ForwardPath::fast ? "fast" : "reference");
             RecordProperty(g["case"].get<std::string>() + (path == model::ForwardPath::fast ? "_fast" : "_ref"),
                            std::to_string(o.worst));
         }
@@ -139,10 +142,10 @@ TEST(LlamaCppParity, AnotherModelFailsTheComparison) {
     const fs::path file = test::source_dir() / "tests/core/golden/parity/llama-f16.json";
     std::ifstream in(file);
     ASSERT_TRUE(in) << file;
-    const nlohmann::json g     = nlohmann::json::parse(in);
-    model::SyntheticSpec spec  = g["spec"];
+    const nlohmann::json g    = nlohmann::json::parse(in);
+    model::SyntheticSpec spec = g["spec"];
     spec.seed += 1;
-    spec.type                  = kernels::GgmlType::F16;
+    spec.type       = kernels::GgmlType::F16;
     const Outcome o = compare(model::make_synthetic_model(spec), g, model::ForwardPath::reference, kTolFloat);
     EXPECT_GT(o.worst, 10 * kTolLowBit);
 }

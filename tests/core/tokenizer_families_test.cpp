@@ -42,12 +42,12 @@ void check_base(const std::string& base) {
     SPECULUM_SHARED_OR_SKIP(shared);
     const std::filesystem::path gguf = shared / "vocab" / ("ggml-vocab-" + base + ".gguf");
     if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
-    const std::filesystem::path dir = test::source_dir() / "tests/core/golden/tokenizer";
-    const nlohmann::json golden     = nlohmann::json::parse(slurp(dir / (base + ".json")));
-    const std::vector<std::string> inp = read_vocab_texts(gguf.string() + ".inp");
+    const std::filesystem::path dir      = test::source_dir() / "tests/core/golden/tokenizer";
+    const nlohmann::json golden          = nlohmann::json::parse(slurp(dir / (base + ".json")));
+    const std::vector<std::string> inp   = read_vocab_texts(gguf.string() + ".inp");
     const std::vector<std::string> extra = read_vocab_texts(dir / "extra.inp");
-    const GgufFile file                = GgufFile::open(gguf.string());
-    const std::string key              = golden["key"];
+    const GgufFile file                  = GgufFile::open(gguf.string());
+    const std::string key                = golden["key"];
     for (const auto& [value, sets] : golden["families"].items()) {
         SCOPED_TRACE(key + " = " + value);
         const Tokenizer t = relabelled(file, key, value);
@@ -72,9 +72,15 @@ void check_base(const std::string& base) {
 
 }  // namespace
 
-TEST(TokenizerFamilies, LlamaBpeMergesUnderEveryPreTokenizer) { check_base("llama-bpe"); }
-TEST(TokenizerFamilies, Qwen2MergesUnderEveryPreTokenizer) { check_base("qwen2"); }
-TEST(TokenizerFamilies, SpmWithAndWithoutSpacePrefix) { check_base("llama-spm"); }
+TEST(TokenizerFamilies, LlamaBpeMergesUnderEveryPreTokenizer) {
+    check_base("llama-bpe");
+}
+TEST(TokenizerFamilies, Qwen2MergesUnderEveryPreTokenizer) {
+    check_base("qwen2");
+}
+TEST(TokenizerFamilies, SpmWithAndWithoutSpacePrefix) {
+    check_base("llama-spm");
+}
 
 // The goldens cover every family the tokenizer accepts (tools/parity/tokenizer_goldens.py lists them).
 TEST(TokenizerFamilies, EveryFamilyHasAGolden) {

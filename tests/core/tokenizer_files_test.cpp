@@ -40,7 +40,9 @@ std::vector<Case> read_cases(const std::filesystem::path& gguf) {
     return cases;
 }
 
-Tokenizer load(const std::filesystem::path& p) { return Tokenizer::from_vocab(vocab_from_gguf(GgufFile::open(p))); }
+Tokenizer load(const std::filesystem::path& p) {
+    return Tokenizer::from_vocab(vocab_from_gguf(GgufFile::open(p)));
+}
 
 void expect_all_cases_pass(const std::filesystem::path& gguf) {
     const Tokenizer t             = load(gguf);
@@ -57,8 +59,8 @@ void expect_all_cases_pass(const std::filesystem::path& gguf) {
                       << ", expected " << ::testing::PrintToString(c.ids);
     }
     std::cout << "[ vocab    ] " << gguf.filename().string() << ": " << passed << "/" << cases.size() << " passed\n";
-    ::testing::Test::RecordProperty(gguf.filename().string(), std::to_string(passed) + "/" +
-                                                                  std::to_string(cases.size()));
+    ::testing::Test::RecordProperty(gguf.filename().string(),
+                                    std::to_string(passed) + "/" + std::to_string(cases.size()));
     EXPECT_EQ(passed, cases.size());
 }
 
@@ -189,7 +191,7 @@ TEST(TokenizerFiles, ConvertedVocabulariesMatchTheReferenceOrLlamaCpp) {
         const std::filesystem::path p = e.path();
         if (p.extension() != ".gguf" || !std::filesystem::exists(p.string() + ".out")) continue;
         ++files;
-        const Tokenizer t = load(p);
+        const Tokenizer t          = load(p);
         const std::vector<Case> hf = read_cases(p);
         std::vector<std::vector<int32_t>> cpp;
         if (std::ifstream in(p.string() + ".llamacpp.out"); in)

@@ -20,10 +20,10 @@ const std::string k_sp = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 // ids 0..2 <unk> <s> </s>, 3..258 the 256 byte tokens, then the given normal tokens with their scores.
 Vocab spm_vocab(const std::vector<std::pair<std::string, float>>& extra) {
     Vocab v;
-    v.model   = VocabModel::spm;
-    v.tokens  = {"<unk>", "<s>", "</s>"};
-    v.types   = {TokenType::unknown, TokenType::control, TokenType::control};
-    v.scores  = {0, 0, 0};
+    v.model                       = VocabModel::spm;
+    v.tokens                      = {"<unk>", "<s>", "</s>"};
+    v.types                       = {TokenType::unknown, TokenType::control, TokenType::control};
+    v.scores                      = {0, 0, 0};
     static constexpr char k_hex[] = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) {
         v.tokens.push_back(std::string("<0x") + k_hex[b >> 4] + k_hex[b & 15] + ">");
@@ -105,9 +105,9 @@ TEST(TokenizerSpm, SpacePrefixAndEscaping) {
     const Ids ab = {id_of(t, k_sp + "a"), id_of(t, k_sp + "b")};
     EXPECT_EQ(t.encode("a b", false, false), ab);
     EXPECT_EQ(t.decode(ab), "a b");  // the added prefix space is stripped again
-    Vocab no_prefix       = spm_vocab({{k_sp + "b", -1}, {"a", -5}});
+    Vocab no_prefix            = spm_vocab({{k_sp + "b", -1}, {"a", -5}});
     no_prefix.add_space_prefix = false;
-    auto t2 = Tokenizer::from_vocab(no_prefix);
+    auto t2                    = Tokenizer::from_vocab(no_prefix);
     EXPECT_EQ(t2.encode("a b", false, false), (Ids{id_of(t2, "a"), id_of(t2, k_sp + "b")}));
 }
 
@@ -121,9 +121,9 @@ TEST(TokenizerSpm, UnknownCharactersFallBackToByteTokens) {
 }
 
 TEST(TokenizerSpm, BosEosFlagsAndSpecialTokens) {
-    Vocab v   = spm_vocab({{k_sp + "a", -1}, {"a", -2}, {k_sp, -3}, {"<", -4}, {"s", -4}, {">", -4}, {"/", -4}});
-    v.add_eos = true;
-    auto t    = Tokenizer::from_vocab(v);
+    Vocab v         = spm_vocab({{k_sp + "a", -1}, {"a", -2}, {k_sp, -3}, {"<", -4}, {"s", -4}, {">", -4}, {"/", -4}});
+    v.add_eos       = true;
+    auto t          = Tokenizer::from_vocab(v);
     const int32_t a = id_of(t, k_sp + "a");
     EXPECT_EQ(t.encode("a", false, false), (Ids{a}));
     EXPECT_EQ(t.encode("a", true, false), (Ids{1, a, 2}));
@@ -153,9 +153,9 @@ TEST(TokenizerSpm, UserDefinedTokensAreAlwaysSplitOut) {
     v.tokens.push_back("<tool>");
     v.types.push_back(TokenType::user_defined);
     v.scores.push_back(0);
-    auto t            = Tokenizer::from_vocab(v);
+    auto t             = Tokenizer::from_vocab(v);
     const int32_t tool = v.size() - 1;
-    const Ids ids     = t.encode("a<tool>b", false, false);
+    const Ids ids      = t.encode("a<tool>b", false, false);
     EXPECT_EQ(ids, (Ids{id_of(t, k_sp), id_of(t, "a"), tool, id_of(t, k_sp), id_of(t, "b")}));
     EXPECT_EQ(t.decode(ids), "a<tool> b");  // the space prefix after a special token stays, as in llama.cpp
 }
@@ -174,7 +174,7 @@ TEST(TokenizerBpe, LowestRankMergesFirst) {
 
 TEST(TokenizerBpe, SpacesAreMappedBytesAndWordsDoNotMerge) {
     const std::string G = detail::byte_to_unicode(' ');  // "Ġ"
-    auto t = Tokenizer::from_vocab(bpe_vocab({G + "a", "aa"}, {{G, "a"}, {"a", "a"}}));
+    auto t              = Tokenizer::from_vocab(bpe_vocab({G + "a", "aa"}, {{G, "a"}, {"a", "a"}}));
     EXPECT_EQ(t.encode(" a", false, false), (Ids{id_of(t, G + "a")}));
     // "a a": words "a" and " a"; "aa" can never form across the word boundary.
     EXPECT_EQ(t.encode("a a", false, false), (Ids{'a', id_of(t, G + "a")}));
@@ -193,7 +193,9 @@ TEST(TokenizerBpe, Gpt2PreTokenizerSplits) {
     EXPECT_EQ(split("\t\n"), (V{"\t\n"}));
     EXPECT_EQ(split(" ("), (V{" ("}));
     // U+00A0 is whitespace; U+180E is not (Unicode White_Space, as llama.cpp) although PCRE2 \s says it is.
-    EXPECT_EQ(split("a\xC2\xA0\xC2\xA0" "b"), (V{"a", "\xC2\xA0", "\xC2\xA0", "b"}));
+    EXPECT_EQ(split("a\xC2\xA0\xC2\xA0"
+                    "b"),
+              (V{"a", "\xC2\xA0", "\xC2\xA0", "b"}));
     EXPECT_EQ(split("a\xE1\xA0\x8E!"), (V{"a", "\xE1\xA0\x8E!"}));
 }
 
@@ -207,8 +209,8 @@ TEST(TokenizerBpe, InvalidUtf8BecomesReplacementCharacters) {
 }
 
 TEST(TokenizerBpe, SpecialTokensAndFlags) {
-    Vocab v   = bpe_vocab({}, {{"a", "a"}});
-    auto t    = Tokenizer::from_vocab(v);
+    Vocab v           = bpe_vocab({}, {{"a", "a"}});
+    auto t            = Tokenizer::from_vocab(v);
     const int32_t eot = v.size() - 1;
     EXPECT_EQ(t.encode("a", true, false), (Ids{'a'}));  // gpt2: add_bos defaults to false
     v.add_bos = true;
@@ -222,7 +224,7 @@ TEST(TokenizerBpe, SpecialTokensAndFlags) {
 }
 
 TEST(TokenizerBpe, DecodeCleansSpacesLikeLlamaCpp) {
-    auto t = Tokenizer::from_vocab(bpe_vocab({}, {{"a", "a"}}));
+    auto t     = Tokenizer::from_vocab(bpe_vocab({}, {{"a", "a"}}));
     auto round = [&](const std::string& s) { return t.decode(t.encode(s, false, false)); };
     EXPECT_EQ(round("Hello , world !"), "Hello, world!");
     EXPECT_EQ(round("it ' s"), "it's");
@@ -231,8 +233,8 @@ TEST(TokenizerBpe, DecodeCleansSpacesLikeLlamaCpp) {
 }
 
 TEST(TokenizerBpe, EogLookingTokensBecomeControl) {
-    Vocab v = bpe_vocab({"<|im_end|>"}, {{"a", "a"}});
-    auto t  = Tokenizer::from_vocab(v);
+    Vocab v              = bpe_vocab({"<|im_end|>"}, {{"a", "a"}});
+    auto t               = Tokenizer::from_vocab(v);
     const int32_t im_end = id_of(t, "<|im_end|>");
     EXPECT_TRUE(t.is_eog(im_end));
     EXPECT_EQ(t.vocab().type(im_end), TokenType::control);
@@ -269,10 +271,10 @@ TEST(Tokenizer, LongInputIsTokenized) {
     // ~1 MB through both models; no timing assertion, it must simply finish quickly (linear-ish algorithms).
     std::string text;
     while (text.size() < (1u << 20)) text += "ab abab  a\n\tb\xC3\xA9 aaa bbb, ab! ";
-    auto spm      = Tokenizer::from_vocab(spm_vocab({{k_sp, -1}, {"a", -2}, {"b", -2}, {"ab", -1}, {k_sp + "ab", -1}}));
-    auto bpe      = Tokenizer::from_vocab(bpe_vocab({"ab"}, {{"a", "b"}}));
-    const Ids s   = spm.encode(text, false, false);
-    const Ids b   = bpe.encode(text, false, false);
+    auto spm    = Tokenizer::from_vocab(spm_vocab({{k_sp, -1}, {"a", -2}, {"b", -2}, {"ab", -1}, {k_sp + "ab", -1}}));
+    auto bpe    = Tokenizer::from_vocab(bpe_vocab({"ab"}, {{"a", "b"}}));
+    const Ids s = spm.encode(text, false, false);
+    const Ids b = bpe.encode(text, false, false);
     EXPECT_GT(s.size(), text.size() / 4);
     EXPECT_GT(b.size(), text.size() / 4);
     EXPECT_EQ(spm.decode(s), text);

@@ -39,7 +39,9 @@ GgufWriter bpe_writer() {
     return w;
 }
 
-Vocab read(const GgufWriter& w) { return vocab_from_gguf(GgufFile::from_bytes(w.to_bytes(), "v.gguf")); }
+Vocab read(const GgufWriter& w) {
+    return vocab_from_gguf(GgufFile::from_bytes(w.to_bytes(), "v.gguf"));
+}
 
 std::string error_of(const GgufWriter& w) {
     try {
@@ -121,15 +123,25 @@ TEST(TokenizerVocab, MalformedMetadataNamesFileAndKey) {
         const char* expect;
     };
     const Case spm_cases[] = {
-        {"model missing", [](GgufWriter& w) { w = GgufWriter(); w.set_array_strings("tokenizer.ggml.tokens", {"a"}); },
+        {"model missing",
+         [](GgufWriter& w) {
+             w = GgufWriter();
+             w.set_array_strings("tokenizer.ggml.tokens", {"a"});
+         },
          "v.gguf: tokenizer.ggml.model: missing"},
         {"model unknown", [](GgufWriter& w) { w.set_string("tokenizer.ggml.model", "bert"); },
          "v.gguf: tokenizer.ggml.model: unsupported tokenizer 'bert'"},
-        {"tokens wrong type", [](GgufWriter& w) { w.set_array_int32("tokenizer.ggml.tokens", {1, 2}); },
+        {"tokens wrong type",
+         [](GgufWriter& w) {
+             w.set_array_int32("tokenizer.ggml.tokens", {1, 2});
+         },
          "v.gguf: tokenizer.ggml.tokens: expected an array of string"},
         {"tokens empty", [](GgufWriter& w) { w.set_array_strings("tokenizer.ggml.tokens", {}); },
          "v.gguf: tokenizer.ggml.tokens: empty vocabulary"},
-        {"scores short", [](GgufWriter& w) { w.set_array_float32("tokenizer.ggml.scores", {0, 0}); },
+        {"scores short",
+         [](GgufWriter& w) {
+             w.set_array_float32("tokenizer.ggml.scores", {0, 0});
+         },
          "v.gguf: tokenizer.ggml.scores: 2 scores for 7 tokens"},
         {"scores strings", [](GgufWriter& w) { w.set_array_strings("tokenizer.ggml.scores", {"x"}); },
          "v.gguf: tokenizer.ggml.scores: expected an array of float32 or int32"},
@@ -157,10 +169,17 @@ TEST(TokenizerVocab, MalformedMetadataNamesFileAndKey) {
         EXPECT_NE(error_of(w).find(c.expect), std::string::npos) << c.name << ": " << error_of(w);
     }
     const Case bpe_cases[] = {
-        {"merges missing", [](GgufWriter& w) { w = GgufWriter(); w.set_string("tokenizer.ggml.model", "gpt2");
-                                               w.set_array_strings("tokenizer.ggml.tokens", {"a"}); },
+        {"merges missing",
+         [](GgufWriter& w) {
+             w = GgufWriter();
+             w.set_string("tokenizer.ggml.model", "gpt2");
+             w.set_array_strings("tokenizer.ggml.tokens", {"a"});
+         },
          "v.gguf: tokenizer.ggml.merges: missing"},
-        {"merge without space", [](GgufWriter& w) { w.set_array_strings("tokenizer.ggml.merges", {"a b", "ab"}); },
+        {"merge without space",
+         [](GgufWriter& w) {
+             w.set_array_strings("tokenizer.ggml.merges", {"a b", "ab"});
+         },
          "v.gguf: tokenizer.ggml.merges: merge 1 'ab' is not 'LEFT RIGHT'"},
         {"merge empty right", [](GgufWriter& w) { w.set_array_strings("tokenizer.ggml.merges", {"a "}); },
          "v.gguf: tokenizer.ggml.merges: merge 0 'a ' is not 'LEFT RIGHT'"},

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "check_screenshot: cannot read %s\n", argv[1]);
         return 1;
     }
-    img = img.convertToFormat(QImage::Format_RGB32);
+    img        = img.convertToFormat(QImage::Format_RGB32);
     long clear = 0, title = 0, body = 0, text = 0;
     std::set<QRgb> colours;
     for (int y = 0; y < img.height(); ++y) {
@@ -29,16 +29,16 @@ int main(int argc, char** argv) {
         for (int x = 0; x < img.width(); ++x) {
             QRgb p = row[x];
             if (colours.size() < 4096) colours.insert(p);
-            if (near(p, 33, 36, 43, 3)) ++clear;                 // glClearColor(0.13, 0.14, 0.17)
-            if (near(p, 41, 74, 122, 8)) ++title;                // ImGuiCol_TitleBgActive (dark style)
-            if (near(p, 15, 15, 15, 6)) ++body;                  // ImGuiCol_WindowBg (0.06, 0.94 alpha)
+            if (near(p, 33, 36, 43, 3)) ++clear;                             // glClearColor(0.13, 0.14, 0.17)
+            if (near(p, 41, 74, 122, 8)) ++title;                            // ImGuiCol_TitleBgActive (dark style)
+            if (near(p, 15, 15, 15, 6)) ++body;                              // ImGuiCol_WindowBg (0.06, 0.94 alpha)
             if (qRed(p) > 200 && qGreen(p) > 200 && qBlue(p) > 200) ++text;  // ImGuiCol_Text is white
         }
     }
     const long total = long(img.width()) * img.height();
     std::printf("check_screenshot: %dx%d, %zu colours, clear %ld, title bar %ld, window body %ld, text %ld\n",
                 img.width(), img.height(), colours.size(), clear, title, body, text);
-    bool ok = true;
+    bool ok   = true;
     auto need = [&](bool cond, const char* what) {
         if (!cond) {
             std::fprintf(stderr, "check_screenshot: FAIL: %s\n", what);

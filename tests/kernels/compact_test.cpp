@@ -113,8 +113,8 @@ TEST(Compact, DecodeGivesTheDenseRowsBackAndReadsExactlyTheAccountedBytes) {
     const IsaCapGuard guard;
     for (const Case& c : cases()) {
         SCOPED_TRACE(name_of(c));
-        const int64_t rows = 19;
-        const auto dense   = pruned_matrix(c.f.dense, rows, c.cols, c.prune, c.f.trunc_bits, 7);
+        const int64_t rows    = 19;
+        const auto dense      = pruned_matrix(c.f.dense, rows, c.cols, c.prune, c.f.trunc_bits, 7);
         const CompactMatrix m = CompactMatrix::encode(c.f, dense.data(), rows, c.cols);
         std::vector<uint8_t> ref(dense.size(), 0xAB), fast(dense.size(), 0xCD);
         const uint64_t read_ref = compact_decode_rows_ref(ref.data(), m, 0, rows);
@@ -172,7 +172,8 @@ TEST(Compact, GemmEqualsTheDenseKernelOnThePrunedWeights) {
                         std::vector<float> wr(static_cast<size_t>(c.cols));
                         dequantize_row_ref(wr.data(), c.f.dense, dense.data() + r * m.dense_row_bytes(), c.cols);
                         double mag = 0;
-                        for (int64_t j = 0; j < c.cols; ++j) mag += std::fabs(double(wr[size_t(j)]) * x[size_t(i * c.cols + j)]);
+                        for (int64_t j = 0; j < c.cols; ++j)
+                            mag += std::fabs(double(wr[size_t(j)]) * x[size_t(i * c.cols + j)]);
                         ASSERT_LE(std::fabs(double(a) - double(b)), kCompactFusedRelTol * mag + 1e-30)
                             << kernel_isa_name(isa) << " n = " << n << " row " << r;
                     }

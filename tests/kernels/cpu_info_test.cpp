@@ -13,5 +13,7 @@ TEST(CpuInfo, BlasConfigNamesOpenBlas) {
 }
 
 #if defined(__AVX2__)
-TEST(CpuInfo, CompiledForAvx2ImpliesDetected) { EXPECT_TRUE(speculum::kernels::cpu_features().avx2); }
+TEST(CpuInfo, CompiledForAvx2ImpliesDetected) {
+    EXPECT_TRUE(speculum::kernels::cpu_features().avx2);
+}
 #endif

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <immintrin.h>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -15,7 +15,9 @@ using namespace speculum::kernels;
 
 namespace {
 
-float bits(uint32_t u) { return f32_from_bits(u); }
+float bits(uint32_t u) {
+    return f32_from_bits(u);
+}
 
 __attribute__((target("f16c"))) uint16_t hw_f32_to_f16(float f) {
     return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
@@ -26,9 +28,9 @@ __attribute__((target("f16c"))) uint16_t hw_f32_to_f16(float f) {
 TEST(Fp16, DecodeEdgeCases) {
     EXPECT_EQ(f32_to_bits(f16_to_f32(0x0000)), 0x00000000u);
     EXPECT_EQ(f32_to_bits(f16_to_f32(0x8000)), 0x80000000u);  // -0 keeps its sign
-    EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));      // smallest subnormal
+    EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));     // smallest subnormal
     EXPECT_EQ(f16_to_f32(0x83ff), -1023.0f * std::ldexp(1.0f, -24));
-    EXPECT_EQ(f16_to_f32(0x0400), std::ldexp(1.0f, -14));      // smallest normal
+    EXPECT_EQ(f16_to_f32(0x0400), std::ldexp(1.0f, -14));  // smallest normal
     EXPECT_EQ(f16_to_f32(0x3c00), 1.0f);
     EXPECT_EQ(f16_to_f32(0x7bff), 65504.0f);
     EXPECT_EQ(f16_to_f32(0x7c00), std::numeric_limits<float>::infinity());
@@ -42,18 +44,18 @@ TEST(Fp16, EncodeEdgeCasesAndTies) {
     EXPECT_EQ(f32_to_f16(-0.0f), 0x8000);
     EXPECT_EQ(f32_to_f16(1.0f), 0x3c00);
     EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);
-    EXPECT_EQ(f32_to_f16(65519.99f), 0x7bff);   // just below the midpoint to 65536
-    EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);    // tie with an odd mantissa rounds up, to inf
+    EXPECT_EQ(f32_to_f16(65519.99f), 0x7bff);  // just below the midpoint to 65536
+    EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);   // tie with an odd mantissa rounds up, to inf
     EXPECT_EQ(f32_to_f16(1e10f), 0x7c00);
     EXPECT_EQ(f32_to_f16(-std::numeric_limits<float>::infinity()), 0xfc00);
     EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);
-    EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);        // tie 0 / 1 subnormal step -> even 0
-    EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);        // tie 1 / 2 -> even 2
+    EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);  // tie 0 / 1 subnormal step -> even 0
+    EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);  // tie 1 / 2 -> even 2
     EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25) * 1.0001f), 0x0001);
-    EXPECT_EQ(f32_to_f16(-std::ldexp(1.0f, -26)), 0x8000);       // underflow keeps the sign
-    EXPECT_EQ(f32_to_f16(std::ldexp(1023.5f, -24)), 0x0400);     // rounds up from subnormal to smallest normal
-    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie 1.0 / next -> even
-    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(3.0f, -11)), 0x3c02); // tie odd / even -> even (up)
+    EXPECT_EQ(f32_to_f16(-std::ldexp(1.0f, -26)), 0x8000);        // underflow keeps the sign
+    EXPECT_EQ(f32_to_f16(std::ldexp(1023.5f, -24)), 0x0400);      // rounds up from subnormal to smallest normal
+    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie 1.0 / next -> even
+    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie odd / even -> even (up)
     EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
     const uint16_t qnan = f32_to_f16(std::numeric_limits<float>::quiet_NaN());
     EXPECT_EQ(qnan & 0x7c00, 0x7c00);
@@ -100,7 +102,9 @@ TEST(Bf16, EdgeCasesAndTies) {
     EXPECT_EQ(f32_to_bits(bf16_to_f32(0xc0a0)), 0xc0a00000u);
     for (uint32_t h = 0; h < 0x10000; ++h) {
         const float f = bf16_to_f32(static_cast<uint16_t>(h));
-        if (std::isnan(f)) EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(f))));
-        else ASSERT_EQ(f32_to_bf16(f), h);
+        if (std::isnan(f))
+            EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(f))));
+        else
+            ASSERT_EQ(f32_to_bf16(f), h);
     }
 }

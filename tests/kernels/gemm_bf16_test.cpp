@@ -1,7 +1,7 @@
 // The BF16 x BF16 prompt GEMM (kernels/gemm_bf16.h): the AVX-512 BF16 kernel against its scalar reference on ragged
 // shapes (row and token tails, a masked last k step), and the reference against f32 activations within BF16 rounding.
-#include "kernels/fp16.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/fp16.h"
 #include "kernels/gemv.h"
 
 #include <gtest/gtest.h>

@@ -11,10 +11,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
-#include <thread>
 #include <cstdio>
+#include <ctime>
 #include <random>
+#include <thread>
 #include <vector>
 
 using namespace speculum::kernels;
@@ -67,10 +67,10 @@ TEST(GemvBench, DISABLED_Throughput4096) {
     std::vector<uint8_t> xq(q8act_bytes(64, cols));
     std::printf("cpu: %s; times are best-of thread CPU time; gemmN = time of one N-vector call / one gemv\n",
                 cpu_features_string().c_str());
-    std::printf("%-12s %7s %8s %7s %7s %7s %7s %7s %7s | %12s %8s %11s\n", "type@isa", "MB", "gemv ms", "GB/s",
-                "gemm2", "gemm4", "gemm8", "gemm16", "gemm64", "2thr gemv ms", "2thr GB/s", "gemm8/gemv");
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
-                       GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    std::printf("%-12s %7s %8s %7s %7s %7s %7s %7s %7s | %12s %8s %11s\n", "type@isa", "MB", "gemv ms", "GB/s", "gemm2",
+                "gemm4", "gemm8", "gemm16", "gemm64", "2thr gemv ms", "2thr GB/s", "gemm8/gemv");
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::MXFP4,
+                       GgmlType::Q4_K, GgmlType::Q6_K}) {
         if (!kernels_support(t)) continue;
         const uint64_t rb = ggml_row_size(t, cols);
         std::vector<uint8_t> w(rows * rb);
@@ -93,7 +93,8 @@ TEST(GemvBench, DISABLED_Throughput4096) {
         std::vector<std::pair<KernelIsa, bool>> variants;
         for (KernelIsa isa : {KernelIsa::avx2, KernelIsa::avx512})
             if (best_kernel_isa() >= isa) variants.push_back({isa, false});
-        if (t == GgmlType::Q8_0 && best_kernel_isa() >= KernelIsa::avx512) variants.push_back({KernelIsa::avx512, true});
+        if (t == GgmlType::Q8_0 && best_kernel_isa() >= KernelIsa::avx512)
+            variants.push_back({KernelIsa::avx512, true});
         for (auto [isa, q8] : variants) {
             set_kernel_isa_cap(isa);
             auto run = [&](const uint8_t* m, int64_t n, int64_t a, int64_t b) {
@@ -107,14 +108,14 @@ TEST(GemvBench, DISABLED_Throughput4096) {
             const double t1 = best_seconds(2 * copies, [&] { run(mat(), 1, 0, rows); });
             double tn[5];
             const int64_t ns[5] = {2, 4, 8, 16, 64};
-            for (int k = 0; k < 5; ++k) tn[k] = best_seconds(ns[k] > 16 ? 2 : copies, [&] { run(mat(), ns[k], 0, rows); });
-            const double w1 = best_wall_two_threads(2 * copies, rows, mat, [&](const uint8_t* m, int64_t a, int64_t b) {
-                run(m, 1, a, b);
-            });
-            const double w8 = best_wall_two_threads(copies, rows, mat, [&](const uint8_t* m, int64_t a, int64_t b) {
-                run(m, 8, a, b);
-            });
-            const std::string label = std::string(ggml_type_traits(t)->name) + "@" + (q8 ? "q8act" : kernel_isa_name(isa));
+            for (int k = 0; k < 5; ++k)
+                tn[k] = best_seconds(ns[k] > 16 ? 2 : copies, [&] { run(mat(), ns[k], 0, rows); });
+            const double w1 = best_wall_two_threads(2 * copies, rows, mat,
+                                                    [&](const uint8_t* m, int64_t a, int64_t b) { run(m, 1, a, b); });
+            const double w8 = best_wall_two_threads(copies, rows, mat,
+                                                    [&](const uint8_t* m, int64_t a, int64_t b) { run(m, 8, a, b); });
+            const std::string label =
+                std::string(ggml_type_traits(t)->name) + "@" + (q8 ? "q8act" : kernel_isa_name(isa));
             std::printf("%-12s %7.1f %8.3f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f | %12.3f %8.2f %11.2f\n", label.c_str(),
                         gb * 1e3, t1 * 1e3, gb / t1, tn[0] / t1, tn[1] / t1, tn[2] / t1, tn[3] / t1, tn[4] / t1,
                         w1 * 1e3, gb / w1, w8 / w1);

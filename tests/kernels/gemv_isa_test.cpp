@@ -55,8 +55,10 @@ Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = dist(rng);
         if (r % 5 == 2) row[r % cols] = -0.4f;  // outliers, as real weights have
-        if (ggml_type_traits(t)->block_size == 256) speculum::test::random_block_row(m.data.data() + r * rb, t, cols, rng);
-        else quantize_row_ref(m.data.data() + r * rb, t, row.data(), cols);
+        if (ggml_type_traits(t)->block_size == 256)
+            speculum::test::random_block_row(m.data.data() + r * rb, t, cols, rng);
+        else
+            quantize_row_ref(m.data.data() + r * rb, t, row.data(), cols);
         dequantize_row_ref(m.deq.data() + r * cols, t, m.data.data() + r * rb, cols);
     }
     return m;
@@ -91,7 +93,9 @@ double act_quant_bound(const Matrix& m, int64_t r, const float* x) {
     return s;
 }
 
-std::string name(GgmlType t, KernelIsa isa) { return std::string(ggml_type_traits(t)->name) + "@" + kernel_isa_name(isa); }
+std::string name(GgmlType t, KernelIsa isa) {
+    return std::string(ggml_type_traits(t)->name) + "@" + kernel_isa_name(isa);
+}
 
 }  // namespace
 
@@ -164,8 +168,8 @@ TEST(Q8Act, FastQuantizationIsBitIdenticalToReference) {
         set_kernel_isa_cap(isa);
         for (int64_t cols : {32, 160, 2048}) {
             std::vector<float> x = random_vectors(3, cols, 4);
-            std::fill(x.begin() + 32, x.begin() + 64, 0.0f);   // an all-zero block of vector 0 (cols > 32)
-            if (cols > 64) x[70] = 1e-39f, x[71] = -3e-39f;     // subnormals inside a normal block
+            std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block of vector 0 (cols > 32)
+            if (cols > 64) x[70] = 1e-39f, x[71] = -3e-39f;   // subnormals inside a normal block
             const uint64_t bytes = q8act_bytes(3, cols);
             std::vector<uint8_t> a(bytes, 0xAB), b(bytes, 0xAB);
             quantize_q8act(a.data(), x.data(), 3, cols);
@@ -176,7 +180,7 @@ TEST(Q8Act, FastQuantizationIsBitIdenticalToReference) {
 }
 
 TEST(Q8Act, ReferenceDequantizesWithinHalfAStep) {
-    const int64_t cols = 256;
+    const int64_t cols         = 256;
     const std::vector<float> x = random_vectors(2, cols, 12);
     std::vector<uint8_t> xq(q8act_bytes(2, cols));
     quantize_q8act_ref(xq.data(), x.data(), 2, cols);
@@ -208,33 +212,33 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
         for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
                            GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
                            GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS})
-        for (int64_t cols : {32, 96, 160, 256, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
-            if (cols % ggml_type_traits(t)->block_size != 0) continue;
-            const Matrix m = make_matrix(t, rows, cols, 900 + static_cast<uint32_t>(cols));
-            for (int64_t n = 1; n <= 16; ++n) {
-                const std::vector<float> x = random_vectors(n, cols, 40 + static_cast<uint32_t>(n));
-                std::vector<uint8_t> xq(q8act_bytes(n, cols));
-                quantize_q8act(xq.data(), x.data(), n, cols);
-                std::vector<float> y(n * ldy, -7.0f), y_q8ref(n * ldy, -7.0f), y_exact(n * ldy, -7.0f);
-                gemm_q8act(y.data(), ldy, t, m.data.data(), xq.data(), n, cols, r0, r1);
-                gemm_q8act_ref(y_q8ref.data(), ldy, t, m.data.data(), xq.data(), n, cols, r0, r1);
-                gemm_ref(y_exact.data(), ldy, t, m.data.data(), x.data(), n, cols, r0, r1);
-                for (int64_t i = 0; i < n; ++i)
-                    for (int64_t r = 0; r < ldy; ++r) {
-                        if (r < r0 || r >= r1) {
-                            ASSERT_EQ(y[i * ldy + r], -7.0f) << "wrote outside [r0, r1)";
-                            continue;
+            for (int64_t cols : {32, 96, 160, 256, 1024}) {  // groups of 4 blocks: tail only, tail only, 1 + tail, full
+                if (cols % ggml_type_traits(t)->block_size != 0) continue;
+                const Matrix m = make_matrix(t, rows, cols, 900 + static_cast<uint32_t>(cols));
+                for (int64_t n = 1; n <= 16; ++n) {
+                    const std::vector<float> x = random_vectors(n, cols, 40 + static_cast<uint32_t>(n));
+                    std::vector<uint8_t> xq(q8act_bytes(n, cols));
+                    quantize_q8act(xq.data(), x.data(), n, cols);
+                    std::vector<float> y(n * ldy, -7.0f), y_q8ref(n * ldy, -7.0f), y_exact(n * ldy, -7.0f);
+                    gemm_q8act(y.data(), ldy, t, m.data.data(), xq.data(), n, cols, r0, r1);
+                    gemm_q8act_ref(y_q8ref.data(), ldy, t, m.data.data(), xq.data(), n, cols, r0, r1);
+                    gemm_ref(y_exact.data(), ldy, t, m.data.data(), x.data(), n, cols, r0, r1);
+                    for (int64_t i = 0; i < n; ++i)
+                        for (int64_t r = 0; r < ldy; ++r) {
+                            if (r < r0 || r >= r1) {
+                                ASSERT_EQ(y[i * ldy + r], -7.0f) << "wrote outside [r0, r1)";
+                                continue;
+                            }
+                            const float* xi  = x.data() + i * cols;
+                            const double f32 = kGemvRelTol * abs_dot(m, r, xi);
+                            // Same quantized inputs: exact int32 block dots, only the f32 summation order differs.
+                            ASSERT_NEAR(y[i * ldy + r], y_q8ref[i * ldy + r], f32)
+                                << name(t, isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
+                            ASSERT_NEAR(y[i * ldy + r], y_exact[i * ldy + r], f32 + act_quant_bound(m, r, xi))
+                                << name(t, isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
                         }
-                        const float* xi  = x.data() + i * cols;
-                        const double f32 = kGemvRelTol * abs_dot(m, r, xi);
-                        // Same quantized inputs: exact int32 block dots, only the f32 summation order differs.
-                        ASSERT_NEAR(y[i * ldy + r], y_q8ref[i * ldy + r], f32)
-                            << name(t, isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
-                        ASSERT_NEAR(y[i * ldy + r], y_exact[i * ldy + r], f32 + act_quant_bound(m, r, xi))
-                            << name(t, isa) << " cols " << cols << " n " << n << " i " << i << " r " << r;
-                    }
+                }
             }
-        }
     }
 }
 
@@ -242,7 +246,7 @@ TEST(Q8Act, RejectsOtherTypesAndBadColumns) {
     float y[1];
     std::vector<uint8_t> xq(q8act_bytes(1, 64));
     const float x[64] = {};
-    uint8_t w[128] = {};
+    uint8_t w[128]    = {};
     EXPECT_THROW(gemm_q8act(y, 1, GgmlType::F16, w, xq.data(), 1, 64, 0, 1), std::invalid_argument);
     EXPECT_THROW(gemm_q8act_ref(y, 1, GgmlType::IQ2_XXS, w, xq.data(), 1, 256, 0, 1), std::invalid_argument);
     EXPECT_THROW(quantize_q8act(xq.data(), x, 1, 33), std::invalid_argument);

@@ -24,16 +24,16 @@ constexpr double kGemvRelTol = 2e-6;
 // The reference (f32, left to right) against a double-precision dot of the dequantized row.
 constexpr double kRefVsDoubleRelTol = 1e-5;
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,   GgmlType::Q8_0,
-                           GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,
+const GgmlType kTypes[] = {GgmlType::F32,    GgmlType::F16,   GgmlType::BF16, GgmlType::Q8_0,
+                           GgmlType::Q4_0,   GgmlType::Q4_1,  GgmlType::Q5_0, GgmlType::Q5_1,
                            GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K,
-                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS};
+                           GgmlType::Q4_K,   GgmlType::Q5_K,  GgmlType::Q6_K, GgmlType::IQ4_XS};
 
 struct Matrix {
     GgmlType type;
     int64_t rows, cols;
-    std::vector<uint8_t> data;    // rows * row_size bytes
-    std::vector<float> deq;       // (rows, cols) dequantized with the reference
+    std::vector<uint8_t> data;  // rows * row_size bytes
+    std::vector<float> deq;     // (rows, cols) dequantized with the reference
 };
 
 Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
@@ -44,8 +44,10 @@ Matrix make_matrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = dist(rng);
         if (r % 7 == 3) row[r % cols] = 0.5f;  // a few outliers, as real weights have
-        if (speculum::test::random_blocks(t)) speculum::test::random_block_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
-        else quantize_row_ref(m.data.data() + r * ggml_row_size(t, cols), t, row.data(), cols);
+        if (speculum::test::random_blocks(t))
+            speculum::test::random_block_row(m.data.data() + r * ggml_row_size(t, cols), t, cols, rng);
+        else
+            quantize_row_ref(m.data.data() + r * ggml_row_size(t, cols), t, row.data(), cols);
         dequantize_row_ref(m.deq.data() + r * cols, t, m.data.data() + r * ggml_row_size(t, cols), cols);
     }
     return m;
@@ -65,13 +67,15 @@ double abs_dot(const Matrix& m, int64_t r, const float* x) {
     return s;
 }
 
-std::string type_name(GgmlType t) { return ggml_type_traits(t)->name; }
+std::string type_name(GgmlType t) {
+    return ggml_type_traits(t)->name;
+}
 
 }  // namespace
 
 TEST(Gemv, ReferenceMatchesDoubleDot) {
     for (GgmlType t : kTypes) {
-        const Matrix m = make_matrix(t, 5, 256, 11);
+        const Matrix m             = make_matrix(t, 5, 256, 11);
         const std::vector<float> x = random_vectors(1, m.cols, 12);
         std::vector<float> y(m.rows);
         gemv_ref(y.data(), t, m.data.data(), x.data(), m.cols, 0, m.rows);
@@ -87,7 +91,7 @@ TEST(Gemv, FastMatchesReference) {
     for (GgmlType t : kTypes) {
         for (int64_t cols : {32, 96, 1024}) {
             if (cols % ggml_type_traits(t)->block_size != 0) continue;
-            const Matrix m = make_matrix(t, 37, cols, 100 + static_cast<uint32_t>(cols));
+            const Matrix m             = make_matrix(t, 37, cols, 100 + static_cast<uint32_t>(cols));
             const std::vector<float> x = random_vectors(1, cols, 5);
             std::vector<float> y_ref(m.rows, -1.0f), y_fast(m.rows, -1.0f);
             gemv_ref(y_ref.data(), t, m.data.data(), x.data(), cols, 0, m.rows);
@@ -102,7 +106,7 @@ TEST(Gemv, FastMatchesReference) {
 TEST(Gemv, OddColumnCountsForPlainTypes) {
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
         for (int64_t cols : {1, 7, 33, 250}) {
-            const Matrix m = make_matrix(t, 9, cols, 40 + static_cast<uint32_t>(cols));
+            const Matrix m             = make_matrix(t, 9, cols, 40 + static_cast<uint32_t>(cols));
             const std::vector<float> x = random_vectors(3, cols, 6);
             std::vector<float> y_ref(3 * m.rows), y_fast(3 * m.rows);
             gemm_ref(y_ref.data(), m.rows, t, m.data.data(), x.data(), 3, cols, 0, m.rows);
@@ -160,7 +164,7 @@ TEST(Gemv, SupportAndErrors) {
     EXPECT_FALSE(kernels_support(GgmlType::IQ2_XXS));
     float y[1];
     const float x[33] = {};
-    uint8_t w[64] = {};
+    uint8_t w[64]     = {};
     EXPECT_THROW(gemv(y, GgmlType::Q8_0, w, x, 33, 0, 1), std::invalid_argument);
     EXPECT_THROW(gemv(y, GgmlType::Q8_1, w, x, 32, 0, 1), std::invalid_argument);
     EXPECT_THROW(dequantize_row(y, GgmlType::IQ2_XXS, w, 256), std::invalid_argument);

@@ -17,7 +17,9 @@ namespace {
 constexpr MantissaRounding kRtz = MantissaRounding::toward_zero;
 constexpr MantissaRounding kRne = MantissaRounding::nearest_even;
 
-bool is_bf16_nan(uint16_t h) { return (h & 0x7f80) == 0x7f80 && (h & 0x7f) != 0; }
+bool is_bf16_nan(uint16_t h) {
+    return (h & 0x7f80) == 0x7f80 && (h & 0x7f) != 0;
+}
 
 }  // namespace
 
@@ -44,8 +46,8 @@ TEST(Mantissa, TSevenKeepsOnlySignAndExponent) {
     EXPECT_EQ(truncate_mantissa_bf16(-1.75f, 7, kRtz), 0xbf80);  // -1.0: toward zero in magnitude
     EXPECT_EQ(truncate_mantissa_bf16(1.75f, 7, kRne), 0x4000);   // 2.0
     EXPECT_EQ(truncate_mantissa_bf16(1.25f, 7, kRne), 0x3f80);
-    EXPECT_EQ(truncate_mantissa_bf16(1.5f, 7, kRne), 0x4000);    // tie: exponent 127 is odd -> up to 2.0
-    EXPECT_EQ(truncate_mantissa_bf16(3.0f, 7, kRne), 0x4000);    // tie: exponent 128 is even -> down to 2.0
+    EXPECT_EQ(truncate_mantissa_bf16(1.5f, 7, kRne), 0x4000);         // tie: exponent 127 is odd -> up to 2.0
+    EXPECT_EQ(truncate_mantissa_bf16(3.0f, 7, kRne), 0x4000);         // tie: exponent 128 is even -> down to 2.0
     EXPECT_EQ(truncate_mantissa_bf16_bits(0x7f7f, 7, kRne), 0x7f80);  // max finite rounds up to inf
     EXPECT_EQ(truncate_mantissa_bf16_bits(0x7f7f, 7, kRtz), 0x7f00);
 }
@@ -104,7 +106,7 @@ TEST(Mantissa, FastRowsMatchReferenceExactly) {
     const int64_t n = 1003;  // not a multiple of 8: exercises the scalar tail
     std::vector<float> in(n);
     std::vector<uint16_t> in_bits(n);
-    const uint32_t specials[] = {0x0u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u,
+    const uint32_t specials[] = {0x0u,        0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u,
                                  0xffffffffu, 0x00000001u, 0x007fffffu, 0x7f7fffffu, 0x3f880000u, 0x3f980000u};
     for (int64_t i = 0; i < n; ++i) {
         const uint32_t u = i < 12 ? specials[i] : static_cast<uint32_t>(rng());

@@ -1,8 +1,8 @@
 // Prune selection against its stable-sort reference (ties, NaN, exact counts), and zeroing one element inside each
 // block layout without changing any other element.
+#include "kernels/prune.h"
 #include "kernels/gemv.h"
 #include "kernels/ggml_types.h"
-#include "kernels/prune.h"
 #include "kernels/quantize.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +27,9 @@ TEST(PruneSelect, MatchesReferenceWithTiesNanAndExactCount) {
         prune_select(b.data(), s.data(), n, k);
         ASSERT_EQ(a, b) << "trial " << trial;
         EXPECT_EQ(std::count(a.begin(), a.end(), 1), k);
-        if (trial % 10 == 0 && k < n) EXPECT_EQ(a[0], 0) << "NaN scores are pruned last";
+        if (trial % 10 == 0 && k < n) {
+            EXPECT_EQ(a[0], 0) << "NaN scores are pruned last";
+        }
     }
     // Ties go to the lower index first.
     const float s[5] = {1, 0, 1, 0, 1};
@@ -39,8 +41,8 @@ TEST(PruneSelect, MatchesReferenceWithTiesNanAndExactCount) {
 TEST(ZeroElement, IsExactInEveryFormatAndTouchesNothingElse) {
     std::mt19937_64 rng(9);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (GgmlType t :
-         {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::MXFP4}) {
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0,
+                       GgmlType::MXFP4}) {
         ASSERT_TRUE(can_zero_in_place(t));
         std::vector<float> x(64);
         for (float& v : x) v = nd(rng);

@@ -92,7 +92,7 @@ TEST(Q8_0X8, FastQuantizationIsBitIdenticalToReference) {
     IsaCapGuard guard;
     for (int64_t cols : {256, 768}) {
         auto x = random_x(3, cols, 5);
-        x[3]   = NAN;  // NaN quantizes to -128 in both
+        x[3]   = NAN;                                            // NaN quantizes to -128 in both
         for (int c = 0; c < 32; ++c) x[cols + 64 + c] = 1e-40f;  // a block below the smallest scale: all zero
         std::vector<uint8_t> a(q8act_x8_bytes(3, cols), 1), b(q8act_x8_bytes(3, cols), 2);
         quantize_q8act_x8(a.data(), x.data(), 3, cols);
@@ -103,7 +103,7 @@ TEST(Q8_0X8, FastQuantizationIsBitIdenticalToReference) {
 
 TEST(Q8_0X8, ReferenceEqualsTheQ8ActReferenceOnTheUnpackedRows) {
     const int64_t rows = 7, cols = 512, n = 3;
-    const auto q8      = random_q8_0(rows, cols, 3);
+    const auto q8 = random_q8_0(rows, cols, 3);
     std::vector<uint8_t> x8(q8.size());
     repack_q8_0_x8(x8.data(), q8.data(), rows, cols);
     const auto x = random_x(n, cols, 4);
@@ -119,7 +119,7 @@ TEST(Q8_0X8, ReferenceEqualsTheQ8ActReferenceOnTheUnpackedRows) {
 TEST(Q8_0X8, FastGemmMatchesReferenceForOneToSixteenVectorsAndOddRowRanges) {
     IsaCapGuard guard;
     const int64_t rows = 29, cols = 768;
-    const auto q8      = random_q8_0(rows, cols, 21);
+    const auto q8 = random_q8_0(rows, cols, 21);
     std::vector<uint8_t> w(q8.size());
     repack_q8_0_x8(w.data(), q8.data(), rows, cols);
     std::vector<float> wdeq(rows * cols);

@@ -38,7 +38,7 @@ TEST(QuantizeQ8_0, HandWorkedBlock) {
     x[0] = 127.0f, x[1] = -127.0f, x[2] = 63.5f, x[3] = -0.5f, x[4] = 0.49f, x[5] = -63.5f;
     BlockQ8_0 b;
     quantize_row_q8_0_ref(&b, x, 32);
-    EXPECT_EQ(b.d, 0x3c00);  // amax / 127 = 1.0
+    EXPECT_EQ(b.d, 0x3c00);                                  // amax / 127 = 1.0
     const int8_t expected[6] = {127, -127, 64, -1, 0, -64};  // roundf: ties away from zero
     for (int j = 0; j < 6; ++j) EXPECT_EQ(b.qs[j], expected[j]) << j;
     for (int j = 6; j < 32; ++j) EXPECT_EQ(b.qs[j], 0);
@@ -57,7 +57,7 @@ TEST(QuantizeQ4_0, HandWorkedBlocks) {
     EXPECT_EQ(b[0].qs[1], 0x5c);  // 4 -> 12, -3.5 -> trunc(5.0) = 5
     EXPECT_EQ(b[0].qs[2], 0x99);  // 1 -> 9, 0.5 -> trunc(9.0) = 9
     for (int j = 3; j < 16; ++j) EXPECT_EQ(b[0].qs[j], 0x88) << j;
-    EXPECT_EQ(b[1].d, 0xc000);  // -2.0
+    EXPECT_EQ(b[1].d, 0xc000);    // -2.0
     EXPECT_EQ(b[1].qs[0], 0x80);  // 16 * -0.5 + 8.5 = 0.5 -> 0
     EXPECT_EQ(b[1].qs[1], 0x8f);  // -16 -> 16.5 -> min 15
     EXPECT_EQ(b[1].qs[2], 0x87);  // 3 * -0.5 + 8.5 = 7.0 -> 7
@@ -86,7 +86,7 @@ TEST(QuantizeMxfp4, WorkedVectorFromDesignNote) {
 
 TEST(QuantizeMxfp4, TiesClampAndRoundingModes) {
     float x[32] = {0.75f, 1.75f, 3.5f, 5.0f, 0.25f, -2.5f, -7.9f};
-    x[31] = 4.0f;  // max |v| = 7.9 -> exponent 2 - 2 = 0 -> e = 127, scale 1
+    x[31]       = 4.0f;  // max |v| = 7.9 -> exponent 2 - 2 = 0 -> e = 127, scale 1
     BlockMxfp4 rne, away;
     quantize_row_mxfp4_ref(&rne, x, 32, Fp4Rounding::nearest_even);
     quantize_row_mxfp4_ref(&away, x, 32, Fp4Rounding::ties_away);
@@ -132,7 +132,7 @@ TEST(QuantizeMxfp4, E2m1EncodeSignsAndNaN) {
 }
 
 TEST(QuantizeRoundTrip, ErrorBounds) {
-    const int64_t n = 32 * 64;
+    const int64_t n            = 32 * 64;
     const std::vector<float> x = random_row(n, 7, 0.05f);
     std::vector<float> y(n);
     {

@@ -4,8 +4,8 @@
 // <db>.inflight.json and picked up by the next run. Built and run only when MPI and mpirun were found.
 #include "core/store/result_store.h"
 
-#include "support/run_process.h"
 #include "support/fresh_path.h"
+#include "support/run_process.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -148,9 +148,8 @@ JobResult run_job(const std::vector<std::string>& argv, const std::string& name)
 
 // Statistics without the wall-clock figures (times, rates, cost ratios measured from times).
 json deterministic_stats(json stats) {
-    for (const char* k :
-         {"t_prefill_s", "t_draft_s", "t_verify_s", "t_decode_s", "tokens_per_s", "baseline_tokens_per_s", "speedup",
-          "verify_width_seconds"})
+    for (const char* k : {"t_prefill_s", "t_draft_s", "t_verify_s", "t_decode_s", "tokens_per_s",
+                          "baseline_tokens_per_s", "speedup", "verify_width_seconds"})
         stats.erase(k);
     if (stats.contains("levels"))
         for (auto& l : stats["levels"]) {

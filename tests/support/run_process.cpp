@@ -25,8 +25,8 @@ static std::string slurp(const std::string& path) {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdin_text) {
     ProcessResult r;
-    static int counter = 0;
-    std::string base   = (tmp_dir() / ("proc_" + std::to_string(getpid()) + "_" + std::to_string(counter++))).string();
+    static int counter  = 0;
+    std::string base    = (tmp_dir() / ("proc_" + std::to_string(getpid()) + "_" + std::to_string(counter++))).string();
     std::string in_path = base + ".in", out_path = base + ".out", err_path = base + ".err";
     { std::ofstream(in_path, std::ios::binary) << stdin_text; }
 

@@ -9,9 +9,15 @@
 
 namespace speculum::test {
 
-inline std::filesystem::path source_dir() { return SPECULUM_SOURCE_DIR; }
-inline std::filesystem::path tmp_dir() { return SPECULUM_TEST_TMP; }
-inline std::filesystem::path cli_path() { return SPECULUM_CLI_PATH; }
+inline std::filesystem::path source_dir() {
+    return SPECULUM_SOURCE_DIR;
+}
+inline std::filesystem::path tmp_dir() {
+    return SPECULUM_TEST_TMP;
+}
+inline std::filesystem::path cli_path() {
+    return SPECULUM_CLI_PATH;
+}
 
 // ../shared beside the checkout, or empty when absent.
 inline std::filesystem::path shared_dir() {
@@ -22,6 +28,6 @@ inline std::filesystem::path shared_dir() {
 }  // namespace speculum::test
 
 // Use at the top of a TEST body: skips when ../shared is absent.
-#define SPECULUM_SHARED_OR_SKIP(var)                                              \
-    const std::filesystem::path var = ::speculum::test::shared_dir();             \
+#define SPECULUM_SHARED_OR_SKIP(var)                                  \
+    const std::filesystem::path var = ::speculum::test::shared_dir(); \
     if (var.empty()) GTEST_SKIP() << "../shared is absent (a user's clone has none)"

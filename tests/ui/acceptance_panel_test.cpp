@@ -32,7 +32,7 @@ TEST(AcceptancePanel, DrawsModeledOnlyThenMeasured) {
     panel.draw(snap, actions);
     int modeled_vtx = im.end_frame()->TotalVtxCount;
     ASSERT_NE(ImGui::FindWindowByName(panel.title), nullptr);
-    snap.measured            = test::sample_measured();
+    snap.measured                             = test::sample_measured();
     snap.measured->stats.rank_counts.offered  = {{50, 20}};
     snap.measured->stats.rank_counts.accepted = {{30, 5}};
     im.begin_frame();

@@ -10,8 +10,8 @@ using namespace std::chrono_literals;
 
 TEST(AppController, ConfigEditUpdatesModeledImmediately) {
     ui::AppController c;
-    double before = c.snapshot().modeled.output.ewif;
-    uint64_t rev  = c.revision();
+    double before     = c.snapshot().modeled.output.ewif;
+    uint64_t rev      = c.revision();
     ui::AppConfig cfg = c.snapshot().config;
     cfg.alpha         = 0.95;
     EXPECT_TRUE(c.handle(ui::ActionSetConfig{cfg}));
@@ -40,13 +40,16 @@ TEST(AppController, BadModelBecomesMessageNotCrash) {
 
 TEST(AppController, LoadsModelAndDataset) {
     auto ds = test::tmp_dir() / "ui_prompts.jsonl";
-    std::ofstream(ds) << R"({"id":"a","task":"code","prompt":"def f():","max_new_tokens":8})" "\n"
-                      << R"({"id":"b","task":"qa","prompt":"Q: why?","max_new_tokens":8})" "\n"
+    std::ofstream(ds) << R"({"id":"a","task":"code","prompt":"def f():","max_new_tokens":8})"
+                         "\n"
+                      << R"({"id":"b","task":"qa","prompt":"Q: why?","max_new_tokens":8})"
+                         "\n"
                       << "not json\n";
     ui::AppController c;
     c.open_model(test::synthetic_gguf());
     c.open_dataset(ds.string());
-    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().model_state == ui::ModelState::loaded && c.snapshot().dataset; }));
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return c.snapshot().model_state == ui::ModelState::loaded && c.snapshot().dataset; }));
     EXPECT_NE(c.model(), nullptr);
     EXPECT_EQ(c.snapshot().model->hparams->n_layer, 2);
     EXPECT_TRUE(c.snapshot().modeled.target_from_model);
@@ -185,9 +188,8 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
     c.open_model(test::synthetic_gguf());
     ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
     EXPECT_TRUE(c.handle(sweep));
-    ASSERT_TRUE(test::poll_until(c, [&] {
-        return c.snapshot().sweep && c.snapshot().sweep->rows_done == int(c.snapshot().sweep->ys.size());
-    }));
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return c.snapshot().sweep && c.snapshot().sweep->rows_done == int(c.snapshot().sweep->ys.size()); }));
     const ui::SweepView& s = *c.snapshot().sweep;
     EXPECT_EQ(s.source, "measured");
     EXPECT_GE(runs, int(s.values.size()));

@@ -10,15 +10,16 @@ TEST(ConfigurationPanel, DrawsWithoutEmittingWhenUntouched) {
     test::HeadlessImGui im;
     ui::ConfigurationPanel panel;
     ui::AppConfig cfg;
-    cfg.gamma               = 7;
-    cfg.alpha               = 0.65;
-    cfg.draft.kind          = drafts::DraftKind::self;
-    cfg.draft.prune.ratio   = 0.3f;
-    cfg.tree.mode           = ui::TreeMode::branching;
+    cfg.gamma             = 7;
+    cfg.alpha             = 0.65;
+    cfg.draft.kind        = drafts::DraftKind::self;
+    cfg.draft.prune.ratio = 0.3f;
+    cfg.tree.mode         = ui::TreeMode::branching;
     cfg.cascade.push_back({});
     ui::UiSnapshot snap = test::modeled_snapshot(cfg);
     ui::UiActions actions;
-    for (int i = 0; i < 3; ++i) ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
+    for (int i = 0; i < 3; ++i)
+        ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     EXPECT_TRUE(actions.queue.empty()) << "drawing a config must not change it (values round-trip through the widgets)";
 }
 
@@ -47,7 +48,7 @@ TEST(ConfigurationPanel, ShowsProblems) {
     test::HeadlessImGui im;
     ui::ConfigurationPanel panel;
     ui::AppConfig cfg;
-    cfg.gamma = 0;
+    cfg.gamma           = 0;
     ui::UiSnapshot snap = test::modeled_snapshot(cfg);
     ASSERT_FALSE(snap.config_problems.empty());
     EXPECT_NE(snap.config_problems[0].find("gamma"), std::string::npos);

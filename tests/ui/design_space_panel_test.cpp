@@ -55,7 +55,7 @@ TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
 
     snap.sweep = ui::run_modeled_sweep(snap.config, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
                                        ui::SweepMetric::speedup, CancelToken{}, {});
-    w = test::draw_once(im, panel.title, frame);
+    w          = test::draw_once(im, panel.title, frame);
     ASSERT_TRUE(im.find_item(w->GetID("heatmap"), w->Rect(), frame, &at, 8.0f));
     at.x += 52, at.y += 10;  // past the y-axis labels, into the cells
     im.click(at, frame);

@@ -119,7 +119,8 @@ TEST(EngineMeasurer, MeasuresASyntheticModelWithTokenIdPrompt) {
     ASSERT_LE(v.stats.pos_reached.size(), 3u) << "at most gamma positions (as deep as any step got)";
     EXPECT_LE(v.stats.pos_reached[0], v.n_steps);
     EXPECT_GE(v.stats.pos_reached[0], v.n_steps - 1) << "position 1 is reviewed at every step (but a last 1-token one)";
-    EXPECT_EQ(std::accumulate(v.stats.accepted_len_hist.begin(), v.stats.accepted_len_hist.end(), int64_t{0}), v.n_steps);
+    EXPECT_EQ(std::accumulate(v.stats.accepted_len_hist.begin(), v.stats.accepted_len_hist.end(), int64_t{0}),
+              v.n_steps);
     EXPECT_GT(v.stats.tokens_per_s, 0);
     EXPECT_GT(v.stats.baseline_tokens_per_s, 0);
     EXPECT_NEAR(v.stats.speedup, v.stats.tokens_per_s / v.stats.baseline_tokens_per_s, 1e-9);

@@ -59,8 +59,9 @@ TEST(FrameTime, StaysUnder50msWhileSweepRuns) {
     ASSERT_TRUE(c.snapshot().sweep.has_value());
     EXPECT_EQ(c.snapshot().sweep->rows_done, int(c.snapshot().sweep->ys.size()));
     const auto [p50, p99, worst] = percentiles(ms);
-    std::printf("frame build while sweeping: %d frames (%d during %d sweeps), median %.2f ms, p99 %.2f ms, max %.2f ms\n",
-                int(ms.size()), frames_while_running, sweeps, p50, p99, worst);
+    std::printf(
+        "frame build while sweeping: %d frames (%d during %d sweeps), median %.2f ms, p99 %.2f ms, max %.2f ms\n",
+        int(ms.size()), frames_while_running, sweeps, p50, p99, worst);
     EXPECT_GT(frames_while_running, 10);
     // p99 rather than the max: on a shared 2-core CI machine the scheduler can preempt any single frame.
     EXPECT_LT(p99, 50.0) << "frame time budget";
@@ -76,15 +77,15 @@ TEST(FrameTime, StaysUnder50msWhileEngineMeasures) {
     ui::AppController c;
     c.set_measurer(ui::measure_with_engine);
     ui::Dashboard dash;
-    ui::AppConfig cfg     = c.snapshot().config;
-    cfg.measure_tokens    = 24;
+    ui::AppConfig cfg  = c.snapshot().config;
+    cfg.measure_tokens = 24;
     c.set_config(cfg);
     c.open_model((*res / kBundledTargetModel).string());
     ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
     std::vector<double> ms;
     int frames_while_running = 0;
-    auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::steady_clock::now() - start; };
+    auto start               = std::chrono::steady_clock::now();
+    auto elapsed             = [&] { return std::chrono::steady_clock::now() - start; };
     while (elapsed() < std::chrono::milliseconds(1500) || c.snapshot().measured_runs == 0) {
         if (elapsed() > std::chrono::seconds(60)) break;
         if (!c.busy()) c.handle(ui::ActionRunMeasured{});
@@ -96,8 +97,10 @@ TEST(FrameTime, StaysUnder50msWhileEngineMeasures) {
     ASSERT_GE(c.snapshot().measured_runs, 1);
     ASSERT_TRUE(c.snapshot().measured->tokens.size() > 0);
     const auto [p50, p99, worst] = percentiles(ms);
-    std::printf("frame build while measuring: %d frames (%d during %d measured runs), median %.2f ms, p99 %.2f ms, "
-                "max %.2f ms\n", int(ms.size()), frames_while_running, c.snapshot().measured_runs, p50, p99, worst);
+    std::printf(
+        "frame build while measuring: %d frames (%d during %d measured runs), median %.2f ms, p99 %.2f ms, "
+        "max %.2f ms\n",
+        int(ms.size()), frames_while_running, c.snapshot().measured_runs, p50, p99, worst);
     EXPECT_GT(frames_while_running, 10);
     EXPECT_LT(p99, 50.0) << "frame time budget";
 }

@@ -12,16 +12,16 @@ public:
     HeadlessImGui() {
         m_ctx = ImGui::CreateContext();
         ImGui::SetCurrentContext(m_ctx);
-        ImGuiIO& io    = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(1280, 800);
-        io.DeltaTime   = 1.0f / 60.0f;
+        ImGuiIO& io           = ImGui::GetIO();
+        io.IniFilename        = nullptr;
+        io.DisplaySize        = ImVec2(1280, 800);
+        io.DeltaTime          = 1.0f / 60.0f;
         unsigned char* pixels = nullptr;
         int w = 0, h = 0;
         io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas; no texture upload without GL
     }
     ~HeadlessImGui() { ImGui::DestroyContext(m_ctx); }
-    HeadlessImGui(const HeadlessImGui&) = delete;
+    HeadlessImGui(const HeadlessImGui&)            = delete;
     HeadlessImGui& operator=(const HeadlessImGui&) = delete;
 
     void begin_frame() { ImGui::NewFrame(); }

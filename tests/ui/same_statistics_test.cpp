@@ -24,8 +24,8 @@ nlohmann::json counts(const nlohmann::json& stats) {
         c[k] = stats.at(k);
     for (const nlohmann::json& l : stats.at("levels")) {
         nlohmann::json one;
-        for (const char* k : {"level", "n_calls", "n_forward", "bytes_weights", "bytes_kv", "n_reviewed",
-                              "n_review_accepted"})
+        for (const char* k :
+             {"level", "n_calls", "n_forward", "bytes_weights", "bytes_kv", "n_reviewed", "n_review_accepted"})
             one[k] = l.at(k);
         c["levels"].push_back(one);
     }
@@ -46,18 +46,18 @@ TEST(SameStatistics, CliAppAndSweepAgreeOnEveryCount) {
 
     // The app's default configuration (the bundled draft model), greedy, two prompts of the dataset.
     ui::AppConfig app;
-    app.gamma           = 4;
-    app.temperature     = 0.0f;
-    app.measure_tokens  = 16;
-    app.measure_prompts = 2;
-    const engine::SpecConfig cfg = ui::spec_config_from_app(app, {dataset, "", {}});
+    app.gamma                     = 4;
+    app.temperature               = 0.0f;
+    app.measure_tokens            = 16;
+    app.measure_prompts           = 2;
+    const engine::SpecConfig cfg  = ui::spec_config_from_app(app, {dataset, "", {}});
     const nlohmann::json cfg_json = cfg;
 
     ui::AppController::MeasureRequest req;
-    req.config       = app;
-    req.model        = std::make_shared<const model::Model>(model::Model::load(target));
-    req.dataset_path = dataset;
-    const ui::MeasuredView view = ui::measure_with_engine(req, {}, {}, {});
+    req.config                    = app;
+    req.model                     = std::make_shared<const model::Model>(model::Model::load(target));
+    req.dataset_path              = dataset;
+    const ui::MeasuredView view   = ui::measure_with_engine(req, {}, {}, {});
     const nlohmann::json from_app = view.stats;
 
     sweep::EngineEvaluator evaluator(target);
@@ -66,7 +66,8 @@ TEST(SameStatistics, CliAppAndSweepAgreeOnEveryCount) {
     const auto cfg_file    = test::fresh_tmp_path("same_statistics_config.json");
     const auto report_file = test::fresh_tmp_path("same_statistics_report.json");
     std::ofstream(cfg_file) << cfg_json.dump(2);
-    const auto r = test::run_cli({"run", "--config", cfg_file.string(), "-m", target, "--report", report_file.string()});
+    const auto r =
+        test::run_cli({"run", "--config", cfg_file.string(), "-m", target, "--report", report_file.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::ifstream in(report_file);
     const nlohmann::json from_cli = nlohmann::json::parse(in).at("total");

@@ -32,7 +32,7 @@ ui::AppConfig random_measurable(std::mt19937& rng) {
     c.alpha       = uni(0.1, 0.9);
     c.cost_ratio  = uni(0, 1);
     if (pick(0, 1)) {
-        c.tree.mode = ui::TreeMode(pick(1, 3));
+        c.tree.mode      = ui::TreeMode(pick(1, 3));
         c.tree.branching = {pick(1, 4), pick(1, 4)};
         c.tree.budget    = pick(2, 64);
         c.tree.max_depth = pick(1, 8);
@@ -53,7 +53,7 @@ ui::AppConfig random_measurable(std::mt19937& rng) {
 TEST(SpecMapping, EveryMeasurableConfigRoundTripsThroughSpecConfig) {
     std::mt19937 rng(77);
     for (int i = 0; i < 300; ++i) {
-        const ui::AppConfig c = random_measurable(rng);
+        const ui::AppConfig c      = random_measurable(rng);
         const engine::SpecConfig s = ui::spec_config_of(c);
         ui::AppConfig back;  // the modeled assumptions come from here: start from c's own
         back.alpha      = c.alpha;
@@ -75,10 +75,18 @@ TEST(SpecMapping, SetTakesSpecConfigPointersAndShortKeysAreTheirAliases) {
     const struct {
         const char* key;
         const char* value;
-    } cases[] = {{"gamma", "6"},           {"p_min", "0.25"},        {"temperature", "0.5"},
-                 {"drafter", "self"},      {"draft_model", "x.gguf"}, {"prune", "0.3"},
-                 {"prune_method", "wanda"}, {"trunc_bits", "4"},      {"kv_trunc_bits", "3"},
-                 {"kv_drop", "0.2"},       {"exit_layer", "2"},      {"measure_tokens", "64"},
+    } cases[] = {{"gamma", "6"},
+                 {"p_min", "0.25"},
+                 {"temperature", "0.5"},
+                 {"drafter", "self"},
+                 {"draft_model", "x.gguf"},
+                 {"prune", "0.3"},
+                 {"prune_method", "wanda"},
+                 {"trunc_bits", "4"},
+                 {"kv_trunc_bits", "3"},
+                 {"kv_drop", "0.2"},
+                 {"exit_layer", "2"},
+                 {"measure_tokens", "64"},
                  {"measure_prompts", "3"}};
     for (const auto& k : cases) {
         const char* pointer = ui::config_key_pointer(k.key);

@@ -27,7 +27,7 @@ TEST(SpeedupPanel, DrawsModeledMeasuredAndErrorStates) {
     EXPECT_DOUBLE_EQ(snap.modeled.input.alpha[0], 0.8);
     EXPECT_EQ(snap.modeled.c_source, "assumed") << "the sample run measured no cost ratio";
     snap.measured->stats.levels = test::measured_with_cost(0.3, 2.4).stats.levels;
-    snap.modeled                =  ui::compute_modeled(snap.config, nullptr, nullptr, &*snap.measured);
+    snap.modeled                = ui::compute_modeled(snap.config, nullptr, nullptr, &*snap.measured);
     EXPECT_EQ(snap.modeled.c_source, "measured");
     EXPECT_DOUBLE_EQ(snap.modeled.input.c, 0.3);
     EXPECT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);

@@ -8,9 +8,9 @@
 #include "core/sweep/predict_evaluator.h"
 #include "core/sweep/sweep_runner.h"
 #include "support/fresh_path.h"
-#include "ui/panels/design_space_panel.h"
 #include "ui/model/result_config.h"
 #include "ui/model/store_view.h"
+#include "ui/panels/design_space_panel.h"
 
 #include <cmath>
 #include <fstream>
@@ -43,8 +43,8 @@ std::filesystem::path make_engine_store(const std::string& name) {
                             {"gamma", json::array({gamma})},
                             {"max_new_tokens", 48},
                             {"dataset", dataset}};
-                r.key  = {store::json_hash(r.config), "model", "data-" + dataset};
-                r.task = "prose";
+                r.key    = {store::json_hash(r.config), "model", "data-" + dataset};
+                r.task   = "prose";
                 if (failed) {
                     r.status  = "failed";
                     r.message = "out of memory";
@@ -152,7 +152,7 @@ TEST(StoreView, PanelClickEmitsRowConfigAndControllerLoadsIt) {
     ASSERT_NE(w, nullptr);
     EXPECT_EQ(panel.source(), ui::DesignSpacePanel::Source::store) << "a newly opened store is shown";
     ASSERT_TRUE(panel.store_view().set_axes(snap.store, "/gamma/0", "/levels/0/exit_layer"));
-    w = test::draw_once(im, panel.title, frame);
+    w                      = test::draw_once(im, panel.title, frame);
     const ui::StoreGrid& g = panel.store_view().grid();
     ASSERT_EQ(g.xs.size(), 4u);
     ASSERT_EQ(g.ys.size(), 2u);
@@ -242,7 +242,8 @@ TEST(StoreView, PredictSweepRowsAreModeled) {
 TEST(ResultConfig, MapsWhatTheEditorCanExpressAndListsTheRest) {
     ui::AppConfig base;
     auto p = ui::app_config_from_result(json::parse(R"({"alpha": [0.9, 0.7], "k": 5, "c": 0.03,
-        "hardware": {"profile": "rtx4090", "context": 1024}, "kmatrix": {"k": [[0, 2]]}})"), base);
+        "hardware": {"profile": "rtx4090", "context": 1024}, "kmatrix": {"k": [[0, 2]]}})"),
+                                        base);
     EXPECT_EQ(p.config.gamma, 5);
     EXPECT_NEAR(p.config.alpha, 0.9, kTol);
     EXPECT_EQ(p.config.hardware_profile, "rtx4090");
@@ -252,7 +253,7 @@ TEST(ResultConfig, MapsWhatTheEditorCanExpressAndListsTheRest) {
     auto e = ui::app_config_from_result(json::parse(R"({"levels": [{"kind": "self", "exit_layer": 2,
         "prune": {"ratio": 0.3}}], "gamma": [5], "verification": "tree",
         "tree": {"kind": "sequoia", "node_budget": 15, "max_depth": 5}, "adaptive_gamma": {"enabled": true}})"),
-                                       base);
+                                        base);
     EXPECT_EQ(e.kind, "engine");
     EXPECT_EQ(e.config.gamma, 5);
     EXPECT_FLOAT_EQ(e.config.draft.prune.ratio, 0.3f);

@@ -9,7 +9,7 @@ using namespace speculum;
 
 TEST(TreeViewPanel, ChainBranchingAndBudgetTrees) {
     ui::AppConfig cfg;
-    cfg.gamma = 5;
+    cfg.gamma  = 5;
     auto chain = test::modeled_snapshot(cfg);
     ASSERT_EQ(chain.modeled.tree.parent.size(), 6u);
     EXPECT_NEAR(chain.modeled.node_acceptance[5], std::pow(cfg.alpha, 5), 1e-12);

@@ -22,39 +22,48 @@
 #include <string>
 #include <vector>
 
-static void quiet_log(enum lm_ggml_log_level, const char *, void *) {}
+static void quiet_log(enum lm_ggml_log_level, const char*, void*) {}
 
-static std::string read_all(const char * path) {
+static std::string read_all(const char* path) {
     std::ifstream f(path, std::ios::binary);
-    if (!f) { std::fprintf(stderr, "oracle: cannot read %s\n", path); std::exit(2); }
+    if (!f) {
+        std::fprintf(stderr, "oracle: cannot read %s\n", path);
+        std::exit(2);
+    }
     std::stringstream ss;
     ss << f.rdbuf();
     return ss.str();
 }
 
-static llama_model * load(const char * path) {
+static llama_model* load(const char* path) {
     llama_model_params mp = llama_model_default_params();
-    llama_model * m = llama_model_load_from_file(path, mp);
-    if (!m) { std::fprintf(stderr, "oracle: cannot load %s\n", path); std::exit(2); }
+    llama_model* m        = llama_model_load_from_file(path, mp);
+    if (!m) {
+        std::fprintf(stderr, "oracle: cannot load %s\n", path);
+        std::exit(2);
+    }
     return m;
 }
 
-static llama_context * context(llama_model * m, int n_ctx, int threads) {
+static llama_context* context(llama_model* m, int n_ctx, int threads) {
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = n_ctx;
-    cp.n_batch = n_ctx;
-    cp.n_ubatch = n_ctx;
-    cp.n_threads = threads;
-    cp.n_threads_batch = threads;
-    cp.type_k = LM_GGML_TYPE_F32;  // f32 KV, as Speculum's cache: removes one rounding from the comparison
-    cp.type_v = LM_GGML_TYPE_F32;
+    cp.n_ctx                = n_ctx;
+    cp.n_batch              = n_ctx;
+    cp.n_ubatch             = n_ctx;
+    cp.n_threads            = threads;
+    cp.n_threads_batch      = threads;
+    cp.type_k          = LM_GGML_TYPE_F32;  // f32 KV, as Speculum's cache: removes one rounding from the comparison
+    cp.type_v          = LM_GGML_TYPE_F32;
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    llama_context * c = llama_init_from_model(m, cp);
-    if (!c) { std::fprintf(stderr, "oracle: cannot make a context\n"); std::exit(2); }
+    llama_context* c   = llama_init_from_model(m, cp);
+    if (!c) {
+        std::fprintf(stderr, "oracle: cannot make a context\n");
+        std::exit(2);
+    }
     return c;
 }
 
-static std::vector<llama_token> tokenize(const llama_vocab * v, const std::string & text, bool special) {
+static std::vector<llama_token> tokenize(const llama_vocab* v, const std::string& text, bool special) {
     std::vector<llama_token> ids(text.size() + 16);
     int n = llama_tokenize(v, text.data(), (int32_t)text.size(), ids.data(), (int32_t)ids.size(), special, false);
     if (n < 0) {
@@ -65,31 +74,35 @@ static std::vector<llama_token> tokenize(const llama_vocab * v, const std::strin
     return ids;
 }
 
-static int cmd_logits(int argc, char ** argv) {
+static int cmd_logits(int argc, char** argv) {
     if (argc < 5) return 1;
-    llama_model * m = load(argv[2]);
+    llama_model* m = load(argv[2]);
     std::vector<llama_token> ids;
-    for (const char * p = argv[3]; *p;) {
+    for (const char* p = argv[3]; *p;) {
         ids.push_back((llama_token)std::strtol(p, nullptr, 10));
         p = std::strchr(p, ',');
         if (!p) break;
         ++p;
     }
-    llama_context * c = context(m, (int)ids.size() < 64 ? 64 : (int)ids.size(), 1);
-    llama_batch b = llama_batch_init((int32_t)ids.size(), 0, 1);
+    llama_context* c = context(m, (int)ids.size() < 64 ? 64 : (int)ids.size(), 1);
+    llama_batch b    = llama_batch_init((int32_t)ids.size(), 0, 1);
     for (size_t i = 0; i < ids.size(); ++i) {
-        b.token[i] = ids[i];
-        b.pos[i] = (llama_pos)i;
-        b.n_seq_id[i] = 1;
+        b.token[i]     = ids[i];
+        b.pos[i]       = (llama_pos)i;
+        b.n_seq_id[i]  = 1;
         b.seq_id[i][0] = 0;
-        b.logits[i] = 1;
+        b.logits[i]    = 1;
     }
     b.n_tokens = (int32_t)ids.size();
-    if (llama_decode(c, b) != 0) { std::fprintf(stderr, "oracle: decode failed\n"); return 2; }
+    if (llama_decode(c, b) != 0) {
+        std::fprintf(stderr, "oracle: decode failed\n");
+        return 2;
+    }
     const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(m));
-    FILE * out = std::fopen(argv[4], "wb");
+    FILE* out         = std::fopen(argv[4], "wb");
     if (!out) return 2;
-    for (size_t i = 0; i < ids.size(); ++i) std::fwrite(llama_get_logits_ith(c, (int32_t)i), sizeof(float), n_vocab, out);
+    for (size_t i = 0; i < ids.size(); ++i)
+        std::fwrite(llama_get_logits_ith(c, (int32_t)i), sizeof(float), n_vocab, out);
     std::fclose(out);
     std::printf("%zu positions x %d logits\n", ids.size(), n_vocab);
     llama_batch_free(b);
@@ -98,17 +111,17 @@ static int cmd_logits(int argc, char ** argv) {
     return 0;
 }
 
-static int cmd_cases(int argc, char ** argv) {
+static int cmd_cases(int argc, char** argv) {
     if (argc < 5) return 1;
     llama_model_params mp = llama_model_default_params();
-    mp.vocab_only = true;
-    llama_model * m = llama_model_load_from_file(argv[2], mp);
+    mp.vocab_only         = true;
+    llama_model* m        = llama_model_load_from_file(argv[2], mp);
     if (!m) return 2;
-    const llama_vocab * v = llama_model_get_vocab(m);
+    const llama_vocab* v  = llama_model_get_vocab(m);
     const std::string all = read_all(argv[3]);
     const std::string sep = "\n__ggml_vocab_test__\n";
-    FILE * out = std::fopen(argv[4], "wb");
-    size_t at = 0;
+    FILE* out             = std::fopen(argv[4], "wb");
+    size_t at             = 0;
     while (at < all.size()) {
         size_t e = all.find(sep, at);
         if (e == std::string::npos) e = all.size();
@@ -122,11 +135,11 @@ static int cmd_cases(int argc, char ** argv) {
     return 0;
 }
 
-static int cmd_tokenize(int argc, char ** argv) {
+static int cmd_tokenize(int argc, char** argv) {
     if (argc < 4) return 1;
     llama_model_params mp = llama_model_default_params();
-    mp.vocab_only = true;
-    llama_model * m = llama_model_load_from_file(argv[2], mp);
+    mp.vocab_only         = true;
+    llama_model* m        = llama_model_load_from_file(argv[2], mp);
     if (!m) return 2;
     const std::vector<llama_token> ids = tokenize(llama_model_get_vocab(m), read_all(argv[3]), true);
     for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
@@ -135,16 +148,19 @@ static int cmd_tokenize(int argc, char ** argv) {
     return 0;
 }
 
-static std::string unescape(const std::string & s) {
+static std::string unescape(const std::string& s) {
     std::string r;
     for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 'n') { r += '\n'; ++i; }
-        else r += s[i];
+        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 'n') {
+            r += '\n';
+            ++i;
+        } else
+            r += s[i];
     }
     return r;
 }
 
-static int cmd_chat(int argc, char ** argv) {
+static int cmd_chat(int argc, char** argv) {
     if (argc < 5) return 1;
     const std::string tmpl = read_all(argv[2]);
     std::vector<std::string> roles, contents;
@@ -160,17 +176,20 @@ static int cmd_chat(int argc, char ** argv) {
     std::vector<char> buf(1 << 16);
     const int n = llama_chat_apply_template(tmpl.c_str(), msgs.data(), msgs.size(), std::atoi(argv[4]) != 0, buf.data(),
                                             (int32_t)buf.size());
-    if (n < 0) { std::fprintf(stderr, "oracle: template not supported\n"); return 3; }
+    if (n < 0) {
+        std::fprintf(stderr, "oracle: template not supported\n");
+        return 3;
+    }
     std::fwrite(buf.data(), 1, (size_t)n, stdout);
     return 0;
 }
 
-static int cmd_bench(int argc, char ** argv) {
+static int cmd_bench(int argc, char** argv) {
     if (argc < 6) return 1;
     const int pp = std::atoi(argv[3]), tg = std::atoi(argv[4]), th = std::atoi(argv[5]);
-    llama_model * m = load(argv[2]);
+    llama_model* m    = load(argv[2]);
     const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(m));
-    llama_context * c = context(m, pp + tg + 8, th);
+    llama_context* c  = context(m, pp + tg + 8, th);
     std::vector<llama_token> ids(pp);
     for (int i = 0; i < pp; ++i) ids[i] = (llama_token)((i * 7919 + 13) % n_vocab);
     using clk = std::chrono::steady_clock;
@@ -181,13 +200,13 @@ static int cmd_bench(int argc, char ** argv) {
     }
     auto t0 = clk::now();
     if (llama_decode(c, llama_batch_get_one(ids.data(), pp)) != 0) return 2;
-    auto t1 = clk::now();
+    auto t1       = clk::now();
     llama_token t = ids.back();
     for (int i = 0; i < tg; ++i) {
         if (llama_decode(c, llama_batch_get_one(&t, 1)) != 0) return 2;
         t = (llama_token)((t * 31 + 7) % n_vocab);
     }
-    auto t2 = clk::now();
+    auto t2           = clk::now();
     const double s_pp = std::chrono::duration<double>(t1 - t0).count();
     const double s_tg = std::chrono::duration<double>(t2 - t1).count();
     std::printf("pp%d %.2f t/s  tg%d %.2f t/s\n", pp, pp / s_pp, tg, tg / s_tg);
@@ -198,43 +217,55 @@ static int cmd_bench(int argc, char ** argv) {
 
 // Every 2-D weight of IN quantized to TYPE by ggml's own quantizer (lm_ggml_quantize_chunk, no importance matrix: what
 // llama-quantize calls per tensor; the npm mirror ships no llama-quant.cpp, so there are no per-tensor type mixes).
-static int cmd_quantize(int argc, char ** argv) {
+static int cmd_quantize(int argc, char** argv) {
     if (argc < 5) return 1;
-    static const struct { const char * name; lm_ggml_type type; } types[] = {
-        {"q8_0", LM_GGML_TYPE_Q8_0}, {"q4_0", LM_GGML_TYPE_Q4_0}, {"q4_1", LM_GGML_TYPE_Q4_1},
-        {"q5_0", LM_GGML_TYPE_Q5_0}, {"q5_1", LM_GGML_TYPE_Q5_1}, {"q2_k", LM_GGML_TYPE_Q2_K},
-        {"q3_k", LM_GGML_TYPE_Q3_K}, {"q4_k", LM_GGML_TYPE_Q4_K}, {"q5_k", LM_GGML_TYPE_Q5_K},
+    static const struct {
+        const char* name;
+        lm_ggml_type type;
+    } types[] = {
+        {"q8_0", LM_GGML_TYPE_Q8_0}, {"q4_0", LM_GGML_TYPE_Q4_0},     {"q4_1", LM_GGML_TYPE_Q4_1},
+        {"q5_0", LM_GGML_TYPE_Q5_0}, {"q5_1", LM_GGML_TYPE_Q5_1},     {"q2_k", LM_GGML_TYPE_Q2_K},
+        {"q3_k", LM_GGML_TYPE_Q3_K}, {"q4_k", LM_GGML_TYPE_Q4_K},     {"q5_k", LM_GGML_TYPE_Q5_K},
         {"q6_k", LM_GGML_TYPE_Q6_K}, {"iq4_nl", LM_GGML_TYPE_IQ4_NL}, {"iq4_xs", LM_GGML_TYPE_IQ4_XS},
         {"bf16", LM_GGML_TYPE_BF16}, {"f16", LM_GGML_TYPE_F16},
     };
     lm_ggml_type type = LM_GGML_TYPE_COUNT;
-    for (const auto & t : types) if (std::strcmp(t.name, argv[4]) == 0) type = t.type;
-    if (type == LM_GGML_TYPE_COUNT) { std::fprintf(stderr, "oracle: unknown type %s\n", argv[4]); return 2; }
-    lm_ggml_context * in_data = nullptr;
-    lm_gguf_init_params ip = {false, &in_data};
-    lm_gguf_context * in = lm_gguf_init_from_file(argv[2], ip);
+    for (const auto& t : types)
+        if (std::strcmp(t.name, argv[4]) == 0) type = t.type;
+    if (type == LM_GGML_TYPE_COUNT) {
+        std::fprintf(stderr, "oracle: unknown type %s\n", argv[4]);
+        return 2;
+    }
+    lm_ggml_context* in_data = nullptr;
+    lm_gguf_init_params ip   = {false, &in_data};
+    lm_gguf_context* in      = lm_gguf_init_from_file(argv[2], ip);
     if (!in) return 2;
-    lm_gguf_context * out = lm_gguf_init_empty();
+    lm_gguf_context* out = lm_gguf_init_empty();
     lm_gguf_set_kv(out, in);
     lm_ggml_init_params cp = {1 << 20, nullptr, true};
-    lm_ggml_context * meta = lm_ggml_init(cp);
+    lm_ggml_context* meta  = lm_ggml_init(cp);
     std::vector<std::vector<char>> keep;
     for (int64_t i = 0; i < lm_gguf_get_n_tensors(in); ++i) {
-        const char * name = lm_gguf_get_tensor_name(in, i);
-        lm_ggml_tensor * src = lm_ggml_get_tensor(in_data, name);
+        const char* name    = lm_gguf_get_tensor_name(in, i);
+        lm_ggml_tensor* src = lm_ggml_get_tensor(in_data, name);
         const bool quantize = lm_ggml_n_dims(src) == 2 && src->ne[0] % lm_ggml_blck_size(type) == 0;
-        lm_ggml_tensor * dst = lm_ggml_new_tensor(meta, quantize ? type : src->type, lm_ggml_n_dims(src), src->ne);
+        lm_ggml_tensor* dst = lm_ggml_new_tensor(meta, quantize ? type : src->type, lm_ggml_n_dims(src), src->ne);
         lm_ggml_set_name(dst, name);
         if (quantize) {
             const int64_t n = lm_ggml_nelements(src), rows = n / src->ne[0];
             std::vector<float> f32(n);
-            if (src->type == LM_GGML_TYPE_F16) lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *)src->data, f32.data(), n);
-            else if (src->type == LM_GGML_TYPE_F32) std::memcpy(f32.data(), src->data, n * sizeof(float));
-            else { std::fprintf(stderr, "oracle: %s: quantize from f16 or f32 only\n", name); return 2; }
+            if (src->type == LM_GGML_TYPE_F16)
+                lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t*)src->data, f32.data(), n);
+            else if (src->type == LM_GGML_TYPE_F32)
+                std::memcpy(f32.data(), src->data, n * sizeof(float));
+            else {
+                std::fprintf(stderr, "oracle: %s: quantize from f16 or f32 only\n", name);
+                return 2;
+            }
             keep.emplace_back(lm_ggml_row_size(type, src->ne[0]) * rows);
             lm_ggml_quantize_chunk(type, f32.data(), keep.back().data(), 0, rows, src->ne[0], nullptr);
         } else {
-            keep.emplace_back((const char *)src->data, (const char *)src->data + lm_ggml_nbytes(src));
+            keep.emplace_back((const char*)src->data, (const char*)src->data + lm_ggml_nbytes(src));
         }
         dst->data = keep.back().data();
         lm_gguf_add_tensor(out, dst);
@@ -249,22 +280,24 @@ static int cmd_quantize(int argc, char ** argv) {
 
 // A copy of a vocabulary GGUF with one metadata string changed (tokenizer.ggml.pre: the same merges split by another
 // family's pre-tokenizer; tokenizer.ggml.add_space_prefix as "false"), for tokenizer goldens.
-static int cmd_set(int argc, char ** argv) {
+static int cmd_set(int argc, char** argv) {
     if (argc < 6) return 1;
-    lm_ggml_context * data = nullptr;
+    lm_ggml_context* data  = nullptr;
     lm_gguf_init_params ip = {false, &data};
-    lm_gguf_context * g = lm_gguf_init_from_file(argv[2], ip);
+    lm_gguf_context* g     = lm_gguf_init_from_file(argv[2], ip);
     if (!g) return 2;
     const std::string key = argv[4], value = argv[5];
-    if (value == "true" || value == "false") lm_gguf_set_val_bool(g, key.c_str(), value == "true");
-    else lm_gguf_set_val_str(g, key.c_str(), value.c_str());
+    if (value == "true" || value == "false")
+        lm_gguf_set_val_bool(g, key.c_str(), value == "true");
+    else
+        lm_gguf_set_val_str(g, key.c_str(), value.c_str());
     const bool ok = lm_gguf_write_to_file(g, argv[3], false);
     lm_gguf_free(g);
     lm_ggml_free(data);
     return ok ? 0 : 2;
 }
 
-int main(int argc, char ** argv) {
+int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: oracle logits|tokenize|cases|chat|bench|quantize|set ...\n");
         return 1;
@@ -275,14 +308,21 @@ int main(int argc, char ** argv) {
     }
     llama_backend_init();
     const std::string cmd = argv[1];
-    int rc = 1;
-    if (cmd == "logits") rc = cmd_logits(argc, argv);
-    else if (cmd == "tokenize") rc = cmd_tokenize(argc, argv);
-    else if (cmd == "cases") rc = cmd_cases(argc, argv);
-    else if (cmd == "chat") rc = cmd_chat(argc, argv);
-    else if (cmd == "bench") rc = cmd_bench(argc, argv);
-    else if (cmd == "quantize") rc = cmd_quantize(argc, argv);
-    else if (cmd == "set") rc = cmd_set(argc, argv);
+    int rc                = 1;
+    if (cmd == "logits")
+        rc = cmd_logits(argc, argv);
+    else if (cmd == "tokenize")
+        rc = cmd_tokenize(argc, argv);
+    else if (cmd == "cases")
+        rc = cmd_cases(argc, argv);
+    else if (cmd == "chat")
+        rc = cmd_chat(argc, argv);
+    else if (cmd == "bench")
+        rc = cmd_bench(argc, argv);
+    else if (cmd == "quantize")
+        rc = cmd_quantize(argc, argv);
+    else if (cmd == "set")
+        rc = cmd_set(argc, argv);
     if (rc == 1) std::fprintf(stderr, "oracle: bad arguments for %s\n", cmd.c_str());
     llama_backend_free();
     return rc;

@@ -9,7 +9,8 @@
 //                            [--interleave] [--only]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
 // stored dense (compact false) for comparison. --interleave times that draft's passes the way a run interleaves them
-// with the target's 5-token verification passes. --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's.
+// with the target's 5-token verification passes. --only builds just that draft. Exits non-zero when a draft's logits
+// differ from its dense copy's.
 #include "core/drafts/self_draft.h"
 #include "core/hw/microbench.h"
 #include "core/model/forward.h"
@@ -29,7 +30,9 @@ using namespace speculum;
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // Seconds per pass of `n` tokens: `steps` passes after a short prompt, the median of their times.
 double time_passes(model::InferenceContext& ctx, const model::ForwardOptions& opts, int steps, int n) {
@@ -41,8 +44,10 @@ double time_passes(model::InferenceContext& ctx, const model::ForwardOptions& op
     for (int s = 0; s < steps; ++s) {
         for (int i = 0; i < n; ++i) toks[size_t(i)] = (11 * s + 3 * i) % 1000, pos[size_t(i)] = ctx.kv().size() + i;
         const double t0 = now();
-        if (n == 1) ctx.decode(toks[0], pos[0], opts);
-        else ctx.forward_batch(toks, pos, {}, opts);
+        if (n == 1)
+            ctx.decode(toks[0], pos[0], opts);
+        else
+            ctx.forward_batch(toks, pos, {}, opts);
         t.push_back(now() - t0);
         if (n > 1) ctx.kv().truncate(ctx.kv().size() - n + 1);
     }
@@ -73,16 +78,26 @@ int main(int argc, char** argv) {
     bool batch = false, dense = false, interleave = false, only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--type" && i + 1 < argc) type = argv[++i];
-        else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-        else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-        else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
-        else if (a == "--batch") batch = true;
-        else if (a == "--dense") dense = true;
-        else if (a == "--interleave") interleave = true;
-        else if (a == "--only") only = true;
+        if (a == "--type" && i + 1 < argc)
+            type = argv[++i];
+        else if (a == "--threads" && i + 1 < argc)
+            threads = std::atoi(argv[++i]);
+        else if (a == "--rounds" && i + 1 < argc)
+            rounds = std::atoi(argv[++i]);
+        else if (a == "--steps" && i + 1 < argc)
+            steps = std::atoi(argv[++i]);
+        else if (a == "--batch")
+            batch = true;
+        else if (a == "--dense")
+            dense = true;
+        else if (a == "--interleave")
+            interleave = true;
+        else if (a == "--only")
+            only = true;
         else {
-            std::fprintf(stderr, "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense] [--interleave] [--only]\n",
+            std::fprintf(stderr,
+                         "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense] "
+                         "[--interleave] [--only]\n",
                          argv[0]);
             return 2;
         }
@@ -91,7 +106,7 @@ int main(int argc, char** argv) {
     model::SyntheticSpec spec = nlohmann::json::parse(
         R"({"arch":"llama","n_vocab":4096,"n_embd":1024,"n_layer":8,"n_head":16,"n_head_kv":4,"n_ff":2816,)"
         R"("n_ctx":512,"type":"bf16","seed":7})");
-    spec.type = *model::parse_weight_type(type);
+    spec.type                 = *model::parse_weight_type(type);
     const model::Model target = model::make_synthetic_model(spec);
     const model::ContextConfig cc{.n_ctx = 512};  // n_batch 64, as in runs (16 made the target ~7 % slower)
     model::InferenceContext tctx(target, cc);
@@ -99,7 +114,8 @@ int main(int argc, char** argv) {
                 double(target.weight_bytes_per_token()) / 1048576.0);
 
     std::vector<Entry> drafts;
-    const std::vector<int> truncs = spec.type == kernels::GgmlType::BF16 ? std::vector<int>{0, 2, 4, 6} : std::vector<int>{0};
+    const std::vector<int> truncs =
+        spec.type == kernels::GgmlType::BF16 ? std::vector<int>{0, 2, 4, 6} : std::vector<int>{0};
     for (float p : {0.0f, 0.25f, 0.5f, 0.75f})
         for (int t : truncs)
             for (bool compact : {true, false}) {
@@ -135,8 +151,8 @@ int main(int argc, char** argv) {
     std::printf("target decode step: %.3f ms (median of %d rounds x %d steps), %.1f MiB -> %.2f GB/s\n\n", tt * 1e3,
                 rounds, steps, double(target.weight_bytes_per_token()) / 1048576.0,
                 double(target.weight_bytes_per_token()) / tt / 1e9);
-    std::printf("%-6s %-3s %-8s %10s %9s %11s %9s %9s %7s\n", "prune", "t", "storage", "MiB/pass", "bits/w",
-                "ms/pass", "bytes/bw", "time/bw", "c");
+    std::printf("%-6s %-3s %-8s %10s %9s %11s %9s %9s %7s\n", "prune", "t", "storage", "MiB/pass", "bits/w", "ms/pass",
+                "bytes/bw", "time/bw", "c");
     const double elems = double(target.weight_bytes_per_token()) / 2.0;  // BF16: bytes / 2 (approximate for q8_0)
     for (const Entry& e : drafts) {
         const double s = median(e.secs);
@@ -170,10 +186,11 @@ int main(int argc, char** argv) {
             }
             b.push_back(median(t));
         }
-        std::printf("\ninterleaved with 5-token target passes (prune 0.5%s): draft pass %.3f ms, target step %.3f ms, "
-                    "c = %.3f (median of %d rounds)\n",
-                    spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", median(b) * 1e3, median(a) * 1e3,
-                    median(b) / median(a), rounds);
+        std::printf(
+            "\ninterleaved with 5-token target passes (prune 0.5%s): draft pass %.3f ms, target step %.3f ms, "
+            "c = %.3f (median of %d rounds)\n",
+            spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", median(b) * 1e3, median(a) * 1e3,
+            median(b) / median(a), rounds);
     }
     if (batch) {
         Entry* e = nullptr;

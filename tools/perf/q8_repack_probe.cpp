@@ -67,10 +67,10 @@ int main(int argc, char** argv) {
     // core's matmul grain (64 KiB of weights), in whole 8-row tiles as core hands rows to the int8 kernels
     const int64_t chunk = std::max<int64_t>(8, (64 << 10) / row_bytes / 8 * 8);
 
-    std::printf("Q8_0 matrix %lld x %lld (%.1f MB), huge pages, 1 thread, rows in chunks of %lld, %d alternating "
-                "runs\n",
-                static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1e6, static_cast<long long>(chunk),
-                runs);
+    std::printf(
+        "Q8_0 matrix %lld x %lld (%.1f MB), huge pages, 1 thread, rows in chunks of %lld, %d alternating "
+        "runs\n",
+        static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1e6, static_cast<long long>(chunk), runs);
     const int ns[3] = {1, 4, 8};
     std::vector<double> ts[2][3];
     for (int run = 0; run < runs; ++run)
@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
     double worst = 0.0, scale = 0.0;
     for (float v : yr) scale = std::max(scale, static_cast<double>(std::fabs(v)));
     for (int kernel = 0; kernel < 2; ++kernel) {
-        if (kernel == 0) gemm_q8act(y.data(), rows, GgmlType::Q8_0, raw, xa.data(), 8, cols, 0, rows);
-        else gemm_q8act_x8(y.data(), rows, packed, xb.data(), 8, cols, 0, rows);
+        if (kernel == 0)
+            gemm_q8act(y.data(), rows, GgmlType::Q8_0, raw, xa.data(), 8, cols, 0, rows);
+        else
+            gemm_q8act_x8(y.data(), rows, packed, xb.data(), 8, cols, 0, rows);
         for (int64_t i = 0; i < 8 * rows; ++i) worst = std::max(worst, std::fabs(y[i] - yr[i]) / scale);
     }
     std::printf("both kernels vs gemm_q8act_ref (n = 8): max difference %.2g of the largest |output|\n", worst);

@@ -39,7 +39,7 @@ struct ActionRunSweep {
     SweepAxis x = SweepAxis::gamma, y = SweepAxis::alpha;
     SweepMetric metric = SweepMetric::speedup;
 };
-struct ActionRunMeasured {};  // re-run the measured decode now (no debounce)
+struct ActionRunMeasured {};        // re-run the measured decode now (no debounce)
 struct ActionOpenResultsDialog {};  // the app shows a file dialog, then sends ActionOpenResults
 struct ActionOpenResults {
     std::string path;  // a sweep result store (speculum-cli sweep --db), opened read-only

@@ -27,7 +27,8 @@ std::vector<std::string> AppConfig::problems() const {
     std::vector<std::string> out;
     if (gamma < 1 || gamma > 32) out.push_back(fmt("gamma must be in [1, 32], got %g", gamma));
     if (!(p_min >= 0 && p_min <= 1)) out.push_back(fmt("p_min must be in [0, 1], got %g", p_min));
-    if (!(temperature >= 0 && temperature <= 5)) out.push_back(fmt("temperature must be in [0, 5], got %g", temperature));
+    if (!(temperature >= 0 && temperature <= 5))
+        out.push_back(fmt("temperature must be in [0, 5], got %g", temperature));
     if (!(alpha > 0 && alpha < 1)) out.push_back(fmt("alpha must be in (0, 1), got %g", alpha));
     if (!(cost_ratio >= 0 && cost_ratio <= 10)) out.push_back(fmt("cost_ratio must be in [0, 10], got %g", cost_ratio));
     if (!(draft.prune.ratio >= 0 && draft.prune.ratio < 1))
@@ -38,7 +39,8 @@ std::vector<std::string> AppConfig::problems() const {
         out.push_back(fmt("draft.kv_trunc_bits must be in [0, 7], got %g", draft.kv_trunc_bits));
     if (!(draft.kv_drop_ratio >= 0 && draft.kv_drop_ratio < 1))
         out.push_back(fmt("draft.kv_drop_ratio must be in [0, 1), got %g", draft.kv_drop_ratio));
-    if (tree.budget < 1 || tree.budget > 256) out.push_back(fmt("tree.budget must be in [1, 256], got %g", tree.budget));
+    if (tree.budget < 1 || tree.budget > 256)
+        out.push_back(fmt("tree.budget must be in [1, 256], got %g", tree.budget));
     if (tree.max_depth < 1 || tree.max_depth > 32)
         out.push_back(fmt("tree.max_depth must be in [1, 32], got %g", tree.max_depth));
     if (tree.branching.empty() && tree.mode == TreeMode::branching) out.push_back("tree.branching must not be empty");
@@ -95,24 +97,37 @@ std::string set_config_value(AppConfig& cfg, const std::string& key, const std::
     double d = 0;
     int i    = 0;
     auto bad = [&](const char* expected) { return key + ": expected " + expected + ", got '" + value + "'"; };
-    if (key == "profile") cfg.hardware_profile = value;
-    else if (key == "draft_model") cfg.draft.model_path = value;
+    if (key == "profile")
+        cfg.hardware_profile = value;
+    else if (key == "draft_model")
+        cfg.draft.model_path = value;
     else if (key == "drafter") {
-        if (value == "self") cfg.draft.kind = drafts::DraftKind::self;
-        else if (value == "model") cfg.draft.kind = drafts::DraftKind::model;
-        else if (value == "maxgram") cfg.draft.kind = drafts::DraftKind::maxgram;
-        else return bad("self, model or maxgram");
-    }
-    else if (key == "tree") {
-        if (value == "chain") cfg.tree.mode = TreeMode::chain;
-        else if (value == "branching") cfg.tree.mode = TreeMode::branching;
-        else if (value == "budget") cfg.tree.mode = TreeMode::budget;
-        else if (value == "optimal") cfg.tree.mode = TreeMode::optimal_measured;
-        else return bad("chain, branching, budget or optimal");
+        if (value == "self")
+            cfg.draft.kind = drafts::DraftKind::self;
+        else if (value == "model")
+            cfg.draft.kind = drafts::DraftKind::model;
+        else if (value == "maxgram")
+            cfg.draft.kind = drafts::DraftKind::maxgram;
+        else
+            return bad("self, model or maxgram");
+    } else if (key == "tree") {
+        if (value == "chain")
+            cfg.tree.mode = TreeMode::chain;
+        else if (value == "branching")
+            cfg.tree.mode = TreeMode::branching;
+        else if (value == "budget")
+            cfg.tree.mode = TreeMode::budget;
+        else if (value == "optimal")
+            cfg.tree.mode = TreeMode::optimal_measured;
+        else
+            return bad("chain, branching, budget or optimal");
     } else if (key == "prune_method") {
-        if (value == "magnitude") cfg.draft.prune.method = drafts::PruneMethod::magnitude;
-        else if (value == "wanda") cfg.draft.prune.method = drafts::PruneMethod::wanda;
-        else return bad("magnitude or wanda");
+        if (value == "magnitude")
+            cfg.draft.prune.method = drafts::PruneMethod::magnitude;
+        else if (value == "wanda")
+            cfg.draft.prune.method = drafts::PruneMethod::wanda;
+        else
+            return bad("magnitude or wanda");
     } else if (key == "branching") {
         std::vector<int> widths;
         std::stringstream ss(value);
@@ -126,33 +141,50 @@ std::string set_config_value(AppConfig& cfg, const std::string& key, const std::
                key == "exit_layer" || key == "budget" || key == "cascade" || key == "horizontal" ||
                key == "measure_tokens" || key == "measure_prompts") {
         if (!parse_int(value, i)) return bad("an integer");
-        if (key == "gamma") cfg.gamma = i;
-        else if (key == "context") cfg.context = i;
-        else if (key == "trunc_bits") cfg.draft.weight_trunc_bits = i;
-        else if (key == "kv_trunc_bits") cfg.draft.kv_trunc_bits = i;
-        else if (key == "exit_layer") cfg.draft.exit_layer = i;
-        else if (key == "budget") cfg.tree.budget = i;
-        else if (key == "measure_tokens") cfg.measure_tokens = i;
-        else if (key == "measure_prompts") cfg.measure_prompts = i;
+        if (key == "gamma")
+            cfg.gamma = i;
+        else if (key == "context")
+            cfg.context = i;
+        else if (key == "trunc_bits")
+            cfg.draft.weight_trunc_bits = i;
+        else if (key == "kv_trunc_bits")
+            cfg.draft.kv_trunc_bits = i;
+        else if (key == "exit_layer")
+            cfg.draft.exit_layer = i;
+        else if (key == "budget")
+            cfg.tree.budget = i;
+        else if (key == "measure_tokens")
+            cfg.measure_tokens = i;
+        else if (key == "measure_prompts")
+            cfg.measure_prompts = i;
         else if (key == "cascade" || key == "horizontal") {
             if (i < 0 || i > 4) return bad("0..4");
-            if (key == "cascade") cfg.cascade.assign(size_t(i), CascadeLevelConfig{drafts::DraftKind::maxgram, 0.5, 0.0, 10});
+            if (key == "cascade")
+                cfg.cascade.assign(size_t(i), CascadeLevelConfig{drafts::DraftKind::maxgram, 0.5, 0.0, 10});
             else {
                 cfg.horizontal.clear();
-                for (int s = 0; s < i; ++s) cfg.horizontal.push_back({cfg.alpha - 0.1 * s, cfg.cost_ratio / (1 + 4 * s), 2});
+                for (int s = 0; s < i; ++s)
+                    cfg.horizontal.push_back({cfg.alpha - 0.1 * s, cfg.cost_ratio / (1 + 4 * s), 2});
             }
         }
     } else if (key == "mxfp4") {
         if (value != "0" && value != "1") return bad("0 or 1");
         cfg.draft.weight_format = value == "1" ? drafts::WeightFormat::mxfp4 : drafts::WeightFormat::same;
-    } else if (key == "p_min" || key == "temperature" || key == "alpha" || key == "c" || key == "prune" || key == "kv_drop") {
+    } else if (key == "p_min" || key == "temperature" || key == "alpha" || key == "c" || key == "prune" ||
+               key == "kv_drop") {
         if (!parse_double(value, d)) return bad("a number");
-        if (key == "p_min") cfg.p_min = float(d);
-        else if (key == "temperature") cfg.temperature = float(d);
-        else if (key == "alpha") cfg.alpha = d;
-        else if (key == "c") cfg.cost_ratio = d;
-        else if (key == "prune") cfg.draft.prune.ratio = float(d);
-        else cfg.draft.kv_drop_ratio = float(d);
+        if (key == "p_min")
+            cfg.p_min = float(d);
+        else if (key == "temperature")
+            cfg.temperature = float(d);
+        else if (key == "alpha")
+            cfg.alpha = d;
+        else if (key == "c")
+            cfg.cost_ratio = d;
+        else if (key == "prune")
+            cfg.draft.prune.ratio = float(d);
+        else
+            cfg.draft.kv_drop_ratio = float(d);
     } else {
         return "unknown setting '" + key + "'";
     }
@@ -161,19 +193,26 @@ std::string set_config_value(AppConfig& cfg, const std::string& key, const std::
 
 const char* tree_mode_name(TreeMode m) {
     switch (m) {
-    case TreeMode::chain: return "chain";
-    case TreeMode::branching: return "branching per depth";
-    case TreeMode::budget: return "best tree for a node budget";
-    case TreeMode::optimal_measured: return "optimal for the measured acceptance";
+        case TreeMode::chain:
+            return "chain";
+        case TreeMode::branching:
+            return "branching per depth";
+        case TreeMode::budget:
+            return "best tree for a node budget";
+        case TreeMode::optimal_measured:
+            return "optimal for the measured acceptance";
     }
     return "?";
 }
 
 const char* draft_kind_name(drafts::DraftKind k) {
     switch (k) {
-    case drafts::DraftKind::self: return "self-draft";
-    case drafts::DraftKind::model: return "separate model";
-    case drafts::DraftKind::maxgram: return "Max-Gram";
+        case drafts::DraftKind::self:
+            return "self-draft";
+        case drafts::DraftKind::model:
+            return "separate model";
+        case drafts::DraftKind::maxgram:
+            return "Max-Gram";
     }
     return "?";
 }

@@ -18,9 +18,9 @@ enum class TreeMode { chain, branching, budget, optimal_measured };  // how the 
 
 struct TreeConfig {
     TreeMode mode = TreeMode::chain;
-    std::vector<int> branching{3, 2, 1, 1};         // children per node at each depth (mode branching)
-    int budget                = 16;                 // nodes counting the root (modes budget / optimal_measured)
-    int max_depth             = 6;                  // draft levels below the root for the Sequoia search
+    std::vector<int> branching{3, 2, 1, 1};              // children per node at each depth (mode branching)
+    int budget    = 16;                                  // nodes counting the root (modes budget / optimal_measured)
+    int max_depth = 6;                                   // draft levels below the root for the Sequoia search
     std::vector<double> rank_acceptance{0.6, 0.2, 0.1};  // assumed P(rank r accepted | parent accepted), modeled
     bool operator==(const TreeConfig&) const = default;
 };
@@ -40,18 +40,18 @@ drafts::DraftSpec default_draft();
 
 struct AppConfig {
     drafts::DraftSpec draft = default_draft();  // how the level-1 draft is made
-    int gamma           = 3;      // γ: draft tokens per step (chain length); 3 = the best measured with the bundled family
-    float p_min         = 0.0f;   // stop drafting when the draft's top probability falls below this, in [0, 1]
-    float temperature   = 0.0f;   // sampling temperature, 0 = greedy (lossless against greedy decoding)
-    double alpha        = 0.8;    // assumed per-token acceptance for the modeled panels, in (0, 1)
-    double cost_ratio   = 0.05;   // assumed c = draft call time / target call time, >= 0
+    int gamma         = 3;  // γ: draft tokens per step (chain length); 3 = the best measured with the bundled family
+    float p_min       = 0.0f;  // stop drafting when the draft's top probability falls below this, in [0, 1]
+    float temperature = 0.0f;  // sampling temperature, 0 = greedy (lossless against greedy decoding)
+    double alpha      = 0.8;   // assumed per-token acceptance for the modeled panels, in (0, 1)
+    double cost_ratio = 0.05;  // assumed c = draft call time / target call time, >= 0
     TreeConfig tree;
-    std::vector<CascadeLevelConfig> cascade;            // extra levels below level 1 (empty = plain chain)
+    std::vector<CascadeLevelConfig> cascade;              // extra levels below level 1 (empty = plain chain)
     std::vector<analytic::HorizontalSegment> horizontal;  // horizontal split of the draft positions (empty = none)
-    std::string hardware_profile;  // id of the chosen profile (empty = none: speedup is EWIF)
-    int context = 512;             // tokens in the KV cache for the hardware model
-    int measure_tokens  = 48;      // new tokens per prompt in a measured run (small: results within seconds)
-    int measure_prompts = 2;       // prompts of the dataset (task) a measured run decodes
+    std::string hardware_profile;                         // id of the chosen profile (empty = none: speedup is EWIF)
+    int context         = 512;                            // tokens in the KV cache for the hardware model
+    int measure_tokens  = 48;  // new tokens per prompt in a measured run (small: results within seconds)
+    int measure_prompts = 2;   // prompts of the dataset (task) a measured run decodes
     bool operator==(const AppConfig&) const = default;
 
     // Every problem, one message each naming the field ("gamma must be in [1, 32], got 0"); empty when valid.

@@ -28,7 +28,9 @@ std::vector<std::string> files_with_extension(const std::optional<fs::path>& dir
     return out;
 }
 
-std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
+std::string file_name(const std::string& path) {
+    return fs::path(path).filename().string();
+}
 
 }  // namespace
 
@@ -36,7 +38,8 @@ AppController::AppController(std::function<Clock::time_point()> now, jobs::JobSy
     : m_now(std::move(now)), m_jobs(jobs) {
     if (!m_now) m_now = [] { return Clock::now(); };
     std::optional<fs::path> res = resources_dir();
-    m_snap.bundled_models   = files_with_extension(res ? std::optional<fs::path>(*res / "models") : std::nullopt, ".gguf");
+    m_snap.bundled_models =
+        files_with_extension(res ? std::optional<fs::path>(*res / "models") : std::nullopt, ".gguf");
     m_snap.bundled_datasets = files_with_extension(datasets_dir(), ".jsonl");
     try {
         m_snap.profiles = hw::list_profiles(hw::hardware_dir());
@@ -56,8 +59,8 @@ void AppController::set_build(const BuildInfo& build) {
 }
 
 void AppController::set_measurer(Measurer measurer) {
-    m_measurer                  = std::move(measurer);
-    m_snap.measuring_available  = bool(m_measurer);
+    m_measurer                 = std::move(measurer);
+    m_snap.measuring_available = bool(m_measurer);
     refresh_notes();
     changed();
 }
@@ -70,22 +73,31 @@ void AppController::message(MessageLevel level, const std::string& text) {
 }
 
 bool AppController::handle(const Action& action) {
-    if (auto* a = std::get_if<ActionSetConfig>(&action)) set_config(a->config);
-    else if (auto* a = std::get_if<ActionOpenModel>(&action)) open_model(a->path);
-    else if (auto* a = std::get_if<ActionOpenDataset>(&action)) open_dataset(a->path);
+    if (auto* a = std::get_if<ActionSetConfig>(&action))
+        set_config(a->config);
+    else if (auto* a = std::get_if<ActionOpenModel>(&action))
+        open_model(a->path);
+    else if (auto* a = std::get_if<ActionOpenDataset>(&action))
+        open_dataset(a->path);
     else if (auto* a = std::get_if<ActionSelectTask>(&action)) {
         m_snap.task = a->task;
         schedule_rerun();
         changed();
-    } else if (auto* a = std::get_if<ActionCancelJob>(&action)) cancel_job(a->id, true);
-    else if (auto* a = std::get_if<ActionRunSweep>(&action)) start_sweep(*a);
-    else if (std::holds_alternative<ActionRunMeasured>(action)) start_measured();
-    else if (auto* a = std::get_if<ActionOpenResults>(&action)) open_results(a->path);
-    else if (auto* a = std::get_if<ActionLoadResultConfig>(&action)) load_result_config(*a);
+    } else if (auto* a = std::get_if<ActionCancelJob>(&action))
+        cancel_job(a->id, true);
+    else if (auto* a = std::get_if<ActionRunSweep>(&action))
+        start_sweep(*a);
+    else if (std::holds_alternative<ActionRunMeasured>(action))
+        start_measured();
+    else if (auto* a = std::get_if<ActionOpenResults>(&action))
+        open_results(a->path);
+    else if (auto* a = std::get_if<ActionLoadResultConfig>(&action))
+        load_result_config(*a);
     else if (std::holds_alternative<ActionClearMessages>(action)) {
         m_snap.messages.clear();
         changed();
-    } else return false;
+    } else
+        return false;
     return true;
 }
 
@@ -102,15 +114,17 @@ void AppController::refresh_modeled() {
     m_snap.profile_index   = -1;
     for (size_t i = 0; i < m_snap.profiles.size(); ++i)
         if (m_snap.profiles[i].id == m_snap.config.hardware_profile) m_snap.profile_index = int(i);
-    const hw::HardwareProfile* hw = m_snap.profile_index >= 0 ? &m_snap.profiles[size_t(m_snap.profile_index)] : nullptr;
-    const ModelSummary* model     = m_snap.model && m_snap.model->hparams ? &*m_snap.model : nullptr;
+    const hw::HardwareProfile* hw =
+        m_snap.profile_index >= 0 ? &m_snap.profiles[size_t(m_snap.profile_index)] : nullptr;
+    const ModelSummary* model = m_snap.model && m_snap.model->hparams ? &*m_snap.model : nullptr;
     m_snap.modeled = compute_modeled(m_snap.config, model, hw, m_snap.measured ? &*m_snap.measured : nullptr);
 }
 
 void AppController::refresh_notes() {
     if (!m_measurer)
-        m_snap.measured_note = "No measured run: no measuring engine is wired into this controller. "
-                               "Every figure shown is modeled.";
+        m_snap.measured_note =
+            "No measured run: no measuring engine is wired into this controller. "
+            "Every figure shown is modeled.";
     else if (!m_model)
         m_snap.measured_note = "No measured run yet: open a model in Model and data.";
     else if (!m_measure_started)
@@ -145,7 +159,8 @@ void AppController::open_model(const std::string& path) {
             m_model            = model;
             m_snap.model       = summary;
             m_snap.model_state = ModelState::loaded;
-            message(MessageLevel::info, "Loaded " + summary.name + " (" + format_count(summary.n_params) + " parameters)");
+            message(MessageLevel::info,
+                    "Loaded " + summary.name + " (" + format_count(summary.n_params) + " parameters)");
             refresh_modeled();
             refresh_notes();
             schedule_rerun();
@@ -160,8 +175,8 @@ void AppController::open_dataset(const std::string& path) {
             m_snap.dataset = summary;
             m_snap.task.clear();
             if (summary.issues.empty())
-                message(MessageLevel::info, "Opened " + file_name(summary.path) + ": " +
-                                                std::to_string(summary.n_prompts) + " prompts");
+                message(MessageLevel::info,
+                        "Opened " + file_name(summary.path) + ": " + std::to_string(summary.n_prompts) + " prompts");
             else
                 message(MessageLevel::error, summary.issues);
             schedule_rerun();
@@ -177,8 +192,9 @@ void AppController::open_results(const std::string& path) {
             if (!view->error.empty())
                 message(MessageLevel::error, "Cannot open results: " + view->error);
             else
-                message(MessageLevel::info, "Opened " + file_name(view->path) + ": " + std::to_string(view->rows.size()) +
-                                                " rows (" + std::to_string(view->n_measured) + " measured), " +
+                message(MessageLevel::info, "Opened " + file_name(view->path) + ": " +
+                                                std::to_string(view->rows.size()) + " rows (" +
+                                                std::to_string(view->n_measured) + " measured), " +
                                                 std::to_string(view->axes.size()) + " varying fields");
         };
     });
@@ -263,8 +279,9 @@ void AppController::start_measured_sweep(const ActionRunSweep& a) {
                    req.config         = cfg;
                    return measurer(req, cancel, {}, {});
                };
-               SweepView s = run_measured_sweep(proto.config, a.x, a.y, a.metric, measure, ctx.token(),
-                                                ctx.progress_fn(), [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
+               SweepView s =
+                   run_measured_sweep(proto.config, a.x, a.y, a.metric, measure, ctx.token(), ctx.progress_fn(),
+                                      [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
                return show_sweep(s);
            });
 }
@@ -279,8 +296,9 @@ void AppController::start_sweep(const ActionRunSweep& a) {
     submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
            [this, a, model, base](jobs::JobContext& ctx) -> Apply {
                const ModelSummary* m = model && model->hparams ? &*model : nullptr;
-               SweepView s = run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
-                                               [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
+               SweepView s =
+                   run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
+                                     [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
                return show_sweep(s);
            });
     changed();
@@ -292,9 +310,8 @@ jobs::JobId AppController::submit(const std::string& slot, const std::string& na
     // The slot's previous job is superseded: JobSystem cancels it and drops its messages; stop tracking it here.
     for (auto it = m_job_info.begin(); it != m_job_info.end();)
         it = it->second.slot == slot ? m_job_info.erase(it) : std::next(it);
-    jobs::JobId id = m_jobs.submit(slot, [work = std::move(work)](jobs::JobContext& ctx) -> std::any {
-        return std::any(work(ctx));
-    });
+    jobs::JobId id = m_jobs.submit(
+        slot, [work = std::move(work)](jobs::JobContext& ctx) -> std::any { return std::any(work(ctx)); });
     m_job_info[id] = {slot, name};
     refresh_jobs();
     changed();
@@ -356,6 +373,8 @@ void AppController::poll() {
     if (m_rerun_at && m_now() >= *m_rerun_at) start_measured();
 }
 
-bool AppController::busy() const { return !m_job_info.empty() || m_rerun_at.has_value(); }
+bool AppController::busy() const {
+    return !m_job_info.empty() || m_rerun_at.has_value();
+}
 
 }  // namespace speculum::ui

@@ -34,17 +34,17 @@ public:
     };
     // Runs one measured decode on a worker thread; `partial` streams intermediate views (each call posts a copy to
     // the GUI). Throws Cancelled once `cancel` fires; any other exception becomes an error message.
-    using Measurer = std::function<MeasuredView(const MeasureRequest&, const CancelToken& cancel,
-                                                const ProgressFn& progress,
-                                                const std::function<void(const MeasuredView&)>& partial)>;
+    using Measurer =
+        std::function<MeasuredView(const MeasureRequest&, const CancelToken& cancel, const ProgressFn& progress,
+                                   const std::function<void(const MeasuredView&)>& partial)>;
 
     // `now` is injectable so tests can drive the debounce without sleeping; `jobs` sizes the worker arena.
     explicit AppController(std::function<Clock::time_point()> now = {}, jobs::JobSystemOptions jobs = {});
     ~AppController();
 
     void set_build(const BuildInfo& build);
-    // Wires a measuring engine (ui/model/engine_measurer: the real speculative engine). Without one, the measured panels
-    // say why they are empty.
+    // Wires a measuring engine (ui/model/engine_measurer: the real speculative engine). Without one, the measured
+    // panels say why they are empty.
     void set_measurer(Measurer measurer);
 
     // Handles a Qt-free action; returns false for actions the app shell must handle (dialogs, quit, messages).
@@ -52,8 +52,8 @@ public:
     void open_model(const std::string& path);
     void open_dataset(const std::string& path);
     void set_config(const AppConfig& config);
-    // Opens a sweep result store read-only on a worker (ui/model/store_view); an unreadable file becomes an error message
-    // and a snapshot store with its error set.
+    // Opens a sweep result store read-only on a worker (ui/model/store_view); an unreadable file becomes an error
+    // message and a snapshot store with its error set.
     void open_results(const std::string& path);
     // Maps a stored row's configuration onto the editor and says what could not be loaded.
     void load_result_config(const ActionLoadResultConfig& a);
@@ -64,7 +64,7 @@ public:
 
     const UiSnapshot& snapshot() const { return m_snap; }
     uint64_t revision() const { return m_revision; }  // bumps on every change of the snapshot
-    bool busy() const;                                 // a job runs or a re-run is pending (redraw at ~30 Hz)
+    bool busy() const;                                // a job runs or a re-run is pending (redraw at ~30 Hz)
     bool rerun_pending() const { return m_rerun_at.has_value(); }
     const model::Model* model() const { return m_model.get(); }
     void message(MessageLevel level, const std::string& text);
@@ -102,7 +102,7 @@ private:
     uint64_t m_revision    = 1;
     bool m_measure_started = false;
     std::map<jobs::JobId, JobInfo> m_job_info;  // submitted jobs whose final message has not been drained
-    jobs::JobSystem m_jobs;  // last member: destroyed (every job cancelled and finished) first
+    jobs::JobSystem m_jobs;                     // last member: destroyed (every job cancelled and finished) first
 };
 
 }  // namespace speculum::ui

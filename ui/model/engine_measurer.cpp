@@ -2,8 +2,8 @@
 // throttled for the GUI.
 #include "ui/model/engine_measurer.h"
 
-#include "core/resources.h"
 #include "core/engine/engine.h"
+#include "core/resources.h"
 #include "core/session/run.h"
 
 #include <algorithm>
@@ -39,7 +39,7 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
                                  const ProgressFn& progress, const std::function<void(const MeasuredView&)>& partial) {
     const session::Target target = session::open_target(req.model);
     const model::Tokenizer* tok  = target.tokenizer.get();
-    engine::SpecConfig cfg = spec_config_from_app(req.config, {req.dataset_path, req.task, req.rank_acceptance});
+    engine::SpecConfig cfg       = spec_config_from_app(req.config, {req.dataset_path, req.task, req.rank_acceptance});
     MeasuredView view;
     if (!tok) {  // text cannot be encoded: a fixed token-id prompt, said so in the view
         cfg.dataset.clear(), cfg.prompt.clear(), cfg.prompt_ids.clear();
@@ -53,9 +53,9 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
                       (cfg.task.empty() ? "" : ", task " + cfg.task) + ", first " + std::to_string(cfg.max_prompts);
     }
 
-    using Clock    = std::chrono::steady_clock;
-    auto last_post = Clock::now();
-    int step_offset = 0;   // target passes of the prompts before this one
+    using Clock     = std::chrono::steady_clock;
+    auto last_post  = Clock::now();
+    int step_offset = 0;     // target passes of the prompts before this one
     engine::RunStats total;  // of the finished prompts
     session::RunHooks hooks;
     hooks.cancel   = cancel;
@@ -75,8 +75,8 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
         step_offset = int(total.n_steps);
     };
     hooks.on_token = [&](size_t i, const engine::TokenEvent& e) {
-        view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">",
-                               e.level, origin_of(e.kind), step_offset + e.step, int(i)});
+        view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">", e.level,
+                               origin_of(e.kind), step_offset + e.step, int(i)});
         ++view.n_generated;
         view.n_steps = std::max<int64_t>(view.n_steps, step_offset + e.step + 1);
         if (partial && Clock::now() - last_post >= kPartialEvery) {

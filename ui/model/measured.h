@@ -14,15 +14,15 @@ namespace speculum::ui {
 enum class TokenOrigin { accepted, corrected, bonus };  // draft token kept | target's correction | target's bonus
 
 struct TokenPiece {
-    std::string text;  // detokenized piece (may be empty or partial UTF-8 for byte tokens)
-    int level  = 0;    // who proposed it: 0 = the target, i = draft level i
+    std::string text;        // detokenized piece (may be empty or partial UTF-8 for byte tokens)
+    int level          = 0;  // who proposed it: 0 = the target, i = draft level i
     TokenOrigin origin = TokenOrigin::accepted;
-    int step   = 0;    // target verification pass that committed it (counted over the run's prompts)
-    int prompt = 0;    // index into MeasuredView::prompts
+    int step           = 0;  // target verification pass that committed it (counted over the run's prompts)
+    int prompt         = 0;  // index into MeasuredView::prompts
 };
 
 struct PromptView {
-    std::string id;    // dataset id ("code_completion-000") or "prompt"
+    std::string id;  // dataset id ("code_completion-000") or "prompt"
     std::string task;
     std::string text;  // the prompt's text (its last few hundred bytes), or its token ids without a tokenizer
 };
@@ -30,17 +30,17 @@ struct PromptView {
 // The one measured-result type is engine::RunStats (core/engine/run_stats.h): the panels, the manifest and the
 // reports all read it, with its alpha() and mean_accepted_length(). The view adds only what streams to the GUI.
 struct MeasuredView {
-    engine::RunStats stats;                  // accumulated over the finished prompts (engine::accumulate)
-    std::vector<TokenPiece> tokens;          // committed tokens in order
-    std::vector<PromptView> prompts;         // the prompts decoded so far (the last one may still stream)
-    int prompts_total = 0;                   // prompts this run decodes
-    std::string drafter;                     // the draft stack's name ("early exit @ layer 1")
-    std::string source;                      // where the prompts came from ("code_completion.jsonl, task ...")
-    int lossless_checked = 0;                // greedy prompts compared with the target's own output
-    int lossless_mismatches = 0;             // of those, prompts whose tokens differ (must stay 0)
-    int64_t n_generated = 0;  // tokens committed so far, the streaming prompt's included (stats lags behind)
-    int64_t n_steps     = 0;  // target passes so far, likewise
-    bool complete       = false;  // false while results are still streaming in
+    engine::RunStats stats;           // accumulated over the finished prompts (engine::accumulate)
+    std::vector<TokenPiece> tokens;   // committed tokens in order
+    std::vector<PromptView> prompts;  // the prompts decoded so far (the last one may still stream)
+    int prompts_total = 0;            // prompts this run decodes
+    std::string drafter;              // the draft stack's name ("early exit @ layer 1")
+    std::string source;               // where the prompts came from ("code_completion.jsonl, task ...")
+    int lossless_checked    = 0;      // greedy prompts compared with the target's own output
+    int lossless_mismatches = 0;      // of those, prompts whose tokens differ (must stay 0)
+    int64_t n_generated     = 0;      // tokens committed so far, the streaming prompt's included (stats lags behind)
+    int64_t n_steps         = 0;      // target passes so far, likewise
+    bool complete           = false;  // false while results are still streaming in
 };
 
 struct Interval {

@@ -54,20 +54,28 @@ DatasetSummary summarize_dataset(const data::Dataset& d) {
 std::string format_bytes(uint64_t bytes) {
     char buf[32];
     double b = double(bytes);
-    if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-    else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
-    else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    if (b >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+    else if (b >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+    else if (b >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
     return buf;
 }
 
 std::string format_count(int64_t n) {
     char buf[32];
     double v = double(n);
-    if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2f B", v / 1e9);
-    else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.1f M", v / 1e6);
-    else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1f k", v / 1e3);
-    else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+    if (v >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.2f B", v / 1e9);
+    else if (v >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f M", v / 1e6);
+    else if (v >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.1f k", v / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
     return buf;
 }
 

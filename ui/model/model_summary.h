@@ -14,23 +14,23 @@
 namespace speculum::ui {
 
 struct TensorTypeRow {
-    std::string type;     // ggml name, "q8_0"
-    int64_t count   = 0;  // tensors of this type
-    int64_t params  = 0;  // elements
-    uint64_t bytes  = 0;  // bytes on disk
+    std::string type;    // ggml name, "q8_0"
+    int64_t count  = 0;  // tensors of this type
+    int64_t params = 0;  // elements
+    uint64_t bytes = 0;  // bytes on disk
 };
 
 struct ModelSummary {
     std::string path;
-    std::string name;          // general.name, else the file name
+    std::string name;  // general.name, else the file name
     uint32_t gguf_version = 0;
     uint64_t file_bytes   = 0;
     int64_t n_params      = 0;  // elements of every tensor
     int64_t n_tensors     = 0;
-    std::vector<TensorTypeRow> types;     // by bytes, largest first
+    std::vector<TensorTypeRow> types;       // by bytes, largest first
     std::optional<model::Hparams> hparams;  // nullopt when the architecture is not one Speculum runs
     std::string hparams_error;              // why hparams is empty
-    double weight_bits = 16;  // mean bits per parameter over all tensors (for the hardware model)
+    double weight_bits = 16;                // mean bits per parameter over all tensors (for the hardware model)
 };
 
 // Reads the summary from an opened file. Never throws for an unsupported architecture (hparams_error says why).
@@ -46,7 +46,7 @@ struct DatasetSummary {
 
 DatasetSummary summarize_dataset(const data::Dataset& d);
 
-std::string format_bytes(uint64_t bytes);   // "1.23 GB", "45.6 MB", "789 B" (decimal units)
-std::string format_count(int64_t n);        // "7.24 B", "68.0 M", "512"
+std::string format_bytes(uint64_t bytes);  // "1.23 GB", "45.6 MB", "789 B" (decimal units)
+std::string format_count(int64_t n);       // "7.24 B", "68.0 M", "512"
 
 }  // namespace speculum::ui

@@ -41,8 +41,8 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         v.alpha_source = "measured";
     }
     if (in.alpha.empty() || v.alpha_source == "assumed") {
-        in.alpha         = {cfg.alpha};
-        v.alpha_source   = "assumed";
+        in.alpha       = {cfg.alpha};
+        v.alpha_source = "assumed";
     }
     in.k = cfg.gamma;
     in.c = cfg.cost_ratio;
@@ -65,18 +65,19 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
 
     analytic::AcceptanceTable p = rank_table(cfg, measured);
     switch (cfg.tree.mode) {
-    case TreeMode::chain: break;
-    case TreeMode::branching:
-        in.tree = analytic::TreeInput{p, tree_from_branching(cfg.tree.branching).parent, 0, cfg.tree.max_depth};
-        break;
-    case TreeMode::budget:
-    case TreeMode::optimal_measured:
-        in.tree = analytic::TreeInput{p, {}, cfg.tree.budget, cfg.tree.max_depth};
-        break;
+        case TreeMode::chain:
+            break;
+        case TreeMode::branching:
+            in.tree = analytic::TreeInput{p, tree_from_branching(cfg.tree.branching).parent, 0, cfg.tree.max_depth};
+            break;
+        case TreeMode::budget:
+        case TreeMode::optimal_measured:
+            in.tree = analytic::TreeInput{p, {}, cfg.tree.budget, cfg.tree.max_depth};
+            break;
     }
 
-    v.target_spec = model ? model_spec_from_summary(*model) : analytic::ModelSpec{};
-    v.target_from_model = model != nullptr;
+    v.target_spec             = model ? model_spec_from_summary(*model) : analytic::ModelSpec{};
+    v.target_from_model       = model != nullptr;
     analytic::ModelSpec draft = v.target_spec;
     draft.params_b            = std::max(1e-6, v.target_spec.params_b * cfg.cost_ratio);  // modeled: c × weights
     if (hw) in.hardware = analytic::HardwareInput{hw->id, *hw, v.target_spec, draft, cfg.context, 0};

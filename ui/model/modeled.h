@@ -29,7 +29,7 @@ struct ModeledView {
     std::vector<double> node_acceptance;  // P(node on the accepted path), parallel to tree.parent
     double tree_expected_length = 1;      // 1 + Σ node acceptance (root excluded)
     int tree_depth              = 0;
-    double tree_speedup         = 1;      // E[len] / (1 + depth·c): the draft runs once per tree level
+    double tree_speedup         = 1;          // E[len] / (1 + depth·c): the draft runs once per tree level
     std::vector<double> length_distribution;  // chain: P(tokens per target pass = t), t = 0..k+1
 
     std::vector<RooflinePoint> roofline;  // empty without a hardware profile

@@ -24,8 +24,8 @@ double first_number(const json& v, const std::string& field, double fallback, Re
 }
 
 void from_predict(const json& j, ResultConfigLoad& out) {
-    AppConfig& cfg = out.config;
-    auto note      = [&](const std::string& text) { out.not_loaded.push_back(text); };
+    AppConfig& cfg                              = out.config;
+    auto note                                   = [&](const std::string& text) { out.not_loaded.push_back(text); };
     static const std::set<std::string> grouping = {"task", "dataset", "label"};
     for (const auto& [key, v] : j.items()) {
         if (key == "alpha") {
@@ -67,9 +67,12 @@ void from_predict(const json& j, ResultConfigLoad& out) {
             if (v.contains("parents")) note("tree.parents: an explicit tree is not in the tree editor");
         } else if (key == "hardware" && v.is_object()) {
             for (const auto& [hk, hv] : v.items()) {
-                if (hk == "profile" && hv.is_string()) cfg.hardware_profile = hv.get<std::string>();
-                else if (hk == "context" && hv.is_number_integer()) cfg.context = hv.get<int>();
-                else note("hardware/" + hk + ": not in the editor (the profile's own value is used)");
+                if (hk == "profile" && hv.is_string())
+                    cfg.hardware_profile = hv.get<std::string>();
+                else if (hk == "context" && hv.is_number_integer())
+                    cfg.context = hv.get<int>();
+                else
+                    note("hardware/" + hk + ": not in the editor (the profile's own value is used)");
             }
         } else if (grouping.count(key)) {
             if (key != "label") note(key + " " + (v.is_string() ? v.get<std::string>() : v.dump()) + ": a label only");

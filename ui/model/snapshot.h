@@ -22,9 +22,9 @@ struct StoreView;  // ui/model/store_view.h
 
 struct JobView {
     uint64_t id = 0;
-    std::string name;      // "Loading model tiny.gguf"
-    double progress = 0;   // [0, 1]
-    std::string what;      // current item, "layer 3/8"
+    std::string name;     // "Loading model tiny.gguf"
+    double progress = 0;  // [0, 1]
+    std::string what;     // current item, "layer 3/8"
 };
 
 enum class MessageLevel { info, error };
@@ -36,17 +36,17 @@ struct Message {
 enum class ModelState { none, reading, loaded, failed };
 
 struct UiSnapshot {
-    BuildInfo build;             // shown in the Overview panel and the About box
-    std::string status_line;     // last message for the user (errors included)
-    uint64_t frame_index = 0;    // frames rendered so far (debug overlay; idle checks)
-    float dpi_scale      = 1.0f; // device pixel ratio of the window
+    BuildInfo build;              // shown in the Overview panel and the About box
+    std::string status_line;      // last message for the user (errors included)
+    uint64_t frame_index = 0;     // frames rendered so far (debug overlay; idle checks)
+    float dpi_scale      = 1.0f;  // device pixel ratio of the window
 
-    AppConfig config;                       // what the Configuration panel edits
+    AppConfig config;  // what the Configuration panel edits
     std::vector<std::string> config_problems;
-    ModeledView modeled;                    // predict() of `config`: updated in the same frame as an edit
+    ModeledView modeled;  // predict() of `config`: updated in the same frame as an edit
 
     ModelState model_state = ModelState::none;
-    std::optional<ModelSummary> model;      // as soon as the GGUF header is read
+    std::optional<ModelSummary> model;          // as soon as the GGUF header is read
     std::vector<std::string> bundled_models;    // resources/models/*.gguf (full paths)
     std::vector<std::string> bundled_datasets;  // datasets/*.jsonl (full paths)
     std::optional<DatasetSummary> dataset;
@@ -55,16 +55,16 @@ struct UiSnapshot {
     std::vector<hw::HardwareProfile> profiles;  // bundled hardware profiles, sorted by id
     int profile_index = -1;                     // index of config.hardware_profile in profiles, -1 = none
 
-    std::vector<JobView> jobs;       // running background jobs
-    std::vector<Message> messages;   // recent messages, newest last
+    std::vector<JobView> jobs;      // running background jobs
+    std::vector<Message> messages;  // recent messages, newest last
 
-    bool measuring_available = false;  // a measuring engine is wired into this build
-    std::optional<MeasuredView> measured;  // the latest measured run (streaming while !complete)
+    bool measuring_available = false;          // a measuring engine is wired into this build
+    std::optional<MeasuredView> measured;      // the latest measured run (streaming while !complete)
     std::optional<AppConfig> measured_config;  // the configuration `measured` ran (may lag `config` after an edit)
-    int measured_runs = 0;                 // measured runs completed since start
-    std::string measured_note;             // why there is no measured run, or its state
+    int measured_runs = 0;                     // measured runs completed since start
+    std::string measured_note;                 // why there is no measured run, or its state
 
-    std::optional<SweepView> sweep;  // the latest design-space sweep (streaming while rows_done < ys.size())
+    std::optional<SweepView> sweep;          // the latest design-space sweep (streaming while rows_done < ys.size())
     std::shared_ptr<const StoreView> store;  // the opened result store (read-only snapshot; error set if unreadable)
 };
 

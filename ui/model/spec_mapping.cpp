@@ -70,9 +70,9 @@ engine::SpecConfig spec_config_of(const AppConfig& cfg) {
             s.tree.kind      = engine::TreeKind::static_shape;
             s.tree.branching = std::vector<int32_t>(cfg.tree.branching.begin(), cfg.tree.branching.end());
         } else {
-            s.tree.kind        = engine::TreeKind::sequoia;
-            s.tree.node_budget = std::max(1, cfg.tree.budget - 1);  // the UI's budget counts the root
-            s.tree.max_depth   = cfg.tree.max_depth;
+            s.tree.kind               = engine::TreeKind::sequoia;
+            s.tree.node_budget        = std::max(1, cfg.tree.budget - 1);  // the UI's budget counts the root
+            s.tree.max_depth          = cfg.tree.max_depth;
             std::vector<double> prior = cfg.tree.rank_acceptance;
             if (prior.size() > kMaxPrior) prior.resize(kMaxPrior);
             if (!prior.empty()) s.tree.prior = prior;
@@ -117,7 +117,7 @@ engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSourc
 }
 
 void app_config_from_spec(const engine::SpecConfig& s, AppConfig& cfg, std::vector<std::string>& not_loaded) {
-    auto note = [&](const std::string& text) { not_loaded.push_back(text); };
+    auto note                                    = [&](const std::string& text) { not_loaded.push_back(text); };
     const std::vector<CascadeLevelConfig> before = cfg.cascade;  // their assumed alpha and c are kept
     if (s.levels.empty()) {
         note("levels: the row has no draft level; the draft recipe is unchanged");
@@ -128,8 +128,8 @@ void app_config_from_spec(const engine::SpecConfig& s, AppConfig& cfg, std::vect
     cfg.cascade.clear();
     for (size_t i = 1; i < s.levels.size(); ++i) {
         const drafts::DraftSpec& d = s.levels[i];
-        CascadeLevelConfig l = i - 1 < before.size() ? before[i - 1] : CascadeLevelConfig{};
-        l.drafter            = d.kind;
+        CascadeLevelConfig l       = i - 1 < before.size() ? before[i - 1] : CascadeLevelConfig{};
+        l.drafter                  = d.kind;
         if (i < s.gamma.size()) l.steps = s.gamma[i];
         cfg.cascade.push_back(l);
         // The cascade editor picks only the drafter: a self level is the target's first layer (exit@0) and a model
@@ -153,24 +153,24 @@ void app_config_from_spec(const engine::SpecConfig& s, AppConfig& cfg, std::vect
         cfg.tree.mode = TreeMode::chain;
     } else {
         switch (s.tree.kind) {
-        case engine::TreeKind::static_shape:
-            cfg.tree.mode      = TreeMode::branching;
-            cfg.tree.branching = std::vector<int>(s.tree.branching.begin(), s.tree.branching.end());
-            break;
-        case engine::TreeKind::top_k:  // every node has top_k children down to `depth`: a static shape
-            cfg.tree.mode      = TreeMode::branching;
-            cfg.tree.branching = std::vector<int>(size_t(std::max(0, s.tree.depth)), s.tree.top_k);
-            break;
-        case engine::TreeKind::sequoia:  // "optimal" is a Sequoia tree whose prior the last measurement gives
-            cfg.tree.mode            = cfg.tree.mode == TreeMode::optimal_measured ? cfg.tree.mode : TreeMode::budget;
-            cfg.tree.budget          = s.tree.node_budget + 1;  // the editor's budget counts the root
-            cfg.tree.max_depth       = s.tree.max_depth;
-            cfg.tree.rank_acceptance = s.tree.prior;
-            break;
-        case engine::TreeKind::chain_second:
-            note("tree.kind chain_second: not in the tree editor; loaded as a chain");
-            cfg.tree.mode = TreeMode::chain;
-            break;
+            case engine::TreeKind::static_shape:
+                cfg.tree.mode      = TreeMode::branching;
+                cfg.tree.branching = std::vector<int>(s.tree.branching.begin(), s.tree.branching.end());
+                break;
+            case engine::TreeKind::top_k:  // every node has top_k children down to `depth`: a static shape
+                cfg.tree.mode      = TreeMode::branching;
+                cfg.tree.branching = std::vector<int>(size_t(std::max(0, s.tree.depth)), s.tree.top_k);
+                break;
+            case engine::TreeKind::sequoia:  // "optimal" is a Sequoia tree whose prior the last measurement gives
+                cfg.tree.mode      = cfg.tree.mode == TreeMode::optimal_measured ? cfg.tree.mode : TreeMode::budget;
+                cfg.tree.budget    = s.tree.node_budget + 1;  // the editor's budget counts the root
+                cfg.tree.max_depth = s.tree.max_depth;
+                cfg.tree.rank_acceptance = s.tree.prior;
+                break;
+            case engine::TreeKind::chain_second:
+                note("tree.kind chain_second: not in the tree editor; loaded as a chain");
+                cfg.tree.mode = TreeMode::chain;
+                break;
         }
     }
     cfg.temperature = s.sampling.temperature;
@@ -187,8 +187,7 @@ void app_config_from_spec(const engine::SpecConfig& s, AppConfig& cfg, std::vect
     cfg.measure_tokens  = s.max_new_tokens;
     cfg.measure_prompts = s.max_prompts;
     if (!s.dataset.empty())
-        note("dataset " + s.dataset + (s.task.empty() ? "" : " (task " + s.task + ")") +
-             ": open it in Model and data");
+        note("dataset " + s.dataset + (s.task.empty() ? "" : " (task " + s.task + ")") + ": open it in Model and data");
     else if (!s.prompt.empty() || !s.prompt_ids.empty())
         note("prompt: the row's own prompt is not loaded (measured runs use the opened dataset)");
 }

@@ -21,9 +21,12 @@ using nlohmann::json;
 std::string escape_token(const std::string& key) {
     std::string out;
     for (char ch : key) {
-        if (ch == '~') out += "~0";
-        else if (ch == '/') out += "~1";
-        else out += ch;
+        if (ch == '~')
+            out += "~0";
+        else if (ch == '/')
+            out += "~1";
+        else
+            out += ch;
     }
     return out;
 }
@@ -52,15 +55,22 @@ bool value_less(const json& a, const json& b) {
     int ra = type_rank(a), rb = type_rank(b);
     if (ra != rb) return ra < rb;
     switch (ra) {
-    case 0: return false;
-    case 1: return a.get<double>() < b.get<double>();
-    case 2: return !a.get<bool>() && b.get<bool>();
-    case 3: return a.get_ref<const std::string&>() < b.get_ref<const std::string&>();
-    default: return a.dump() < b.dump();
+        case 0:
+            return false;
+        case 1:
+            return a.get<double>() < b.get<double>();
+        case 2:
+            return !a.get<bool>() && b.get<bool>();
+        case 3:
+            return a.get_ref<const std::string&>() < b.get_ref<const std::string&>();
+        default:
+            return a.dump() < b.dump();
     }
 }
 
-bool value_equal(const json& a, const json& b) { return !value_less(a, b) && !value_less(b, a); }
+bool value_equal(const json& a, const json& b) {
+    return !value_less(a, b) && !value_less(b, a);
+}
 
 int index_of(const std::vector<json>& values, const json& v) {
     for (size_t i = 0; i < values.size(); ++i)
@@ -165,7 +175,7 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
         view.axes.clear();
         view.metrics.clear();
         view.n_failed = view.n_measured = 0;
-        view.error    = e.what();
+        view.error                      = e.what();
         if (view.error.find(path) == std::string::npos) view.error = path + ": " + view.error;
     }
     return view;
@@ -200,11 +210,11 @@ StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::s
     const bool higher = metric_higher_is_better(metric);
     for (size_t r = 0; r < view.rows.size(); ++r) {
         const StoreRowView& row = view.rows[r];
-        int ix = index_of(g.xs, config_value(row.config, view.axes[size_t(x_axis)].pointer));
+        int ix                  = index_of(g.xs, config_value(row.config, view.axes[size_t(x_axis)].pointer));
         int iy = y_axis >= 0 ? index_of(g.ys, config_value(row.config, view.axes[size_t(y_axis)].pointer)) : 0;
         if (ix < 0 || iy < 0) continue;  // cannot happen for rows of this view; defensive for foreign views
-        size_t k      = size_t(iy) * g.xs.size() + size_t(ix);
-        StoreCell& c  = g.cells[k];
+        size_t k     = size_t(iy) * g.xs.size() + size_t(ix);
+        StoreCell& c = g.cells[k];
         if (row.status != "done") {
             ++c.n_failed;
             continue;
@@ -222,9 +232,12 @@ StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::s
     }
     for (size_t k = 0; k < g.cells.size(); ++k) {
         StoreCell& c = g.cells[k];
-        if (c.count == 0) c.value = std::numeric_limits<double>::quiet_NaN();
-        else if (aggregate == CellAggregate::mean) c.value = sums[k] / c.count;
-        else c.value = view.rows[size_t(c.best_row)].metrics.at(metric);
+        if (c.count == 0)
+            c.value = std::numeric_limits<double>::quiet_NaN();
+        else if (aggregate == CellAggregate::mean)
+            c.value = sums[k] / c.count;
+        else
+            c.value = view.rows[size_t(c.best_row)].metrics.at(metric);
     }
     return g;
 }

@@ -15,9 +15,9 @@
 
 namespace speculum::ui {
 
-inline constexpr size_t kMaxStoreRows   = 200000;  // larger stores are refused (filter them with speculum-cli)
-inline constexpr size_t kMaxAxisValues  = 64;      // a field with more distinct values is not offered as an axis
-inline constexpr size_t kMaxConfigLeaves = 512;    // leaves walked per configuration (deeper/bigger ones ignored)
+inline constexpr size_t kMaxStoreRows    = 200000;  // larger stores are refused (filter them with speculum-cli)
+inline constexpr size_t kMaxAxisValues   = 64;      // a field with more distinct values is not offered as an axis
+inline constexpr size_t kMaxConfigLeaves = 512;     // leaves walked per configuration (deeper/bigger ones ignored)
 
 struct StoreRowView {
     nlohmann::json config;                  // the configuration the row evaluated (predict input or SpecConfig)
@@ -31,8 +31,8 @@ struct StoreRowView {
 
 // A configuration field that varies across the rows. A row without the field has the value null ("(absent)").
 struct StoreAxis {
-    std::string pointer;                  // JSON pointer into the configuration, "/levels/0/prune/ratio"
-    std::vector<nlohmann::json> values;   // distinct values, sorted (null first, then numbers, then the rest)
+    std::string pointer;                 // JSON pointer into the configuration, "/levels/0/prune/ratio"
+    std::vector<nlohmann::json> values;  // distinct values, sorted (null first, then numbers, then the rest)
 };
 
 struct StoreView {
@@ -85,7 +85,6 @@ struct StoreGrid {
 // good on both and better on one), sorted by x ascending. O(n log n).
 std::vector<size_t> store_pareto(const StoreView& view, const std::string& x_metric, const std::string& y_metric);
 
-StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::string& metric,
-                     CellAggregate aggregate);
+StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::string& metric, CellAggregate aggregate);
 
 }  // namespace speculum::ui

@@ -14,23 +14,34 @@ namespace speculum::ui {
 
 const char* sweep_axis_name(SweepAxis a) {
     switch (a) {
-    case SweepAxis::gamma: return "gamma (draft tokens)";
-    case SweepAxis::alpha: return "assumed alpha";
-    case SweepAxis::cost_ratio: return "cost ratio c";
-    case SweepAxis::tree_budget: return "tree node budget";
-    case SweepAxis::prune_ratio: return "pruning ratio";
-    case SweepAxis::weight_trunc_bits: return "weight truncation bits";
+        case SweepAxis::gamma:
+            return "gamma (draft tokens)";
+        case SweepAxis::alpha:
+            return "assumed alpha";
+        case SweepAxis::cost_ratio:
+            return "cost ratio c";
+        case SweepAxis::tree_budget:
+            return "tree node budget";
+        case SweepAxis::prune_ratio:
+            return "pruning ratio";
+        case SweepAxis::weight_trunc_bits:
+            return "weight truncation bits";
     }
     return "?";
 }
 
 const char* sweep_metric_name(SweepMetric m) {
     switch (m) {
-    case SweepMetric::speedup: return "predicted speedup";
-    case SweepMetric::ewif: return "EWIF";
-    case SweepMetric::expected_tokens: return "tokens per target pass";
-    case SweepMetric::tree_speedup: return "tree speedup";
-    case SweepMetric::cost_ratio: return "cost ratio c";
+        case SweepMetric::speedup:
+            return "predicted speedup";
+        case SweepMetric::ewif:
+            return "EWIF";
+        case SweepMetric::expected_tokens:
+            return "tokens per target pass";
+        case SweepMetric::tree_speedup:
+            return "tree speedup";
+        case SweepMetric::cost_ratio:
+            return "cost ratio c";
     }
     return "?";
 }
@@ -42,39 +53,65 @@ bool sweep_axis_needs_measurement(SweepAxis a) {
 std::vector<double> sweep_axis_values(SweepAxis a) {
     std::vector<double> v;
     switch (a) {
-    case SweepAxis::gamma: for (int k = 1; k <= 12; ++k) v.push_back(k); break;
-    case SweepAxis::alpha: for (int i = 10; i <= 19; ++i) v.push_back(i * 0.05); break;
-    case SweepAxis::cost_ratio: for (int i = 0; i <= 10; ++i) v.push_back(i * 0.03); break;
-    case SweepAxis::tree_budget: for (int n : {2, 4, 8, 12, 16, 24, 32, 48, 64}) v.push_back(n); break;
-    case SweepAxis::prune_ratio: for (int i = 0; i <= 9; ++i) v.push_back(i * 0.1); break;
-    case SweepAxis::weight_trunc_bits: for (int t = 0; t <= 7; ++t) v.push_back(t); break;
+        case SweepAxis::gamma:
+            for (int k = 1; k <= 12; ++k) v.push_back(k);
+            break;
+        case SweepAxis::alpha:
+            for (int i = 10; i <= 19; ++i) v.push_back(i * 0.05);
+            break;
+        case SweepAxis::cost_ratio:
+            for (int i = 0; i <= 10; ++i) v.push_back(i * 0.03);
+            break;
+        case SweepAxis::tree_budget:
+            for (int n : {2, 4, 8, 12, 16, 24, 32, 48, 64}) v.push_back(n);
+            break;
+        case SweepAxis::prune_ratio:
+            for (int i = 0; i <= 9; ++i) v.push_back(i * 0.1);
+            break;
+        case SweepAxis::weight_trunc_bits:
+            for (int t = 0; t <= 7; ++t) v.push_back(t);
+            break;
     }
     return v;
 }
 
 const char* sweep_axis_pointer(SweepAxis a) {
     switch (a) {
-    case SweepAxis::gamma: return "/gamma/0";
-    case SweepAxis::prune_ratio: return "/levels/0/prune/ratio";
-    case SweepAxis::weight_trunc_bits: return "/levels/0/weight_trunc_bits";
-    case SweepAxis::alpha:
-    case SweepAxis::cost_ratio:
-    case SweepAxis::tree_budget: return nullptr;
+        case SweepAxis::gamma:
+            return "/gamma/0";
+        case SweepAxis::prune_ratio:
+            return "/levels/0/prune/ratio";
+        case SweepAxis::weight_trunc_bits:
+            return "/levels/0/weight_trunc_bits";
+        case SweepAxis::alpha:
+        case SweepAxis::cost_ratio:
+        case SweepAxis::tree_budget:
+            return nullptr;
     }
     return nullptr;
 }
 
 AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value) {
     switch (a) {
-    case SweepAxis::gamma: cfg.gamma = int(std::lround(value)); break;
-    case SweepAxis::alpha: cfg.alpha = value; break;
-    case SweepAxis::cost_ratio: cfg.cost_ratio = value; break;
-    case SweepAxis::tree_budget:
-        cfg.tree.budget = int(std::lround(value));
-        if (cfg.tree.mode != TreeMode::optimal_measured) cfg.tree.mode = TreeMode::budget;
-        break;
-    case SweepAxis::prune_ratio: cfg.draft.prune.ratio = float(value); break;
-    case SweepAxis::weight_trunc_bits: cfg.draft.weight_trunc_bits = int(std::lround(value)); break;
+        case SweepAxis::gamma:
+            cfg.gamma = int(std::lround(value));
+            break;
+        case SweepAxis::alpha:
+            cfg.alpha = value;
+            break;
+        case SweepAxis::cost_ratio:
+            cfg.cost_ratio = value;
+            break;
+        case SweepAxis::tree_budget:
+            cfg.tree.budget = int(std::lround(value));
+            if (cfg.tree.mode != TreeMode::optimal_measured) cfg.tree.mode = TreeMode::budget;
+            break;
+        case SweepAxis::prune_ratio:
+            cfg.draft.prune.ratio = float(value);
+            break;
+        case SweepAxis::weight_trunc_bits:
+            cfg.draft.weight_trunc_bits = int(std::lround(value));
+            break;
     }
     return cfg;
 }
@@ -99,11 +136,21 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
             double value  = std::numeric_limits<double>::quiet_NaN();
             if (v.error.empty()) {
                 switch (metric) {
-                case SweepMetric::speedup: value = v.output.kmatrix ? v.output.kmatrix->ewif : v.output.ewif; break;
-                case SweepMetric::ewif: value = v.output.ewif; break;
-                case SweepMetric::expected_tokens: value = v.output.expected_tokens; break;
-                case SweepMetric::tree_speedup: value = v.tree_speedup; break;
-                case SweepMetric::cost_ratio: value = cfg.cost_ratio; break;  // an input of the model
+                    case SweepMetric::speedup:
+                        value = v.output.kmatrix ? v.output.kmatrix->ewif : v.output.ewif;
+                        break;
+                    case SweepMetric::ewif:
+                        value = v.output.ewif;
+                        break;
+                    case SweepMetric::expected_tokens:
+                        value = v.output.expected_tokens;
+                        break;
+                    case SweepMetric::tree_speedup:
+                        value = v.tree_speedup;
+                        break;
+                    case SweepMetric::cost_ratio:
+                        value = cfg.cost_ratio;
+                        break;  // an input of the model
                 }
             }
             s.values[iy * s.xs.size() + ix] = value;
@@ -144,11 +191,18 @@ SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, Sw
                 continue;  // this configuration cannot run (e.g. too little context): the cell stays empty
             }
             switch (metric) {
-            case SweepMetric::speedup: s.values[i] = v.stats.speedup > 0 ? v.stats.speedup : s.values[i]; break;
-            case SweepMetric::expected_tokens: s.values[i] = v.stats.mean_accepted_length(); break;
-            case SweepMetric::cost_ratio: s.values[i] = v.stats.draft_cost_ratio() > 0 ? v.stats.draft_cost_ratio() : s.values[i]; break;
-            case SweepMetric::ewif:
-            case SweepMetric::tree_speedup: break;  // analytic quantities: not measured
+                case SweepMetric::speedup:
+                    s.values[i] = v.stats.speedup > 0 ? v.stats.speedup : s.values[i];
+                    break;
+                case SweepMetric::expected_tokens:
+                    s.values[i] = v.stats.mean_accepted_length();
+                    break;
+                case SweepMetric::cost_ratio:
+                    s.values[i] = v.stats.draft_cost_ratio() > 0 ? v.stats.draft_cost_ratio() : s.values[i];
+                    break;
+                case SweepMetric::ewif:
+                case SweepMetric::tree_speedup:
+                    break;  // analytic quantities: not measured
             }
             s.work[i] = double(cfg.gamma) * v.stats.draft_cost_ratio();
         }

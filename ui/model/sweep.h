@@ -17,8 +17,9 @@ namespace speculum::ui {
 enum class SweepAxis { gamma, alpha, cost_ratio, tree_budget, prune_ratio, weight_trunc_bits };
 enum class SweepMetric { speedup, ewif, expected_tokens, tree_speedup, cost_ratio };
 
-inline constexpr SweepAxis kSweepAxes[] = {SweepAxis::gamma,       SweepAxis::alpha,       SweepAxis::cost_ratio,
-                                           SweepAxis::tree_budget, SweepAxis::prune_ratio, SweepAxis::weight_trunc_bits};
+inline constexpr SweepAxis kSweepAxes[]      = {SweepAxis::gamma,       SweepAxis::alpha,
+                                                SweepAxis::cost_ratio,  SweepAxis::tree_budget,
+                                                SweepAxis::prune_ratio, SweepAxis::weight_trunc_bits};
 inline constexpr SweepMetric kSweepMetrics[] = {SweepMetric::speedup, SweepMetric::ewif, SweepMetric::expected_tokens,
                                                 SweepMetric::tree_speedup, SweepMetric::cost_ratio};
 

@@ -14,9 +14,9 @@ namespace {
 
 // A bar chart in [0, top] with optional whiskers and one modeled marker per bar.
 struct BarSeries {
-    std::vector<double> measured;     // empty = no measured bars
-    std::vector<Interval> whiskers;   // parallel to measured (may be empty)
-    std::vector<double> modeled;      // markers
+    std::vector<double> measured;    // empty = no measured bars
+    std::vector<Interval> whiskers;  // parallel to measured (may be empty)
+    std::vector<double> modeled;     // markers
     const char* id;
     int first_label = 1;
 };
@@ -30,23 +30,26 @@ void bar_chart(const BarSeries& s, float height) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
     float plot_h = size.y - 16, slot = size.x / float(n);
-    auto y_of    = [&](double v) { return p0.y + plot_h * float(1.0 - std::clamp(v, 0.0, 1.0)); };
-    for (double g : {0.25, 0.5, 0.75}) dl->AddLine(ImVec2(p0.x, y_of(g)), ImVec2(p1.x, y_of(g)), IM_COL32(55, 55, 65, 255));
+    auto y_of = [&](double v) { return p0.y + plot_h * float(1.0 - std::clamp(v, 0.0, 1.0)); };
+    for (double g : {0.25, 0.5, 0.75})
+        dl->AddLine(ImVec2(p0.x, y_of(g)), ImVec2(p1.x, y_of(g)), IM_COL32(55, 55, 65, 255));
     for (size_t i = 0; i < n; ++i) {
         float x0 = p0.x + slot * float(i) + slot * 0.15f, x1 = p0.x + slot * float(i + 1) - slot * 0.15f;
         if (i < s.measured.size()) {
             dl->AddRectFilled(ImVec2(x0, y_of(s.measured[i])), ImVec2(x1, y_of(0)), IM_COL32(90, 170, 255, 255));
             if (i < s.whiskers.size()) {
                 float xm = (x0 + x1) / 2;
-                dl->AddLine(ImVec2(xm, y_of(s.whiskers[i].lo)), ImVec2(xm, y_of(s.whiskers[i].hi)), IM_COL32_WHITE, 1.5f);
-                dl->AddLine(ImVec2(xm - 4, y_of(s.whiskers[i].hi)), ImVec2(xm + 4, y_of(s.whiskers[i].hi)), IM_COL32_WHITE);
-                dl->AddLine(ImVec2(xm - 4, y_of(s.whiskers[i].lo)), ImVec2(xm + 4, y_of(s.whiskers[i].lo)), IM_COL32_WHITE);
+                dl->AddLine(ImVec2(xm, y_of(s.whiskers[i].lo)), ImVec2(xm, y_of(s.whiskers[i].hi)), IM_COL32_WHITE,
+                            1.5f);
+                dl->AddLine(ImVec2(xm - 4, y_of(s.whiskers[i].hi)), ImVec2(xm + 4, y_of(s.whiskers[i].hi)),
+                            IM_COL32_WHITE);
+                dl->AddLine(ImVec2(xm - 4, y_of(s.whiskers[i].lo)), ImVec2(xm + 4, y_of(s.whiskers[i].lo)),
+                            IM_COL32_WHITE);
             }
         }
         if (i < s.modeled.size()) {
             float y = y_of(s.modeled[i]);
-            if (s.measured.empty())
-                dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y_of(0)), IM_COL32(235, 180, 80, 90));
+            if (s.measured.empty()) dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y_of(0)), IM_COL32(235, 180, 80, 90));
             dl->AddLine(ImVec2(x0 - 2, y), ImVec2(x1 + 2, y), IM_COL32(235, 180, 80, 255), 2.5f);
         }
         char label[16];
@@ -59,8 +62,8 @@ void bar_chart(const BarSeries& s, float height) {
 
 void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.25f, 0.67f), ImVec2(0.25f, 0.33f), fill)) return;
-    const auto& m        = snap.modeled;
-    const engine::RunStats* r = snap.measured ? &snap.measured->stats : nullptr;
+    const auto& m                            = snap.modeled;
+    const engine::RunStats* r                = snap.measured ? &snap.measured->stats : nullptr;
     const std::vector<int64_t> rank_offered  = r ? r->rank_offered_pooled() : std::vector<int64_t>{};
     const std::vector<int64_t> rank_accepted = r ? r->rank_accepted_pooled() : std::vector<int64_t>{};
     float h = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 90) / (!rank_offered.empty() ? 3 : 2));
@@ -82,7 +85,8 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     pos.modeled.assign(n_pos, iid);
     if (r) {
         pos.measured = r->alpha();
-        for (size_t i = 0; i < r->pos_reached.size(); ++i) pos.whiskers.push_back(wilson_interval(r->pos_accepted[i], r->pos_reached[i]));
+        for (size_t i = 0; i < r->pos_reached.size(); ++i)
+            pos.whiskers.push_back(wilson_interval(r->pos_accepted[i], r->pos_reached[i]));
     }
     bar_chart(pos, h);
 
@@ -104,8 +108,10 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
             rank.whiskers.push_back(wilson_interval(rank_accepted[i], rank_offered[i]));
         bar_chart(rank, h);
     }
-    if (!r) empty_state(snap.measured_note.c_str());
-    else measured_status(snap);
+    if (!r)
+        empty_state(snap.measured_note.c_str());
+    else
+        measured_status(snap);
     ImGui::End();
 }
 

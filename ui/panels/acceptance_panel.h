@@ -1,4 +1,5 @@
-// Acceptance panel: measured acceptance per position with Wilson intervals over the modeled expectation, the accepted-length histogram and acceptance by rank for trees.
+// Acceptance panel: measured acceptance per position with Wilson intervals over the modeled expectation, the
+// accepted-length histogram and acceptance by rank for trees.
 #pragma once
 
 #include "ui/model/actions.h"

@@ -27,18 +27,20 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     const auto& o   = snap.modeled.output;
     ImGui::Text("%zu draft level%s", cfg.cascade.size() + 1, cfg.cascade.empty() ? "" : "s");
     if (o.kmatrix)
-        ImGui::Text("cascade, as the engine runs it (truncate lengths): %.2f tokens per target pass, cost %.2f target "
-                    "calls, EWIF %.2f",
-                    o.kmatrix->expected_tokens, o.kmatrix->cost, o.kmatrix->ewif);
+        ImGui::Text(
+            "cascade, as the engine runs it (truncate lengths): %.2f tokens per target pass, cost %.2f target "
+            "calls, EWIF %.2f",
+            o.kmatrix->expected_tokens, o.kmatrix->cost, o.kmatrix->ewif);
     if (o.cascade)
         ImGui::Text("cascade, Thm. 4.3 (each level runs a fixed number of steps): %.2f tokens, cost %.2f, EWIF %.2f",
                     o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
-    else ImGui::Text("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
+    else
+        ImGui::Text("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
     modeled_tag();
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p0      = ImGui::GetCursorScreenPos();
-    float w        = ImGui::GetContentRegionAvail().x - 10, box_h = 44, gap = 18;
+    float w = ImGui::GetContentRegionAvail().x - 10, box_h = 44, gap = 18;
     char l1[96], l2[96];
     level_box(dl, p0, ImVec2(p0.x + w, p0.y + box_h), 0, "target (level 0)", "verifies; c = 1 by definition");
     float y = p0.y + box_h + gap;
@@ -59,13 +61,14 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     ImGui::Dummy(ImVec2(w, y + box_h - p0.y + 6));
 
     if (cfg.horizontal.empty()) {
-        empty_state("No horizontal split: every draft position comes from level 1. Add segments in Configuration > Cascade.");
+        empty_state(
+            "No horizontal split: every draft position comes from level 1. Add segments in Configuration > Cascade.");
     } else {
         ImGui::Text("horizontal split: EWIF %.2f", o.horizontal_ewif.value_or(0.0));
         modeled_tag();
         int total = 0;
         for (const auto& s : cfg.horizontal) total += s.count;
-        ImVec2 q  = ImGui::GetCursorScreenPos();
+        ImVec2 q   = ImGui::GetCursorScreenPos();
         float cell = w / float(std::max(1, total));
         int pos    = 0;
         for (size_t i = 0; i < cfg.horizontal.size(); ++i)
@@ -78,8 +81,9 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
             }
         ImGui::Dummy(ImVec2(w, 26));
         for (size_t i = 0; i < cfg.horizontal.size(); ++i)
-            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(level_color(int(i) + 1)), "segment %zu: alpha %.2f, c %.3f, %d positions",
-                               i + 1, cfg.horizontal[i].alpha, cfg.horizontal[i].c, cfg.horizontal[i].count);
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(level_color(int(i) + 1)),
+                               "segment %zu: alpha %.2f, c %.3f, %d positions", i + 1, cfg.horizontal[i].alpha,
+                               cfg.horizontal[i].c, cfg.horizontal[i].count);
     }
     ImGui::End();
 }

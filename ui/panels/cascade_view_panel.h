@@ -1,4 +1,5 @@
-// Cascade view panel: the draft levels with their cost ratios and acceptance, and the horizontal split of draft positions.
+// Cascade view panel: the draft levels with their cost ratios and acceptance, and the horizontal split of draft
+// positions.
 #pragma once
 
 #include "ui/model/actions.h"

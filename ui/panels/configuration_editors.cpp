@@ -10,8 +10,8 @@
 namespace speculum::ui {
 
 bool edit_tree(TreeConfig& tree) {
-    bool changed = false;
-    int mode     = int(tree.mode);
+    bool changed        = false;
+    int mode            = int(tree.mode);
     const char* modes[] = {tree_mode_name(TreeMode::chain), tree_mode_name(TreeMode::branching),
                            tree_mode_name(TreeMode::budget), tree_mode_name(TreeMode::optimal_measured)};
     if (ImGui::Combo("tree shape", &mode, modes, IM_ARRAYSIZE(modes))) {
@@ -39,8 +39,9 @@ bool edit_tree(TreeConfig& tree) {
         changed |= ImGui::SliderInt("node budget", &tree.budget, 1, 128);
         changed |= ImGui::SliderInt("max depth", &tree.max_depth, 1, 16);
         if (tree.mode == TreeMode::optimal_measured)
-            help_marker("Sequoia's best tree for the measured acceptance by rank; until a tree run has been "
-                        "measured, the assumed rank acceptance below is used.");
+            help_marker(
+                "Sequoia's best tree for the measured acceptance by rank; until a tree run has been "
+                "measured, the assumed rank acceptance below is used.");
     }
     if (tree.mode != TreeMode::chain) {
         ImGui::TextUnformatted("assumed acceptance by sibling rank:");
@@ -70,7 +71,8 @@ bool edit_tree(TreeConfig& tree) {
 
 bool edit_cascade(AppConfig& cfg) {
     bool changed = false;
-    ImGui::TextDisabled("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", cfg.alpha, cfg.cost_ratio, cfg.gamma);
+    ImGui::TextDisabled("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", cfg.alpha, cfg.cost_ratio,
+                        cfg.gamma);
     const char* kinds[] = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
                            draft_kind_name(drafts::DraftKind::maxgram)};
     for (size_t i = 0; i < cfg.cascade.size(); ++i) {
@@ -124,7 +126,8 @@ bool edit_cascade(AppConfig& cfg) {
         ImGui::PopID();
     }
     if (cfg.horizontal.size() < 4 && ImGui::Button("Add segment")) {
-        cfg.horizontal.push_back({cfg.horizontal.empty() ? cfg.alpha : 0.6, cfg.horizontal.empty() ? cfg.cost_ratio : 0.01, 2});
+        cfg.horizontal.push_back(
+            {cfg.horizontal.empty() ? cfg.alpha : 0.6, cfg.horizontal.empty() ? cfg.cost_ratio : 0.01, 2});
         changed = true;
     }
     return changed;

@@ -24,8 +24,10 @@ bool edit_skip_set(const char* label, std::vector<int32_t>& layers, int n_layer)
         if (l % 8 != 0) ImGui::SameLine();
         ImGui::PushID(l);
         if (ImGui::Checkbox(std::to_string(l).c_str(), &on)) {
-            if (on) layers.push_back(l);
-            else layers.erase(std::remove(layers.begin(), layers.end(), l), layers.end());
+            if (on)
+                layers.push_back(l);
+            else
+                layers.erase(std::remove(layers.begin(), layers.end(), l), layers.end());
             std::sort(layers.begin(), layers.end());
             changed = true;
         }
@@ -55,9 +57,10 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         const char* modes[] = {"CS Drafting (copy within the context)", "periodic (copy into its own proposal)"};
         if (ImGui::Combo("Max-Gram mode", &mode, modes, IM_ARRAYSIZE(modes)))
             d.maxgram.mode = drafts::MaxGramMode(mode), changed = true;
-        help_marker("CS Drafting: copy after the longest suffix match, only as far as the committed text goes, then "
-                    "search once more and fall back to the bigram table. Periodic: let the copy run on into the "
-                    "tokens it proposed, extending a repeating pattern.");
+        help_marker(
+            "CS Drafting: copy after the longest suffix match, only as far as the committed text goes, then "
+            "search once more and fall back to the bigram table. Periodic: let the copy run on into the "
+            "tokens it proposed, extending a repeating pattern.");
         return changed;
     }
     changed |= ImGui::SliderFloat("prune ratio", &d.prune.ratio, 0.0f, 0.95f, "%.2f");
@@ -88,9 +91,9 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
 
 void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.0f, 0.0f), ImVec2(0.25f, 1.0f), fill)) return;
-    AppConfig cfg  = snap.config;
-    bool changed   = false;
-    int n_layer    = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
+    AppConfig cfg = snap.config;
+    bool changed  = false;
+    int n_layer   = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
 
     if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft, n_layer);
@@ -117,8 +120,9 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
         changed |= ImGui::SliderInt("new tokens", &cfg.measure_tokens, 1, 256);
         help_marker("Tokens generated per prompt by the engine and by the plain baseline.");
         changed |= ImGui::SliderInt("prompts", &cfg.measure_prompts, 1, 16);
-        help_marker("The first prompts of the open dataset (and task; Model and data) a measured run decodes. Every "
-                    "edit re-measures after 300 ms of quiet; the stale run is cancelled.");
+        help_marker(
+            "The first prompts of the open dataset (and task; Model and data) a measured run decodes. Every "
+            "edit re-measures after 300 ms of quiet; the stale run is cancelled.");
     }
     ImGui::PopItemWidth();
 

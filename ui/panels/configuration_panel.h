@@ -1,4 +1,5 @@
-// Configuration panel: the draft recipe, decoding knobs, analytic assumptions, the verification-tree and cascade editors. Edits a copy of the snapshot's AppConfig and emits ActionSetConfig.
+// Configuration panel: the draft recipe, decoding knobs, analytic assumptions, the verification-tree and cascade
+// editors. Edits a copy of the snapshot's AppConfig and emits ActionSetConfig.
 #pragma once
 
 #include "ui/model/actions.h"

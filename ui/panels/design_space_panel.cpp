@@ -24,8 +24,9 @@ void pick(const char* label, E& value, const E (&options)[N], const char* (*name
             if (off) {
                 ImGui::EndDisabled();
                 if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-                    ImGui::SetTooltip("Needs a measured sweep, and no model is open to measure on: no formula "
-                                      "predicts its acceptance. Open a model in Model and data.");
+                    ImGui::SetTooltip(
+                        "Needs a measured sweep, and no model is open to measure on: no formula "
+                        "predicts its acceptance. Open a model in Model and data.");
             }
         }
         ImGui::EndCombo();
@@ -46,8 +47,8 @@ void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, f
     ImVec2 mouse = ImGui::GetIO().MousePos;
     for (size_t iy = 0; iy < s.ys.size(); ++iy) {
         for (size_t ix = 0; ix < s.xs.size(); ++ix) {
-            double v  = s.at(ix, iy);
-            double t  = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+            double v = s.at(ix, iy);
+            double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
             ImVec2 a(p0.x + left + cw * float(ix), p0.y + ch * float(s.ys.size() - 1 - iy));
             ImVec2 b(a.x + cw - 1, a.y + ch - 1);
             dl->AddRectFilled(a, b, heat_color(std::isfinite(v) ? t : NAN));
@@ -60,14 +61,16 @@ void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, f
             if (over && hovered) {
                 ImGui::SetTooltip("%s = %g\n%s = %g\n%s = %.3f\nclick to load this configuration", sweep_axis_name(s.x),
                                   s.xs[ix], sweep_axis_name(s.y), s.ys[iy], sweep_metric_name(s.metric), v);
-                if (clicked) actions.push(ActionSetConfig{apply_axis(apply_axis(current, s.x, s.xs[ix]), s.y, s.ys[iy])});
+                if (clicked)
+                    actions.push(ActionSetConfig{apply_axis(apply_axis(current, s.x, s.xs[ix]), s.y, s.ys[iy])});
             }
         }
     }
     for (size_t iy = 0; iy < s.ys.size(); iy += std::max<size_t>(1, s.ys.size() / 6)) {
         char text[16];
         std::snprintf(text, sizeof text, "%g", s.ys[iy]);
-        dl->AddText(ImVec2(p0.x, p0.y + ch * float(s.ys.size() - 1 - iy) + (ch - 13) / 2), IM_COL32(170, 170, 170, 255), text);
+        dl->AddText(ImVec2(p0.x, p0.y + ch * float(s.ys.size() - 1 - iy) + (ch - 13) / 2), IM_COL32(170, 170, 170, 255),
+                    text);
     }
     for (size_t ix = 0; ix < s.xs.size(); ix += std::max<size_t>(1, s.xs.size() / 8)) {
         char text[16];
@@ -87,7 +90,8 @@ void pareto(const SweepView& s, float height) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(25, 27, 32, 255));
     auto at = [&](size_t i) {
-        return ImVec2(p0.x + 6 + float(s.work[i] / wmax) * (size.x - 12), p0.y + size.y - 6 - float(s.values[i] / vmax) * (size.y - 12));
+        return ImVec2(p0.x + 6 + float(s.work[i] / wmax) * (size.x - 12),
+                      p0.y + size.y - 6 - float(s.values[i] / vmax) * (size.y - 12));
     };
     for (size_t i = 0; i < s.values.size(); ++i)
         if (std::isfinite(s.values[i])) dl->AddCircleFilled(at(i), 2.5f, IM_COL32(140, 140, 160, 200));
@@ -96,7 +100,8 @@ void pareto(const SweepView& s, float height) {
         dl->AddCircleFilled(at(front[k]), 4, IM_COL32(250, 210, 80, 255));
         if (k > 0) dl->AddLine(at(front[k - 1]), at(front[k]), IM_COL32(250, 210, 80, 255), 1.5f);
     }
-    dl->AddText(ImVec2(p0.x + 6, p0.y + 2), IM_COL32(170, 170, 170, 255), "metric (up) vs draft work per pass gamma*c (right)");
+    dl->AddText(ImVec2(p0.x + 6, p0.y + 2), IM_COL32(170, 170, 170, 255),
+                "metric (up) vs draft work per pass gamma*c (right)");
 }
 
 }  // namespace
@@ -120,8 +125,10 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
             ImGui::SameLine();
             if (ImGui::SmallButton("Cancel##results")) actions.push(ActionCancelJob{job.id});
         }
-    if (m_source == Source::store && snap.store) m_store.draw(snap.store, snap.config, actions);
-    else draw_modeled(snap, actions);
+    if (m_source == Source::store && snap.store)
+        m_store.draw(snap.store, snap.config, actions);
+    else
+        draw_modeled(snap, actions);
     ImGui::End();
 }
 
@@ -129,22 +136,23 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.45f);
     // Pruning and truncation change acceptance, which only a measurement shows: those axes run a measured sweep
     // (one engine run per cell on the job system) when a model is open to measure on.
-    const bool can_measure = snap.measuring_available && snap.model;
+    const bool can_measure   = snap.measuring_available && snap.model;
     bool (*needs)(SweepAxis) = can_measure ? nullptr : sweep_axis_needs_measurement;
     pick("x axis", m_x, kSweepAxes, sweep_axis_name, needs);
     pick("y axis", m_y, kSweepAxes, sweep_axis_name, needs);
     pick<SweepMetric>("metric", m_metric, kSweepMetrics, sweep_metric_name, nullptr);
     ImGui::PopItemWidth();
-    const bool measured  = sweep_axis_needs_measurement(m_x) || sweep_axis_needs_measurement(m_y);
-    const bool runnable  = m_x != m_y && (!measured || can_measure);
+    const bool measured = sweep_axis_needs_measurement(m_x) || sweep_axis_needs_measurement(m_y);
+    const bool runnable = m_x != m_y && (!measured || can_measure);
     if (!runnable) ImGui::BeginDisabled();
     if (ImGui::Button(measured ? "Run measured sweep" : "Run modeled sweep"))
         actions.push(ActionRunSweep{m_x, m_y, m_metric});
     if (!runnable) ImGui::EndDisabled();
     if (measured && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("One measured run (engine and baseline) per cell: %zu cells. Cancel stops it; the cells "
-                          "measured so far stay.",
-                          sweep_axis_values(m_x).size() * sweep_axis_values(m_y).size());
+        ImGui::SetTooltip(
+            "One measured run (engine and baseline) per cell: %zu cells. Cancel stops it; the cells "
+            "measured so far stay.",
+            sweep_axis_values(m_x).size() * sweep_axis_values(m_y).size());
     if (!snap.store) {
         ImGui::SameLine();
         if (ImGui::Button("Open results...")) actions.push(ActionOpenResultsDialog{});
@@ -157,15 +165,18 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
             if (ImGui::SmallButton("Cancel")) actions.push(ActionCancelJob{job.id});
         }
     if (!snap.sweep) {
-        empty_state("No sweep yet. Pick two axes and a metric, then run a sweep; click a cell to load its configuration. "
-                    "Or open the result store of a speculum-cli sweep (File > Open results...).");
+        empty_state(
+            "No sweep yet. Pick two axes and a metric, then run a sweep; click a cell to load its configuration. "
+            "Or open the result store of a speculum-cli sweep (File > Open results...).");
         return;
     }
     const auto& s = *snap.sweep;
     ImGui::Text("%s over %s (x) and %s (y), %d/%zu rows", sweep_metric_name(s.metric), sweep_axis_name(s.x),
                 sweep_axis_name(s.y), s.rows_done, s.ys.size());
-    if (s.source == "modeled") modeled_tag();
-    else measured_tag();
+    if (s.source == "modeled")
+        modeled_tag();
+    else
+        measured_tag();
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(s, snap.config, actions, std::max(120.0f, avail * 0.62f));
     ImGui::TextUnformatted("Pareto front");

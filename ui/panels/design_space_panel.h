@@ -4,8 +4,8 @@
 #pragma once
 
 #include "ui/model/actions.h"
-#include "ui/panels/design_space_store.h"
 #include "ui/model/snapshot.h"
+#include "ui/panels/design_space_store.h"
 
 namespace speculum::ui {
 

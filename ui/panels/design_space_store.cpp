@@ -35,7 +35,8 @@ std::string format_value(double v) {
 
 }  // namespace
 
-bool StoreDesignView::set_axes(const std::shared_ptr<const StoreView>& view, const std::string& x, const std::string& y) {
+bool StoreDesignView::set_axes(const std::shared_ptr<const StoreView>& view, const std::string& x,
+                               const std::string& y) {
     sync(view);
     auto find = [&](const std::string& p) {
         for (size_t i = 0; i < view->axes.size(); ++i)
@@ -50,10 +51,10 @@ bool StoreDesignView::set_axes(const std::shared_ptr<const StoreView>& view, con
 
 void StoreDesignView::sync(const std::shared_ptr<const StoreView>& view) {
     if (m_seen.lock() != view) {  // a newly opened store: default pickers
-        m_seen       = view;
-        m_x          = view->axes.empty() ? -1 : 0;
-        m_y          = view->axes.size() > 1 ? 1 : -1;
-        m_metric     = view->metrics.empty() ? "" : view->metrics.front();
+        m_seen   = view;
+        m_x      = view->axes.empty() ? -1 : 0;
+        m_y      = view->axes.size() > 1 ? 1 : -1;
+        m_metric = view->metrics.empty() ? "" : view->metrics.front();
         for (const char* preferred : {"speedup", "predicted_speedup"})
             if (std::find(view->metrics.begin(), view->metrics.end(), preferred) != view->metrics.end()) {
                 m_metric = preferred;
@@ -62,8 +63,8 @@ void StoreDesignView::sync(const std::shared_ptr<const StoreView>& view) {
         m_speed_metric = std::find(view->metrics.begin(), view->metrics.end(), "speedup") != view->metrics.end()
                              ? "speedup"
                              : "predicted_speedup";
-        m_front      = store_pareto(*view, "draft_bytes", m_speed_metric);
-        m_grid_valid = false;
+        m_front        = store_pareto(*view, "draft_bytes", m_speed_metric);
+        m_grid_valid   = false;
     }
     if (!m_grid_valid) {
         m_grid       = store_grid(*view, m_x, m_y, m_metric, m_aggregate);
@@ -115,9 +116,12 @@ void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, con
     if (ImGui::RadioButton("mean per cell", &agg, 1)) set_aggregate(CellAggregate::mean);
     sync(view_ptr);
     ImGui::SameLine();
-    if (view.n_measured == view.rows.size()) measured_tag();
-    else if (view.n_measured == 0) modeled_tag();
-    else measured_tag(), ImGui::SameLine(), modeled_tag();
+    if (view.n_measured == view.rows.size())
+        measured_tag();
+    else if (view.n_measured == 0)
+        modeled_tag();
+    else
+        measured_tag(), ImGui::SameLine(), modeled_tag();
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(view, current, actions, std::max(120.0f, avail * 0.62f));
     ImGui::Text("Pareto front: %s (up) vs draft_bytes (left is smaller)", m_speed_metric.c_str());
@@ -142,15 +146,19 @@ void StoreDesignView::heatmap(const StoreView& view, const AppConfig& current, U
     for (size_t iy = 0; iy < g.ys.size(); ++iy) {
         for (size_t ix = 0; ix < g.xs.size(); ++ix) {
             const StoreCell& c = g.at(ix, iy);
-            double t = c.count == 0 ? NAN : hi > lo ? (c.value - lo) / (hi - lo) : 0.5;
+            double t           = c.count == 0 ? NAN : hi > lo ? (c.value - lo) / (hi - lo) : 0.5;
             if (!higher && std::isfinite(t)) t = 1.0 - t;  // bright = good for every metric
             ImVec2 a(p0.x + left + cw * float(ix), p0.y + ch * float(g.ys.size() - 1 - iy));
             ImVec2 b(a.x + cw - 1, a.y + ch - 1);
             dl->AddRectFilled(a, b, heat_color(t));
-            const char* source = c.count == 0 ? "" : c.n_measured == c.count ? "measured" : c.n_measured ? "mixed" : "modeled";
+            const char* source = c.count == 0              ? ""
+                                 : c.n_measured == c.count ? "measured"
+                                 : c.n_measured            ? "mixed"
+                                                           : "modeled";
             if (cw > 34 && ch > 14 && c.count > 0) {
                 ImU32 ink = t > 0.6 ? IM_COL32_BLACK : IM_COL32_WHITE;
-                dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2 - (ch > 30 ? 7 : 0)), ink, format_value(c.value).c_str());
+                dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2 - (ch > 30 ? 7 : 0)), ink,
+                            format_value(c.value).c_str());
                 if (ch > 30 && cw > 60) dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2 + 7), ink, source);
             }
             bool over = mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
@@ -161,15 +169,16 @@ void StoreDesignView::heatmap(const StoreView& view, const AppConfig& current, U
                                   c.n_failed);
                 continue;
             }
-            const StoreRowView& row = view.rows[size_t(c.best_row)];
+            const StoreRowView& row  = view.rows[size_t(c.best_row)];
             ResultConfigLoad preview = app_config_from_result(row.config, current);
             std::string missing;
             for (const std::string& n : preview.not_loaded) missing += "\n  not loaded: " + n;
-            ImGui::SetTooltip("%s\n%s %s = %s over %d rows (%s; %d failed)%s%s\nclick to load the best row's "
-                              "configuration%s",
-                              label.c_str(), g.aggregate == CellAggregate::best ? "best" : "mean", g.metric.c_str(),
-                              format_value(c.value).c_str(), c.count, source, c.n_failed,
-                              row.task.empty() ? "" : "\ntask ", row.task.c_str(), missing.c_str());
+            ImGui::SetTooltip(
+                "%s\n%s %s = %s over %d rows (%s; %d failed)%s%s\nclick to load the best row's "
+                "configuration%s",
+                label.c_str(), g.aggregate == CellAggregate::best ? "best" : "mean", g.metric.c_str(),
+                format_value(c.value).c_str(), c.count, source, c.n_failed, row.task.empty() ? "" : "\ntask ",
+                row.task.c_str(), missing.c_str());
             if (clicked) actions.push(ActionLoadResultConfig{row.config, label});
         }
     }

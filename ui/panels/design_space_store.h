@@ -29,13 +29,13 @@ private:
     void pareto(const StoreView& view, float height);
 
     std::weak_ptr<const StoreView> m_seen;  // the store the pickers were set up for
-    int m_x = -1, m_y = -1;             // indices into view.axes; m_y = -1: a single row
+    int m_x = -1, m_y = -1;                 // indices into view.axes; m_y = -1: a single row
     std::string m_metric;
     CellAggregate m_aggregate = CellAggregate::best;
     StoreGrid m_grid;
     bool m_grid_valid = false;
-    std::string m_speed_metric;    // Pareto y: measured "speedup" when any row has it, else "predicted_speedup"
-    std::vector<size_t> m_front;   // Pareto-optimal rows (speedup up, draft_bytes down), by draft_bytes
+    std::string m_speed_metric;   // Pareto y: measured "speedup" when any row has it, else "predicted_speedup"
+    std::vector<size_t> m_front;  // Pareto-optimal rows (speedup up, draft_bytes down), by draft_bytes
 };
 
 }  // namespace speculum::ui

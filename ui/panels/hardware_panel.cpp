@@ -24,9 +24,10 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
     dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
     double y_max = peak * 3, y_min = bw * kMinIntensity / 3;
     for (const auto& p : points) y_min = std::min(y_min, p.flops_per_s / 3);  // overhead-bound points sit low
-    y_min = std::max(1.0, y_min);
+    y_min          = std::max(1.0, y_min);
     auto to_screen = [&](double intensity, double flops) {
-        double fx = (std::log10(intensity) - std::log10(kMinIntensity)) / (std::log10(kMaxIntensity) - std::log10(kMinIntensity));
+        double fx = (std::log10(intensity) - std::log10(kMinIntensity)) /
+                    (std::log10(kMaxIntensity) - std::log10(kMinIntensity));
         double fy = (std::log10(std::max(flops, y_min)) - std::log10(y_min)) / (std::log10(y_max) - std::log10(y_min));
         return ImVec2(p0.x + float(fx) * size.x, p1.y - float(fy) * size.y);
     };
@@ -39,7 +40,8 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
         (void)b;
     }
     double knee = peak / bw;
-    ImVec2 a = to_screen(kMinIntensity, bw * kMinIntensity), k = to_screen(knee, peak), e = to_screen(kMaxIntensity, peak);
+    ImVec2 a = to_screen(kMinIntensity, bw * kMinIntensity), k = to_screen(knee, peak),
+           e = to_screen(kMaxIntensity, peak);
     dl->AddLine(a, k, IM_COL32(230, 230, 230, 255), 2.0f);
     dl->AddLine(k, e, IM_COL32(230, 230, 230, 255), 2.0f);
     char text[96];
@@ -60,16 +62,17 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
 void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.75f, 0.0f), ImVec2(0.25f, 0.5f), fill)) return;
     const char* current = snap.profile_index >= 0 ? snap.profiles[size_t(snap.profile_index)].name.c_str() : "(none)";
-    if (snap.profiles.empty()) empty_state("No hardware profiles found (resources/hardware).");
+    if (snap.profiles.empty())
+        empty_state("No hardware profiles found (resources/hardware).");
     else if (ImGui::BeginCombo("profile", current)) {
         if (ImGui::Selectable("(none)", snap.profile_index < 0)) {
-            AppConfig cfg       = snap.config;
+            AppConfig cfg = snap.config;
             cfg.hardware_profile.clear();
             actions.push(ActionSetConfig{cfg});
         }
         for (size_t i = 0; i < snap.profiles.size(); ++i) {
             if (ImGui::Selectable(snap.profiles[i].name.c_str(), int(i) == snap.profile_index)) {
-                AppConfig cfg       = snap.config;
+                AppConfig cfg        = snap.config;
                 cfg.hardware_profile = snap.profiles[i].id;
                 actions.push(ActionSetConfig{cfg});
             }
@@ -83,11 +86,11 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
     }
     const auto& hw = snap.profiles[size_t(snap.profile_index)];
     ImGui::TextWrapped("%s (%s)%s: %.0f GB/s, %.0f GB, fp16 %.1f TFLOP/s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
-                hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, hw.fp16_tflops, hw.call_overhead_us);
+                       hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, hw.fp16_tflops, hw.call_overhead_us);
     const auto& m = snap.modeled;
-    ImGui::TextWrapped("target: %s parameters at %.1f bits%s", format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(),
-                       m.target_spec.weight_bits,
-                m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
+    ImGui::TextWrapped("target: %s parameters at %.1f bits%s",
+                       format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(), m.target_spec.weight_bits,
+                       m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
     modeled_tag();
     if (!m.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.error.c_str());
     roofline(hw, m.roofline, m.target_spec.compute);

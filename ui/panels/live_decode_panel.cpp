@@ -24,8 +24,11 @@ void legend() {
 // Wrapped text runs drawn piece by piece (ImGui's own wrapping cannot colour single tokens).
 class StreamWriter {
 public:
-    StreamWriter() : m_origin(ImGui::GetCursorScreenPos()), m_wrap(ImGui::GetContentRegionAvail().x),
-                     m_line(ImGui::GetTextLineHeightWithSpacing()), m_dl(ImGui::GetWindowDrawList()) {}
+    StreamWriter()
+        : m_origin(ImGui::GetCursorScreenPos()),
+          m_wrap(ImGui::GetContentRegionAvail().x),
+          m_line(ImGui::GetTextLineHeightWithSpacing()),
+          m_dl(ImGui::GetWindowDrawList()) {}
     // `underline` > 0: a line under the text in that draft level's colour.
     void text(const std::string& s, ImU32 color, int underline = 0) {
         for (size_t start = 0; start <= s.size();) {
@@ -91,9 +94,9 @@ void timeline(const std::vector<TokenPiece>& tokens, int n_steps) {
     std::vector<int> height(size_t(steps), 0);
     for (const auto& t : tokens) {
         if (t.step < first || t.step >= steps) continue;
-        int h     = height[size_t(t.step)]++;
-        float x   = p0.x + col * float(t.step - first);
-        float y1  = p0.y + size.y - float(h) * 6.0f;
+        int h    = height[size_t(t.step)]++;
+        float x  = p0.x + col * float(t.step - first);
+        float y1 = p0.y + size.y - float(h) * 6.0f;
         dl->AddRectFilled(ImVec2(x, y1 - 5), ImVec2(x + col - 1, y1), origin_color(t.origin));
     }
 }

@@ -1,4 +1,5 @@
-// Live decode panel: streamed tokens coloured by provenance (draft level; accepted, corrected or bonus) and a step timeline.
+// Live decode panel: streamed tokens coloured by provenance (draft level; accepted, corrected or bonus) and a step
+// timeline.
 #pragma once
 
 #include "ui/model/actions.h"

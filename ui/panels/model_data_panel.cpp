@@ -11,7 +11,9 @@ namespace speculum::ui {
 
 namespace {
 
-std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+std::string base_name(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
+}
 
 void row(const char* key, const std::string& value) {
     ImGui::TableNextRow();
@@ -78,10 +80,17 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
             if (ImGui::Button("Cancel")) actions.push(ActionCancelJob{job.id});
         }
     switch (snap.model_state) {
-    case ModelState::none: if (!snap.model) empty_state("No model open. Open a GGUF file (llama or qwen2 architecture)."); break;
-    case ModelState::reading: if (!snap.model) ImGui::TextUnformatted("Reading the GGUF header..."); break;
-    case ModelState::failed: ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The model could not be loaded (see messages)."); break;
-    case ModelState::loaded: break;
+        case ModelState::none:
+            if (!snap.model) empty_state("No model open. Open a GGUF file (llama or qwen2 architecture).");
+            break;
+        case ModelState::reading:
+            if (!snap.model) ImGui::TextUnformatted("Reading the GGUF header...");
+            break;
+        case ModelState::failed:
+            ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The model could not be loaded (see messages).");
+            break;
+        case ModelState::loaded:
+            break;
     }
     if (snap.model) model_summary(*snap.model);
 
@@ -101,7 +110,8 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
             if (ImGui::Selectable("(all tasks)", snap.task.empty())) actions.push(ActionSelectTask{""});
             for (size_t i = 0; i < d.tasks.size(); ++i) {
                 std::string label = d.tasks[i] + " (" + std::to_string(d.prompts_per_task[i]) + ")";
-                if (ImGui::Selectable(label.c_str(), snap.task == d.tasks[i])) actions.push(ActionSelectTask{d.tasks[i]});
+                if (ImGui::Selectable(label.c_str(), snap.task == d.tasks[i]))
+                    actions.push(ActionSelectTask{d.tasks[i]});
             }
             ImGui::EndCombo();
         }

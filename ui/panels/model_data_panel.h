@@ -1,4 +1,5 @@
-// Model and data panel: open a GGUF (bundled or any file) and a JSONL dataset, pick a task, read the model summary, see errors as messages.
+// Model and data panel: open a GGUF (bundled or any file) and a JSONL dataset, pick a task, read the model summary, see
+// errors as messages.
 #pragma once
 
 #include "ui/model/actions.h"

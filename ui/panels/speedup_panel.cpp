@@ -21,7 +21,7 @@ struct Bar {
 };
 
 void bars(const std::vector<Bar>& items) {
-    double top = 1.0;
+    double top    = 1.0;
     float label_w = 0;
     for (const auto& b : items) {
         top     = std::max(top, b.value);
@@ -61,7 +61,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (o.cascade) items.push_back({"cascade, Thm. 4.3 (fixed steps)", o.cascade->ewif, false});
     if (o.horizontal_ewif) items.push_back({"horizontal", *o.horizontal_ewif, false});
     if (snap.config.tree.mode != TreeMode::chain) items.push_back({"tree", m.tree_speedup, false});
-    if (o.timing && snap.profile_index >= 0) items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
+    if (o.timing && snap.profile_index >= 0)
+        items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     if (snap.measured && snap.measured->stats.speedup > 0)
         items.push_back({"measured", snap.measured->stats.speedup, true});
 
@@ -73,7 +74,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     bars(items);
     ImGui::Separator();
     if (o.bpt_chain_gb > 0) {
-        ImGui::Text("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb, o.bpt_autoregressive_gb);
+        ImGui::Text("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb,
+                    o.bpt_autoregressive_gb);
         modeled_tag();
     } else {
         ImGui::TextDisabled("BPT and the projected speedup need a hardware profile (Hardware panel).");

@@ -50,7 +50,9 @@ void TreeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     bool hovered   = ImGui::IsItemHovered();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float dx = (size.x - 40) / float(std::max(1, m.tree_depth)), dy = (size.y - 20) / std::max(1.0f, next_leaf);
-    auto pos = [&](size_t v) { return ImVec2(p0.x + 20 + dx * float(depth[v]), p0.y + 10 + dy * (row[v] + 0.5f) - dy * 0.5f + 6); };
+    auto pos = [&](size_t v) {
+        return ImVec2(p0.x + 20 + dx * float(depth[v]), p0.y + 10 + dy * (row[v] + 0.5f) - dy * 0.5f + 6);
+    };
     for (size_t i = 1; i < n; ++i) dl->AddLine(pos(size_t(parent[i])), pos(i), IM_COL32(120, 120, 130, 255), 1.5f);
     float radius = std::clamp(std::min(dx, dy) * 0.3f, 3.0f, 12.0f);
     ImVec2 mouse = ImGui::GetIO().MousePos;

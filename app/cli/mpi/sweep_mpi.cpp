@@ -221,7 +221,7 @@ int run_rank0(mpi::MpiSession& comm, const sweep::SweepSpec& spec, const MpiSwee
         if (coordinator->lost_ranks() > 0)
             std::cout << coordinator->lost_ranks() << " rank(s) were lost during the sweep (see above)\n";
         const auto& unfinished = coordinator->unfinished();
-        int code = 0;
+        int code               = 0;
         if (unfinished.empty()) {
             coordinator->remove_inflight();
         } else {
