@@ -236,7 +236,7 @@ int cmd_run(int argc, char** argv) {
                   << "drafter: " << drafter << "\n"
                   << (tgt.verifier ? "verifier: " + tgt.verifier_note + "\n" : "");
     };
-    hooks.on_prompt_done = [&](size_t, const session::PromptRun& pr) {
+    hooks.on_prompt_done = [&](size_t, const session::PromptRun& pr, const engine::RunStats&) {
         const session::RunPrompt& p = pr.prompt;
         const engine::RunResult& r  = pr.result;
         std::cout << "prompt " << p.id << (p.task.empty() ? "" : " [" + p.task + "]") << ": " << p.tokens.size()

@@ -141,7 +141,7 @@ RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hook
             ++checked;
         }
         out.runs.push_back({p, std::move(r)});
-        if (hooks.on_prompt_done) hooks.on_prompt_done(i, out.runs.back());
+        if (hooks.on_prompt_done) hooks.on_prompt_done(i, out.runs.back(), out.total);
         if (hooks.progress)
             hooks.progress(0.05 + 0.95 * double(i + 1) / n,
                            "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + " done");

@@ -50,9 +50,10 @@ struct RunHooks {
     ProgressFn progress;
     // Once the draft stack is built, before the first prompt: its name and the prompts.
     std::function<void(const std::string& drafter, const std::vector<RunPrompt>&)> on_start;
-    std::function<void(size_t prompt, const RunPrompt&)> on_prompt;              // before prompt `prompt` decodes
-    std::function<void(size_t prompt, const engine::TokenEvent&)> on_token;      // each committed token
-    std::function<void(size_t prompt, const struct PromptRun&)> on_prompt_done;  // after its baseline
+    std::function<void(size_t prompt, const RunPrompt&)> on_prompt;          // before prompt `prompt` decodes
+    std::function<void(size_t prompt, const engine::TokenEvent&)> on_token;  // each committed token
+    // After the prompt's baseline: its run, and the statistics of every prompt so far (engine::accumulate).
+    std::function<void(size_t prompt, const PromptRun&, const engine::RunStats& total)> on_prompt_done;
 };
 
 struct RunOutcome {

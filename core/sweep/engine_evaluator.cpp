@@ -56,7 +56,7 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
     hooks.cancel         = ctx.token;
     size_t n_prompts     = 0;
     hooks.on_start       = [&](const std::string&, const std::vector<session::RunPrompt>& p) { n_prompts = p.size(); };
-    hooks.on_prompt_done = [&](size_t i, const session::PromptRun& pr) {
+    hooks.on_prompt_done = [&](size_t i, const session::PromptRun& pr, const engine::RunStats&) {
         report(ctx.progress, static_cast<double>(i + 1) / static_cast<double>(n_prompts), pr.prompt.id);
     };
     const session::RunOutcome out = session::run(cfg, m_target, hooks);

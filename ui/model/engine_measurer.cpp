@@ -2,7 +2,6 @@
 // throttled for the GUI.
 #include "ui/model/engine_measurer.h"
 
-#include "core/engine/engine.h"
 #include "core/resources.h"
 #include "core/session/run.h"
 
@@ -55,8 +54,7 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
 
     using Clock     = std::chrono::steady_clock;
     auto last_post  = Clock::now();
-    int step_offset = 0;     // target passes of the prompts before this one
-    engine::RunStats total;  // of the finished prompts
+    int step_offset = 0;  // target passes of the prompts before this one
     session::RunHooks hooks;
     hooks.cancel   = cancel;
     hooks.progress = progress;
@@ -72,7 +70,7 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
             for (int32_t id : p.tokens) pv.text += (pv.text.empty() ? "" : " ") + std::to_string(id);
         if (pv.text.size() > kPromptTextBytes) pv.text = "..." + pv.text.substr(pv.text.size() - kPromptTextBytes);
         view.prompts.push_back(pv);
-        step_offset = int(total.n_steps);
+        step_offset = int(view.stats.n_steps);
     };
     hooks.on_token = [&](size_t i, const engine::TokenEvent& e) {
         view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">", e.level,
@@ -84,8 +82,7 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
             last_post = Clock::now();
         }
     };
-    hooks.on_prompt_done = [&](size_t i, const session::PromptRun& pr) {
-        engine::accumulate(total, pr.result.stats);
+    hooks.on_prompt_done = [&](size_t i, const session::PromptRun& pr, const engine::RunStats& total) {
         if (pr.result.stats.lossless_checked) {
             ++view.lossless_checked;
             view.lossless_mismatches += pr.result.stats.lossless_mismatch >= 0;
