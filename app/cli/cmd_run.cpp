@@ -4,17 +4,10 @@
 // lossless check when greedy) on stdout, the full report as JSON with --report, a manifest with --manifest-out.
 #include "cli.h"
 
-#include "core/drafts/draft_bits.h"
-#include "core/engine/cats.h"
-#include "core/engine/engine.h"
 #include "core/export/manifest.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vocab.h"
-#include "core/resources.h"
 #include "core/session/run.h"
-#include "kernels/gemv.h"
 
 #include <oneapi/tbb/global_control.h>
 
@@ -221,9 +214,8 @@ int cmd_run(int argc, char** argv) {
     session::TargetOptions topts;
     topts.memory               = args.has("no-repack") ? model::WeightMemory::mapped : model::WeightMemory::automatic;
     topts.repacked_verifier    = args.has("repack");
-    session::Target loaded     = session::load_target(source, topts);
-    loaded.path                = target_path;
-    const session::Target& tgt = loaded;
+    session::Target tgt        = session::load_target(source, topts);
+    tgt.path                   = target_path;
     const model::Model& target = *tgt.model;
     if (args.has("repack") && !tgt.verifier)
         std::cerr << "warning: --repack: " << tgt.verifier_note << "; verifying on the target itself\n";
@@ -270,11 +262,10 @@ int cmd_run(int argc, char** argv) {
     report["runs"]  = runs;
     report["total"] = total;
     if (outcome.cassandra_j) {
-        const double mean_ctx =
-            (double(total.n_prompt) + 0.5 * double(total.n_generated)) / double(outcome.runs.size());
         std::cout << "Cassandra J (measured acceptance "
                   << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted)) << ", mean context "
-                  << fmt("%.0f", mean_ctx) << " tokens): " << fmt("%.4g", *outcome.cassandra_j) << " per bit\n";
+                  << fmt("%.0f", outcome.mean_context) << " tokens): " << fmt("%.4g", *outcome.cassandra_j)
+                  << " per bit\n";
         report["cassandra_j"] = *outcome.cassandra_j;
     }
     if (auto out = args.value("manifest-out")) {

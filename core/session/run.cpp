@@ -147,11 +147,10 @@ RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hook
                            "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + " done");
     }
     if (checked > 0) out.agreement = agreement / checked;
-    if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty()) {
-        const engine::RunStats& t = out.total;
-        const double mean_ctx     = (double(t.n_prompt) + 0.5 * double(t.n_generated)) / n;
-        out.cassandra_j = drafts::measured_cassandra_j(cfg.levels[0], tm, t.n_drafted, t.n_accepted, mean_ctx);
-    }
+    const engine::RunStats& t = out.total;
+    if (!prompts.empty()) out.mean_context = (double(t.n_prompt) + 0.5 * double(t.n_generated)) / n;
+    if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty())
+        out.cassandra_j = drafts::measured_cassandra_j(cfg.levels[0], tm, t.n_drafted, t.n_accepted, out.mean_context);
     return out;
 }
 

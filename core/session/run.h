@@ -60,8 +60,10 @@ struct RunOutcome {
     std::string drafter;  // the draft stack's name (CATS: which layers draft and verify)
     std::vector<PromptRun> runs;
     engine::RunStats total;  // engine::accumulate over the prompts
-    // Cassandra's objective from the measured acceptance, for one self-draft level (docs/analytic.md).
+    // Cassandra's objective from the measured acceptance, for one self-draft level (docs/analytic.md), at the mean
+    // context of the run: prompt tokens plus half the generated ones, per prompt.
     std::optional<double> cassandra_j;
+    double mean_context = 0;
     // Greedy runs with a baseline: the mean, over prompts, of the share of tokens equal to the target's own output
     // before the first difference (1 = lossless); nullopt when nothing was checked.
     std::optional<double> agreement;
