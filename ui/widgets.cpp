@@ -50,8 +50,8 @@ void measured_status(const UiSnapshot& snap) {
     if (!r.complete)
         ImGui::TextDisabled("streaming: prompt %d of %d", int(r.prompts.size()), r.prompts_total);
     else if (snap.measured_config && !(*snap.measured_config == snap.config))
-        ImGui::TextDisabled("measured with earlier settings (gamma %d, %s)", snap.measured_config->gamma,
-                            describe_draft(snap.measured_config->draft).c_str());
+        ImGui::TextDisabled("measured with earlier settings (gamma %d, %s)", snap.measured_config->gamma(),
+                            describe_draft(snap.measured_config->draft()).c_str());
 }
 
 void help_marker(const char* text) {

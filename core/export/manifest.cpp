@@ -2,6 +2,7 @@
 #include "core/export/manifest.h"
 
 #include "core/analytic/predict.h"
+#include "core/engine/predict_mapping.h"
 #include "core/export/sha256.h"
 #include "core/version.h"
 
@@ -157,21 +158,26 @@ std::optional<PredictedFigures> predict_from_measured(const MeasuredFigures& m, 
     const std::vector<double> a = m.alpha();
     for (size_t i = 0; i < a.size() && m.pos_reached[i] > 0; ++i) alpha.push_back(a[i]);
     if (alpha.empty() || m.cost_ratio.empty()) return std::nullopt;
-    analytic::PredictInput in;
-    in.alpha                          = alpha;
-    in.k                              = std::max<int32_t>(1, cfg.draft_length(0));
-    in.c                              = m.cost_ratio[0];
-    const analytic::PredictOutput out = analytic::predict(in);
+    // Only level 1's figures are measured per position (and no acceptance by rank): what lies beyond it is named in
+    // the basis, by the same mapping the app's modeled panels use.
+    engine::ModelFigures figures;
+    figures.levels = {{alpha, m.cost_ratio[0]}};
+    engine::ModeledConfig mc;
+    try {
+        mc = engine::predict_input_of(cfg, figures);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    const analytic::PredictOutput out = analytic::predict(mc.input);
     PredictedFigures p;
     p.speedup         = out.predicted_speedup;
     p.ewif            = out.ewif;
     p.expected_tokens = out.expected_tokens;
     p.alpha           = alpha;
-    p.cost_ratio      = in.c;
-    p.basis = "chain EWIF at gamma " + std::to_string(in.k) + " from the measured alpha per position and level-1 c";
-    if (cfg.p_min > 0.0f) p.basis += "; drafts cut short by p_min are not modeled";
-    if (cfg.levels.size() > 1 || !cfg.k_matrix.empty()) p.basis += "; level 1 alone (the cascade is not modeled)";
-    if (cfg.verification == engine::Verification::tree) p.basis += "; as a chain (the tree is not modeled)";
+    p.cost_ratio      = mc.input.c;
+    p.basis =
+        "chain EWIF at gamma " + std::to_string(mc.input.k) + " from the measured alpha per position and level-1 c";
+    for (const std::string& line : mc.not_modeled) p.basis += "; " + line;
     return p;
 }
 

@@ -28,32 +28,38 @@ ui::AppConfig random_config(std::mt19937& rng) {
     auto uni  = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     ui::AppConfig c;
-    c.draft.kind              = drafts::DraftKind(pick(0, 2));
-    c.draft.prune.ratio       = float(uni(0, 0.9));
-    c.draft.prune.method      = drafts::PruneMethod(pick(0, 1));
-    c.draft.weight_trunc_bits = pick(0, 7);
-    c.draft.kv_trunc_bits     = pick(0, 7);
-    c.draft.kv_drop_ratio     = float(uni(0, 0.9));
-    c.draft.exit_layer        = pick(-1, 7);
-    c.draft.skip_attn         = {pick(0, 3)};
-    c.draft.model_path        = "draft " + std::to_string(pick(0, 99)) + ".gguf";
-    c.gamma                   = pick(1, 32);
-    c.p_min                   = float(uni(0, 1));
-    c.temperature             = float(uni(0, 2));
-    c.alpha                   = uni(0.01, 0.99);
-    c.cost_ratio              = uni(0, 1);
-    c.tree.mode               = ui::TreeMode(pick(0, 3));
-    c.tree.branching          = {pick(1, 4), pick(1, 4)};
-    c.tree.budget             = pick(1, 256);
-    c.tree.max_depth          = pick(1, 32);
-    c.tree.rank_acceptance    = {uni(0, 0.5), uni(0, 0.3)};
-    for (int i = pick(0, 3); i > 0; --i)
-        c.cascade.push_back({drafts::DraftKind(pick(0, 2)), uni(0.1, 0.9), uni(0, 1), pick(1, 16)});
-    for (int i = pick(0, 3); i > 0; --i) c.horizontal.push_back({uni(0.1, 0.9), uni(0, 1), pick(1, 8)});
-    c.hardware_profile = pick(0, 1) ? "rtx4090" : "";
-    c.context          = pick(1, 32768);
-    c.measure_tokens   = pick(1, 1024);
-    c.measure_prompts  = pick(1, 64);
+    c.draft().kind              = drafts::DraftKind(pick(0, 2));
+    c.draft().prune.ratio       = float(uni(0, 0.9));
+    c.draft().prune.method      = drafts::PruneMethod(pick(0, 1));
+    c.draft().weight_trunc_bits = pick(0, 7);
+    c.draft().kv_trunc_bits     = pick(0, 7);
+    c.draft().kv_drop_ratio     = float(uni(0, 0.9));
+    c.draft().exit_layer        = pick(-1, 7);
+    c.draft().skip_attn         = {pick(0, 3)};
+    c.draft().model_path        = "draft " + std::to_string(pick(0, 99)) + ".gguf";
+    c.spec.gamma[0]             = pick(1, 32);
+    c.spec.p_min                = float(uni(0, 1));
+    c.spec.sampling.temperature = float(uni(0, 2));
+    c.level1().alpha            = uni(0.01, 0.99);
+    c.level1().c                = uni(0, 1);
+    ui::set_tree_mode(c, ui::TreeMode(pick(0, 5)));
+    c.spec.tree.branching         = {pick(1, 4), pick(1, 4)};
+    c.spec.tree.node_budget       = pick(1, 255);
+    c.spec.tree.max_depth         = pick(1, 32);
+    c.spec.tree.prior             = {uni(0, 0.5), uni(0, 0.3)};
+    c.spec.adaptive_gamma.enabled = pick(0, 1) == 1;
+    for (int i = pick(0, 3); i > 0; --i) {
+        drafts::DraftSpec d;
+        d.kind = drafts::DraftKind(pick(0, 2));
+        c.spec.levels.push_back(d);
+        c.spec.gamma.push_back(pick(1, 16));
+        c.modeled.levels.push_back({uni(0.1, 0.9), uni(0, 1)});
+    }
+    for (int i = pick(0, 3); i > 0; --i) c.modeled.horizontal.push_back({uni(0.1, 0.9), uni(0, 1), pick(1, 8)});
+    c.modeled.hardware_profile = pick(0, 1) ? "rtx4090" : "";
+    c.modeled.context          = pick(1, 32768);
+    c.spec.max_new_tokens      = pick(1, 1024);
+    c.spec.max_prompts         = pick(1, 64);
     return c;
 }
 
@@ -74,42 +80,102 @@ TEST(AppConfigJson, RandomConfigsRoundTrip) {
 }
 
 TEST(AppConfigJson, MissingKeysKeepDefaultsUnknownKeysAndWrongTypesNameTheKey) {
-    ui::AppConfig c = nlohmann::json::parse(R"({"gamma": 7, "tree": {"budget": 20}})").get<ui::AppConfig>();
-    ui::AppConfig expected;
-    expected.gamma       = 7;
-    expected.tree.budget = 20;
-    EXPECT_EQ(c, expected);
-    EXPECT_EQ(error_of(R"({"gama": 7})"), "ui.gama: is not a known key");
-    EXPECT_EQ(error_of(R"({"gamma": "7"})"), "ui.gamma: expected an integer, got \"7\"");
-    EXPECT_EQ(error_of(R"({"gamma": 7.5})"), "ui.gamma: expected an integer, got 7.5");
+    ui::AppConfig c =
+        nlohmann::json::parse(R"({"spec": {"gamma": [7]}, "modeled": {"context": 99}})").get<ui::AppConfig>();
+    ui::AppConfig expected;  // "spec" is SpecConfig's own strict JSON: its missing keys are SpecConfig's defaults
+    expected.modeled.context = 99;
+    EXPECT_EQ(c.modeled, expected.modeled);
+    EXPECT_EQ(c.spec.gamma, (std::vector<int32_t>{7}));
+    EXPECT_EQ(c.spec.levels, std::vector<drafts::DraftSpec>{ui::default_draft()}) << "level 1 is always there";
+    EXPECT_EQ(error_of(R"({"spec": {}, "gama": 7})"), "ui.gama: is not a known key");
+    EXPECT_EQ(error_of(R"({"modeled": {"context": "7"}})"), "ui.modeled.context: expected an integer, got \"7\"");
+    EXPECT_EQ(error_of(R"({"modeled": {"levels": [{"alpha": 0.5, "cc": 1}]}})"),
+              "ui.modeled.levels[0].cc: is not a known key");
+    EXPECT_EQ(error_of(R"({"modeled": {"horizontal": [{"count": true}]}})"),
+              "ui.modeled.horizontal[0].count: expected an integer, got true");
+    EXPECT_EQ(error_of(R"({"preferences": {"tree_prior": "guessed"}})"),
+              "ui.preferences.tree_prior: expected \"assumed\" or \"measured\", got \"guessed\"");
+    EXPECT_NE(error_of(R"({"spec": {"levels": [{"prune": {"ratio": "x"}}]}})").find("ui.spec: "), std::string::npos);
+    EXPECT_EQ(error_of(R"([1, 2])"), "ui: expected a JSON object, got array");
+}
+
+// Settings written before SpecConfig was the app's state: every key of that flat layout still loads, into the
+// SpecConfig field or the modeled assumption it was.
+TEST(AppConfigJson, TheFlatLayoutOfEarlierVersionsStillLoads) {
+    const char* old_settings = R"({
+        "draft": {"kind": "self", "prune": {"ratio": 0.3}, "weight_trunc_bits": 4},
+        "gamma": 5, "p_min": 0.25, "temperature": 0.5, "alpha": 0.7, "cost_ratio": 0.2,
+        "tree": {"mode": "optimal", "branching": [2, 1], "budget": 20, "max_depth": 5, "rank_acceptance": [0.5, 0.2]},
+        "cascade": [{"drafter": "self", "alpha": 0.6, "c": 0.1, "steps": 3},
+                    {"drafter": "maxgram", "alpha": 0.4, "c": 0.0, "steps": 8}],
+        "horizontal": [{"alpha": 0.6, "c": 0.02, "count": 2}],
+        "hardware_profile": "rtx4090", "context": 1024, "measure_tokens": 32, "measure_prompts": 3})";
+    const ui::AppConfig c    = nlohmann::json::parse(old_settings).get<ui::AppConfig>();
+    EXPECT_EQ(c.draft().kind, drafts::DraftKind::self);
+    EXPECT_FLOAT_EQ(c.draft().prune.ratio, 0.3f);
+    EXPECT_EQ(c.draft().weight_trunc_bits, 4);
+    EXPECT_EQ(c.spec.gamma, (std::vector<int32_t>{5, 3, 8}));
+    EXPECT_FLOAT_EQ(c.spec.p_min, 0.25f);
+    EXPECT_FLOAT_EQ(c.spec.sampling.temperature, 0.5f);
+    EXPECT_EQ(c.modeled.levels, (std::vector<ui::LevelAssumption>{{0.7, 0.2}, {0.6, 0.1}, {0.4, 0.0}}));
+    EXPECT_EQ(ui::tree_mode(c), ui::TreeMode::optimal_measured);
+    EXPECT_EQ(c.spec.tree.node_budget, 19) << "the flat layout's budget counted the root";
+    EXPECT_EQ(c.spec.tree.max_depth, 5);
+    EXPECT_EQ(c.spec.tree.branching, (std::vector<int32_t>{2, 1}));
+    EXPECT_EQ(c.spec.tree.prior, (std::vector<double>{0.5, 0.2}));
+    ASSERT_EQ(c.spec.levels.size(), 3u);
+    EXPECT_EQ(c.spec.levels[1].kind, drafts::DraftKind::self);
+    EXPECT_EQ(c.spec.levels[1].exit_layer, 0) << "the editor's self level was the target's first layer";
+    EXPECT_EQ(c.spec.levels[2].kind, drafts::DraftKind::maxgram);
+    EXPECT_EQ(c.modeled.horizontal.size(), 1u);
+    EXPECT_EQ(c.modeled.hardware_profile, "rtx4090");
+    EXPECT_EQ(c.modeled.context, 1024);
+    EXPECT_EQ(c.spec.max_new_tokens, 32);
+    EXPECT_EQ(c.spec.max_prompts, 3);
+    EXPECT_EQ(round_trip(c), c) << "and it is saved in the current layout";
     EXPECT_EQ(error_of(R"({"tree": {"mode": "forest"}})"),
               "ui.tree.mode: expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"forest\"");
     EXPECT_EQ(error_of(R"({"cascade": [{"drafter": "maxgram", "stepz": 3}]})"),
               "ui.cascade[0].stepz: is not a known key");
-    EXPECT_EQ(error_of(R"({"horizontal": [{"count": true}]})"),
-              "ui.horizontal[0].count: expected an integer, got true");
-    EXPECT_NE(error_of(R"({"draft": {"prune": {"ratio": "x"}}})").find("ui.draft: "), std::string::npos);
-    EXPECT_EQ(error_of(R"([1, 2])"), "ui: expected a JSON object, got array");
 }
 
 TEST(AppConfigValidate, ListsEveryProblem) {
     ui::AppConfig c;
-    c.gamma          = 0;
-    c.measure_tokens = 0;
-    try {
-        c.validate();
-        FAIL() << "expected std::invalid_argument";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_STREQ(e.what(),
-                     "ui config: gamma must be in [1, 32], got 0; measure_tokens must be in [1, 1024], got 0");
-    }
+    c.spec.gamma[0]                  = 0;
+    c.spec.max_new_tokens            = 0;
+    c.level1().alpha                 = 1.5;
+    const std::vector<std::string> p = c.problems();
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_NE(p[0].find("gamma[0]"), std::string::npos) << p[0];
+    EXPECT_EQ(p[1], "modeled/levels/0/alpha must be in (0, 1), got 1.5");
+    EXPECT_EQ(p[2], "/max_new_tokens must be in [1, 1024] in the app, got 0");
+    EXPECT_THROW(c.validate(), std::invalid_argument);
 }
 
 TEST(AppConfigSet, MeasureKeys) {
     ui::AppConfig c;
     EXPECT_EQ(ui::set_config_value(c, "measure_tokens", "32"), "");
     EXPECT_EQ(ui::set_config_value(c, "measure_prompts", "3"), "");
-    EXPECT_EQ(c.measure_tokens, 32);
-    EXPECT_EQ(c.measure_prompts, 3);
-    EXPECT_EQ(ui::set_config_value(c, "measure_tokens", "many"), "measure_tokens: expected an integer, got 'many'");
+    EXPECT_EQ(c.spec.max_new_tokens, 32);
+    EXPECT_EQ(c.spec.max_prompts, 3);
+    EXPECT_EQ(ui::set_config_value(c, "measure_tokens", "many").rfind("measure_tokens: /max_new_tokens: ", 0), 0u);
+    EXPECT_EQ(c.spec.max_new_tokens, 32) << "a refused value changes nothing";
+}
+
+TEST(AppConfigSet, ModeledKeysAndTreeShapes) {
+    ui::AppConfig c;
+    EXPECT_EQ(ui::set_config_value(c, "alpha", "0.6"), "");
+    EXPECT_EQ(ui::set_config_value(c, "c", "0.1"), "");
+    EXPECT_EQ(c.level1(), (ui::LevelAssumption{0.6, 0.1}));
+    EXPECT_EQ(ui::set_config_value(c, "cascade", "2"), "");
+    EXPECT_EQ(c.spec.levels.size(), 3u);
+    EXPECT_EQ(c.modeled.levels.size(), 3u);
+    EXPECT_EQ(ui::set_config_value(c, "cascade", "0"), "");
+    for (const char* t : {"chain", "branching", "top_k", "budget", "optimal", "chain_second"}) {
+        EXPECT_EQ(ui::set_config_value(c, "tree", t), "") << t;
+        EXPECT_TRUE(c.problems().empty()) << t << ": " << c.problems().front();
+    }
+    EXPECT_EQ(ui::set_config_value(c, "budget", "12"), "");
+    EXPECT_EQ(c.spec.tree.node_budget, 11);
+    EXPECT_NE(ui::set_config_value(c, "tree", "forest"), "");
 }

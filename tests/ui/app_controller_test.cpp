@@ -10,10 +10,10 @@ using namespace std::chrono_literals;
 
 TEST(AppController, ConfigEditUpdatesModeledImmediately) {
     ui::AppController c;
-    double before     = c.snapshot().modeled.output.ewif;
-    uint64_t rev      = c.revision();
-    ui::AppConfig cfg = c.snapshot().config;
-    cfg.alpha         = 0.95;
+    double before      = c.snapshot().modeled.output.ewif;
+    uint64_t rev       = c.revision();
+    ui::AppConfig cfg  = c.snapshot().config;
+    cfg.level1().alpha = 0.95;
     EXPECT_TRUE(c.handle(ui::ActionSetConfig{cfg}));
     EXPECT_GT(c.snapshot().modeled.output.ewif, before) << "no poll, no frame: the same call";
     EXPECT_GT(c.revision(), rev);
@@ -66,7 +66,7 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
                        const std::function<void(const ui::MeasuredView&)>& partial) {
         int n = ++started;
         ui::MeasuredView v;
-        v.n_generated = req.config.gamma;  // marks which config produced it
+        v.n_generated = req.config.gamma();  // marks which config produced it
         partial(v);
         // The first run waits to be superseded; later ones finish at once.
         while (n == 1) {
@@ -84,7 +84,7 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
     EXPECT_TRUE(c.rerun_pending()) << "a freshly loaded model is measured after the quiet time";
 
     ui::AppConfig cfg = c.snapshot().config;
-    cfg.gamma         = 3;
+    cfg.spec.gamma[0] = 3;
     c.set_config(cfg);
     now += ui::AppController::kDebounce / 2;
     c.poll();
@@ -95,17 +95,17 @@ TEST(AppController, DebouncedMeasuredRunSupersedesStaleOne) {
     ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value(); }))
         << "the partial view streams in";
     EXPECT_FALSE(c.snapshot().measured->complete);
-    EXPECT_EQ(c.snapshot().measured_config->gamma, 3);
+    EXPECT_EQ(c.snapshot().measured_config->gamma(), 3);
 
-    cfg.gamma = 5;
+    cfg.spec.gamma[0] = 5;
     c.set_config(cfg);
-    EXPECT_EQ(c.snapshot().config.gamma, 5) << "the edit applies at once; the stale run keeps going until superseded";
+    EXPECT_EQ(c.snapshot().config.gamma(), 5) << "the edit applies at once; the stale run keeps going until superseded";
     now += ui::AppController::kDebounce * 2;
     ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured && c.snapshot().measured->complete; }));
     ASSERT_TRUE(test::poll_until(c, [&] { return cancelled == 1; })) << "the stale run was cancelled";
     EXPECT_EQ(started, 2);
     EXPECT_EQ(c.snapshot().measured->n_generated, 5) << "only the latest config's result is shown";
-    EXPECT_EQ(c.snapshot().measured_config->gamma, 5);
+    EXPECT_EQ(c.snapshot().measured_config->gamma(), 5);
     EXPECT_EQ(c.snapshot().measured_runs, 1) << "the superseded run never completed";
     EXPECT_EQ(c.snapshot().modeled.alpha_source, "assumed") << "no positions measured by the fake";
     ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
@@ -134,7 +134,7 @@ TEST(AppController, UserCancelIsReportedAndFailureIsAMessage) {
     EXPECT_TRUE(c.snapshot().jobs.empty()) << "a cancelled job leaves the status bar at once";
     ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
     EXPECT_EQ(c.snapshot().messages.back().text,
-              "Measuring " + ui::describe_draft(c.snapshot().config.draft) + ": cancelled");
+              "Measuring " + ui::describe_draft(c.snapshot().config.draft()) + ": cancelled");
     EXPECT_FALSE(c.snapshot().measured.has_value());
 
     fail = true;
@@ -175,7 +175,7 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
     c.set_measurer([&](const ui::AppController::MeasureRequest& req, const CancelToken&, const ProgressFn&,
                        const std::function<void(const ui::MeasuredView&)>&) {
         ++runs;
-        const double c = 1.0 - 0.5 * req.config.draft.prune.ratio;
+        const double c = 1.0 - 0.5 * req.config.draft().prune.ratio;
         return test::measured_with_cost(c, 2.0 - c);
     });
     const ui::ActionRunSweep sweep{ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
@@ -187,6 +187,13 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
 
     c.open_model(test::synthetic_gguf());
     ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    EXPECT_TRUE(c.handle(sweep));  // the default draft is a separate model, which cannot be pruned
+    EXPECT_NE(c.snapshot().messages.back().text.find("cannot run on this configuration"), std::string::npos)
+        << c.snapshot().messages.back().text;
+    EXPECT_EQ(runs, 0);
+    ui::AppConfig self = c.snapshot().config;
+    self.draft()       = drafts::DraftSpec{};
+    c.handle(ui::ActionSetConfig{self});
     EXPECT_TRUE(c.handle(sweep));
     ASSERT_TRUE(test::poll_until(
         c, [&] { return c.snapshot().sweep && c.snapshot().sweep->rows_done == int(c.snapshot().sweep->ys.size()); }));

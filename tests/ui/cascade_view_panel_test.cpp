@@ -24,8 +24,8 @@ TEST(CascadeViewPanel, DrawsLevelsAndSplit) {
     // Like with like: the engine's own (truncate) process beside Thm. 4.3's fixed steps, with the same lengths.
     ASSERT_TRUE(cascade.modeled.output.kmatrix.has_value());
     EXPECT_EQ(cascade.modeled.output.kmatrix->mode, analytic::KMatrixMode::truncate);
-    EXPECT_EQ(cascade.modeled.input.kmatrix->k[0][1], cfg.gamma);
-    EXPECT_EQ(cascade.modeled.input.kmatrix->k[1][2], cfg.cascade[0].steps);
+    EXPECT_EQ(cascade.modeled.input.kmatrix->k[0][1], cfg.gamma());
+    EXPECT_EQ(cascade.modeled.input.kmatrix->k[1][2], cfg.spec.gamma[1]);
     EXPECT_GT(cascade.modeled.output.kmatrix->ewif, 0.0);
     EXPECT_TRUE(cascade.modeled.output.horizontal_ewif.has_value());
     im.begin_frame();

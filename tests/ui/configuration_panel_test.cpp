@@ -10,12 +10,12 @@ TEST(ConfigurationPanel, DrawsWithoutEmittingWhenUntouched) {
     test::HeadlessImGui im;
     ui::ConfigurationPanel panel;
     ui::AppConfig cfg;
-    cfg.gamma             = 7;
-    cfg.alpha             = 0.65;
-    cfg.draft.kind        = drafts::DraftKind::self;
-    cfg.draft.prune.ratio = 0.3f;
-    cfg.tree.mode         = ui::TreeMode::branching;
-    cfg.cascade.push_back({});
+    cfg.spec.gamma[0]       = 7;
+    cfg.level1().alpha      = 0.65;
+    cfg.draft().kind        = drafts::DraftKind::self;
+    cfg.draft().prune.ratio = 0.3f;
+    set_tree_mode(cfg, ui::TreeMode::branching);
+    ASSERT_EQ(ui::set_config_value(cfg, "cascade", "1"), "");
     ui::UiSnapshot snap = test::modeled_snapshot(cfg);
     ui::UiActions actions;
     for (int i = 0; i < 3; ++i)
@@ -38,9 +38,9 @@ TEST(ConfigurationPanel, GammaSliderEmitsSetConfig) {
     ASSERT_FALSE(actions.queue.empty());
     auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue.back());
     ASSERT_NE(set, nullptr);
-    EXPECT_NE(set->config.gamma, snap.config.gamma);
+    EXPECT_NE(set->config.gamma(), snap.config.gamma());
     ui::AppConfig expected = snap.config;
-    expected.gamma         = set->config.gamma;
+    expected.spec.gamma[0] = set->config.gamma();
     EXPECT_EQ(set->config, expected) << "only gamma may change";
 }
 
@@ -48,7 +48,7 @@ TEST(ConfigurationPanel, ShowsProblems) {
     test::HeadlessImGui im;
     ui::ConfigurationPanel panel;
     ui::AppConfig cfg;
-    cfg.gamma           = 0;
+    cfg.spec.gamma[0]   = 0;
     ui::UiSnapshot snap = test::modeled_snapshot(cfg);
     ASSERT_FALSE(snap.config_problems.empty());
     EXPECT_NE(snap.config_problems[0].find("gamma"), std::string::npos);
@@ -60,20 +60,12 @@ TEST(ConfigurationPanel, ShowsProblems) {
 TEST(AppConfig, SetConfigValueParsesAndRejects) {
     ui::AppConfig cfg;
     EXPECT_EQ(ui::set_config_value(cfg, "gamma", "6"), "");
-    EXPECT_EQ(cfg.gamma, 6);
+    EXPECT_EQ(cfg.gamma(), 6);
     EXPECT_EQ(ui::set_config_value(cfg, "branching", "3x2x1"), "");
-    EXPECT_EQ(cfg.tree.branching, (std::vector<int>{3, 2, 1}));
+    EXPECT_EQ(cfg.spec.tree.branching, (std::vector<int>{3, 2, 1}));
     EXPECT_EQ(ui::set_config_value(cfg, "cascade", "2"), "");
-    EXPECT_EQ(cfg.cascade.size(), 2u);
+    EXPECT_EQ(cfg.spec.levels.size(), 3u) << "level 1 and two Max-Gram levels below it";
     EXPECT_NE(ui::set_config_value(cfg, "gamma", "six"), "");
     EXPECT_NE(ui::set_config_value(cfg, "nope", "1"), "");
     EXPECT_NE(ui::set_config_value(cfg, "tree", "forest"), "");
-}
-
-TEST(AppConfig, TreeFromBranching) {
-    EXPECT_EQ(ui::tree_from_branching({}).parent.size(), 1u);
-    auto t = ui::tree_from_branching({3, 2});
-    EXPECT_EQ(t.parent.size(), 1u + 3 + 6);
-    EXPECT_EQ(t.parent[4], 1);  // the first child of the first depth-1 node
-    EXPECT_EQ(ui::tree_from_branching({16, 16, 16, 16}, 100).parent.size(), 100u) << "capped";
 }

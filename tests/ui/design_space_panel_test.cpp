@@ -63,22 +63,24 @@ TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
     auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue[0]);
     ASSERT_NE(set, nullptr) << "clicking a heatmap cell loads its configuration";
     bool gamma_on_axis = false, alpha_on_axis = false;
-    for (double g : snap.sweep->xs) gamma_on_axis |= int(g) == set->config.gamma;
-    for (double a : snap.sweep->ys) alpha_on_axis |= std::abs(a - set->config.alpha) < 1e-12;
+    for (double g : snap.sweep->xs) gamma_on_axis |= int(g) == set->config.gamma();
+    for (double a : snap.sweep->ys) alpha_on_axis |= std::abs(a - set->config.level1().alpha) < 1e-12;
     EXPECT_TRUE(gamma_on_axis && alpha_on_axis);
 }
 
 // A measured sweep runs one measurement per cell (here a fake whose c falls with pruning and truncation), streams
 // rows, records the measured metric and the work γ·c, leaves failing cells empty and stops on cancel.
 TEST(Sweep, MeasuredGridFromRuns) {
+    ui::AppConfig self;  // pruning and truncation derive the draft from the target
+    self.draft() = drafts::DraftSpec{};
     int runs = 0, rows = 0;
     auto measure = [&](const ui::AppConfig& cfg, const CancelToken&) {
         ++runs;
-        if (cfg.draft.weight_trunc_bits == 7 && cfg.draft.prune.ratio > 0.85f) throw std::runtime_error("no room");
-        const double c = 1.0 - 0.5 * cfg.draft.prune.ratio - 0.02 * cfg.draft.weight_trunc_bits;
+        if (cfg.draft().weight_trunc_bits == 7 && cfg.draft().prune.ratio > 0.85f) throw std::runtime_error("no room");
+        const double c = 1.0 - 0.5 * cfg.draft().prune.ratio - 0.02 * cfg.draft().weight_trunc_bits;
         return test::measured_with_cost(c, 1.0 / (0.5 + c));
     };
-    const ui::SweepView s = ui::run_measured_sweep(kBase, ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
+    const ui::SweepView s = ui::run_measured_sweep(self, ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
                                                    ui::SweepMetric::cost_ratio, measure, CancelToken{}, {},
                                                    [&](const ui::SweepView&) { ++rows; });
     EXPECT_EQ(s.source, "measured");
@@ -88,10 +90,10 @@ TEST(Sweep, MeasuredGridFromRuns) {
     EXPECT_NEAR(s.at(5, 4), 1.0 - 0.25 - 0.08, 1e-6);
     EXPECT_LT(s.at(9, 0), s.at(1, 0)) << "c falls as the pruning ratio rises";
     EXPECT_TRUE(std::isnan(s.at(9, 7))) << "a cell whose run failed stays empty";
-    EXPECT_NEAR(s.work[1], kBase.gamma * s.at(1, 0), 1e-9);
+    EXPECT_NEAR(s.work[1], self.gamma() * s.at(1, 0), 1e-9);
     CancelToken cancel;
     cancel.cancel();
-    EXPECT_THROW(ui::run_measured_sweep(kBase, ui::SweepAxis::prune_ratio, ui::SweepAxis::gamma,
+    EXPECT_THROW(ui::run_measured_sweep(self, ui::SweepAxis::prune_ratio, ui::SweepAxis::gamma,
                                         ui::SweepMetric::speedup, measure, cancel, {}),
                  Cancelled);
 }

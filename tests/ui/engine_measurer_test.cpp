@@ -23,16 +23,16 @@ std::string bundled(const char* relative) {
 
 TEST(SpecConfigFromApp, MapsDraftTreeCascadeAndRunSize) {
     ui::AppConfig c;
-    c.draft.kind         = drafts::DraftKind::self;
-    c.draft.exit_layer   = 1;
-    c.gamma              = 6;
-    c.temperature        = 0.5f;
-    c.p_min              = 0.25f;
-    c.measure_tokens     = 24;
-    c.measure_prompts    = 3;
-    engine::SpecConfig s = ui::spec_config_from_app(c, {"prompts.jsonl", "code", {}});
+    c.draft().kind              = drafts::DraftKind::self;
+    c.draft().exit_layer        = 1;
+    c.spec.gamma[0]             = 6;
+    c.spec.sampling.temperature = 0.5f;
+    c.spec.p_min                = 0.25f;
+    c.spec.max_new_tokens       = 24;
+    c.spec.max_prompts          = 3;
+    engine::SpecConfig s        = ui::spec_config_from_app(c, {"prompts.jsonl", "code", {}});
     ASSERT_EQ(s.levels.size(), 1u);
-    EXPECT_EQ(s.levels[0], c.draft);
+    EXPECT_EQ(s.levels[0], c.draft());
     EXPECT_EQ(s.gamma, std::vector<int32_t>{6});
     EXPECT_EQ(s.verification, engine::Verification::chain);
     EXPECT_FLOAT_EQ(s.sampling.temperature, 0.5f);
@@ -44,29 +44,29 @@ TEST(SpecConfigFromApp, MapsDraftTreeCascadeAndRunSize) {
     EXPECT_TRUE(s.baseline);
     EXPECT_EQ(ui::spec_config_from_app(c, {}).prompt, ui::kBuiltinPrompt) << "no dataset: the built-in prompt";
 
-    c.tree.mode      = ui::TreeMode::budget;
-    c.tree.budget    = 12;
-    c.tree.max_depth = 5;
-    s                = ui::spec_config_from_app(c, {});
+    set_tree_mode(c, ui::TreeMode::budget);
+    c.spec.tree.node_budget = 11;
+    c.spec.tree.max_depth   = 5;
+    s                       = ui::spec_config_from_app(c, {});
     EXPECT_EQ(s.verification, engine::Verification::tree);
     EXPECT_EQ(s.tree.kind, engine::TreeKind::sequoia);
-    EXPECT_EQ(s.tree.node_budget, 11) << "the UI's budget counts the root, the engine's does not";
+    EXPECT_EQ(s.tree.node_budget, 11);
     EXPECT_EQ(s.tree.max_depth, 5);
-    EXPECT_EQ(s.tree.prior, c.tree.rank_acceptance);
-    c.tree.mode = ui::TreeMode::optimal_measured;
+    EXPECT_EQ(s.tree.prior, c.spec.tree.prior);
+    set_tree_mode(c, ui::TreeMode::optimal_measured);
     EXPECT_EQ(ui::spec_config_from_app(c, {"", "", {0.7, 0.1}}).tree.prior, (std::vector<double>{0.7, 0.1}))
         << "optimal: the measured acceptance by rank is the prior";
-    c.tree.mode      = ui::TreeMode::branching;
-    c.tree.branching = {3, 2};
-    s                = ui::spec_config_from_app(c, {});
+    set_tree_mode(c, ui::TreeMode::branching);
+    c.spec.tree.branching = {3, 2};
+    s                     = ui::spec_config_from_app(c, {});
     EXPECT_EQ(s.tree.kind, engine::TreeKind::static_shape);
     EXPECT_EQ(s.tree.branching, (std::vector<int32_t>{3, 2}));
 
-    c.cascade     = {{drafts::DraftKind::maxgram, 0.5, 0.0, 10}};
-    c.temperature = 0;  // cascades verify greedily
+    ASSERT_EQ(ui::set_config_value(c, "cascade", "1"), "");  // a Max-Gram level, 10 tokens
+    c.spec.sampling.temperature = 0;                         // cascades verify greedily
     EXPECT_THROW(ui::spec_config_from_app(c, {}), std::invalid_argument) << "a tree takes one draft level";
-    c.tree.mode = ui::TreeMode::chain;
-    s           = ui::spec_config_from_app(c, {});
+    set_tree_mode(c, ui::TreeMode::chain);
+    s = ui::spec_config_from_app(c, {});
     ASSERT_EQ(s.levels.size(), 2u);
     EXPECT_EQ(s.levels[1].kind, drafts::DraftKind::maxgram);
     EXPECT_EQ(s.gamma, (std::vector<int32_t>{6, 10}));
@@ -78,19 +78,23 @@ TEST(SpecConfigFromApp, MapsDraftTreeCascadeAndRunSize) {
     }
     if (!bundled(kBundledMidModel).empty() && !bundled(kBundledDraftModel).empty()) {
         ui::AppConfig family;  // mid-level draft, and a model level under it: the small draft (small -> mid -> target)
-        family.draft.model_path = bundled(kBundledMidModel);
-        family.cascade          = {{drafts::DraftKind::model, 0.7, 0.1, 3}};
-        s                       = ui::spec_config_from_app(family, {});
+        family.draft().model_path = bundled(kBundledMidModel);
+        drafts::DraftSpec below;  // a model level without a path: resolved when measuring
+        below.kind = drafts::DraftKind::model;
+        family.spec.levels.push_back(below);
+        family.spec.gamma.push_back(3);
+        ui::normalize(family);
+        s = ui::spec_config_from_app(family, {});
         ASSERT_EQ(s.levels.size(), 2u);
         EXPECT_EQ(s.levels[0].model_path, bundled(kBundledMidModel));
         EXPECT_EQ(s.levels[1].model_path, bundled(kBundledDraftModel));
-        EXPECT_EQ(s.gamma, (std::vector<int32_t>{family.gamma, 3}));
+        EXPECT_EQ(s.gamma, (std::vector<int32_t>{family.gamma(), 3}));
     }
 
     ui::AppConfig wanda;
-    wanda.draft.kind         = drafts::DraftKind::self;
-    wanda.draft.prune.ratio  = 0.5f;
-    wanda.draft.prune.method = drafts::PruneMethod::wanda;
+    wanda.draft().kind         = drafts::DraftKind::self;
+    wanda.draft().prune.ratio  = 0.5f;
+    wanda.draft().prune.method = drafts::PruneMethod::wanda;
     EXPECT_THROW(ui::spec_config_from_app(wanda, {}), std::invalid_argument) << "Wanda needs calibration text";
     EXPECT_EQ(ui::spec_config_from_app(wanda, {"p.jsonl", "", {}}).levels[0].prune.calibration, "p.jsonl");
 }
@@ -98,16 +102,16 @@ TEST(SpecConfigFromApp, MapsDraftTreeCascadeAndRunSize) {
 TEST(EngineMeasurer, MeasuresASyntheticModelWithTokenIdPrompt) {
     auto model = std::make_shared<const model::Model>(model::Model::load(test::synthetic_gguf()));
     ui::AppController::MeasureRequest req;
-    req.config.draft.kind       = drafts::DraftKind::self;
-    req.config.draft.exit_layer = 0;  // 1 of the 2 layers drafts
-    req.config.gamma            = 3;
-    req.config.measure_tokens   = 16;
-    req.model                   = model;
-    int partials                = 0;
-    double last_progress        = 0;
-    ui::MeasuredView v          = ui::measure_with_engine(
-                 req, {}, [&](double f, const std::string&) { last_progress = f; },
-                 [&](const ui::MeasuredView&) { ++partials; });
+    req.config.draft().kind        = drafts::DraftKind::self;
+    req.config.draft().exit_layer  = 0;  // 1 of the 2 layers drafts
+    req.config.spec.gamma[0]       = 3;
+    req.config.spec.max_new_tokens = 16;
+    req.model                      = model;
+    int partials                   = 0;
+    double last_progress           = 0;
+    ui::MeasuredView v             = ui::measure_with_engine(
+                    req, {}, [&](double f, const std::string&) { last_progress = f; },
+                    [&](const ui::MeasuredView&) { ++partials; });
     EXPECT_NE(v.source.find("no tokenizer"), std::string::npos) << v.source;
     ASSERT_EQ(v.prompts.size(), 1u);
     EXPECT_EQ(v.n_generated, 16);
@@ -132,7 +136,7 @@ TEST(EngineMeasurer, MeasuresASyntheticModelWithTokenIdPrompt) {
     CancelToken cancel;
     cancel.cancel();
     EXPECT_THROW(ui::measure_with_engine(req, cancel, {}, {}), Cancelled);
-    req.config.p_min = 1.0f;
+    req.config.spec.p_min = 1.0f;
     EXPECT_THROW(ui::measure_with_engine(req, {}, {}, {}), std::invalid_argument) << "the engine refuses p_min = 1";
 }
 
@@ -142,10 +146,10 @@ TEST(EngineMeasurer, ControllerStreamsABundledModelRunOverADataset) {
     if (target.empty() || !ds) GTEST_SKIP() << "bundled model or datasets not found";
     ui::AppController c;
     c.set_measurer(ui::measure_with_engine);
-    ui::AppConfig cfg   = c.snapshot().config;  // the default draft: the bundled draft model
-    cfg.gamma           = 4;
-    cfg.measure_tokens  = 24;
-    cfg.measure_prompts = 2;
+    ui::AppConfig cfg       = c.snapshot().config;  // the default draft: the bundled draft model
+    cfg.spec.gamma[0]       = 4;
+    cfg.spec.max_new_tokens = 24;
+    cfg.spec.max_prompts    = 2;
     c.set_config(cfg);
     c.open_model(target);
     c.open_dataset((*ds / "code_completion.jsonl").string());

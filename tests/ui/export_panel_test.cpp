@@ -58,10 +58,11 @@ TEST(PlotFont, ImGuiDefaultFontWithoutAContext) {
 TEST(ExportContent, ManifestConfigIsTheMeasuredConfig) {
     ui::UiSnapshot snap = test::modeled_snapshot();
     ui::AppConfig& cfg  = snap.config;
-    cfg.gamma = 6, cfg.p_min = 0.4f, cfg.temperature = 0.0f;
-    cfg.draft.kind          = drafts::DraftKind::self;
-    cfg.draft.weight_format = drafts::WeightFormat::mxfp4;
-    cfg.cascade             = {{drafts::DraftKind::maxgram, 0.8, 0.01, 3}};
+    cfg.spec.gamma[0] = 6, cfg.spec.p_min = 0.4f, cfg.spec.sampling.temperature = 0.0f;
+    cfg.draft().kind          = drafts::DraftKind::self;
+    cfg.draft().weight_format = drafts::WeightFormat::mxfp4;
+    ASSERT_EQ(ui::set_config_value(cfg, "cascade", "1"), "");
+    cfg.spec.gamma[1] = 3;
     std::vector<std::string> notes;
     engine::SpecConfig s = ui::export_spec_config(snap, notes);
     EXPECT_NO_THROW(s.validate());
@@ -71,17 +72,17 @@ TEST(ExportContent, ManifestConfigIsTheMeasuredConfig) {
     EXPECT_EQ(s.gamma, (std::vector<int32_t>{6, 3}));
     EXPECT_FLOAT_EQ(s.p_min, 0.4f);
     EXPECT_TRUE(notes.empty());
-    cfg.horizontal = {{0.7, 0.01, 2}};
+    cfg.modeled.horizontal = {{0.7, 0.01, 2}};
     ui::export_spec_config(snap, notes);
     ASSERT_EQ(notes.size(), 1u);
     EXPECT_NE(notes[0].find("horizontal split"), std::string::npos);
-    cfg.tree.mode = ui::TreeMode::budget;
+    set_tree_mode(cfg, ui::TreeMode::budget);
     EXPECT_THROW(ui::export_spec_config(snap, notes), std::invalid_argument) << "a tree takes one draft level";
-    cfg.cascade.clear();
-    cfg.tree.budget = 16;
-    s               = ui::export_spec_config(snap, notes);
+    ASSERT_EQ(ui::set_config_value(cfg, "cascade", "0"), "");
+    cfg.spec.tree.node_budget = 15;
+    s                         = ui::export_spec_config(snap, notes);
     EXPECT_EQ(s.verification, engine::Verification::tree);
-    EXPECT_EQ(s.tree.node_budget, 15) << "the editor counts the root";
+    EXPECT_EQ(s.tree.node_budget, 15);
 }
 
 TEST(ExportContent, DocumentsFromASnapshot) {
@@ -147,7 +148,7 @@ TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
     EXPECT_NE(panel.document().text.find(want), std::string::npos) << "the manifest records the digest";
 
     panel.set_format(ui::ExportFormat::vllm);
-    snap.config.p_min = 0.3f;
+    snap.config.spec.p_min = 0.3f;
     test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
     EXPECT_NE(panel.document().text.find("vllm serve"), std::string::npos);
     ASSERT_FALSE(panel.document().notes.empty());

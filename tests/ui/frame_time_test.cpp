@@ -41,8 +41,8 @@ TEST(FrameTime, StaysUnder50msWhileSweepRuns) {
     ui::AppController c;
     ui::Dashboard dash;
     ui::AppConfig cfg = c.snapshot().config;
-    cfg.tree.mode     = ui::TreeMode::budget;  // the heaviest modeled path (Sequoia per cell)
-    cfg.tree.budget   = 64;
+    set_tree_mode(cfg, ui::TreeMode::budget);  // the heaviest modeled path (Sequoia per cell)
+    cfg.spec.tree.node_budget = 63;
     c.set_config(cfg);
     const ui::ActionRunSweep sweep{ui::SweepAxis::tree_budget, ui::SweepAxis::alpha, ui::SweepMetric::tree_speedup};
     std::vector<double> ms;
@@ -77,8 +77,8 @@ TEST(FrameTime, StaysUnder50msWhileEngineMeasures) {
     ui::AppController c;
     c.set_measurer(ui::measure_with_engine);
     ui::Dashboard dash;
-    ui::AppConfig cfg  = c.snapshot().config;
-    cfg.measure_tokens = 24;
+    ui::AppConfig cfg       = c.snapshot().config;
+    cfg.spec.max_new_tokens = 24;
     c.set_config(cfg);
     c.open_model((*res / kBundledTargetModel).string());
     ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));

@@ -20,7 +20,7 @@ TEST(HardwarePanel, ProfilePlacesRooflinePoints) {
     auto profiles = hw::list_profiles(hw::hardware_dir());
     ASSERT_FALSE(profiles.empty());
     ui::AppConfig cfg;
-    cfg.hardware_profile = profiles[0].id;
+    cfg.modeled.hardware_profile = profiles[0].id;
     ui::UiSnapshot snap;
     snap.config        = cfg;
     snap.profiles      = profiles;

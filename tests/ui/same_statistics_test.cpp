@@ -46,10 +46,10 @@ TEST(SameStatistics, CliAppAndSweepAgreeOnEveryCount) {
 
     // The app's default configuration (the bundled draft model), greedy, two prompts of the dataset.
     ui::AppConfig app;
-    app.gamma                     = 4;
-    app.temperature               = 0.0f;
-    app.measure_tokens            = 16;
-    app.measure_prompts           = 2;
+    app.spec.gamma[0]             = 4;
+    app.spec.sampling.temperature = 0.0f;
+    app.spec.max_new_tokens       = 16;
+    app.spec.max_prompts          = 2;
     const engine::SpecConfig cfg  = ui::spec_config_from_app(app, {dataset, "", {}});
     const nlohmann::json cfg_json = cfg;
 

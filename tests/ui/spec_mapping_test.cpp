@@ -1,5 +1,6 @@
-// AppConfig -> SpecConfig -> AppConfig round-trips for every configuration the editor can measure; `--set` takes
-// SpecConfig JSON pointers, its short keys are aliases of them, and the design-space axes vary the same fields.
+// SpecConfig is the app's configuration: any SpecConfig loads into the editor whole and comes back unchanged (only
+// the prompts stay with the opened dataset), through the persisted settings too; `--set` takes SpecConfig JSON
+// pointers, its short keys are aliases of them, and the design-space axes vary the same fields.
 #include "ui/model/spec_mapping.h"
 #include "ui/model/sweep.h"
 
@@ -11,64 +12,99 @@ using namespace speculum;
 
 namespace {
 
-// A configuration the engine can run: one draft recipe, a chain over a cascade or a tree over one level.
-ui::AppConfig random_measurable(std::mt19937& rng) {
-    auto uni  = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+// A valid SpecConfig with what the old editor could not hold too: adaptive γ, lenience, a K-matrix, top-k and
+// chain-with-second-choice trees, sampling beyond the temperature, other recipes for lower levels.
+engine::SpecConfig random_spec(std::mt19937& rng) {
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    ui::AppConfig c;
-    c.draft.kind = drafts::DraftKind(pick(0, 2));
-    if (c.draft.kind == drafts::DraftKind::self) {
-        c.draft.prune.ratio       = float(pick(0, 9)) / 10.0f;
-        c.draft.prune.method      = drafts::PruneMethod(pick(0, 1));
-        c.draft.weight_trunc_bits = pick(0, 7);
-        c.draft.kv_trunc_bits     = pick(0, 7);
-        c.draft.exit_layer        = pick(-1, 3);
-    } else if (c.draft.kind == drafts::DraftKind::model) {
-        c.draft.model_path = "draft" + std::to_string(pick(0, 9)) + ".gguf";
+    engine::SpecConfig s;
+    drafts::DraftSpec l1;
+    l1.kind = drafts::DraftKind(pick(0, 2));
+    if (l1.kind == drafts::DraftKind::self) {
+        l1.prune.ratio       = float(pick(0, 9)) / 10.0f;
+        l1.prune.method      = drafts::PruneMethod(pick(0, 1));
+        l1.weight_trunc_bits = pick(0, 7);
+        l1.kv_trunc_bits     = pick(0, 7);
+        l1.exit_layer        = pick(-1, 3);
+    } else if (l1.kind == drafts::DraftKind::model) {
+        l1.model_path = "draft" + std::to_string(pick(0, 9)) + ".gguf";
     }
-    c.gamma       = pick(1, 16);
-    c.p_min       = float(pick(0, 9)) / 10.0f;
-    c.temperature = float(pick(0, 4)) / 4.0f;
-    c.alpha       = uni(0.1, 0.9);
-    c.cost_ratio  = uni(0, 1);
-    if (pick(0, 1)) {
-        c.tree.mode      = ui::TreeMode(pick(1, 3));
-        c.tree.branching = {pick(1, 4), pick(1, 4)};
-        c.tree.budget    = pick(2, 64);
-        c.tree.max_depth = pick(1, 8);
-    } else {
-        for (int i = pick(0, 2); i > 0; --i)
-            c.cascade.push_back({drafts::DraftKind(pick(0, 2)), uni(0.1, 0.9), uni(0, 1), pick(1, 16)});
-        if (c.draft.kind != drafts::DraftKind::model)  // a model level under a non-model draft: the bundled model
-            for (auto& l : c.cascade)
-                if (l.drafter == drafts::DraftKind::model) l.drafter = drafts::DraftKind::maxgram;
+    s.levels = {l1};
+    s.gamma  = {pick(1, 16)};
+    if (l1.kind != drafts::DraftKind::maxgram && pick(0, 1)) {
+        s.verification     = engine::Verification::tree;
+        s.tree.kind        = engine::TreeKind(pick(0, 3));
+        s.tree.branching   = {pick(1, 4), pick(1, 4)};
+        s.tree.top_k       = pick(1, 4);
+        s.tree.depth       = pick(1, 5);
+        s.tree.node_budget = pick(2, 64);
+        s.tree.max_depth   = pick(1, 8);
+    } else if (l1.kind != drafts::DraftKind::maxgram) {
+        for (int i = pick(0, 2); i > 0; --i) {
+            drafts::DraftSpec d;
+            d.kind       = i == 1 && pick(0, 1) ? drafts::DraftKind::maxgram : drafts::DraftKind::self;
+            d.exit_layer = d.kind == drafts::DraftKind::self ? pick(0, 2) : -1;
+            s.levels.push_back(d);
+            s.gamma.push_back(pick(1, 8));
+        }
+        if (s.levels.size() > 1 && pick(0, 1))
+            s.lenience = std::vector<float>(s.levels.size(), 1.0f), s.lenience[1] = 0.5f;
     }
-    c.measure_tokens  = pick(1, 256);
-    c.measure_prompts = pick(1, 8);
-    return c;
+    s.adaptive_gamma.enabled = pick(0, 1) == 1;
+    s.sampling.temperature   = float(pick(0, 4)) / 4.0f;
+    s.sampling.top_k         = pick(0, 40);
+    s.p_min                  = float(pick(0, 9)) / 10.0f;
+    s.max_new_tokens         = pick(1, 256);
+    s.max_prompts            = pick(1, 8);
+    return s;
 }
 
 }  // namespace
 
-TEST(SpecMapping, EveryMeasurableConfigRoundTripsThroughSpecConfig) {
+TEST(SpecMapping, EverySpecConfigLoadsWholeAndRoundTrips) {
     std::mt19937 rng(77);
+    int valid = 0;
     for (int i = 0; i < 300; ++i) {
-        const ui::AppConfig c      = random_measurable(rng);
-        const engine::SpecConfig s = ui::spec_config_of(c);
-        ui::AppConfig back;  // the modeled assumptions come from here: start from c's own
-        back.alpha      = c.alpha;
-        back.cost_ratio = c.cost_ratio;
-        back.cascade    = c.cascade;
-        back.tree       = c.tree;
-        back.cascade.clear();
-        for (const auto& l : c.cascade) back.cascade.push_back({drafts::DraftKind::self, l.alpha, l.c, 1});
+        const engine::SpecConfig s = random_spec(rng);
+        try {
+            s.validate();
+        } catch (const std::invalid_argument&) {
+            continue;  // a combination the engine refuses (e.g. lenience with adaptive gamma)
+        }
+        ++valid;
+        ui::AppConfig cfg;
         std::vector<std::string> notes;
-        ui::app_config_from_spec(s, back, notes);
+        ui::app_config_from_spec(s, cfg, notes);
         EXPECT_TRUE(notes.empty()) << notes.front();
-        ASSERT_EQ(back, c) << nlohmann::json(c).dump() << "\n" << nlohmann::json(s).dump();
-        // And the SpecConfig survives its own JSON (what a manifest or a sweep row stores).
+        ASSERT_EQ(cfg.spec, s) << nlohmann::json(s).dump();
+        EXPECT_EQ(cfg.modeled.levels.size(), s.levels.size()) << "every level has its modeled assumptions";
+        EXPECT_TRUE(cfg.problems().empty()) << cfg.problems().front();
+        // Through the persisted settings, and through SpecConfig's own JSON (what a manifest or a sweep row stores).
+        ASSERT_EQ(nlohmann::json(cfg).get<ui::AppConfig>(), cfg);
         ASSERT_EQ(nlohmann::json(s).get<engine::SpecConfig>(), s);
+        // A measured run resolves paths and prompts and changes nothing else.
+        engine::SpecConfig run = ui::spec_config_from_app(cfg, {"p.jsonl", "", {}});
+        run.dataset.clear(), run.levels[0].prune.calibration = s.levels[0].prune.calibration;
+        for (size_t l = 0; l < run.levels.size(); ++l) {
+            if (s.levels[l].kind == drafts::DraftKind::model)
+                EXPECT_EQ(run.levels[l].model_path, s.levels[l].model_path);
+            run.levels[l] = s.levels[l];  // and a label naming the model
+        }
+        EXPECT_EQ(run, s);
     }
+    EXPECT_GT(valid, 100);
+}
+
+TEST(SpecMapping, TheSpecsPromptsStayWithTheOpenedDataset) {
+    engine::SpecConfig s = ui::AppConfig{}.spec;
+    s.dataset            = "suite.jsonl";
+    s.task               = "code";
+    ui::AppConfig cfg;
+    std::vector<std::string> notes;
+    ui::app_config_from_spec(s, cfg, notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("suite.jsonl"), std::string::npos);
+    EXPECT_TRUE(cfg.spec.dataset.empty());
+    EXPECT_EQ(cfg, ui::AppConfig{});
 }
 
 TEST(SpecMapping, SetTakesSpecConfigPointersAndShortKeysAreTheirAliases) {
@@ -92,7 +128,8 @@ TEST(SpecMapping, SetTakesSpecConfigPointersAndShortKeysAreTheirAliases) {
         const char* pointer = ui::config_key_pointer(k.key);
         ASSERT_NE(pointer, nullptr) << k.key;
         ui::AppConfig by_key, by_pointer;
-        if (std::string(k.key) != "drafter") by_key.draft.kind = by_pointer.draft.kind = drafts::DraftKind::self;
+        if (std::string(k.key) != "drafter" && std::string(k.key) != "draft_model")
+            by_key.draft().kind = by_pointer.draft().kind = drafts::DraftKind::self;
         ASSERT_EQ(ui::set_config_value(by_key, k.key, k.value), "") << k.key;
         ASSERT_EQ(ui::set_config_value(by_pointer, pointer, k.value), "") << pointer;
         EXPECT_EQ(by_key, by_pointer) << k.key << " = " << pointer;
@@ -104,13 +141,15 @@ TEST(SpecMapping, SetTakesSpecConfigPointersAndShortKeysAreTheirAliases) {
     EXPECT_NE(ui::set_config_value(c, "/levels/0/no_such_field", "1").find("no such field"), std::string::npos);
     EXPECT_NE(ui::set_config_value(c, "/levels/0/prune/ratio", "\"half\"").find("/levels/0/prune/ratio"),
               std::string::npos);
-    EXPECT_NE(ui::set_config_value(c, "/adaptive_gamma/enabled", "true").find("editor cannot hold"), std::string::npos);
+    EXPECT_NE(ui::set_config_value(c, "/gamma/0", "0").find("/gamma/0"), std::string::npos) << "SpecConfig's range";
     EXPECT_EQ(c, ui::AppConfig{}) << "a refused --set changes nothing";
+    EXPECT_EQ(ui::set_config_value(c, "/adaptive_gamma/enabled", "true"), "") << "the app holds every SpecConfig field";
+    EXPECT_TRUE(c.spec.adaptive_gamma.enabled);
 }
 
 TEST(SpecMapping, DesignSpaceAxesVaryTheFieldsTheirPointersName) {
     ui::AppConfig base;
-    base.draft.kind = drafts::DraftKind::self;
+    base.draft().kind = drafts::DraftKind::self;
     for (ui::SweepAxis a : ui::kSweepAxes) {
         const char* pointer = ui::sweep_axis_pointer(a);
         if (!pointer) continue;

@@ -7,11 +7,11 @@ using namespace speculum;
 
 TEST(SpeedupPanel, ModeledFiguresFollowConfig) {
     ui::AppConfig a, b;
-    b.alpha = 0.9;
+    b.level1().alpha = 0.9;
     auto sa = test::modeled_snapshot(a), sb = test::modeled_snapshot(b);
     EXPECT_GT(sb.modeled.output.ewif, sa.modeled.output.ewif) << "higher acceptance, higher modeled speedup";
     EXPECT_EQ(sa.modeled.alpha_source, "assumed");
-    b.cascade.push_back({});
+    ASSERT_EQ(ui::set_config_value(b, "cascade", "1"), "");
     EXPECT_TRUE(test::modeled_snapshot(b).modeled.output.cascade.has_value());
 }
 
@@ -32,8 +32,8 @@ TEST(SpeedupPanel, DrawsModeledMeasuredAndErrorStates) {
     EXPECT_DOUBLE_EQ(snap.modeled.input.c, 0.3);
     EXPECT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     ui::AppConfig bad;
-    bad.alpha = 1.5;
-    snap      = test::modeled_snapshot(bad);
+    bad.level1().alpha = 1.5;
+    snap               = test::modeled_snapshot(bad);
     EXPECT_FALSE(snap.modeled.error.empty());
     EXPECT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     EXPECT_TRUE(actions.queue.empty());

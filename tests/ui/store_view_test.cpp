@@ -173,10 +173,10 @@ TEST(StoreView, PanelClickEmitsRowConfigAndControllerLoadsIt) {
     EXPECT_EQ(load->config["dataset"], "b.jsonl");
 
     EXPECT_TRUE(c.handle(actions.queue[0]));
-    EXPECT_EQ(c.snapshot().config.gamma, 2);
-    EXPECT_EQ(c.snapshot().config.draft.kind, drafts::DraftKind::self);
-    EXPECT_EQ(c.snapshot().config.draft.exit_layer, 3);
-    EXPECT_EQ(c.snapshot().config.measure_tokens, 48);
+    EXPECT_EQ(c.snapshot().config.gamma(), 2);
+    EXPECT_EQ(c.snapshot().config.draft().kind, drafts::DraftKind::self);
+    EXPECT_EQ(c.snapshot().config.draft().exit_layer, 3);
+    EXPECT_EQ(c.snapshot().config.spec.max_new_tokens, 48);
     EXPECT_NE(c.snapshot().messages.back().text.find("dataset b.jsonl"), std::string::npos)
         << "what could not be loaded is said: " << c.snapshot().messages.back().text;
 }
@@ -233,9 +233,9 @@ TEST(StoreView, PredictSweepRowsAreModeled) {
     ui::AppConfig base;
     ui::ResultConfigLoad r = ui::app_config_from_result(v.rows[size_t(g.at(2, 1).best_row)].config, base);
     EXPECT_EQ(r.kind, "predict");
-    EXPECT_EQ(r.config.gamma, 6);
-    EXPECT_NEAR(r.config.alpha, 0.9, kTol);
-    EXPECT_NEAR(r.config.cost_ratio, 0.05, kTol);
+    EXPECT_EQ(r.config.gamma(), 6);
+    EXPECT_NEAR(r.config.level1().alpha, 0.9, kTol);
+    EXPECT_NEAR(r.config.level1().c, 0.05, kTol);
     EXPECT_TRUE(r.not_loaded.empty());
 }
 
@@ -244,10 +244,10 @@ TEST(ResultConfig, MapsWhatTheEditorCanExpressAndListsTheRest) {
     auto p = ui::app_config_from_result(json::parse(R"({"alpha": [0.9, 0.7], "k": 5, "c": 0.03,
         "hardware": {"profile": "rtx4090", "context": 1024}, "kmatrix": {"k": [[0, 2]]}})"),
                                         base);
-    EXPECT_EQ(p.config.gamma, 5);
-    EXPECT_NEAR(p.config.alpha, 0.9, kTol);
-    EXPECT_EQ(p.config.hardware_profile, "rtx4090");
-    EXPECT_EQ(p.config.context, 1024);
+    EXPECT_EQ(p.config.gamma(), 5);
+    EXPECT_NEAR(p.config.level1().alpha, 0.9, kTol);
+    EXPECT_EQ(p.config.modeled.hardware_profile, "rtx4090");
+    EXPECT_EQ(p.config.modeled.context, 1024);
     ASSERT_EQ(p.not_loaded.size(), 2u);  // per-position alpha, kmatrix
 
     auto e = ui::app_config_from_result(json::parse(R"({"levels": [{"kind": "self", "exit_layer": 2,
@@ -255,12 +255,12 @@ TEST(ResultConfig, MapsWhatTheEditorCanExpressAndListsTheRest) {
         "tree": {"kind": "sequoia", "node_budget": 15, "max_depth": 5}, "adaptive_gamma": {"enabled": true}})"),
                                         base);
     EXPECT_EQ(e.kind, "engine");
-    EXPECT_EQ(e.config.gamma, 5);
-    EXPECT_FLOAT_EQ(e.config.draft.prune.ratio, 0.3f);
-    EXPECT_EQ(e.config.tree.mode, ui::TreeMode::budget);
-    EXPECT_EQ(e.config.tree.budget, 16) << "the editor's budget counts the root";
-    ASSERT_EQ(e.not_loaded.size(), 1u);
-    EXPECT_NE(e.not_loaded[0].find("adaptive_gamma"), std::string::npos);
+    EXPECT_EQ(e.config.gamma(), 5);
+    EXPECT_FLOAT_EQ(e.config.draft().prune.ratio, 0.3f);
+    EXPECT_EQ(ui::tree_mode(e.config), ui::TreeMode::budget);
+    EXPECT_EQ(e.config.spec.tree.node_budget, 15);
+    EXPECT_TRUE(e.config.spec.adaptive_gamma.enabled) << "the app holds every SpecConfig field";
+    EXPECT_TRUE(e.not_loaded.empty()) << e.not_loaded.front();
 
     auto bad = ui::app_config_from_result(json::parse(R"({"levels": [{"kind": "nonsense"}]})"), base);
     EXPECT_EQ(bad.config, base) << "a mistyped configuration loads nothing";

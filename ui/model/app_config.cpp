@@ -1,4 +1,4 @@
-// AppConfig checks, tree construction from a branching vector, and short labels.
+// AppConfig: defaults, checks, level bookkeeping, the editor's tree modes, `--set` keys and short labels.
 #include "ui/model/app_config.h"
 
 #include "ui/model/spec_mapping.h"
@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 namespace speculum::ui {
 
@@ -15,6 +16,11 @@ std::string fmt(const char* f, double v) {
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
+
+LevelAssumption assumed_for(drafts::DraftKind k) {
+    if (k == drafts::DraftKind::maxgram) return {0.5, 0.0};  // statistical: no forward pass
+    return {};
+}
 }  // namespace
 
 drafts::DraftSpec default_draft() {
@@ -23,58 +29,118 @@ drafts::DraftSpec default_draft() {
     return d;
 }
 
+engine::SpecConfig default_spec() {
+    engine::SpecConfig s;
+    s.levels           = {default_draft()};
+    s.gamma            = {3};
+    s.tree.node_budget = 15;  // 16 nodes with the root
+    s.tree.max_depth   = 6;
+    s.tree.prior       = {0.6, 0.2, 0.1};
+    s.max_new_tokens   = 48;
+    s.max_prompts      = 2;
+    return s;
+}
+
+void normalize(AppConfig& cfg) {
+    if (cfg.spec.levels.empty()) cfg.spec.levels = {default_draft()};
+    if (cfg.spec.k_matrix.empty()) cfg.spec.gamma.resize(cfg.spec.levels.size(), 4);
+    std::vector<LevelAssumption>& a = cfg.modeled.levels;
+    for (size_t i = a.size(); i < cfg.spec.levels.size(); ++i) a.push_back(assumed_for(cfg.spec.levels[i].kind));
+    a.resize(cfg.spec.levels.size());
+}
+
+void validate_app_spec(const engine::SpecConfig& spec) {
+    engine::SpecConfig s = spec;
+    for (drafts::DraftSpec& d : s.levels)
+        if (d.kind == drafts::DraftKind::model && d.model_path.empty()) d.model_path = "(bundled draft model)";
+    s.validate();
+}
+
 std::vector<std::string> AppConfig::problems() const {
     std::vector<std::string> out;
-    if (gamma < 1 || gamma > 32) out.push_back(fmt("gamma must be in [1, 32], got %g", gamma));
-    if (!(p_min >= 0 && p_min <= 1)) out.push_back(fmt("p_min must be in [0, 1], got %g", p_min));
-    if (!(temperature >= 0 && temperature <= 5))
-        out.push_back(fmt("temperature must be in [0, 5], got %g", temperature));
-    if (!(alpha > 0 && alpha < 1)) out.push_back(fmt("alpha must be in (0, 1), got %g", alpha));
-    if (!(cost_ratio >= 0 && cost_ratio <= 10)) out.push_back(fmt("cost_ratio must be in [0, 10], got %g", cost_ratio));
-    if (!(draft.prune.ratio >= 0 && draft.prune.ratio < 1))
-        out.push_back(fmt("draft.prune.ratio must be in [0, 1), got %g", draft.prune.ratio));
-    if (draft.weight_trunc_bits < 0 || draft.weight_trunc_bits > 7)
-        out.push_back(fmt("draft.weight_trunc_bits must be in [0, 7], got %g", draft.weight_trunc_bits));
-    if (draft.kv_trunc_bits < 0 || draft.kv_trunc_bits > 7)
-        out.push_back(fmt("draft.kv_trunc_bits must be in [0, 7], got %g", draft.kv_trunc_bits));
-    if (!(draft.kv_drop_ratio >= 0 && draft.kv_drop_ratio < 1))
-        out.push_back(fmt("draft.kv_drop_ratio must be in [0, 1), got %g", draft.kv_drop_ratio));
-    if (tree.budget < 1 || tree.budget > 256)
-        out.push_back(fmt("tree.budget must be in [1, 256], got %g", tree.budget));
-    if (tree.max_depth < 1 || tree.max_depth > 32)
-        out.push_back(fmt("tree.max_depth must be in [1, 32], got %g", tree.max_depth));
-    if (tree.branching.empty() && tree.mode == TreeMode::branching) out.push_back("tree.branching must not be empty");
-    for (size_t d = 0; d < tree.branching.size(); ++d)
-        if (tree.branching[d] < 1 || tree.branching[d] > 16)
-            out.push_back("tree.branching[" + std::to_string(d) + "] must be in [1, 16], got " +
-                          std::to_string(tree.branching[d]));
-    double sum = 0;
-    for (double p : tree.rank_acceptance) {
-        if (!(p >= 0 && p <= 1)) out.push_back(fmt("tree.rank_acceptance entries must be in [0, 1], got %g", p));
-        sum += p;
+    try {
+        validate_app_spec(spec);
+    } catch (const std::exception& e) {
+        out.push_back(e.what());
     }
-    if (sum > 1 + 1e-9) out.push_back(fmt("tree.rank_acceptance must sum to at most 1, sums to %g", sum));
-    for (size_t i = 0; i < cascade.size(); ++i) {
-        const auto& l   = cascade[i];
-        std::string key = "cascade[" + std::to_string(i) + "]";
-        if (!(l.alpha > 0 && l.alpha < 1)) out.push_back(key + fmt(".alpha must be in (0, 1), got %g", l.alpha));
-        if (!(l.c >= 0 && l.c <= 10)) out.push_back(key + fmt(".c must be in [0, 10], got %g", l.c));
-        if (l.steps < 1 || l.steps > 32) out.push_back(key + fmt(".steps must be in [1, 32], got %g", l.steps));
+    if (modeled.levels.size() != spec.levels.size())
+        out.push_back("modeled/levels: one assumption per draft level is needed (" +
+                      std::to_string(spec.levels.size()) + "), got " + std::to_string(modeled.levels.size()));
+    for (size_t i = 0; i < modeled.levels.size(); ++i) {
+        const LevelAssumption& l = modeled.levels[i];
+        const std::string key    = "modeled/levels/" + std::to_string(i);
+        if (!(l.alpha > 0 && l.alpha < 1)) out.push_back(key + fmt("/alpha must be in (0, 1), got %g", l.alpha));
+        if (!(l.c >= 0 && l.c <= 10)) out.push_back(key + fmt("/c must be in [0, 10], got %g", l.c));
     }
-    for (size_t i = 0; i < horizontal.size(); ++i) {
-        const auto& s   = horizontal[i];
-        std::string key = "horizontal[" + std::to_string(i) + "]";
-        if (!(s.alpha > 0 && s.alpha < 1)) out.push_back(key + fmt(".alpha must be in (0, 1), got %g", s.alpha));
-        if (!(s.c >= 0 && s.c <= 10)) out.push_back(key + fmt(".c must be in [0, 10], got %g", s.c));
-        if (s.count < 1 || s.count > 32) out.push_back(key + fmt(".count must be in [1, 32], got %g", s.count));
+    for (size_t i = 0; i < modeled.horizontal.size(); ++i) {
+        const auto& s   = modeled.horizontal[i];
+        std::string key = "modeled/horizontal/" + std::to_string(i);
+        if (!(s.alpha > 0 && s.alpha < 1)) out.push_back(key + fmt("/alpha must be in (0, 1), got %g", s.alpha));
+        if (!(s.c >= 0 && s.c <= 10)) out.push_back(key + fmt("/c must be in [0, 10], got %g", s.c));
+        if (s.count < 1 || s.count > 32) out.push_back(key + fmt("/count must be in [1, 32], got %g", s.count));
     }
-    if (context < 1 || context > (1 << 20)) out.push_back(fmt("context must be in [1, 1048576], got %g", context));
-    if (measure_tokens < 1 || measure_tokens > 1024)
-        out.push_back(fmt("measure_tokens must be in [1, 1024], got %g", measure_tokens));
-    if (measure_prompts < 1 || measure_prompts > 64)
-        out.push_back(fmt("measure_prompts must be in [1, 64], got %g", measure_prompts));
+    if (modeled.context < 1 || modeled.context > (1 << 20))
+        out.push_back(fmt("modeled/context must be in [1, 1048576], got %g", modeled.context));
+    if (spec.max_new_tokens < 1 || spec.max_new_tokens > 1024)
+        out.push_back(fmt("/max_new_tokens must be in [1, 1024] in the app, got %g", spec.max_new_tokens));
+    if (spec.max_prompts < 1 || spec.max_prompts > 64)
+        out.push_back(fmt("/max_prompts must be in [1, 64] in the app, got %g", spec.max_prompts));
     return out;
 }
+
+void AppConfig::validate() const {
+    const std::vector<std::string> p = problems();
+    if (p.empty()) return;
+    std::string all = "ui config: " + p.front();
+    for (size_t i = 1; i < p.size(); ++i) all += "; " + p[i];
+    throw std::invalid_argument(all);
+}
+
+// --- the editor's tree modes ---------------------------------------------------------------------------------
+
+TreeMode tree_mode(const AppConfig& cfg) {
+    const engine::SpecConfig& s = cfg.spec;
+    if (s.verification == engine::Verification::cats) return TreeMode::cats;
+    if (s.verification == engine::Verification::chain) return TreeMode::chain;
+    switch (s.tree.kind) {
+        case engine::TreeKind::static_shape:
+            return TreeMode::branching;
+        case engine::TreeKind::top_k:
+            return TreeMode::top_k;
+        case engine::TreeKind::sequoia:
+            return cfg.prefs.tree_prior_measured ? TreeMode::optimal_measured : TreeMode::budget;
+        case engine::TreeKind::chain_second:
+            return TreeMode::chain_second;
+    }
+    return TreeMode::chain;
+}
+
+void set_tree_mode(AppConfig& cfg, TreeMode m) {
+    engine::SpecConfig& s = cfg.spec;
+    if (m == TreeMode::cats) return;
+    s.verification = m == TreeMode::chain ? engine::Verification::chain : engine::Verification::tree;
+    switch (m) {
+        case TreeMode::branching:
+            s.tree.kind = engine::TreeKind::static_shape;
+            break;
+        case TreeMode::top_k:
+            s.tree.kind = engine::TreeKind::top_k;
+            break;
+        case TreeMode::budget:
+        case TreeMode::optimal_measured:
+            s.tree.kind = engine::TreeKind::sequoia;
+            break;
+        case TreeMode::chain_second:
+            s.tree.kind = engine::TreeKind::chain_second;
+            break;
+        case TreeMode::chain:
+        case TreeMode::cats:
+            break;
+    }
+    cfg.prefs.tree_prior_measured = m == TreeMode::optimal_measured;
+}
+
+// --- `--set` ----------------------------------------------------------------------------------------------------
 
 namespace {
 bool parse_double(const std::string& s, double& out) {
@@ -94,102 +160,76 @@ bool parse_int(const std::string& s, int& out) {
 
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value) {
     if (!key.empty() && key[0] == '/') return set_config_pointer(cfg, key, value);  // the SpecConfig field's own name
+    if (const char* pointer = config_key_pointer(key)) {
+        std::string v = value;
+        if (key == "drafter" || key == "prune_method" || key == "draft_model") v = nlohmann::json(value).dump();
+        const std::string err = set_config_pointer(cfg, pointer, v);
+        return err.empty() ? "" : key + ": " + err;
+    }
     double d = 0;
     int i    = 0;
     auto bad = [&](const char* expected) { return key + ": expected " + expected + ", got '" + value + "'"; };
-    if (key == "profile")
-        cfg.hardware_profile = value;
-    else if (key == "draft_model")
-        cfg.draft.model_path = value;
-    else if (key == "drafter") {
-        if (value == "self")
-            cfg.draft.kind = drafts::DraftKind::self;
-        else if (value == "model")
-            cfg.draft.kind = drafts::DraftKind::model;
-        else if (value == "maxgram")
-            cfg.draft.kind = drafts::DraftKind::maxgram;
-        else
-            return bad("self, model or maxgram");
+    if (key == "profile") {
+        cfg.modeled.hardware_profile = value;
     } else if (key == "tree") {
-        if (value == "chain")
-            cfg.tree.mode = TreeMode::chain;
-        else if (value == "branching")
-            cfg.tree.mode = TreeMode::branching;
-        else if (value == "budget")
-            cfg.tree.mode = TreeMode::budget;
-        else if (value == "optimal")
-            cfg.tree.mode = TreeMode::optimal_measured;
-        else
-            return bad("chain, branching, budget or optimal");
-    } else if (key == "prune_method") {
-        if (value == "magnitude")
-            cfg.draft.prune.method = drafts::PruneMethod::magnitude;
-        else if (value == "wanda")
-            cfg.draft.prune.method = drafts::PruneMethod::wanda;
-        else
-            return bad("magnitude or wanda");
+        static const std::pair<const char*, TreeMode> modes[] = {{"chain", TreeMode::chain},
+                                                                 {"branching", TreeMode::branching},
+                                                                 {"top_k", TreeMode::top_k},
+                                                                 {"budget", TreeMode::budget},
+                                                                 {"optimal", TreeMode::optimal_measured},
+                                                                 {"chain_second", TreeMode::chain_second}};
+        bool found                                            = false;
+        for (const auto& [name, m] : modes)
+            if (value == name) set_tree_mode(cfg, m), found = true;
+        if (!found) return bad("chain, branching, top_k, budget, optimal or chain_second");
     } else if (key == "branching") {
-        std::vector<int> widths;
+        std::vector<int32_t> widths;
         std::stringstream ss(value);
         for (std::string part; std::getline(ss, part, 'x');) {
             if (!parse_int(part, i)) return bad("widths like 3x2x1");
             widths.push_back(i);
         }
         if (widths.empty()) return bad("widths like 3x2x1");
-        cfg.tree.branching = widths;
-    } else if (key == "gamma" || key == "context" || key == "trunc_bits" || key == "kv_trunc_bits" ||
-               key == "exit_layer" || key == "budget" || key == "cascade" || key == "horizontal" ||
-               key == "measure_tokens" || key == "measure_prompts") {
-        if (!parse_int(value, i)) return bad("an integer");
-        if (key == "gamma")
-            cfg.gamma = i;
-        else if (key == "context")
-            cfg.context = i;
-        else if (key == "trunc_bits")
-            cfg.draft.weight_trunc_bits = i;
-        else if (key == "kv_trunc_bits")
-            cfg.draft.kv_trunc_bits = i;
-        else if (key == "exit_layer")
-            cfg.draft.exit_layer = i;
-        else if (key == "budget")
-            cfg.tree.budget = i;
-        else if (key == "measure_tokens")
-            cfg.measure_tokens = i;
-        else if (key == "measure_prompts")
-            cfg.measure_prompts = i;
-        else if (key == "cascade" || key == "horizontal") {
-            if (i < 0 || i > 4) return bad("0..4");
-            if (key == "cascade")
-                cfg.cascade.assign(size_t(i), CascadeLevelConfig{drafts::DraftKind::maxgram, 0.5, 0.0, 10});
-            else {
-                cfg.horizontal.clear();
-                for (int s = 0; s < i; ++s)
-                    cfg.horizontal.push_back({cfg.alpha - 0.1 * s, cfg.cost_ratio / (1 + 4 * s), 2});
-            }
-        }
+        cfg.spec.tree.branching = widths;
     } else if (key == "mxfp4") {
         if (value != "0" && value != "1") return bad("0 or 1");
-        cfg.draft.weight_format = value == "1" ? drafts::WeightFormat::mxfp4 : drafts::WeightFormat::same;
-    } else if (key == "p_min" || key == "temperature" || key == "alpha" || key == "c" || key == "prune" ||
-               key == "kv_drop") {
+        cfg.draft().weight_format = value == "1" ? drafts::WeightFormat::mxfp4 : drafts::WeightFormat::same;
+    } else if (key == "context" || key == "budget" || key == "cascade" || key == "horizontal") {
+        if (!parse_int(value, i)) return bad("an integer");
+        if (key == "context") {
+            cfg.modeled.context = i;
+        } else if (key == "budget") {
+            if (i < 2) return bad("at least 2 (the root and one draft node)");
+            cfg.spec.tree.node_budget = i - 1;  // the key counts the root, the engine does not
+        } else if (i < 0 || i > 4) {
+            return bad("0..4");
+        } else if (key == "cascade") {
+            // Max-Gram reviews nothing, so it is the bottom level; any between are the target's first layer.
+            drafts::DraftSpec self, maxgram;
+            self.exit_layer = 0, self.label = "self: exit@0";
+            maxgram.kind = drafts::DraftKind::maxgram;
+            cfg.spec.levels.resize(1), cfg.spec.gamma.resize(1), cfg.modeled.levels.resize(1);
+            cfg.spec.k_matrix.clear();
+            for (int l = 1; l <= i; ++l) {
+                cfg.spec.levels.push_back(l == i ? maxgram : self);
+                cfg.spec.gamma.push_back(l == i ? 10 : 4);
+            }
+            normalize(cfg);
+        } else {
+            cfg.modeled.horizontal.clear();
+            const LevelAssumption l1 = cfg.level1();
+            for (int s = 0; s < i; ++s) cfg.modeled.horizontal.push_back({l1.alpha - 0.1 * s, l1.c / (1 + 4 * s), 2});
+        }
+    } else if (key == "alpha" || key == "c") {
         if (!parse_double(value, d)) return bad("a number");
-        if (key == "p_min")
-            cfg.p_min = float(d);
-        else if (key == "temperature")
-            cfg.temperature = float(d);
-        else if (key == "alpha")
-            cfg.alpha = d;
-        else if (key == "c")
-            cfg.cost_ratio = d;
-        else if (key == "prune")
-            cfg.draft.prune.ratio = float(d);
-        else
-            cfg.draft.kv_drop_ratio = float(d);
+        (key == "alpha" ? cfg.level1().alpha : cfg.level1().c) = d;
     } else {
         return "unknown setting '" + key + "'";
     }
     return "";
 }
+
+// --- labels -----------------------------------------------------------------------------------------------------
 
 const char* tree_mode_name(TreeMode m) {
     switch (m) {
@@ -197,10 +237,16 @@ const char* tree_mode_name(TreeMode m) {
             return "chain";
         case TreeMode::branching:
             return "branching per depth";
+        case TreeMode::top_k:
+            return "top-k at every depth";
         case TreeMode::budget:
             return "best tree for a node budget";
         case TreeMode::optimal_measured:
             return "optimal for the measured acceptance";
+        case TreeMode::chain_second:
+            return "chain + second choices";
+        case TreeMode::cats:
+            return "CATS (three stages)";
     }
     return "?";
 }
@@ -215,23 +261,6 @@ const char* draft_kind_name(drafts::DraftKind k) {
             return "Max-Gram";
     }
     return "?";
-}
-
-analytic::TokenTree tree_from_branching(const std::vector<int>& branching, int max_nodes) {
-    analytic::TokenTree t;  // root only
-    std::vector<int> level{0};
-    for (int width : branching) {
-        std::vector<int> next;
-        for (int parent : level) {
-            for (int c = 0; c < width; ++c) {
-                if (int(t.parent.size()) >= max_nodes) return t;
-                t.parent.push_back(parent);
-                next.push_back(int(t.parent.size()) - 1);
-            }
-        }
-        level = std::move(next);
-    }
-    return t;
 }
 
 std::string describe_draft(const drafts::DraftSpec& d) {

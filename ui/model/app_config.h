@@ -1,11 +1,18 @@
-// AppConfig: the configuration the user edits in the Configuration panel — the draft recipe (DraftSpec), the
-// decoding knobs (γ, p_min, temperature), the verification tree and the cascade, plus the analytic assumptions
-// (α, c) the live "modeled" panels use until a measured run replaces them. A plain value type; no Qt.
+// AppConfig: what the user edits in the Configuration panel, in three parts:
+//   spec      the engine's own SpecConfig: draft levels, γ, verification tree, sampling, p_min, what a measured
+//             run generates. Its JSON pointers (/levels/0/prune/ratio) are the field names everywhere: `--set`,
+//             sweep axes, stored rows. A stored configuration loads into it whole.
+//   modeled   the analytic assumptions the live "modeled" panels use until a measured run replaces them: each
+//             level's acceptance α and cost ratio c, the horizontal split, the hardware profile and the context.
+//             The engine never reads them.
+//   prefs     editor preferences (where a Sequoia tree takes its prior from).
+// A plain value type; no Qt, no ImGui.
 #pragma once
 
 #include "core/analytic/csdrafting.h"
 #include "core/analytic/trees.h"
 #include "core/drafts/draft_spec.h"
+#include "core/engine/spec_config.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,54 +21,68 @@
 
 namespace speculum::ui {
 
-enum class TreeMode { chain, branching, budget, optimal_measured };  // how the verification tree is chosen
-
-struct TreeConfig {
-    TreeMode mode = TreeMode::chain;
-    std::vector<int> branching{3, 2, 1, 1};              // children per node at each depth (mode branching)
-    int budget    = 16;                                  // nodes counting the root (modes budget / optimal_measured)
-    int max_depth = 6;                                   // draft levels below the root for the Sequoia search
-    std::vector<double> rank_acceptance{0.6, 0.2, 0.1};  // assumed P(rank r accepted | parent accepted), modeled
-    bool operator==(const TreeConfig&) const = default;
+// The assumed figures of one draft level (modeled).
+struct LevelAssumption {
+    double alpha = 0.8;   // acceptance of this level's tokens by the level above, in (0, 1)
+    double c     = 0.05;  // one call of this level ÷ one target call, >= 0
+    bool operator==(const LevelAssumption&) const = default;
 };
 
-// One level of a vertical cascade as the editor shows it: who drafts, and the assumed acceptance and cost.
-struct CascadeLevelConfig {
-    drafts::DraftKind drafter = drafts::DraftKind::self;  // self-draft, separate model or Max-Gram
-    double alpha              = 0.8;                      // assumed acceptance by the level above (modeled)
-    double c                  = 0.05;                     // cost per call / target cost per call (modeled)
-    int steps                 = 4;                        // reviewer: SD steps per parent call; bottom: tokens
-    bool operator==(const CascadeLevelConfig&) const = default;
+struct ModeledAssumptions {
+    std::vector<LevelAssumption> levels{LevelAssumption{}};  // parallel to spec.levels ([0] = level 1)
+    std::vector<analytic::HorizontalSegment> horizontal;     // horizontal split of the draft positions (modeled only)
+    std::string hardware_profile;                            // id of the chosen profile (empty = none: speedup is EWIF)
+    int context                                      = 512;  // tokens in the KV cache for the hardware model
+    bool operator==(const ModeledAssumptions&) const = default;
 };
 
-// The default level-1 draft: the bundled draft model (a separate GGUF whose empty path means "the bundled
-// speculum-draft-f16.gguf"; it shares the bundled target's vocabulary, the target the app opens by default).
+struct Preferences {
+    bool tree_prior_measured = false;  // a Sequoia tree uses the last run's measured acceptance by rank ("optimal")
+    bool operator==(const Preferences&) const = default;
+};
+
+// The app's starting SpecConfig: level 1 = the bundled draft model (a separate GGUF whose empty path means "the
+// bundled speculum-draft-f16.gguf", which shares the bundled target's vocabulary), γ = 3 (the best measured with
+// the bundled family), 48 new tokens for 2 prompts (results within seconds), a Sequoia prior of {0.6, 0.2, 0.1}.
+engine::SpecConfig default_spec();
 drafts::DraftSpec default_draft();
 
 struct AppConfig {
-    drafts::DraftSpec draft = default_draft();  // how the level-1 draft is made
-    int gamma         = 3;  // γ: draft tokens per step (chain length); 3 = the best measured with the bundled family
-    float p_min       = 0.0f;  // stop drafting when the draft's top probability falls below this, in [0, 1]
-    float temperature = 0.0f;  // sampling temperature, 0 = greedy (lossless against greedy decoding)
-    double alpha      = 0.8;   // assumed per-token acceptance for the modeled panels, in (0, 1)
-    double cost_ratio = 0.05;  // assumed c = draft call time / target call time, >= 0
-    TreeConfig tree;
-    std::vector<CascadeLevelConfig> cascade;              // extra levels below level 1 (empty = plain chain)
-    std::vector<analytic::HorizontalSegment> horizontal;  // horizontal split of the draft positions (empty = none)
-    std::string hardware_profile;                         // id of the chosen profile (empty = none: speedup is EWIF)
-    int context         = 512;                            // tokens in the KV cache for the hardware model
-    int measure_tokens  = 48;  // new tokens per prompt in a measured run (small: results within seconds)
-    int measure_prompts = 2;   // prompts of the dataset (task) a measured run decodes
+    engine::SpecConfig spec = default_spec();
+    ModeledAssumptions modeled;
+    Preferences prefs;
     bool operator==(const AppConfig&) const = default;
 
-    // Every problem, one message each naming the field ("gamma must be in [1, 32], got 0"); empty when valid.
+    // Level 1 (spec.levels[0]; the app always keeps one) and its assumptions.
+    drafts::DraftSpec& draft() { return spec.levels.at(0); }
+    const drafts::DraftSpec& draft() const { return spec.levels.at(0); }
+    LevelAssumption& level1() { return modeled.levels.at(0); }
+    const LevelAssumption& level1() const { return modeled.levels.at(0); }
+    int gamma() const { return spec.draft_length(0); }  // tokens level 1 drafts per step
+
+    // Every problem, one message each naming the field by its JSON pointer ("/gamma/0: must be in [1, 64], got 0",
+    // "modeled/levels/0/alpha: ..."); empty when valid.
     std::vector<std::string> problems() const;
-    // Throws std::invalid_argument listing every problem ("ui config: gamma must be ...; ...").
+    // Throws std::invalid_argument listing every problem ("ui config: ...; ...").
     void validate() const;
 };
 
-// JSON for the persisted settings: missing keys keep their defaults; unknown keys and wrong types throw
-// std::invalid_argument naming the key (values are checked by validate(), not here).
+// spec.validate() as the app sees it: a model level with an empty path stands for a bundled draft model, which a
+// measured run resolves (spec_mapping.h). Throws std::invalid_argument naming the field.
+void validate_app_spec(const engine::SpecConfig& spec);
+
+// Gives every spec level its assumptions (new levels: a Max-Gram leaf α 0.5, c 0; a model α 0.8, c 0.05), drops
+// those of removed levels, and keeps one level 1 and one γ per level.
+void normalize(AppConfig& cfg);
+
+// How the editor shows spec.verification and spec.tree, and the change of shape from the editor's combo.
+enum class TreeMode { chain, branching, top_k, budget, optimal_measured, chain_second, cats };
+TreeMode tree_mode(const AppConfig& cfg);
+void set_tree_mode(AppConfig& cfg, TreeMode m);  // cats is not offered (it replaces level 1); ignored
+
+// JSON for the persisted settings: {"spec": SpecConfig, "modeled": {...}, "preferences": {...}}. The flat layout
+// written before SpecConfig was the app's state ({"draft", "gamma", "alpha", "tree": {"mode", ...}, ...}) still
+// loads. Missing keys keep their defaults; unknown keys and wrong types throw std::invalid_argument naming the key.
 void to_json(nlohmann::json& j, const AppConfig& c);
 void from_json(const nlohmann::json& j, AppConfig& c);
 
@@ -69,20 +90,16 @@ void from_json(const nlohmann::json& j, AppConfig& c);
 // JSON pointer, the same name a sweep axis `path` uses (`--set /levels/0/prune/ratio=0.3`; spec_mapping.h). Short
 // keys: gamma, p_min, temperature, drafter (self|model|maxgram), draft_model (path), prune, prune_method,
 // trunc_bits, kv_trunc_bits, kv_drop, exit_layer, measure_tokens, measure_prompts (aliases of SpecConfig pointers,
-// config_key_pointer), and the editor's own: alpha, c, context, profile, mxfp4, tree
-// (chain|branching|budget|optimal), budget, branching (e.g. 3x2x1), cascade (number of Max-Gram levels below level
-// 1), horizontal (number of segments). Returns an error message naming the key, or "" on success.
+// config_key_pointer), mxfp4 (0|1), tree (chain|branching|top_k|budget|optimal|chain_second), budget (tree nodes
+// counting the root), branching (e.g. 3x2x1), cascade (levels below level 1: a Max-Gram leaf under any number of
+// target-first-layer self-drafts), and the modeled
+// assumptions alpha, c, context, profile, horizontal (number of segments). Returns an error naming the key, or "".
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value);
 
 const char* tree_mode_name(TreeMode m);
 const char* draft_kind_name(drafts::DraftKind k);
 
-// A tree with `branching[d]` children under every node of depth d (root = depth 0), in parent-array form.
-// Capped at `max_nodes` nodes (breadth-first) so a careless editor cannot build millions of nodes.
-analytic::TokenTree tree_from_branching(const std::vector<int>& branching, int max_nodes = 512);
-
-// Short description of the draft recipe for labels (the DraftSpec's own describe() lives with its JSON on the
-// drafts branch; this covers the fields the UI edits).
+// Short description of the draft recipe for labels.
 std::string describe_draft(const drafts::DraftSpec& d);
 
 }  // namespace speculum::ui

@@ -1,5 +1,6 @@
-// AppConfig JSON: the settings the app persists between runs. Missing keys keep their defaults (older files load);
-// unknown keys and wrong types are errors naming the key ("ui.tree.budget: expected an integer, got \"x\"").
+// AppConfig JSON: the settings the app persists between runs, {"spec", "modeled", "preferences"}, and the flat
+// layout older versions wrote. Missing keys keep their defaults; unknown keys and wrong types are errors naming the
+// key ("ui.modeled.context: expected an integer, got \"x\"").
 #include "ui/model/app_config.h"
 
 #include <stdexcept>
@@ -47,18 +48,39 @@ void read_list(const nlohmann::json& v, const std::string& where, std::vector<T>
     for (size_t i = 0; i < v.size(); ++i) read(v[i], where + "[" + std::to_string(i) + "]", out[i]);
 }
 
-const char* tree_mode_key(TreeMode m) {
-    switch (m) {
-        case TreeMode::chain:
-            return "chain";
-        case TreeMode::branching:
-            return "branching";
-        case TreeMode::budget:
-            return "budget";
-        case TreeMode::optimal_measured:
-            return "optimal";
+// --- the flat layout written before SpecConfig was the app's state (still loaded) ------------------------------
+
+void read_legacy_tree(const nlohmann::json& j, const std::string& w, AppConfig& c) {
+    require_object(j, w);
+    for (const auto& [key, v] : j.items()) {
+        const std::string f = w + "." + key;
+        if (key == "mode") {
+            std::string s;
+            read(v, f, s);
+            if (s == "chain")
+                set_tree_mode(c, TreeMode::chain);
+            else if (s == "branching")
+                set_tree_mode(c, TreeMode::branching);
+            else if (s == "budget")
+                set_tree_mode(c, TreeMode::budget);
+            else if (s == "optimal")
+                set_tree_mode(c, TreeMode::optimal_measured);
+            else
+                bad(f, "expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"" + s + "\"");
+        } else if (key == "branching") {
+            read_list(v, f, c.spec.tree.branching);
+        } else if (key == "budget") {
+            int budget = 0;
+            read(v, f, budget);
+            c.spec.tree.node_budget = budget - 1;  // the flat layout counted the root
+        } else if (key == "max_depth") {
+            read(v, f, c.spec.tree.max_depth);
+        } else if (key == "rank_acceptance") {
+            read_list(v, f, c.spec.tree.prior);
+        } else {
+            bad(f, "is not a known key");
+        }
     }
-    return "chain";
 }
 
 drafts::DraftKind parse_kind(const nlohmann::json& v, const std::string& where) {
@@ -69,57 +91,161 @@ drafts::DraftKind parse_kind(const nlohmann::json& v, const std::string& where) 
     bad(where, "expected \"self\", \"model\" or \"maxgram\", got \"" + s + "\"");
 }
 
-void read_tree(const nlohmann::json& j, const std::string& w, TreeConfig& t) {
+void read_segments(const nlohmann::json& v, const std::string& f, std::vector<analytic::HorizontalSegment>& out) {
+    if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
+    if (v.size() > 64) bad(f, "more than 64 entries");
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+        const std::string fi = f + "[" + std::to_string(i) + "]";
+        require_object(v[i], fi);
+        analytic::HorizontalSegment s;
+        for (const auto& [k, x] : v[i].items()) {
+            const std::string fk = fi + "." + k;
+            if (k == "alpha")
+                read(x, fk, s.alpha);
+            else if (k == "c")
+                read(x, fk, s.c);
+            else if (k == "count")
+                read(x, fk, s.count);
+            else
+                bad(fk, "is not a known key");
+        }
+        out.push_back(s);
+    }
+}
+
+// Cascade levels below level 1 in the flat layout: {drafter, alpha, c, steps}. A self level was the target's
+// first layer and a model level level 1's model (its path resolved when measuring), as the editor made them.
+void read_legacy_cascade(const nlohmann::json& v, const std::string& f, AppConfig& c) {
+    if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
+    if (v.size() > 7) bad(f, "more than 7 levels below level 1");
+    c.spec.levels.resize(1), c.spec.gamma.resize(1), c.modeled.levels.resize(1);
+    for (size_t i = 0; i < v.size(); ++i) {
+        const std::string fi = f + "[" + std::to_string(i) + "]";
+        require_object(v[i], fi);
+        drafts::DraftSpec d;
+        LevelAssumption a;
+        int steps = 4;
+        for (const auto& [k, x] : v[i].items()) {
+            const std::string fk = fi + "." + k;
+            if (k == "drafter")
+                d.kind = parse_kind(x, fk);
+            else if (k == "alpha")
+                read(x, fk, a.alpha);
+            else if (k == "c")
+                read(x, fk, a.c);
+            else if (k == "steps")
+                read(x, fk, steps);
+            else
+                bad(fk, "is not a known key");
+        }
+        if (d.kind == drafts::DraftKind::self) d.exit_layer = 0, d.label = "self: exit@0";
+        c.spec.levels.push_back(d), c.spec.gamma.push_back(steps), c.modeled.levels.push_back(a);
+    }
+}
+
+void from_legacy_json(const nlohmann::json& j, const std::string& w, AppConfig& c) {
+    nlohmann::json cascade;  // read after level 1 and its γ, which it keeps
+    for (const auto& [key, v] : j.items()) {
+        const std::string f = w + "." + key;
+        if (key == "draft") {
+            try {
+                c.draft() = v.get<drafts::DraftSpec>();
+            } catch (const std::exception& e) {
+                bad(f, e.what());
+            }
+        } else if (key == "gamma")
+            read(v, f, c.spec.gamma.at(0));
+        else if (key == "p_min")
+            read(v, f, c.spec.p_min);
+        else if (key == "temperature")
+            read(v, f, c.spec.sampling.temperature);
+        else if (key == "alpha")
+            read(v, f, c.level1().alpha);
+        else if (key == "cost_ratio")
+            read(v, f, c.level1().c);
+        else if (key == "tree")
+            read_legacy_tree(v, f, c);
+        else if (key == "cascade")
+            cascade = v;
+        else if (key == "horizontal")
+            read_segments(v, f, c.modeled.horizontal);
+        else if (key == "hardware_profile")
+            read(v, f, c.modeled.hardware_profile);
+        else if (key == "context")
+            read(v, f, c.modeled.context);
+        else if (key == "measure_tokens")
+            read(v, f, c.spec.max_new_tokens);
+        else if (key == "measure_prompts")
+            read(v, f, c.spec.max_prompts);
+        else
+            bad(f, "is not a known key");
+    }
+    if (!cascade.is_null()) read_legacy_cascade(cascade, w + ".cascade", c);
+}
+
+// --- the current layout ---------------------------------------------------------------------------------------
+
+void read_modeled(const nlohmann::json& j, const std::string& w, ModeledAssumptions& m) {
     require_object(j, w);
     for (const auto& [key, v] : j.items()) {
         const std::string f = w + "." + key;
-        if (key == "mode") {
-            std::string s;
-            read(v, f, s);
-            bool found = false;
-            for (auto m : {TreeMode::chain, TreeMode::branching, TreeMode::budget, TreeMode::optimal_measured})
-                if (s == tree_mode_key(m)) t.mode = m, found = true;
-            if (!found) bad(f, "expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"" + s + "\"");
-        } else if (key == "branching")
-            read_list(v, f, t.branching);
-        else if (key == "budget")
-            read(v, f, t.budget);
-        else if (key == "max_depth")
-            read(v, f, t.max_depth);
-        else if (key == "rank_acceptance")
-            read_list(v, f, t.rank_acceptance);
+        if (key == "levels") {
+            if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
+            if (v.size() > 8) bad(f, "more than 8 levels");
+            m.levels.clear();
+            for (size_t i = 0; i < v.size(); ++i) {
+                const std::string fi = f + "[" + std::to_string(i) + "]";
+                require_object(v[i], fi);
+                LevelAssumption a;
+                for (const auto& [k, x] : v[i].items()) {
+                    if (k == "alpha")
+                        read(x, fi + ".alpha", a.alpha);
+                    else if (k == "c")
+                        read(x, fi + ".c", a.c);
+                    else
+                        bad(fi + "." + k, "is not a known key");
+                }
+                m.levels.push_back(a);
+            }
+        } else if (key == "horizontal")
+            read_segments(v, f, m.horizontal);
+        else if (key == "hardware_profile")
+            read(v, f, m.hardware_profile);
+        else if (key == "context")
+            read(v, f, m.context);
         else
             bad(f, "is not a known key");
+    }
+}
+
+void read_preferences(const nlohmann::json& j, const std::string& w, Preferences& p) {
+    require_object(j, w);
+    for (const auto& [key, v] : j.items()) {
+        const std::string f = w + "." + key;
+        if (key != "tree_prior") bad(f, "is not a known key");
+        std::string s;
+        read(v, f, s);
+        if (s != "assumed" && s != "measured") bad(f, "expected \"assumed\" or \"measured\", got \"" + s + "\"");
+        p.tree_prior_measured = s == "measured";
     }
 }
 
 }  // namespace
 
 void to_json(nlohmann::json& j, const AppConfig& c) {
-    nlohmann::json cascade = nlohmann::json::array(), horizontal = nlohmann::json::array();
-    for (const auto& l : c.cascade)
-        cascade.push_back(
-            {{"drafter", drafts::to_string(l.drafter)}, {"alpha", l.alpha}, {"c", l.c}, {"steps", l.steps}});
-    for (const auto& s : c.horizontal) horizontal.push_back({{"alpha", s.alpha}, {"c", s.c}, {"count", s.count}});
+    nlohmann::json levels = nlohmann::json::array(), horizontal = nlohmann::json::array();
+    for (const auto& l : c.modeled.levels) levels.push_back({{"alpha", l.alpha}, {"c", l.c}});
+    for (const auto& s : c.modeled.horizontal)
+        horizontal.push_back({{"alpha", s.alpha}, {"c", s.c}, {"count", s.count}});
     j = nlohmann::json{
-        {"draft", c.draft},
-        {"gamma", c.gamma},
-        {"p_min", c.p_min},
-        {"temperature", c.temperature},
-        {"alpha", c.alpha},
-        {"cost_ratio", c.cost_ratio},
-        {"tree",
-         {{"mode", tree_mode_key(c.tree.mode)},
-          {"branching", c.tree.branching},
-          {"budget", c.tree.budget},
-          {"max_depth", c.tree.max_depth},
-          {"rank_acceptance", c.tree.rank_acceptance}}},
-        {"cascade", cascade},
-        {"horizontal", horizontal},
-        {"hardware_profile", c.hardware_profile},
-        {"context", c.context},
-        {"measure_tokens", c.measure_tokens},
-        {"measure_prompts", c.measure_prompts},
+        {"spec", c.spec},
+        {"modeled",
+         {{"levels", levels},
+          {"horizontal", horizontal},
+          {"hardware_profile", c.modeled.hardware_profile},
+          {"context", c.modeled.context}}},
+        {"preferences", {{"tree_prior", c.prefs.tree_prior_measured ? "measured" : "assumed"}}},
     };
 }
 
@@ -127,78 +253,27 @@ void from_json(const nlohmann::json& j, AppConfig& out) {
     const std::string w = "ui";
     require_object(j, w);
     AppConfig c;
-    for (const auto& [key, v] : j.items()) {
-        const std::string f = w + "." + key;
-        if (key == "draft") {
-            try {
-                c.draft = v.get<drafts::DraftSpec>();
-            } catch (const std::exception& e) {
-                bad(f, e.what());
-            }
-        } else if (key == "gamma")
-            read(v, f, c.gamma);
-        else if (key == "p_min")
-            read(v, f, c.p_min);
-        else if (key == "temperature")
-            read(v, f, c.temperature);
-        else if (key == "alpha")
-            read(v, f, c.alpha);
-        else if (key == "cost_ratio")
-            read(v, f, c.cost_ratio);
-        else if (key == "tree")
-            read_tree(v, f, c.tree);
-        else if (key == "cascade" || key == "horizontal") {
-            if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
-            if (v.size() > 64) bad(f, "more than 64 entries");
-            if (key == "cascade")
-                c.cascade.clear();
-            else
-                c.horizontal.clear();
-            for (size_t i = 0; i < v.size(); ++i) {
-                const std::string fi = f + "[" + std::to_string(i) + "]";
-                require_object(v[i], fi);
-                CascadeLevelConfig l;
-                analytic::HorizontalSegment s;
-                for (const auto& [k, x] : v[i].items()) {
-                    const std::string fk = fi + "." + k;
-                    if (key == "cascade" && k == "drafter")
-                        l.drafter = parse_kind(x, fk);
-                    else if (k == "alpha")
-                        read(x, fk, key == "cascade" ? l.alpha : s.alpha);
-                    else if (k == "c")
-                        read(x, fk, key == "cascade" ? l.c : s.c);
-                    else if (key == "cascade" && k == "steps")
-                        read(x, fk, l.steps);
-                    else if (key == "horizontal" && k == "count")
-                        read(x, fk, s.count);
-                    else
-                        bad(fk, "is not a known key");
+    if (!j.contains("spec") && !j.contains("modeled") && !j.contains("preferences")) {
+        from_legacy_json(j, w, c);
+    } else {
+        for (const auto& [key, v] : j.items()) {
+            const std::string f = w + "." + key;
+            if (key == "spec") {
+                try {
+                    c.spec = v.get<engine::SpecConfig>();
+                } catch (const std::exception& e) {
+                    bad(f, e.what());
                 }
-                if (key == "cascade")
-                    c.cascade.push_back(l);
-                else
-                    c.horizontal.push_back(s);
-            }
-        } else if (key == "hardware_profile")
-            read(v, f, c.hardware_profile);
-        else if (key == "context")
-            read(v, f, c.context);
-        else if (key == "measure_tokens")
-            read(v, f, c.measure_tokens);
-        else if (key == "measure_prompts")
-            read(v, f, c.measure_prompts);
-        else
-            bad(f, "is not a known key");
+            } else if (key == "modeled")
+                read_modeled(v, f, c.modeled);
+            else if (key == "preferences")
+                read_preferences(v, f, c.prefs);
+            else
+                bad(f, "is not a known key");
+        }
     }
+    normalize(c);
     out = std::move(c);
-}
-
-void AppConfig::validate() const {
-    const std::vector<std::string> p = problems();
-    if (p.empty()) return;
-    std::string all = "ui config: " + p.front();
-    for (size_t i = 1; i < p.size(); ++i) all += "; " + p[i];
-    throw std::invalid_argument(all);
 }
 
 }  // namespace speculum::ui

@@ -113,7 +113,7 @@ void AppController::refresh_modeled() {
     m_snap.config_problems = m_snap.config.problems();
     m_snap.profile_index   = -1;
     for (size_t i = 0; i < m_snap.profiles.size(); ++i)
-        if (m_snap.profiles[i].id == m_snap.config.hardware_profile) m_snap.profile_index = int(i);
+        if (m_snap.profiles[i].id == m_snap.config.modeled.hardware_profile) m_snap.profile_index = int(i);
     const hw::HardwareProfile* hw =
         m_snap.profile_index >= 0 ? &m_snap.profiles[size_t(m_snap.profile_index)] : nullptr;
     const ModelSummary* model = m_snap.model && m_snap.model->hparams ? &*m_snap.model : nullptr;
@@ -234,7 +234,7 @@ void AppController::start_measured() {
     if (m_snap.measured) req.rank_acceptance = m_snap.measured->stats.rank_alpha();
     m_measure_started = true;
     // Submitting to the "measure" slot supersedes the stale run: JobSystem cancels it and drops its messages.
-    submit("measure", "Measuring " + describe_draft(req.config.draft),
+    submit("measure", "Measuring " + describe_draft(req.config.draft()),
            [this, req, measurer = m_measurer](jobs::JobContext& ctx) -> Apply {
                auto partial = [this, &ctx, cfg = req.config](const MeasuredView& v) {
                    ctx.post(Apply([this, v, cfg] {
@@ -269,6 +269,14 @@ void AppController::start_measured_sweep(const ActionRunSweep& a) {
     if (!m_measurer || !m_model) {
         message(MessageLevel::error, std::string("A sweep over ") + sweep_axis_name(a.x) + " and " +
                                          sweep_axis_name(a.y) + " is measured: open a model first (Model and data).");
+        return;
+    }
+    // A cell the engine would refuse (pruning a separate draft model, say) is refused here, once, with the reason.
+    const AppConfig probe =
+        apply_axis(apply_axis(m_snap.config, a.x, sweep_axis_values(a.x).back()), a.y, sweep_axis_values(a.y).back());
+    if (const std::vector<std::string> p = probe.problems(); !p.empty()) {
+        message(MessageLevel::error, std::string("A sweep over ") + sweep_axis_name(a.x) + " and " +
+                                         sweep_axis_name(a.y) + " cannot run on this configuration: " + p.front());
         return;
     }
     const MeasureRequest proto{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};

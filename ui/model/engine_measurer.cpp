@@ -105,7 +105,7 @@ std::string summarize_measured(const MeasuredView& v, const AppConfig& cfg) {
         std::snprintf(buf, sizeof buf, " %.2f", a);
         s += buf;
     }
-    s += ", gamma " + std::to_string(cfg.gamma) + ", " + std::to_string(v.prompts.size()) +
+    s += ", gamma " + std::to_string(cfg.gamma()) + ", " + std::to_string(v.prompts.size()) +
          (v.prompts.size() == 1 ? " prompt, " : " prompts, ") + std::to_string(v.n_generated) + " tokens in " +
          std::to_string(v.n_steps) + " steps, draft " + v.drafter;
     if (v.lossless_checked > 0)

@@ -27,12 +27,12 @@ std::vector<exporting::SpeedupBar> speedup_bars(const UiSnapshot& snap) {
     const auto& o = snap.modeled.output;
     std::vector<exporting::SpeedupBar> b;
     if (snap.modeled.error.empty()) {
-        b.push_back({"chain EWIF (k=" + std::to_string(snap.config.gamma) + ")", o.ewif, false});
+        b.push_back({"chain EWIF (k=" + std::to_string(snap.config.gamma()) + ")", o.ewif, false});
         b.push_back({"best k=" + std::to_string(o.best_k), o.best_ewif, false});
         if (o.kmatrix) b.push_back({"cascade EWIF (truncate, as measured)", o.kmatrix->ewif, false});
         if (o.cascade) b.push_back({"cascade, Thm. 4.3 (fixed steps)", o.cascade->ewif, false});
         if (o.horizontal_ewif) b.push_back({"horizontal", *o.horizontal_ewif, false});
-        if (snap.config.tree.mode != TreeMode::chain) b.push_back({"tree", snap.modeled.tree_speedup, false});
+        if (tree_mode(snap.config) != TreeMode::chain) b.push_back({"tree", snap.modeled.tree_speedup, false});
         if (o.timing && snap.profile_index >= 0)
             b.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     }
@@ -44,10 +44,10 @@ std::vector<exporting::SpeedupBar> speedup_bars(const UiSnapshot& snap) {
 exporting::AcceptanceData acceptance(const UiSnapshot& snap) {
     exporting::AcceptanceData d;
     const auto& a = snap.modeled.input.alpha;
-    for (int i = 0; i < snap.config.gamma; ++i)
-        d.predicted.push_back(a.empty() ? snap.config.alpha : a[std::min(size_t(i), a.size() - 1)]);
+    for (int i = 0; i < snap.config.gamma(); ++i)
+        d.predicted.push_back(a.empty() ? snap.config.level1().alpha : a[std::min(size_t(i), a.size() - 1)]);
     if (snap.measured) d.reached = snap.measured->stats.pos_reached, d.accepted = snap.measured->stats.pos_accepted;
-    d.subtitle = describe_draft(snap.config.draft) + ", gamma " + std::to_string(snap.config.gamma) +
+    d.subtitle = describe_draft(snap.config.draft()) + ", gamma " + std::to_string(snap.config.gamma()) +
                  (snap.measured ? "" : " (modeled only: no measured run)");
     return d;
 }
@@ -146,7 +146,7 @@ engine::SpecConfig export_spec_config(const UiSnapshot& snap, std::vector<std::s
     if (snap.dataset) source.dataset = snap.dataset->path;
     source.task          = snap.task;
     engine::SpecConfig s = spec_config_from_app(snap.config, source);
-    if (!snap.config.horizontal.empty())
+    if (!snap.config.modeled.horizontal.empty())
         notes.push_back(
             "the horizontal split of the draft positions is an analytic what-if in the editor; the "
             "manifest keeps the vertical chain");
@@ -157,7 +157,7 @@ exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::st
                                            std::vector<std::string>& notes) {
     exporting::Manifest m;
     m.generator = "speculum " + snap.build.version;
-    m.name      = describe_draft(snap.config.draft) + ", gamma " + std::to_string(snap.config.gamma);
+    m.name      = describe_draft(snap.config.draft()) + ", gamma " + std::to_string(snap.config.gamma());
     if (snap.model) {
         m.model.path       = std::filesystem::absolute(snap.model->path).lexically_normal().string();
         m.model.name       = snap.model->name;
@@ -239,7 +239,7 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                 break;
             case ExportFormat::svg_speedup:
             case ExportFormat::png_speedup:
-                plot = exporting::speedup_plot(speedup_bars(snap), describe_draft(snap.config.draft));
+                plot = exporting::speedup_plot(speedup_bars(snap), describe_draft(snap.config.draft()));
                 break;
             case ExportFormat::svg_heatmap:
             case ExportFormat::png_heatmap:

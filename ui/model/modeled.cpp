@@ -1,9 +1,9 @@
-// AppConfig -> PredictInput -> predict(), plus the tree, cascade and roofline figures the panels draw (their
-// formulas are core/analytic's: tree_figures, vertical_chain_kmatrix, chain_roofline).
+// AppConfig -> PredictInput (core/engine's predict_input_of, with the hardware and the horizontal split added)
+// -> predict(), plus the tree and roofline figures the panels draw (core/analytic's tree_figures, chain_roofline).
 #include "ui/model/modeled.h"
 
 #include "core/analytic/cost.h"
-#include "core/analytic/kmatrix.h"
+#include "core/engine/predict_mapping.h"
 
 #include <algorithm>
 
@@ -21,66 +21,30 @@ analytic::ModelSpec model_spec_from_summary(const ModelSummary& m) {
     return s;
 }
 
-namespace {
-
-analytic::AcceptanceTable rank_table(const AppConfig& cfg, const MeasuredView* measured) {
-    if (cfg.tree.mode == TreeMode::optimal_measured && measured && !measured->stats.rank_counts.offered.empty())
-        return {measured->stats.rank_alpha()};
-    return {cfg.tree.rank_acceptance};
-}
-
-}  // namespace
-
 ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, const hw::HardwareProfile* hw,
                             const MeasuredView* measured) {
     ModeledView v;
-    auto& in = v.input;
+    // Level 1's figures: the last run's acceptance per position and cost when there is one, else the assumptions.
+    engine::ModelFigures figures;
+    for (const LevelAssumption& l : cfg.modeled.levels) figures.levels.push_back({{l.alpha}, l.c});
+    if (figures.levels.empty()) figures.levels.push_back({});
     if (measured && !measured->stats.pos_reached.empty() && measured->stats.pos_reached[0] > 0) {
-        in.alpha = measured->stats.alpha();
-        while (!in.alpha.empty() && (in.alpha.back() <= 0 || in.alpha.back() >= 1)) in.alpha.pop_back();
-        v.alpha_source = "measured";
+        std::vector<double> alpha = measured->stats.alpha();
+        while (!alpha.empty() && (alpha.back() <= 0 || alpha.back() >= 1)) alpha.pop_back();
+        if (!alpha.empty()) figures.levels[0].alpha = alpha, v.alpha_source = "measured";
     }
-    if (in.alpha.empty() || v.alpha_source == "assumed") {
-        in.alpha       = {cfg.alpha};
-        v.alpha_source = "assumed";
-    }
-    in.k = cfg.gamma;
-    in.c = cfg.cost_ratio;
     if (measured && measured->stats.draft_cost_ratio() > 0) {  // level 1's measured draft pass / target step
-        in.c       = measured->stats.draft_cost_ratio();
-        v.c_source = "measured";
+        figures.levels[0].c = measured->stats.draft_cost_ratio();
+        v.c_source          = "measured";
     }
-    if (!cfg.cascade.empty()) {
-        // Thm. 4.3's process (each level runs `steps` SD steps per call) for the paper's figure, and the engine's own
-        // process (level j drafts `steps` tokens per step for level j - 1, truncate lengths) for the comparison with
-        // what the engine measures: like with like.
-        in.cascade.push_back({{cfg.alpha}, in.c, cfg.gamma});
-        for (const auto& l : cfg.cascade) in.cascade.push_back({{l.alpha}, l.c, l.steps});
-        std::vector<analytic::ChainLevel> chain{{in.alpha.front(), in.c, cfg.gamma, false}};
-        for (const CascadeLevelConfig& l : cfg.cascade)
-            chain.push_back({l.alpha, l.c, l.steps, l.drafter == drafts::DraftKind::maxgram});
-        in.kmatrix = analytic::vertical_chain_kmatrix(chain);
-    }
-    in.horizontal = cfg.horizontal;
-
-    analytic::AcceptanceTable p = rank_table(cfg, measured);
-    switch (cfg.tree.mode) {
-        case TreeMode::chain:
-            break;
-        case TreeMode::branching:
-            in.tree = analytic::TreeInput{p, tree_from_branching(cfg.tree.branching).parent, 0, cfg.tree.max_depth};
-            break;
-        case TreeMode::budget:
-        case TreeMode::optimal_measured:
-            in.tree = analytic::TreeInput{p, {}, cfg.tree.budget, cfg.tree.max_depth};
-            break;
-    }
+    figures.rank_acceptance = cfg.spec.tree.prior;
+    if (cfg.prefs.tree_prior_measured && measured && !measured->stats.rank_counts.offered.empty())
+        figures.rank_acceptance = measured->stats.rank_alpha();
 
     v.target_spec             = model ? model_spec_from_summary(*model) : analytic::ModelSpec{};
     v.target_from_model       = model != nullptr;
     analytic::ModelSpec draft = v.target_spec;
-    draft.params_b            = std::max(1e-6, v.target_spec.params_b * cfg.cost_ratio);  // modeled: c × weights
-    if (hw) in.hardware = analytic::HardwareInput{hw->id, *hw, v.target_spec, draft, cfg.context, 0};
+    draft.params_b = std::max(1e-6, v.target_spec.params_b * cfg.level1().c);  // modeled: c × the target's weights
 
     std::vector<std::string> problems = cfg.problems();
     if (!problems.empty()) {
@@ -88,26 +52,25 @@ ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, con
         return v;
     }
     try {
+        engine::ModeledConfig m    = engine::predict_input_of(cfg.spec, figures);
+        v.not_modeled              = std::move(m.not_modeled);
+        v.input                    = std::move(m.input);
+        analytic::PredictInput& in = v.input;
+        in.horizontal              = cfg.modeled.horizontal;
+        if (hw) in.hardware = analytic::HardwareInput{hw->id, *hw, v.target_spec, draft, cfg.modeled.context, 0};
         analytic::validate(in);
         v.output = analytic::predict(in);
-        if (cfg.tree.mode == TreeMode::chain) {
-            v.tree = analytic::chain_tree(cfg.gamma);
-            p.clear();  // a chain: the rank-0 child at depth d is accepted with α_{d+1}
-            for (double a : in.alpha) p.push_back({a});
-        } else if (cfg.tree.mode == TreeMode::branching) {
-            v.tree.parent = in.tree->parents;
-        } else if (v.output.sequoia) {
-            v.tree = v.output.sequoia->tree;
-        }
-        analytic::TreeFigures tf = analytic::tree_figures(v.tree, p, in.c);
+        v.tree   = m.tree;
+        if (v.tree.parent.size() <= 1 && v.output.sequoia) v.tree = v.output.sequoia->tree;
+        analytic::TreeFigures tf = analytic::tree_figures(v.tree, m.rank_table, in.c);
         v.node_acceptance        = std::move(tf.node_acceptance);
         v.tree_expected_length   = tf.expected_length;
         v.tree_depth             = tf.depth;
         v.tree_speedup           = tf.speedup;
-        std::vector<double> positions(size_t(cfg.gamma), in.alpha.back());
+        std::vector<double> positions(size_t(in.k), in.alpha.back());
         for (size_t i = 0; i < positions.size() && i < in.alpha.size(); ++i) positions[i] = in.alpha[i];
         v.length_distribution = analytic::chain_length_distribution(positions);
-        if (hw) v.roofline = analytic::chain_roofline(*hw, v.target_spec, draft, cfg.gamma, cfg.context);
+        if (hw) v.roofline = analytic::chain_roofline(*hw, v.target_spec, draft, in.k, cfg.modeled.context);
     } catch (const std::exception& e) {
         v.error = e.what();
     }

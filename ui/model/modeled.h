@@ -1,6 +1,7 @@
-// The live analytic view of a configuration: builds a PredictInput from the AppConfig (plus the loaded model's
-// shape and the chosen hardware profile) and evaluates core/analytic's predict() — under a millisecond, so the
-// UI calls it in the same frame a slider moves. Everything here is "modeled", never measured.
+// The live analytic view of a configuration: builds a PredictInput from the AppConfig (core/engine's
+// predict_input_of, plus the loaded model's shape and the chosen hardware profile) and evaluates core/analytic's
+// predict() — under a millisecond, so the UI calls it in the same frame a slider moves. Everything here is "modeled",
+// never measured.
 #pragma once
 
 #include "core/analytic/cost.h"
@@ -22,10 +23,11 @@ struct ModeledView {
     analytic::PredictInput input;
     analytic::PredictOutput output;
     std::string error;  // non-empty when the configuration cannot be evaluated (the message says which field)
-    std::string alpha_source = "assumed";  // "assumed" (config.alpha) or "measured" (from the last run)
-    std::string c_source     = "assumed";  // "assumed" (config.cost_ratio) or "measured" (level 1 of the last run)
+    std::vector<std::string> not_modeled;  // parts of the configuration the analytic models leave out, one per line
+    std::string alpha_source = "assumed";  // "assumed" (modeled.levels[0].alpha) or "measured" (from the last run)
+    std::string c_source     = "assumed";  // "assumed" (modeled.levels[0].c) or "measured" (level 1 of the last run)
 
-    analytic::TokenTree tree;             // the verification tree the config describes (a chain for mode chain)
+    analytic::TokenTree tree;             // the verification tree the config describes (a chain for a chain)
     std::vector<double> node_acceptance;  // P(node on the accepted path), parallel to tree.parent
     double tree_expected_length = 1;      // 1 + Σ node acceptance (root excluded)
     int tree_depth              = 0;

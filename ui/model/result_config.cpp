@@ -29,48 +29,59 @@ void from_predict(const json& j, ResultConfigLoad& out) {
     static const std::set<std::string> grouping = {"task", "dataset", "label"};
     for (const auto& [key, v] : j.items()) {
         if (key == "alpha") {
-            cfg.alpha = first_number(v, "alpha", cfg.alpha, out);
+            cfg.level1().alpha = first_number(v, "alpha", cfg.level1().alpha, out);
         } else if (key == "k" && v.is_number_integer()) {
-            cfg.gamma = v.get<int>();
+            cfg.spec.k_matrix.clear();
+            normalize(cfg);
+            cfg.spec.gamma[0] = v.get<int>();
         } else if (key == "c" && v.is_number()) {
-            cfg.cost_ratio = v.get<double>();
+            cfg.level1().c = v.get<double>();
         } else if (key == "cascade" && v.is_array()) {
-            // The app models a cascade as [level 1 (alpha, c, gamma), then its extra levels] (ui/model/modeled.cpp).
-            cfg.cascade.clear();
-            for (size_t i = 0; i < v.size(); ++i) {
+            // A predict cascade is [level 1 (alpha, c, steps), then the levels below it] (as ui/model/modeled.cpp
+            // builds it); a level below is Max-Gram or, being a model the input does not name, the target's first
+            // layer.
+            drafts::DraftSpec level1 = cfg.draft();
+            cfg.spec.levels          = {level1};
+            cfg.spec.k_matrix.clear();
+            cfg.spec.gamma     = {cfg.gamma() > 0 ? cfg.gamma() : 4};
+            cfg.modeled.levels = {cfg.level1()};
+            for (size_t i = 0; i < v.size() && i < 8; ++i) {
                 const json& l       = v[i];
                 const std::string f = "cascade/" + std::to_string(i);
                 double alpha        = l.contains("alpha") ? first_number(l["alpha"], f + "/alpha", 0.8, out) : 0.8;
                 double c            = l.value("c", 0.05);
                 int steps           = l.value("steps", 4);
                 if (i == 0) {
-                    cfg.alpha = alpha, cfg.cost_ratio = c, cfg.gamma = steps;
+                    cfg.level1() = {alpha, c}, cfg.spec.gamma[0] = steps;
                     continue;
                 }
-                CascadeLevelConfig level;
-                level.drafter = l.value("max_gram", false) ? drafts::DraftKind::maxgram : drafts::DraftKind::self;
-                level.alpha = alpha, level.c = c, level.steps = steps;
-                cfg.cascade.push_back(level);
+                drafts::DraftSpec d;
+                if (l.value("max_gram", false))
+                    d.kind = drafts::DraftKind::maxgram;
+                else
+                    d.exit_layer = 0, d.label = "self: exit@0";
+                cfg.spec.levels.push_back(d), cfg.spec.gamma.push_back(steps), cfg.modeled.levels.push_back({alpha, c});
             }
         } else if (key == "horizontal" && v.is_array()) {
-            cfg.horizontal.clear();
+            cfg.modeled.horizontal.clear();
             for (const json& s : v)
-                cfg.horizontal.push_back({s.value("alpha", 0.8), s.value("c", 0.05), s.value("count", 4)});
+                cfg.modeled.horizontal.push_back({s.value("alpha", 0.8), s.value("c", 0.05), s.value("count", 4)});
         } else if (key == "tree" && v.is_object()) {
             if (v.contains("budget")) {
-                cfg.tree.mode   = TreeMode::budget;
-                cfg.tree.budget = v.value("budget", cfg.tree.budget);
+                set_tree_mode(cfg, TreeMode::budget);
+                cfg.spec.tree.node_budget =
+                    v.value("budget", cfg.spec.tree.node_budget + 1) - 1;  // predict counts the root
             }
-            if (v.contains("max_depth")) cfg.tree.max_depth = v.value("max_depth", cfg.tree.max_depth);
+            if (v.contains("max_depth")) cfg.spec.tree.max_depth = v.value("max_depth", cfg.spec.tree.max_depth);
             if (v.contains("p") && v["p"].is_array() && !v["p"].empty() && v["p"][0].is_number())
-                cfg.tree.rank_acceptance = v["p"].get<std::vector<double>>();
+                cfg.spec.tree.prior = v["p"].get<std::vector<double>>();
             if (v.contains("parents")) note("tree.parents: an explicit tree is not in the tree editor");
         } else if (key == "hardware" && v.is_object()) {
             for (const auto& [hk, hv] : v.items()) {
                 if (hk == "profile" && hv.is_string())
-                    cfg.hardware_profile = hv.get<std::string>();
+                    cfg.modeled.hardware_profile = hv.get<std::string>();
                 else if (hk == "context" && hv.is_number_integer())
-                    cfg.context = hv.get<int>();
+                    cfg.modeled.context = hv.get<int>();
                 else
                     note("hardware/" + hk + ": not in the editor (the profile's own value is used)");
             }
@@ -96,7 +107,7 @@ ResultConfigLoad app_config_from_result(const json& config, const AppConfig& bas
         if (engine_like) {
             out.kind = "engine";
             app_config_from_spec(config.get<engine::SpecConfig>(), out.config, out.not_loaded);
-            out.config.horizontal.clear();  // the row was measured without one (the split is modeled only)
+            out.config.modeled.horizontal.clear();  // the row was measured without one (the split is modeled only)
         } else {
             out.kind = "predict";
             from_predict(config, out);

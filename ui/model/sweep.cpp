@@ -94,23 +94,23 @@ const char* sweep_axis_pointer(SweepAxis a) {
 AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value) {
     switch (a) {
         case SweepAxis::gamma:
-            cfg.gamma = int(std::lround(value));
+            if (!cfg.spec.gamma.empty()) cfg.spec.gamma[0] = int(std::lround(value));
             break;
         case SweepAxis::alpha:
-            cfg.alpha = value;
+            cfg.level1().alpha = value;
             break;
         case SweepAxis::cost_ratio:
-            cfg.cost_ratio = value;
+            cfg.level1().c = value;
             break;
         case SweepAxis::tree_budget:
-            cfg.tree.budget = int(std::lround(value));
-            if (cfg.tree.mode != TreeMode::optimal_measured) cfg.tree.mode = TreeMode::budget;
+            cfg.spec.tree.node_budget = int(std::lround(value)) - 1;  // the axis counts the root
+            if (tree_mode(cfg) != TreeMode::optimal_measured) set_tree_mode(cfg, TreeMode::budget);
             break;
         case SweepAxis::prune_ratio:
-            cfg.draft.prune.ratio = float(value);
+            cfg.draft().prune.ratio = float(value);
             break;
         case SweepAxis::weight_trunc_bits:
-            cfg.draft.weight_trunc_bits = int(std::lround(value));
+            cfg.draft().weight_trunc_bits = int(std::lround(value));
             break;
     }
     return cfg;
@@ -149,12 +149,12 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
                         value = v.tree_speedup;
                         break;
                     case SweepMetric::cost_ratio:
-                        value = cfg.cost_ratio;
+                        value = cfg.level1().c;
                         break;  // an input of the model
                 }
             }
             s.values[iy * s.xs.size() + ix] = value;
-            s.work[iy * s.xs.size() + ix]   = cfg.gamma * cfg.cost_ratio;
+            s.work[iy * s.xs.size() + ix]   = cfg.gamma() * cfg.level1().c;
         }
         s.rows_done = int(iy + 1);
         report(progress, double(iy + 1) / double(s.ys.size()), "row " + std::to_string(iy + 1));
@@ -204,7 +204,7 @@ SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, Sw
                 case SweepMetric::tree_speedup:
                     break;  // analytic quantities: not measured
             }
-            s.work[i] = double(cfg.gamma) * v.stats.draft_cost_ratio();
+            s.work[i] = double(cfg.gamma()) * v.stats.draft_cost_ratio();
         }
         s.rows_done = int(iy + 1);
         if (row_done) row_done(s);

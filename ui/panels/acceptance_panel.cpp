@@ -70,7 +70,7 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
 
     // The analytic expectation per position is the i.i.d. model: every position accepted with the same α — the
     // assumed one, or once measured the pooled measured rate, so the bars show how acceptance depends on position.
-    double iid = snap.config.alpha;
+    double iid = snap.config.level1().alpha;
     if (r) {
         int64_t reached = 0, accepted = 0;
         for (size_t i = 0; i < r->pos_reached.size() && i < r->pos_accepted.size(); ++i)
@@ -81,7 +81,7 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(0.92f, 0.7f, 0.3f, 1), "modeled i.i.d. alpha = %.2f (%s)", iid, r ? "pooled" : "assumed");
     BarSeries pos{{}, {}, {}, "positions"};
-    const size_t n_pos = std::max(size_t(snap.config.gamma), r ? r->pos_reached.size() : size_t(0));
+    const size_t n_pos = std::max(size_t(snap.config.gamma()), r ? r->pos_reached.size() : size_t(0));
     pos.modeled.assign(n_pos, iid);
     if (r) {
         pos.measured = r->alpha();
@@ -103,7 +103,7 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
 
     if (!rank_offered.empty()) {
         ImGui::TextUnformatted("Tree acceptance by sibling rank");
-        BarSeries rank{r->rank_alpha(), {}, snap.config.tree.rank_acceptance, "ranks", 0};
+        BarSeries rank{r->rank_alpha(), {}, snap.config.spec.tree.prior, "ranks", 0};
         for (size_t i = 0; i < rank_offered.size(); ++i)
             rank.whiskers.push_back(wilson_interval(rank_accepted[i], rank_offered[i]));
         bar_chart(rank, h);

@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace speculum::ui {
@@ -25,7 +26,8 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.5f, 0.67f), ImVec2(0.25f, 0.33f), fill)) return;
     const auto& cfg = snap.config;
     const auto& o   = snap.modeled.output;
-    ImGui::Text("%zu draft level%s", cfg.cascade.size() + 1, cfg.cascade.empty() ? "" : "s");
+    const size_t n  = std::min(cfg.spec.levels.size(), cfg.modeled.levels.size());
+    ImGui::Text("%zu draft level%s", n, n == 1 ? "" : "s");
     if (o.kmatrix)
         ImGui::Text(
             "cascade, as the engine runs it (truncate lengths): %.2f tokens per target pass, cost %.2f target "
@@ -44,35 +46,31 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     char l1[96], l2[96];
     level_box(dl, p0, ImVec2(p0.x + w, p0.y + box_h), 0, "target (level 0)", "verifies; c = 1 by definition");
     float y = p0.y + box_h + gap;
-    std::snprintf(l1, sizeof l1, "level 1: %s", describe_draft(cfg.draft).c_str());
-    std::snprintf(l2, sizeof l2, "c %.3f, alpha %.2f, %s %d", cfg.cost_ratio, cfg.alpha,
-                  cfg.cascade.empty() ? "tokens" : "steps", cfg.gamma);
-    dl->AddLine(ImVec2(p0.x + w / 2, y - gap), ImVec2(p0.x + w / 2, y), IM_COL32(200, 200, 200, 255), 2);
-    level_box(dl, ImVec2(p0.x, y), ImVec2(p0.x + w, y + box_h), 1, l1, l2);
-    for (size_t i = 0; i < cfg.cascade.size(); ++i) {
-        const auto& l = cfg.cascade[i];
-        y += box_h + gap;
-        std::snprintf(l1, sizeof l1, "level %zu: %s", i + 2, draft_kind_name(l.drafter));
-        std::snprintf(l2, sizeof l2, "c %.3f, alpha %.2f, %s %d", l.c, l.alpha,
-                      i + 1 == cfg.cascade.size() ? "tokens" : "steps", l.steps);
+    for (size_t i = 0; i < n; ++i) {
+        const LevelAssumption& a = cfg.modeled.levels[i];
+        std::snprintf(l1, sizeof l1, "level %zu: %s", i + 1, describe_draft(cfg.spec.levels[i]).c_str());
+        std::snprintf(l2, sizeof l2, "c %.3f, alpha %.2f, %s %d", a.c, a.alpha, i + 1 == n ? "tokens" : "steps",
+                      cfg.spec.draft_length(int32_t(i)));
         dl->AddLine(ImVec2(p0.x + w / 2, y - gap), ImVec2(p0.x + w / 2, y), IM_COL32(200, 200, 200, 255), 2);
-        level_box(dl, ImVec2(p0.x, y), ImVec2(p0.x + w, y + box_h), int(i) + 2, l1, l2);
+        level_box(dl, ImVec2(p0.x, y), ImVec2(p0.x + w, y + box_h), int(i) + 1, l1, l2);
+        y += box_h + gap;
     }
+    y -= box_h + gap;
     ImGui::Dummy(ImVec2(w, y + box_h - p0.y + 6));
 
-    if (cfg.horizontal.empty()) {
+    if (cfg.modeled.horizontal.empty()) {
         empty_state(
             "No horizontal split: every draft position comes from level 1. Add segments in Configuration > Cascade.");
     } else {
         ImGui::Text("horizontal split: EWIF %.2f", o.horizontal_ewif.value_or(0.0));
         modeled_tag();
         int total = 0;
-        for (const auto& s : cfg.horizontal) total += s.count;
+        for (const auto& s : cfg.modeled.horizontal) total += s.count;
         ImVec2 q   = ImGui::GetCursorScreenPos();
         float cell = w / float(std::max(1, total));
         int pos    = 0;
-        for (size_t i = 0; i < cfg.horizontal.size(); ++i)
-            for (int k = 0; k < cfg.horizontal[i].count; ++k, ++pos) {
+        for (size_t i = 0; i < cfg.modeled.horizontal.size(); ++i)
+            for (int k = 0; k < cfg.modeled.horizontal[i].count; ++k, ++pos) {
                 ImVec2 a(q.x + cell * float(pos), q.y), b(a.x + cell - 2, q.y + 22);
                 dl->AddRectFilled(a, b, level_color(int(i) + 1, 0.8f), 3);
                 char t[16];
@@ -80,10 +78,10 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
                 dl->AddText(ImVec2(a.x + 3, a.y + 4), IM_COL32_BLACK, t);
             }
         ImGui::Dummy(ImVec2(w, 26));
-        for (size_t i = 0; i < cfg.horizontal.size(); ++i)
+        for (size_t i = 0; i < cfg.modeled.horizontal.size(); ++i)
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(level_color(int(i) + 1)),
-                               "segment %zu: alpha %.2f, c %.3f, %d positions", i + 1, cfg.horizontal[i].alpha,
-                               cfg.horizontal[i].c, cfg.horizontal[i].count);
+                               "segment %zu: alpha %.2f, c %.3f, %d positions", i + 1, cfg.modeled.horizontal[i].alpha,
+                               cfg.modeled.horizontal[i].c, cfg.modeled.horizontal[i].count);
     }
     ImGui::End();
 }

@@ -9,16 +9,33 @@
 
 namespace speculum::ui {
 
-bool edit_tree(TreeConfig& tree) {
-    bool changed        = false;
-    int mode            = int(tree.mode);
-    const char* modes[] = {tree_mode_name(TreeMode::chain), tree_mode_name(TreeMode::branching),
-                           tree_mode_name(TreeMode::budget), tree_mode_name(TreeMode::optimal_measured)};
-    if (ImGui::Combo("tree shape", &mode, modes, IM_ARRAYSIZE(modes))) {
-        tree.mode = TreeMode(mode);
-        changed   = true;
+bool edit_tree(AppConfig& cfg) {
+    engine::TreeConfig& tree = cfg.spec.tree;
+    bool changed             = false;
+    const TreeMode current   = tree_mode(cfg);
+    if (current == TreeMode::cats) {
+        ImGui::TextWrapped(
+            "CATS: the target's first layers draft, a shallow verifier corrects (loaded from a configuration).");
+        if (ImGui::Button("Use a chain instead")) {
+            set_tree_mode(cfg, TreeMode::chain);
+            return true;
+        }
+        return false;
     }
-    if (tree.mode == TreeMode::branching) {
+    constexpr TreeMode kModes[] = {TreeMode::chain,  TreeMode::branching,        TreeMode::top_k,
+                                   TreeMode::budget, TreeMode::optimal_measured, TreeMode::chain_second};
+    const char* names[std::size(kModes)];
+    int mode = 0;
+    for (size_t i = 0; i < std::size(kModes); ++i) {
+        names[i] = tree_mode_name(kModes[i]);
+        if (kModes[i] == current) mode = int(i);
+    }
+    if (ImGui::Combo("tree shape", &mode, names, int(std::size(kModes)))) {
+        set_tree_mode(cfg, kModes[mode]);
+        changed = true;
+    }
+    const TreeMode m = tree_mode(cfg);
+    if (m == TreeMode::branching) {
         ImGui::TextUnformatted("children per node, by depth:");
         for (size_t d = 0; d < tree.branching.size(); ++d) {
             ImGui::PushID(int(d));
@@ -35,87 +52,120 @@ bool edit_tree(TreeConfig& tree) {
             tree.branching.pop_back();
             changed = true;
         }
-    } else if (tree.mode != TreeMode::chain) {
-        changed |= ImGui::SliderInt("node budget", &tree.budget, 1, 128);
+    } else if (m == TreeMode::top_k) {
+        changed |= ImGui::SliderInt("children per node", &tree.top_k, 1, 8);
+        changed |= ImGui::SliderInt("depth", &tree.depth, 1, 12);
+    } else if (m == TreeMode::budget || m == TreeMode::optimal_measured) {
+        changed |= ImGui::SliderInt("draft nodes", &tree.node_budget, 1, 127);
+        help_marker("Draft nodes in the tree, the root (the last accepted token) not counted.");
         changed |= ImGui::SliderInt("max depth", &tree.max_depth, 1, 16);
-        if (tree.mode == TreeMode::optimal_measured)
+        if (m == TreeMode::optimal_measured)
             help_marker(
                 "Sequoia's best tree for the measured acceptance by rank; until a tree run has been "
-                "measured, the assumed rank acceptance below is used.");
+                "measured, the rank acceptance below is used.");
+    } else if (m == TreeMode::chain_second) {
+        ImGui::TextWrapped("The chain of gamma tokens, each with the draft's second choice as an extra leaf.");
     }
-    if (tree.mode != TreeMode::chain) {
-        ImGui::TextUnformatted("assumed acceptance by sibling rank:");
+    if (m != TreeMode::chain) {
+        ImGui::TextUnformatted("acceptance by sibling rank (Sequoia's prior):");
         modeled_tag();
-        for (size_t r = 0; r < tree.rank_acceptance.size(); ++r) {
+        for (size_t r = 0; r < tree.prior.size(); ++r) {
             ImGui::PushID(int(100 + r));
-            float p           = float(tree.rank_acceptance[r]);
+            float p           = float(tree.prior[r]);
             std::string label = "rank " + std::to_string(r);
             if (ImGui::SliderFloat(label.c_str(), &p, 0.0f, 1.0f, "%.2f")) {
-                tree.rank_acceptance[r] = p;
-                changed                 = true;
+                tree.prior[r] = p;
+                changed       = true;
             }
             ImGui::PopID();
         }
-        if (tree.rank_acceptance.size() < 8 && ImGui::Button("+ rank")) {
-            tree.rank_acceptance.push_back(0.0);
+        if (tree.prior.size() < 8 && ImGui::Button("+ rank")) {
+            tree.prior.push_back(0.0);
             changed = true;
         }
         ImGui::SameLine();
-        if (tree.rank_acceptance.size() > 1 && ImGui::Button("- rank")) {
-            tree.rank_acceptance.pop_back();
+        if (tree.prior.size() > 1 && ImGui::Button("- rank")) {
+            tree.prior.pop_back();
             changed = true;
         }
     }
     return changed;
 }
 
+namespace {
+
+// The drafter a cascade level gets when its kind is picked in the editor: the target's first layer (self), a
+// separate model (its path resolved when measuring: the next smaller bundled model, else level 1's), Max-Gram.
+drafts::DraftSpec cascade_level(drafts::DraftKind kind) {
+    drafts::DraftSpec d;
+    d.kind = kind;
+    if (kind == drafts::DraftKind::self) d.exit_layer = 0, d.label = "self: exit@0";
+    return d;
+}
+
+}  // namespace
+
 bool edit_cascade(AppConfig& cfg) {
-    bool changed = false;
-    ImGui::TextDisabled("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", cfg.alpha, cfg.cost_ratio,
-                        cfg.gamma);
-    const char* kinds[] = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
-                           draft_kind_name(drafts::DraftKind::maxgram)};
-    for (size_t i = 0; i < cfg.cascade.size(); ++i) {
-        auto& l = cfg.cascade[i];
+    bool changed              = false;
+    engine::SpecConfig& spec  = cfg.spec;
+    const LevelAssumption& l1 = cfg.level1();
+    ImGui::TextDisabled("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", l1.alpha, l1.c, cfg.gamma());
+    const char* kinds[]         = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
+                                   draft_kind_name(drafts::DraftKind::maxgram)};
+    const bool lengths_editable = spec.k_matrix.empty() && spec.gamma.size() == spec.levels.size();
+    for (size_t i = 1; i < spec.levels.size() && i < cfg.modeled.levels.size(); ++i) {
+        drafts::DraftSpec& d = spec.levels[i];
+        LevelAssumption& a   = cfg.modeled.levels[i];
         ImGui::PushID(int(i));
         ImGui::Separator();
-        ImGui::Text("level %zu drafts for level %zu", i + 2, i + 1);
+        ImGui::Text("level %zu drafts for level %zu", i + 1, i);
         ImGui::SameLine();
         if (ImGui::SmallButton("remove")) {
-            cfg.cascade.erase(cfg.cascade.begin() + long(i));
+            spec.levels.erase(spec.levels.begin() + long(i));
+            if (lengths_editable) spec.gamma.erase(spec.gamma.begin() + long(i));
+            cfg.modeled.levels.erase(cfg.modeled.levels.begin() + long(i));
+            spec.k_matrix.clear();
+            normalize(cfg);
             ImGui::PopID();
             return true;
         }
-        int kind = int(l.drafter);
+        int kind = int(d.kind);
         if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) {
-            l.drafter = drafts::DraftKind(kind);
-            if (l.drafter == drafts::DraftKind::maxgram) l.c = 0.0;  // statistical: no forward pass
+            d = cascade_level(drafts::DraftKind(kind));
+            if (d.kind == drafts::DraftKind::maxgram) a.c = 0.0;  // statistical: no forward pass
             changed = true;
         }
-        float a = float(l.alpha), c = float(l.c);
-        if (ImGui::SliderFloat("alpha", &a, 0.05f, 0.99f, "%.2f")) l.alpha = a, changed = true;
-        if (ImGui::SliderFloat("c", &c, 0.0f, 1.0f, "%.3f")) l.c = c, changed = true;
-        changed |= ImGui::SliderInt("steps", &l.steps, 1, 16);
+        if (!(d == cascade_level(d.kind))) ImGui::TextDisabled("recipe: %s", d.describe().c_str());
+        float al = float(a.alpha), c = float(a.c);
+        if (ImGui::SliderFloat("alpha", &al, 0.05f, 0.99f, "%.2f")) a.alpha = al, changed = true;
+        if (ImGui::SliderFloat("c", &c, 0.0f, 1.0f, "%.3f")) a.c = c, changed = true;
+        if (lengths_editable) changed |= ImGui::SliderInt("steps", &spec.gamma[i], 1, 16);
         ImGui::PopID();
     }
-    if (cfg.cascade.size() < 4 && ImGui::Button("Add level")) {
-        CascadeLevelConfig l;
-        l.drafter = drafts::DraftKind::maxgram;
-        l.alpha   = 0.5;
-        l.c       = 0.0;
-        l.steps   = 10;
-        cfg.cascade.push_back(l);
+    // Max-Gram reviews nothing, so it stays the leaf: with one at the bottom, a new model level goes above it.
+    const bool leaf_maxgram = spec.levels.back().kind == drafts::DraftKind::maxgram;
+    if (spec.levels.size() < 5 && !(leaf_maxgram && spec.levels.size() == 1) && ImGui::Button("Add level")) {
+        const drafts::DraftKind kind = leaf_maxgram ? drafts::DraftKind::model : drafts::DraftKind::maxgram;
+        const long at                = long(spec.levels.size()) - (leaf_maxgram ? 1 : 0);
+        if (!lengths_editable) spec.k_matrix.clear(), spec.gamma.resize(spec.levels.size(), 4);
+        spec.levels.insert(spec.levels.begin() + at, cascade_level(kind));
+        spec.gamma.insert(spec.gamma.begin() + at, kind == drafts::DraftKind::maxgram ? 10 : 4);
+        cfg.modeled.levels.insert(cfg.modeled.levels.begin() + at,
+                                  kind == drafts::DraftKind::maxgram ? LevelAssumption{0.5, 0.0} : LevelAssumption{});
+        normalize(cfg);
         changed = true;
     }
     ImGui::Separator();
     ImGui::TextUnformatted("horizontal split of the draft positions:");
-    for (size_t i = 0; i < cfg.horizontal.size(); ++i) {
-        auto& s = cfg.horizontal[i];
+    modeled_tag();
+    std::vector<analytic::HorizontalSegment>& horizontal = cfg.modeled.horizontal;
+    for (size_t i = 0; i < horizontal.size(); ++i) {
+        auto& s = horizontal[i];
         ImGui::PushID(int(1000 + i));
         ImGui::Text("segment %zu", i + 1);
         ImGui::SameLine();
         if (ImGui::SmallButton("remove")) {
-            cfg.horizontal.erase(cfg.horizontal.begin() + long(i));
+            horizontal.erase(horizontal.begin() + long(i));
             ImGui::PopID();
             return true;
         }
@@ -125,9 +175,9 @@ bool edit_cascade(AppConfig& cfg) {
         changed |= ImGui::SliderInt("positions", &s.count, 1, 16);
         ImGui::PopID();
     }
-    if (cfg.horizontal.size() < 4 && ImGui::Button("Add segment")) {
-        cfg.horizontal.push_back(
-            {cfg.horizontal.empty() ? cfg.alpha : 0.6, cfg.horizontal.empty() ? cfg.cost_ratio : 0.01, 2});
+    if (horizontal.size() < 4 && ImGui::Button("Add segment")) {
+        horizontal.push_back(
+            {horizontal.empty() ? cfg.level1().alpha : 0.6, horizontal.empty() ? cfg.level1().c : 0.01, 2});
         changed = true;
     }
     return changed;

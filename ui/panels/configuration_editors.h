@@ -1,5 +1,6 @@
-// The Configuration panel's two structured editors: the verification tree (mode, branching per depth, node
-// budget, assumed rank acceptance) and the cascade (vertical levels with their drafters, horizontal split).
+// The Configuration panel's two structured editors: the verification tree (shape, branching per depth, top-k,
+// node budget, the rank acceptance Sequoia assumes) and the cascade (draft levels below level 1 with their drafters
+// and assumed figures, the modeled horizontal split).
 // Each edits `cfg` in place and returns true when something changed.
 #pragma once
 
@@ -7,7 +8,7 @@
 
 namespace speculum::ui {
 
-bool edit_tree(TreeConfig& tree);
+bool edit_tree(AppConfig& cfg);
 bool edit_cascade(AppConfig& cfg);
 
 }  // namespace speculum::ui

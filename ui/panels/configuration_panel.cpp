@@ -96,30 +96,40 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     int n_layer   = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
 
-    if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft, n_layer);
-    ImGui::TextDisabled("%s", describe_draft(cfg.draft).c_str());
+    if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft(), n_layer);
+    ImGui::TextDisabled("%s", describe_draft(cfg.draft()).c_str());
 
     if (ImGui::CollapsingHeader("Decoding", ImGuiTreeNodeFlags_DefaultOpen)) {
-        changed |= ImGui::SliderInt("gamma", &cfg.gamma, 1, 16);
-        help_marker("Draft tokens proposed per verification step (chain length).");
-        changed |= ImGui::SliderFloat("p_min", &cfg.p_min, 0.0f, 1.0f, "%.2f");
+        if (cfg.spec.k_matrix.empty() && !cfg.spec.gamma.empty()) {
+            changed |= ImGui::SliderInt("gamma", &cfg.spec.gamma[0], 1, 16);
+            help_marker("Draft tokens proposed per verification step (chain length).");
+        } else {
+            ImGui::TextWrapped("draft lengths: the loaded k-matrix (%d tokens for the target)", cfg.gamma());
+            if (ImGui::SmallButton("Use gamma instead")) {
+                cfg.spec.k_matrix.clear();
+                normalize(cfg);
+                changed = true;
+            }
+        }
+        changed |= ImGui::SliderFloat("p_min", &cfg.spec.p_min, 0.0f, 1.0f, "%.2f");
         help_marker("Stop drafting early when the draft's top probability falls below p_min.");
-        changed |= ImGui::SliderFloat("temperature", &cfg.temperature, 0.0f, 2.0f, "%.2f");
+        changed |= ImGui::SliderFloat("temperature", &cfg.spec.sampling.temperature, 0.0f, 2.0f, "%.2f");
     }
     if (ImGui::CollapsingHeader("Assumptions for the modeled panels", ImGuiTreeNodeFlags_DefaultOpen)) {
-        float alpha = float(cfg.alpha), c = float(cfg.cost_ratio);
-        if (ImGui::SliderFloat("alpha", &alpha, 0.05f, 0.99f, "%.2f")) cfg.alpha = alpha, changed = true;
+        float alpha = float(cfg.level1().alpha), c = float(cfg.level1().c);
+        if (ImGui::SliderFloat("alpha", &alpha, 0.05f, 0.99f, "%.2f")) cfg.level1().alpha = alpha, changed = true;
         help_marker("Assumed probability that the target accepts a draft token. A measured run replaces it.");
-        if (ImGui::SliderFloat("cost ratio c", &c, 0.0f, 1.0f, "%.3f")) cfg.cost_ratio = c, changed = true;
+        if (ImGui::SliderFloat("cost ratio c", &c, 0.0f, 1.0f, "%.3f")) cfg.level1().c = c, changed = true;
         help_marker("Time of one draft call divided by the time of one target call.");
-        changed |= ImGui::SliderInt("context", &cfg.context, 1, 32768);
+        changed |= ImGui::SliderInt("context", &cfg.modeled.context, 1, 32768);
+        for (const std::string& line : snap.modeled.not_modeled) ImGui::TextWrapped("not modeled: %s", line.c_str());
     }
-    if (ImGui::CollapsingHeader("Verification tree")) changed |= edit_tree(cfg.tree);
+    if (ImGui::CollapsingHeader("Verification tree")) changed |= edit_tree(cfg);
     if (ImGui::CollapsingHeader("Cascade")) changed |= edit_cascade(cfg);
     if (ImGui::CollapsingHeader("Measured run")) {
-        changed |= ImGui::SliderInt("new tokens", &cfg.measure_tokens, 1, 256);
+        changed |= ImGui::SliderInt("new tokens", &cfg.spec.max_new_tokens, 1, 256);
         help_marker("Tokens generated per prompt by the engine and by the plain baseline.");
-        changed |= ImGui::SliderInt("prompts", &cfg.measure_prompts, 1, 16);
+        changed |= ImGui::SliderInt("prompts", &cfg.spec.max_prompts, 1, 16);
         help_marker(
             "The first prompts of the open dataset (and task; Model and data) a measured run decodes. Every "
             "edit re-measures after 300 ms of quiet; the stale run is cancelled.");

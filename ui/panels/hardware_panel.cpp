@@ -67,13 +67,13 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
     else if (ImGui::BeginCombo("profile", current)) {
         if (ImGui::Selectable("(none)", snap.profile_index < 0)) {
             AppConfig cfg = snap.config;
-            cfg.hardware_profile.clear();
+            cfg.modeled.hardware_profile.clear();
             actions.push(ActionSetConfig{cfg});
         }
         for (size_t i = 0; i < snap.profiles.size(); ++i) {
             if (ImGui::Selectable(snap.profiles[i].name.c_str(), int(i) == snap.profile_index)) {
-                AppConfig cfg        = snap.config;
-                cfg.hardware_profile = snap.profiles[i].id;
+                AppConfig cfg                = snap.config;
+                cfg.modeled.hardware_profile = snap.profiles[i].id;
                 actions.push(ActionSetConfig{cfg});
             }
         }

@@ -54,13 +54,13 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         return;
     }
     std::vector<Bar> items;
-    items.push_back({"chain EWIF (k=" + std::to_string(snap.config.gamma) + ")", o.ewif, false});
+    items.push_back({"chain EWIF (k=" + std::to_string(snap.config.gamma()) + ")", o.ewif, false});
     items.push_back({"best k=" + std::to_string(o.best_k), o.best_ewif, false});
     // The engine measures the truncate process; Thm. 4.3's fixed-steps figure is the paper's (docs/analytic.md).
     if (o.kmatrix) items.push_back({"cascade EWIF (truncate, as measured)", o.kmatrix->ewif, false});
     if (o.cascade) items.push_back({"cascade, Thm. 4.3 (fixed steps)", o.cascade->ewif, false});
     if (o.horizontal_ewif) items.push_back({"horizontal", *o.horizontal_ewif, false});
-    if (snap.config.tree.mode != TreeMode::chain) items.push_back({"tree", m.tree_speedup, false});
+    if (tree_mode(snap.config) != TreeMode::chain) items.push_back({"tree", m.tree_speedup, false});
     if (o.timing && snap.profile_index >= 0)
         items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     if (snap.measured && snap.measured->stats.speedup > 0)
