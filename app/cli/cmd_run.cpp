@@ -120,32 +120,41 @@ model::SyntheticSpec read_synthetic(const std::string& path) {
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-    Args args("run",
-              {{"config", 0, true, "CFG.json",
-                "speculative decoding config (docs/engine.md) or a deployment manifest "
-                "(docs/export.md)"},
-               {"model", 'm', true, "FILE", "target GGUF (default: the manifest's target, else the bundled one)"},
-               {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
-               {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
-               {"task", 0, true, "T", "only the dataset's prompts of this task"},
-               {"prompt", 'p', true, "TEXT", "prompt text (overrides the config's)"},
-               {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
-               {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
-               {"report", 0, true, "FILE", "write the full JSON report here"},
-               {"manifest-out", 0, true, "FILE",
-                "write a deployment manifest of this run (target SHA-256, "
-                "measured and predicted figures)"},
-               {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
-               {"reference", 0, false, "", "use the scalar reference forward pass (exact batched = sequential)"},
-               {"repack", 0, false, "",
-                "keep the target in the file's layout and verify on a copy of it in large pages with its Q8_0 "
-                "matrices repacked (q8_0_x8) for the AVX-512 VNNI kernels; drafts and the baseline read the file "
-                "layout (a second copy of the weights in memory)"},
-               {"no-repack", 0, false, "",
-                "keep the target in the file's layout (default: Q8_0 matrices repacked to q8_0_x8 in large pages "
-                "where the CPU has the AVX-512 VNNI kernels)"},
-               {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
-              {});
+    Args args(
+        "run",
+        {{"config", 0, true, "CFG.json",
+          "speculative decoding config (docs/engine.md) or a deployment manifest "
+          "(docs/export.md)"},
+         {"model", 'm', true, "FILE", "target GGUF (default: the manifest's target, else the bundled one)"},
+         {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
+         {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
+         {"task", 0, true, "T", "only the dataset's prompts of this task"},
+         {"prompt", 'p', true, "TEXT", "prompt text (overrides the config's)"},
+         {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
+         {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
+         {"report", 0, true, "FILE", "write the full JSON report here"},
+         {"manifest-out", 0, true, "FILE",
+          "write a deployment manifest of this run (target SHA-256, "
+          "measured and predicted figures)"},
+         {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
+         {"repeats", 0, true, "N",
+          "passes over the prompts, each prompt's speculative run and baseline back to back (A B A B): exactly N, "
+          "or at most N with --min-time/--ci-width (default 1)"},
+         {"min-time", 0, true, "S", "repeat passes for at least S seconds (up to --repeats, default 1000)"},
+         {"max-time", 0, true, "S", "start no pass after S seconds"},
+         {"ci-width", 0, true, "W",
+          "stop once the 95 % interval of the median speedup is narrower than W of it (e.g. 0.05; up to "
+          "--repeats, default 1000)"},
+         {"reference", 0, false, "", "use the scalar reference forward pass (exact batched = sequential)"},
+         {"repack", 0, false, "",
+          "keep the target in the file's layout and verify on a copy of it in large pages with its Q8_0 "
+          "matrices repacked (q8_0_x8) for the AVX-512 VNNI kernels; drafts and the baseline read the file "
+          "layout (a second copy of the weights in memory)"},
+         {"no-repack", 0, false, "",
+          "keep the target in the file's layout (default: Q8_0 matrices repacked to q8_0_x8 in large pages "
+          "where the CPU has the AVX-512 VNNI kernels)"},
+         {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"}},
+        {});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
             "Run speculative decoding as a config describes (draft levels, chain or tree, "
@@ -181,6 +190,18 @@ int cmd_run(int argc, char** argv) {
     if (auto v = args.value("prompt-ids")) cfg.prompt_ids = parse_id_list(*v), cfg.prompt.clear(), cfg.dataset.clear();
     cfg.max_new_tokens = static_cast<int32_t>(args.int_or("max-new", cfg.max_new_tokens, 1, 4096));
     if (args.has("no-baseline")) cfg.baseline = false;
+    engine::Repeats& rep = cfg.repeats;
+    if (args.has("repeats")) rep.min = rep.max = static_cast<int32_t>(args.int_or("repeats", 1, 1, 1000));
+    if (args.has("min-time") || args.has("ci-width")) {
+        // Adaptive: at least one pass (or --repeats' count is the most), stopping by time or by precision.
+        rep.max = args.has("repeats") ? rep.max : 1000;
+        rep.min = 1;
+    }
+    rep.min_time_s = args.float_or("min-time", rep.min_time_s, 0.0, 86400.0);
+    rep.max_time_s = args.float_or("max-time", rep.max_time_s, 0.0, 86400.0);
+    // --min-time alone: time decides (no precision target); --ci-width: the interval does.
+    rep.rel_width = args.float_or("ci-width", args.has("min-time") ? 0.0 : rep.rel_width, 1e-6, 10.0);
+    if (rep.max > 1 && !cfg.baseline) throw UsageError("--repeats, --min-time and --ci-width need the baseline");
     if (args.has("reference")) cfg.context.path = model::ForwardPath::reference;
     const int threads = static_cast<int>(args.int_or("threads", 0, 0, 4096));
     std::unique_ptr<tbb::global_control> limit;
@@ -243,7 +264,8 @@ int cmd_run(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(*cfg_path + ": " + e.what());
     }
-    const engine::RunStats& total = outcome.total;
+    const engine::RunStats& total    = outcome.total;
+    const session::RepeatSummary& rs = outcome.repeats;
     nlohmann::json report{{"config", cfg},
                           {"target", target_path},
                           {"drafter", outcome.drafter},
@@ -259,8 +281,39 @@ int cmd_run(int argc, char** argv) {
     }
     std::cout << "---- all prompts ----\n";
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline, tgt.verifier != nullptr);
-    report["runs"]  = runs;
-    report["total"] = total;
+    if (rs.passes > 1) {
+        auto line = [](const char* what, const analytic::MedianInterval& m, const char* unit) {
+            std::cout << what << fmt(" %.3f", m.median) << unit << " [" << fmt("%.3f", m.lo) << ", "
+                      << fmt("%.3f", m.hi) << "]";
+        };
+        std::cout << "repeated: " << rs.passes << " passes, " << rs.speedup.n << " speedup pairs in "
+                  << fmt("%.1f", rs.wall_s) << " s (stopped: " << rs.stop << ")\n";
+        line("  speedup median", rs.speedup, "x");
+        std::cout << fmt(", %.0f %% interval", 100.0 * rs.speedup.coverage) << "\n";
+        line("  tokens/s median", rs.tokens_per_s, "");
+        line(", autoregressive", rs.baseline_tokens_per_s, "");
+        std::cout << "\n";
+        if (rs.cost_ratio.n > 0) {
+            line("  level-1 c median", rs.cost_ratio, "");
+            std::cout << "\n";
+        }
+    }
+    if (rs.loaded())
+        std::cerr << "warning: other processes used " << fmt("%.0f", 100.0 * *rs.other_load)
+                  << " % of the CPU during the run: the timings are suspect; measure on a quiet machine\n";
+    nlohmann::json repeated{
+        {"passes", rs.passes}, {"wall_s", rs.wall_s}, {"stop", rs.stop}, {"speedup_pairs", rs.speedup_pairs}};
+    auto interval = [](const analytic::MedianInterval& m) {
+        return nlohmann::json{{"median", m.median}, {"lo", m.lo}, {"hi", m.hi}, {"n", m.n}, {"coverage", m.coverage}};
+    };
+    repeated["speedup"]               = interval(rs.speedup);
+    repeated["tokens_per_s"]          = interval(rs.tokens_per_s);
+    repeated["baseline_tokens_per_s"] = interval(rs.baseline_tokens_per_s);
+    repeated["cost_ratio"]            = interval(rs.cost_ratio);
+    if (rs.other_load) repeated["other_cpu_load"] = *rs.other_load;
+    report["runs"]     = runs;
+    report["total"]    = total;
+    report["repeated"] = repeated;
     if (outcome.cassandra_j) {
         std::cout << "Cassandra J (measured acceptance "
                   << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted)) << ", mean context "

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -67,6 +68,35 @@ Interval wilson_interval(int64_t s, int64_t n, double z) {
     double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
     double half   = z * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / (1 + z2 / nn);
     return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+MedianInterval median_interval(std::vector<double> x, double confidence) {
+    x.erase(std::remove_if(x.begin(), x.end(), [](double v) { return !std::isfinite(v); }), x.end());
+    MedianInterval m;
+    m.n = int(x.size());
+    if (x.empty()) return m;
+    std::sort(x.begin(), x.end());
+    const size_t n = x.size();
+    m.median       = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    // P(B <= k) for B ~ Binomial(n, 1/2), summed in log space (n may be large).
+    const double log_half_n = double(n) * std::log(0.5);
+    auto pmf                = [&](size_t k) {
+        return std::exp(std::lgamma(double(n) + 1) - std::lgamma(double(k) + 1) - std::lgamma(double(n - k) + 1) +
+                                       log_half_n);
+    };
+    // Coverage of [x_(j), x_(n+1-j)] (1-based j) is 1 − 2 P(B <= j − 1); it falls as j grows.
+    size_t j   = 1;
+    double cdf = pmf(0);  // P(B <= j - 1)
+    m.coverage = 1.0 - 2.0 * cdf;
+    for (size_t next = 2; next <= n / 2; ++next) {
+        const double c = cdf + pmf(next - 1);
+        if (1.0 - 2.0 * c < confidence) break;
+        j = next, cdf = c, m.coverage = 1.0 - 2.0 * c;
+    }
+    m.lo = x[j - 1];
+    m.hi = x[n - j];
+    if (n == 1) m.coverage = 0;
+    return m;
 }
 
 CalibrationReport calibrate(const MeasuredRun& run) {

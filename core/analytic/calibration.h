@@ -6,6 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -29,6 +30,19 @@ struct Interval {
 };
 // Wilson score interval for a binomial proportion (z = 1.96: 95 %). trials = 0 gives [0, 1].
 Interval wilson_interval(int64_t successes, int64_t trials, double z = 1.96);
+
+// The sample median and a distribution-free interval for the population median: the order statistics x_(j) and
+// x_(n+1−j) with the largest j whose coverage under Binomial(n, ½) is at least `confidence` (no assumption about
+// the samples' distribution; they must be independent). Below 6 samples 95 % is out of reach: the interval is then
+// [min, max] and `coverage` says what it reaches. Non-finite samples are dropped; no samples gives n = 0.
+struct MedianInterval {
+    double median = 0, lo = 0, hi = 0;
+    int n           = 0;
+    double coverage = 0;  // P(lo <= true median <= hi)
+    double rel_width() const { return median != 0 ? (hi - lo) / std::abs(median) : 0.0; }
+    bool operator==(const MedianInterval&) const = default;
+};
+MedianInterval median_interval(std::vector<double> samples, double confidence = 0.95);
 
 struct CalibrationReport {
     std::vector<double> alpha;       // fitted α_i (0 where a position was never reached)

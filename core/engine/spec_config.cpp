@@ -196,6 +196,16 @@ void SpecConfig::validate(int32_t n_layer) const {
         fail("sampling", e.what());
     }
     if (!(p_min >= 0.0f && p_min < 1.0f)) fail("p_min", "must be in [0, 1), got " + str(p_min));
+    const Repeats& r = repeats;
+    if (r.min < 1 || r.min > 1000) fail("repeats.min", "must be in [1, 1000], got " + std::to_string(r.min));
+    if (r.max < r.min || r.max > 1000) fail("repeats.max", "must be in [min, 1000], got " + std::to_string(r.max));
+    if (!(r.min_time_s >= 0.0 && r.min_time_s <= 86400.0))
+        fail("repeats.min_time_s", "must be in [0, 86400] seconds, got " + str(r.min_time_s));
+    if (!(r.max_time_s >= 0.0 && r.max_time_s <= 86400.0))
+        fail("repeats.max_time_s", "must be in [0, 86400] seconds, got " + str(r.max_time_s));
+    if (!(r.rel_width >= 0.0 && r.rel_width <= 10.0))
+        fail("repeats.rel_width", "must be in [0, 10], got " + str(r.rel_width));
+    if (r.max > 1 && !baseline) fail("repeats", "repeated passes measure the speedup: they need the baseline");
     if (adaptive_gamma.enabled) {
         if (adaptive_gamma.min < 1)
             fail("adaptive_gamma.min", "must be >= 1, got " + std::to_string(adaptive_gamma.min));
@@ -284,6 +294,12 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
         {"max_prompts", c.max_prompts},
         {"context", c.context},
         {"baseline", c.baseline},
+        {"repeats",
+                           {{"min", c.repeats.min},
+                            {"max", c.repeats.max},
+                            {"min_time_s", c.repeats.min_time_s},
+                            {"max_time_s", c.repeats.max_time_s},
+                            {"rel_width", c.repeats.rel_width}}},
         {"eos", c.eos},
     };
 }
@@ -293,7 +309,7 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     check_keys(j, w, {"levels",         "gamma",          "verification", "tree",     "cats",        "sampling",
                       "p_min",          "adaptive_gamma", "lenience",     "k_matrix", "length_mode", "maxgram_block",
                       "max_new_tokens", "prompt_ids",     "prompt",       "dataset",  "task",        "max_prompts",
-                      "context",        "baseline",       "eos",          "comment"});
+                      "context",        "baseline",       "repeats",      "eos",      "comment"});
     c = SpecConfig{};
     if (auto it = j.find("levels"); it != j.end()) {
         if (!it->is_array()) throw std::invalid_argument("spec.levels: expected an array of draft specs");
@@ -364,6 +380,14 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
         get(j, w, "sampling", c.sampling);
     }
     get(j, w, "p_min", c.p_min);
+    if (auto it = j.find("repeats"); it != j.end()) {
+        check_keys(*it, "spec.repeats", {"min", "max", "min_time_s", "max_time_s", "rel_width"});
+        get(*it, "spec.repeats", "min", c.repeats.min);
+        get(*it, "spec.repeats", "max", c.repeats.max);
+        get(*it, "spec.repeats", "min_time_s", c.repeats.min_time_s);
+        get(*it, "spec.repeats", "max_time_s", c.repeats.max_time_s);
+        get(*it, "spec.repeats", "rel_width", c.repeats.rel_width);
+    }
     if (auto it = j.find("adaptive_gamma"); it != j.end()) {
         check_keys(*it, "spec.adaptive_gamma", {"enabled", "min", "max"});
         get(*it, "spec.adaptive_gamma", "enabled", c.adaptive_gamma.enabled);

@@ -70,6 +70,21 @@ struct AdaptiveGamma {
     bool operator==(const AdaptiveGamma&) const = default;
 };
 
+// How often a run is measured (session::run): whole passes over the prompts, each prompt decoded speculatively and
+// then by the plain baseline right after it (A B A B ...), so every pass gives one speedup pair per prompt, timed
+// seconds apart. Passes go on while fewer than `min` have run or less than `min_time_s` has passed; after that they
+// stop as soon as the 95 % interval of the median speedup is narrower than `rel_width` of it (at once when
+// rel_width is 0), at `max` passes, or once `max_time_s` has passed. The acceptance counts are the first pass's (greedy
+// passes repeat them exactly).
+struct Repeats {
+    int32_t min       = 1;     // passes always run, in [1, 1000]
+    int32_t max       = 1;     // passes never exceeded, in [min, 1000]
+    double min_time_s = 0.0;   // keep repeating (up to max) until this much wall time has passed
+    double max_time_s = 0.0;   // start no pass after this much wall time (0 = no budget)
+    double rel_width  = 0.05;  // stop once (hi − lo) / median of the speedup's 95 % interval is below this
+    bool operator==(const Repeats&) const = default;
+};
+
 struct SpecConfig {
     std::vector<drafts::DraftSpec> levels;  // levels[i] = draft level i + 1; level 1 drafts for the target
     std::vector<int32_t> gamma{4};          // gamma[i]: tokens level i + 1 drafts per step for level i (0 = target)
@@ -93,7 +108,8 @@ struct SpecConfig {
     int32_t max_prompts = 4;          // prompts taken from the dataset
     model::ContextConfig context{.n_ctx = 0, .n_batch = 64, .path = model::ForwardPath::fast};  // every model
     bool baseline = true;  // also run plain autoregressive decoding of the target for the speedup
-    int32_t eos   = -1;    // stop after this token (-1 = never)
+    Repeats repeats;       // passes over the prompts, for the speedup's interval (needs the baseline when > 1)
+    int32_t eos = -1;      // stop after this token (-1 = never)
 
     bool operator==(const SpecConfig&) const = default;
 

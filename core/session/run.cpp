@@ -6,8 +6,11 @@
 #include "core/drafts/model_drafter.h"
 #include "core/engine/cats.h"
 #include "core/engine/engine.h"
+#include "core/hw/cpu_load.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 namespace speculum::session {
@@ -116,36 +119,80 @@ RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hook
     out.drafter      = drafter_name(cfg, tm, *stack);
     if (hooks.on_start) hooks.on_start(out.drafter, prompts);
 
-    const double n   = double(prompts.size());
-    double agreement = 0;
-    int checked      = 0;
-    for (size_t i = 0; i < prompts.size(); ++i) {
-        hooks.cancel.throw_if_cancelled();
-        const RunPrompt& p = prompts[i];
-        if (hooks.on_prompt) hooks.on_prompt(i, p);
-        SpecConfig pc     = cfg;
-        pc.max_new_tokens = p.max_new_tokens;
-        engine::SpecEngine eng(tm, pc, stack, target.verifier.get());
-        engine::FunctionSink sink([&](const engine::TokenEvent& e) { hooks.on_token(i, e); });
-        ProgressFn prog;
-        if (hooks.progress)
-            prog = [&](double f, const std::string& what) {
-                hooks.progress(0.05 + 0.95 * (double(i) + 0.5 * f) / n,
-                               "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + ": " + what);
-            };
-        engine::RunResult r = eng.run(p.tokens, hooks.cancel, prog, hooks.on_token ? &sink : nullptr);
-        if (r.cancelled) throw Cancelled();
-        engine::accumulate(out.total, r.stats);
-        if (r.stats.lossless_checked && r.stats.n_generated > 0) {
-            agreement += r.stats.lossless_mismatch < 0 ? 1.0 : double(r.stats.lossless_mismatch) / r.stats.n_generated;
-            ++checked;
+    const double n             = double(prompts.size());
+    const engine::Repeats& rep = cfg.repeats;
+    double agreement           = 0;
+    int checked                = 0;
+    RepeatSummary& rs          = out.repeats;
+    std::vector<double> tps, base_tps, cost;
+    const hw::CpuSample load_start = hw::cpu_sample();
+    const auto t_start             = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
+    for (int pass = 0;; ++pass) {
+        const bool first = pass == 0;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            hooks.cancel.throw_if_cancelled();
+            const RunPrompt& p = prompts[i];
+            if (first && hooks.on_prompt) hooks.on_prompt(i, p);
+            SpecConfig pc     = cfg;
+            pc.max_new_tokens = p.max_new_tokens;
+            engine::SpecEngine eng(tm, pc, stack, target.verifier.get());
+            engine::FunctionSink sink([&](const engine::TokenEvent& e) { hooks.on_token(i, e); });
+            ProgressFn prog;
+            const std::string where = (rep.max > 1 ? "pass " + std::to_string(pass + 1) + ", " : std::string()) +
+                                      "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size());
+            if (hooks.progress)
+                prog = [&](double f, const std::string& what) {
+                    hooks.progress(0.05 + 0.95 * (double(pass) + (double(i) + 0.5 * f) / n) / double(rep.max),
+                                   where + ": " + what);
+                };
+            engine::RunResult r = eng.run(p.tokens, hooks.cancel, prog, first && hooks.on_token ? &sink : nullptr);
+            if (r.cancelled) throw Cancelled();
+            if (r.stats.speedup > 0) {
+                rs.speedup_pairs.push_back(r.stats.speedup);
+                tps.push_back(r.stats.tokens_per_s);
+                base_tps.push_back(r.stats.baseline_tokens_per_s);
+                if (r.stats.draft_cost_ratio() > 0) cost.push_back(r.stats.draft_cost_ratio());
+            }
+            if (!first) continue;
+            engine::accumulate(out.total, r.stats);
+            if (r.stats.lossless_checked && r.stats.n_generated > 0) {
+                agreement +=
+                    r.stats.lossless_mismatch < 0 ? 1.0 : double(r.stats.lossless_mismatch) / r.stats.n_generated;
+                ++checked;
+            }
+            out.runs.push_back({p, std::move(r)});
+            if (hooks.on_prompt_done) hooks.on_prompt_done(i, out.runs.back(), out.total);
         }
-        out.runs.push_back({p, std::move(r)});
-        if (hooks.on_prompt_done) hooks.on_prompt_done(i, out.runs.back(), out.total);
-        if (hooks.progress)
-            hooks.progress(0.05 + 0.95 * double(i + 1) / n,
-                           "prompt " + std::to_string(i + 1) + "/" + std::to_string(prompts.size()) + " done");
+        rs.passes                = pass + 1;
+        rs.wall_s                = elapsed();
+        rs.speedup               = analytic::median_interval(rs.speedup_pairs);
+        rs.tokens_per_s          = analytic::median_interval(tps);
+        rs.baseline_tokens_per_s = analytic::median_interval(base_tps);
+        rs.cost_ratio            = analytic::median_interval(cost);
+        rs.other_load            = hw::other_load(load_start, hw::cpu_sample());
+        // Go on while the minimum is not reached; then stop once the interval is narrow enough, at the most
+        // passes, or when the time budget is spent.
+        const bool enough  = rs.passes >= rep.min && rs.wall_s >= rep.min_time_s;
+        const bool precise = rs.speedup.n >= 6 && rs.speedup.rel_width() <= rep.rel_width;
+        char why[96];
+        if (rs.passes >= rep.max)
+            std::snprintf(why, sizeof why, "%d pass%s (the most)", rs.passes, rs.passes == 1 ? "" : "es");
+        else if (enough && rep.rel_width <= 0)
+            std::snprintf(why, sizeof why, "the minimum of %.3g s and %d passes reached", rep.min_time_s, rep.min);
+        else if (enough && precise)
+            std::snprintf(why, sizeof why, "interval within %.0f %%", 100.0 * rep.rel_width);
+        else if (rs.passes >= rep.min && rep.max_time_s > 0 && rs.wall_s >= rep.max_time_s)
+            std::snprintf(why, sizeof why, "time budget (%.0f s) spent", rep.max_time_s);
+        else if (rs.speedup_pairs.empty() && rs.passes >= rep.min && rs.wall_s >= rep.min_time_s)
+            std::snprintf(why, sizeof why, "no speedup pairs (no baseline)");
+        else
+            why[0] = 0;
+        rs.stop = why;
+        if (hooks.on_pass_done) hooks.on_pass_done(rs);
+        if (!rs.stop.empty()) break;
     }
+    if (hooks.progress) hooks.progress(1.0, "done");
     if (checked > 0) out.agreement = agreement / checked;
     const engine::RunStats& t = out.total;
     if (!prompts.empty()) out.mean_context = (double(t.n_prompt) + 0.5 * double(t.n_generated)) / n;

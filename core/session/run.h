@@ -5,6 +5,7 @@
 // (ui/model/engine_measurer) and engine sweeps (core/sweep/engine_evaluator) all call run().
 #pragma once
 
+#include "core/analytic/calibration.h"
 #include "core/cancel.h"
 #include "core/drafts/make_drafter.h"
 #include "core/engine/cascade.h"
@@ -42,6 +43,21 @@ struct PromptRun {
     engine::RunResult result;
 };
 
+// The repeated measurement of the speedup (SpecConfig::repeats): every pass decodes each prompt speculatively and
+// then by the plain baseline right after it, one pair per prompt, so slow drifts of the machine hit both sides.
+struct RepeatSummary {
+    int passes    = 0;
+    double wall_s = 0;
+    std::string stop;                   // why the passes stopped ("interval within 5 %", "10 passes (the most)", ...)
+    std::vector<double> speedup_pairs;  // each pair's speculative tokens/s ÷ its baseline's, in run order
+    analytic::MedianInterval speedup;   // median of the pairs and its 95 % distribution-free interval
+    analytic::MedianInterval tokens_per_s, baseline_tokens_per_s;
+    analytic::MedianInterval cost_ratio;  // level 1's c per pair (0 pairs without a draft model pass)
+    std::optional<double> other_load;     // share of the CPU other processes used meanwhile (hw::other_load)
+    static constexpr double kLoadedShare = 0.10;
+    bool loaded() const { return other_load && *other_load > kLoadedShare; }  // the figures are suspect
+};
+
 // How run() reports while it works. Every hook is optional and is called on the running thread.
 struct RunHooks {
     CancelToken cancel;  // checked while building drafts, between prompts and inside the engine
@@ -50,16 +66,20 @@ struct RunHooks {
     ProgressFn progress;
     // Once the draft stack is built, before the first prompt: its name and the prompts.
     std::function<void(const std::string& drafter, const std::vector<RunPrompt>&)> on_start;
+    // The first pass only (later passes repeat it for the timing):
     std::function<void(size_t prompt, const RunPrompt&)> on_prompt;          // before prompt `prompt` decodes
     std::function<void(size_t prompt, const engine::TokenEvent&)> on_token;  // each committed token
     // After the prompt's baseline: its run, and the statistics of every prompt so far (engine::accumulate).
     std::function<void(size_t prompt, const PromptRun&, const engine::RunStats& total)> on_prompt_done;
+    // After every pass, the first included: the repeated measurement so far.
+    std::function<void(const RepeatSummary&)> on_pass_done;
 };
 
 struct RunOutcome {
-    std::string drafter;  // the draft stack's name (CATS: which layers draft and verify)
-    std::vector<PromptRun> runs;
-    engine::RunStats total;  // engine::accumulate over the prompts
+    std::string drafter;          // the draft stack's name (CATS: which layers draft and verify)
+    std::vector<PromptRun> runs;  // the first pass
+    engine::RunStats total;       // engine::accumulate over the first pass's prompts
+    RepeatSummary repeats;        // every pass's speedup pairs (with the baseline)
     // Cassandra's objective from the measured acceptance, for one self-draft level (docs/analytic.md), at the mean
     // context of the run: prompt tokens plus half the generated ones, per prompt.
     std::optional<double> cassandra_j;
@@ -70,8 +90,8 @@ struct RunOutcome {
 };
 
 // Validates `cfg` against the target, resolves its prompts, builds the draft stack and decodes every prompt
-// (verifying on target.verifier when there is one). Throws std::invalid_argument naming the config field, or
-// Cancelled once hooks.cancel fires.
+// (verifying on target.verifier when there is one), in as many passes as cfg.repeats asks for. Throws
+// std::invalid_argument naming the config field, or Cancelled once hooks.cancel fires.
 RunOutcome run(const engine::SpecConfig& cfg, const Target& target, const RunHooks& hooks = {});
 
 }  // namespace speculum::session

@@ -30,6 +30,9 @@ grep -q "gamma 4, 2 prompts, 64 tokens" <<<"$first" || fail "first run: expected
 grep -q "gamma 6, 2 prompts, 64 tokens" <<<"$second" || fail "the re-run after the edit did not measure gamma 6"
 grep -Eq "speedup [0-9]+\.[0-9]+x \([0-9.]+ tokens/s, baseline [0-9.]+\)" <<<"$second" || fail "no measured speedup"
 grep -Eq "speedup 0\.000x" <<<"$second" && fail "measured speedup is zero"
+# Repeated A/B passes (the app's default): the median speedup and its interval.
+grep -Eq "speedup median [0-9]+\.[0-9]+x \[[0-9.]+, [0-9.]+\] \([0-9]+ % interval, [0-9]+ pairs in [0-9]+ passes\)" <<<"$second" \
+    || fail "no median speedup with its interval"
 grep -q "lossless on 2/2 prompts" <<<"$second" || fail "greedy speculative output differs from plain decoding"
 # At most gamma positions, each a rate in [0, 1].
 alphas=$(sed -E 's/.*alpha_i(( [0-9]\.[0-9]+)*), gamma.*/\1/' <<<"$second" | wc -w)

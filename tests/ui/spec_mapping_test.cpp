@@ -85,8 +85,9 @@ TEST(SpecMapping, EverySpecConfigLoadsWholeAndRoundTrips) {
         engine::SpecConfig run = ui::spec_config_from_app(cfg, {"p.jsonl", "", {}});
         run.dataset.clear(), run.levels[0].prune.calibration = s.levels[0].prune.calibration;
         for (size_t l = 0; l < run.levels.size(); ++l) {
-            if (s.levels[l].kind == drafts::DraftKind::model)
+            if (s.levels[l].kind == drafts::DraftKind::model) {
                 EXPECT_EQ(run.levels[l].model_path, s.levels[l].model_path);
+            }
             run.levels[l] = s.levels[l];  // and a label naming the model
         }
         EXPECT_EQ(run, s);

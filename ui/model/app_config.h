@@ -29,7 +29,7 @@ struct LevelAssumption {
 };
 
 struct ModeledAssumptions {
-    std::vector<LevelAssumption> levels{LevelAssumption{}};  // parallel to spec.levels ([0] = level 1)
+    std::vector<LevelAssumption> levels = std::vector<LevelAssumption>(1);  // parallel to spec.levels ([0] = level 1)
     std::vector<analytic::HorizontalSegment> horizontal;     // horizontal split of the draft positions (modeled only)
     std::string hardware_profile;                            // id of the chosen profile (empty = none: speedup is EWIF)
     int context                                      = 512;  // tokens in the KV cache for the hardware model
@@ -43,7 +43,8 @@ struct Preferences {
 
 // The app's starting SpecConfig: level 1 = the bundled draft model (a separate GGUF whose empty path means "the
 // bundled speculum-draft-f16.gguf", which shares the bundled target's vocabulary), γ = 3 (the best measured with
-// the bundled family), 48 new tokens for 2 prompts (results within seconds), a Sequoia prior of {0.6, 0.2, 0.1}.
+// the bundled family), 48 new tokens for 2 prompts (results within seconds), A/B passes until the speedup's interval
+// is 10 % wide (at most 10 passes or 6 s), a Sequoia prior of {0.6, 0.2, 0.1}.
 engine::SpecConfig default_spec();
 drafts::DraftSpec default_draft();
 

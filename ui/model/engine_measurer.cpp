@@ -91,6 +91,10 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
         view.n_generated = total.n_generated;
         if (partial && i + 1 < size_t(view.prompts_total)) partial(view), last_post = Clock::now();
     };
+    hooks.on_pass_done = [&](const session::RepeatSummary& rs) {
+        view.repeats = rs;
+        if (partial && rs.stop.empty()) partial(view), last_post = Clock::now();  // more passes follow
+    };
     session::run(cfg, target, hooks);
     return view;
 }
@@ -100,7 +104,14 @@ std::string summarize_measured(const MeasuredView& v, const AppConfig& cfg) {
     const engine::RunStats& r = v.stats;
     std::snprintf(buf, sizeof buf, "speedup %.3fx (%.1f tokens/s, baseline %.1f), %.2f tokens per target pass, alpha_i",
                   r.speedup, r.tokens_per_s, r.baseline_tokens_per_s, r.mean_accepted_length());
-    std::string s = buf;
+    std::string s                    = buf;
+    const session::RepeatSummary& rs = v.repeats;
+    if (rs.speedup.n > 1) {
+        std::snprintf(buf, sizeof buf, "speedup median %.3fx [%.3f, %.3f] (%.0f %% interval, %d pairs in %d passes), ",
+                      rs.speedup.median, rs.speedup.lo, rs.speedup.hi, 100.0 * rs.speedup.coverage, rs.speedup.n,
+                      rs.passes);
+        s = buf + s;
+    }
     for (double a : r.alpha()) {
         std::snprintf(buf, sizeof buf, " %.2f", a);
         s += buf;
@@ -111,6 +122,9 @@ std::string summarize_measured(const MeasuredView& v, const AppConfig& cfg) {
     if (v.lossless_checked > 0)
         s += ", lossless on " + std::to_string(v.lossless_checked - v.lossless_mismatches) + "/" +
              std::to_string(v.lossless_checked) + " prompts";
+    if (rs.loaded())
+        s +=
+            "; other processes used " + std::to_string(int(100.0 * *rs.other_load)) + " % of the CPU (timings suspect)";
     return s;
 }
 

@@ -36,8 +36,9 @@ std::vector<exporting::SpeedupBar> speedup_bars(const UiSnapshot& snap) {
         if (o.timing && snap.profile_index >= 0)
             b.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
     }
-    if (snap.measured && snap.measured->stats.speedup > 0)
-        b.push_back({"measured", snap.measured->stats.speedup, true});
+    if (snap.measured && snap.measured->speedup() > 0)
+        b.push_back(
+            {snap.measured->repeats.speedup.n > 1 ? "measured (median)" : "measured", snap.measured->speedup(), true});
     return b;
 }
 

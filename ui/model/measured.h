@@ -3,7 +3,9 @@
 // model.
 #pragma once
 
+#include "core/analytic/calibration.h"
 #include "core/engine/run_stats.h"
+#include "core/session/run.h"
 
 #include <cstdint>
 #include <string>
@@ -30,8 +32,9 @@ struct PromptView {
 // The one measured-result type is engine::RunStats (core/engine/run_stats.h): the panels, the manifest and the
 // reports all read it, with its alpha() and mean_accepted_length(). The view adds only what streams to the GUI.
 struct MeasuredView {
-    engine::RunStats stats;           // accumulated over the finished prompts (engine::accumulate)
-    std::vector<TokenPiece> tokens;   // committed tokens in order
+    engine::RunStats stats;           // accumulated over the first pass's finished prompts (engine::accumulate)
+    session::RepeatSummary repeats;   // every pass's speedup pairs so far (SpecConfig::repeats)
+    std::vector<TokenPiece> tokens;   // committed tokens in order (the first pass)
     std::vector<PromptView> prompts;  // the prompts decoded so far (the last one may still stream)
     int prompts_total = 0;            // prompts this run decodes
     std::string drafter;              // the draft stack's name ("early exit @ layer 1")
@@ -41,12 +44,13 @@ struct MeasuredView {
     int64_t n_generated     = 0;      // tokens committed so far, the streaming prompt's included (stats lags behind)
     int64_t n_steps         = 0;      // target passes so far, likewise
     bool complete           = false;  // false while results are still streaming in
+
+    // The headline speedup: the median of the A/B pairs once there are several, else the first pass's.
+    double speedup() const { return repeats.speedup.n > 1 ? repeats.speedup.median : stats.speedup; }
 };
 
-struct Interval {
-    double lo = 0, hi = 1;
-};
-// Wilson score interval for `successes` of `trials` at z (1.96 ≈ 95 %); [0, 1] when trials == 0.
-Interval wilson_interval(int64_t successes, int64_t trials, double z = 1.96);
+// The acceptance rates' 95 % intervals are core/analytic's Wilson intervals.
+using analytic::Interval;
+using analytic::wilson_interval;
 
 }  // namespace speculum::ui

@@ -192,7 +192,7 @@ SweepView run_measured_sweep(const AppConfig& base, SweepAxis x, SweepAxis y, Sw
             }
             switch (metric) {
                 case SweepMetric::speedup:
-                    s.values[i] = v.stats.speedup > 0 ? v.stats.speedup : s.values[i];
+                    s.values[i] = v.speedup() > 0 ? v.speedup() : s.values[i];
                     break;
                 case SweepMetric::expected_tokens:
                     s.values[i] = v.stats.mean_accepted_length();

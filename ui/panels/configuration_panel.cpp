@@ -130,6 +130,16 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
         changed |= ImGui::SliderInt("new tokens", &cfg.spec.max_new_tokens, 1, 256);
         help_marker("Tokens generated per prompt by the engine and by the plain baseline.");
         changed |= ImGui::SliderInt("prompts", &cfg.spec.max_prompts, 1, 16);
+        engine::Repeats& rep = cfg.spec.repeats;
+        if (ImGui::SliderInt("most passes", &rep.max, 1, 50)) rep.min = std::min(rep.min, rep.max), changed = true;
+        help_marker(
+            "Each pass decodes every prompt speculatively and then by the plain baseline right after it: one speedup "
+            "pair per prompt. The median of the pairs and its 95 % interval are shown.");
+        float width = float(100.0 * rep.rel_width), budget = float(rep.max_time_s);
+        if (ImGui::SliderFloat("stop at interval width", &width, 0.0f, 50.0f, "%.0f %%"))
+            rep.rel_width = width / 100.0, changed = true;
+        if (ImGui::SliderFloat("time budget", &budget, 0.0f, 60.0f, budget > 0 ? "%.0f s" : "none"))
+            rep.max_time_s = budget, changed = true;
         help_marker(
             "The first prompts of the open dataset (and task; Model and data) a measured run decodes. Every "
             "edit re-measures after 300 ms of quiet; the stale run is cancelled.");

@@ -63,8 +63,9 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (tree_mode(snap.config) != TreeMode::chain) items.push_back({"tree", m.tree_speedup, false});
     if (o.timing && snap.profile_index >= 0)
         items.push_back({"on " + snap.profiles[size_t(snap.profile_index)].id, o.timing->speedup, false});
-    if (snap.measured && snap.measured->stats.speedup > 0)
-        items.push_back({"measured", snap.measured->stats.speedup, true});
+    if (snap.measured && snap.measured->speedup() > 0)
+        items.push_back(
+            {snap.measured->repeats.speedup.n > 1 ? "measured (median)" : "measured", snap.measured->speedup(), true});
 
     ImGui::Text("alpha %s: %.3f, c %s: %.3f", m.alpha_source.c_str(),
                 m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c);
@@ -87,12 +88,34 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     }
     ImGui::Separator();
     if (snap.measured) {
-        const engine::RunStats& r = snap.measured->stats;
-        ImGui::Text("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s", r.tokens_per_s,
-                    r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
-                    format_bytes(uint64_t(r.bytes_per_token)).c_str(), snap.measured->complete ? "" : " (streaming)");
-        measured_tag();
-        if (r.draft_cost_ratio() > 0)
+        const engine::RunStats& r        = snap.measured->stats;
+        const session::RepeatSummary& rs = snap.measured->repeats;
+        if (rs.speedup.n > 1) {
+            // The A/B pairs: each prompt's speculative run and its baseline back to back, median and 95 % interval.
+            ImGui::TextWrapped("speedup %.2fx [%.2f, %.2f], tokens/s %.1f [%.1f, %.1f] (baseline %.1f)",
+                               rs.speedup.median, rs.speedup.lo, rs.speedup.hi, rs.tokens_per_s.median,
+                               rs.tokens_per_s.lo, rs.tokens_per_s.hi, rs.baseline_tokens_per_s.median);
+            measured_tag();
+            ImGui::TextDisabled("median of %d A/B pairs in %d passes, %.0f %% interval; %s", rs.speedup.n, rs.passes,
+                                100.0 * rs.speedup.coverage,
+                                snap.measured->complete ? ("stopped: " + rs.stop).c_str() : "more passes running");
+            ImGui::Text("%.2f tokens/pass, BPT %s", r.mean_accepted_length(),
+                        format_bytes(uint64_t(r.bytes_per_token)).c_str());
+        } else {
+            ImGui::TextWrapped("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s",
+                               r.tokens_per_s, r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
+                               format_bytes(uint64_t(r.bytes_per_token)).c_str(),
+                               snap.measured->complete ? "" : " (streaming)");
+            measured_tag();
+        }
+        if (rs.loaded())
+            ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1),
+                               "other processes used %.0f %% of the CPU during this measurement: timings are suspect",
+                               100.0 * *rs.other_load);
+        if (rs.cost_ratio.n > 1)
+            ImGui::Text("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)", rs.cost_ratio.median,
+                        rs.cost_ratio.lo, rs.cost_ratio.hi);
+        else if (r.draft_cost_ratio() > 0)
             ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
         if (r.draft_bytes_per_pass() > 0) {
             ImGui::Text("draft reads %s per pass", format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
