@@ -5,16 +5,19 @@
 
 #include "core/version.h"
 #include "ui/model/engine_measurer.h"
+#include "ui/widgets.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
@@ -68,6 +71,14 @@ void MainWindow::build_menus() {
             m_host->schedule_frames(2);
         });
     }
+
+    view->addSeparator();
+    view->addAction("&Reset layout", this, [this] {
+        // Every panel shown again, at its default place in the current window size.
+        for (const auto& p : m_host->dashboard().panels()) *p.visible = true;
+        ui::reset_layout();
+        m_host->schedule_frames(3);
+    });
 
     QMenu* help = menuBar()->addMenu("&Help");
     help->addAction("&About Speculum", this, &MainWindow::show_about);
@@ -163,6 +174,16 @@ void MainWindow::show_about() {
     QMessageBox::about(this, "About Speculum", "<pre>" + text.toHtmlEscaped() + "</pre>");
 }
 
+QSize MainWindow::first_size() const {
+    // 1400 x 860, or less: never larger than 92 % of the screen it opens on (a 1366 x 768 laptop included).
+    QSize size(1400, 860);
+    if (const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen()) {
+        const QRect avail = s->availableGeometry();
+        size              = size.boundedTo(QSize(int(avail.width() * 0.92), int(avail.height() * 0.92)));
+    }
+    return size;
+}
+
 std::unique_ptr<QSettings> MainWindow::open_settings() const {
     if (!m_settings_file.isEmpty()) return std::make_unique<QSettings>(m_settings_file, QSettings::IniFormat);
     return std::make_unique<QSettings>();
@@ -170,12 +191,12 @@ std::unique_ptr<QSettings> MainWindow::open_settings() const {
 
 void MainWindow::restore_settings() {
     if (!m_use_settings) {
-        resize(1400, 860);
+        resize(first_size());
         return;
     }
     std::unique_ptr<QSettings> stored = open_settings();
     QSettings& settings               = *stored;
-    if (!restoreGeometry(settings.value("main_window/geometry").toByteArray())) resize(1400, 860);
+    if (!restoreGeometry(settings.value("main_window/geometry").toByteArray())) resize(first_size());
     QVariant shown = settings.value("panels/visible");
     if (shown.isValid()) {
         QStringList titles = shown.toStringList();

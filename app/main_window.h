@@ -43,6 +43,7 @@ private:
     void restore_settings();
     void save_settings();
     std::unique_ptr<QSettings> open_settings() const;
+    QSize first_size() const;  // the first window size: 1400 x 860, bounded by the screen
 
     ui::AppController m_controller;
     ImGuiHostWidget* m_host      = nullptr;

@@ -1,9 +1,12 @@
 // Flat per-frame dispatch over the panels (Tracy's View::Draw pattern).
 #include "ui/dashboard.h"
 
+#include "ui/widgets.h"
+
 namespace speculum::ui {
 
 void Dashboard::draw(const UiSnapshot& snap, UiActions& actions) {
+    layout_new_frame();
     bool fill = !m_solo.empty();
     if (configuration.visible) configuration.draw(snap, actions, fill);
     if (model_data.visible) model_data.draw(snap, actions, fill);

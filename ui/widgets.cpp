@@ -3,25 +3,74 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <string>
 
 namespace speculum::ui {
 
-void place_window(ImVec2 frac_pos, ImVec2 frac_size, bool fill) {
+namespace {
+
+struct Fractions {
+    ImVec2 pos, size;  // of the display
+};
+// UI thread only: the panels' last places as fractions of the display, and what changed since the last frame.
+struct Layout {
+    std::map<std::string, Fractions> placed;
+    ImVec2 display{0, 0};
+    bool resized     = false;  // the display changed size this frame: put every panel back at its fractions
+    int reset_frames = 0;      // frames left in which every panel goes to its default place
+};
+Layout& layout() {
+    static Layout l;
+    return l;
+}
+
+}  // namespace
+
+void layout_new_frame() {
+    Layout& l      = layout();
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    l.resized      = l.display.x > 0 && (d.x != l.display.x || d.y != l.display.y);
+    l.display      = d;
+    l.reset_frames = std::max(0, l.reset_frames - 1);
+}
+
+void reset_layout() {
+    layout().placed.clear();
+    layout().reset_frames = 2;  // the next frame (layout_new_frame counts this one down) places every panel
+}
+
+void place_window(const char* title, ImVec2 frac_pos, ImVec2 frac_size, bool fill) {
     ImVec2 d = ImGui::GetIO().DisplaySize;
     if (fill) {
         ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
         ImGui::SetNextWindowSize(d, ImGuiCond_Always);
         return;
     }
-    ImGui::SetNextWindowPos(ImVec2(frac_pos.x * d.x + 6, frac_pos.y * d.y + 6), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowSize(ImVec2(frac_size.x * d.x - 12, frac_size.y * d.y - 12), ImGuiCond_FirstUseEver);
+    Layout& l      = layout();
+    ImGuiCond cond = l.reset_frames > 0 ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    if (l.resized && l.reset_frames == 0) {
+        if (auto it = l.placed.find(title); it != l.placed.end()) {
+            frac_pos = it->second.pos, frac_size = it->second.size;
+            cond = ImGuiCond_Always;
+        }
+    }
+    ImGui::SetNextWindowPos(ImVec2(frac_pos.x * d.x + 6, frac_pos.y * d.y + 6), cond);
+    ImGui::SetNextWindowSize(ImVec2(frac_size.x * d.x - 12, frac_size.y * d.y - 12), cond);
 }
 
 bool begin_panel(const char* title, bool* visible, ImVec2 frac_pos, ImVec2 frac_size, bool fill) {
-    place_window(frac_pos, frac_size, fill);
+    place_window(title, frac_pos, frac_size, fill);
     if (!ImGui::Begin(title, visible)) {
         ImGui::End();
         return false;
+    }
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    if (!fill && d.x > 0 && d.y > 0) {  // where the user (or the default) put it, for the next resize
+        const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+        layout().placed[title] = {ImVec2((p.x - 6) / d.x, (p.y - 6) / d.y), ImVec2((s.x + 12) / d.x, (s.y + 12) / d.y)};
     }
     return true;
 }
@@ -33,8 +82,12 @@ void empty_state(const char* text) {
 }
 
 static void tag(const char* text, ImVec4 color) {
+    // On the same line when it fits, else on the next: the tag that tells modeled from measured is never cut off.
+    char label[32];
+    std::snprintf(label, sizeof label, "[%s]", text);
     ImGui::SameLine();
-    ImGui::TextColored(color, "[%s]", text);
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label).x) ImGui::NewLine();
+    ImGui::TextColored(color, "%s", label);
 }
 
 void modeled_tag() {
@@ -52,6 +105,15 @@ void measured_status(const UiSnapshot& snap) {
     else if (snap.measured_config && !(*snap.measured_config == snap.config))
         ImGui::TextDisabled("measured with earlier settings (gamma %d, %s)", snap.measured_config->gamma(),
                             describe_draft(snap.measured_config->draft()).c_str());
+}
+
+void warning_wrapped(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.75f, 0.3f, 1));
+    ImGui::TextWrappedV(fmt, args);
+    ImGui::PopStyleColor();
+    va_end(args);
 }
 
 void help_marker(const char* text) {

@@ -9,9 +9,16 @@
 
 namespace speculum::ui {
 
-// Places the next window at a fraction of the display the first time it appears (the user's layout wins later),
-// or over the whole display when `fill` is set (single-panel screenshots).
-void place_window(ImVec2 frac_pos, ImVec2 frac_size, bool fill);
+// The layout is proportional to the display: each panel's place is remembered as a fraction of the display, and
+// when the display (the main window) changes size every panel is put back at the same fractions, so shrinking and
+// re-growing the window never leaves panels overlapping. Call once per frame before the panels.
+void layout_new_frame();
+// The next frames place every panel at its default fractions again (View > Reset layout).
+void reset_layout();
+// Places the next window at a fraction of the display: its default the first time it appears (the user's layout
+// wins later), its remembered fractions after a resize, or over the whole display when `fill` is set (single-panel
+// screenshots).
+void place_window(const char* title, ImVec2 frac_pos, ImVec2 frac_size, bool fill);
 // Begins a panel window: the Begin/End pairing every panel starts with. Returns false when collapsed/hidden.
 bool begin_panel(const char* title, bool* visible, ImVec2 frac_pos, ImVec2 frac_size, bool fill);
 
@@ -19,6 +26,7 @@ void empty_state(const char* text);  // greyed, wrapped explanation of why a pan
 void modeled_tag();                  // small "modeled" badge on the current line
 void measured_tag();                 // small "measured" badge on the current line
 void help_marker(const char* text);  // "(?)" with a tooltip
+void warning_wrapped(const char* fmt, ...) IM_FMTARGS(1);  // amber, wrapped: a figure to distrust, and why
 // One dim line about the measured run: which prompt streams, or that it ran an earlier configuration.
 void measured_status(const UiSnapshot& snap);
 

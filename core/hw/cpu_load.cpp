@@ -42,4 +42,25 @@ std::optional<double> other_load(const CpuSample& a, const CpuSample& b) {
     return std::clamp(other / ((b.wall_s - a.wall_s) * double(b.cores)), 0.0, 1.0);
 }
 
+std::optional<uint64_t> last_level_cache_bytes() {
+    int best_level = 0;
+    uint64_t bytes = 0;
+    for (int i = 0; i < 16; ++i) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+        std::ifstream level_in(dir + "level"), size_in(dir + "size"), type_in(dir + "type");
+        int level = 0;
+        std::string size, type;
+        if (!(level_in >> level) || !(size_in >> size) || !(type_in >> type)) continue;
+        if (type == "Instruction" || level < best_level || size.empty()) continue;
+        uint64_t n = 0;
+        size_t k   = 0;
+        while (k < size.size() && size[k] >= '0' && size[k] <= '9') n = n * 10 + uint64_t(size[k++] - '0');
+        if (k < size.size() && (size[k] == 'K' || size[k] == 'k')) n <<= 10;
+        if (k < size.size() && (size[k] == 'M' || size[k] == 'm')) n <<= 20;
+        if (n > 0) best_level = level, bytes = n;
+    }
+    if (bytes == 0) return std::nullopt;
+    return bytes;
+}
+
 }  // namespace speculum::hw

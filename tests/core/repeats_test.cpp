@@ -57,6 +57,13 @@ TEST(CpuLoad, OwnWorkIsNotOtherLoad) {
     EXPECT_FALSE(hw::other_load(invalid, a).has_value());
 }
 
+TEST(CpuLoad, LastLevelCacheFromSysfs) {
+    const std::optional<uint64_t> llc = hw::last_level_cache_bytes();
+    if (!llc) GTEST_SKIP() << "no cache information in sysfs here";
+    EXPECT_GE(*llc, uint64_t(256) << 10) << "a last-level cache is at least 256 KiB";
+    EXPECT_LE(*llc, uint64_t(4) << 30);
+}
+
 TEST(RunRepeats, PassesGivePairsAndStopByTheRules) {
     const session::Target target = session::load_target(session::TargetSource::random(model::SyntheticSpec{}));
     engine::SpecConfig cfg;

@@ -2,6 +2,7 @@
 #include "ui/model/app_controller.h"
 
 #include "core/data/dataset.h"
+#include "core/hw/cpu_load.h"
 #include "core/model/gguf.h"
 #include "core/resources.h"
 #include "ui/model/result_config.h"
@@ -41,6 +42,7 @@ AppController::AppController(std::function<Clock::time_point()> now, jobs::JobSy
     m_snap.bundled_models =
         files_with_extension(res ? std::optional<fs::path>(*res / "models") : std::nullopt, ".gguf");
     m_snap.bundled_datasets = files_with_extension(datasets_dir(), ".jsonl");
+    m_snap.llc_bytes        = hw::last_level_cache_bytes();
     try {
         m_snap.profiles = hw::list_profiles(hw::hardware_dir());
     } catch (const std::exception& e) {

@@ -43,14 +43,25 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p0      = ImGui::GetCursorScreenPos();
     float w = ImGui::GetContentRegionAvail().x - 10, box_h = 44, gap = 18;
-    char l1[96], l2[96];
+    char l1[96], l2[128];
     level_box(dl, p0, ImVec2(p0.x + w, p0.y + box_h), 0, "target (level 0)", "verifies; c = 1 by definition");
     float y = p0.y + box_h + gap;
     for (size_t i = 0; i < n; ++i) {
         const LevelAssumption& a = cfg.modeled.levels[i];
         std::snprintf(l1, sizeof l1, "level %zu: %s", i + 1, describe_draft(cfg.spec.levels[i]).c_str());
-        std::snprintf(l2, sizeof l2, "c %.3f, alpha %.2f, %s %d", a.c, a.alpha, i + 1 == n ? "tokens" : "steps",
-                      cfg.spec.draft_length(int32_t(i)));
+        // Measured beside assumed: the level's c from the last run, and the share of its tokens the level above
+        // accepted (that level's review counts).
+        const engine::RunStats* m = snap.measured ? &snap.measured->stats : nullptr;
+        const bool has_measured =
+            m && m->levels.size() == n + 1 && m->levels[i].n_reviewed > 0 && m->levels[i + 1].cost_ratio > 0;
+        if (has_measured)
+            std::snprintf(l2, sizeof l2, "measured c %.3f, alpha %.2f (assumed %.3f, %.2f), %s %d",
+                          m->levels[i + 1].cost_ratio,
+                          double(m->levels[i].n_review_accepted) / double(m->levels[i].n_reviewed), a.c, a.alpha,
+                          i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
+        else
+            std::snprintf(l2, sizeof l2, "assumed c %.3f, alpha %.2f, %s %d", a.c, a.alpha,
+                          i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
         dl->AddLine(ImVec2(p0.x + w / 2, y - gap), ImVec2(p0.x + w / 2, y), IM_COL32(200, 200, 200, 255), 2);
         level_box(dl, ImVec2(p0.x, y), ImVec2(p0.x + w, y + box_h), int(i) + 1, l1, l2);
         y += box_h + gap;

@@ -30,7 +30,11 @@ bool edit_tree(AppConfig& cfg) {
         names[i] = tree_mode_name(kModes[i]);
         if (kModes[i] == current) mode = int(i);
     }
-    if (ImGui::Combo("tree shape", &mode, names, int(std::size(kModes)))) {
+    // A tree verifies one draft level: with cascade levels below level 1 only the chain is offered.
+    const bool cascade = cfg.spec.levels.size() > 1;
+    if (cascade && current == TreeMode::chain) {
+        ImGui::TextDisabled("chain (a verification tree takes one draft level: remove the cascade levels first)");
+    } else if (ImGui::Combo("tree shape", &mode, names, int(std::size(kModes)))) {
         set_tree_mode(cfg, kModes[mode]);
         changed = true;
     }
@@ -129,8 +133,10 @@ bool edit_cascade(AppConfig& cfg) {
             ImGui::PopID();
             return true;
         }
-        int kind = int(d.kind);
-        if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) {
+        // Max-Gram reviews nothing: only the bottom level may be one.
+        const bool bottom = i + 1 == spec.levels.size();
+        int kind          = int(d.kind);
+        if (ImGui::Combo("drafter", &kind, kinds, bottom ? IM_ARRAYSIZE(kinds) : IM_ARRAYSIZE(kinds) - 1)) {
             d = cascade_level(drafts::DraftKind(kind));
             if (d.kind == drafts::DraftKind::maxgram) a.c = 0.0;  // statistical: no forward pass
             changed = true;
@@ -144,7 +150,9 @@ bool edit_cascade(AppConfig& cfg) {
     }
     // Max-Gram reviews nothing, so it stays the leaf: with one at the bottom, a new model level goes above it.
     const bool leaf_maxgram = spec.levels.back().kind == drafts::DraftKind::maxgram;
-    if (spec.levels.size() < 5 && !(leaf_maxgram && spec.levels.size() == 1) && ImGui::Button("Add level")) {
+    if (spec.verification != engine::Verification::chain) {
+        ImGui::TextDisabled("levels below level 1 need chain verification (Verification tree: chain)");
+    } else if (spec.levels.size() < 5 && !(leaf_maxgram && spec.levels.size() == 1) && ImGui::Button("Add level")) {
         const drafts::DraftKind kind = leaf_maxgram ? drafts::DraftKind::model : drafts::DraftKind::maxgram;
         const long at                = long(spec.levels.size()) - (leaf_maxgram ? 1 : 0);
         if (!lengths_editable) spec.k_matrix.clear(), spec.gamma.resize(spec.levels.size(), 4);

@@ -109,9 +109,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
             measured_tag();
         }
         if (rs.loaded())
-            ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1),
-                               "other processes used %.0f %% of the CPU during this measurement: timings are suspect",
-                               100.0 * *rs.other_load);
+            warning_wrapped("other processes used %.0f %% of the CPU during this measurement: timings are suspect",
+                            100.0 * *rs.other_load);
         if (rs.cost_ratio.n > 1)
             ImGui::Text("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)", rs.cost_ratio.median,
                         rs.cost_ratio.lo, rs.cost_ratio.hi);
@@ -125,6 +124,22 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                 ImGui::SameLine();
                 ImGui::TextDisabled("(counted from its buffers)");
             }
+        }
+        // Whether speculation can pay off here: a target whose weights fit in the last-level cache is compute-bound,
+        // so a verification pass of gamma + 1 tokens costs nearly gamma + 1 steps.
+        const double target_bytes = r.levels.empty() || r.levels[0].n_forward <= 0
+                                        ? 0.0
+                                        : double(r.levels[0].bytes_weights) / double(r.levels[0].n_forward);
+        if (snap.llc_bytes && target_bytes > 0) {
+            if (target_bytes <= double(*snap.llc_bytes))
+                warning_wrapped(
+                    "The target's weights (%s per pass) fit in this CPU's %s last-level cache: its "
+                    "verification pass is compute-bound here, so speculation can hardly pay off.",
+                    format_bytes(uint64_t(target_bytes)).c_str(), format_bytes(*snap.llc_bytes).c_str());
+            else
+                ImGui::TextDisabled("target reads %s per pass, beyond the %s last-level cache: memory-bound",
+                                    format_bytes(uint64_t(target_bytes)).c_str(),
+                                    format_bytes(*snap.llc_bytes).c_str());
         }
         const MeasuredView& v = *snap.measured;
         if (v.lossless_checked > 0)
