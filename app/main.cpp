@@ -130,16 +130,25 @@ int main(int argc, char** argv) {
         }
         controller.handle(run);
     }
+    // The files of the last session come back with it (when they still exist), unless others are named.
+    std::error_code ec;
+    const auto still_there = [&ec](const QString& p) {
+        return !p.isEmpty() && std::filesystem::is_regular_file(p.toStdString(), ec);
+    };
     if (parser.isSet(model)) {
         controller.open_model(parser.value(model).toStdString());
+    } else if (still_there(window.last_model())) {
+        controller.open_model(window.last_model().toStdString());
     } else {
         // No model named: open the bundled target, so a fresh checkout shows a real model at once.
-        std::error_code ec;
         if (auto res = speculum::resources_dir();
             res && std::filesystem::exists(*res / speculum::kBundledTargetModel, ec))
             controller.open_model((*res / speculum::kBundledTargetModel).string());
     }
-    if (parser.isSet(dataset)) controller.open_dataset(parser.value(dataset).toStdString());
+    if (parser.isSet(dataset))
+        controller.open_dataset(parser.value(dataset).toStdString());
+    else if (still_there(window.last_dataset()))
+        controller.open_dataset(window.last_dataset().toStdString());
     if (parser.isSet(results)) controller.open_results(parser.value(results).toStdString());
     window.show();
 

@@ -3,6 +3,7 @@
 
 #include "imgui_host_widget.h"
 
+#include "core/resources.h"
 #include "core/version.h"
 #include "ui/model/engine_measurer.h"
 #include "ui/widgets.h"
@@ -22,6 +23,9 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolButton>
+
+#include <filesystem>
+#include <optional>
 
 namespace speculum::app {
 
@@ -53,6 +57,9 @@ void MainWindow::build_menus() {
         if (!m_last_model.isEmpty()) m_controller.open_model(m_last_model.toStdString()), m_host->schedule_frames(2);
     });
     connect(file, &QMenu::aboutToShow, this, [this, reopen] {
+        // The last model that loaded: a file that failed is never offered again.
+        if (const auto& m = m_controller.snapshot().model; m && m_controller.model())
+            m_last_model = QString::fromStdString(m->path);
         reopen->setEnabled(!m_last_model.isEmpty());
         reopen->setText(m_last_model.isEmpty() ? "Reopen last model" : "Reopen " + QFileInfo(m_last_model).fileName());
     });
@@ -139,17 +146,25 @@ void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
     }
 }
 
+namespace {
+// Where a file dialog starts: the last file's folder, else the bundled one (resources/models, datasets).
+QString start_dir(const QString& last, const std::optional<std::filesystem::path>& bundled) {
+    if (!last.isEmpty()) return QFileInfo(last).absolutePath();
+    return bundled ? QString::fromStdString(bundled->string()) : QString();
+}
+}  // namespace
+
 void MainWindow::open_model_dialog() {
-    QString dir  = m_last_model.isEmpty() ? QString() : QFileInfo(m_last_model).absolutePath();
+    const std::optional<std::filesystem::path> res = resources_dir();
+    QString dir  = start_dir(m_last_model, res ? std::optional(*res / "models") : std::nullopt);
     QString path = QFileDialog::getOpenFileName(this, "Open model", dir, "GGUF models (*.gguf);;All files (*)");
     if (path.isEmpty()) return;
-    m_last_model = path;
-    m_controller.open_model(path.toStdString());
+    m_controller.open_model(path.toStdString());  // m_last_model follows once it has loaded
     m_host->schedule_frames(2);
 }
 
 void MainWindow::open_dataset_dialog() {
-    QString dir = m_last_dataset.isEmpty() ? QString() : QFileInfo(m_last_dataset).absolutePath();
+    QString dir = start_dir(m_last_dataset, datasets_dir());
     QString path =
         QFileDialog::getOpenFileName(this, "Open dataset", dir, "JSONL prompt suites (*.jsonl);;All files (*)");
     if (path.isEmpty()) return;

@@ -27,6 +27,9 @@ public:
     explicit MainWindow(bool use_settings = true, const QString& settings_file = {});
     ImGuiHostWidget* host() const { return m_host; }
     ui::AppController& controller() { return m_controller; }
+    // The files the last session had open (from the settings; empty without them or when none was open).
+    const QString& last_model() const { return m_last_model; }
+    const QString& last_dataset() const { return m_last_dataset; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;

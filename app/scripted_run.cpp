@@ -82,7 +82,11 @@ void ScriptedRun::after_frame() {
         m_window.host()->schedule_frames(2);
         return;
     }
-    if (m_options.screenshot.isEmpty()) return finish(0);
+    if (m_options.screenshot.isEmpty()) {
+        for (const auto& m : snap.messages)  // what the user would have read in the panels
+            std::printf("speculum: %s: %s\n", m.level == ui::MessageLevel::error ? "error" : "info", m.text.c_str());
+        return finish(0);
+    }
     m_stage = Stage::screenshot;
     m_window.host()->request_screenshot(m_options.screenshot, m_options.frames);
 }

@@ -46,6 +46,7 @@ log=$(run --model "$model" --settings-file "$out/settings.ini" --exit-when-measu
     || { rc=$?; echo "$log"; fail "second run: exit code $rc"; }
 echo "$log"
 grep -q "^speculum: measured: .*gamma 6, " <<<"$log" || fail "the saved configuration (gamma 6) was not restored"
+grep -q "speculum: info: Opened code_completion.jsonl" <<<"$log" || fail "the last dataset was not reopened"
 
 # 3. A bad GGUF is an error message naming the file, not a crash.
 printf 'not a gguf' > "$out/bad.gguf"

@@ -38,6 +38,38 @@ TEST(AppController, BadModelBecomesMessageNotCrash) {
     EXPECT_EQ(c.snapshot().messages.back().level, ui::MessageLevel::error);
 }
 
+// A file that fails to load costs nothing but the message: the working model, its summary and its results stay.
+TEST(AppController, ABadFileKeepsTheWorkingModelAndItsResults) {
+    ui::AppController c;
+    c.set_measurer([](const ui::AppController::MeasureRequest&, const CancelToken&, const ProgressFn&,
+                      const std::function<void(const ui::MeasuredView&)>&) {
+        ui::MeasuredView v;
+        v.n_generated = 5;
+        return v;
+    });
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    c.handle(ui::ActionRunMeasured{});
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value() && !c.busy(); }));
+    const model::Model* working = c.model();
+    const std::string name      = c.snapshot().model->name;
+
+    auto bad = test::tmp_dir() / "ui_keeps_model_bad.gguf";
+    std::ofstream(bad) << "this is not a GGUF file";
+    c.open_model(bad.string());
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    EXPECT_EQ(c.model(), working);
+    ASSERT_TRUE(c.snapshot().model.has_value());
+    EXPECT_EQ(c.snapshot().model->name, name);
+    EXPECT_EQ(c.snapshot().model_state, ui::ModelState::loaded);
+    EXPECT_TRUE(c.snapshot().measured.has_value()) << "its results stay too";
+    bool said = false;
+    for (const auto& m : c.snapshot().messages)
+        said |= m.level == ui::MessageLevel::error && m.text.find("ui_keeps_model_bad.gguf") != std::string::npos &&
+                m.text.find("stays open") != std::string::npos;
+    EXPECT_TRUE(said) << "the error names the file and says the working model stays";
+}
+
 TEST(AppController, LoadsModelAndDataset) {
     auto ds = test::tmp_dir() / "ui_prompts.jsonl";
     std::ofstream(ds) << R"({"id":"a","task":"code","prompt":"def f():","max_new_tokens":8})"

@@ -136,24 +136,16 @@ void AppController::refresh_notes() {
 }
 
 void AppController::open_model(const std::string& path) {
-    cancel_job(m_jobs.latest("measure"), false);  // a run on the old model must not land on the new one
+    // The open model, its results and its measurement stay until the new one has loaded: a file that fails to load
+    // costs nothing but the message. A run still going on the old model is stopped, so that it cannot land on the
+    // new one.
+    cancel_job(m_jobs.latest("measure"), false);
     m_rerun_at.reset();
-    m_model.reset();
-    m_snap.model.reset();
-    m_snap.measured.reset();
-    m_snap.measured_config.reset();
     m_snap.model_state = ModelState::reading;
-    refresh_modeled();
-    refresh_notes();
     changed();
     submit("model", "Loading model " + file_name(path), [this, path](jobs::JobContext& ctx) -> Apply {
         model::GgufFile file = model::GgufFile::open(path);
         ModelSummary summary = summarize_gguf(file);
-        ctx.post(Apply([this, summary] {
-            m_snap.model = summary;
-            refresh_modeled();
-            changed();
-        }));
         if (!summary.hparams) throw std::runtime_error(summary.hparams_error);
         auto model = std::make_shared<const model::Model>(
             model::Model::from_gguf(std::move(file), ctx.progress_fn(), ctx.token()));
@@ -161,6 +153,8 @@ void AppController::open_model(const std::string& path) {
             m_model            = model;
             m_snap.model       = summary;
             m_snap.model_state = ModelState::loaded;
+            m_snap.measured.reset();
+            m_snap.measured_config.reset();
             message(MessageLevel::info,
                     "Loaded " + summary.name + " (" + format_count(summary.n_params) + " parameters)");
             refresh_modeled();
@@ -350,10 +344,15 @@ void AppController::apply_message(jobs::JobMessage& m) {
     if (m.status == jobs::JobStatus::done && !info.cancelled) {
         if (auto* apply = std::any_cast<Apply>(&m.payload); apply && *apply) (*apply)();
     } else if (m.status == jobs::JobStatus::failed && !info.cancelled) {
-        if (info.slot == "model") m_snap.model_state = ModelState::failed;
-        message(MessageLevel::error, info.name + " failed: " + m.error);
+        std::string kept;
+        if (info.slot == "model") {
+            m_snap.model_state = m_model ? ModelState::loaded : ModelState::failed;
+            if (m_snap.model) kept = " (" + m_snap.model->name + " stays open)";
+            if (m_model) schedule_rerun();  // the run the load stopped
+        }
+        message(MessageLevel::error, info.name + " failed: " + m.error + kept);
     } else if (info.user_cancelled) {  // cancelled (or finished just as the user cancelled): dropped either way
-        if (info.slot == "model") m_snap.model_state = ModelState::none;
+        if (info.slot == "model") m_snap.model_state = m_model ? ModelState::loaded : ModelState::none;
         message(MessageLevel::info, info.name + ": cancelled");
     }
     changed();
