@@ -81,8 +81,8 @@ void MainWindow::build_menus() {
 
     view->addSeparator();
     view->addAction("&Reset layout", this, [this] {
-        // Every panel shown again, at its default place in the current window size.
-        for (const auto& p : m_host->dashboard().panels()) *p.visible = true;
+        // The panels of a fresh start, at their default places in the current window size.
+        m_host->dashboard().reset_visibility();
         ui::reset_layout();
         m_host->schedule_frames(3);
     });

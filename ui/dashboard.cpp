@@ -19,6 +19,7 @@ void Dashboard::draw(const UiSnapshot& snap, UiActions& actions) {
     if (design_space.visible) design_space.draw(snap, actions, fill);
     if (overview.visible) overview.draw(snap, actions, fill);
     if (export_panel.visible) export_panel.draw(snap, actions, fill);
+    if (run_history.visible) run_history.draw(snap, actions, fill);
 }
 
 std::vector<Dashboard::PanelEntry> Dashboard::panels() {
@@ -32,7 +33,14 @@ std::vector<Dashboard::PanelEntry> Dashboard::panels() {
             {HardwarePanel::title, &hardware.visible},
             {DesignSpacePanel::title, &design_space.visible},
             {OverviewPanel::title, &overview.visible},
+            {RunHistoryPanel::title, &run_history.visible},
             {ExportPanel::title, &export_panel.visible}};
+}
+
+void Dashboard::reset_visibility() {
+    Dashboard fresh;
+    std::vector<PanelEntry> mine = panels(), defaults = fresh.panels();
+    for (size_t i = 0; i < mine.size() && i < defaults.size(); ++i) *mine[i].visible = *defaults[i].visible;
 }
 
 bool Dashboard::set_solo(const std::string& title) {

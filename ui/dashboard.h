@@ -12,6 +12,7 @@
 #include "ui/panels/live_decode_panel.h"
 #include "ui/panels/model_data_panel.h"
 #include "ui/panels/overview_panel.h"
+#include "ui/panels/run_history_panel.h"
 #include "ui/panels/speedup_panel.h"
 #include "ui/panels/tree_view_panel.h"
 
@@ -31,6 +32,8 @@ public:
     };
     // Every panel in menu order, for the View menu and the persisted visibility.
     std::vector<PanelEntry> panels();
+    // Every panel shown or hidden as in a fresh start (View > Reset layout).
+    void reset_visibility();
     // Shows only the panel with this title, over the whole display (per-panel screenshots); false if unknown.
     bool set_solo(const std::string& title);
 
@@ -45,6 +48,7 @@ public:
     DesignSpacePanel design_space;
     OverviewPanel overview;
     ExportPanel export_panel;
+    RunHistoryPanel run_history;
 
 private:
     std::string m_solo;

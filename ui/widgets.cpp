@@ -100,7 +100,9 @@ void measured_tag() {
 void measured_status(const UiSnapshot& snap) {
     if (!snap.measured) return;
     const MeasuredView& r = *snap.measured;
-    if (!r.complete)
+    if (r.cancelled)
+        warning_wrapped("cancelled: partial figures (%d of %d prompts)", int(r.prompts.size()), r.prompts_total);
+    else if (!r.complete)
         ImGui::TextDisabled("streaming: prompt %d of %d", int(r.prompts.size()), r.prompts_total);
     else if (snap.measured_config && !(*snap.measured_config == snap.config))
         ImGui::TextDisabled("measured with earlier settings (gamma %d, %s)", snap.measured_config->gamma(),

@@ -49,11 +49,16 @@ struct ActionLoadResultConfig {
     std::string label;      // which row, for the message ("gamma/0 = 4, /dataset = ...")
 };
 struct ActionClearMessages {};
+struct ActionPinRun {  // keep a run in the history (and compare it with the other pinned ones), or release it
+    int id      = 0;
+    bool pinned = true;
+};
+struct ActionClearHistory {};  // drops the runs that are not pinned
 
 using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
                             ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
                             ActionRunSweep, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
-                            ActionOpenResults, ActionLoadResultConfig>;
+                            ActionOpenResults, ActionLoadResultConfig, ActionPinRun, ActionClearHistory>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

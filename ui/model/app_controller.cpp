@@ -9,6 +9,9 @@
 #include "ui/model/store_view.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 
 namespace speculum::ui {
@@ -97,6 +100,14 @@ bool AppController::handle(const Action& action) {
         load_result_config(*a);
     else if (std::holds_alternative<ActionClearMessages>(action)) {
         m_snap.messages.clear();
+        changed();
+    } else if (auto* a = std::get_if<ActionPinRun>(&action)) {
+        for (RunRecord& r : m_snap.history)
+            if (r.id == a->id) r.pinned = a->pinned;
+        trim_history();
+        changed();
+    } else if (std::holds_alternative<ActionClearHistory>(action)) {
+        std::erase_if(m_snap.history, [](const RunRecord& r) { return !r.pinned; });
         changed();
     } else
         return false;
@@ -246,12 +257,48 @@ void AppController::start_measured() {
                    m_snap.measured        = result;
                    m_snap.measured_config = cfg;
                    ++m_snap.measured_runs;
+                   record_run(result, cfg);
+                   // A finished run replaces an old error in the status line.
+                   char line[160];
+                   std::snprintf(line, sizeof line, "Measured %s: speedup %.2fx%s", describe_draft(cfg.draft()).c_str(),
+                                 result.speedup(), result.repeats.speedup.n > 1 ? " (median of the A/B pairs)" : "");
+                   m_snap.status_line = line;
                    refresh_modeled();
                    changed();
                };
            });
     refresh_notes();
     changed();
+}
+
+void AppController::record_run(const MeasuredView& view, const AppConfig& cfg) {
+    RunRecord r;
+    r.id     = m_snap.history.empty() ? 1 : m_snap.history.back().id + 1;
+    r.config = cfg;
+    r.view   = view;
+    r.view.tokens.clear();  // the history keeps figures, not the token stream
+    r.view.tokens.shrink_to_fit();
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char when[16];
+    std::strftime(when, sizeof when, "%H:%M:%S", &tm);
+    r.when = when;
+    m_snap.history.push_back(std::move(r));
+    trim_history();
+}
+
+void AppController::trim_history() {
+    std::vector<RunRecord>& h = m_snap.history;
+    size_t unpinned           = size_t(std::count_if(h.begin(), h.end(), [](const RunRecord& r) { return !r.pinned; }));
+    for (auto it = h.begin(); it != h.end() && unpinned > kHistoryKept;) {
+        if (!it->pinned) {
+            it = h.erase(it);
+            --unpinned;
+        } else {
+            ++it;
+        }
+    }
 }
 
 AppController::Apply AppController::show_sweep(SweepView s) {
@@ -352,6 +399,7 @@ void AppController::apply_message(jobs::JobMessage& m) {
         }
         message(MessageLevel::error, info.name + " failed: " + m.error + kept);
     } else if (info.user_cancelled) {  // cancelled (or finished just as the user cancelled): dropped either way
+        if (info.slot == "measure" && m_snap.measured && !m_snap.measured->complete) m_snap.measured->cancelled = true;
         if (info.slot == "model") m_snap.model_state = m_model ? ModelState::loaded : ModelState::none;
         message(MessageLevel::info, info.name + ": cancelled");
     }

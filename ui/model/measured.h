@@ -44,6 +44,7 @@ struct MeasuredView {
     int64_t n_generated     = 0;      // tokens committed so far, the streaming prompt's included (stats lags behind)
     int64_t n_steps         = 0;      // target passes so far, likewise
     bool complete           = false;  // false while results are still streaming in
+    bool cancelled          = false;  // the user cancelled the run: these are partial figures
 
     // The headline speedup: the median of the A/B pairs once there are several, else the first pass's.
     double speedup() const { return repeats.speedup.n > 1 ? repeats.speedup.median : stats.speedup; }

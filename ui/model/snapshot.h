@@ -35,6 +35,17 @@ struct Message {
 
 enum class ModelState { none, reading, loaded, failed };
 
+// One finished measured run in the history (Run history panel): its configuration and figures, the token stream
+// dropped. Pinned runs stay; of the others the latest kHistoryKept are kept.
+struct RunRecord {
+    int id = 0;        // 1, 2, ... in the order the runs finished
+    std::string when;  // local time it finished, "HH:MM:SS"
+    AppConfig config;
+    MeasuredView view;
+    bool pinned = false;
+};
+inline constexpr size_t kHistoryKept = 30;
+
 struct UiSnapshot {
     BuildInfo build;              // shown in the Overview panel and the About box
     std::string status_line;      // last message for the user (errors included)
@@ -63,6 +74,7 @@ struct UiSnapshot {
     std::optional<MeasuredView> measured;      // the latest measured run (streaming while !complete)
     std::optional<AppConfig> measured_config;  // the configuration `measured` ran (may lag `config` after an edit)
     int measured_runs = 0;                     // measured runs completed since start
+    std::vector<RunRecord> history;            // finished measured runs, oldest first (pinned ones kept)
     std::string measured_note;                 // why there is no measured run, or its state
 
     std::optional<SweepView> sweep;          // the latest design-space sweep (streaming while rows_done < ys.size())

@@ -1,0 +1,97 @@
+// Run history: every finished measured run is recorded (without its token stream), pinned runs are kept and
+// compared by what their configurations differ in, the unpinned are trimmed; a finished run replaces an old error
+// in the status line; a cancelled run's partial figures are marked as such.
+#include "ui/ui_fixtures.h"
+
+#include "ui/panels/run_history_panel.h"
+
+#include <atomic>
+#include <thread>
+
+using namespace speculum;
+using namespace std::chrono_literals;
+
+namespace {
+
+ui::MeasuredView fake_view(int n) {
+    ui::MeasuredView v;
+    v.n_generated   = n;
+    v.stats.speedup = 1.0 + 0.1 * n;
+    v.tokens.push_back({"tok", 0, ui::TokenOrigin::accepted, 0, 0});
+    return v;
+}
+
+}  // namespace
+
+TEST(RunHistory, RecordsPinsComparesAndTrims) {
+    ui::AppController c;
+    c.set_measurer([](const ui::AppController::MeasureRequest& req, const CancelToken&, const ProgressFn&,
+                      const std::function<void(const ui::MeasuredView&)>&) { return fake_view(req.config.gamma()); });
+    c.message(ui::MessageLevel::error, "an old error");
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    for (int gamma : {3, 5}) {
+        ui::AppConfig cfg = c.snapshot().config;
+        cfg.spec.gamma[0] = gamma;
+        c.handle(ui::ActionSetConfig{cfg});
+        c.handle(ui::ActionRunMeasured{});
+        ASSERT_TRUE(test::poll_until(
+            c, [&] { return !c.busy() && c.snapshot().measured && c.snapshot().measured_config->gamma() == gamma; }));
+    }
+    const std::vector<ui::RunRecord>& h = c.snapshot().history;
+    ASSERT_GE(h.size(), 2u);
+    const ui::RunRecord& last = h.back();
+    EXPECT_EQ(last.config.gamma(), 5);
+    EXPECT_TRUE(last.view.tokens.empty()) << "the history keeps figures, not the token stream";
+    EXPECT_EQ(c.snapshot().status_line.find("an old error"), std::string::npos) << "a finished run replaces it";
+    EXPECT_NE(c.snapshot().status_line.find("speedup"), std::string::npos);
+
+    // Pin the two; what they differ in is γ.
+    const int a = h[h.size() - 2].id, b = last.id;
+    c.handle(ui::ActionPinRun{a, true});
+    c.handle(ui::ActionPinRun{b, true});
+    const std::vector<std::string> diff = ui::pinned_differences(c.snapshot().history);
+    ASSERT_EQ(diff.size(), 1u) << (diff.empty() ? "" : diff[0]);
+    EXPECT_EQ(diff[0], "/spec/gamma: [3] | [5]");
+
+    // The panel draws the table without emitting anything; its pin box emits ActionPinRun.
+    test::HeadlessImGui im;
+    ui::RunHistoryPanel panel;
+    panel.visible = true;
+    ui::UiActions actions;
+    ui::UiSnapshot snap = c.snapshot();
+    for (int i = 0; i < 2; ++i)
+        ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
+    EXPECT_TRUE(actions.queue.empty());
+
+    // Clearing keeps the pinned; 40 more runs keep only the latest kHistoryKept unpinned ones besides them.
+    c.handle(ui::ActionClearHistory{});
+    EXPECT_EQ(c.snapshot().history.size(), 2u);
+    for (int i = 0; i < 40; ++i) {
+        c.handle(ui::ActionRunMeasured{});
+        ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    }
+    EXPECT_EQ(c.snapshot().history.size(), 2 + ui::kHistoryKept);
+    EXPECT_TRUE(c.snapshot().history[0].pinned);
+    c.handle(ui::ActionPinRun{a, false});
+    EXPECT_EQ(c.snapshot().history.size(), 1 + ui::kHistoryKept) << "released: trimmed with the rest";
+}
+
+TEST(RunHistory, ACancelledRunsPartialFiguresAreMarked) {
+    ui::AppController c;
+    c.set_measurer([](const ui::AppController::MeasureRequest&, const CancelToken& cancel, const ProgressFn&,
+                      const std::function<void(const ui::MeasuredView&)>& partial) -> ui::MeasuredView {
+        partial(fake_view(1));
+        while (!cancel.cancelled()) std::this_thread::sleep_for(1ms);
+        throw Cancelled();
+    });
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    c.handle(ui::ActionRunMeasured{});
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value() && !c.snapshot().jobs.empty(); }));
+    c.handle(ui::ActionCancelJob{c.snapshot().jobs[0].id});
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    ASSERT_TRUE(c.snapshot().measured.has_value());
+    EXPECT_TRUE(c.snapshot().measured->cancelled);
+    EXPECT_TRUE(c.snapshot().history.empty()) << "a cancelled run is not a finished one";
+}
