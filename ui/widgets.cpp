@@ -104,7 +104,8 @@ void measured_status(const UiSnapshot& snap) {
         warning_wrapped("cancelled: partial figures (%d of %d prompts)", int(r.prompts.size()), r.prompts_total);
     else if (!r.complete)
         ImGui::TextDisabled("streaming: prompt %d of %d", int(r.prompts.size()), r.prompts_total);
-    else if (snap.measured_config && !(*snap.measured_config == snap.config))
+    else if (snap.measured_config &&
+             !(snap.measured_config->spec == snap.config.spec && snap.measured_config->prefs == snap.config.prefs))
         ImGui::TextDisabled("measured with earlier settings (gamma %d, %s)", snap.measured_config->gamma(),
                             describe_draft(snap.measured_config->draft()).c_str());
 }

@@ -143,10 +143,38 @@ void save_profile(const HardwareProfile& p, const std::filesystem::path& file) {
     validate(p);
     nlohmann::json j;
     to_json(j, p);
-    std::ofstream out(file);
-    if (!out) throw std::runtime_error("cannot write " + file.string());
-    out << j.dump(2) << '\n';
-    if (!out) throw std::runtime_error("error writing " + file.string());
+    // Written beside the target and renamed over it: a failed write never leaves a partial profile.
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    {
+        std::ofstream out(tmp);
+        if (!out) throw std::runtime_error("cannot write " + file.string());
+        out << j.dump(2) << '\n';
+        out.flush();
+        if (!out) {
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw std::runtime_error("error writing " + file.string());
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
+    }
+}
+
+std::filesystem::path machine_profile_cache() {
+    const char* xdg  = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    std::filesystem::path dir;
+    if (xdg && *xdg)
+        dir = xdg;
+    else if (home && *home)
+        dir = std::filesystem::path(home) / ".cache";
+    else
+        return {};
+    return dir / "speculum" / (std::string(kMachineProfileId) + ".json");
 }
 
 std::filesystem::path hardware_dir(const std::filesystem::path& override_dir) {

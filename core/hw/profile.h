@@ -43,6 +43,12 @@ void from_json(const nlohmann::json& j, HardwareProfile& p);  // strict: unknown
 
 // Load and validate one file; errors name the file.
 HardwareProfile load_profile(const std::filesystem::path& file);
+
+// Where "This machine" (a profile measured by the microbenchmarks, hw::profile_from_microbench) is cached between
+// runs: $XDG_CACHE_HOME/speculum/this_machine.json, else ~/.cache/speculum/this_machine.json; empty when neither
+// variable is set.
+std::filesystem::path machine_profile_cache();
+inline constexpr const char* kMachineProfileId = "this_machine";
 void save_profile(const HardwareProfile& p, const std::filesystem::path& file);
 
 // resources/hardware: `override_dir` if non-empty, else $SPECULUM_RESOURCES/hardware, else the source tree's

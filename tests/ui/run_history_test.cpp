@@ -5,7 +5,10 @@
 
 #include "ui/panels/run_history_panel.h"
 
+#include "core/hw/profile.h"
+
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 using namespace speculum;
@@ -94,4 +97,48 @@ TEST(RunHistory, ACancelledRunsPartialFiguresAreMarked) {
     ASSERT_TRUE(c.snapshot().measured.has_value());
     EXPECT_TRUE(c.snapshot().measured->cancelled);
     EXPECT_TRUE(c.snapshot().history.empty()) << "a cancelled run is not a finished one";
+}
+
+// "This machine": measured by the microbenchmarks on the job system, cached (XDG_CACHE_HOME, a private folder in the
+// tests), offered first and chosen; a new controller finds it in the cache and starts with it. Changing only a
+// modeled assumption (the profile) does not measure again.
+TEST(MachineProfile, MeasuredCachedAndTheDefault) {
+    const std::filesystem::path cache = hw::machine_profile_cache();
+    ASSERT_FALSE(cache.empty());
+    std::error_code ec;
+    std::filesystem::remove(cache, ec);
+    std::atomic<int> runs{0};
+    {
+        ui::AppController c;
+        c.set_measurer([&](const ui::AppController::MeasureRequest&, const CancelToken&, const ProgressFn&,
+                           const std::function<void(const ui::MeasuredView&)>&) {
+            ++runs;
+            return fake_view(1);
+        });
+        EXPECT_EQ(c.snapshot().config.modeled.hardware_profile, "") << "nothing cached yet";
+        c.handle(ui::ActionMeasureMachine{});
+        ASSERT_TRUE(test::poll_until(
+            c, [&] { return !c.busy(); }, 120s));
+        ASSERT_FALSE(c.snapshot().profiles.empty());
+        EXPECT_EQ(c.snapshot().profiles[0].id, hw::kMachineProfileId);
+        EXPECT_TRUE(c.snapshot().profiles[0].measured);
+        EXPECT_GT(c.snapshot().profiles[0].mem_bw_gbps, 0.0);
+        EXPECT_EQ(c.snapshot().config.modeled.hardware_profile, hw::kMachineProfileId);
+        EXPECT_GE(c.snapshot().profile_index, 0);
+        EXPECT_TRUE(std::filesystem::is_regular_file(cache)) << cache;
+
+        c.open_model(test::synthetic_gguf());
+        ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
+        const int before  = runs;
+        ui::AppConfig cfg = c.snapshot().config;
+        cfg.modeled.hardware_profile.clear();
+        cfg.level1().alpha = 0.6;
+        c.handle(ui::ActionSetConfig{cfg});
+        EXPECT_FALSE(c.rerun_pending()) << "a modeled assumption alone is not measured again";
+        ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+        EXPECT_EQ(runs, before);
+    }
+    ui::AppController again;
+    EXPECT_EQ(again.snapshot().config.modeled.hardware_profile, hw::kMachineProfileId) << "found in the cache";
+    std::filesystem::remove(cache, ec);
 }

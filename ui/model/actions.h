@@ -53,12 +53,14 @@ struct ActionPinRun {  // keep a run in the history (and compare it with the oth
     int id      = 0;
     bool pinned = true;
 };
-struct ActionClearHistory {};  // drops the runs that are not pinned
+struct ActionClearHistory {};    // drops the runs that are not pinned
+struct ActionMeasureMachine {};  // microbenchmarks -> the "This machine" profile, cached and chosen
 
-using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
-                            ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
-                            ActionRunSweep, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
-                            ActionOpenResults, ActionLoadResultConfig, ActionPinRun, ActionClearHistory>;
+using Action =
+    std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog, ActionOpenModel,
+                 ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob, ActionRunSweep,
+                 ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog, ActionOpenResults,
+                 ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

@@ -3,6 +3,7 @@
 
 #include "core/data/dataset.h"
 #include "core/hw/cpu_load.h"
+#include "core/hw/microbench.h"
 #include "core/model/gguf.h"
 #include "core/resources.h"
 #include "ui/model/result_config.h"
@@ -51,8 +52,50 @@ AppController::AppController(std::function<Clock::time_point()> now, jobs::JobSy
     } catch (const std::exception& e) {
         message(MessageLevel::error, std::string("Hardware profiles unavailable: ") + e.what());
     }
+    // "This machine", measured once and cached, is the default profile when there is one.
+    std::error_code ec;
+    if (const fs::path cached = hw::machine_profile_cache(); !cached.empty() && fs::is_regular_file(cached, ec)) {
+        try {
+            add_machine_profile(hw::load_profile(cached));
+            m_snap.config.modeled.hardware_profile = hw::kMachineProfileId;
+        } catch (const std::exception& e) {
+            message(MessageLevel::error, std::string("The cached profile of this machine is ignored: ") + e.what() +
+                                             " (Hardware: Measure this machine writes it again)");
+        }
+    }
     refresh_modeled();
     refresh_notes();
+}
+
+void AppController::add_machine_profile(hw::HardwareProfile p) {
+    p.id   = hw::kMachineProfileId;
+    p.name = "This machine (measured)";
+    std::erase_if(m_snap.profiles, [](const hw::HardwareProfile& q) { return q.id == hw::kMachineProfileId; });
+    m_snap.profiles.insert(m_snap.profiles.begin(), std::move(p));
+}
+
+void AppController::measure_machine() {
+    submit("machine", "Measuring this machine", [this](jobs::JobContext& ctx) -> Apply {
+        hw::MicrobenchOptions opt;
+        const hw::MicrobenchResult r = hw::run_microbenchmarks(opt, ctx.token(), ctx.progress_fn());
+        hw::HardwareProfile p        = hw::profile_from_microbench(r, hw::kMachineProfileId);
+        std::string saved;
+        if (const fs::path cache = hw::machine_profile_cache(); !cache.empty()) {
+            std::error_code ec;
+            fs::create_directories(cache.parent_path(), ec);
+            hw::save_profile(p, cache);  // throws with the path: the job fails with that message
+            saved = " (cached in " + cache.string() + ")";
+        }
+        return [this, p, saved, seconds = r.seconds] {
+            add_machine_profile(p);
+            m_snap.config.modeled.hardware_profile = hw::kMachineProfileId;
+            char text[160];
+            std::snprintf(text, sizeof text, "Measured this machine in %.1f s: %.1f GB/s, %.2f TFLOP/s fp32", seconds,
+                          p.mem_bw_gbps, p.fp32_tflops);
+            message(MessageLevel::info, text + saved);
+            refresh_modeled();
+        };
+    });
 }
 
 // Jobs capture `this`: m_jobs (the last member) is destroyed first, cancelling them and waiting for them to return.
@@ -106,6 +149,8 @@ bool AppController::handle(const Action& action) {
             if (r.id == a->id) r.pinned = a->pinned;
         trim_history();
         changed();
+    } else if (std::holds_alternative<ActionMeasureMachine>(action)) {
+        measure_machine();
     } else if (std::holds_alternative<ActionClearHistory>(action)) {
         std::erase_if(m_snap.history, [](const RunRecord& r) { return !r.pinned; });
         changed();
@@ -116,9 +161,12 @@ bool AppController::handle(const Action& action) {
 
 void AppController::set_config(const AppConfig& config) {
     if (config == m_snap.config) return;
-    m_snap.config = config;
+    // Only what the engine runs is measured again; a modeled assumption (α, c, the profile, the horizontal split)
+    // changes the modeled panels alone.
+    const bool measured_part_changed = !(config.spec == m_snap.config.spec) || !(config.prefs == m_snap.config.prefs);
+    m_snap.config                    = config;
     refresh_modeled();  // the analytic panels follow in this very frame
-    schedule_rerun();
+    if (measured_part_changed) schedule_rerun();
     changed();
 }
 

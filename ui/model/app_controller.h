@@ -88,6 +88,8 @@ private:
     void start_measured_sweep(const ActionRunSweep& a);  // an axis only a measurement shows (pruning, truncation)
     // What a sweep job posts (rows as they finish) and returns: the view into the snapshot.
     Apply show_sweep(SweepView s);
+    void measure_machine();                           // microbenchmarks -> the cached "This machine" profile
+    void add_machine_profile(hw::HardwareProfile p);  // first in the list, replacing an older one
     void record_run(const MeasuredView& view, const AppConfig& cfg);  // into the history (Run history panel)
     void trim_history();                                              // kHistoryKept unpinned runs at most
     jobs::JobId submit(const std::string& slot, const std::string& name, Work work);

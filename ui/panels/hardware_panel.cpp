@@ -79,15 +79,41 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
         }
         ImGui::EndCombo();
     }
+    const bool have_machine = std::any_of(snap.profiles.begin(), snap.profiles.end(),
+                                          [](const hw::HardwareProfile& p) { return p.id == hw::kMachineProfileId; });
+    if (ImGui::SmallButton(have_machine ? "Measure this machine again" : "Measure this machine"))
+        actions.push(ActionMeasureMachine{});
+    help_marker(
+        "Memory bandwidth, SGEMM throughput and call overhead, measured by speculum-cli calibrate's "
+        "microbenchmarks (a few seconds), cached, and used as the default profile from then on.");
     if (snap.profile_index < 0) {
         empty_state("Choose a hardware profile to see the roofline and the projected speedup on that device.");
         ImGui::End();
         return;
     }
     const auto& hw = snap.profiles[size_t(snap.profile_index)];
-    ImGui::TextWrapped("%s (%s)%s: %.0f GB/s, %.0f GB, fp16 %.1f TFLOP/s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
-                       hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, hw.fp16_tflops, hw.call_overhead_us);
-    const auto& m = snap.modeled;
+    const auto& m  = snap.modeled;
+    // The peak the roofline draws: the target's compute type, or fp32 where the profile states no such figure.
+    const std::string& compute = m.target_spec.compute;
+    const bool stated          = compute == "fp16"   ? hw.fp16_tflops > 0
+                                 : compute == "bf16" ? hw.bf16_tflops > 0
+                                 : compute == "int8" ? hw.int8_tops > 0
+                                                     : hw.fp32_tflops > 0;
+    ImGui::TextWrapped("%s (%s)%s: %.0f GB/s, %.0f GB, %s %.2f TFLOP/s%s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
+                       hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, compute.c_str(),
+                       hw.peak_flops(compute) / 1e12, stated ? "" : " (the fp32 figure: none stated for this type)",
+                       hw.call_overhead_us);
+    if (!hw.estimates.empty() || !hw.sources.empty()) {
+        std::string est;
+        for (const std::string& e : hw.estimates) est += (est.empty() ? "" : ", ") + e;
+        ImGui::TextDisabled("%s",
+                            est.empty() ? "every figure from a stated source (hover)" : ("estimates: " + est).c_str());
+        if (ImGui::IsItemHovered()) {
+            std::string tip;
+            for (const auto& [field, source] : hw.sources) tip += field + ": " + source + "\n";
+            ImGui::SetTooltip("%s", tip.c_str());
+        }
+    }
     ImGui::TextWrapped("target: %s parameters at %.1f bits%s",
                        format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(), m.target_spec.weight_bits,
                        m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
