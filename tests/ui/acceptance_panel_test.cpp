@@ -41,3 +41,22 @@ TEST(AcceptancePanel, DrawsModeledOnlyThenMeasured) {
     EXPECT_GT(measured_vtx, modeled_vtx) << "measured bars, whiskers and the rank chart add geometry";
     EXPECT_TRUE(actions.queue.empty());
 }
+
+// Hovering a bar reads its figures out: measured α with its Wilson interval and the modeled value.
+TEST(AcceptancePanel, HoverReadsTheBarOut) {
+    test::HeadlessImGui im;
+    ui::AcceptancePanel panel;
+    ui::UiActions actions;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    snap.measured       = test::sample_measured();
+    ImGuiWindow* w      = test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    ASSERT_NE(w, nullptr);
+    ImVec2 at;
+    auto frame = [&] { panel.draw(snap, actions); };
+    ASSERT_TRUE(im.find_item(w->GetID("positions"), w->Rect(), frame, &at)) << "the chart is never hovered";
+    im.mouse(at.x, at.y, false);
+    test::draw_once(im, panel.title, frame);
+    ImGuiWindow* tip = ImGui::FindWindowByName("##Tooltip_00");
+    ASSERT_NE(tip, nullptr) << "a tooltip is shown";
+    EXPECT_TRUE(tip->Active || tip->WasActive);
+}

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace speculum::ui {
 
@@ -31,8 +32,30 @@ void bar_chart(const BarSeries& s, float height) {
     dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
     float plot_h = size.y - 16, slot = size.x / float(n);
     auto y_of = [&](double v) { return p0.y + plot_h * float(1.0 - std::clamp(v, 0.0, 1.0)); };
-    for (double g : {0.25, 0.5, 0.75})
+    for (double g : {0.25, 0.5, 0.75}) {
         dl->AddLine(ImVec2(p0.x, y_of(g)), ImVec2(p1.x, y_of(g)), IM_COL32(55, 55, 65, 255));
+        char tick[8];
+        std::snprintf(tick, sizeof tick, "%.2g", g);  // the axis: shares in [0, 1]
+        dl->AddText(ImVec2(p0.x + 2, y_of(g) - 14), IM_COL32(120, 120, 130, 255), tick);
+    }
+    if (ImGui::IsItemHovered()) {  // the readout of the bar under the mouse
+        const size_t i  = std::min(n - 1, size_t(std::max(0.0f, ImGui::GetIO().MousePos.x - p0.x) / slot));
+        std::string tip = std::string(s.id) + " " + std::to_string(i + size_t(s.first_label)) + ":";
+        char part[96];
+        if (i < s.measured.size()) {
+            std::snprintf(part, sizeof part, " measured %.3f", s.measured[i]);
+            tip += part;
+            if (i < s.whiskers.size()) {
+                std::snprintf(part, sizeof part, " [%.3f, %.3f]", s.whiskers[i].lo, s.whiskers[i].hi);
+                tip += part;
+            }
+        }
+        if (i < s.modeled.size()) {
+            std::snprintf(part, sizeof part, "%s modeled %.3f", i < s.measured.size() ? "," : "", s.modeled[i]);
+            tip += part;
+        }
+        ImGui::SetTooltip("%s", tip.c_str());
+    }
     for (size_t i = 0; i < n; ++i) {
         float x0 = p0.x + slot * float(i) + slot * 0.15f, x1 = p0.x + slot * float(i + 1) - slot * 0.15f;
         if (i < s.measured.size()) {

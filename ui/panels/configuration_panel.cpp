@@ -95,6 +95,7 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     bool changed  = false;
     int n_layer   = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
+    ImGui::TextDisabled("Ctrl+click a slider to type an exact value.");
 
     if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft(), n_layer);
     ImGui::TextDisabled("%s", describe_draft(cfg.draft()).c_str());

@@ -42,8 +42,8 @@ void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, f
     ImGui::InvisibleButton("heatmap", size);
     bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    float left = 40, bottom = 16;
-    float cw = (size.x - left) / float(s.xs.size()), ch = (size.y - bottom) / float(s.ys.size());
+    float left = 40, bottom = 16, right = 58;  // right: the colour scale
+    float cw = (size.x - left - right) / float(s.xs.size()), ch = (size.y - bottom) / float(s.ys.size());
     ImVec2 mouse = ImGui::GetIO().MousePos;
     for (size_t iy = 0; iy < s.ys.size(); ++iy) {
         for (size_t ix = 0; ix < s.xs.size(); ++ix) {
@@ -57,6 +57,9 @@ void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, f
                 std::snprintf(text, sizeof text, "%.2f", v);
                 dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2), t > 0.6 ? IM_COL32_BLACK : IM_COL32_WHITE, text);
             }
+            // The cell of the configuration in the editor: outlined.
+            if (apply_axis(apply_axis(current, s.x, s.xs[ix]), s.y, s.ys[iy]) == current)
+                dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32_WHITE, 0, 0, 2.5f);
             bool over = mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
             if (over && hovered) {
                 ImGui::SetTooltip("%s = %g\n%s = %g\n%s = %.3f\nclick to load this configuration", sweep_axis_name(s.x),
@@ -76,6 +79,20 @@ void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, f
         char text[16];
         std::snprintf(text, sizeof text, "%g", s.xs[ix]);
         dl->AddText(ImVec2(p0.x + left + cw * float(ix) + 2, p0.y + size.y - 14), IM_COL32(170, 170, 170, 255), text);
+    }
+    // The colour scale: the metric's range, bottom (lowest) to top (highest), with its end values.
+    if (hi >= lo) {
+        const float x0 = p0.x + size.x - right + 8, x1 = x0 + 12, top = p0.y, h = size.y - bottom;
+        constexpr int kSteps = 32;
+        for (int k = 0; k < kSteps; ++k) {
+            const float ya = top + h * float(k) / kSteps, yb = top + h * float(k + 1) / kSteps;
+            dl->AddRectFilled(ImVec2(x0, ya), ImVec2(x1, yb), heat_color(1.0 - (k + 0.5) / kSteps));
+        }
+        char text[16];
+        std::snprintf(text, sizeof text, "%.3g", hi);
+        dl->AddText(ImVec2(x1 + 3, top), IM_COL32(170, 170, 170, 255), text);
+        std::snprintf(text, sizeof text, "%.3g", lo);
+        dl->AddText(ImVec2(x1 + 3, top + h - 14), IM_COL32(170, 170, 170, 255), text);
     }
 }
 
@@ -100,8 +117,7 @@ void pareto(const SweepView& s, float height) {
         dl->AddCircleFilled(at(front[k]), 4, IM_COL32(250, 210, 80, 255));
         if (k > 0) dl->AddLine(at(front[k - 1]), at(front[k]), IM_COL32(250, 210, 80, 255), 1.5f);
     }
-    dl->AddText(ImVec2(p0.x + 6, p0.y + 2), IM_COL32(170, 170, 170, 255),
-                "metric (up) vs draft work per pass gamma*c (right)");
+    ImGui::TextDisabled("metric (up) vs draft work per pass gamma*c (right); the front in yellow");
 }
 
 }  // namespace
@@ -180,7 +196,7 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(s, snap.config, actions, std::max(120.0f, avail * 0.62f));
     ImGui::TextUnformatted("Pareto front");
-    pareto(s, std::max(60.0f, ImGui::GetContentRegionAvail().y - 4));
+    pareto(s, std::max(60.0f, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 4));
 }
 
 }  // namespace speculum::ui

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace speculum::ui {
 
@@ -55,6 +56,29 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
         if (i == 1) dl->AddCircle(p, 8, IM_COL32(255, 200, 80, 255), 0, 2);
     }
     dl->AddText(ImVec2(p0.x + 4, p0.y + 2), IM_COL32(150, 150, 150, 255), "FLOP/s vs FLOP/byte (log-log)");
+    if (ImGui::IsItemHovered()) {  // the readout under the mouse, and the nearest operating point
+        const ImVec2 mp = ImGui::GetIO().MousePos;
+        const double fx = (mp.x - p0.x) / size.x, fy = (p1.y - mp.y) / size.y;
+        const double intensity =
+            std::pow(10.0, std::log10(kMinIntensity) + fx * (std::log10(kMaxIntensity) - std::log10(kMinIntensity)));
+        const double flops = std::pow(10.0, std::log10(y_min) + fy * (std::log10(y_max) - std::log10(y_min)));
+        std::string tip    = "intensity " + std::to_string(intensity).substr(0, 6) + " FLOP/byte, " +
+                          std::to_string(flops / 1e12).substr(0, 6) + " TFLOP/s (roof " +
+                          std::to_string(std::min(peak, bw * intensity) / 1e12).substr(0, 6) + ")";
+        float best = 24;
+        for (const auto& q : points) {
+            const ImVec2 at = to_screen(std::clamp(q.intensity, kMinIntensity, kMaxIntensity), q.flops_per_s);
+            const float d   = std::hypot(at.x - mp.x, at.y - mp.y);
+            if (d < best) {
+                best = d;
+                char line[160];
+                std::snprintf(line, sizeof line, "\n%s: %.2f FLOP/byte, %.3f TFLOP/s", q.label.c_str(), q.intensity,
+                              q.flops_per_s / 1e12);
+                tip = tip.substr(0, tip.find('\n')) + line;
+            }
+        }
+        ImGui::SetTooltip("%s", tip.c_str());
+    }
 }
 
 }  // namespace
