@@ -143,7 +143,28 @@ void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
             QTimer::singleShot(0, this, &MainWindow::open_dataset_dialog);
         else if (std::holds_alternative<ui::ActionOpenResultsDialog>(a))
             QTimer::singleShot(0, this, &MainWindow::open_results_dialog);
+        else if (std::holds_alternative<ui::ActionSaveDraftDialog>(a))
+            QTimer::singleShot(0, this, &MainWindow::save_draft_dialog);
+        else if (auto* save = std::get_if<ui::ActionSaveExportDialog>(&a))
+            QTimer::singleShot(0, this, [this, suggested = save->suggested] { save_export_dialog(suggested); });
     }
+}
+
+void MainWindow::save_export_dialog(const std::string& suggested) {
+    const QString path = QFileDialog::getSaveFileName(this, "Save export", QString::fromStdString(suggested));
+    if (path.isEmpty()) return;
+    const std::string error = m_host->dashboard().export_panel.save_as(path.toStdString());
+    m_controller.message(error.empty() ? ui::MessageLevel::info : ui::MessageLevel::error,
+                         error.empty() ? "Exported to " + path.toStdString() : "Export not saved: " + error);
+    m_host->schedule_frames(2);
+}
+
+void MainWindow::save_draft_dialog() {
+    const QString path =
+        QFileDialog::getSaveFileName(this, "Save the draft GGUF", "speculum-draft.gguf", "GGUF models (*.gguf)");
+    if (path.isEmpty()) return;
+    m_controller.export_draft(path.toStdString());
+    m_host->schedule_frames(2);
 }
 
 namespace {

@@ -41,6 +41,8 @@ private:
     void open_model_dialog();
     void open_dataset_dialog();
     void open_results_dialog();
+    void save_export_dialog(const std::string& suggested);  // then the Export panel saves there
+    void save_draft_dialog();                               // then the controller writes the draft GGUF
     void on_shell_actions(const std::vector<ui::Action>& actions);
     void after_frame();  // status bar and the progress timer follow the controller's jobs
     void restore_settings();

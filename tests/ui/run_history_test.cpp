@@ -6,6 +6,7 @@
 #include "ui/panels/run_history_panel.h"
 
 #include "core/hw/profile.h"
+#include "core/model/model.h"
 
 #include <atomic>
 #include <filesystem>
@@ -141,4 +142,28 @@ TEST(MachineProfile, MeasuredCachedAndTheDefault) {
     ui::AppController again;
     EXPECT_EQ(again.snapshot().config.modeled.hardware_profile, hw::kMachineProfileId) << "found in the cache";
     std::filesystem::remove(cache, ec);
+}
+
+// The Export panel's "Build draft GGUF...": level 1 written from the open model on the job system.
+TEST(ExportDraft, WritesLevelOneFromTheOpenModel) {
+    ui::AppController c;
+    c.export_draft((test::tmp_dir() / "no_model_draft.gguf").string());
+    EXPECT_NE(c.snapshot().messages.back().text.find("open a model first"), std::string::npos);
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
+    ui::AppConfig cfg      = c.snapshot().config;
+    cfg.draft()            = drafts::DraftSpec{};
+    cfg.draft().exit_layer = 0;  // the target's first layer
+    c.handle(ui::ActionSetConfig{cfg});
+    const std::filesystem::path out = test::tmp_dir() / "ui_exported_draft.gguf";
+    std::error_code ec;
+    std::filesystem::remove(out, ec);
+    c.export_draft(out.string());
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return !c.busy(); }, 60s));
+    ASSERT_TRUE(std::filesystem::is_regular_file(out)) << c.snapshot().messages.back().text;
+    EXPECT_NO_THROW((void)model::Model::load(out.string())) << "the file is a model Speculum loads";
+    bool said = false;
+    for (const auto& m : c.snapshot().messages) said |= m.text.find("Wrote the draft") != std::string::npos;
+    EXPECT_TRUE(said);
 }

@@ -53,14 +53,19 @@ struct ActionPinRun {  // keep a run in the history (and compare it with the oth
     int id      = 0;
     bool pinned = true;
 };
-struct ActionClearHistory {};    // drops the runs that are not pinned
-struct ActionMeasureMachine {};  // microbenchmarks -> the "This machine" profile, cached and chosen
+struct ActionClearHistory {};     // drops the runs that are not pinned
+struct ActionMeasureMachine {};   // microbenchmarks -> the "This machine" profile, cached and chosen
+struct ActionSaveDraftDialog {};  // the app asks where, then calls AppController::export_draft
+struct ActionSaveExportDialog {   // the app asks where (starting from `suggested`), then saves the Export panel's
+                                  // document
+    std::string suggested;
+};
 
-using Action =
-    std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog, ActionOpenModel,
-                 ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob, ActionRunSweep,
-                 ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog, ActionOpenResults,
-                 ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine>;
+using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
+                            ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
+                            ActionRunSweep, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
+                            ActionOpenResults, ActionLoadResultConfig, ActionPinRun, ActionClearHistory,
+                            ActionMeasureMachine, ActionSaveDraftDialog, ActionSaveExportDialog>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

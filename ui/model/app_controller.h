@@ -55,6 +55,9 @@ public:
     // Opens a sweep result store read-only on a worker (ui/model/store_view); an unreadable file becomes an error
     // message and a snapshot store with its error set.
     void open_results(const std::string& path);
+    // Writes level 1 of the configuration as a standalone draft GGUF (llama.cpp -md) on the job system, with
+    // progress; the result or the reason is a message.
+    void export_draft(const std::string& path);
     // Maps a stored row's configuration onto the editor and says what could not be loaded.
     void load_result_config(const ActionLoadResultConfig& a);
 

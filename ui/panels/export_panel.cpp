@@ -22,6 +22,16 @@ ExportPanel::~ExportPanel() {
     if (m_hash.valid()) m_hash.wait();
 }
 
+std::string ExportPanel::save_as(const std::string& path) {
+    const std::string error = save(path);
+    m_saved                 = error.empty() ? "saved to " + path : "not saved: " + error;
+    if (error.empty()) {
+        std::strncpy(m_path, path.c_str(), sizeof m_path - 1);
+        m_path[sizeof m_path - 1] = 0;
+    }
+    return error;
+}
+
 std::string ExportPanel::save(const std::string& path) const {
     if (!m_doc.error.empty()) return m_doc.error;
     if (path.empty()) return "no file name";
@@ -78,21 +88,23 @@ void ExportPanel::refresh(const UiSnapshot& snap) {
 }
 
 void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
+    ImGui::SetNextWindowBgAlpha(1.0f);  // it floats over the other panels: opaque, so its text stays readable
     if (!begin_panel(title, &visible, ImVec2(0.5f, 0.2f), ImVec2(0.3f, 0.6f), fill)) return;
     hash_model(snap);
 
     if (ImGui::BeginCombo("format", export_format_name(m_format))) {
         for (ExportFormat f : kExportFormats)
             if (ImGui::Selectable(export_format_name(f), f == m_format)) m_format = f;
-        ImGui::BeginDisabled();
-        ImGui::Selectable("Draft model (GGUF)");
-        ImGui::EndDisabled();
-        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip(
-                "Building the draft needs the model in memory for seconds to minutes; use\n"
-                "speculum-cli export --format draft-gguf --config speculum-manifest.json -o draft.gguf");
         ImGui::EndCombo();
     }
+    ImGui::SameLine();
+    if (!snap.model) ImGui::BeginDisabled();
+    if (ImGui::Button("Build draft GGUF...")) actions.push(ActionSaveDraftDialog{});
+    if (!snap.model) ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(
+            "Level 1 of the configuration as a standalone GGUF llama.cpp loads with -md, built from the open model\n"
+            "on a worker (progress in the status bar). Same as speculum-cli export --format draft-gguf.");
     if (m_path_format != m_format) {  // a new format suggests its own file name
         std::strncpy(m_path, export_default_file(m_format), sizeof m_path - 1);
         m_path_format = m_format;
@@ -116,20 +128,21 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (ImGui::Button("Copy")) {
         ImGui::SetClipboardText(m_doc.text.c_str());
         actions.push(ActionShowMessage{std::string(export_format_name(m_format)) + " copied to the clipboard"});
+        m_copied_at = ImGui::GetTime();
     }
     if (!ok || binary) ImGui::EndDisabled();
+    if (m_copied_at >= 0 && ImGui::GetTime() - m_copied_at < 2.0) {  // feedback where the user looks
+        ImGui::SameLine();
+        ImGui::TextColored(ImVec4(0.45f, 0.9f, 0.5f, 1.0f), "copied");
+    }
     ImGui::SameLine();
     if (!ok) ImGui::BeginDisabled();
-    if (ImGui::Button("Save")) {
-        const std::string error = save(m_path);
-        actions.push(ActionShowMessage{error.empty()
-                                           ? std::string("Exported ") + export_format_name(m_format) + " to " + m_path
-                                           : std::string("Export failed: ") + error});
-    }
+    if (ImGui::Button("Save...")) actions.push(ActionSaveExportDialog{m_path});  // the app asks where
     if (!ok) ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(-1);
-    ImGui::InputText("##path", m_path, sizeof m_path);
+    if (!m_saved.empty()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", m_saved.c_str());
+    }
 
     if (!ok) {
         empty_state(m_doc.error.c_str());

@@ -33,6 +33,9 @@ public:
     const ExportDocument& document() const { return m_doc; }  // as of the last draw()
     const std::string& model_sha256() const { return m_sha; }
     std::string save(const std::string& path) const;  // "" on success, else why not
+    // save(), and the panel then shows where it went (or why not) and suggests that path next time.
+    std::string save_as(const std::string& path);
+    const char* suggested_path() const { return m_path; }
 
 private:
     // What a document was built from: rebuilt only when one of these changes.
@@ -56,6 +59,8 @@ private:
     std::optional<Inputs> m_built;
     char m_path[1024]          = {};
     ExportFormat m_path_format = ExportFormat::manifest;  // the format m_path's default name was chosen for
+    double m_copied_at         = -1;                      // ImGui time of the last Copy (the "copied" feedback)
+    std::string m_saved;                                  // "saved to PATH" / "not saved: why", after a Save
 
     std::string m_sha_path, m_sha, m_hash_error;  // the file hashed, its digest, or why hashing failed
     std::future<std::string> m_hash;
