@@ -7,7 +7,7 @@
 set -euo pipefail
 build=${1:-build}
 app=$build/app/speculum out=docs/images tmp=$(mktemp -d)
-export LIBGL_ALWAYS_SOFTWARE=1 QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$tmp} XDG_CONFIG_HOME=$tmp/config
+export LIBGL_ALWAYS_SOFTWARE=1 QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$tmp} XDG_CONFIG_HOME=$tmp/config XDG_CACHE_HOME=$tmp/cache
 shot() {  # shot FILE SIZE ARGS...
     local file=$1 size=$2
     shift 2
@@ -30,5 +30,6 @@ shot panel_design_space.png 640x620 "${common[@]}" --sweep gamma,alpha --panel "
 "$build/app/speculum-cli" sweep docs/examples/sweep_predict.json --db "$tmp/results.sqlite" > /dev/null
 shot panel_design_space_results.png 640x620 "${common[@]}" --results "$tmp/results.sqlite" --panel "Design space"
 shot panel_export.png 700x620 "${common[@]}" --panel Export
+shot panel_run_history.png 980x360 "${common[@]}" --then-set gamma=5 --panel "Run history"
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"

@@ -32,12 +32,8 @@ void bar_chart(const BarSeries& s, float height) {
     dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
     float plot_h = size.y - 16, slot = size.x / float(n);
     auto y_of = [&](double v) { return p0.y + plot_h * float(1.0 - std::clamp(v, 0.0, 1.0)); };
-    for (double g : {0.25, 0.5, 0.75}) {
+    for (double g : {0.25, 0.5, 0.75})
         dl->AddLine(ImVec2(p0.x, y_of(g)), ImVec2(p1.x, y_of(g)), IM_COL32(55, 55, 65, 255));
-        char tick[8];
-        std::snprintf(tick, sizeof tick, "%.2g", g);  // the axis: shares in [0, 1]
-        dl->AddText(ImVec2(p0.x + 2, y_of(g) - 14), IM_COL32(120, 120, 130, 255), tick);
-    }
     if (ImGui::IsItemHovered()) {  // the readout of the bar under the mouse
         const size_t i  = std::min(n - 1, size_t(std::max(0.0f, ImGui::GetIO().MousePos.x - p0.x) / slot));
         std::string tip = std::string(s.id) + " " + std::to_string(i + size_t(s.first_label)) + ":";
@@ -78,6 +74,13 @@ void bar_chart(const BarSeries& s, float height) {
         char label[16];
         std::snprintf(label, sizeof label, "%zu", i + size_t(s.first_label));
         dl->AddText(ImVec2((x0 + x1) / 2 - 4, p1.y - 15), IM_COL32(160, 160, 160, 255), label);
+    }
+    for (double g : {0.25, 0.5, 0.75}) {  // the axis (shares in [0, 1]), over the bars
+        char tick[8];
+        std::snprintf(tick, sizeof tick, "%.2g", g);
+        const ImVec2 at(p1.x - ImGui::CalcTextSize(tick).x - 3, y_of(g) - 14);
+        dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(p1.x, at.y + 13), IM_COL32(25, 27, 32, 200));
+        dl->AddText(at, IM_COL32(150, 150, 160, 255), tick);
     }
 }
 

@@ -49,15 +49,14 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     for (size_t i = 0; i < n; ++i) {
         const LevelAssumption& a = cfg.modeled.levels[i];
         std::snprintf(l1, sizeof l1, "level %zu: %s", i + 1, describe_draft(cfg.spec.levels[i]).c_str());
-        // Measured beside assumed: the level's c from the last run, and the share of its tokens the level above
-        // accepted (that level's review counts).
+        // Once a run of these levels has finished: the level's measured c and the share of its tokens the level
+        // above accepted (that level's review counts); else the assumed figures.
         const engine::RunStats* m = snap.measured ? &snap.measured->stats : nullptr;
         const bool has_measured =
             m && m->levels.size() == n + 1 && m->levels[i].n_reviewed > 0 && m->levels[i + 1].cost_ratio > 0;
         if (has_measured)
-            std::snprintf(l2, sizeof l2, "measured c %.3f, alpha %.2f (assumed %.3f, %.2f), %s %d",
-                          m->levels[i + 1].cost_ratio,
-                          double(m->levels[i].n_review_accepted) / double(m->levels[i].n_reviewed), a.c, a.alpha,
+            std::snprintf(l2, sizeof l2, "measured: c %.3f, %.0f %% accepted; %s %d", m->levels[i + 1].cost_ratio,
+                          100.0 * double(m->levels[i].n_review_accepted) / double(m->levels[i].n_reviewed),
                           i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
         else
             std::snprintf(l2, sizeof l2, "assumed c %.3f, alpha %.2f, %s %d", a.c, a.alpha,

@@ -133,7 +133,6 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
         }
         ImGui::EndTable();
     }
-    measured_tag();
     ImGui::End();
 }
 

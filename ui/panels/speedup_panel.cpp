@@ -85,6 +85,22 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         ImGui::Text("projected: %.1f tokens/s, verify %.2f ms, draft %.3f ms", o.timing->tokens_per_s,
                     o.timing->t_verify * 1e3, o.timing->t_draft * 1e3);
         modeled_tag();
+        // Beside a measurement: why the two may differ.
+        if (snap.measured && snap.measured->speedup() > 0 && snap.profile_index >= 0) {
+            const hw::HardwareProfile& p = snap.profiles[size_t(snap.profile_index)];
+            const double gap             = o.timing->speedup / snap.measured->speedup();
+            if (p.id != hw::kMachineProfileId)
+                ImGui::TextWrapped(
+                    "The projection is for %s, not this machine: it explains the measured %.2fx only through the "
+                    "same acceptance (Hardware: Measure this machine for a like-for-like projection).",
+                    p.name.c_str(), snap.measured->speedup());
+            else if (gap > 1.15 || gap < 0.87)
+                ImGui::TextWrapped(
+                    "Projected %.2fx on this machine vs %.2fx measured: the roofline assumes a verification pass "
+                    "costs its bytes or FLOPs at the peak (level 0's measured c shows what it costs here), and no "
+                    "per-step overhead beyond the profile's call overhead.",
+                    o.timing->speedup, snap.measured->speedup());
+        }
     }
     ImGui::Separator();
     if (snap.measured) {
