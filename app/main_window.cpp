@@ -3,6 +3,7 @@
 
 #include "imgui_host_widget.h"
 
+#include "core/json_input.h"
 #include "core/resources.h"
 #include "core/version.h"
 #include "ui/model/engine_measurer.h"
@@ -247,7 +248,7 @@ void MainWindow::restore_settings() {
     const QString config = settings.value("config/json").toString();
     if (!config.isEmpty()) {
         try {
-            ui::AppConfig cfg = nlohmann::json::parse(config.toStdString()).get<ui::AppConfig>();
+            ui::AppConfig cfg = parse_json(config.toStdString(), "settings config/json").get<ui::AppConfig>();
             cfg.validate();
             m_controller.set_config(cfg);
         } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 // time, exact bit accounting and bytes per forward (modeled figures labelled "modeled"); optionally saves it as GGUF.
 #include "cli.h"
 
+#include "core/json_input.h"
 #include "core/resources.h"
 
 #include "core/drafts/draft_bits.h"
@@ -50,9 +51,9 @@ DraftSpec read_spec(const std::string& arg) {
     }
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error("--spec " + arg + ": not valid JSON: " + e.what());
+        j = parse_json(text, "--spec " + arg);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
     }
     try {
         return j.get<DraftSpec>();

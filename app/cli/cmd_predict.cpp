@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "core/analytic/predict.h"
+#include "core/json_input.h"
 
 #include <nlohmann/json.hpp>
 
@@ -118,10 +119,11 @@ int cmd_predict(int argc, char** argv) {
     std::string text = read_input(file);
     nlohmann::json j;
     try {
-        j = text.find_first_not_of(" \t\r\n") == std::string::npos ? nlohmann::json::object()
-                                                                   : nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error((file == "-" ? std::string("stdin") : file) + ": invalid JSON: " + e.what());
+        j = text.find_first_not_of(" \t\r\n") == std::string::npos
+                ? nlohmann::json::object()
+                : parse_json(text, file == "-" ? std::string("stdin") : file);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
     }
     if (auto id = args.value("profile")) {
         if (!j.is_object()) throw std::runtime_error("input must be a JSON object");

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "core/export/manifest.h"
+#include "core/json_input.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
 #include "core/session/run.h"
@@ -109,7 +110,7 @@ model::SyntheticSpec read_synthetic(const std::string& path) {
     if (!in) throw std::runtime_error(path + ": cannot open the synthetic model spec");
     model::SyntheticSpec spec;
     try {
-        from_json(nlohmann::json::parse(in), spec);
+        from_json(parse_json(in, "spec"), spec);
         spec.validate();
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
@@ -170,7 +171,7 @@ int cmd_run(int argc, char** argv) {
         if (!in) throw std::runtime_error(*cfg_path + ": cannot open the config file");
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(in);
+            j = parse_json(in, "config");
             if (exporting::is_manifest(j)) {
                 manifest = j.get<exporting::Manifest>();
                 manifest->validate();

@@ -2,6 +2,7 @@
 #include "export_inputs.h"
 
 #include "cli.h"
+#include "core/json_input.h"
 
 #include "core/export/report.h"
 #include "core/model/model.h"
@@ -19,9 +20,9 @@ nlohmann::json read_json_file(const std::string& path, const char* what) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot open the " + std::string(what));
     try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error(path + ": not valid JSON: " + e.what());
+        return parse_json(in, path);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
     }
 }
 

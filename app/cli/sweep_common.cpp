@@ -2,6 +2,7 @@
 #include "sweep_common.h"
 
 #include "cli.h"
+#include "core/json_input.h"
 #include "core/sweep/engine_evaluator.h"
 #include "core/sweep/predict_evaluator.h"
 
@@ -15,9 +16,9 @@ namespace speculum::cli {
 sweep::SweepSpec parse_spec(const std::string& text, const std::string& origin) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error(origin + ": invalid JSON: " + e.what());
+        j = parse_json(text, origin);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
     }
     try {
         return sweep::sweep_spec_from_json(j);

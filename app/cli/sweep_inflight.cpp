@@ -1,6 +1,8 @@
 // <db>.inflight.json: the in-flight list of an MPI sweep (see sweep_inflight.h).
 #include "sweep_inflight.h"
 
+#include "core/json_input.h"
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -87,7 +89,7 @@ std::optional<InflightRecord> read_inflight(const std::filesystem::path& file) {
     std::ifstream in(file);
     if (!in) return std::nullopt;
     try {
-        json j = json::parse(in);
+        json j = parse_json(in, file.string());
         InflightRecord r;
         r.sweep      = j.at("sweep").get<std::string>();
         r.updated_at = j.at("updated_at").get<std::string>();

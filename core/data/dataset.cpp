@@ -1,6 +1,8 @@
 // JSONL prompt-suite loader (see dataset.h). Strict about types, lenient about extra fields (kept in `extra`).
 #include "core/data/dataset.h"
 
+#include "core/json_input.h"
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -33,11 +35,12 @@ static std::string parse_line(const std::string& line, int64_t line_no, Prompt& 
     if (line.size() > kMaxLineBytes) return "line longer than " + std::to_string(kMaxLineBytes) + " bytes";
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+        j = parse_json(line, "line");
+    } catch (const std::invalid_argument& e) {
         std::string what = e.what();
         auto at          = what.find("parse error");
-        return "not valid JSON (" + (at == std::string::npos ? what : what.substr(at)) + ")";
+        return at == std::string::npos ? what.substr(std::string("line: ").size())
+                                       : "not valid JSON (" + what.substr(at) + ")";
     }
     if (!j.is_object()) return "expected a JSON object, got " + json_type_name(j);
     const bool chat = j.contains("messages");

@@ -3,6 +3,7 @@
 
 #include "core/engine/spec_config.h"
 #include "core/engine/tree_shapes.h"
+#include "core/json_input.h"
 
 #include <algorithm>
 #include <fstream>
@@ -216,11 +217,7 @@ analytic::MeasuredEngineRun load_run_report(const std::string& path) {
     std::stringstream ss;
     ss << in.rdbuf();
     json j;
-    try {
-        j = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
-        throw std::invalid_argument(path + ": not valid JSON: " + e.what());
-    }
+    j = parse_json(ss.str(), path);
     return measured_run_from_report(j, path);
 }
 

@@ -1,6 +1,8 @@
 // SpecConfig validation and strict JSON.
 #include "core/engine/spec_config.h"
 
+#include "core/json_input.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -425,9 +427,9 @@ SpecConfig load_spec_config(const std::string& path) {
     if (ss.str().size() > (16u << 20)) throw std::runtime_error(path + ": config file larger than 16 MiB");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error(path + ": not valid JSON: " + e.what());
+        j = parse_json(ss.str(), path);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
     }
     SpecConfig c;
     try {

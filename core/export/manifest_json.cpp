@@ -1,6 +1,8 @@
 // Manifest JSON: writing, and strict reading that names the path of every unknown key and wrong type.
 #include "core/export/manifest.h"
 
+#include "core/json_input.h"
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -251,9 +253,9 @@ Manifest load_manifest(const std::string& path) {
     if (ss.str().size() > (16u << 20)) throw std::runtime_error(path + ": manifest larger than 16 MiB");
     json j;
     try {
-        j = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
-        throw std::runtime_error(path + ": not valid JSON: " + e.what());
+        j = parse_json(ss.str(), path);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
     }
     Manifest m;
     try {

@@ -1,6 +1,8 @@
 // Hardware profile data, JSON round-trip, validation and lookup (see profile.h).
 #include "core/hw/profile.h"
 
+#include "core/json_input.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -128,7 +130,7 @@ HardwareProfile load_profile(const std::filesystem::path& file) {
     std::ifstream in(file);
     if (!in) throw std::runtime_error("cannot open hardware profile " + file.string());
     try {
-        nlohmann::json j = nlohmann::json::parse(in);
+        nlohmann::json j = parse_json(in, file.string());
         HardwareProfile p;
         from_json(j, p);
         if (p.id.empty()) p.id = file.stem().string();

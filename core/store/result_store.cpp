@@ -2,6 +2,7 @@
 // or damaged file is never touched; writes use WAL with synchronous=NORMAL (durable across a process kill).
 #include "core/store/result_store.h"
 
+#include "core/json_input.h"
 #include "core/store/filter.h"
 
 #include <sqlite3.h>
@@ -240,9 +241,9 @@ ResultRow read_row(const Stmt& s) {
     r.task        = s.text(4);
     r.status      = s.text(5);
     r.message     = s.text(6);
-    r.config      = nlohmann::json::parse(s.text(7));
-    r.stats       = nlohmann::json::parse(s.text(8));
-    r.predictions = nlohmann::json::parse(s.text(9));
+    r.config      = parse_json(s.text(7), "results.config_json");
+    r.stats       = parse_json(s.text(8), "results.stats_json");
+    r.predictions = parse_json(s.text(9), "results.predictions_json");
     r.objective   = s.real(10);
     r.prompts     = static_cast<int>(s.integer(11));
     r.wall_s      = s.real(12).value_or(0);

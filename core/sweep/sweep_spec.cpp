@@ -1,6 +1,8 @@
 // SweepSpec parsing, validation and grid indexing (see sweep_spec.h).
 #include "core/sweep/sweep_spec.h"
 
+#include "core/json_input.h"
+
 #include "core/store/result_store.h"
 
 #include <algorithm>
@@ -224,6 +226,11 @@ void SweepSpec::validate() const {
         std::string field = "axes[" + std::to_string(i) + "]";
         const Axis& a     = axes[i];
         if (a.path.empty() || a.path[0] != '/') bad(field + ".path", "must be a JSON pointer starting with '/'");
+        try {
+            check_json_pointer(a.path, "");  // a hostile path (30,000 segments) must not build 30,000 objects
+        } catch (const std::invalid_argument& e) {
+            bad(field + ".path", std::string(e.what()).substr(2));
+        }
         try {
             json::json_pointer p(a.path);
         } catch (const json::exception& e) {

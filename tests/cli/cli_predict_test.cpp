@@ -74,7 +74,7 @@ TEST(CliPredict, KMatrixCascade) {
 TEST(CliPredict, BadInputIsAClearError) {
     auto r = run_cli({"predict", "-"}, "{ not json");
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.err.find("invalid JSON"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
     r = run_cli({"predict", "-"}, R"({"alpha": 1.5})");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("alpha"), std::string::npos) << r.err;

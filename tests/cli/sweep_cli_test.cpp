@@ -177,7 +177,7 @@ TEST(SweepCli, MalformedSpecsGetClearErrors) {
     fs::path db   = tmp("bad_spec.sqlite");
     auto bad_json = run_cli({"sweep", write_spec("bad1.json", "{\"axes\": [").string(), "--db", db.string()});
     EXPECT_EQ(bad_json.exit_code, 1);
-    EXPECT_NE(bad_json.err.find("bad1.json: invalid JSON"), std::string::npos) << bad_json.err;
+    EXPECT_NE(bad_json.err.find("bad1.json: not valid JSON"), std::string::npos) << bad_json.err;
     auto bad_field = run_cli({"sweep", write_spec("bad2.json", R"({"axes": [{"path": "k", "values": [1]}]})").string(),
                               "--db", db.string()});
     EXPECT_EQ(bad_field.exit_code, 1);

@@ -1,6 +1,7 @@
 // AppConfig <-> SpecConfig (see spec_mapping.h).
 #include "ui/model/spec_mapping.h"
 
+#include "core/json_input.h"
 #include "core/resources.h"
 
 #include <nlohmann/json.hpp>
@@ -134,14 +135,19 @@ std::string set_config_pointer(AppConfig& cfg, const std::string& pointer, const
     nlohmann::json j = cfg.spec;
     nlohmann::json::json_pointer at;
     try {
+        check_json_pointer(pointer, "--set");
         at = nlohmann::json::json_pointer(pointer);
     } catch (const std::exception& e) {
-        return pointer + ": not a JSON pointer (" + e.what() + ")";
+        return pointer.substr(0, 80) + ": " + e.what();
     }
     if (!j.contains(at))
         return pointer + ": no such field in the configuration (docs/engine.md lists SpecConfig's fields)";
-    nlohmann::json v = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-    if (v.is_discarded()) v = value;  // a bare word: a string (an enum name, a path)
+    nlohmann::json v;
+    try {
+        v = parse_json(value, pointer);
+    } catch (const std::invalid_argument&) {
+        v = value;  // a bare word: a string (an enum name, a path)
+    }
     j[at] = v;
     engine::SpecConfig s;
     try {
