@@ -55,7 +55,7 @@ Vocab vocab_from_gguf(const GgufFile& f) {
         if (s->type != GgufType::ARRAY || !(s->array_type == GgufType::FLOAT32 || s->array_type == GgufType::INT32))
             f.fail("tokenizer.ggml.scores", "expected an array of float32 or int32");
         const size_t m = s->array_type == GgufType::FLOAT32 ? s->floats.size() : s->ints.size();
-        if (m < n) f.fail("tokenizer.ggml.scores", std::to_string(m) + " scores for " + std::to_string(n) + " tokens");
+        if (m != n) f.fail("tokenizer.ggml.scores", std::to_string(m) + " scores for " + std::to_string(n) + " tokens");
         v.scores.resize(n);
         for (size_t i = 0; i < n; ++i)
             v.scores[i] =
@@ -64,7 +64,7 @@ Vocab vocab_from_gguf(const GgufFile& f) {
     if (const GgufValue* t = f.find("tokenizer.ggml.token_type")) {
         if (t->type != GgufType::ARRAY || t->array_type != GgufType::INT32)
             f.fail("tokenizer.ggml.token_type", "expected an array of int32");
-        if (t->ints.size() < n)
+        if (t->ints.size() != n)  // longer is refused as shorter is: the file's arrays disagree
             f.fail("tokenizer.ggml.token_type",
                    std::to_string(t->ints.size()) + " types for " + std::to_string(n) + " tokens");
         v.types.resize(n);

@@ -147,6 +147,16 @@ TEST(TokenizerVocab, MalformedMetadataNamesFileAndKey) {
          "v.gguf: tokenizer.ggml.scores: expected an array of float32 or int32"},
         {"types short", [](GgufWriter& w) { w.set_array_int32("tokenizer.ggml.token_type", {1}); },
          "v.gguf: tokenizer.ggml.token_type: 1 types for 7 tokens"},
+        {"types long (issue #27)",
+         [](GgufWriter& w) {
+             w.set_array_int32("tokenizer.ggml.token_type", {1, 1, 1, 1, 1, 1, 1, 1});
+         },
+         "v.gguf: tokenizer.ggml.token_type: 8 types for 7 tokens"},
+        {"scores long",
+         [](GgufWriter& w) {
+             w.set_array_float32("tokenizer.ggml.scores", {0, 0, 0, 0, 0, 0, 0, 0});
+         },
+         "v.gguf: tokenizer.ggml.scores: 8 scores for 7 tokens"},
         {"types floats", [](GgufWriter& w) { w.set_array_float32("tokenizer.ggml.token_type", {1}); },
          "v.gguf: tokenizer.ggml.token_type: expected an array of int32"},
         {"bos out of range", [](GgufWriter& w) { w.set_uint32("tokenizer.ggml.bos_token_id", 7); },
