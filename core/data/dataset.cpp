@@ -3,6 +3,7 @@
 
 #include "core/json_input.h"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -126,6 +127,13 @@ Dataset parse_dataset(const std::string& text, const std::string& name) {
 }
 
 Dataset load_dataset_lenient(const std::string& path) {
+    // A directory or a special file (/dev/zero, a FIFO) is not a dataset: refused before reading (a directory's
+    // "size" was reported as 9223372036854775807 bytes, and /dev/zero would never end).
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::is_directory(st)) throw DatasetError(path + ": is a directory, not a dataset file");
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw DatasetError(path + ": not a regular file (a dataset is a JSONL file)");
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) throw DatasetError(path + ": cannot open dataset file");
     std::streamoff size = f.tellg();

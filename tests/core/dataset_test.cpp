@@ -81,6 +81,25 @@ TEST(Dataset, StrictLoadThrowsOnIssuesAndMissingFiles) {
     }
 }
 
+// Issue #27: a directory was reported as "9223372036854775807 bytes"; /dev/zero would be read forever.
+TEST(Dataset, DirectoriesAndSpecialFilesAreRefusedByName) {
+    const std::string dir = speculum::test::tmp_dir().string();
+    try {
+        (void)load_dataset(dir);
+        FAIL() << "a directory loaded";
+    } catch (const DatasetError& e) {
+        EXPECT_EQ(std::string(e.what()), dir + ": is a directory, not a dataset file");
+    }
+    if (std::filesystem::exists("/dev/zero")) {
+        try {
+            (void)load_dataset("/dev/zero");
+            FAIL() << "/dev/zero loaded";
+        } catch (const DatasetError& e) {
+            EXPECT_EQ(std::string(e.what()), "/dev/zero: not a regular file (a dataset is a JSONL file)");
+        }
+    }
+}
+
 TEST(Dataset, HostileLinesDoNotCrash) {
     std::string deep(100000, '[');
     Dataset d = parse_dataset(deep + "\n" + std::string(kMaxLineBytes + 10, 'x') + "\n\x01\x02\xff\n", "hostile");
