@@ -10,6 +10,7 @@
 #include <QImage>
 #include <QOpenGLContext>
 #include <QOpenGLFunctions>
+#include <QSaveFile>
 #include <QTimer>
 
 namespace speculum::app {
@@ -125,8 +126,10 @@ void ImGuiHostWidget::paintGL() {
 }
 
 void ImGuiHostWidget::take_screenshot() {
+    // Written to a temporary sibling and renamed (QSaveFile): a full disk leaves no partial PNG.
     QImage image = grabFramebuffer();
-    bool ok      = !image.isNull() && image.save(m_screenshot_path);
+    QSaveFile file(m_screenshot_path);
+    bool ok = !image.isNull() && file.open(QIODevice::WriteOnly) && image.save(&file, "PNG") && file.commit();
     emit screenshotSaved(m_screenshot_path, ok);
 }
 

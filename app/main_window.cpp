@@ -25,6 +25,7 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 
@@ -275,6 +276,12 @@ void MainWindow::save_settings() {
     settings.setValue("files/last_dataset", m_last_dataset);
     settings.setValue("files/last_results", m_last_results);
     settings.setValue("config/json", QString::fromStdString(nlohmann::json(m_controller.snapshot().config).dump()));
+    // QSettings writes a temporary file and renames it; a failure (a full disk) keeps the old settings whole and is
+    // reported, as the window is closing and no panel can show it.
+    settings.sync();
+    if (settings.status() != QSettings::NoError)
+        std::fprintf(stderr, "speculum: could not save the settings to %s (the previous settings are kept)\n",
+                     settings.fileName().toLocal8Bit().constData());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

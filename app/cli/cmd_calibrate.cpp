@@ -5,6 +5,7 @@
 
 #include "core/analytic/run_calibration.h"
 #include "core/engine/run_report.h"
+#include "core/file_io.h"
 #include "core/hw/microbench.h"
 
 #include <nlohmann/json.hpp>
@@ -96,9 +97,7 @@ int calibrate_from_reports(const Args& args) {
     nlohmann::json j;
     analytic::to_json(j, cal);
     if (auto out = args.value("out")) {
-        std::ofstream f(*out);
-        if (!f) throw std::runtime_error(*out + ": cannot write the calibration");
-        f << j.dump(2) << '\n';
+        write_file_atomic(*out, j.dump(2) + "\n");
         std::cerr << "wrote " << *out << '\n';
     }
     if (args.has("json"))
@@ -141,6 +140,7 @@ int cmd_calibrate(int argc, char** argv) {
             "docs/analytic.md.");
         return 0;
     }
+    if (auto out = args.value("out")) check_output_file(*out);  // before the measurement, not after
     if (args.has("report")) {
         for (const char* o : {"quick", "threads", "id"})
             if (args.has(o))

@@ -2,6 +2,7 @@
 // time, exact bit accounting and bytes per forward (modeled figures labelled "modeled"); optionally saves it as GGUF.
 #include "cli.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 #include "core/resources.h"
 
@@ -43,11 +44,7 @@ std::string mib(uint64_t bytes) {
 DraftSpec read_spec(const std::string& arg) {
     std::string text = arg;
     if (arg.empty() || arg.front() != '{') {
-        std::ifstream in(arg);
-        if (!in) throw std::runtime_error("--spec: cannot read '" + arg + "'");
-        std::stringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
+        text = read_input_file(arg, kMaxConfigFileBytes, "draft spec");
     }
     nlohmann::json j;
     try {
@@ -150,7 +147,9 @@ int cmd_draft(int argc, char** argv) {
     const int64_t n_ctx = args.int_or("ctx", 512, 1, 1 << 24);
     std::optional<double> alpha;
     if (args.has("alpha")) alpha = args.float_or("alpha", 0.0, 0.0, 1.0);
-    const int threads = static_cast<int>(args.int_or("threads", 0, 0, 4096));
+    const int threads       = static_cast<int>(args.int_or("threads", 0, 0, 4096));
+    const auto bench_tokens = static_cast<int32_t>(args.int_or("bench", 32, 1, 400));  // checked before any build
+    if (auto out = args.value("out")) check_output_file(*out);
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
@@ -222,7 +221,7 @@ int cmd_draft(int argc, char** argv) {
             cfg.context.n_ctx = 512;
             cfg.forward       = d.forward;
             drafts::ModelDrafter md(d.model, cfg, d.cost);
-            bench(md, static_cast<int32_t>(args.int_or("bench", 32, 1, 400)), target.hparams().n_vocab);
+            bench(md, bench_tokens, target.hparams().n_vocab);
         }
         if (args.has("out")) {
             try {
@@ -259,7 +258,7 @@ int cmd_draft(int argc, char** argv) {
         drafts::ModelDrafterConfig cfg;
         cfg.context.n_ctx = 512;
         drafts::ModelDrafter md(*draft_model, cfg);
-        bench(md, static_cast<int32_t>(args.int_or("bench", 32, 1, 400)), draft_model->hparams().n_vocab);
+        bench(md, bench_tokens, draft_model->hparams().n_vocab);
     }
     return 0;
 }

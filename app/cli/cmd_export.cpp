@@ -8,6 +8,7 @@
 #include "core/export/plot_svg.h"
 #include "core/export/report.h"
 #include "core/export/snippets.h"
+#include "core/file_io.h"
 #include "core/model/model.h"
 #include "core/store/csv.h"
 #include "core/store/filter.h"
@@ -58,8 +59,7 @@ void emit(const std::optional<std::string>& out, const std::string& text, const 
         std::cout << text;
         return;
     }
-    std::ofstream f(*out, std::ios::binary);
-    if (!f || !(f << text)) throw std::runtime_error(*out + ": cannot write the " + what);
+    write_file_atomic(*out, text);
     std::cout << "wrote " << what << ": " << *out << "\n";
 }
 
@@ -184,6 +184,7 @@ int cmd_export(int argc, char** argv) {
                        format == "svg" || format == "png";
     if (!known) throw UsageError("--format: unknown format '" + format + "' (one of: " + kFormats + ")");
     if ((format == "draft-gguf" || format == "png") && !out) throw UsageError("--format " + format + " needs -o FILE");
+    if (out) check_output_file(*out);
 
     ExportInputOptions io;
     io.config                    = args.value_or("config", "");

@@ -57,7 +57,7 @@ int cmd_generate(int argc, char** argv) {
                {"temp", 0, true, "T", "temperature; 0 = greedy (default 0)"},
                {"top-k", 0, true, "K", "keep the K most likely tokens; 0 = all (default 0)"},
                {"top-p", 0, true, "P", "nucleus: keep the most likely tokens up to mass P (default 1)"},
-               {"seed", 0, true, "S", "sampling seed (default 0)"},
+               {"seed", 0, true, "N", "sampling seed (default 0)"},
                {"ctx", 'c', true, "N", "context length in tokens; 0 = the model's (default 0)"},
                {"threads", 't', true, "N", "worker threads; 0 = all cores (default 0)"},
                {"reference", 0, false, "", "use the scalar single-threaded reference forward pass"},

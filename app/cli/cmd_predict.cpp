@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "core/analytic/predict.h"
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include <nlohmann/json.hpp>
@@ -82,12 +83,8 @@ kv_capacity_tokens}.
 Exit status: 0 ok, 1 invalid input (the message names the field), 2 bad usage.)";
 
 std::string read_input(const std::string& name) {
-    if (name == "-") return std::string(std::istreambuf_iterator<char>(std::cin), {});
-    std::ifstream in(name);
-    if (!in) throw std::runtime_error("cannot open " + name);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    if (name == "-") return read_input_stream(std::cin, kMaxConfigFileBytes, "standard input");
+    return read_input_file(name, kMaxConfigFileBytes, "predict input");
 }
 
 }  // namespace

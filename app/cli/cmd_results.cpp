@@ -2,6 +2,7 @@
 // CSV export, Pareto frontiers (speedup against draft memory or against quality) and best-per-task summaries.
 #include "cli.h"
 
+#include "core/file_io.h"
 #include "core/store/csv.h"
 #include "core/store/filter.h"
 #include "core/store/result_store.h"
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace speculum::cli {
 
@@ -31,10 +33,9 @@ std::string num(const std::optional<double>& v, int precision = 4) {
 }
 
 void write_csv(const std::vector<store::ResultRow>& rows, const std::string& file) {
-    std::ofstream out(file);
-    if (!out) throw std::runtime_error("cannot write " + file);
+    std::ostringstream out;
     store::write_results_csv(out, rows);
-    if (!out) throw std::runtime_error("error writing " + file);
+    write_file_atomic(file, out.str());
 }
 
 void print_table(const std::vector<store::ResultRow>& rows, const std::string& speedup, size_t limit) {
@@ -76,6 +77,7 @@ int cmd_results(int argc, char** argv) {
         return 0;
     }
     if (!args.has("db")) throw UsageError("--db FILE is required");
+    if (auto csv = args.value("csv")) check_output_file(*csv);
     if (args.has("pareto") + args.has("pareto-quality") + args.has("best-per-task") > 1)
         throw UsageError("choose one of --pareto, --pareto-quality and --best-per-task");
     std::vector<store::Filter> filters;

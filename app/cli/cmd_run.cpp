@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "core/export/manifest.h"
+#include "core/file_io.h"
 #include "core/json_input.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
@@ -106,11 +107,10 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
 
 // A random-weight target from a SyntheticSpec JSON file (missing keys keep their defaults).
 model::SyntheticSpec read_synthetic(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot open the synthetic model spec");
+    const std::string text = read_input_file(path, kMaxConfigFileBytes, "synthetic model spec");
     model::SyntheticSpec spec;
     try {
-        from_json(parse_json(in, "spec"), spec);
+        from_json(parse_json(text, "spec"), spec);
         spec.validate();
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
@@ -129,7 +129,7 @@ int cmd_run(int argc, char** argv) {
          {"model", 'm', true, "FILE", "target GGUF (default: the manifest's target, else the bundled one)"},
          {"synthetic", 0, true, "SPEC.json", "target = a random-weight model of this SyntheticSpec (benchmarks)"},
          {"dataset", 0, true, "FILE.jsonl", "prompt suite; overrides the config's prompt"},
-         {"task", 0, true, "T", "only the dataset's prompts of this task"},
+         {"task", 0, true, "NAME", "only the dataset's prompts of this task"},
          {"prompt", 'p', true, "TEXT", "prompt text (overrides the config's)"},
          {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
          {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
@@ -164,14 +164,15 @@ int cmd_run(int argc, char** argv) {
     }
     const auto cfg_path = args.value("config");
     if (!cfg_path) throw UsageError("--config is required");
+    for (const char* o : {"report", "manifest-out"})  // a bad output path is refused before the run, not after
+        if (auto out = args.value(o)) check_output_file(*out);
     engine::SpecConfig cfg;
     std::optional<exporting::Manifest> manifest;  // when --config names a manifest
     {
-        std::ifstream in(*cfg_path);
-        if (!in) throw std::runtime_error(*cfg_path + ": cannot open the config file");
+        const std::string text = read_input_file(*cfg_path, kMaxConfigFileBytes, "config file");
         nlohmann::json j;
         try {
-            j = parse_json(in, "config");
+            j = parse_json(text, "config");
             if (exporting::is_manifest(j)) {
                 manifest = j.get<exporting::Manifest>();
                 manifest->validate();
@@ -337,9 +338,7 @@ int cmd_run(int argc, char** argv) {
         std::cout << "manifest: " << *out << "\n";
     }
     if (auto out = args.value("report")) {
-        std::ofstream f(*out);
-        if (!f) throw std::runtime_error(*out + ": cannot write the report");
-        f << report.dump(2) << "\n";
+        write_file_atomic(*out, report.dump(2) + "\n");
         std::cout << "report: " << *out << "\n";
     }
     return 0;

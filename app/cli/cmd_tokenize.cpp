@@ -2,6 +2,7 @@
 // tests count them (no BOS, special-token texts as plain text) unless --special is given.
 #include "cli.h"
 
+#include "core/file_io.h"
 #include "core/resources.h"
 
 #include "core/model/gguf.h"
@@ -18,14 +19,6 @@
 namespace speculum::cli {
 
 namespace {
-
-std::string read_file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) throw std::runtime_error("error reading '" + path + "'");
-    return text;
-}
 
 // A piece for display: printable ASCII and well-formed UTF-8 as is, everything else escaped (\n, \t, \xNN).
 std::string quote_piece(const std::string& p) {
@@ -61,15 +54,17 @@ std::string quote_piece(const std::string& p) {
 }  // namespace
 
 int cmd_tokenize(int argc, char** argv) {
-    Args args("tokenize",
-              {{"model", 'm', true, "MODEL.gguf",
-                "GGUF file whose tokenizer.ggml.* metadata to use (default: the bundled target)"},
-               {"prompt", 'p', true, "TEXT", "the text to tokenize"},
-               {"file", 0, true, "FILE", "read the text from FILE, byte for byte (instead of -p)"},
-               {"special", 0, false, "", "add BOS/EOS as the model asks and parse special-token texts like <s>"},
-               {"no-parse-special", 0, false, "", "with --special: keep special-token texts as plain text"},
-               {"pieces", 0, false, "", "print one token per line: ID 'PIECE'"}},
-              {});
+    Args args(
+        "tokenize",
+        {{"model", 'm', true, "MODEL.gguf",
+          "GGUF file whose tokenizer.ggml.* metadata to use (default: the bundled target)"},
+         {"prompt", 'p', true, "TEXT", "the text to tokenize"},
+         {"file", 0, true, "FILE",
+          "read the text from FILE, byte for byte (instead of -p; a regular file up to 1 GiB, tokenized in pieces)"},
+         {"special", 0, false, "", "add BOS/EOS as the model asks and parse special-token texts like <s>"},
+         {"no-parse-special", 0, false, "", "with --special: keep special-token texts as plain text"},
+         {"pieces", 0, false, "", "print one token per line: ID 'PIECE'"}},
+        {});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
             "Print the token ids of a text, separated by spaces on one line. By default no BOS/EOS is added and\n"
@@ -85,8 +80,7 @@ int cmd_tokenize(int argc, char** argv) {
         throw UsageError("give the text with exactly one of -p TEXT or --file FILE");
     if (args.has("no-parse-special") && !args.has("special"))
         throw UsageError("--no-parse-special only applies together with --special");
-
-    const std::string text = args.has("file") ? read_file_bytes(*args.value("file")) : args.value_or("prompt", "");
+    if (auto file = args.value("file")) check_input_file(*file, kMaxTextFileBytes, "text file");  // before the model
 
     const model::GgufFile gguf = model::GgufFile::open(*model);
     std::string why_none;
@@ -96,18 +90,39 @@ int cmd_tokenize(int argc, char** argv) {
 
     const bool add_special   = args.has("special");
     const bool parse_special = add_special && !args.has("no-parse-special");
-    const auto ids           = tok.encode(text, add_special, parse_special);
-
-    if (args.has("pieces")) {
-        for (int32_t id : ids) std::cout << id << ' ' << quote_piece(tok.token_to_piece(id)) << '\n';
-        return 0;
-    }
+    const bool pieces        = args.has("pieces");
+    // Ids are printed as they are made: a file is read and tokenized in pieces (Tokenizer::encode_stream), so a
+    // large text never sits in memory whole with its tokens.
+    bool first = true;
     std::string line;
-    for (size_t i = 0; i < ids.size(); ++i) {
-        if (i) line += ' ';
-        line += std::to_string(ids[i]);
+    auto emit = [&](const std::vector<int32_t>& ids) {
+        line.clear();
+        for (int32_t id : ids) {
+            if (pieces) {
+                ((line += std::to_string(id)) += ' ') += quote_piece(tok.token_to_piece(id));
+                line += '\n';
+                continue;
+            }
+            if (!first) line += ' ';
+            line += std::to_string(id);
+            first = false;
+        }
+        std::cout << line;
+    };
+    if (auto file = args.value("file")) {
+        std::ifstream in = open_input_file(*file, kMaxTextFileBytes, "text file");
+        try {
+            tok.encode_stream(in, add_special, parse_special, emit);
+        } catch (const std::runtime_error& e) {
+            std::cout.flush();
+            throw std::runtime_error(*file + ": " + e.what());
+        }
+    } else {
+        emit(tok.encode(args.value_or("prompt", ""), add_special, parse_special));
     }
-    std::cout << line << '\n';
+    if (!pieces) std::cout << '\n';
+    std::cout.flush();
+    if (!std::cout) throw std::runtime_error("error writing the token ids to standard output");
     return 0;
 }
 

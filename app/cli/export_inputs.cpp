@@ -2,6 +2,7 @@
 #include "export_inputs.h"
 
 #include "cli.h"
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include "core/export/report.h"
@@ -17,10 +18,9 @@ namespace speculum::cli {
 namespace {
 
 nlohmann::json read_json_file(const std::string& path, const char* what) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot open the " + std::string(what));
+    const std::string text = read_input_file(path, kMaxConfigFileBytes, what);
     try {
-        return parse_json(in, path);
+        return parse_json(text, path);
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(e.what());
     }

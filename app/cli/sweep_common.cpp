@@ -2,6 +2,7 @@
 #include "sweep_common.h"
 
 #include "cli.h"
+#include "core/file_io.h"
 #include "core/json_input.h"
 #include "core/sweep/engine_evaluator.h"
 #include "core/sweep/predict_evaluator.h"
@@ -28,11 +29,7 @@ sweep::SweepSpec parse_spec(const std::string& text, const std::string& origin) 
 }
 
 sweep::SweepSpec load_spec(const std::string& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error("cannot open " + file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_spec(text.str(), file);
+    return parse_spec(read_input_file(file, kMaxConfigFileBytes, "sweep spec"), file);
 }
 
 std::unique_ptr<sweep::Evaluator> make_evaluator(const sweep::SweepSpec& spec, const std::string& resources,

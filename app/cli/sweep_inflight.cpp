@@ -1,6 +1,7 @@
 // <db>.inflight.json: the in-flight list of an MPI sweep (see sweep_inflight.h).
 #include "sweep_inflight.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include <nlohmann/json.hpp>
@@ -70,26 +71,18 @@ void write_inflight(const std::filesystem::path& file, const InflightRecord& rec
     json in_flight = json::array(), unfinished = json::array();
     for (const auto& e : record.in_flight) in_flight.push_back(entry_json(e));
     for (const auto& e : record.unfinished) unfinished.push_back(entry_json(e));
-    json j                    = {{"sweep", record.sweep},
-                                 {"updated_at", record.updated_at},
-                                 {"in_flight", in_flight},
-                                 {"unfinished", unfinished}};
-    std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << j.dump(1) << '\n';
-        if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
+    json j = {{"sweep", record.sweep},
+              {"updated_at", record.updated_at},
+              {"in_flight", in_flight},
+              {"unfinished", unfinished}};
+    write_file_atomic(file.string(), j.dump(1) + "\n");
 }
 
 std::optional<InflightRecord> read_inflight(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in) return std::nullopt;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) return std::nullopt;
     try {
-        json j = parse_json(in, file.string());
+        json j = parse_json(read_input_file(file.string(), kMaxConfigFileBytes, "in-flight record"), file.string());
         InflightRecord r;
         r.sweep      = j.at("sweep").get<std::string>();
         r.updated_at = j.at("updated_at").get<std::string>();

@@ -3,6 +3,7 @@
 
 #include "core/engine/spec_config.h"
 #include "core/engine/tree_shapes.h"
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include <algorithm>
@@ -209,15 +210,13 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
 }
 
 analytic::MeasuredEngineRun load_run_report(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::invalid_argument(path + ": cannot open the report");
-    in.seekg(0, std::ios::end);
-    if (in.tellg() > std::streamoff(256) << 20) throw std::invalid_argument(path + ": larger than 256 MiB");
-    in.seekg(0);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json j;
-    j = parse_json(ss.str(), path);
+    std::string text;
+    try {
+        text = read_input_file(path, kMaxReportFileBytes, "run report");
+    } catch (const std::runtime_error& e) {
+        throw std::invalid_argument(e.what());
+    }
+    const json j = parse_json(text, path);
     return measured_run_from_report(j, path);
 }
 

@@ -1,6 +1,7 @@
 // SpecConfig validation and strict JSON.
 #include "core/engine/spec_config.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include <algorithm>
@@ -420,14 +421,10 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
 }
 
 SpecConfig load_spec_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot open the config file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str().size() > (16u << 20)) throw std::runtime_error(path + ": config file larger than 16 MiB");
+    const std::string text = read_input_file(path, kMaxConfigFileBytes, "config file");
     nlohmann::json j;
     try {
-        j = parse_json(ss.str(), path);
+        j = parse_json(text, path);
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(e.what());
     }
@@ -436,6 +433,8 @@ SpecConfig load_spec_config(const std::string& path) {
         from_json(j, c);
         c.validate();
     } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
     return c;

@@ -1,6 +1,7 @@
 // Manifest JSON: writing, and strict reading that names the path of every unknown key and wrong type.
 #include "core/export/manifest.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include <fstream>
@@ -246,14 +247,10 @@ bool is_manifest(const nlohmann::json& j) {
 }
 
 Manifest load_manifest(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot open the manifest");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str().size() > (16u << 20)) throw std::runtime_error(path + ": manifest larger than 16 MiB");
+    const std::string text = read_input_file(path, kMaxConfigFileBytes, "manifest");
     json j;
     try {
-        j = parse_json(ss.str(), path);
+        j = parse_json(text, path);
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(e.what());
     }
@@ -263,15 +260,14 @@ Manifest load_manifest(const std::string& path) {
         m.validate();
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(path + ": " + e.what());
+    } catch (const json::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
     }
     return m;
 }
 
 void save_manifest(const Manifest& m, const std::string& path) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error(path + ": cannot write the manifest");
-    out << json(m).dump(2) << "\n";
-    if (!out) throw std::runtime_error(path + ": error writing the manifest");
+    write_file_atomic(path, json(m).dump(2) + "\n");
 }
 
 }  // namespace speculum::exporting

@@ -2,6 +2,8 @@
 // distance to the segment, and bitmap text.
 #include "core/export/plot_raster.h"
 
+#include "core/file_io.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -104,10 +106,7 @@ Image rasterize(const Plot& p, const GlyphSource* glyphs) {
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error(path + ": cannot write the file");
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!out) throw std::runtime_error(path + ": error writing the file");
+    write_file_atomic(path, bytes);
 }
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {

@@ -70,6 +70,17 @@ int64_t anon_huge_page_bytes() {
 }
 
 uint64_t available_memory_bytes() {
+    if (std::ifstream in("/proc/meminfo"); in) {
+        std::string key;
+        while (in >> key) {
+            if (key == "MemAvailable:") {
+                uint64_t kb = 0;
+                if (in >> kb) return kb * 1024;
+                break;
+            }
+            in.ignore(1 << 16, '\n');
+        }
+    }
     const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }

@@ -39,7 +39,8 @@ private:
 // the kernel does not report it.
 int64_t anon_huge_page_bytes();
 
-// Physical memory available now (sysconf _SC_AVPHYS_PAGES), or 0 when unknown.
+// Memory available now for new allocations without swapping (MemAvailable of /proc/meminfo: free memory plus the
+// page cache that can be dropped; sysconf _SC_AVPHYS_PAGES where that is missing), or 0 when unknown.
 uint64_t available_memory_bytes();
 
 }  // namespace speculum::hw

@@ -1,6 +1,7 @@
 // Hardware profile data, JSON round-trip, validation and lookup (see profile.h).
 #include "core/hw/profile.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 
 #include <nlohmann/json.hpp>
@@ -127,10 +128,9 @@ void from_json(const nlohmann::json& j, HardwareProfile& p) {
 }
 
 HardwareProfile load_profile(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error("cannot open hardware profile " + file.string());
+    const std::string text = read_input_file(file.string(), kMaxConfigFileBytes, "hardware profile");
     try {
-        nlohmann::json j = parse_json(in, file.string());
+        nlohmann::json j = parse_json(text, file.string());
         HardwareProfile p;
         from_json(j, p);
         if (p.id.empty()) p.id = file.stem().string();
@@ -145,25 +145,7 @@ void save_profile(const HardwareProfile& p, const std::filesystem::path& file) {
     validate(p);
     nlohmann::json j;
     to_json(j, p);
-    // Written beside the target and renamed over it: a failed write never leaves a partial profile.
-    const std::filesystem::path tmp = file.string() + ".tmp";
-    {
-        std::ofstream out(tmp);
-        if (!out) throw std::runtime_error("cannot write " + file.string());
-        out << j.dump(2) << '\n';
-        out.flush();
-        if (!out) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw std::runtime_error("error writing " + file.string());
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
-    }
+    write_file_atomic(file.string(), j.dump(2) + "\n");  // a failed write never leaves a partial profile
 }
 
 std::filesystem::path machine_profile_cache() {

@@ -2,11 +2,9 @@
 // alignment, then each tensor's bytes followed by zero padding to the alignment (the last tensor too).
 #include "core/model/gguf_writer.h"
 
-#include <unistd.h>
+#include "core/file_io.h"
 
-#include <atomic>
 #include <bit>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -258,36 +256,21 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
 void GgufWriter::write(const std::string& path) const {
     uint64_t alignment        = 0;
     std::vector<uint8_t> meta = serialize_meta(m_kv, m_tensors, alignment);
-    // A temporary name of our own (process id + sequence), then an atomic rename: two writers of the same path
-    // (e.g. parallel tests) never remove each other's half-written file, and a reader never sees a partial one.
-    static std::atomic<uint64_t> sequence{0};
-    const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(sequence.fetch_add(1));
-    FILE* f               = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
-    static const uint8_t zeros[4096] = {};  // alignment is at most 2^31 only in theory; padding loops in chunks
-    bool ok                          = std::fwrite(meta.data(), 1, meta.size(), f) == meta.size();
+    // OutputFile: a temporary sibling of our own (mkstemp), then an atomic rename; two writers of the same path (e.g.
+    // parallel tests) never remove each other's half-written file, a reader never sees a partial one, and a full
+    // disk leaves the target as it was.
+    OutputFile out(path);
+    static const char zeros[4096] = {};  // alignment is at most 2^31 only in theory; padding is written in chunks
+    out.write(std::string_view(reinterpret_cast<const char*>(meta.data()), meta.size()));
     for (const auto& t : m_tensors) {
-        if (!ok) break;
-        ok = std::fwrite(t.bytes.data(), 1, t.bytes.size(), f) == t.bytes.size();
-        for (uint64_t pad = pad_to(t.bytes.size(), alignment) - t.bytes.size(); ok && pad > 0;) {
-            size_t n = pad < sizeof(zeros) ? static_cast<size_t>(pad) : sizeof(zeros);
-            ok       = std::fwrite(zeros, 1, n, f) == n;
+        out.write(std::string_view(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size()));
+        for (uint64_t pad = pad_to(t.bytes.size(), alignment) - t.bytes.size(); pad > 0;) {
+            const size_t n = pad < sizeof(zeros) ? static_cast<size_t>(pad) : sizeof(zeros);
+            out.write(std::string_view(zeros, n));
             pad -= n;
         }
     }
-    int err = ok ? 0 : errno;
-    if (std::fclose(f) != 0 && ok) {
-        ok  = false;
-        err = errno;
-    }
-    if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
-        ok  = false;
-        err = errno;
-    }
-    if (!ok) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error(path + ": write failed: " + std::strerror(err));
-    }
+    out.commit();
 }
 
 }  // namespace speculum::model

@@ -2,12 +2,14 @@
 // float->f16 or quantization code is needed (the kernels own those), plus the GGUF writer for any Model.
 #include "core/model/synthetic.h"
 
+#include "core/hw/large_pages.h"
 #include "core/model/gguf_writer.h"
 #include "core/model/model_gguf.h"
 #include "core/model/sampler.h"
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -244,7 +246,34 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
     return hp;
 }
 
+uint64_t synthetic_weight_bytes(const SyntheticSpec& spec) {
+    const Hparams hp = synthetic_hparams(spec);
+    const auto rows  = [&](uint64_t n_rows, uint64_t cols) { return n_rows * kernels::ggml_row_size(spec.type, cols); };
+    const uint64_t e = uint64_t(hp.n_embd), eq = uint64_t(hp.n_embd_q()), ekv = uint64_t(hp.n_embd_kv()),
+                   ff        = uint64_t(hp.n_ff);
+    const uint64_t per_layer = rows(eq, e) + 2 * rows(ekv, e) + rows(e, eq) + 3 * rows(ff, e);
+    return rows(uint64_t(hp.n_vocab), e) * (spec.tied_output ? 1 : 2) + uint64_t(hp.n_layer) * per_layer;
+}
+
+namespace {
+
+void check_fits_in_memory(const SyntheticSpec& spec) {
+    const uint64_t need  = synthetic_weight_bytes(spec);
+    const uint64_t avail = hw::available_memory_bytes();
+    const auto gib       = [](uint64_t b) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%.2f GiB", double(b) / double(1ull << 30));
+        return std::string(s);
+    };
+    if (avail > 0 && need + need / 8 > avail)
+        throw std::runtime_error("synthetic model: its weights take " + gib(need) + ", more than the " + gib(avail) +
+                                 " of memory available now; choose fewer layers or a smaller width");
+}
+
+}  // namespace
+
 Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress, const CancelToken& cancel) {
+    check_fits_in_memory(spec);
     const Hparams hp = synthetic_hparams(spec);
     Rng rng(spec.seed);
     const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff;

@@ -49,7 +49,11 @@ std::optional<kernels::GgmlType> parse_weight_type(const std::string& name);
 
 // The hparams a model of this spec has (what hparams_from_gguf reads back from write_synthetic_gguf).
 Hparams synthetic_hparams(const SyntheticSpec& spec);
-// Builds the random weights in memory. Cancelled/progress once per layer.
+// Bytes of the weight matrices a model of this spec holds (norms and biases are left out: they are tiny).
+uint64_t synthetic_weight_bytes(const SyntheticSpec& spec);
+// Builds the random weights in memory. Cancelled/progress once per layer. A model whose weights (plus an eighth for
+// the build's scratch) do not fit in the memory available now is refused first, with both sizes in the message:
+// std::runtime_error (a 64-layer, 65536-wide f16 target allocated 4 GB before bad_alloc).
 Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress = {}, const CancelToken& cancel = {});
 // Writes the same model as GGUF v3 (llama.cpp tensor and key names) to `path`.
 void write_synthetic_gguf(const SyntheticSpec& spec, const std::string& path);

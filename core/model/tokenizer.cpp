@@ -2,11 +2,13 @@
 // Mirrors llama.cpp's llama_vocab::impl (load, tokenizer_st_partition, tokenize, token_to_piece, detokenize).
 #include "core/model/tokenizer.h"
 
+#include "core/file_io.h"
 #include "core/model/gguf.h"
 #include "core/model/tokenizer_impl.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <istream>
 #include <stdexcept>
 
 namespace speculum::model {
@@ -183,13 +185,13 @@ Tokenizer Tokenizer::from_vocab(Vocab vocab) {
     return Tokenizer(std::move(impl));
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
-    const TokenizerImpl& t = *m_impl;
-    const Vocab& v         = t.vocab;
-    std::vector<int32_t> out;
-    if (add_special && v.add_bos) out.push_back(v.bos);
+namespace {
 
-    bool prev_special = true;  // SPM: the space prefix goes before the first text and after each special token
+// encode() without BOS/EOS. prev_special carries SPM's "a space prefix goes before the first text and after each
+// special token" across the pieces of a streamed text.
+void encode_text(const TokenizerImpl& t, std::string_view text, bool parse_special, bool& prev_special,
+                 std::vector<int32_t>& out) {
+    const Vocab& v = t.vocab;
     for (const Fragment& f : partition(t, text, parse_special)) {
         if (f.token >= 0) {
             out.push_back(f.token);
@@ -213,9 +215,91 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
         detail::spm_encode(t, escaped, out);
         prev_special = false;
     }
+}
 
+bool ascii_letter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// A streamed text is cut only inside "X\nY", X a visible ASCII character and Y an ASCII letter, after the line
+// break. No BPE pre-token crosses such a point, and the pieces before and after it do not depend on what lies
+// beyond it (a whitespace run before the break would: GPT-2's "\s+(?!\S)" splits "\n\nT" as "\n" "\n" but ends a
+// text's "\n\n" whole). Tested on each pre-tokenizer in TokenizerFiles.StreamedEncodingEqualsWholeText. SPM merges
+// across the whole text, so a cut is safe only when no token's text holds a line break followed by a letter; the same
+// holds for special-token texts that are split out. Returns whether this vocabulary may be cut.
+bool cuts_are_safe(const TokenizerImpl& t, bool parse_special) {
+    const Vocab& v = t.vocab;
+    for (size_t id = 0; id < t.pieces.size(); ++id) {
+        const TokenType type = v.type(static_cast<int32_t>(id));
+        const bool split_out = type == TokenType::user_defined || (parse_special && is_special_type(type));
+        if (!split_out && !(v.model == VocabModel::spm && type == TokenType::normal)) continue;
+        const std::string& piece = t.pieces[id];
+        for (size_t i = 0; i + 1 < piece.size(); ++i)
+            if (piece[i] == '\n' && ascii_letter(piece[i + 1])) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+    const TokenizerImpl& t = *m_impl;
+    const Vocab& v         = t.vocab;
+    std::vector<int32_t> out;
+    if (add_special && v.add_bos) out.push_back(v.bos);
+    bool prev_special = true;
+    encode_text(t, text, parse_special, prev_special, out);
     if (add_special && v.add_eos) out.push_back(v.eos);
     return out;
+}
+
+uint64_t Tokenizer::encode_stream(std::istream& in, bool add_special, bool parse_special,
+                                  const std::function<void(const std::vector<int32_t>&)>& emit, size_t chunk_bytes,
+                                  size_t max_unbroken) const {
+    const TokenizerImpl& t = *m_impl;
+    const Vocab& v         = t.vocab;
+    const bool may_cut     = cuts_are_safe(t, parse_special);
+    chunk_bytes            = std::max<size_t>(chunk_bytes, 1);
+    std::vector<int32_t> ids;
+    if (add_special && v.add_bos) ids.push_back(v.bos);
+    bool prev_special = true;
+    std::string pending;  // text read and not yet encoded
+    uint64_t total = 0;
+    std::vector<char> buf(chunk_bytes);
+    for (bool eof = false; !eof;) {
+        in.read(buf.data(), std::streamsize(buf.size()));
+        const auto n = size_t(in.gcount());
+        if (in.bad()) throw std::runtime_error("read error");
+        eof = n == 0 || in.eof();
+        pending.append(buf.data(), n);
+        total += n;
+        // The last cut point in what is pending: encode up to it and keep the rest.
+        // Only the new bytes are searched (from the byte before them), so a long line costs one pass.
+        size_t cut = 0;
+        if (may_cut && !eof)
+            for (size_t i = pending.size(), first = std::max<size_t>(pending.size() - n, 1); i-- > first && cut == 0;)
+                if (i >= 2 && pending[i - 1] == '\n' && ascii_letter(pending[i]) && pending[i - 2] > ' ' &&
+                    pending[i - 2] <= '~')
+                    cut = i;
+        if (eof) cut = pending.size();
+        if (cut == 0 && !eof) {
+            if (pending.size() > max_unbroken)
+                throw std::runtime_error(
+                    may_cut ? "more than " + byte_size_text(max_unbroken) +
+                                  " of text without a line break followed by a letter, where it could be cut "
+                                  "(the text is tokenized in pieces to bound memory)"
+                            : "more than " + byte_size_text(max_unbroken) +
+                                  " of text, and this vocabulary's tokens span line breaks, so it cannot be "
+                                  "tokenized in pieces");
+            continue;
+        }
+        encode_text(t, std::string_view(pending).substr(0, cut), parse_special, prev_special, ids);
+        pending.erase(0, cut);
+        if (eof && add_special && v.add_eos) ids.push_back(v.eos);
+        if (!ids.empty()) emit(ids);
+        ids.clear();
+    }
+    return total;
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool render_special) const {

@@ -6,6 +6,8 @@
 #include "core/model/vocab.h"
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +32,14 @@ public:
     // unknown-type token texts in `text` ("<s>", "<|endoftext|>") become those tokens; user-defined tokens are
     // always split out first. Any bytes are accepted: invalid UTF-8 is handled as llama.cpp does.
     std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+    // encode() of a text read from `in`, handed to `emit` piece by piece: the same ids as encode() of the whole text
+    // in a bounded amount of memory. The text is cut only after a line break between a visible ASCII character and an
+    // ASCII letter, where no token of the vocabulary can span (SPM vocabularies whose tokens hold such a break are not
+    // cut). A piece is about chunk_bytes, and more than max_unbroken bytes with no place to cut throws
+    // std::runtime_error, as does a read error. Returns the number of bytes read.
+    uint64_t encode_stream(std::istream& in, bool add_special, bool parse_special,
+                           const std::function<void(const std::vector<int32_t>&)>& emit,
+                           size_t chunk_bytes = size_t(1) << 20, size_t max_unbroken = size_t(64) << 20) const;
 
     // The text of `ids` as llama_detokenize(remove_special=false, unparse_special=render_special): control and
     // unknown tokens render only when render_special; SPM drops the space prefix it added while encoding; gpt2

@@ -214,6 +214,14 @@ SweepSpec sweep_spec_from_json(const json& j) {
 
 void SweepSpec::validate() const {
     if (name.empty()) bad("name", "must not be empty");
+    // Names and values are copied into every configuration, row and table: a 50 MB name made a sweep crawl.
+    auto check_length = [](const std::string& field, const std::string& text) {
+        if (text.size() > kMaxSweepNameBytes)
+            bad(field, "is " + std::to_string(text.size()) + " bytes long; the limit is " +
+                           std::to_string(kMaxSweepNameBytes));
+    };
+    check_length("name", name);
+    check_length("task", task);
     if (evaluator != "predict" && evaluator != "engine")
         bad("evaluator", "must be predict or engine, got '" + evaluator + "'");
     if (!base.is_object()) bad("base", "must be an object");
@@ -238,6 +246,12 @@ void SweepSpec::validate() const {
         }
         if (!paths.insert(a.path).second) bad(field + ".path", "repeats an earlier axis ('" + a.path + "')");
         if (a.values.empty()) bad(field + ".values", "must not be empty");
+        check_length(field + ".name", a.name);
+        for (size_t k = 0; k < a.values.size(); ++k)
+            if (const size_t bytes = a.values[k].dump().size(); bytes > kMaxAxisValueBytes)
+                bad(field + ".values[" + std::to_string(k) + "]", "is " + std::to_string(bytes) +
+                                                                      " bytes of JSON; the limit is " +
+                                                                      std::to_string(kMaxAxisValueBytes));
         if (a.encoding != "auto" && a.encoding != "linear" && a.encoding != "log" && a.encoding != "categorical")
             bad(field + ".encoding", "must be auto, linear, log or categorical, got '" + a.encoding + "'");
         if (a.encoding == "linear" || a.encoding == "log") {

@@ -84,5 +84,7 @@ void to_json(nlohmann::json& j, const SweepSpec& s);  // ranges come back as exp
 
 constexpr uint64_t kMaxGridConfigurations = 1000000;  // a grid beyond this must be sampled (random/adaptive)
 constexpr int kMaxBayesianBudget          = 500;      // GP cost grows as n^3 per step: beyond this, sample
+constexpr size_t kMaxSweepNameBytes       = 256;      // name, task and axis names: shown in every table
+constexpr size_t kMaxAxisValueBytes       = 65536;    // one axis value as JSON text (each is hashed and stored)
 
 }  // namespace speculum::sweep

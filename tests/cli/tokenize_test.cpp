@@ -128,6 +128,6 @@ TEST(CliTokenize, MissingTextFileIsARuntimeError) {
     const auto r = run_cli({"tokenize", "-m", (shared / "vocab" / "ggml-vocab-gpt-2.gguf").string(), "--file",
                             (speculum::test::tmp_dir() / "no_such_text.txt").string()});
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot open the text file: No such file"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("no_such_text.txt"), std::string::npos);
 }

@@ -158,6 +158,40 @@ TEST(TokenizerFiles, OneMegabyteInput) {
     EXPECT_GT(gpt2.encode(text, false, false).size(), text.size() / 8);
 }
 
+// tokenize --file reads its text in pieces (Tokenizer::encode_stream), cut after a line break before a letter:
+// the ids must equal the whole text's for every vocabulary and pre-tokenizer, at any piece size.
+// The converted vocabularies of SPECULUM_VOCAB_DIR (below) are included where it is set.
+TEST(TokenizerFiles, StreamedEncodingEqualsWholeText) {
+    std::vector<std::filesystem::path> files;
+    if (const auto shared = speculum::test::shared_dir(); !shared.empty())
+        for (const char* name : {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-bpe.gguf",
+                                 "ggml-vocab-qwen2.gguf"})
+            files.push_back(shared / "vocab" / name);
+    if (const char* dir = std::getenv("SPECULUM_VOCAB_DIR"); dir && std::filesystem::is_directory(dir))
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            if (e.path().extension() == ".gguf" && std::filesystem::exists(e.path().string() + ".inp"))
+                files.push_back(e.path());
+    if (files.empty()) GTEST_SKIP() << "../shared is absent and SPECULUM_VOCAB_DIR is not set";
+    for (const auto& file : files) {
+        const std::string name = file.filename().string();
+        const Tokenizer t      = load(file);
+        std::string text;
+        for (const std::string& s : speculum::test::read_vocab_texts(file.string() + ".inp"))
+            (text += s) += "\nThe next one:\n";
+        text += "<s>Special\n<|endoftext|>\nText\n\n\tcode\n  x = 1;\nend";
+        for (size_t chunk : {1, 13, 256, 1 << 16})
+            for (bool special : {false, true}) {
+                std::istringstream in(text);
+                std::vector<int32_t> streamed;
+                t.encode_stream(
+                    in, special, special,
+                    [&](const std::vector<int32_t>& ids) { streamed.insert(streamed.end(), ids.begin(), ids.end()); },
+                    chunk);
+                EXPECT_EQ(streamed, t.encode(text, special, special)) << name << " chunk " << chunk;
+            }
+    }
+}
+
 TEST(TokenizerFiles, ConcurrentEncodingGivesTheSameIds) {
     SPECULUM_SHARED_OR_SKIP(shared);
     // As llama.cpp's test does: several threads tokenize the cases at once with one shared tokenizer.

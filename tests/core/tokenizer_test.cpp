@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -337,4 +339,70 @@ TEST(TokenizerVocab, ValidateRejectsMalformedVocabularies) {
     b.pre = "kimi-k2";  // llama.cpp's own hand-written splitter: not supported
     EXPECT_NE(rejection(b).find("tokenizer.ggml.pre: pre-tokenizer 'kimi-k2' is not supported"), std::string::npos);
     EXPECT_NE(rejection(b).find("llama-bpe"), std::string::npos) << "the message lists what is supported";
+}
+
+// ---- Streaming (encode_stream: tokenize --file reads its text in pieces) ----
+
+namespace {
+
+Ids encode_streamed(const Tokenizer& t, const std::string& text, bool add_special, bool parse_special,
+                    size_t chunk_bytes, size_t max_unbroken = size_t(64) << 20) {
+    std::istringstream in(text);
+    Ids all;
+    size_t calls         = 0;
+    const uint64_t bytes = t.encode_stream(
+        in, add_special, parse_special,
+        [&](const Ids& ids) {
+            ++calls;
+            all.insert(all.end(), ids.begin(), ids.end());
+        },
+        chunk_bytes, max_unbroken);
+    EXPECT_EQ(bytes, text.size());
+    return all;
+}
+
+}  // namespace
+
+TEST(TokenizerStream, SpmSpacePrefixBosAndEosComeOnceAsInTheWholeText) {
+    auto t                 = Tokenizer::from_vocab(spm_vocab({{k_sp + "ab", -1}, {"ab", -2}, {k_sp, -3}, {"\n", -3}}));
+    const std::string text = "ab ab\nab\nabab\n\nab ab\nab";
+    for (size_t chunk : {1, 2, 3, 5, 100})
+        for (bool special : {false, true})
+            EXPECT_EQ(encode_streamed(t, text, special, special, chunk), t.encode(text, special, special))
+                << "chunk " << chunk;
+    EXPECT_EQ(encode_streamed(t, "", true, false, 4), t.encode("", true, false));
+}
+
+TEST(TokenizerStream, SpmVocabularyWhoseTokensSpanALineBreakIsNotCut) {
+    // "\na" is one token: cutting after the line break would give "\n" and "a" instead.
+    auto t                 = Tokenizer::from_vocab(spm_plain({{"\na", -1}, {"\n", -4}, {"a", -4}, {"b", -4}}));
+    const std::string text = "b\na\nab\na";
+    const Ids whole        = t.encode(text, false, false);
+    ASSERT_EQ(std::count(whole.begin(), whole.end(), id_of(t, "\na")), 3);
+    EXPECT_EQ(encode_streamed(t, text, false, false, 1), whole);
+    // Not cut, so the whole text must fit under max_unbroken.
+    EXPECT_THROW(encode_streamed(t, text, false, false, 1, 4), std::runtime_error);
+}
+
+TEST(TokenizerStream, BpeIsCutAtLineBreaksBeforeLetters) {
+    auto t = Tokenizer::from_vocab(bpe_vocab({"ab", "Ġab", "ĊĊ"}, {{"a", "b"}, {"Ġ", "ab"}, {"Ċ", "Ċ"}}));
+    const std::string text = "ab ab\n\nab\nab\n ab<|endoftext|>\nab";
+    for (size_t chunk : {1, 2, 7})
+        for (bool special : {false, true})
+            EXPECT_EQ(encode_streamed(t, text, special, special, chunk), t.encode(text, special, special))
+                << "chunk " << chunk;
+}
+
+TEST(TokenizerStream, TextWithNowhereToCutIsRefusedPastTheLimit) {
+    auto t = Tokenizer::from_vocab(bpe_vocab({"ab"}, {{"a", "b"}}));
+    try {
+        encode_streamed(t, std::string(5000, 'a'), false, false, 64, 1024);
+        FAIL() << "5000 bytes with no line break passed a 1024-byte limit";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("1 KiB"), std::string::npos) << e.what();
+    }
+    // The same amount with line breaks before letters streams in pieces.
+    std::string lines;
+    while (lines.size() < 5000) lines += "ab ab\n";
+    EXPECT_EQ(encode_streamed(t, lines, false, false, 64, 1024), t.encode(lines, false, false));
 }

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,10 +44,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) return r;
     int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out       = slurp(out_path);
-    r.err       = slurp(err_path);
+    struct rusage usage {};
+    wait4(pid, &status, 0, &usage);
+    r.max_rss_kb = usage.ru_maxrss;
+    r.exit_code  = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out        = slurp(out_path);
+    r.err        = slurp(err_path);
     std::remove(in_path.c_str());
     std::remove(out_path.c_str());
     std::remove(err_path.c_str());

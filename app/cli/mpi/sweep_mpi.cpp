@@ -6,6 +6,7 @@
 #include "../sweep_inflight.h"
 #include "async_eval.h"
 #include "coordinator.h"
+#include "core/file_io.h"
 #include "core/store/result_store.h"
 #include "core/store/row_json.h"
 #include "mpi_comm.h"
@@ -275,12 +276,9 @@ int run_sweep_mpi(const MpiSweepOptions& o) {
     std::string message, error;
     if (comm.rank() == 0) {
         try {
-            std::ifstream in(o.spec_file);
-            if (!in) throw std::runtime_error("cannot open " + o.spec_file);
-            std::ostringstream text;
-            text << in.rdbuf();
-            parse_spec(text.str(), o.spec_file);  // errors stop every rank, not only rank 0
-            message = json{{"spec", text.str()}}.dump();
+            const std::string text = read_input_file(o.spec_file, kMaxConfigFileBytes, "sweep spec");
+            parse_spec(text, o.spec_file);  // errors stop every rank, not only rank 0
+            message = json{{"spec", text}}.dump();
         } catch (const std::exception& e) {
             error   = e.what();
             message = json{{"error", error}}.dump();
