@@ -7,7 +7,9 @@
 #include "core/model/model_gguf.h"
 #include "core/model/sampler.h"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -178,28 +180,64 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
 }
 
 void from_json(const nlohmann::json& j, SyntheticSpec& s) {
+    // Strict: an unknown key or a value of the wrong type or out of range is an error naming the key (a raw
+    // nlohmann message, or an out-of-range float cast to int, reached users before).
+    auto bad = [](const std::string& key, const std::string& why) {
+        throw std::invalid_argument("SyntheticSpec." + key + " " + why);
+    };
+    if (!j.is_object()) bad("", "must be a JSON object");
+    static const char* const keys[] = {
+        "arch",           "n_vocab",         "n_embd",      "n_layer",     "n_head", "n_head_kv",
+        "n_ff",           "n_ctx",           "n_rot",       "n_embd_head", "n_swa",  "swa_period",
+        "rope_freq_base", "rope_freq_scale", "tied_output", "rope_freqs",  "type",   "seed"};
+    for (const auto& [k, v] : j.items())
+        if (std::find_if(std::begin(keys), std::end(keys), [&](const char* n) { return k == n; }) == std::end(keys))
+            bad(k, "is not a known key");
+    auto int_of = [&](const char* key, int32_t& out) {
+        if (!j.contains(key)) return;
+        const auto& v = j[key];
+        if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX ||
+            (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT32_MAX)))
+            bad(key, "must be an integer in the 32-bit range, got " + v.dump().substr(0, 64));
+        out = static_cast<int32_t>(v.get<int64_t>());
+    };
+    auto float_of = [&](const char* key, float& out) {
+        if (!j.contains(key)) return;
+        const auto& v = j[key];
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || std::fabs(v.get<double>()) > 3.0e38)
+            bad(key, "must be a finite number, got " + v.dump().substr(0, 64));
+        out = static_cast<float>(v.get<double>());
+    };
+    auto bool_of = [&](const char* key, bool& out) {
+        if (!j.contains(key)) return;
+        if (!j[key].is_boolean()) bad(key, "must be true or false");
+        out = j[key].get<bool>();
+    };
     const SyntheticSpec d;
-    s.arch              = j.value("arch", d.arch);
-    s.n_vocab           = j.value("n_vocab", d.n_vocab);
-    s.n_embd            = j.value("n_embd", d.n_embd);
-    s.n_layer           = j.value("n_layer", d.n_layer);
-    s.n_head            = j.value("n_head", d.n_head);
-    s.n_head_kv         = j.value("n_head_kv", d.n_head_kv);
-    s.n_ff              = j.value("n_ff", d.n_ff);
-    s.n_ctx             = j.value("n_ctx", d.n_ctx);
-    s.n_rot             = j.value("n_rot", d.n_rot);
-    s.n_embd_head       = j.value("n_embd_head", d.n_embd_head);
-    s.n_swa             = j.value("n_swa", d.n_swa);
-    s.swa_period        = j.value("swa_period", d.swa_period);
-    s.rope_freq_base    = j.value("rope_freq_base", d.rope_freq_base);
-    s.rope_freq_scale   = j.value("rope_freq_scale", d.rope_freq_scale);
-    s.tied_output       = j.value("tied_output", d.tied_output);
-    s.rope_freqs        = j.value("rope_freqs", d.rope_freqs);
-    const std::string t = j.value("type", std::string(type_name(d.type)));
-    const auto parsed   = parse_weight_type(t);
-    if (!parsed) throw std::invalid_argument("SyntheticSpec.type: unknown weight type \"" + t + "\"");
-    s.type = *parsed;
-    s.seed = j.value("seed", d.seed);
+    s = d;
+    if (j.contains("arch")) {
+        if (!j["arch"].is_string()) bad("arch", "must be a string");
+        s.arch = j["arch"].get<std::string>();
+    }
+    int_of("n_vocab", s.n_vocab), int_of("n_embd", s.n_embd), int_of("n_layer", s.n_layer);
+    int_of("n_head", s.n_head), int_of("n_head_kv", s.n_head_kv), int_of("n_ff", s.n_ff), int_of("n_ctx", s.n_ctx);
+    int_of("n_rot", s.n_rot), int_of("n_embd_head", s.n_embd_head), int_of("n_swa", s.n_swa);
+    int_of("swa_period", s.swa_period);
+    float_of("rope_freq_base", s.rope_freq_base), float_of("rope_freq_scale", s.rope_freq_scale);
+    bool_of("tied_output", s.tied_output), bool_of("rope_freqs", s.rope_freqs);
+    if (j.contains("type")) {
+        if (!j["type"].is_string()) bad("type", "must be a string such as \"f16\"");
+        const std::string t = j["type"].get<std::string>();
+        const auto parsed   = parse_weight_type(t);
+        if (!parsed) bad("type", "is an unknown weight type \"" + t.substr(0, 64) + "\"");
+        s.type = *parsed;
+    }
+    if (j.contains("seed")) {
+        const auto& v = j["seed"];
+        if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
+            bad("seed", "must be a non-negative integer");
+        s.seed = v.get<uint64_t>();
+    }
 }
 
 // ---- building ----

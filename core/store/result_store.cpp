@@ -6,11 +6,14 @@
 #include "core/store/filter.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 namespace speculum::store {
 
@@ -93,11 +96,17 @@ private:
     fs::path m_file;
 };
 
+// A lock another connection holds (SQLITE_BUSY / SQLITE_LOCKED), for the callers that retry.
+struct StoreBusy : StoreError {
+    using StoreError::StoreError;
+};
+
 void exec(sqlite3* db, const std::string& sql, const fs::path& file) {
     char* err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
         std::string msg = err ? err : sqlite3_errmsg(db);
         sqlite3_free(err);
+        if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw StoreBusy(file.string() + ": " + msg);
         throw StoreError(file.string() + ": " + msg);
     }
 }
@@ -132,51 +141,77 @@ CREATE INDEX results_predicted_speedup ON results(predicted_speedup);
 CREATE INDEX results_objective ON results(objective);
 )sql";
 
-// Everything that decides whether we may use an existing file, on a read-only connection.
-void check_existing(const fs::path& file) {
-    {
-        char header[16] = {};
-        std::ifstream in(file, std::ios::binary);
-        if (!in) throw StoreError(file.string() + ": cannot read");
-        in.read(header, sizeof header);
-        if (in.gcount() != 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
+// Everything that decides whether we may use an existing store, asked on a connection to it. The file is never
+// opened other than through SQLite: closing any other descriptor of it would drop every POSIX lock this process
+// holds on it (SQLite's own connections included), and another process could then check-point or recover the WAL
+// under a live writer (rows were lost when two processes opened a new store at once).
+void check_schema(sqlite3* db, const fs::path& file) {
+    auto pragma_int = [&](const char* pragma) {
+        Stmt s(db, std::string("PRAGMA ") + pragma, file);
+        return s.step() ? s.integer(0) : int64_t{0};
+    };
+    int64_t app_id = 0;
+    try {
+        app_id = pragma_int("application_id");
+    } catch (const StoreError& e) {
+        if (sqlite3_errcode(db) == SQLITE_NOTADB)
             throw StoreError(file.string() + ": not a SQLite database (bad header); refusing to use or overwrite it");
+        throw StoreError(std::string(e.what()) + " (corrupt or unreadable; the file will not be modified)");
     }
+    if (app_id != kApplicationId) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(app_id));
+        throw StoreError(file.string() + ": a SQLite database that is not a Speculum result store (application_id " +
+                         buf + "); refusing to modify it");
+    }
+    int64_t version = pragma_int("user_version");
+    if (version > kSchemaVersion)
+        throw StoreError(file.string() + ": result store schema v" + std::to_string(version) +
+                         " is newer than this build's v" + std::to_string(kSchemaVersion) + "; upgrade Speculum");
+    if (version < 1) throw StoreError(file.string() + ": result store without a schema version; refusing to modify it");
+    Stmt check(db, "PRAGMA quick_check", file);
+    std::string verdict = check.step() ? check.text(0) : "no answer";
+    if (verdict != "ok")
+        throw StoreError(file.string() + ": corrupt result store (quick_check: " + verdict +
+                         "); it will not be modified");
+}
+
+// check_schema on a read-only connection of its own, before the file is opened for writing.
+void check_existing(const fs::path& file) {
+    if (::access(file.c_str(), R_OK) != 0) throw StoreError(file.string() + ": cannot read");
     sqlite3* db = open_connection(file, SQLITE_OPEN_READONLY);
     try {
-        auto pragma_int = [&](const char* pragma) {
-            Stmt s(db, std::string("PRAGMA ") + pragma, file);
-            return s.step() ? s.integer(0) : int64_t{0};
-        };
-        int64_t app_id = 0;
-        try {
-            app_id = pragma_int("application_id");
-        } catch (const StoreError& e) {
-            throw StoreError(std::string(e.what()) + " (corrupt or unreadable; the file will not be modified)");
-        }
-        if (app_id != kApplicationId) {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(app_id));
-            throw StoreError(file.string() +
-                             ": a SQLite database that is not a Speculum result store (application_id " + buf +
-                             "); refusing to modify it");
-        }
-        int64_t version = pragma_int("user_version");
-        if (version > kSchemaVersion)
-            throw StoreError(file.string() + ": result store schema v" + std::to_string(version) +
-                             " is newer than this build's v" + std::to_string(kSchemaVersion) + "; upgrade Speculum");
-        if (version < 1)
-            throw StoreError(file.string() + ": result store without a schema version; refusing to modify it");
-        Stmt check(db, "PRAGMA quick_check", file);
-        std::string verdict = check.step() ? check.text(0) : "no answer";
-        if (verdict != "ok")
-            throw StoreError(file.string() + ": corrupt result store (quick_check: " + verdict +
-                             "); it will not be modified");
+        check_schema(db, file);
     } catch (...) {
         sqlite3_close(db);
         throw;
     }
     sqlite3_close(db);
+}
+
+// The schema of a new store, made in one transaction under the write lock unless another process made it first
+// (then that store is checked as any existing one).
+void create_schema(sqlite3* db, const fs::path& file) {
+    exec(db, "BEGIN IMMEDIATE;", file);
+    bool made = false;
+    try {
+        {
+            Stmt version(db, "PRAGMA user_version", file);
+            made = version.step() && version.integer(0) != 0;
+        }
+        if (!made)
+            exec(db,
+                 "PRAGMA application_id=" + std::to_string(kApplicationId) +
+                     "; PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" + kCreateSchema +
+                     "INSERT INTO meta VALUES('schema','speculum-results'),('version','" +
+                     std::to_string(kSchemaVersion) + "');",
+                 file);
+        exec(db, "COMMIT;", file);
+    } catch (...) {
+        sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+        throw;
+    }
+    if (made) check_schema(db, file);
 }
 
 }  // namespace
@@ -204,14 +239,21 @@ std::unique_ptr<ResultStore> ResultStore::open(const fs::path& file, Mode mode) 
     sqlite3* db = open_connection(file, flags);
     std::unique_ptr<ResultStore> store(new ResultStore(file, db, mode == Mode::read_only));
     if (mode == Mode::read_write) {
-        exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", file);
-        if (fresh) {
-            exec(db,
-                 "BEGIN IMMEDIATE; PRAGMA application_id=" + std::to_string(kApplicationId) +
-                     "; PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";" + kCreateSchema +
-                     "INSERT INTO meta VALUES('schema','speculum-results'),('version','" +
-                     std::to_string(kSchemaVersion) + "'); COMMIT;",
-                 file);
+        // Two processes may find the file fresh at once (two sweeps started on a new store): the schema is made
+        // under the write lock, by whichever takes it first; the other then finds it made and checks it as any
+        // existing store ("table meta already exists" failed the second sweep before). A lock upgrade that would
+        // deadlock (two readers both wanting to write, or both switching to WAL) is refused by SQLite at once,
+        // without the busy handler, so those steps are retried here until the busy timeout.
+        const auto start = std::chrono::steady_clock::now();
+        for (int attempt = 0;; ++attempt) {
+            try {
+                if (fresh) create_schema(db, file);
+                exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", file);
+                break;
+            } catch (const StoreBusy&) {
+                if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(kBusyTimeoutMs)) throw;
+                std::this_thread::sleep_for(std::chrono::milliseconds(2 + (attempt * 7 + getpid()) % 13));
+            }
         }
     }
     return store;
@@ -234,16 +276,24 @@ const char* kSelectColumns =
     "j, draft_bytes, quality, memory_gb FROM results";
 constexpr int kFirstMetricColumn = 14;
 
-ResultRow read_row(const Stmt& s) {
+// A stored JSON column that does not parse names the store, the row and the column (StoreError).
+ResultRow read_row(const Stmt& s, const fs::path& file) {
     ResultRow r;
-    r.key         = {s.text(0), s.text(1), s.text(2)};
+    r.key             = {s.text(0), s.text(1), s.text(2)};
+    const auto column = [&](int i, const char* name) {
+        try {
+            return parse_json(s.text(i), name);
+        } catch (const std::invalid_argument& e) {
+            throw StoreError(file.string() + ": the row of configuration " + r.key.config_hash + ": " + e.what());
+        }
+    };
     r.sweep       = s.text(3);
     r.task        = s.text(4);
     r.status      = s.text(5);
     r.message     = s.text(6);
-    r.config      = parse_json(s.text(7), "results.config_json");
-    r.stats       = parse_json(s.text(8), "results.stats_json");
-    r.predictions = parse_json(s.text(9), "results.predictions_json");
+    r.config      = column(7, "config_json");
+    r.stats       = column(8, "stats_json");
+    r.predictions = column(9, "predictions_json");
     r.objective   = s.real(10);
     r.prompts     = static_cast<int>(s.integer(11));
     r.wall_s      = s.real(12).value_or(0);
@@ -262,7 +312,7 @@ std::optional<ResultRow> ResultStore::find_locked(const ResultKey& key) const {
     s.bind(2, key.model_hash);
     s.bind(3, key.dataset_hash);
     if (!s.step()) return std::nullopt;
-    return read_row(s);
+    return read_row(s, m_file);
 }
 
 std::optional<ResultRow> ResultStore::find(const ResultKey& key) const {
@@ -365,7 +415,7 @@ std::vector<ResultRow> ResultStore::query(const std::vector<Filter>& filters) co
             s.bind(static_cast<int>(i) + 1, std::get<std::string>(binds[i]));
     }
     std::vector<ResultRow> rows;
-    while (s.step()) rows.push_back(read_row(s));
+    while (s.step()) rows.push_back(read_row(s, m_file));
     return rows;
 }
 

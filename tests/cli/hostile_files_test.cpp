@@ -193,3 +193,29 @@ TEST(HostileFiles, AFullDiskIsAnErrorAndLeavesEarlierFilesWhole) {
     EXPECT_FALSE(fs::exists(disk.dir / "manifest.json"));
     EXPECT_EQ(disk.leftovers(), 0u) << "no temporary file is left behind";
 }
+
+TEST(HostileFiles, ASyntheticModelLargerThanMemoryIsRefusedBeforeAllocating) {
+    // 64 layers 65536 wide: terabytes of f16. It allocated 4 GB over 21 s before bad_alloc.
+    const auto r = test::run_cli({"bench", "--synthetic", "f16", "--embd", "65536", "--layers", "64"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "of memory available now")) << r.err;
+    EXPECT_LT(r.max_rss_kb, 256 * 1024);
+}
+
+TEST(HostileFiles, OptionsAreCheckedBeforeAnyWork) {
+    // A numeric option that the chosen mode would not read is still checked (exit 2, usage), and a bad number or
+    // output path stops draft before it builds anything.
+    auto r = test::run_cli({"export", "--format", "csv", "--level", "abc"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "--level' expects an integer")) << r.err;
+    r = test::run_cli({"draft", "-m", tiny_target(), "--spec", R"({"exit_layer": 1})", "--bench", "1e21"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_FALSE(contains(r.err + r.out, "building")) << r.err;
+    r = test::run_cli({"draft", "-m", tiny_target(), "--spec", R"({"exit_layer": 1})", "--bench", "100000"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_FALSE(contains(r.err + r.out, "building")) << r.err;
+    r = test::run_cli({"draft", "-m", tiny_target(), "--spec", R"({"exit_layer": 1})", "-o", "/no/such/dir/d.gguf"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "does not exist")) << r.err;
+    EXPECT_FALSE(contains(r.err + r.out, "building")) << r.err;
+}

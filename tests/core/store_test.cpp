@@ -16,6 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace speculum::store;
 namespace fs = std::filesystem;
 
@@ -141,6 +144,53 @@ TEST(Store, ReadOnlyNeedsAnExistingStore) {
     fs::path p = fresh_path("absent");
     EXPECT_THROW(ResultStore::open(p, ResultStore::Mode::read_only), StoreError);
     EXPECT_FALSE(fs::exists(p));
+}
+
+// Issue #27, item 5: processes that open one new store at the same moment (two sweeps started together) all get
+// the store; one of two failed with "table meta already exists". Children are released together by one pipe.
+TEST(Store, ProcessesCreatingOneNewStoreAtOnceAllSucceed) {
+    constexpr int kProcesses = 4, kRounds = 12;
+    for (int round = 0; round < kRounds; ++round) {
+        const fs::path p = fresh_path("race_" + std::to_string(round));
+        int gate[2], report[2];
+        ASSERT_EQ(pipe(gate), 0);
+        ASSERT_EQ(pipe(report), 0);
+        std::vector<pid_t> children;
+        for (int i = 0; i < kProcesses; ++i) {
+            const pid_t pid = fork();
+            ASSERT_GE(pid, 0);
+            if (pid == 0) {  // the child: wait for the gate, open, write one row, report any error
+                close(gate[1]);
+                char c = 0;
+                (void)!read(gate[0], &c, 1);
+                std::string error;
+                try {
+                    auto store = ResultStore::open(p, ResultStore::Mode::read_write);
+                    store->put(make_row(i));
+                } catch (const std::exception& e) {
+                    error = std::string(e.what()) + "\n";
+                }
+                if (!error.empty()) (void)!write(report[1], error.data(), error.size());
+                _exit(error.empty() ? 0 : 1);
+            }
+            children.push_back(pid);
+        }
+        close(gate[0]);
+        close(report[1]);
+        close(gate[1]);  // every child's read returns now
+        int failed = 0;
+        for (pid_t pid : children) {
+            int status = 0;
+            waitpid(pid, &status, 0);
+            failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        std::string errors;
+        char buf[512];
+        for (ssize_t n; (n = read(report[0], buf, sizeof buf)) > 0;) errors.append(buf, size_t(n));
+        close(report[0]);
+        ASSERT_EQ(failed, 0) << "round " << round << ": " << errors;
+        EXPECT_EQ(ResultStore::open(p, ResultStore::Mode::read_only)->count(), size_t(kProcesses));
+    }
 }
 
 TEST(Store, ReaderQueriesWhileAWriterCommits) {
