@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace speculum::model {
@@ -22,8 +23,14 @@ struct GenerateStats {
 
 // Appends up to n_new tokens after `prompt` (which must fit the context with them). Calls on_token(token) for each
 // new token; returning false stops early. Stops at `eos` (>= 0) after emitting it. The context must be empty.
-// Throws Cancelled when `cancel` fires (checked before each token).
+// Throws Cancelled when `cancel` fires (checked before each token), and NonFiniteLogits when the model gives NaN or
+// infinite logits, with the first layer and site whose activations were not finite (locate_non_finite).
 GenerateStats generate(InferenceContext& ctx, Sampler& sampler, const std::vector<int32_t>& prompt, int32_t n_new,
                        const std::function<bool(int32_t)>& on_token, const CancelToken& cancel = {}, int32_t eos = -1);
+
+// Runs `tokens` through a fresh context of `model` and names where a NaN or inf first appears and the step that made
+// it ("NaN first in layer 2's attention input, so it arose in layer 1's feed-forward block (the down matrix)"), or
+// "" when every activation into the output matrix was finite. A diagnosis for NonFiniteLogits; costs one prefill.
+std::string locate_non_finite(const Model& model, const ContextConfig& cfg, const std::vector<int32_t>& tokens);
 
 }  // namespace speculum::model

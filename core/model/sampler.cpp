@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -32,7 +33,17 @@ void from_json(const nlohmann::json& j, SamplerConfig& c) {
 
 int32_t argmax(std::span<const float> logits) {
     if (logits.empty()) throw std::invalid_argument("argmax: empty logits");
-    return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    size_t best = 0;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float v = logits[i];
+        if (std::isnan(v) || v == std::numeric_limits<float>::infinity())
+            throw NonFiniteLogits("non-finite logits: " + std::string(std::isnan(v) ? "NaN" : "+inf") + " at token " +
+                                  std::to_string(i) + " of " + std::to_string(logits.size()));
+        if (v > logits[best]) best = i;
+    }
+    if (logits[best] == -std::numeric_limits<float>::infinity())
+        throw NonFiniteLogits("non-finite logits: every one of the " + std::to_string(logits.size()) + " is -inf");
+    return static_cast<int32_t>(best);
 }
 
 Sampler::Sampler(SamplerConfig cfg) : m_cfg(cfg), m_rng(cfg.seed) {
@@ -47,8 +58,8 @@ void Sampler::probabilities(std::span<const float> logits, std::vector<float>& p
         probs[static_cast<size_t>(argmax(logits))] = 1.0f;
         return;
     }
-    // Temperature softmax (max-subtracted for range safety).
-    const float max_l = *std::max_element(logits.begin(), logits.end());
+    // Temperature softmax (max-subtracted for range safety). argmax checks the logits are finite first.
+    const float max_l = logits[static_cast<size_t>(argmax(logits))];
     double sum        = 0.0;
     for (size_t t = 0; t < nv; ++t) sum += probs[t] = std::exp((logits[t] - max_l) / m_cfg.temperature);
     for (float& p : probs) p = static_cast<float>(p / sum);

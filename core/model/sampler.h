@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace speculum::model {
@@ -37,7 +39,13 @@ struct SamplerConfig {
 void to_json(nlohmann::json& j, const SamplerConfig& c);
 void from_json(const nlohmann::json& j, SamplerConfig& c);
 
-// Index of the largest logit (the lowest index on ties).
+// NaN or +inf logits, or all of them -inf: a broken or overflowing model. Greedy decoding emitted token 0 silently;
+// now argmax and the sampler throw this, and generate adds the first layer whose activations were not finite.
+struct NonFiniteLogits : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Index of the largest logit (the lowest index on ties). Throws NonFiniteLogits (naming the first bad index).
 int32_t argmax(std::span<const float> logits);
 
 class Sampler {

@@ -7,6 +7,7 @@
 #include "core/engine/cats.h"
 #include "core/engine/engine.h"
 #include "core/hw/cpu_load.h"
+#include "core/model/generate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -98,7 +99,9 @@ std::string drafter_name(const SpecConfig& cfg, const model::Model& target, cons
 
 }  // namespace
 
-RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hooks) {
+namespace {
+
+RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunHooks& hooks) {
     if (!target.model) throw std::invalid_argument("no target model");
     const model::Model& tm = *target.model;
     cfg.validate(tm.hparams().n_layer);
@@ -199,6 +202,27 @@ RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hook
     if (cfg.levels.size() == 1 && cfg.verification != engine::Verification::cats && !prompts.empty())
         out.cassandra_j = drafts::measured_cassandra_j(cfg.levels[0], tm, t.n_drafted, t.n_accepted, out.mean_context);
     return out;
+}
+
+}  // namespace
+
+// NaN or inf logits (a broken model) stop the run with where they first appear in the target on the first prompt,
+// which the app shows as the measurement's error; a draft's logits are named when the target's are all finite.
+RunOutcome run(const SpecConfig& cfg, const Target& target, const RunHooks& hooks) {
+    try {
+        return run_unchecked(cfg, target, hooks);
+    } catch (const model::NonFiniteLogits& e) {
+        std::string where;
+        try {
+            const auto prompts = resolve_prompts(cfg, target.tokenizer.get());
+            if (!prompts.empty()) where = model::locate_non_finite(*target.model, cfg.context, prompts[0].tokens);
+        } catch (const std::exception&) {
+        }
+        throw model::NonFiniteLogits(std::string(e.what()) + "; " +
+                                     (where.empty() ? "the target's activations on the first prompt are finite, so a "
+                                                      "draft's logits (or a later token's) were not"
+                                                    : "target: " + where));
+    }
 }
 
 }  // namespace speculum::session

@@ -24,17 +24,23 @@ std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-void write_results_csv(std::ostream& out, const std::vector<ResultRow>& rows) {
+void write_results_csv_header(std::ostream& out) {
     out << "config_hash,model_hash,dataset_hash,sweep,task,status";
     for (const auto& c : metric_columns()) out << ',' << c;
     out << ",objective,prompts,wall_s,created_at,message,config_json\n";
-    for (const auto& r : rows) {
-        out << r.key.config_hash << ',' << r.key.model_hash << ',' << r.key.dataset_hash << ',' << csv_field(r.sweep)
-            << ',' << csv_field(r.task) << ',' << r.status;
-        for (const auto& c : metric_columns()) out << ',' << num(r.metric(c), 12);
-        out << ',' << num(r.objective, 12) << ',' << r.prompts << ',' << num(r.wall_s, 8) << ',' << r.created_at << ','
-            << csv_field(r.message) << ',' << csv_field(r.config.dump()) << '\n';
-    }
+}
+
+void write_results_csv_row(std::ostream& out, const ResultRow& r) {
+    out << r.key.config_hash << ',' << r.key.model_hash << ',' << r.key.dataset_hash << ',' << csv_field(r.sweep) << ','
+        << csv_field(r.task) << ',' << r.status;
+    for (const auto& c : metric_columns()) out << ',' << num(r.metric(c), 12);
+    out << ',' << num(r.objective, 12) << ',' << r.prompts << ',' << num(r.wall_s, 8) << ',' << r.created_at << ','
+        << csv_field(r.message) << ',' << csv_field(r.config.dump()) << '\n';
+}
+
+void write_results_csv(std::ostream& out, const std::vector<ResultRow>& rows) {
+    write_results_csv_header(out);
+    for (const auto& r : rows) write_results_csv_row(out, r);
 }
 
 }  // namespace speculum::store

@@ -14,5 +14,8 @@ namespace speculum::store {
 std::string csv_field(const std::string& s);
 
 void write_results_csv(std::ostream& out, const std::vector<ResultRow>& rows);
+// The same, a row at a time (a streamed store): the header line, then one line per row.
+void write_results_csv_header(std::ostream& out);
+void write_results_csv_row(std::ostream& out, const ResultRow& r);
 
 }  // namespace speculum::store

@@ -393,8 +393,10 @@ void ResultStore::put_many(const std::vector<ResultRow>& rows) {
     }
 }
 
-std::vector<ResultRow> ResultStore::query(const std::vector<Filter>& filters) const {
-    std::vector<SqlValue> binds;
+namespace {
+
+// " WHERE a AND b" for the filters, with their bound values.
+std::string where_clause(const std::vector<Filter>& filters, std::vector<SqlValue>& binds) {
     std::string where;
     for (const auto& f : filters) {
         std::string clause;
@@ -405,23 +407,46 @@ std::vector<ResultRow> ResultStore::query(const std::vector<Filter>& filters) co
         }
         where += (where.empty() ? " WHERE " : " AND ") + clause;
     }
-    std::lock_guard lock(m_mutex);
-    Stmt s(m_db, std::string(kSelectColumns) + where + " ORDER BY objective IS NULL, objective DESC, config_hash",
-           m_file);
+    return where;
+}
+
+void bind_all(Stmt& s, const std::vector<SqlValue>& binds) {
     for (size_t i = 0; i < binds.size(); ++i) {
         if (auto* d = std::get_if<double>(&binds[i]))
             s.bind(static_cast<int>(i) + 1, *d);
         else
             s.bind(static_cast<int>(i) + 1, std::get<std::string>(binds[i]));
     }
+}
+
+}  // namespace
+
+void ResultStore::for_each(const std::vector<Filter>& filters, const std::function<bool(ResultRow&&)>& fn) const {
+    std::vector<SqlValue> binds;
+    const std::string where = where_clause(filters, binds);
+    std::lock_guard lock(m_mutex);
+    Stmt s(m_db, std::string(kSelectColumns) + where + " ORDER BY objective IS NULL, objective DESC, config_hash",
+           m_file);
+    bind_all(s, binds);
+    while (s.step())
+        if (!fn(read_row(s, m_file))) break;
+}
+
+std::vector<ResultRow> ResultStore::query(const std::vector<Filter>& filters) const {
     std::vector<ResultRow> rows;
-    while (s.step()) rows.push_back(read_row(s, m_file));
+    for_each(filters, [&](ResultRow&& r) {
+        rows.push_back(std::move(r));
+        return true;
+    });
     return rows;
 }
 
-size_t ResultStore::count() const {
+size_t ResultStore::count(const std::vector<Filter>& filters) const {
+    std::vector<SqlValue> binds;
+    const std::string where = where_clause(filters, binds);
     std::lock_guard lock(m_mutex);
-    Stmt s(m_db, "SELECT count(*) FROM results", m_file);
+    Stmt s(m_db, "SELECT count(*) FROM results" + where, m_file);
+    bind_all(s, binds);
     return s.step() ? static_cast<size_t>(s.integer(0)) : 0;
 }
 

@@ -25,22 +25,41 @@ std::vector<ResultRow> pareto_front(const std::vector<ResultRow>& rows, const Pa
     return front;
 }
 
+void ParetoBuilder::add(const ResultRow& row) {
+    if (row.status != "done" || !row.metric(m_x.metric) || !row.metric(m_y.metric)) return;
+    m_rows.push_back(row);
+    if (m_rows.size() >= m_cut_at) compact();
+}
+
+void ParetoBuilder::compact() {
+    // A row off the front of some rows is dominated by a row on it (dominance is transitive), so it is off the
+    // front of any superset too: dropping it never changes the final front.
+    m_rows   = pareto_front(m_rows, m_x, m_y);
+    m_cut_at = std::max<size_t>(1024, 2 * m_rows.size());
+}
+
+std::vector<ResultRow> ParetoBuilder::front() const {
+    return pareto_front(m_rows, m_x, m_y);
+}
+
+void BestPerTask::add(const ResultRow& r) {
+    if (r.status != "done") return;
+    auto v = r.metric(m_metric);
+    if (!v) return;
+    auto it = m_best.find(r.task);
+    if (it == m_best.end()) {
+        m_best.emplace(r.task, r);
+        return;
+    }
+    double cur = *it->second.metric(m_metric);
+    if (m_maximize ? *v > cur : *v < cur) it->second = r;
+}
+
 std::map<std::string, ResultRow> best_per_task(const std::vector<ResultRow>& rows, const std::string& metric,
                                                bool maximize) {
-    std::map<std::string, ResultRow> best;
-    for (const auto& r : rows) {
-        if (r.status != "done") continue;
-        auto v = r.metric(metric);
-        if (!v) continue;
-        auto it = best.find(r.task);
-        if (it == best.end()) {
-            best.emplace(r.task, r);
-            continue;
-        }
-        double cur = *it->second.metric(metric);
-        if (maximize ? *v > cur : *v < cur) it->second = r;
-    }
-    return best;
+    BestPerTask best(metric, maximize);
+    for (const auto& r : rows) best.add(r);
+    return best.best();
 }
 
 std::string speedup_metric(const std::vector<ResultRow>& rows) {

@@ -1,11 +1,15 @@
 // `speculum-cli generate` against the real binary: token ids in, streamed ids and tokens/s out; deterministic for a
 // seed; clear errors for bad arguments and files.
+#include "core/model/gguf.h"
 #include "core/model/synthetic.h"
+#include "kernels/ggml_types.h"
 #include "support/run_process.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <limits>
 #include <sstream>
 
 using speculum::test::run_cli;
@@ -102,4 +106,43 @@ TEST(CliGenerate, TextPromptWithTheModelsTokenizer) {
     r = run_cli({"generate", "-m", tiny_model(), "-p", "Hello"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("no tokenizer"), std::string::npos) << r.err;
+}
+
+// Issue #27, item 7: NaN weights made generate emit token 0 silently. A model whose layer-1 feed-forward down matrix
+// holds NaN now stops with an error naming that layer (exit 1), through every kernel path.
+TEST(CliGenerate, NonFiniteLogitsStopWithTheLayerNamed) {
+    speculum::model::SyntheticSpec s;
+    s.n_vocab = 64, s.n_embd = 64, s.n_layer = 3, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 128, s.n_ctx = 64;
+    s.type                 = speculum::kernels::GgmlType::F32;
+    const std::string path = (speculum::test::tmp_dir() / "cli_generate_nan.gguf").string();
+    speculum::model::write_synthetic_gguf(s, path);
+    uint64_t at = 0;
+    {
+        const auto g = speculum::model::GgufFile::open(path);
+        for (const auto& t : g.tensors())
+            if (t.name == "blk.1.ffn_down.weight") at = g.data_offset() + t.offset;
+    }
+    ASSERT_GT(at, 0u);
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        f.seekp(std::streamoff(at));
+        for (int i = 0; i < 64; ++i) f.write(reinterpret_cast<const char*>(&nan), sizeof nan);
+    }
+    for (const char* path_flag : {"--reference", ""}) {
+        std::vector<std::string> args{"generate", "-m", path, "--ids", "1,2,3", "-n", "4"};
+        if (*path_flag) args.push_back(path_flag);
+        auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << path_flag << r.out;
+        EXPECT_NE(r.err.find("non-finite logits"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("arose in layer 1's feed-forward block"), std::string::npos) << r.err;
+    }
+    // A speculative run (what the app measures) stops the same way, naming the target's layer.
+    const std::string cfg = (speculum::test::tmp_dir() / "cli_generate_nan_run.json").string();
+    std::ofstream(cfg) << R"({"levels": [{"kind": "self", "exit_layer": 0}], "gamma": [3], "max_new_tokens": 8,
+        "prompt_ids": [1, 2, 3]})";
+    auto r = run_cli({"run", "--config", cfg, "-m", path});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.err.find("non-finite logits"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("target: NaN first in layer 2"), std::string::npos) << r.err;
 }

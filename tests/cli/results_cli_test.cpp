@@ -67,8 +67,12 @@ TEST(ResultsCli, TableFiltersCsvParetoBestPerTask) {
     // on it must not be dominated by any other row.
     auto pareto = run_cli({"results", "--db", db.string(), "--pareto", "--json"});
     ASSERT_EQ(pareto.exit_code, 0) << pareto.err;
-    auto front = nlohmann::json::parse(pareto.out);
-    auto every = nlohmann::json::parse(run_cli({"results", "--db", db.string(), "--json"}).out);
+    auto front                   = nlohmann::json::parse(pareto.out);
+    const std::string every_text = run_cli({"results", "--db", db.string(), "--json"}).out;
+    auto every                   = nlohmann::json::parse(every_text);
+    // Streamed row by row, the text is still the array dumped with indent 2; no match prints [].
+    EXPECT_EQ(every_text, every.dump(2) + "\n");
+    EXPECT_EQ(run_cli({"results", "--db", db.string(), "--filter", "task=none", "--json"}).out, "[]\n");
     ASSERT_FALSE(front.empty());
     for (const auto& f : front) {
         double fb  = f["metrics"]["draft_bytes"].get<double>();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace speculum;
@@ -135,4 +136,14 @@ TEST(Generate, StopsOnEosAndRejectsOverflow) {
     EXPECT_EQ(st.n_decoded, 1);
     InferenceContext small(m, {.n_ctx = 16, .n_batch = 4});
     EXPECT_THROW(generate(small, s, {1, 2, 3}, 14, {}), std::invalid_argument);
+}
+
+TEST(Sampler, NonFiniteLogitsAreAnErrorNotTokenZero) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    EXPECT_THROW(argmax(std::vector<float>{nan, 1.0f, 2.0f}), NonFiniteLogits);
+    EXPECT_THROW(argmax(std::vector<float>{0.0f, 1.0f, inf}), NonFiniteLogits);
+    EXPECT_THROW(argmax(std::vector<float>{-inf, -inf}), NonFiniteLogits);
+    EXPECT_EQ(argmax(std::vector<float>{-inf, 0.5f, 0.5f}), 1);  // masked tokens are fine; ties take the lowest
+    Sampler s(SamplerConfig{.temperature = 0.8f, .seed = 3});
+    EXPECT_THROW(s.sample(std::vector<float>{0.0f, nan}), NonFiniteLogits);
 }

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -270,4 +271,46 @@ TEST(Summary, ParetoFrontAndBestPerTask) {
     EXPECT_EQ(best["a"].metrics["draft_bytes"], 400);
     EXPECT_EQ(best["b"].metrics["draft_bytes"], 300);
     EXPECT_EQ(speedup_metric(rows), "predicted_speedup");
+}
+
+// Issue #27, item 6: results streams the store; the incremental front equals the front of every row at once, across
+// many cuts (5,000 rows, cut at 1,024 candidates), duplicates included, and so does the streamed query.
+TEST(Summary, TheIncrementalFrontEqualsTheFrontOfAllRows) {
+    std::mt19937 rng(6);
+    std::vector<ResultRow> rows;
+    for (int i = 0; i < 5000; ++i) {
+        ResultRow r;
+        r.key.config_hash              = "h" + std::to_string(i);
+        r.task                         = i % 3 ? "a" : "b";
+        r.metrics["draft_bytes"]       = double(std::uniform_int_distribution<int>(1, 400)(rng));
+        r.metrics["predicted_speedup"] = double(std::uniform_int_distribution<int>(100, 300)(rng)) / 100.0;
+        r.objective                    = r.metrics["predicted_speedup"];
+        if (i % 97 == 0) r.status = "failed";
+        rows.push_back(r);
+        if (i % 500 == 0) rows.push_back(r);  // exact duplicates are all kept
+    }
+    ParetoBuilder builder({"draft_bytes", false}, {"predicted_speedup", true});
+    for (const auto& r : rows) builder.add(r);
+    const auto expect = pareto_front(rows, {"draft_bytes", false}, {"predicted_speedup", true});
+    const auto got    = builder.front();
+    ASSERT_EQ(got.size(), expect.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].key.config_hash, expect[i].key.config_hash) << i;
+    BestPerTask best;
+    for (const auto& r : rows) best.add(r);
+    EXPECT_EQ(best.best().at("a").key.config_hash, best_per_task(rows).at("a").key.config_hash);
+
+    // The store streams the rows query() returns, in its order, and stops when asked.
+    const fs::path p = fresh_path("stream");
+    auto store       = ResultStore::open(p, ResultStore::Mode::read_write);
+    std::vector<ResultRow> some(rows.begin(), rows.begin() + 300);
+    for (auto& r : some) r.key.model_hash = "m", r.key.dataset_hash = "d", r.config = {{"i", r.key.config_hash}};
+    store->put_many(some);
+    const auto all = store->query();
+    size_t seen    = 0;
+    store->for_each({}, [&](ResultRow&& r) {
+        EXPECT_EQ(r.key, all[seen].key);
+        return ++seen < 100;
+    });
+    EXPECT_EQ(seen, 100u);
+    EXPECT_EQ(store->count({parse_filter("task=b")}), store->query({parse_filter("task=b")}).size());
 }

@@ -3,6 +3,7 @@
 
 #include "core/analytic/pareto.h"
 
+#include "core/hw/large_pages.h"
 #include "core/store/result_store.h"
 
 #include <algorithm>
@@ -135,25 +136,37 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
     view.path = path;
     try {
         report(progress, 0.0, "opening");
-        auto store = store::ResultStore::open(path, store::ResultStore::Mode::read_only);
-        size_t n   = store->count();
-        if (n > kMaxStoreRows)
-            throw std::runtime_error(path + ": " + std::to_string(n) + " rows, more than the " +
-                                     std::to_string(kMaxStoreRows) +
-                                     " the app shows; export a subset with speculum-cli (--filter)");
+        auto store     = store::ResultStore::open(path, store::ResultStore::Mode::read_only);
+        const size_t n = store->count();
         cancel.throw_if_cancelled();
-        report(progress, 0.2, "reading " + std::to_string(n) + " rows");
-        std::vector<store::ResultRow> rows = store->query();
-        cancel.throw_if_cancelled();
-        report(progress, 0.7, "indexing");
+        report(progress, 0.05, "reading " + std::to_string(n) + " rows");
+        // Rows are streamed and only what the view shows is kept (statistics and predictions are dropped as each
+        // row arrives), so the limit is memory, not a row count: after the first rows, the rest are estimated
+        // from them and a store that would take more than half the memory available is refused, named.
         std::set<std::string> present;
-        for (store::ResultRow& r : rows) {
+        size_t seen = 0, sampled_bytes = 0;
+        const uint64_t avail = hw::available_memory_bytes();
+        view.rows.reserve(n);
+        store->for_each({}, [&](store::ResultRow&& r) {
+            if (seen < 256) sampled_bytes += 6 * r.config.dump().size() + 640;  // nlohmann nodes, maps, strings
+            if (seen == 256 || (seen + 1 == n && seen < 256)) {
+                const double per_row = double(sampled_bytes) / double(std::min<size_t>(seen + 1, 256));
+                if (avail > 0 && per_row * double(n) > double(avail) / 2)
+                    throw std::runtime_error(path + ": " + std::to_string(n) + " rows would take about " +
+                                             std::to_string(int64_t(per_row * double(n) / double(1 << 20))) +
+                                             " MiB here, more than half the memory available; export a subset "
+                                             "with speculum-cli results --filter");
+            }
+            if (++seen % 4096 == 0) {
+                cancel.throw_if_cancelled();
+                report(progress, 0.05 + 0.85 * double(seen) / double(std::max<size_t>(n, 1)), "reading rows");
+            }
             StoreRowView v;
             v.config   = std::move(r.config);
-            v.status   = r.status;
-            v.message  = r.message;
-            v.task     = r.task;
-            v.sweep    = r.sweep;
+            v.status   = std::move(r.status);
+            v.message  = std::move(r.message);
+            v.task     = std::move(r.task);
+            v.sweep    = std::move(r.sweep);
             v.measured = r.stats.is_object() && !r.stats.empty();
             for (const auto& [name, value] : r.metrics)
                 if (std::isfinite(value)) v.metrics[name] = value;
@@ -163,7 +176,10 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
                 ++view.n_failed;
             view.n_measured += v.measured ? 1 : 0;
             view.rows.push_back(std::move(v));
-        }
+            return true;
+        });
+        cancel.throw_if_cancelled();
+        report(progress, 0.9, "indexing");
         for (const std::string& m : store::metric_columns())
             if (present.count(m)) view.metrics.push_back(m);
         view.axes = discover_axes(view.rows);

@@ -1,7 +1,8 @@
 // StoreView: an immutable snapshot of a sweep result store (speculum-cli sweep --db, also --mpi) for the Design
 // space panel: every row's configuration, metrics, status and task, the configuration fields that vary across the
 // rows (the axes a heatmap can use) and the metrics present. Loaded read-only on a worker; the store is never
-// modified. Not a query engine: rows are held in memory (bounded by kMaxStoreRows).
+// modified. Not a query engine: rows are streamed from the store and what the view shows is held in memory; a store
+// that would take more than half the memory available is refused with an estimate.
 #pragma once
 
 #include "core/cancel.h"
@@ -15,9 +16,8 @@
 
 namespace speculum::ui {
 
-inline constexpr size_t kMaxStoreRows    = 200000;  // larger stores are refused (filter them with speculum-cli)
-inline constexpr size_t kMaxAxisValues   = 64;      // a field with more distinct values is not offered as an axis
-inline constexpr size_t kMaxConfigLeaves = 512;     // leaves walked per configuration (deeper/bigger ones ignored)
+inline constexpr size_t kMaxAxisValues   = 64;   // a field with more distinct values is not offered as an axis
+inline constexpr size_t kMaxConfigLeaves = 512;  // leaves walked per configuration (deeper/bigger ones ignored)
 
 struct StoreRowView {
     nlohmann::json config;                  // the configuration the row evaluated (predict input or SpecConfig)
