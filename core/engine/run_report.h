@@ -17,7 +17,7 @@ namespace speculum::engine {
 // runs, runs without the autoregressive baseline).
 analytic::MeasuredEngineRun measured_run_from_report(const nlohmann::json& report, const std::string& source);
 
-// Reads and converts one report file (at most 256 MiB); errors name the file.
+// Reads and converts one report file (at most 64 MiB, kMaxReportFileBytes); errors name the file.
 analytic::MeasuredEngineRun load_run_report(const std::string& path);
 
 }  // namespace speculum::engine

@@ -39,7 +39,7 @@ public:
     // std::runtime_error, as does a read error. Returns the number of bytes read.
     uint64_t encode_stream(std::istream& in, bool add_special, bool parse_special,
                            const std::function<void(const std::vector<int32_t>&)>& emit,
-                           size_t chunk_bytes = size_t(1) << 20, size_t max_unbroken = size_t(64) << 20) const;
+                           size_t chunk_bytes = size_t(1) << 20, size_t max_unbroken = size_t(16) << 20) const;
 
     // The text of `ids` as llama_detokenize(remove_special=false, unparse_special=render_special): control and
     // unknown tokens render only when render_special; SPM drops the space prefix it added while encoding; gpt2
