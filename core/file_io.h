@@ -21,10 +21,10 @@
 namespace speculum {
 
 // Per-kind input limits, in bytes.
-inline constexpr uint64_t kMaxConfigFileBytes = 16ull << 20;   // SpecConfig, draft and synthetic specs, manifests,
-                                                               // predict inputs, hardware profiles, sweep specs
-inline constexpr uint64_t kMaxReportFileBytes = 64ull << 20;   // run reports (per-prompt token lists)
-inline constexpr uint64_t kMaxTextFileBytes   = 1ull << 30;    // tokenize --file (streamed, never held whole)
+inline constexpr uint64_t kMaxConfigFileBytes = 16ull << 20;  // SpecConfig, draft and synthetic specs, manifests,
+                                                              // predict inputs, hardware profiles, sweep specs
+inline constexpr uint64_t kMaxReportFileBytes = 64ull << 20;  // run reports (per-prompt token lists)
+inline constexpr uint64_t kMaxTextFileBytes   = 1ull << 30;   // tokenize --file (streamed, never held whole)
 
 // "16 MiB", "1 GiB", "512 bytes": a limit as the messages show it.
 std::string byte_size_text(uint64_t bytes);
