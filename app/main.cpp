@@ -1,4 +1,5 @@
 // speculum: the Qt 6 desktop app. Qt owns the window and events; Dear ImGui draws the panels.
+#include "event_log.h"
 #include "imgui_host_widget.h"
 #include "main_window.h"
 #include "scripted_run.h"
@@ -87,8 +88,12 @@ int main(int argc, char** argv) {
         "key=value");
     QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.",
                              "x,y");
+    QCommandLineOption log_events("log-events",
+                                  "Print what happens to stdout as it happens: measured runs, messages, and where the "
+                                  "main sliders are on the screen ('speculum: widget: gamma X Y W H'), for tests "
+                                  "that drive the window with real input.");
     for (const auto& o : {screenshot, frames, size, model, dataset, results, panel, set, sweep, then_set, wait_measured,
-                          timeout, settings_file})
+                          timeout, settings_file, log_events})
         parser.addOption(o);
     parser.process(app);
 
@@ -150,6 +155,7 @@ int main(int argc, char** argv) {
     else if (still_there(window.last_dataset()))
         controller.open_dataset(window.last_dataset().toStdString());
     if (parser.isSet(results)) controller.open_results(parser.value(results).toStdString());
+    if (parser.isSet(log_events)) new speculum::app::EventLog(window);  // owned by the window
     window.show();
 
     const bool scripted = parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured);

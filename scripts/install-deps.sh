@@ -16,8 +16,8 @@ packages=(
     libssl-dev libpng-dev
     # cluster sweeps (optional at build time, SPECULUM_WITH_MPI)
     libopenmpi-dev openmpi-bin
-    # GUI tests: a virtual X server and Mesa's software OpenGL
-    xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 fonts-dejavu-core
+    # GUI tests: a virtual X server, Mesa's software OpenGL, and real mouse and keyboard input (xdotool)
+    xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 fonts-dejavu-core xdotool
     # house style: the test suite checks every source file with clang-format 14 (style.clang_format)
     clang-format
 )

@@ -29,6 +29,37 @@ Layout& layout() {
 
 }  // namespace
 
+namespace {
+bool g_probe = false;
+std::map<std::string, ProbedItem> g_probed;
+}  // namespace
+
+void probe_enable(bool on) {
+    g_probe = on;
+}
+
+void probe_item(const char* name) {
+    if (!g_probe) return;
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    g_probed[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+void probe_slider(const char* name) {
+    if (!g_probe) return;
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    g_probed[name] = {a.x, a.y, std::min(ImGui::CalcItemWidth(), b.x - a.x), b.y - a.y};
+}
+
+void probe_window(const char* name) {
+    if (!g_probe) return;
+    const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+    g_probed[name] = {p.x, p.y, s.x, s.y};
+}
+
+const std::map<std::string, ProbedItem>& probed_items() {
+    return g_probed;
+}
+
 void layout_new_frame() {
     Layout& l      = layout();
     const ImVec2 d = ImGui::GetIO().DisplaySize;

@@ -7,6 +7,9 @@
 
 #include <imgui.h>
 
+#include <map>
+#include <string>
+
 namespace speculum::ui {
 
 // The layout is proportional to the display: each panel's place is remembered as a fraction of the display, and
@@ -29,6 +32,19 @@ void help_marker(const char* text);  // "(?)" with a tooltip
 void warning_wrapped(const char* fmt, ...) IM_FMTARGS(1);  // amber, wrapped: a figure to distrust, and why
 // One dim line about the measured run: which prompt streams, or that it ran an earlier configuration.
 void measured_status(const UiSnapshot& snap);
+
+// Where chosen widgets were last drawn (display pixels), for GUI tests that drive the real window with real mouse
+// input (tests/gui/run_gui_input.sh, through the app's --log-events). Recording is off unless enabled; a panel
+// calls probe_item right after the widget.
+struct ProbedItem {
+    float x = 0, y = 0, w = 0, h = 0;
+    bool operator==(const ProbedItem&) const = default;
+};
+void probe_enable(bool on);
+void probe_item(const char* name);
+void probe_slider(const char* name);  // the slider's frame only (its label, drawn right of it, left out)
+void probe_window(const char* name);  // the current window (between Begin and End)
+const std::map<std::string, ProbedItem>& probed_items();
 
 ImU32 level_color(int level, float alpha = 1.0f);  // 0 = target, 1.. = draft levels
 ImU32 origin_color(TokenOrigin origin);

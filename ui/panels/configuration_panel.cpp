@@ -64,6 +64,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         return changed;
     }
     changed |= ImGui::SliderFloat("prune ratio", &d.prune.ratio, 0.0f, 0.95f, "%.2f");
+    probe_slider("prune_ratio");
     int method            = int(d.prune.method);
     const char* methods[] = {"magnitude", "wanda"};
     if (ImGui::Combo("prune method", &method, methods, 2)) d.prune.method = drafts::PruneMethod(method), changed = true;
@@ -91,6 +92,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
 
 void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.0f, 0.0f), ImVec2(0.25f, 1.0f), fill)) return;
+    probe_window("configuration_window");
     AppConfig cfg = snap.config;
     bool changed  = false;
     int n_layer   = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
@@ -103,6 +105,7 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     if (ImGui::CollapsingHeader("Decoding", ImGuiTreeNodeFlags_DefaultOpen)) {
         if (cfg.spec.k_matrix.empty() && !cfg.spec.gamma.empty()) {
             changed |= ImGui::SliderInt("gamma", &cfg.spec.gamma[0], 1, 16);
+            probe_slider("gamma");
             help_marker("Draft tokens proposed per verification step (chain length).");
         } else {
             ImGui::TextWrapped("draft lengths: the loaded k-matrix (%d tokens for the target)", cfg.gamma());

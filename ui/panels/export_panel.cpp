@@ -138,6 +138,7 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     ImGui::SameLine();
     if (!ok) ImGui::BeginDisabled();
     if (ImGui::Button("Save...")) actions.push(ActionSaveExportDialog{m_path});  // the app asks where
+    probe_item("export_save");
     if (!ok) ImGui::EndDisabled();
     if (!m_saved.empty()) {
         ImGui::SameLine();
