@@ -25,6 +25,7 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -107,8 +108,22 @@ void MainWindow::build_status_bar() {
     statusBar()->addPermanentWidget(m_job_label);
     statusBar()->addPermanentWidget(m_job_progress);
     statusBar()->addPermanentWidget(m_job_cancel);
+    m_job_label->setFixedWidth(360);
     m_job_label->hide(), m_job_progress->hide(), m_job_cancel->hide();
-    statusBar()->showMessage("Ready");
+    show_status("Ready", 0);
+}
+
+void MainWindow::show_status(const QString& text, int timeout_ms) {
+    // Elided to the room left of the job widgets, the whole text in the bar's tooltip: a long message is never
+    // drawn under the job label and progress bar.
+    if (timeout_ms == 0) m_status_text = text;
+    int room = statusBar()->width() - 24;
+    for (const QWidget* w : {static_cast<QWidget*>(m_job_label), static_cast<QWidget*>(m_job_progress),
+                             static_cast<QWidget*>(m_job_cancel)})
+        if (w->isVisible()) room -= w->width() + 8;
+    statusBar()->setToolTip(text);
+    statusBar()->showMessage(statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room, 80)),
+                             timeout_ms);
 }
 
 void MainWindow::after_frame() {
@@ -120,12 +135,16 @@ void MainWindow::after_frame() {
         QString text           = QString::fromStdString(job.name);
         if (!job.what.empty()) text += " - " + QString::fromStdString(job.what);
         if (snap.jobs.size() > 1) text += QString(" (+%1 more)").arg(snap.jobs.size() - 1);
-        m_job_label->setText(text);
+        // Elided to the label's fixed width, the whole text in its tooltip: a long job description never pushes
+        // into the message on its left.
+        m_job_label->setToolTip(text);
+        m_job_label->setText(m_job_label->fontMetrics().elidedText(text, Qt::ElideRight, m_job_label->width()));
         m_job_progress->setValue(int(job.progress * 1000));
     }
     m_job_label->setVisible(running), m_job_progress->setVisible(running), m_job_cancel->setVisible(running);
-    if (!snap.status_line.empty() && statusBar()->currentMessage() != QString::fromStdString(snap.status_line))
-        statusBar()->showMessage(QString::fromStdString(snap.status_line));
+    if (!snap.status_line.empty() &&
+        (m_status_text != QString::fromStdString(snap.status_line) || statusBar()->currentMessage().isEmpty()))
+        show_status(QString::fromStdString(snap.status_line), 0);
     // Redraw on demand: a capped timer only while work is in flight (progress, streaming, debounce).
     if (m_controller.busy() && !m_progress_timer->isActive())
         m_progress_timer->start();
@@ -136,7 +155,7 @@ void MainWindow::after_frame() {
 void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
     for (const auto& a : actions) {
         if (auto* msg = std::get_if<ui::ActionShowMessage>(&a))
-            statusBar()->showMessage(QString::fromStdString(msg->text), 5000);
+            show_status(QString::fromStdString(msg->text), 5000);
         else if (std::holds_alternative<ui::ActionQuit>(a))
             close();
         else if (std::holds_alternative<ui::ActionOpenModelDialog>(a))

@@ -37,6 +37,7 @@ protected:
 private:
     void build_menus();
     void build_status_bar();
+    void show_status(const QString& text, int timeout_ms);  // elided to the bar's free room, whole in the tooltip
     void show_about();
     void open_model_dialog();
     void open_dataset_dialog();
@@ -57,6 +58,7 @@ private:
     QToolButton* m_job_cancel    = nullptr;
     QTimer* m_progress_timer     = nullptr;  // ~30 Hz redraws while a job runs; stopped when idle
     uint64_t m_shown_job         = 0;
+    QString m_status_text;  // the status line shown (unelided)
     QString m_last_model;
     QString m_last_dataset;
     QString m_last_results;

@@ -27,6 +27,14 @@ std::string write(const std::string& name, const std::string& text) {
     return path;
 }
 
+// Tokenizing 24 MB whole takes about 770 MB. Streamed it takes tens of MB, or about 580 MB under AddressSanitizer,
+// whose shadow memory and quarantine of freed blocks count in the resident set.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr long kStreamedRssLimitKb = 700 * 1024;
+#else
+constexpr long kStreamedRssLimitKb = 200 * 1024;
+#endif
+
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
@@ -86,7 +94,7 @@ TEST(HostileFiles, TokenizeStreamsALargeTextInBoundedMemory) {
     const std::string path = write("large_text.txt", text);
     const auto big         = test::run_cli({"tokenize", "--file", path});
     ASSERT_EQ(big.exit_code, 0) << big.err;
-    EXPECT_LT(big.max_rss_kb, 200 * 1024) << "peak resident memory";
+    EXPECT_LT(big.max_rss_kb, kStreamedRssLimitKb) << "peak resident memory";
     const auto one = test::run_cli({"tokenize", "--file", write("one_line.txt", line + line)});
     ASSERT_EQ(one.exit_code, 0) << one.err;
     // Every line gives the same ids; the streamed output begins with the ids of two lines.
