@@ -36,6 +36,40 @@ TEST(Sweep, CancelAndMeasuredAxes) {
                  std::invalid_argument);
 }
 
+// Issue #26: a clicked cell's figure is the figure the panels then show. With a measured run the panels model with
+// its α per position and c (compute_modeled), so the sweep's cells do too, and say so; an axis that sets α or c
+// takes that figure from the axis instead.
+TEST(Sweep, CellsUseTheMeasuredFiguresThePanelsUse) {
+    ui::MeasuredView m = test::sample_measured();  // α 0.8 0.75 0.67 0.5
+    m.stats.levels     = test::measured_with_cost(0.2, 1.0).stats.levels;
+    const auto s       = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::tree_budget,
+                                               ui::SweepMetric::ewif, CancelToken{}, {}, {}, &m);
+    EXPECT_EQ(s.alpha_source, "measured");
+    EXPECT_EQ(s.c_source, "measured");
+    bool compared = false;
+    for (size_t iy = 0; iy < s.ys.size(); ++iy)
+        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
+            const ui::AppConfig cell =
+                ui::apply_axis(ui::apply_axis(kBase, s.x, s.xs[ix]), s.y, s.ys[iy]);  // what a click loads
+            const ui::ModeledView panels = ui::compute_modeled(cell, nullptr, nullptr, &m);
+            if (!panels.error.empty()) continue;
+            EXPECT_DOUBLE_EQ(s.at(ix, iy), panels.output.ewif) << "cell " << ix << "," << iy;
+            compared = true;
+        }
+    EXPECT_TRUE(compared);
+    // Without the run the same cells use the assumptions and differ.
+    const auto assumed = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::tree_budget,
+                                               ui::SweepMetric::ewif, CancelToken{}, {});
+    EXPECT_EQ(assumed.alpha_source, "assumed");
+    EXPECT_NE(assumed.at(3, 0), s.at(3, 0));
+    // An α axis sets α; c still comes from the run.
+    const auto by_alpha = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
+                                                ui::SweepMetric::ewif, CancelToken{}, {}, {}, &m);
+    EXPECT_EQ(by_alpha.alpha_source, "assumed");
+    EXPECT_EQ(by_alpha.c_source, "measured");
+    EXPECT_GT(by_alpha.at(3, by_alpha.ys.size() - 1), by_alpha.at(3, 0));
+}
+
 TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
     test::HeadlessImGui im;
     ui::DesignSpacePanel panel;

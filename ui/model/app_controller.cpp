@@ -424,12 +424,16 @@ void AppController::start_sweep(const ActionRunSweep& a) {
         start_measured_sweep(a);
         return;
     }
+    // The cells use the measured α and c the panels use (a finished run's), so a clicked cell shows its figure.
+    std::optional<MeasuredView> measured;
+    if (m_snap.measured && m_snap.measured->complete) measured = m_snap.measured;
     submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
-           [this, a, model, base](jobs::JobContext& ctx) -> Apply {
+           [this, a, model, base, measured](jobs::JobContext& ctx) -> Apply {
                const ModelSummary* m = model && model->hparams ? &*model : nullptr;
-               SweepView s =
-                   run_modeled_sweep(base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
-                                     [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
+               SweepView s           = run_modeled_sweep(
+                             base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
+                             [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); },
+                   measured ? &*measured : nullptr);
                return show_sweep(s);
            });
     changed();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace speculum::ui {
@@ -118,7 +119,7 @@ AppConfig apply_axis(AppConfig cfg, SweepAxis a, double value) {
 
 SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, SweepAxis x, SweepAxis y,
                             SweepMetric metric, const CancelToken& cancel, const ProgressFn& progress,
-                            const std::function<void(const SweepView&)>& row_done) {
+                            const std::function<void(const SweepView&)>& row_done, const MeasuredView* measured) {
     for (SweepAxis a : {x, y})
         if (sweep_axis_needs_measurement(a))
             throw std::invalid_argument(std::string("a modeled sweep cannot vary ") + sweep_axis_name(a) +
@@ -126,13 +127,28 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
     SweepView s;
     s.x = x, s.y = y, s.metric = metric, s.base = base;
     s.xs = sweep_axis_values(x), s.ys = sweep_axis_values(y);
+    // The measured figures the panels use, without those an axis sets (compute_modeled takes α from the stats'
+    // positions and c from level 1's cost ratio).
+    std::optional<MeasuredView> figures;
+    if (measured) {
+        figures = *measured;
+        if (x == SweepAxis::alpha || y == SweepAxis::alpha) figures->stats.pos_reached.clear();
+        if ((x == SweepAxis::cost_ratio || y == SweepAxis::cost_ratio) && figures->stats.levels.size() > 1)
+            figures->stats.levels[1].cost_ratio = 0;
+        figures->tokens.clear(), figures->prompts.clear();  // not needed per cell
+    }
+    const MeasuredView* use = figures ? &*figures : nullptr;
+    {
+        const ModeledView probe = compute_modeled(base, model, nullptr, use);
+        s.alpha_source = probe.alpha_source, s.c_source = probe.c_source;
+    }
     s.values.assign(s.xs.size() * s.ys.size(), std::numeric_limits<double>::quiet_NaN());
     s.work.assign(s.values.size(), 0.0);
     for (size_t iy = 0; iy < s.ys.size(); ++iy) {
         for (size_t ix = 0; ix < s.xs.size(); ++ix) {
             cancel.throw_if_cancelled();
             AppConfig cfg = apply_axis(apply_axis(base, x, s.xs[ix]), y, s.ys[iy]);
-            ModeledView v = compute_modeled(cfg, model, nullptr, nullptr);
+            ModeledView v = compute_modeled(cfg, model, nullptr, use);
             double value  = std::numeric_limits<double>::quiet_NaN();
             if (v.error.empty()) {
                 switch (metric) {
@@ -149,12 +165,13 @@ SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, Sw
                         value = v.tree_speedup;
                         break;
                     case SweepMetric::cost_ratio:
-                        value = cfg.level1().c;
+                        value = v.input.c;
                         break;  // an input of the model
                 }
             }
+            const double c                  = v.error.empty() ? v.input.c : cfg.level1().c;
             s.values[iy * s.xs.size() + ix] = value;
-            s.work[iy * s.xs.size() + ix]   = cfg.gamma() * cfg.level1().c;
+            s.work[iy * s.xs.size() + ix]   = cfg.gamma() * c;
         }
         s.rows_done = int(iy + 1);
         report(progress, double(iy + 1) / double(s.ys.size()), "row " + std::to_string(iy + 1));

@@ -43,14 +43,19 @@ struct SweepView {
     std::vector<double> xs, ys;
     std::vector<double> values;  // ys.size() × xs.size(), row-major by y; NaN = not computed (yet)
     std::vector<double> work;    // parallel to values: modeled draft work per target pass, γ·c (Pareto x)
+    // Where the modeled cells took level 1's α and c: "measured" (the last run's, as the panels use them, so a
+    // clicked cell's figure is the one the panels then show) or "assumed" (no run, or an axis sets it).
+    std::string alpha_source = "assumed", c_source = "assumed";
     int rows_done = 0;
     double at(size_t ix, size_t iy) const { return values[iy * xs.size() + ix]; }
 };
 
-// Evaluates every cell with predict(); calls `row_done` after each row (streaming). Throws Cancelled.
+// Evaluates every cell with predict() as the panels do (compute_modeled): with `measured`, level 1's measured α per
+// position and c, except where an axis sets α or c. Calls `row_done` after each row (streaming). Throws Cancelled.
 SweepView run_modeled_sweep(const AppConfig& base, const ModelSummary* model, SweepAxis x, SweepAxis y,
                             SweepMetric metric, const CancelToken& cancel, const ProgressFn& progress,
-                            const std::function<void(const SweepView&)>& row_done = {});
+                            const std::function<void(const SweepView&)>& row_done = {},
+                            const MeasuredView* measured                          = nullptr);
 
 // One measured run of a configuration (the engine with its baseline, as the Speedup panel's measurement).
 using MeasureFn = std::function<MeasuredView(const AppConfig& cfg, const CancelToken& cancel)>;

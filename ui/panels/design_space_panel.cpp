@@ -189,10 +189,17 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
     const auto& s = *snap.sweep;
     ImGui::Text("%s over %s (x) and %s (y), %d/%zu rows", sweep_metric_name(s.metric), sweep_axis_name(s.x),
                 sweep_axis_name(s.y), s.rows_done, s.ys.size());
-    if (s.source == "modeled")
+    if (s.source == "modeled") {
         modeled_tag();
-    else
+        // Which α and c the cells used: the panels use the last run's, so a clicked cell's figure matches them.
+        ImGui::TextDisabled("alpha %s, c %s%s", s.alpha_source == "measured" ? "measured (last run)" : "assumed",
+                            s.c_source == "measured" ? "measured (last run)" : "assumed",
+                            s.alpha_source != "measured" && (s.x == SweepAxis::alpha || s.y == SweepAxis::alpha)
+                                ? "; the alpha axis sets the assumption, which the panels show only without a run"
+                                : "");
+    } else {
         measured_tag();
+    }
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(s, snap.config, actions, std::max(120.0f, avail * 0.62f));
     ImGui::TextUnformatted("Pareto front");
