@@ -146,7 +146,6 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
         std::set<std::string> present;
         size_t seen = 0, sampled_bytes = 0;
         const uint64_t avail = hw::available_memory_bytes();
-        view.rows.reserve(n);
         store->for_each({}, [&](store::ResultRow&& r) {
             if (seen < 256) sampled_bytes += 6 * r.config.dump().size() + 640;  // nlohmann nodes, maps, strings
             if (seen == 256 || (seen + 1 == n && seen < 256)) {
