@@ -192,11 +192,14 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
     if (s.source == "modeled") {
         modeled_tag();
         // Which α and c the cells used: the panels use the last run's, so a clicked cell's figure matches them.
-        ImGui::TextDisabled("alpha %s, c %s%s", s.alpha_source == "measured" ? "measured (last run)" : "assumed",
-                            s.c_source == "measured" ? "measured (last run)" : "assumed",
-                            s.alpha_source != "measured" && (s.x == SweepAxis::alpha || s.y == SweepAxis::alpha)
-                                ? "; the alpha axis sets the assumption, which the panels show only without a run"
-                                : "");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("cells use alpha %s, c %s%s",
+                           s.alpha_source == "measured" ? "measured (last run)" : "assumed",
+                           s.c_source == "measured" ? "measured (last run)" : "assumed",
+                           s.alpha_source != "measured" && (s.x == SweepAxis::alpha || s.y == SweepAxis::alpha)
+                               ? " (the alpha axis sets the assumption; the panels show it only without a run)"
+                               : "");
+        ImGui::PopStyleColor();
     } else {
         measured_tag();
     }
