@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace speculum::ui {
 
@@ -116,8 +117,8 @@ static void tag(const char* text, ImVec4 color) {
     // On the same line when it fits, else on the next: the tag that tells modeled from measured is never cut off.
     char label[32];
     std::snprintf(label, sizeof label, "[%s]", text);
-    ImGui::SameLine();
-    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label).x) ImGui::NewLine();
+    // (Not SameLine() then NewLine(): that records the line's end past the edge as content, widening the panel.)
+    same_line_if_fits(ImGui::CalcTextSize(label).x);
     ImGui::TextColored(color, "%s", label);
 }
 
@@ -141,6 +142,90 @@ void measured_status(const UiSnapshot& snap) {
                             describe_draft(snap.measured_config->draft()).c_str());
 }
 
+void text_disabled_wrapped(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrappedV(fmt, args);
+    ImGui::PopStyleColor();
+    va_end(args);
+}
+
+void text_colored_wrapped(ImVec4 color, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::TextWrappedV(fmt, args);
+    ImGui::PopStyleColor();
+    va_end(args);
+}
+
+void same_line_if_fits(float width) {
+    const float right = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
+    const float edge  = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (right <= edge) ImGui::SameLine();
+}
+
+float button_width(const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+float text_width(const char* text) {
+    return ImGui::CalcTextSize(text).x;
+}
+
+std::string fit_text(const std::string& text, float width) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+    // Binary search over character boundaries: the widths of prefixes grow with their length.
+    std::vector<size_t> cuts;  // byte offsets where a character starts
+    for (size_t i = 0; i < text.size(); ++i)
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) cuts.push_back(i);
+    size_t lo = 0, hi = cuts.size();  // the answer is cuts[k] for the largest k in [0, hi) that fits
+    while (lo + 1 < hi) {
+        const size_t mid            = (lo + hi) / 2;
+        const std::string candidate = text.substr(0, cuts[mid]) + "...";
+        if (ImGui::CalcTextSize(candidate.c_str()).x <= width)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return text.substr(0, cuts.empty() ? 0 : cuts[lo]) + "...";
+}
+
+static void text_fit_v(bool disabled, const char* fmt, va_list args) {
+    va_list copy;
+    va_copy(copy, args);
+    const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    std::string full(size_t(std::max(n, 0)), '\0');
+    if (n > 0) std::vsnprintf(full.data(), full.size() + 1, fmt, args);
+    const std::string shown = fit_text(full, std::max(0.0f, ImGui::GetContentRegionAvail().x));
+    if (disabled) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextUnformatted(shown.c_str());
+    if (disabled) ImGui::PopStyleColor();
+    if (shown.size() != full.size() && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+        ImGui::TextUnformatted(full.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+}
+
+void text_fit(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    text_fit_v(false, fmt, args);
+    va_end(args);
+}
+
+void text_fit_disabled(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    text_fit_v(true, fmt, args);
+    va_end(args);
+}
+
 void warning_wrapped(const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
@@ -151,7 +236,7 @@ void warning_wrapped(const char* fmt, ...) {
 }
 
 void help_marker(const char* text) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x);
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();

@@ -29,7 +29,21 @@ void empty_state(const char* text);  // greyed, wrapped explanation of why a pan
 void modeled_tag();                  // small "modeled" badge on the current line
 void measured_tag();                 // small "measured" badge on the current line
 void help_marker(const char* text);  // "(?)" with a tooltip
-void warning_wrapped(const char* fmt, ...) IM_FMTARGS(1);  // amber, wrapped: a figure to distrust, and why
+void warning_wrapped(const char* fmt, ...) IM_FMTARGS(1);        // amber, wrapped: a figure to distrust, and why
+void text_disabled_wrapped(const char* fmt, ...) IM_FMTARGS(1);  // greyed and wrapped: a secondary note
+void text_colored_wrapped(ImVec4 color, const char* fmt, ...) IM_FMTARGS(2);  // coloured and wrapped (errors)
+// SameLine() when an item `width` pixels wide still fits on the current line, else stays on a new line: for rows of
+// buttons and legends that would otherwise run past the panel's edge. `width` of a button: button_width(label).
+void same_line_if_fits(float width);
+float button_width(const char* label);
+float text_width(const char* text);
+// One line that never runs past the panel's edge: when it is wider than the space left, it is cut with "..." and
+// the whole text is shown in a tooltip on hover (captions, headers, labels that must stay on one line).
+void text_fit(const char* fmt, ...) IM_FMTARGS(1);
+void text_fit_disabled(const char* fmt, ...) IM_FMTARGS(1);  // the same, greyed
+// The longest prefix of `text` (cut at a UTF-8 character boundary) that, followed by "...", is at most `width`
+// pixels wide in the current font; the whole text when it fits.
+std::string fit_text(const std::string& text, float width);
 // One dim line about the measured run: which prompt streams, or that it ran an earlier configuration.
 void measured_status(const UiSnapshot& snap);
 

@@ -74,6 +74,7 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
         os << "  " << l.level << " " << (l.level == 0 ? "target " : "draft  ") << l.name << ": calls " << l.n_calls
            << ", passes " << l.n_forward << ", " << fmt("%.3f s", l.t_s) << ", c = " << fmt("%.3f", l.cost_ratio)
            << ", read " << mib(l.bytes_weights + l.bytes_kv) << (l.bytes_modeled ? " (modeled)" : "");
+        if (l.flops > 0) os << ", " << fmt("%.3g", l.flops / 1e9) << " GFLOP";
         if (l.n_reviewed > 0) os << ", reviewed " << l.n_reviewed << " accepted " << l.n_review_accepted;
         os << "\n";
     }

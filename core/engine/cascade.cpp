@@ -25,6 +25,7 @@ void add_into(LevelStats& to, const LevelStats& s) {
     to.t_s += s.t_s;
     to.bytes_weights += s.bytes_weights;
     to.bytes_kv += s.bytes_kv;
+    to.flops += s.flops;
     to.bytes_modeled = to.bytes_modeled || s.bytes_modeled;
     to.n_reviewed += s.n_reviewed;
     to.n_review_accepted += s.n_review_accepted;
@@ -53,6 +54,7 @@ void LevelDrafter::add(const drafts::DraftCost& c) {
     m_stats.t_s += c.seconds;
     m_stats.bytes_weights += c.bytes_weights;
     m_stats.bytes_kv += c.bytes_kv;
+    m_stats.flops += c.flops;
     m_stats.bytes_modeled = m_stats.bytes_modeled || c.bytes_modeled;
 }
 
@@ -183,10 +185,12 @@ drafts::DraftChain CascadeDrafter::propose(int32_t k, const drafts::ProposeParam
     drafts::DraftCost own;
     own.bytes_weights = rc.bytes_weights - m_cost_at_reset.bytes_weights - m_stats.bytes_weights;
     own.bytes_kv      = rc.bytes_kv - m_cost_at_reset.bytes_kv - m_stats.bytes_kv;
+    own.flops         = rc.flops - m_cost_at_reset.flops - m_stats.flops;
     own.n_forward     = rc.n_forward - m_cost_at_reset.n_forward - static_cast<int32_t>(m_stats.n_forward);
     own.seconds       = since(t0) - t_lower;
     m_stats.bytes_weights += own.bytes_weights;
     m_stats.bytes_kv += own.bytes_kv;
+    m_stats.flops += own.flops;
     m_stats.n_forward += own.n_forward;
     m_stats.t_s += own.seconds;
     out.cost += own;

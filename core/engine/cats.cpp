@@ -103,6 +103,7 @@ void CatsStages::account(LevelStats& s, const model::InferenceContext& ctx, doub
     s.t_s += seconds;
     s.bytes_weights += ctx.last_cost().bytes_weights;
     s.bytes_kv += ctx.last_cost().bytes_kv;
+    s.flops += ctx.last_cost().flops;
 }
 
 void CatsStages::prefill(const std::vector<int32_t>& committed, const CancelToken& cancel) {

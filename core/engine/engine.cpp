@@ -370,6 +370,7 @@ void SpecEngine::finish_stats(RunState& st, RunResult& res) {
         t.t_s                      = s.t_verify_s;
         t.bytes_weights            = c.bytes_weights - st.target_at_start.bytes_weights;
         t.bytes_kv                 = c.bytes_kv - st.target_at_start.bytes_kv;
+        t.flops                    = c.flops - st.target_at_start.flops;
         t.n_reviewed               = s.n_drafted;
         t.n_review_accepted        = s.n_accepted;
     }
@@ -458,7 +459,7 @@ void accumulate(RunStats& into, const RunStats& s) {
         const LevelStats& b = s.levels[i];
         a.level = b.level, a.name = b.name;
         a.n_calls += b.n_calls, a.n_forward += b.n_forward, a.t_s += b.t_s;
-        a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv,
+        a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv, a.flops += b.flops,
             a.bytes_modeled = a.bytes_modeled || b.bytes_modeled;
         a.n_reviewed += b.n_reviewed, a.n_review_accepted += b.n_review_accepted;
     }

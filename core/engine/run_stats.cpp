@@ -51,6 +51,11 @@ double RunStats::draft_bytes_per_pass() const {
     return static_cast<double>(levels[1].bytes_weights) / static_cast<double>(levels[1].n_forward);
 }
 
+double RunStats::draft_flops_per_pass() const {
+    if (levels.size() < 2 || levels[1].n_forward <= 0) return 0.0;
+    return levels[1].flops / static_cast<double>(levels[1].n_forward);
+}
+
 bool RunStats::draft_bytes_modeled() const {
     return levels.size() > 1 && levels[1].bytes_modeled;
 }
@@ -64,6 +69,7 @@ static nlohmann::json level_json(const LevelStats& l) {
             {"bytes_weights", l.bytes_weights},
             {"bytes_kv", l.bytes_kv},
             {"bytes_modeled", l.bytes_modeled},
+            {"flops", l.flops},
             {"n_reviewed", l.n_reviewed},
             {"n_review_accepted", l.n_review_accepted},
             {"cost_ratio", l.cost_ratio}};

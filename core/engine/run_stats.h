@@ -19,12 +19,14 @@ namespace speculum::engine {
 struct LevelStats {
     int32_t level = 0;
     std::string name;
-    int64_t n_calls           = 0;    // propose calls (drafters) or verification passes (target)
-    int64_t n_forward         = 0;    // forward passes of this level's model (0 for Max-Gram)
-    double t_s                = 0.0;  // wall time spent in this level's own work (children excluded)
-    uint64_t bytes_weights    = 0;    // bytes of weights read (counted from the tensors each pass reads)
-    uint64_t bytes_kv         = 0;    // bytes of KV cache read
-    bool bytes_modeled        = false;
+    int64_t n_calls        = 0;    // propose calls (drafters) or verification passes (target)
+    int64_t n_forward      = 0;    // forward passes of this level's model (0 for Max-Gram)
+    double t_s             = 0.0;  // wall time spent in this level's own work (children excluded)
+    uint64_t bytes_weights = 0;    // bytes of weights read (counted from the tensors each pass reads)
+    uint64_t bytes_kv      = 0;    // bytes of KV cache read
+    bool bytes_modeled     = false;
+    double flops           = 0.0;   // floating-point operations (2 per multiply-add) the kernels executed: a
+                                    // pruned draft's zeros are expanded and multiplied too, so pruning keeps them
     int64_t n_reviewed        = 0;  // draft tokens this level reviewed (target and intermediate levels)
     int64_t n_review_accepted = 0;
     double cost_ratio         = 0.0;  // c: time per forward pass (per call without passes) / one plain target
@@ -81,6 +83,8 @@ struct RunStats {
     double draft_cost_ratio() const;
     double draft_bytes_per_pass() const;
     bool draft_bytes_modeled() const;
+    // Level 1's floating-point operations per forward pass; 0 = no such level or passes.
+    double draft_flops_per_pass() const;
     bool operator==(const RunStats&) const = default;
 };
 void to_json(nlohmann::json& j, const RunStats& s);

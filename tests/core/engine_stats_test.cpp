@@ -222,6 +222,35 @@ TEST(EngineStats, LenientReviewUsesTheLeafsRealProbability) {
     EXPECT_EQ(unsure.n_review_accepted, unsure.n_reviewed);
 }
 
+// Each level counts the floating-point operations of its passes: the target's cover every token it verified through
+// every matrix and the head (attention adds a little), a draft level's its own passes, and the report carries them.
+TEST(EngineStats, LevelsCountTheFlopsOfTheirPasses) {
+    SpecEngine eng            = exit0_over(std::make_shared<ContextMaxGram>(96), "max-gram");
+    const engine::RunResult r = eng.run(kPrompt);
+    ASSERT_EQ(r.stats.levels.size(), 3u);
+    const model::ModelWeights& W = target().weights();
+    double per_token_all = 2.0 * double(W.output.rows) * double(W.output.cols), per_token_layer0 = per_token_all;
+    for (size_t il = 0; il < W.layers.size(); ++il)
+        for (const model::WeightView* w : W.layers[il].matrices()) {
+            per_token_all += 2.0 * double(w->rows) * double(w->cols);
+            if (il == 0) per_token_layer0 += 2.0 * double(w->rows) * double(w->cols);
+        }
+    int64_t verified = 0;  // tokens in the target's passes
+    for (size_t w = 0; w < r.stats.verify_width_passes.size(); ++w)
+        verified += int64_t(w) * r.stats.verify_width_passes[w];
+    ASSERT_GT(verified, 0);
+    const engine::LevelStats &t = r.stats.levels[0], &d = r.stats.levels[1], &leaf = r.stats.levels[2];
+    EXPECT_GE(t.flops, per_token_all * double(verified));
+    EXPECT_LT(t.flops, 1.2 * per_token_all * double(verified)) << "attention is a small share at this context";
+    // The exit@0 draft runs layer 0 and the head: at least that per pass, and less per token than the target.
+    ASSERT_GT(d.n_forward, 0);
+    EXPECT_GE(d.flops, per_token_layer0 * double(d.n_forward));
+    EXPECT_EQ(leaf.flops, 0.0) << "Max-Gram multiplies nothing";
+    EXPECT_DOUBLE_EQ(r.stats.draft_flops_per_pass(), d.flops / double(d.n_forward));
+    const nlohmann::json j = r.stats;
+    EXPECT_DOUBLE_EQ(j.at("levels").at(1).at("flops").get<double>(), d.flops);
+}
+
 TEST(EngineStats, AccumulateSumsCounts) {
     SpecEngine eng(target(), cfg(4), oracle({2}));
     const engine::RunResult a = eng.run(kPrompt);

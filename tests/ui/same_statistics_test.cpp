@@ -25,7 +25,7 @@ nlohmann::json counts(const nlohmann::json& stats) {
     for (const nlohmann::json& l : stats.at("levels")) {
         nlohmann::json one;
         for (const char* k :
-             {"level", "n_calls", "n_forward", "bytes_weights", "bytes_kv", "n_reviewed", "n_review_accepted"})
+             {"level", "n_calls", "n_forward", "bytes_weights", "bytes_kv", "flops", "n_reviewed", "n_review_accepted"})
             one[k] = l.at(k);
         c["levels"].push_back(one);
     }

@@ -65,6 +65,22 @@ std::string format_bytes(uint64_t bytes) {
     return buf;
 }
 
+std::string format_flops(double flops) {
+    char buf[32];
+    if (!(flops >= 0)) flops = 0;
+    if (flops >= 1e12)
+        std::snprintf(buf, sizeof buf, "%.2f TFLOP", flops / 1e12);
+    else if (flops >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.2f GFLOP", flops / 1e9);
+    else if (flops >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f MFLOP", flops / 1e6);
+    else if (flops >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.1f kFLOP", flops / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f FLOP", flops);
+    return buf;
+}
+
 std::string format_count(int64_t n) {
     char buf[32];
     double v = double(n);

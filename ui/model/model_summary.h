@@ -47,6 +47,7 @@ struct DatasetSummary {
 DatasetSummary summarize_dataset(const data::Dataset& d);
 
 std::string format_bytes(uint64_t bytes);  // "1.23 GB", "45.6 MB", "789 B" (decimal units)
+std::string format_flops(double flops);    // "1.23 GFLOP", "45.6 MFLOP", "789 FLOP" (decimal units)
 std::string format_count(int64_t n);       // "7.24 B", "68.0 M", "512"
 
 }  // namespace speculum::ui

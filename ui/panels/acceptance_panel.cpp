@@ -103,9 +103,11 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
             reached += r->pos_reached[i], accepted += r->pos_accepted[i];
         if (reached > 0) iid = double(accepted) / double(reached);
     }
-    ImGui::TextUnformatted("Acceptance per position: measured alpha_i (95% Wilson) vs");
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.92f, 0.7f, 0.3f, 1), "modeled i.i.d. alpha = %.2f (%s)", iid, r ? "pooled" : "assumed");
+    ImGui::TextWrapped("Acceptance per position: measured alpha_i (95%% Wilson) vs");
+    char modeled_line[96];
+    std::snprintf(modeled_line, sizeof modeled_line, "modeled i.i.d. alpha = %.2f (%s)", iid, r ? "pooled" : "assumed");
+    same_line_if_fits(text_width(modeled_line));
+    text_colored_wrapped(ImVec4(0.92f, 0.7f, 0.3f, 1), "%s", modeled_line);
     BarSeries pos{{}, {}, {}, "positions"};
     const size_t n_pos = std::max(size_t(snap.config.gamma()), r ? r->pos_reached.size() : size_t(0));
     pos.modeled.assign(n_pos, iid);
@@ -116,7 +118,7 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     }
     bar_chart(pos, h);
 
-    ImGui::TextUnformatted("Accepted draft tokens per step (share of steps; modeled from the alpha_i in use)");
+    ImGui::TextWrapped("Accepted draft tokens per step (share of steps; modeled from the alpha_i in use)");
     BarSeries hist{{}, {}, {}, "histogram", 0};
     // The modeled distribution is over tokens per pass t = 1..k+1, i.e. accepted = t − 1.
     for (size_t t = 1; t < m.length_distribution.size(); ++t) hist.modeled.push_back(m.length_distribution[t]);

@@ -29,15 +29,16 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     const size_t n  = std::min(cfg.spec.levels.size(), cfg.modeled.levels.size());
     ImGui::Text("%zu draft level%s", n, n == 1 ? "" : "s");
     if (o.kmatrix)
-        ImGui::Text(
+        ImGui::TextWrapped(
             "cascade, as the engine runs it (truncate lengths): %.2f tokens per target pass, cost %.2f target "
             "calls, EWIF %.2f",
             o.kmatrix->expected_tokens, o.kmatrix->cost, o.kmatrix->ewif);
     if (o.cascade)
-        ImGui::Text("cascade, Thm. 4.3 (each level runs a fixed number of steps): %.2f tokens, cost %.2f, EWIF %.2f",
-                    o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
+        ImGui::TextWrapped(
+            "cascade, Thm. 4.3 (each level runs a fixed number of steps): %.2f tokens, cost %.2f, EWIF %.2f",
+            o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
     else
-        ImGui::Text("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
+        ImGui::TextWrapped("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
     modeled_tag();
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -72,7 +73,7 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         empty_state(
             "No horizontal split: every draft position comes from level 1. Add segments in Configuration > Cascade.");
     } else {
-        ImGui::Text("horizontal split: EWIF %.2f", o.horizontal_ewif.value_or(0.0));
+        ImGui::TextWrapped("horizontal split: EWIF %.2f", o.horizontal_ewif.value_or(0.0));
         modeled_tag();
         int total = 0;
         for (const auto& s : cfg.modeled.horizontal) total += s.count;

@@ -33,14 +33,14 @@ bool edit_tree(AppConfig& cfg) {
     // A tree verifies one draft level: with cascade levels below level 1 only the chain is offered.
     const bool cascade = cfg.spec.levels.size() > 1;
     if (cascade && current == TreeMode::chain) {
-        ImGui::TextDisabled("chain (a verification tree takes one draft level: remove the cascade levels first)");
+        text_disabled_wrapped("chain (a verification tree takes one draft level: remove the cascade levels first)");
     } else if (ImGui::Combo("tree shape", &mode, names, int(std::size(kModes)))) {
         set_tree_mode(cfg, kModes[mode]);
         changed = true;
     }
     const TreeMode m = tree_mode(cfg);
     if (m == TreeMode::branching) {
-        ImGui::TextUnformatted("children per node, by depth:");
+        ImGui::TextWrapped("children per node, by depth:");
         for (size_t d = 0; d < tree.branching.size(); ++d) {
             ImGui::PushID(int(d));
             std::string label = "depth " + std::to_string(d + 1);
@@ -71,7 +71,7 @@ bool edit_tree(AppConfig& cfg) {
         ImGui::TextWrapped("The chain of gamma tokens, each with the draft's second choice as an extra leaf.");
     }
     if (m != TreeMode::chain) {
-        ImGui::TextUnformatted("acceptance by sibling rank (Sequoia's prior):");
+        ImGui::TextWrapped("acceptance by sibling rank (Sequoia's prior):");
         modeled_tag();
         for (size_t r = 0; r < tree.prior.size(); ++r) {
             ImGui::PushID(int(100 + r));
@@ -113,7 +113,7 @@ bool edit_cascade(AppConfig& cfg) {
     bool changed              = false;
     engine::SpecConfig& spec  = cfg.spec;
     const LevelAssumption& l1 = cfg.level1();
-    ImGui::TextDisabled("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", l1.alpha, l1.c, cfg.gamma());
+    text_disabled_wrapped("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", l1.alpha, l1.c, cfg.gamma());
     const char* kinds[]         = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
                                    draft_kind_name(drafts::DraftKind::maxgram)};
     const bool lengths_editable = spec.k_matrix.empty() && spec.gamma.size() == spec.levels.size();
@@ -141,7 +141,7 @@ bool edit_cascade(AppConfig& cfg) {
             if (d.kind == drafts::DraftKind::maxgram) a.c = 0.0;  // statistical: no forward pass
             changed = true;
         }
-        if (!(d == cascade_level(d.kind))) ImGui::TextDisabled("recipe: %s", d.describe().c_str());
+        if (!(d == cascade_level(d.kind))) text_disabled_wrapped("recipe: %s", d.describe().c_str());
         float al = float(a.alpha), c = float(a.c);
         if (ImGui::SliderFloat("alpha", &al, 0.05f, 0.99f, "%.2f")) a.alpha = al, changed = true;
         if (ImGui::SliderFloat("c", &c, 0.0f, 1.0f, "%.3f")) a.c = c, changed = true;
@@ -151,7 +151,7 @@ bool edit_cascade(AppConfig& cfg) {
     // Max-Gram reviews nothing, so it stays the leaf: with one at the bottom, a new model level goes above it.
     const bool leaf_maxgram = spec.levels.back().kind == drafts::DraftKind::maxgram;
     if (spec.verification != engine::Verification::chain) {
-        ImGui::TextDisabled("levels below level 1 need chain verification (Verification tree: chain)");
+        text_disabled_wrapped("levels below level 1 need chain verification (Verification tree: chain)");
     } else if (spec.levels.size() < 5 && !(leaf_maxgram && spec.levels.size() == 1) && ImGui::Button("Add level")) {
         const drafts::DraftKind kind = leaf_maxgram ? drafts::DraftKind::model : drafts::DraftKind::maxgram;
         const long at                = long(spec.levels.size()) - (leaf_maxgram ? 1 : 0);
@@ -164,7 +164,7 @@ bool edit_cascade(AppConfig& cfg) {
         changed = true;
     }
     ImGui::Separator();
-    ImGui::TextUnformatted("horizontal split of the draft positions:");
+    ImGui::TextWrapped("horizontal split of the draft positions:");
     modeled_tag();
     std::vector<analytic::HorizontalSegment>& horizontal = cfg.modeled.horizontal;
     for (size_t i = 0; i < horizontal.size(); ++i) {

@@ -52,7 +52,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         return changed;
     }
     if (d.kind == drafts::DraftKind::maxgram) {
-        ImGui::TextDisabled("Max-Gram drafts from n-gram matches in the context; no model weights.");
+        text_disabled_wrapped("Max-Gram drafts from n-gram matches in the context; no model weights.");
         int mode            = int(d.maxgram.mode);
         const char* modes[] = {"CS Drafting (copy within the context)", "periodic (copy into its own proposal)"};
         if (ImGui::Combo("Max-Gram mode", &mode, modes, IM_ARRAYSIZE(modes)))
@@ -97,10 +97,10 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     bool changed  = false;
     int n_layer   = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
-    ImGui::TextDisabled("Ctrl+click a slider to type an exact value.");
+    text_disabled_wrapped("Ctrl+click a slider to type an exact value.");
 
     if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft(), n_layer);
-    ImGui::TextDisabled("%s", describe_draft(cfg.draft()).c_str());
+    text_disabled_wrapped("%s", describe_draft(cfg.draft()).c_str());
 
     if (ImGui::CollapsingHeader("Decoding", ImGuiTreeNodeFlags_DefaultOpen)) {
         if (cfg.spec.k_matrix.empty() && !cfg.spec.gamma.empty()) {
@@ -150,7 +150,7 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     }
     ImGui::PopItemWidth();
 
-    for (const auto& p : snap.config_problems) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", p.c_str());
+    for (const auto& p : snap.config_problems) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "%s", p.c_str());
     if (changed && !(cfg == snap.config)) actions.push(ActionSetConfig{cfg});
     ImGui::End();
 }

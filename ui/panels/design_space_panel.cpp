@@ -117,7 +117,7 @@ void pareto(const SweepView& s, float height) {
         dl->AddCircleFilled(at(front[k]), 4, IM_COL32(250, 210, 80, 255));
         if (k > 0) dl->AddLine(at(front[k - 1]), at(front[k]), IM_COL32(250, 210, 80, 255), 1.5f);
     }
-    ImGui::TextDisabled("metric (up) vs draft work per pass gamma*c (right); the front in yellow");
+    text_disabled_wrapped("metric (up) vs draft work per pass gamma*c (right); the front in yellow");
 }
 
 }  // namespace
@@ -187,8 +187,8 @@ void DesignSpacePanel::draw_modeled(const UiSnapshot& snap, UiActions& actions) 
         return;
     }
     const auto& s = *snap.sweep;
-    ImGui::Text("%s over %s (x) and %s (y), %d/%zu rows", sweep_metric_name(s.metric), sweep_axis_name(s.x),
-                sweep_axis_name(s.y), s.rows_done, s.ys.size());
+    ImGui::TextWrapped("%s over %s (x) and %s (y), %d/%zu rows", sweep_metric_name(s.metric), sweep_axis_name(s.x),
+                       sweep_axis_name(s.y), s.rows_done, s.ys.size());
     if (s.source == "modeled") {
         modeled_tag();
         // Which α and c the cells used: the panels use the last run's, so a clicked cell's figure matches them.

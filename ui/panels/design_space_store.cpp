@@ -82,8 +82,8 @@ void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, con
         return;
     }
     sync(view_ptr);
-    ImGui::Text("%zu rows (%zu measured, the rest modeled; %zu failed)", view.rows.size(), view.n_measured,
-                view.n_failed);
+    ImGui::TextWrapped("%zu rows (%zu measured, the rest modeled; %zu failed)", view.rows.size(), view.n_measured,
+                       view.n_failed);
     if (view.rows.empty() || view.metrics.empty()) {
         empty_state("The store has no finished rows with metrics yet.");
         return;
@@ -124,7 +124,7 @@ void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, con
         measured_tag(), ImGui::SameLine(), modeled_tag();
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(view, current, actions, std::max(120.0f, avail * 0.62f));
-    ImGui::Text("Pareto front: %s (up) vs draft_bytes (left is smaller)", m_speed_metric.c_str());
+    ImGui::TextWrapped("Pareto front: %s (up) vs draft_bytes (left is smaller)", m_speed_metric.c_str());
     pareto(view, std::max(60.0f, ImGui::GetContentRegionAvail().y - 4));
 }
 

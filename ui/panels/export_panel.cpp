@@ -8,6 +8,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -92,12 +93,16 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.5f, 0.2f), ImVec2(0.3f, 0.6f), fill)) return;
     hash_model(snap);
 
+    float widest = 0;  // the combo as wide as its longest choice, so the button beside it fits
+    for (ExportFormat f : kExportFormats) widest = std::max(widest, text_width(export_format_name(f)));
+    ImGui::SetNextItemWidth(std::min(widest + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x,
+                                     0.6f * ImGui::GetContentRegionAvail().x));
     if (ImGui::BeginCombo("format", export_format_name(m_format))) {
         for (ExportFormat f : kExportFormats)
             if (ImGui::Selectable(export_format_name(f), f == m_format)) m_format = f;
         ImGui::EndCombo();
     }
-    ImGui::SameLine();
+    same_line_if_fits(button_width("Build draft GGUF..."));
     if (!snap.model) ImGui::BeginDisabled();
     if (ImGui::Button("Build draft GGUF...")) actions.push(ActionSaveDraftDialog{});
     if (!snap.model) ImGui::EndDisabled();
@@ -112,14 +117,14 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     refresh(snap);
 
     if (snap.model) {
-        ImGui::Text("target: %s", snap.model->path.c_str());
+        ImGui::TextWrapped("target: %s", snap.model->path.c_str());
         if (!m_sha.empty())
-            ImGui::TextDisabled("sha256 %s", m_sha.c_str());
+            text_disabled_wrapped("sha256 %s", m_sha.c_str());
         else if (!m_hash_error.empty())
-            ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "sha256 not computed: %s", m_hash_error.c_str());
+            text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "sha256 not computed: %s", m_hash_error.c_str());
         else
-            ImGui::TextDisabled("sha256: hashing %.0f%% (the manifest records it when done)",
-                                m_hash_progress->load() * 100);
+            text_disabled_wrapped("sha256: hashing %.0f%% (the manifest records it when done)",
+                                  m_hash_progress->load() * 100);
     }
 
     const bool ok     = m_doc.error.empty();
@@ -132,17 +137,17 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     }
     if (!ok || binary) ImGui::EndDisabled();
     if (m_copied_at >= 0 && ImGui::GetTime() - m_copied_at < 2.0) {  // feedback where the user looks
-        ImGui::SameLine();
+        same_line_if_fits(text_width("copied"));
         ImGui::TextColored(ImVec4(0.45f, 0.9f, 0.5f, 1.0f), "copied");
     }
-    ImGui::SameLine();
+    same_line_if_fits(button_width("Save..."));
     if (!ok) ImGui::BeginDisabled();
     if (ImGui::Button("Save...")) actions.push(ActionSaveExportDialog{m_path});  // the app asks where
     probe_item("export_save");
     if (!ok) ImGui::EndDisabled();
     if (!m_saved.empty()) {
         ImGui::SameLine();
-        ImGui::TextDisabled("%s", m_saved.c_str());
+        text_disabled_wrapped("%s", m_saved.c_str());
     }
 
     if (!ok) {

@@ -49,7 +49,9 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
     std::snprintf(text, sizeof text, "%.0f GB/s", hw.mem_bw_gbps);
     dl->AddText(ImVec2(a.x + 4, a.y - 18), IM_COL32(200, 200, 200, 255), text);
     std::snprintf(text, sizeof text, "%.1f TFLOP/s %s", peak / 1e12, compute.c_str());
-    dl->AddText(ImVec2(k.x + 4, k.y - 16), IM_COL32(200, 200, 200, 255), text);
+    // Under the roof (the chart's title is above it), moved left where it would run past the chart's edge.
+    const float roof_x = std::max(p0.x + 4, std::min(k.x + 4, p1.x - ImGui::CalcTextSize(text).x - 4));
+    dl->AddText(ImVec2(roof_x, k.y + 4), IM_COL32(200, 200, 200, 255), text);
     for (size_t i = 0; i < points.size(); ++i) {
         ImVec2 p = to_screen(std::clamp(points[i].intensity, kMinIntensity, kMaxIntensity), points[i].flops_per_s);
         dl->AddCircleFilled(p, 5, level_color(i == 2 ? 1 : 0));
@@ -130,8 +132,8 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
     if (!hw.estimates.empty() || !hw.sources.empty()) {
         std::string est;
         for (const std::string& e : hw.estimates) est += (est.empty() ? "" : ", ") + e;
-        ImGui::TextDisabled("%s",
-                            est.empty() ? "every figure from a stated source (hover)" : ("estimates: " + est).c_str());
+        text_disabled_wrapped(
+            "%s", est.empty() ? "every figure from a stated source (hover)" : ("estimates: " + est).c_str());
         if (ImGui::IsItemHovered()) {
             std::string tip;
             for (const auto& [field, source] : hw.sources) tip += field + ": " + source + "\n";
@@ -142,13 +144,13 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
                        format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(), m.target_spec.weight_bits,
                        m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
     modeled_tag();
-    if (!m.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.error.c_str());
+    if (!m.error.empty()) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.error.c_str());
     roofline(hw, m.roofline, m.target_spec.compute);
     for (size_t i = 0; i < m.roofline.size(); ++i) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(level_color(i == 2 ? 1 : 0)), "o");
         ImGui::SameLine();
-        ImGui::Text("%s: %.2f FLOP/B, %.2f TFLOP/s", m.roofline[i].label.c_str(), m.roofline[i].intensity,
-                    m.roofline[i].flops_per_s / 1e12);
+        ImGui::TextWrapped("%s: %.2f FLOP/B, %.2f TFLOP/s", m.roofline[i].label.c_str(), m.roofline[i].intensity,
+                           m.roofline[i].flops_per_s / 1e12);
     }
     ImGui::End();
 }

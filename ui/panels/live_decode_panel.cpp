@@ -13,12 +13,12 @@ namespace {
 
 void legend() {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(origin_color(TokenOrigin::accepted)), "accepted draft");
-    ImGui::SameLine();
+    same_line_if_fits(text_width("corrected"));
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(origin_color(TokenOrigin::corrected)), "corrected");
-    ImGui::SameLine();
+    same_line_if_fits(text_width("bonus"));
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(origin_color(TokenOrigin::bonus)), "bonus");
-    ImGui::SameLine();
-    ImGui::TextDisabled("(underline = draft level)");
+    same_line_if_fits(text_width("(underline = draft level)"));
+    text_disabled_wrapped("(underline = draft level)");
 }
 
 // Wrapped text runs drawn piece by piece (ImGui's own wrapping cannot colour single tokens).
@@ -112,14 +112,14 @@ void LiveDecodePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         return;
     }
     const auto& r = *snap.measured;
-    ImGui::Text("%lld tokens in %lld steps%s", static_cast<long long>(r.n_generated), static_cast<long long>(r.n_steps),
-                r.complete ? "" : " (streaming)");
+    ImGui::TextWrapped("%lld tokens in %lld steps%s", static_cast<long long>(r.n_generated),
+                       static_cast<long long>(r.n_steps), r.complete ? "" : " (streaming)");
     measured_tag();
     measured_status(snap);
-    if (!r.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
+    if (!r.drafter.empty()) text_disabled_wrapped("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
     legend();
     token_stream(r, std::max(60.0f, ImGui::GetContentRegionAvail().y - 90));
-    ImGui::TextUnformatted("Step timeline (tokens committed per verification step)");
+    ImGui::TextWrapped("Step timeline (tokens committed per verification step)");
     timeline(r.tokens, int(r.n_steps));
     ImGui::End();
 }

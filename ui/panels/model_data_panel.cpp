@@ -41,7 +41,7 @@ void model_summary(const ModelSummary& m) {
         }
         ImGui::EndTable();
     }
-    if (!m.hparams) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "Not runnable: %s", m.hparams_error.c_str());
+    if (!m.hparams) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Not runnable: %s", m.hparams_error.c_str());
     if (ImGui::BeginTable("types", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Borders)) {
         ImGui::TableSetupColumn("tensor type");
         ImGui::TableSetupColumn("tensors");
@@ -70,8 +70,9 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
 
     if (ImGui::Button("Open model...")) actions.push(ActionOpenModelDialog{});
     for (const auto& path : snap.bundled_models) {
-        ImGui::SameLine();
-        if (ImGui::Button(base_name(path).c_str())) actions.push(ActionOpenModel{path});
+        const std::string name = base_name(path);
+        same_line_if_fits(button_width(name.c_str()));
+        if (ImGui::Button(name.c_str())) actions.push(ActionOpenModel{path});
     }
     for (const auto& job : snap.jobs)
         if (job.name.rfind("Loading model", 0) == 0) {
@@ -87,7 +88,7 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
             if (!snap.model) ImGui::TextUnformatted("Reading the GGUF header...");
             break;
         case ModelState::failed:
-            ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The model could not be loaded (see messages).");
+            text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "The model could not be loaded (see messages).");
             break;
         case ModelState::loaded:
             break;
@@ -97,15 +98,16 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
     ImGui::Separator();
     if (ImGui::Button("Open dataset...")) actions.push(ActionOpenDatasetDialog{});
     for (const auto& path : snap.bundled_datasets) {
-        ImGui::SameLine();
-        if (ImGui::SmallButton(base_name(path).c_str())) actions.push(ActionOpenDataset{path});
+        const std::string name = base_name(path);
+        same_line_if_fits(button_width(name.c_str()));
+        if (ImGui::SmallButton(name.c_str())) actions.push(ActionOpenDataset{path});
     }
     if (!snap.dataset) {
         empty_state("No dataset open. Datasets are JSONL prompt suites (id, task, prompt, max_new_tokens).");
     } else {
         const auto& d = *snap.dataset;
-        ImGui::Text("%s: %lld prompts, %zu tasks", base_name(d.path).c_str(), static_cast<long long>(d.n_prompts),
-                    d.tasks.size());
+        ImGui::TextWrapped("%s: %lld prompts, %zu tasks", base_name(d.path).c_str(),
+                           static_cast<long long>(d.n_prompts), d.tasks.size());
         if (ImGui::BeginCombo("task", snap.task.empty() ? "(all tasks)" : snap.task.c_str())) {
             if (ImGui::Selectable("(all tasks)", snap.task.empty())) actions.push(ActionSelectTask{""});
             for (size_t i = 0; i < d.tasks.size(); ++i) {
@@ -115,7 +117,7 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
             }
             ImGui::EndCombo();
         }
-        if (!d.issues.empty()) ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "%s", d.issues.c_str());
+        if (!d.issues.empty()) text_colored_wrapped(ImVec4(1, 0.6f, 0.3f, 1), "%s", d.issues.c_str());
     }
 
     ImGui::Separator();

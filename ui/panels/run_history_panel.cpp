@@ -64,10 +64,10 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
     }
     const std::vector<std::string> diff = pinned_differences(snap.history);
     if (!diff.empty()) {
-        ImGui::TextUnformatted("pinned runs differ in (in the table's order):");
+        ImGui::TextWrapped("pinned runs differ in (in the table's order):");
         for (const std::string& d : diff) ImGui::BulletText("%s", d.c_str());
     } else {
-        ImGui::TextDisabled("Pin two or more runs to see what their configurations differ in.");
+        text_disabled_wrapped("Pin two or more runs to see what their configurations differ in.");
     }
     if (ImGui::SmallButton("Clear unpinned")) actions.push(ActionClearHistory{});
     ImGui::SameLine();

@@ -49,7 +49,7 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     const auto& m = snap.modeled;
     const auto& o = m.output;
     if (!m.error.empty()) {
-        ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "Cannot model this configuration: %s", m.error.c_str());
+        text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Cannot model this configuration: %s", m.error.c_str());
         ImGui::End();
         return;
     }
@@ -67,23 +67,22 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         items.push_back(
             {snap.measured->repeats.speedup.n > 1 ? "measured (median)" : "measured", snap.measured->speedup(), true});
 
-    ImGui::Text("alpha %s: %.3f, c %s: %.3f", m.alpha_source.c_str(),
-                m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c);
-    ImGui::SameLine();
-    ImGui::Text("  tokens per target pass: %.2f", o.expected_tokens);
+    ImGui::TextWrapped("alpha %s: %.3f, c %s: %.3f, tokens per target pass: %.2f", m.alpha_source.c_str(),
+                       m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c,
+                       o.expected_tokens);
     modeled_tag();
     bars(items);
     ImGui::Separator();
     if (o.bpt_chain_gb > 0) {
-        ImGui::Text("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb,
-                    o.bpt_autoregressive_gb);
+        ImGui::TextWrapped("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb,
+                           o.bpt_autoregressive_gb);
         modeled_tag();
     } else {
-        ImGui::TextDisabled("BPT and the projected speedup need a hardware profile (Hardware panel).");
+        text_disabled_wrapped("BPT and the projected speedup need a hardware profile (Hardware panel).");
     }
     if (o.timing) {
-        ImGui::Text("projected: %.1f tokens/s, verify %.2f ms, draft %.3f ms", o.timing->tokens_per_s,
-                    o.timing->t_verify * 1e3, o.timing->t_draft * 1e3);
+        ImGui::TextWrapped("projected: %.1f tokens/s, verify %.2f ms, draft %.3f ms", o.timing->tokens_per_s,
+                           o.timing->t_verify * 1e3, o.timing->t_draft * 1e3);
         modeled_tag();
         // Beside a measurement: why the two may differ.
         if (snap.measured && snap.measured->speedup() > 0 && snap.profile_index >= 0) {
@@ -112,11 +111,11 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                                rs.speedup.median, rs.speedup.lo, rs.speedup.hi, rs.tokens_per_s.median,
                                rs.tokens_per_s.lo, rs.tokens_per_s.hi, rs.baseline_tokens_per_s.median);
             measured_tag();
-            ImGui::TextDisabled("median of %d A/B pairs in %d passes, %.0f %% interval; %s", rs.speedup.n, rs.passes,
-                                100.0 * rs.speedup.coverage,
-                                snap.measured->complete ? ("stopped: " + rs.stop).c_str() : "more passes running");
-            ImGui::Text("%.2f tokens/pass, BPT %s", r.mean_accepted_length(),
-                        format_bytes(uint64_t(r.bytes_per_token)).c_str());
+            text_disabled_wrapped("median of %d A/B pairs in %d passes, %.0f %% interval; %s", rs.speedup.n, rs.passes,
+                                  100.0 * rs.speedup.coverage,
+                                  snap.measured->complete ? ("stopped: " + rs.stop).c_str() : "more passes running");
+            ImGui::TextWrapped("%.2f tokens/pass, BPT %s", r.mean_accepted_length(),
+                               format_bytes(uint64_t(r.bytes_per_token)).c_str());
         } else {
             ImGui::TextWrapped("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s",
                                r.tokens_per_s, r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
@@ -128,18 +127,31 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
             warning_wrapped("other processes used %.0f %% of the CPU during this measurement: timings are suspect",
                             100.0 * *rs.other_load);
         if (rs.cost_ratio.n > 1)
-            ImGui::Text("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)", rs.cost_ratio.median,
-                        rs.cost_ratio.lo, rs.cost_ratio.hi);
+            ImGui::TextWrapped("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)",
+                               rs.cost_ratio.median, rs.cost_ratio.lo, rs.cost_ratio.hi);
         else if (r.draft_cost_ratio() > 0)
-            ImGui::Text("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
+            ImGui::TextWrapped("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
         if (r.draft_bytes_per_pass() > 0) {
-            ImGui::Text("draft reads %s per pass", format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
+            ImGui::TextWrapped("draft reads %s of weights per pass",
+                               format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
             if (r.draft_bytes_modeled()) {
                 modeled_tag();
             } else {
-                ImGui::SameLine();
-                ImGui::TextDisabled("(counted from its buffers)");
+                same_line_if_fits(text_width("(counted from its buffers)"));
+                text_disabled_wrapped("(counted from its buffers)");
             }
+        }
+        if (r.draft_flops_per_pass() > 0) {
+            const double bytes = r.draft_bytes_per_pass();
+            if (bytes > 0)
+                ImGui::TextWrapped("draft computes %s per pass (%.1f FLOP per byte of weights)",
+                                   format_flops(r.draft_flops_per_pass()).c_str(), r.draft_flops_per_pass() / bytes);
+            else
+                ImGui::TextWrapped("draft computes %s per pass", format_flops(r.draft_flops_per_pass()).c_str());
+            help_marker(
+                "Counted from the shapes each pass ran: projections, FFN, LM head and attention, 2 per "
+                "multiply-add. A pruned draft's kernels expand its zeros and multiply them too, so "
+                "pruning lowers the bytes, not the FLOPs.");
         }
         // Whether speculation can pay off here: a target whose weights fit in the last-level cache is compute-bound,
         // so a verification pass of gamma + 1 tokens costs nearly gamma + 1 steps.
@@ -153,15 +165,15 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                     "verification pass is compute-bound here, so speculation can hardly pay off.",
                     format_bytes(uint64_t(target_bytes)).c_str(), format_bytes(*snap.llc_bytes).c_str());
             else
-                ImGui::TextDisabled("target reads %s per pass, beyond the %s last-level cache: memory-bound",
-                                    format_bytes(uint64_t(target_bytes)).c_str(),
-                                    format_bytes(*snap.llc_bytes).c_str());
+                text_disabled_wrapped("target reads %s per pass, beyond the %s last-level cache: memory-bound",
+                                      format_bytes(uint64_t(target_bytes)).c_str(),
+                                      format_bytes(*snap.llc_bytes).c_str());
         }
         const MeasuredView& v = *snap.measured;
         if (v.lossless_checked > 0)
-            ImGui::Text("lossless check: %d of %d greedy prompts identical to plain decoding",
-                        v.lossless_checked - v.lossless_mismatches, v.lossless_checked);
-        if (!v.drafter.empty()) ImGui::TextDisabled("draft: %s; prompts: %s", v.drafter.c_str(), v.source.c_str());
+            ImGui::TextWrapped("lossless check: %d of %d greedy prompts identical to plain decoding",
+                               v.lossless_checked - v.lossless_mismatches, v.lossless_checked);
+        if (!v.drafter.empty()) text_disabled_wrapped("draft: %s; prompts: %s", v.drafter.c_str(), v.source.c_str());
         measured_status(snap);
     } else {
         empty_state(snap.measured_note.c_str());
