@@ -20,7 +20,7 @@ void row(const char* key, const std::string& value) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(key);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value.c_str());
+    text_fit("%s", value.c_str());  // a long file name is cut with "...", whole in the tooltip
 }
 
 void model_summary(const ModelSummary& m) {
