@@ -23,3 +23,26 @@ TEST(LiveDecodePanel, EmptyThenStreaming) {
     EXPECT_GT(stream_vtx, empty_vtx + 500) << "30 tokens of text, underlines and timeline cells";
     EXPECT_TRUE(actions.queue.empty());
 }
+
+// Hovering the step timeline reads the step out (its committed tokens by origin) in a tooltip.
+TEST(LiveDecodePanel, HoverReadsTheTimelineStepOut) {
+    test::HeadlessImGui im;
+    ui::LiveDecodePanel panel;
+    ui::UiActions actions;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    snap.measured       = test::sample_measured();
+    auto frame          = [&] { panel.draw(snap, actions); };
+    ImGuiWindow* w      = test::draw_once(im, panel.title, frame);
+    ASSERT_NE(w, nullptr);
+    ImVec2 at;
+    ASSERT_TRUE(im.find_item(w->GetID("timeline"), w->Rect(), frame, &at)) << "the timeline is never hovered";
+    im.mouse(w->Rect().Max.x + 50, w->Rect().Max.y + 50, false);  // away from the panel: no tooltip
+    test::draw_once(im, panel.title, frame);
+    ImGuiWindow* before = ImGui::FindWindowByName("##Tooltip_00");
+    EXPECT_TRUE(before == nullptr || !before->Active) << "no tooltip away from the timeline";
+    im.mouse(at.x, at.y, false);
+    test::draw_once(im, panel.title, frame);
+    ImGuiWindow* tip = ImGui::FindWindowByName("##Tooltip_00");
+    ASSERT_NE(tip, nullptr) << "a tooltip is shown";
+    EXPECT_TRUE(tip->Active || tip->WasActive);
+}

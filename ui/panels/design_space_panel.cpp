@@ -93,6 +93,10 @@ void heatmap(const SweepView& s, const AppConfig& current, UiActions& actions, f
         dl->AddText(ImVec2(x1 + 3, top), IM_COL32(170, 170, 170, 255), text);
         std::snprintf(text, sizeof text, "%.3g", lo);
         dl->AddText(ImVec2(x1 + 3, top + h - 14), IM_COL32(170, 170, 170, 255), text);
+        // The readout: the metric's value at the colour under the mouse.
+        if (hovered && mouse.x >= x0 - 2 && mouse.x <= x1 + 2 && mouse.y >= top && mouse.y <= top + h)
+            ImGui::SetTooltip("%s = %.3f at this colour", sweep_metric_name(s.metric),
+                              hi - (hi - lo) * double((mouse.y - top) / h));
     }
 }
 
@@ -116,6 +120,24 @@ void pareto(const SweepView& s, float height) {
     for (size_t k = 0; k < front.size(); ++k) {
         dl->AddCircleFilled(at(front[k]), 4, IM_COL32(250, 210, 80, 255));
         if (k > 0) dl->AddLine(at(front[k - 1]), at(front[k]), IM_COL32(250, 210, 80, 255), 1.5f);
+    }
+    if (ImGui::IsItemHovered()) {  // the readout of the point nearest the mouse
+        const ImVec2 mouse = ImGui::GetIO().MousePos;
+        size_t best        = s.values.size();
+        float best_d2      = 12.0f * 12.0f;
+        for (size_t i = 0; i < s.values.size(); ++i) {
+            if (!std::isfinite(s.values[i])) continue;
+            const ImVec2 p = at(i);
+            const float d2 = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
+            if (d2 < best_d2) best = i, best_d2 = d2;
+        }
+        if (best < s.values.size()) {
+            const size_t ix = best % s.xs.size(), iy = best / s.xs.size();
+            const bool on_front = std::find(front.begin(), front.end(), best) != front.end();
+            ImGui::SetTooltip("%s = %g, %s = %g\n%s = %.3f, draft work gamma*c = %.3f%s", sweep_axis_name(s.x),
+                              s.xs[ix], sweep_axis_name(s.y), s.ys[iy], sweep_metric_name(s.metric), s.values[best],
+                              s.work[best], on_front ? "\non the Pareto front" : "");
+        }
     }
     text_disabled_wrapped("metric (up) vs draft work per pass gamma*c (right); the front in yellow");
 }

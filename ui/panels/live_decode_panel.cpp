@@ -99,6 +99,18 @@ void timeline(const std::vector<TokenPiece>& tokens, int n_steps) {
         float y1 = p0.y + size.y - float(h) * 6.0f;
         dl->AddRectFilled(ImVec2(x, y1 - 5), ImVec2(x + col - 1, y1), origin_color(t.origin));
     }
+    if (ImGui::IsItemHovered()) {  // the readout of the step under the mouse
+        const int step = first + int((ImGui::GetIO().MousePos.x - p0.x) / col);
+        if (step >= first && step < steps) {
+            int accepted = 0, corrected = 0, bonus = 0;
+            for (const auto& t : tokens)
+                if (t.step == step)
+                    accepted += t.origin == TokenOrigin::accepted, corrected += t.origin == TokenOrigin::corrected,
+                        bonus += t.origin == TokenOrigin::bonus;
+            ImGui::SetTooltip("step %d: %d tokens committed (%d accepted draft, %d corrected, %d bonus)", step + 1,
+                              accepted + corrected + bonus, accepted, corrected, bonus);
+        }
+    }
 }
 
 }  // namespace
