@@ -79,9 +79,12 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         b.verify_weight_bytes_per_forward = target.weight_bytes_per_token();
         b.verify_kv_bytes_per_token       = 2ull * 4 * uint64_t(hp.n_layer) * uint64_t(hp.n_embd_kv());
     }
-    if (spec.kind == DraftKind::maxgram) {
+    if (is_statistical(spec.kind)) {
         b.kv_bits_per_element_real = 0;
-        b.note                     = "max-gram reads no weights and keeps no KV (a suffix search over token ids)";
+        b.note                     = spec.kind == DraftKind::maxgram
+                                         ? "max-gram reads no weights and keeps no KV (a suffix search over token ids)"
+                                         : std::string(to_string(spec.ngram.method)) +
+                           " reads no weights and keeps no KV (statistics over token ids)";
         return b;
     }
     const model::Model& m = spec.kind == DraftKind::model && draft_model ? *draft_model : target;

@@ -95,6 +95,8 @@ const char* to_string(DraftKind k) {
             return "model";
         case DraftKind::maxgram:
             return "maxgram";
+        case DraftKind::ngram:
+            return "ngram";
     }
     return "?";
 }
@@ -137,6 +139,7 @@ void DraftSpec::validate(int32_t n_layer) const {
     check_layers(skip_attn, n_layer, "skip_attn");
     check_layers(skip_ffn, n_layer, "skip_ffn");
     maxgram.validate();
+    ngram.validate();
 
     // Transforms belong to self-drafts; a model or Max-Gram spec that sets them is a mistake, not a no-op.
     const DraftSpec d;
@@ -149,10 +152,12 @@ void DraftSpec::validate(int32_t n_layer) const {
     if (kind == DraftKind::model && model_path.empty()) bad("model_path", "is required for kind \"model\"");
     if (kind != DraftKind::model && !model_path.empty()) bad("model_path", "applies only to kind \"model\"");
     if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
+    if (kind != DraftKind::ngram && !(ngram == NgramSpec{})) bad("ngram", "applies only to kind \"ngram\"");
 }
 
 std::string DraftSpec::describe() const {
     if (kind == DraftKind::model) return "model " + model_path;
+    if (kind == DraftKind::ngram) return ngram.describe();
     if (kind == DraftKind::maxgram) {
         std::string s =
             "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
@@ -231,6 +236,77 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
         {"maxgram", mg},
         {"bigram_corpus", s.bigram_corpus},
     };
+    if (s.kind == DraftKind::ngram || !(s.ngram == NgramSpec{})) to_json(j["ngram"], s.ngram);
+}
+
+void to_json(nlohmann::json& j, const NgramSpec& s) {
+    j = nlohmann::json{{"method", to_string(s.method)},
+                       {"size_n", s.size_n},
+                       {"size_m", s.size_m},
+                       {"min_hits", s.min_hits},
+                       {"mod_n_match", s.mod_n_match},
+                       {"mod_n_min", s.mod_n_min},
+                       {"mod_n_max", s.mod_n_max},
+                       {"mod_pool_log2", s.mod_pool_log2},
+                       {"static_cache", s.static_cache},
+                       {"dynamic_cache", s.dynamic_cache},
+                       {"cache_update", s.cache_update},
+                       {"lookup_min", s.lookup_min},
+                       {"lookup_max", s.lookup_max},
+                       {"suffix_max_depth", s.suffix_max_depth},
+                       {"suffix_spec_factor", s.suffix_spec_factor},
+                       {"suffix_min_prob", s.suffix_min_prob},
+                       {"suffix_max_cached", s.suffix_max_cached},
+                       {"suffix_tree", s.suffix_tree}};
+}
+
+void from_json(const nlohmann::json& j, NgramSpec& s) {
+    require_object(j, "draft.ngram");
+    NgramSpec r;
+    for (const auto& [k, v] : j.items()) {
+        const std::string f = "ngram." + k;
+        if (k == "method") {
+            r.method = parse_enum(v, f,
+                                  {NgramMethod::simple, NgramMethod::map_k, NgramMethod::map_k4v, NgramMethod::mod,
+                                   NgramMethod::cache, NgramMethod::prompt_lookup, NgramMethod::suffix});
+        } else if (k == "size_n")
+            read(v, f, r.size_n);
+        else if (k == "size_m")
+            read(v, f, r.size_m);
+        else if (k == "min_hits")
+            read(v, f, r.min_hits);
+        else if (k == "mod_n_match")
+            read(v, f, r.mod_n_match);
+        else if (k == "mod_n_min")
+            read(v, f, r.mod_n_min);
+        else if (k == "mod_n_max")
+            read(v, f, r.mod_n_max);
+        else if (k == "mod_pool_log2")
+            read(v, f, r.mod_pool_log2);
+        else if (k == "static_cache")
+            read(v, f, r.static_cache);
+        else if (k == "dynamic_cache")
+            read(v, f, r.dynamic_cache);
+        else if (k == "cache_update")
+            read(v, f, r.cache_update);
+        else if (k == "lookup_min")
+            read(v, f, r.lookup_min);
+        else if (k == "lookup_max")
+            read(v, f, r.lookup_max);
+        else if (k == "suffix_max_depth")
+            read(v, f, r.suffix_max_depth);
+        else if (k == "suffix_spec_factor")
+            read(v, f, r.suffix_spec_factor);
+        else if (k == "suffix_min_prob")
+            read(v, f, r.suffix_min_prob);
+        else if (k == "suffix_max_cached")
+            read(v, f, r.suffix_max_cached);
+        else if (k == "suffix_tree")
+            read(v, f, r.suffix_tree);
+        else
+            bad(f, "is not a known key");
+    }
+    s = std::move(r);
 }
 
 void from_json(const nlohmann::json& j, DraftSpec& s) {
@@ -238,7 +314,7 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
     DraftSpec r;
     for (const auto& [key, v] : j.items()) {
         if (key == "kind")
-            r.kind = parse_enum(v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram});
+            r.kind = parse_enum(v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram, DraftKind::ngram});
         else if (key == "label")
             read(v, key, r.label);
         else if (key == "prune") {
@@ -310,6 +386,8 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
             }
         } else if (key == "bigram_corpus")
             read(v, key, r.bigram_corpus);
+        else if (key == "ngram")
+            from_json(v, r.ngram);
         else
             bad(key, "is not a known key");
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/drafts/maxgram.h"
+#include "core/drafts/ngram.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +16,12 @@
 
 namespace speculum::drafts {
 
-enum class DraftKind { self, model, maxgram };        // derived from the target | separate GGUF | statistical
+// derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h)
+enum class DraftKind { self, model, maxgram, ngram };
+// Max-Gram and the n-gram family: no model, no KV; a cascade's last level only.
+inline bool is_statistical(DraftKind k) {
+    return k == DraftKind::maxgram || k == DraftKind::ngram;
+}
 enum class PruneMethod { magnitude, wanda };          // |W| | Wanda's |W| * ||X|| with calibration activations
 enum class WeightFormat { same, bf16, q8_0, mxfp4 };  // storage of transformed matrices (compact kernels)
 using MantissaRounding = kernels::MantissaRounding;   // toward_zero (Cassandra's) | nearest_even
@@ -66,6 +72,9 @@ struct DraftSpec {
     // Statistical drafter (kind == maxgram).
     MaxGramParams maxgram;
     std::string bigram_corpus;  // JSONL prompt suite the bigram table is built from; empty = no bigram fill
+
+    // llama.cpp's n-gram drafters, vLLM's prompt lookup, suffix decoding (kind == ngram).
+    NgramSpec ngram;
 
     bool operator==(const DraftSpec&) const = default;
 

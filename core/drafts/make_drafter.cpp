@@ -4,10 +4,12 @@
 #include "core/data/dataset.h"
 #include "core/drafts/maxgram_drafter.h"
 #include "core/drafts/model_drafter.h"
+#include "core/drafts/ngram_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
 #include "core/model/tokenizer.h"
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace speculum::drafts {
@@ -67,6 +69,17 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
                 bigram = BigramTable::build(
                     tokenize_suite(spec.bigram_corpus, options.tokenize, "bigram_corpus", target), hp.n_vocab);
             return std::make_unique<MaxGramDrafter>(hp.n_vocab, spec.maxgram, std::move(bigram));
+        }
+        case DraftKind::ngram: {
+            // llama.cpp's lookup files: the static cache must exist; a missing dynamic one starts empty (as
+            // llama-lookup treats it).
+            NgramCounts static_counts, dynamic_counts;
+            if (!spec.ngram.static_cache.empty())
+                static_counts = ngram_counts_load(spec.ngram.static_cache, hp.n_vocab);
+            if (!spec.ngram.dynamic_cache.empty() && std::filesystem::exists(spec.ngram.dynamic_cache))
+                dynamic_counts = ngram_counts_load(spec.ngram.dynamic_cache, hp.n_vocab);
+            return std::make_unique<NgramDrafter>(hp.n_vocab, spec.ngram, std::move(static_counts),
+                                                  std::move(dynamic_counts));
         }
         case DraftKind::model: {
             model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);

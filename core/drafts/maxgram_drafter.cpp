@@ -44,19 +44,19 @@ DraftChain MaxGramDrafter::propose(int32_t k, const ProposeParams& params, const
     return out;
 }
 
-DraftTree MaxGramDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+int32_t rank0_path_length(const TreeShape& shape) {
     std::vector<int32_t> parent, rank;
     tree_shape_nodes(shape, parent, rank);
-    // The rank-0 path: starting at the root, follow the first rank-0 child at each depth.
-    std::vector<int32_t> path;
-    int32_t at = -1;
+    int32_t at = -1, n = 0;
     for (size_t i = 0; i < parent.size(); ++i)
         if (parent[i] == at && rank[i] == 0) {
-            path.push_back(static_cast<int32_t>(i));
+            ++n;
             at = static_cast<int32_t>(i);
         }
-    const DraftChain chain = propose(static_cast<int32_t>(path.size()), params, cancel);
+    return n;
+}
+
+DraftTree chain_as_tree(const DraftChain& chain, bool want_distributions) {
     DraftTree tree;
     const int32_t n = static_cast<int32_t>(chain.tokens.size());
     for (int32_t i = 0; i < n; ++i) {
@@ -64,14 +64,20 @@ DraftTree MaxGramDrafter::propose_tree(const TreeShape& shape, const ProposePara
         tree.parent.push_back(i - 1);
         tree.depth.push_back(i + 1);
         tree.rank.push_back(0);
-        tree.q.push_back(1.0f);
+        tree.q.push_back(i < int32_t(chain.q.size()) ? chain.q[size_t(i)] : 1.0f);
     }
-    if (params.want_distributions && n > 0) {
+    if (want_distributions && n > 0 && chain.q_dist.size() == size_t(n)) {
         tree.root_q_dist = chain.q_dist[0];
         for (int32_t i = 0; i < n; ++i)  // node i's children were drawn from chain token i + 1's one-hot
             tree.q_dist.push_back(i + 1 < n ? chain.q_dist[size_t(i + 1)] : std::vector<float>{});
     }
-    tree.cost         = chain.cost;
+    tree.cost = chain.cost;
+    return tree;
+}
+
+DraftTree MaxGramDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
+    const auto t0     = std::chrono::steady_clock::now();
+    DraftTree tree    = chain_as_tree(propose(rank0_path_length(shape), params, cancel), params.want_distributions);
     tree.cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return tree;
 }

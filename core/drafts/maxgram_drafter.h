@@ -9,6 +9,12 @@
 
 namespace speculum::drafts {
 
+// Statistical drafters that know one continuation answer a tree request with a chain: its length is the rank-0
+// path of the shape (root, first child, its first child, ...), and the chain becomes a tree of one branch (with the
+// chain's one-hot distributions when it has them).
+int32_t rank0_path_length(const TreeShape& shape);
+DraftTree chain_as_tree(const DraftChain& chain, bool want_distributions);
+
 class MaxGramDrafter final : public Drafter {
 public:
     // n_vocab sizes the one-hot q_dist; `bigram` (optional) fills after the copied continuation runs out.

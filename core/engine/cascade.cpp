@@ -279,7 +279,7 @@ void HorizontalDrafter::reset_stats() {
 int32_t threshold_block(const SpecConfig& cfg, int32_t level) {
     if (cfg.length_mode != LengthMode::threshold || level < 1 || static_cast<size_t>(level) > cfg.levels.size())
         return 0;
-    return cfg.levels[static_cast<size_t>(level) - 1].kind == drafts::DraftKind::maxgram ? cfg.maxgram_block : 0;
+    return drafts::is_statistical(cfg.levels[static_cast<size_t>(level) - 1].kind) ? cfg.maxgram_block : 0;
 }
 
 namespace {

@@ -46,7 +46,7 @@ ModeledConfig predict_input_of(const SpecConfig& s, const ModelFigures& f) {
                 throw std::invalid_argument("levels[" + std::to_string(i) + "]: no acceptance figures");
             const int steps = i < s.gamma.size() ? s.gamma[i] : 1;
             in.cascade.push_back({l.alpha, l.c, steps});
-            chain.push_back({l.alpha.front(), l.c, steps, s.levels[i].kind == drafts::DraftKind::maxgram});
+            chain.push_back({l.alpha.front(), l.c, steps, drafts::is_statistical(s.levels[i].kind)});
         }
         in.kmatrix = analytic::vertical_chain_kmatrix(chain);
         if (s.length_mode == LengthMode::threshold)

@@ -197,7 +197,7 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         std::string lp = "total.levels[" + std::to_string(j) + "]";
         analytic::MeasuredLevel l;
         l.name              = f.text(levels[j], "name", lp);
-        l.per_call          = j > 0 && cfg.levels[j - 1].kind == drafts::DraftKind::maxgram;
+        l.per_call          = j > 0 && drafts::is_statistical(cfg.levels[j - 1].kind);
         l.n_calls           = f.count(levels[j], "n_calls", lp);
         l.n_forward         = f.count(levels[j], "n_forward", lp);
         l.t_s               = f.number(levels[j], "t_s", lp);

@@ -88,10 +88,10 @@ int32_t SpecConfig::max_draft_length(int32_t reviewer) const {
         if (count <= 0) continue;
         cum += count;
         const bool reviews =
-            j < n && draft_length(j) > 0 && levels[static_cast<size_t>(j) - 1].kind != drafts::DraftKind::maxgram;
-        const int32_t unit = reviews ? max_draft_length(j) + 1
-                             : levels[static_cast<size_t>(j) - 1].kind == drafts::DraftKind::maxgram ? maxgram_block
-                                                                                                     : 1;
+            j < n && draft_length(j) > 0 && !drafts::is_statistical(levels[static_cast<size_t>(j) - 1].kind);
+        const int32_t unit = reviews                                                           ? max_draft_length(j) + 1
+                             : drafts::is_statistical(levels[static_cast<size_t>(j) - 1].kind) ? maxgram_block
+                                                                                               : 1;
         longest            = std::max({longest, cum, cum - 1 + unit});
     }
     return longest;
@@ -106,10 +106,10 @@ void SpecConfig::validate(int32_t n_layer) const {
         } catch (const std::invalid_argument& e) {
             fail("levels[" + std::to_string(i) + "]", e.what());
         }
-        if (levels[i].kind == drafts::DraftKind::maxgram && i + 1 < levels.size())
+        if (drafts::is_statistical(levels[i].kind) && i + 1 < levels.size())
             fail("levels[" + std::to_string(i) + "]",
-                 "Max-Gram has no model to review other drafts: it must be the "
-                 "last level");
+                 std::string(levels[i].kind == drafts::DraftKind::maxgram ? "Max-Gram" : "an n-gram drafter") +
+                     " has no model to review other drafts: it must be the last level");
     }
     const size_t n = levels.size();
     if (k_matrix.empty()) {

@@ -18,9 +18,11 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
     r.description = spec_in.label.empty() ? spec_in.describe() : spec_in.label + " = " + spec_in.describe();
     switch (spec_in.kind) {
         case drafts::DraftKind::maxgram:
+        case drafts::DraftKind::ngram:
             throw std::invalid_argument(
-                "a Max-Gram draft is statistical and has no model to write as GGUF (the engine "
-                "snippets use the engine's own n-gram drafting instead)");
+                std::string(spec_in.kind == drafts::DraftKind::maxgram ? "a Max-Gram" : "an n-gram") +
+                " draft is statistical and has no model to write as GGUF (the engine snippets use the engine's own "
+                "n-gram drafting instead)");
         case drafts::DraftKind::model: {
             // Already a GGUF the engines load: the export is a copy, so the deployment folder is self-contained.
             const model::Model d =
