@@ -74,6 +74,7 @@ int cmd_bench(int argc, char** argv);
 int cmd_predict(int argc, char** argv);
 int cmd_calibrate(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
+int cmd_ngram_cache(int argc, char** argv);
 int cmd_draft(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_sweep(int argc, char** argv);

@@ -21,6 +21,8 @@ const std::vector<Command>& commands() {
         {"calibrate", "measure this machine as a hardware profile, or fit the model to run reports (--report)",
          cmd_calibrate},
         {"tokenize", "print the token ids of a text under a GGUF model's tokenizer", cmd_tokenize},
+        {"ngram-cache", "create, merge or describe llama.cpp lookup caches for the ngram-cache drafter",
+         cmd_ngram_cache},
         {"draft", "build a draft from a spec and print its bit accounting; optionally save it as GGUF", cmd_draft},
         {"run", "run speculative decoding from a config and measure it against plain decoding", cmd_run},
         {"sweep", "run a design-space sweep into a SQLite result store (resumable)", cmd_sweep},

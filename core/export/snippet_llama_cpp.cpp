@@ -23,12 +23,84 @@ std::vector<std::string> common_flags(const engine::SpecConfig& cfg, bool draft_
     return a;
 }
 
+// llama.cpp's --spec-type flags for an n-gram level (the per-type flags of 2026 builds); what llama.cpp cannot
+// express of the method goes into the snippet's lists.
+std::vector<std::string> ngram_flags(const drafts::NgramSpec& n, int32_t gamma, EngineSnippet& s) {
+    using drafts::NgramMethod;
+    const std::string type = drafts::to_string(n.method);
+    auto sizes             = [&](const std::string& t) {
+        return "--spec-ngram-" + t + "-size-n " + std::to_string(n.size_n) + " --spec-ngram-" + t + "-size-m " +
+               std::to_string(n.size_m);
+    };
+    auto cut_note = [&](int32_t longest, const std::string& what) {
+        if (gamma < longest)
+            s.cannot_express.push_back("Speculum cut each draft to gamma = " + std::to_string(gamma) +
+                                       " tokens; llama.cpp drafts up to " + what + " = " + std::to_string(longest) +
+                                       " (the n-gram types ignore --spec-draft-n-max)");
+    };
+    switch (n.method) {
+        case NgramMethod::simple:
+            cut_note(n.size_m, "size-m");
+            return {"--spec-type ngram-simple", sizes("simple")};
+        case NgramMethod::map_k:
+            cut_note(n.size_m, "size-m");
+            return {"--spec-type ngram-map-k", sizes("map-k")};
+        case NgramMethod::map_k4v:
+            cut_note(n.size_m, "size-m");
+            s.notes.push_back(
+                "Speculum's ngram-map-k4v drafts the dominant continuation; llama.cpp builds without the fix of its "
+                "issue #28431 copy the latest occurrence's instead (see docs/engine.md)");
+            return {"--spec-type ngram-map-k4v",
+                    sizes("map-k4v") + " --spec-ngram-map-k4v-min-hits " + std::to_string(n.min_hits)};
+        case NgramMethod::mod:
+            cut_note(n.mod_n_max, "n-max");
+            if (gamma < n.mod_n_min)
+                s.cannot_express.push_back(
+                    "a shortest draft of min(n-min, gamma) = " + std::to_string(gamma) +
+                    " tokens: llama.cpp drops drafts shorter than n-min = " + std::to_string(n.mod_n_min));
+            return {"--spec-type ngram-mod", "--spec-ngram-mod-n-match " + std::to_string(n.mod_n_match) +
+                                                 " --spec-ngram-mod-n-min " + std::to_string(n.mod_n_min) +
+                                                 " --spec-ngram-mod-n-max " + std::to_string(n.mod_n_max)};
+        case NgramMethod::cache: {
+            std::vector<std::string> f{"--spec-type ngram-cache"};
+            std::string files;
+            if (!n.static_cache.empty()) files += "-lcs " + shell_quote(n.static_cache);
+            if (!n.dynamic_cache.empty())
+                files += std::string(files.empty() ? "" : " ") + "-lcd " + shell_quote(n.dynamic_cache);
+            if (!files.empty()) f.push_back(files);
+            if (gamma != 8)
+                s.cannot_express.push_back("ngram-cache drafts of " + std::to_string(gamma) +
+                                           " tokens in llama-server, which drafts 8 (llama-lookup takes --draft-max)");
+            if (n.cache_update)
+                s.notes.push_back(
+                    "llama-server never writes the dynamic cache back; llama-lookup merges the run into -lcd at exit");
+            return f;
+        }
+        case NgramMethod::prompt_lookup:
+            s.cannot_express.push_back("vLLM's prompt lookup (the longest match of " + std::to_string(n.lookup_min) +
+                                       ".." + std::to_string(n.lookup_max) + " tokens, earliest occurrence)");
+            s.fallbacks.push_back("ngram-simple with a key of " + std::to_string(n.lookup_min) +
+                                  " tokens (its most recent occurrence)");
+            return {"--spec-type ngram-simple", "--spec-ngram-simple-size-n " + std::to_string(n.lookup_min) +
+                                                    " --spec-ngram-simple-size-m " + std::to_string(gamma)};
+        case NgramMethod::suffix:
+            s.cannot_express.push_back("suffix decoding (suffix trees over the sequence and earlier responses)");
+            s.fallbacks.push_back("ngram-mod, llama.cpp's drafter that also learns across requests");
+            return {
+                "--spec-type ngram-mod",
+                "--spec-ngram-mod-n-match 4 --spec-ngram-mod-n-min 1 --spec-ngram-mod-n-max " + std::to_string(gamma)};
+    }
+    return {};
+}
+
 }  // namespace
 
 EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const engine::SpecConfig& cfg = p.manifest->config;
     EngineSnippet s               = start_snippet(Engine::llama_cpp, p);
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
+    const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
+    const bool statistical        = maxgram || ngram;
     int32_t gamma                 = p.gamma;
 
     if (p.tree) {
@@ -40,6 +112,7 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
                               " tokens); the one-shot llama-speculative runs a tree of " +
                               std::to_string(p.tree->root_branching) + " branches (-np)");
     }
+    std::vector<std::string> type_flags;
     if (maxgram) {
         const auto& mg    = p.level1.maxgram;
         const bool bigram = mg.bigram_fill && !p.level1.bigram_corpus.empty();
@@ -49,43 +122,57 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         s.fallbacks.push_back(
             "llama.cpp's own n-gram drafting (server: --spec-type ngram-simple; one-shot: "
             "llama-lookup with its fixed 1..4-token n-grams)");
-        s.notes.push_back(
-            "--spec-type needs a llama.cpp build from 2026 or later; older servers have no n-gram "
-            "drafting");
+        type_flags = {"--spec-type ngram-simple", "--spec-ngram-simple-size-n " + std::to_string(mg.min_match) +
+                                                      " --spec-ngram-simple-size-m " + std::to_string(gamma)};
     }
+    if (ngram) type_flags = ngram_flags(p.level1.ngram, gamma, s);
+    if (statistical)
+        s.notes.push_back(
+            "--spec-type and its per-type flags need a llama.cpp build from 2026 or later; builds from early 2026 "
+            "take one type and shared --spec-ngram-size-n/-size-m/-min-hits, older ones have no n-gram drafting");
     if (!cfg.greedy())
         s.notes.push_back(
             "sampled runs: llama.cpp drafts greedily and accepts a draft token when the target's sample "
             "equals it; the output follows the target's distribution, but acceptance differs from "
             "Speculum's rejection sampling");
-    if (!maxgram)
+    if (!statistical)
         s.notes.push_back(
-            "--draft-p-min is always written: llama.cpp's default (0.75 or more, by version) would "
-            "otherwise stop drafts that Speculum continued");
-    s.notes.push_back(
-        "flags as in llama.cpp's common/arg.cpp (--draft-max/--draft-min/--draft-p-min); newer builds "
-        "may name them --spec-draft-n-max/-n-min/-p-min");
-    s.draft_file         = maxgram ? "" : p.draft_file;
+            "--spec-draft-p-min is always written: llama.cpp's default (0.75 in older builds) would otherwise stop "
+            "drafts that Speculum continued");
+    if (!statistical)
+        s.notes.push_back(
+            "flags as in llama.cpp's current common/arg.cpp (--spec-draft-n-max/-n-min/-p-min); builds before "
+            "2026 spell them --draft-max/--draft-min/--draft-p-min");
+    s.draft_file         = statistical ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "llama.cpp");
     const std::string draft_flags =
-        "--draft-max " + std::to_string(gamma) + " --draft-min 0" + (maxgram ? "" : " --draft-p-min " + num(cfg.p_min));
+        "--spec-draft-n-max " + std::to_string(gamma) + " --spec-draft-n-min 0 --spec-draft-p-min " + num(cfg.p_min);
     std::vector<std::string> server{"-m " + shell_quote(p.target)};
-    if (maxgram)
-        server.push_back("--spec-type ngram-simple");
-    else
+    if (statistical) {
+        for (const auto& f : type_flags) server.push_back(f);
+    } else {
         server.push_back("-md " + shell_quote(s.draft_file));
-    server.push_back(draft_flags);
-    for (const auto& f : common_flags(cfg, !maxgram)) server.push_back(f);
+        server.push_back(draft_flags);
+    }
+    for (const auto& f : common_flags(cfg, !statistical)) server.push_back(f);
     s.text += "\n# server (OpenAI-compatible HTTP API)\n";
     append_lines(s.text, server, "llama-server");
 
+    // One-shot programs: llama-lookup for Max-Gram and ngram-cache; the other n-gram types run in the server only.
+    const bool lookup = maxgram || (ngram && p.level1.ngram.method == drafts::NgramMethod::cache);
+    if (ngram && !lookup) return s;
     std::vector<std::string> one{"-m " + shell_quote(p.target)};
     std::string program = "llama-speculative-simple";
-    if (maxgram) {
+    if (lookup) {
         program = "llama-lookup";
         one.push_back("--draft-max " + std::to_string(gamma));
+        if (ngram) {
+            const auto& n = p.level1.ngram;
+            if (!n.static_cache.empty()) one.push_back("-lcs " + shell_quote(n.static_cache));
+            if (!n.dynamic_cache.empty()) one.push_back("-lcd " + shell_quote(n.dynamic_cache));
+        }
     } else {
         one.push_back("-md " + shell_quote(s.draft_file));
         one.push_back(draft_flags);
@@ -94,7 +181,7 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
             one.push_back("-np " + std::to_string(p.tree->root_branching) + " --draft-p-split 0.1");
         }
     }
-    for (const auto& f : common_flags(cfg, !maxgram)) one.push_back(f);
+    for (const auto& f : common_flags(cfg, !statistical)) one.push_back(f);
     const std::string prompt = !o.prompt.empty() ? o.prompt : !cfg.prompt.empty() ? cfg.prompt : "PROMPT";
     one.push_back("-n " + std::to_string(cfg.max_new_tokens) + " -p " + shell_quote(prompt));
     s.text += "\n# one-shot command line (llama.cpp examples)\n";

@@ -186,7 +186,10 @@ void add_comment_block(std::string& text, const Plan& p, const EngineSnippet& s,
             line("        write it first: speculum-cli export --format draft-gguf --config " + p.manifest_path +
                  " -o " + s.draft_file);
     } else {
-        line("draft:  none; the engine's n-gram drafting stands in for level 1 (" + level1 + ")");
+        if (p.level1.kind == drafts::DraftKind::ngram)
+            line("draft:  none; level 1 is n-gram drafting the engine runs itself (" + level1 + ")");
+        else
+            line("draft:  none; the engine's n-gram drafting stands in for level 1 (" + level1 + ")");
     }
     std::string verify = p.tree ? "tree (" + p.tree->kind + ", " + std::to_string(p.tree->nodes) + " nodes, depth " +
                                       std::to_string(p.tree->depth) + ")"

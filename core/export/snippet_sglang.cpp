@@ -8,6 +8,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
     EngineSnippet s               = start_snippet(Engine::sglang, p);
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
+    const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
 
     // SGLang counts the root (the last verified token) in num_draft_tokens: a chain of γ is γ + 1 tokens.
     int32_t steps = p.gamma, topk = 1, draft_tokens = p.gamma + 1;
@@ -23,7 +24,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
                               std::to_string(topk) +
                               ", num_draft_tokens = nodes + 1 = " + std::to_string(draft_tokens));
     }
-    if (!maxgram && cfg.p_min > 0.0f) {
+    if (!maxgram && !ngram && cfg.p_min > 0.0f) {
         s.cannot_express.push_back("stopping a draft below a draft probability (p_min = " + num(cfg.p_min) + ")");
         s.fallbacks.push_back("full-length drafts of " + std::to_string(steps) + " steps");
     }
@@ -39,6 +40,27 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("SGLang's n-gram cache only");
         }
+        s.notes.push_back(
+            "SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
+            "changed between versions: check yours");
+    } else if (ngram) {
+        const drafts::NgramSpec& n = p.level1.ngram;
+        const bool lookup          = n.method == drafts::NgramMethod::prompt_lookup;
+        int32_t lo = 1, hi = 12;  // SGLang's defaults
+        if (lookup)
+            lo = n.lookup_min, hi = n.lookup_max;
+        else if (n.method == drafts::NgramMethod::mod)
+            lo = hi = n.mod_n_match;
+        else if (n.method != drafts::NgramMethod::suffix && n.method != drafts::NgramMethod::cache)
+            lo = hi = n.size_n;
+        args.push_back("--speculative-algorithm NGRAM");
+        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+        args.push_back("--speculative-ngram-min-match-window-size " + std::to_string(lo));
+        args.push_back("--speculative-ngram-max-match-window-size " + std::to_string(hi));
+        s.cannot_express.push_back(std::string(drafts::to_string(n.method)) +
+                                   (lookup ? " (vLLM's longest-match rule)" : " (its own statistics and draft rules)"));
+        s.fallbacks.push_back("SGLang's n-gram trie (matches of " + std::to_string(lo) + ".." + std::to_string(hi) +
+                              " tokens, drafts by recency or frequency)");
         s.notes.push_back(
             "SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
             "changed between versions: check yours");
@@ -60,7 +82,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
                                           ", \"top_k\": " + std::to_string(sp.top_k > 0 ? sp.top_k : -1) +
                                           ", \"top_p\": " + num(sp.top_p)) +
                       "}");
-    s.draft_file         = maxgram ? "" : p.draft_file;
+    s.draft_file         = maxgram || ngram ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "SGLang");

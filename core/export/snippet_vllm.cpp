@@ -8,9 +8,14 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     const engine::SpecConfig& cfg = p.manifest->config;
     EngineSnippet s               = start_snippet(Engine::vllm, p);
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
+    const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     int32_t gamma                 = p.gamma;
 
-    if (p.tree) {
+    if (p.tree && ngram) {
+        s.cannot_express.push_back("a token tree: vLLM's n-gram and suffix proposers draft one chain");
+        gamma = p.tree->depth;
+        s.fallbacks.push_back("a chain as deep as the tree: num_speculative_tokens = " + std::to_string(gamma));
+    } else if (p.tree) {
         s.cannot_express.push_back(
             "a token tree with a separate draft model (speculative_token_tree drives vLLM's "
             "EAGLE-style proposers, not method \"draft_model\")");
@@ -19,7 +24,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         s.notes.push_back("the tree as a speculative_token_tree literal, for EAGLE-style drafts: " +
                           token_tree_literal(p.tree->paths));
     }
-    if (!maxgram && cfg.p_min > 0.0f) {
+    if (!maxgram && !ngram && cfg.p_min > 0.0f) {
         s.cannot_express.push_back("stopping a draft below a draft probability (p_min = " + num(cfg.p_min) + ")");
         s.fallbacks.push_back("full-length drafts of " + std::to_string(gamma) + " tokens");
     }
@@ -34,6 +39,32 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         if (mg.bigram_fill && !p.level1.bigram_corpus.empty()) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("prompt lookup only (method \"ngram\")");
+        }
+    } else if (ngram) {
+        const drafts::NgramSpec& n = p.level1.ngram;
+        if (n.method == drafts::NgramMethod::suffix) {
+            c["method"]                              = "suffix";
+            c["num_speculative_tokens"]              = gamma;
+            c["suffix_decoding_max_tree_depth"]      = n.suffix_max_depth;
+            c["suffix_decoding_max_cached_requests"] = n.suffix_max_cached;
+            c["suffix_decoding_max_spec_factor"]     = std::stod(num(n.suffix_spec_factor));  // "0.1", not 0.100000001
+            c["suffix_decoding_min_token_prob"]      = std::stod(num(n.suffix_min_prob));
+            s.notes.push_back("method \"suffix\" needs the arctic-inference package beside vLLM");
+        } else {
+            // vLLM's ngram proposer: the longest recurring suffix in [min, max], earliest occurrence.
+            const bool lookup = n.method == drafts::NgramMethod::prompt_lookup;
+            const int32_t lo  = lookup ? n.lookup_min : n.method == drafts::NgramMethod::mod ? n.mod_n_match : n.size_n;
+            const int32_t hi  = lookup ? n.lookup_max : lo;
+            c["method"]       = "ngram";
+            c["num_speculative_tokens"] = gamma;
+            c["prompt_lookup_max"]      = hi;
+            c["prompt_lookup_min"]      = lo;
+            if (!lookup) {
+                s.cannot_express.push_back(std::string("llama.cpp's ") + drafts::to_string(n.method) +
+                                           " (its n-gram statistics and draft rules)");
+                s.fallbacks.push_back("prompt lookup with a match of exactly " + std::to_string(lo) +
+                                      " tokens (vLLM takes the earliest occurrence)");
+            }
         }
     } else {
         c["method"]                     = "draft_model";
@@ -53,7 +84,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
                                           ", top_p=" + num(sp.top_p) + ", seed=" + std::to_string(sp.seed)) +
                       ")");
     s.config             = c;
-    s.draft_file         = maxgram ? "" : p.draft_file;
+    s.draft_file         = maxgram || ngram ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "vLLM");

@@ -83,6 +83,33 @@ exporting::Manifest maxgram() {
     return m;
 }
 
+// llama.cpp's ngram-map-k4v, and suffix decoding with a tree (n-gram drafting the engines run themselves).
+exporting::Manifest ngram_k4v() {
+    exporting::Manifest m = base("ngram-map-k4v");
+    drafts::DraftSpec d;
+    d.kind           = drafts::DraftKind::ngram;
+    d.ngram.method   = drafts::NgramMethod::map_k4v;
+    d.ngram.size_n   = 8;
+    d.ngram.size_m   = 8;
+    d.ngram.min_hits = 2;
+    m.config.levels  = {d};
+    m.config.gamma   = {8};
+    return m;
+}
+exporting::Manifest suffix_tree() {
+    exporting::Manifest m = base("suffix");
+    drafts::DraftSpec d;
+    d.kind                     = drafts::DraftKind::ngram;
+    d.ngram.method             = drafts::NgramMethod::suffix;
+    d.ngram.suffix_spec_factor = 2;
+    m.config.levels            = {d};
+    m.config.gamma             = {6};
+    m.config.verification      = engine::Verification::tree;
+    m.config.tree.kind         = engine::TreeKind::static_shape;
+    m.config.tree.branching    = {3, 2, 1};
+    return m;
+}
+
 std::string read(const std::filesystem::path& p) {
     std::ifstream in(p);
     std::stringstream s;
@@ -117,6 +144,41 @@ TEST(EngineSnippets, GoldenFiles) {
     check_golden("cascade", cascade());
     check_golden("tree_model", tree_model());
     check_golden("maxgram", maxgram());
+    check_golden("ngram_k4v", ngram_k4v());
+    check_golden("suffix_tree", suffix_tree());
+}
+
+TEST(EngineSnippets, NgramDraftersUseEachEnginesOwnFlags) {
+    const auto l = exporting::make_snippet(Engine::llama_cpp, ngram_k4v(), options());
+    EXPECT_EQ(l.draft_file, "");
+    EXPECT_NE(l.text.find("--spec-type ngram-map-k4v"), std::string::npos) << l.text;
+    EXPECT_NE(
+        l.text.find("--spec-ngram-map-k4v-size-n 8 --spec-ngram-map-k4v-size-m 8 --spec-ngram-map-k4v-min-hits 2"),
+        std::string::npos);
+    EXPECT_EQ(l.text.find("llama-lookup \\"), std::string::npos) << "ngram-map runs in the server only";
+    EXPECT_EQ(l.text.find("-md "), std::string::npos);
+    const auto v = exporting::make_snippet(Engine::vllm, ngram_k4v(), options());
+    EXPECT_NE(v.config.dump().find(R"("method":"ngram")"), std::string::npos);
+    bool said = false;
+    for (const auto& c : v.cannot_express) said |= c.find("ngram-map-k4v") != std::string::npos;
+    EXPECT_TRUE(said) << "vLLM cannot express llama.cpp's k4v: said";
+    // Suffix decoding is vLLM's method "suffix"; a tree falls back to its chain; llama.cpp falls back to ngram-mod.
+    const auto vs = exporting::make_snippet(Engine::vllm, suffix_tree(), options());
+    EXPECT_EQ(vs.config.value("method", ""), "suffix");
+    EXPECT_EQ(vs.config.value("suffix_decoding_max_spec_factor", 0.0), 2.0);
+    EXPECT_EQ(vs.config.value("num_speculative_tokens", 0), 3) << "the tree's depth";
+    const auto ls = exporting::make_snippet(Engine::llama_cpp, suffix_tree(), options());
+    EXPECT_NE(ls.text.find("--spec-type ngram-mod"), std::string::npos);
+    EXPECT_FALSE(ls.fallbacks.empty());
+    // ngram-cache: the lookup files on both programs.
+    exporting::Manifest c                 = ngram_k4v();
+    c.config.levels[0].ngram              = {};
+    c.config.levels[0].ngram.method       = drafts::NgramMethod::cache;
+    c.config.levels[0].ngram.static_cache = "/data/wiki.lcs";
+    const auto lc                         = exporting::make_snippet(Engine::llama_cpp, c, options());
+    EXPECT_NE(lc.text.find("--spec-type ngram-cache"), std::string::npos);
+    EXPECT_NE(lc.text.find("-lcs /data/wiki.lcs"), std::string::npos);
+    EXPECT_NE(lc.text.find("llama-lookup"), std::string::npos);
 }
 
 TEST(EngineSnippets, ChainIsFullyExpressedByLlamaCpp) {
@@ -127,7 +189,7 @@ TEST(EngineSnippets, ChainIsFullyExpressedByLlamaCpp) {
     EXPECT_NE(s.text.find("llama-server \\\n    -m /models/target.gguf \\\n    -md /models/target-draft.gguf"),
               std::string::npos)
         << s.text;
-    EXPECT_NE(s.text.find("--draft-max 4 --draft-min 0 --draft-p-min 0.5"), std::string::npos);
+    EXPECT_NE(s.text.find("--spec-draft-n-max 4 --spec-draft-n-min 0 --spec-draft-p-min 0.5"), std::string::npos);
     EXPECT_NE(s.text.find("-c 2048 -cd 2048"), std::string::npos);
     EXPECT_NE(s.text.find("--temp 0"), std::string::npos);
     EXPECT_NE(s.text.find("# cannot express: nothing in this manifest"), std::string::npos);

@@ -44,6 +44,39 @@ TEST(ConfigurationPanel, GammaSliderEmitsSetConfig) {
     EXPECT_EQ(set->config, expected) << "only gamma may change";
 }
 
+// An n-gram level 1: every method's parameters round-trip through the widgets, and its key-length slider edits only
+// that parameter.
+TEST(ConfigurationPanel, NgramDrafterEditsItsMethodsParameters) {
+    test::HeadlessImGui im;
+    for (drafts::NgramMethod m : drafts::kNgramMethods) {
+        SCOPED_TRACE(drafts::to_string(m));
+        ui::ConfigurationPanel panel;
+        ui::AppConfig cfg;
+        cfg.draft()              = {};
+        cfg.draft().kind         = drafts::DraftKind::ngram;
+        cfg.draft().ngram.method = m;
+        cfg.draft().ngram.size_n = 3;
+        ui::UiSnapshot snap      = test::modeled_snapshot(cfg);
+        ASSERT_TRUE(snap.config_problems.empty()) << snap.config_problems.front();
+        ui::UiActions actions;
+        auto frame = [&] { panel.draw(snap, actions); };
+        for (int i = 0; i < 3; ++i) ASSERT_NE(test::draw_once(im, panel.title, frame), nullptr);
+        EXPECT_TRUE(actions.queue.empty()) << "drawing must not change the config";
+        if (m != drafts::NgramMethod::simple) continue;
+        ImGuiWindow* w = test::draw_once(im, panel.title, frame);
+        ImVec2 at;
+        ASSERT_TRUE(im.find_item(w->GetID("key n"), w->Rect(), frame, &at)) << "the key-length slider is never hovered";
+        im.click(at, frame);
+        ASSERT_FALSE(actions.queue.empty());
+        auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue.back());
+        ASSERT_NE(set, nullptr);
+        EXPECT_NE(set->config.draft().ngram.size_n, 3);
+        ui::AppConfig expected        = snap.config;
+        expected.draft().ngram.size_n = set->config.draft().ngram.size_n;
+        EXPECT_EQ(set->config, expected) << "only the key length may change";
+    }
+}
+
 TEST(ConfigurationPanel, ShowsProblems) {
     test::HeadlessImGui im;
     ui::ConfigurationPanel panel;

@@ -18,7 +18,7 @@ engine::SpecConfig random_spec(std::mt19937& rng) {
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     engine::SpecConfig s;
     drafts::DraftSpec l1;
-    l1.kind = drafts::DraftKind(pick(0, 2));
+    l1.kind = drafts::DraftKind(pick(0, 3));
     if (l1.kind == drafts::DraftKind::self) {
         l1.prune.ratio       = float(pick(0, 9)) / 10.0f;
         l1.prune.method      = drafts::PruneMethod(pick(0, 1));
@@ -27,10 +27,15 @@ engine::SpecConfig random_spec(std::mt19937& rng) {
         l1.exit_layer        = pick(-1, 3);
     } else if (l1.kind == drafts::DraftKind::model) {
         l1.model_path = "draft" + std::to_string(pick(0, 9)) + ".gguf";
+    } else if (l1.kind == drafts::DraftKind::ngram) {
+        l1.ngram.method             = drafts::kNgramMethods[size_t(pick(0, int(drafts::kNgramMethods.size()) - 1))];
+        l1.ngram.size_n             = pick(1, 16);
+        l1.ngram.lookup_max         = pick(5, 8);
+        l1.ngram.suffix_spec_factor = float(pick(1, 8)) / 2.0f;
     }
     s.levels = {l1};
     s.gamma  = {pick(1, 16)};
-    if (l1.kind != drafts::DraftKind::maxgram && pick(0, 1)) {
+    if (l1.kind != drafts::DraftKind::maxgram && pick(0, 1)) {  // n-gram drafters take trees too
         s.verification     = engine::Verification::tree;
         s.tree.kind        = engine::TreeKind(pick(0, 3));
         s.tree.branching   = {pick(1, 4), pick(1, 4)};
@@ -38,10 +43,12 @@ engine::SpecConfig random_spec(std::mt19937& rng) {
         s.tree.depth       = pick(1, 5);
         s.tree.node_budget = pick(2, 64);
         s.tree.max_depth   = pick(1, 8);
-    } else if (l1.kind != drafts::DraftKind::maxgram) {
+    } else if (!drafts::is_statistical(l1.kind)) {
         for (int i = pick(0, 2); i > 0; --i) {
             drafts::DraftSpec d;
-            d.kind       = i == 1 && pick(0, 1) ? drafts::DraftKind::maxgram : drafts::DraftKind::self;
+            d.kind = i == 1 && pick(0, 1) ? (pick(0, 1) ? drafts::DraftKind::maxgram : drafts::DraftKind::ngram)
+                                          : drafts::DraftKind::self;
+            if (d.kind == drafts::DraftKind::ngram) d.ngram.method = drafts::NgramMethod::prompt_lookup;
             d.exit_layer = d.kind == drafts::DraftKind::self ? pick(0, 2) : -1;
             s.levels.push_back(d);
             s.gamma.push_back(pick(1, 8));

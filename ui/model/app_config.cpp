@@ -18,7 +18,7 @@ std::string fmt(const char* f, double v) {
 }
 
 LevelAssumption assumed_for(drafts::DraftKind k) {
-    if (k == drafts::DraftKind::maxgram) return {0.5, 0.0};  // statistical: no forward pass
+    if (drafts::is_statistical(k)) return {0.5, 0.0};  // statistical: no forward pass
     return {};
 }
 }  // namespace
@@ -262,6 +262,8 @@ const char* draft_kind_name(drafts::DraftKind k) {
             return "separate model";
         case drafts::DraftKind::maxgram:
             return "Max-Gram";
+        case drafts::DraftKind::ngram:
+            return "n-gram / suffix";
     }
     return "?";
 }
@@ -269,6 +271,7 @@ const char* draft_kind_name(drafts::DraftKind k) {
 std::string describe_draft(const drafts::DraftSpec& d) {
     if (!d.label.empty()) return d.label;
     if (d.kind == drafts::DraftKind::maxgram) return "Max-Gram";
+    if (d.kind == drafts::DraftKind::ngram) return d.ngram.describe();
     if (d.kind == drafts::DraftKind::model)
         return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path);
     std::string s;

@@ -86,9 +86,10 @@ void read_legacy_tree(const nlohmann::json& j, const std::string& w, AppConfig& 
 drafts::DraftKind parse_kind(const nlohmann::json& v, const std::string& where) {
     std::string s;
     read(v, where, s);
-    for (auto k : {drafts::DraftKind::self, drafts::DraftKind::model, drafts::DraftKind::maxgram})
+    for (auto k :
+         {drafts::DraftKind::self, drafts::DraftKind::model, drafts::DraftKind::maxgram, drafts::DraftKind::ngram})
         if (s == drafts::to_string(k)) return k;
-    bad(where, "expected \"self\", \"model\" or \"maxgram\", got \"" + s + "\"");
+    bad(where, "expected \"self\", \"model\", \"maxgram\" or \"ngram\", got \"" + s + "\"");
 }
 
 void read_segments(const nlohmann::json& v, const std::string& f, std::vector<analytic::HorizontalSegment>& out) {

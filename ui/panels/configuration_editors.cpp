@@ -96,6 +96,62 @@ bool edit_tree(AppConfig& cfg) {
     return changed;
 }
 
+bool edit_ngram(drafts::NgramSpec& s) {
+    bool changed = false;
+    int method   = int(s.method);
+    const char* methods[drafts::kNgramMethods.size()];
+    for (size_t i = 0; i < drafts::kNgramMethods.size(); ++i) methods[i] = drafts::to_string(drafts::kNgramMethods[i]);
+    if (ImGui::Combo("method", &method, methods, int(drafts::kNgramMethods.size()))) {
+        const drafts::NgramSpec defaults;
+        const std::string static_cache = s.static_cache, dynamic_cache = s.dynamic_cache;
+        s        = defaults;  // each method's own defaults (the reference engine's)
+        s.method = drafts::NgramMethod(method);
+        if (s.method == drafts::NgramMethod::cache) s.static_cache = static_cache, s.dynamic_cache = dynamic_cache;
+        changed = true;
+    }
+    switch (s.method) {
+        case drafts::NgramMethod::simple:
+        case drafts::NgramMethod::map_k:
+        case drafts::NgramMethod::map_k4v:
+            text_disabled_wrapped(
+                "llama.cpp --spec-type %s: copy what followed an earlier occurrence of the last n "
+                "tokens.",
+                drafts::to_string(s.method));
+            changed |= ImGui::SliderInt("key n", &s.size_n, 1, 32);
+            changed |= ImGui::SliderInt("longest draft m", &s.size_m, 1, 64);
+            if (s.method == drafts::NgramMethod::map_k4v) changed |= ImGui::SliderInt("min hits", &s.min_hits, 1, 8);
+            break;
+        case drafts::NgramMethod::mod:
+            text_disabled_wrapped("llama.cpp --spec-type ngram-mod: a hashed pool of n-gram -> next token.");
+            changed |= ImGui::SliderInt("key n", &s.mod_n_match, 1, 64);
+            changed |= ImGui::SliderInt("shortest draft", &s.mod_n_min, 0, s.mod_n_max);
+            changed |= ImGui::SliderInt("longest draft", &s.mod_n_max, std::max(1, s.mod_n_min), 128);
+            break;
+        case drafts::NgramMethod::cache:
+            text_disabled_wrapped(
+                "llama.cpp lookup decoding: 1..4-gram counts of the context, a dynamic and a "
+                "static cache file (speculum-cli ngram-cache).");
+            changed |= ImGui::Checkbox("learn across prompts", &s.cache_update);
+            break;
+        case drafts::NgramMethod::prompt_lookup:
+            text_disabled_wrapped("vLLM prompt lookup: the longest recurring suffix, earliest occurrence.");
+            changed |= ImGui::SliderInt("shortest match", &s.lookup_min, 1, s.lookup_max);
+            changed |= ImGui::SliderInt("longest match", &s.lookup_max, s.lookup_min, 16);
+            break;
+        case drafts::NgramMethod::suffix:
+            text_disabled_wrapped("SuffixDecoding: suffix trees over this sequence and earlier responses.");
+            changed |= ImGui::SliderInt("tree depth", &s.suffix_max_depth, 2, 64);
+            changed |= ImGui::SliderFloat("alpha (tokens per match)", &s.suffix_spec_factor, 0.25f, 8.0f, "%.2f");
+            changed |= ImGui::SliderFloat("least probability", &s.suffix_min_prob, 0.0f, 1.0f, "%.2f");
+            changed |= ImGui::Checkbox("tree drafts", &s.suffix_tree);
+            help_marker(
+                "With tree verification: a best-first tree of likely continuations; else the chain of the "
+                "most frequent ones.");
+            break;
+    }
+    return changed;
+}
+
 namespace {
 
 // The drafter a cascade level gets when its kind is picked in the editor: the target's first layer (self), a
@@ -115,7 +171,7 @@ bool edit_cascade(AppConfig& cfg) {
     const LevelAssumption& l1 = cfg.level1();
     text_disabled_wrapped("level 1: the draft above (alpha %.2f, c %.3f, %d tokens)", l1.alpha, l1.c, cfg.gamma());
     const char* kinds[]         = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
-                                   draft_kind_name(drafts::DraftKind::maxgram)};
+                                   draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram)};
     const bool lengths_editable = spec.k_matrix.empty() && spec.gamma.size() == spec.levels.size();
     for (size_t i = 1; i < spec.levels.size() && i < cfg.modeled.levels.size(); ++i) {
         drafts::DraftSpec& d = spec.levels[i];
@@ -133,14 +189,15 @@ bool edit_cascade(AppConfig& cfg) {
             ImGui::PopID();
             return true;
         }
-        // Max-Gram reviews nothing: only the bottom level may be one.
+        // Max-Gram and the n-gram drafters review nothing: only the bottom level may be one.
         const bool bottom = i + 1 == spec.levels.size();
         int kind          = int(d.kind);
-        if (ImGui::Combo("drafter", &kind, kinds, bottom ? IM_ARRAYSIZE(kinds) : IM_ARRAYSIZE(kinds) - 1)) {
+        if (ImGui::Combo("drafter", &kind, kinds, bottom ? IM_ARRAYSIZE(kinds) : 2)) {
             d = cascade_level(drafts::DraftKind(kind));
-            if (d.kind == drafts::DraftKind::maxgram) a.c = 0.0;  // statistical: no forward pass
+            if (drafts::is_statistical(d.kind)) a.c = 0.0;  // statistical: no forward pass
             changed = true;
         }
+        if (d.kind == drafts::DraftKind::ngram) changed |= edit_ngram(d.ngram);
         if (!(d == cascade_level(d.kind))) text_disabled_wrapped("recipe: %s", d.describe().c_str());
         float al = float(a.alpha), c = float(a.c);
         if (ImGui::SliderFloat("alpha", &al, 0.05f, 0.99f, "%.2f")) a.alpha = al, changed = true;
@@ -149,7 +206,7 @@ bool edit_cascade(AppConfig& cfg) {
         ImGui::PopID();
     }
     // Max-Gram reviews nothing, so it stays the leaf: with one at the bottom, a new model level goes above it.
-    const bool leaf_maxgram = spec.levels.back().kind == drafts::DraftKind::maxgram;
+    const bool leaf_maxgram = drafts::is_statistical(spec.levels.back().kind);
     if (spec.verification != engine::Verification::chain) {
         text_disabled_wrapped("levels below level 1 need chain verification (Verification tree: chain)");
     } else if (spec.levels.size() < 5 && !(leaf_maxgram && spec.levels.size() == 1) && ImGui::Button("Add level")) {

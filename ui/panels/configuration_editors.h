@@ -10,5 +10,7 @@ namespace speculum::ui {
 
 bool edit_tree(AppConfig& cfg);
 bool edit_cascade(AppConfig& cfg);
+// The n-gram drafters' method and the parameters that method reads.
+bool edit_ngram(drafts::NgramSpec& s);
 
 }  // namespace speculum::ui

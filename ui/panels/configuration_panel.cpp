@@ -41,7 +41,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     bool changed        = false;
     int kind            = int(d.kind);
     const char* kinds[] = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
-                           draft_kind_name(drafts::DraftKind::maxgram)};
+                           draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram)};
     if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) d.kind = drafts::DraftKind(kind), changed = true;
     if (d.kind == drafts::DraftKind::model) {
         char buf[512];
@@ -51,6 +51,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         help_marker("Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.");
         return changed;
     }
+    if (d.kind == drafts::DraftKind::ngram) return edit_ngram(d.ngram) || changed;
     if (d.kind == drafts::DraftKind::maxgram) {
         text_disabled_wrapped("Max-Gram drafts from n-gram matches in the context; no model weights.");
         int mode            = int(d.maxgram.mode);
