@@ -101,6 +101,11 @@ public:
     virtual void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
         (void)kv, (void)tokens;
     }
+
+    // Forgets what earlier sequences taught it (the statistical drafters' state across prompts: n-gram pools and
+    // counts, suffix trees of earlier responses), back to how it was built. A repeated measurement calls it before
+    // each pass over the same prompts, so a later pass does not draft from the responses of an earlier one.
+    virtual void reset_learned() {}
 };
 
 }  // namespace speculum::drafts

@@ -13,10 +13,21 @@ namespace speculum::drafts {
 NgramDrafter::NgramDrafter(int32_t n_vocab, NgramSpec spec, NgramCounts static_counts, NgramCounts dynamic_counts)
     : m_n_vocab(n_vocab),
       m_spec(std::move(spec)),
-      m_dynamic(std::move(dynamic_counts)),
-      m_static(std::move(static_counts)) {
+      m_static(std::move(static_counts)),
+      m_dynamic_loaded(std::move(dynamic_counts)) {
     if (n_vocab <= 0) throw std::invalid_argument("NgramDrafter: vocabulary size must be positive");
     m_spec.validate();
+    reset_learned();
+}
+
+void NgramDrafter::reset_learned() {
+    m_ctx.clear();
+    m_started = false, m_seq_start = 0;
+    m_last_draft.clear();
+    m_map.reset(), m_mod.reset(), m_local.reset(), m_global.reset();
+    m_context.clear();
+    m_dynamic = m_dynamic_loaded;
+    m_global_seqs.clear();
     if (m_spec.method == NgramMethod::mod)
         m_mod.emplace(m_spec.mod_n_match, m_spec.mod_n_min, m_spec.mod_n_max, m_spec.mod_pool_log2);
     if (m_spec.method == NgramMethod::suffix) {

@@ -31,6 +31,8 @@ public:
     // Suffix decoding with suffix_tree (greedy verification): its best-first tree within the shape's node count and
     // depth. Every other method, and sampled verification: a chain along the shape's rank-0 path.
     DraftTree propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) override;
+    // Back to the state it was built with: the loaded dynamic counts, an empty global tree and pool.
+    void reset_learned() override;
 
     const NgramSpec& spec() const { return m_spec; }
     // The dynamic counts with every finished sequence merged (ngram-cache), for saving after a run.
@@ -62,6 +64,7 @@ private:
     std::optional<NgramMap> m_map;
     std::optional<NgramMod> m_mod;
     NgramCounts m_context, m_dynamic, m_static;
+    NgramCounts m_dynamic_loaded;  // the dynamic counts as loaded (reset_learned)
     std::optional<SuffixTree> m_local, m_global;
     std::deque<int32_t> m_global_seqs;  // response ids in the global tree, oldest first
     int32_t m_next_seq = 1;

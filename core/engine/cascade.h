@@ -46,6 +46,7 @@ public:
                                    const CancelToken& cancel) override;
     void collect(std::vector<LevelStats>& levels) const override;
     void reset_stats() override;
+    void reset_learned() override { m_inner->reset_learned(); }
 
 private:
     void add(const drafts::DraftCost& c);
@@ -78,6 +79,7 @@ public:
                                    const CancelToken& cancel) override;
     void collect(std::vector<LevelStats>& levels) const override;
     void reset_stats() override;
+    void reset_learned() override { m_lower->reset_learned(); }
 
 private:
     Reviewer m_reviewer;
@@ -106,6 +108,9 @@ public:
                                    const CancelToken& cancel) override;
     void collect(std::vector<LevelStats>& levels) const override;
     void reset_stats() override;
+    void reset_learned() override {
+        for (auto& s : m_segments) s->reset_learned();
+    }
 
 private:
     std::vector<std::shared_ptr<CompositeDrafter>> m_segments;

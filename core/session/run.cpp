@@ -133,6 +133,7 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
     for (int pass = 0;; ++pass) {
         const bool first = pass == 0;
+        if (!first) stack->reset_learned();  // each pass drafts as the first did, not from its responses
         for (size_t i = 0; i < prompts.size(); ++i) {
             hooks.cancel.throw_if_cancelled();
             const RunPrompt& p = prompts[i];

@@ -471,6 +471,42 @@ TEST(NgramDrafter, StatePersistsAcrossPromptsAndRollsBack) {
     EXPECT_FALSE(dc.dynamic_counts().empty());
 }
 
+// A repeated measurement forgets what earlier passes taught the drafter (through any draft stack), so a later
+// pass over the same prompts does not draft from their earlier responses.
+TEST(NgramDrafter, ResetLearnedForgetsEarlierSequencesThroughTheStack) {
+    NgramSpec s;
+    s.method = NgramMethod::suffix;
+    auto d   = std::make_shared<drafts::NgramDrafter>(64, s);
+    engine::SpecConfig cfg;
+    cfg.levels          = {drafts::DraftSpec{}};
+    cfg.levels[0].kind  = drafts::DraftKind::ngram;
+    cfg.levels[0].ngram = s;
+    cfg.gamma           = {4};
+    std::vector<engine::LevelMaterial> m(1);
+    m[0].drafter     = d;
+    m[0].name        = "suffix";
+    const auto stack = engine::build_draft_stack(cfg, m);
+    stack->sync(V{1, 2, 3});
+    stack->sync(V{1, 2, 3, 10, 11, 12, 13});
+    stack->sync(V{4, 5, 6});  // a new prompt: the response joins the global tree
+    ASSERT_EQ(d->global_tree()->root_count(), 4);
+    stack->reset_learned();
+    EXPECT_EQ(d->global_tree()->root_count(), 0);
+    stack->sync(V{4, 5, 6, 10, 11});
+    EXPECT_TRUE(d->propose(2, {}, {}).tokens.empty()) << "nothing drafted from a forgotten response";
+    // ngram-cache: back to the loaded dynamic counts.
+    NgramSpec c;
+    c.method = NgramMethod::cache;
+    drafts::NgramCounts loaded;
+    loaded[{7, -1, -1, -1}] = {{8, 5}};
+    drafts::NgramDrafter dc(64, c, {}, loaded);
+    dc.sync(V{1, 2, 3, 1, 2, 3});
+    dc.sync(V{7, 8});
+    EXPECT_NE(dc.dynamic_counts(), loaded);
+    dc.reset_learned();
+    EXPECT_EQ(dc.dynamic_counts(), loaded);
+}
+
 TEST(NgramDrafter, MustBeTheLastLevelAndCanBeACascadeLeaf) {
     LosslessFixture& f     = lossless_fixture();
     engine::SpecConfig cfg = lossless_config(4);

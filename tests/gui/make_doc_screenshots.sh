@@ -31,5 +31,11 @@ shot panel_design_space.png 640x620 "${common[@]}" --sweep gamma,alpha --panel "
 shot panel_design_space_results.png 640x620 "${common[@]}" --results "$tmp/results.sqlite" --panel "Design space"
 shot panel_export.png 700x620 "${common[@]}" --panel Export
 shot panel_run_history.png 980x360 "${common[@]}" --then-set gamma=5 --panel "Run history"
+# Suffix decoding (draft kind "ngram", issue #28) on the copy-from-context suite: its editor and what it measured.
+ngram=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/copy_from_context.jsonl
+       --set profile=rtx4090 --set measure_prompts=4 --set measure_tokens=48 --exit-when-measured
+       --set '/levels/0={"kind":"ngram","ngram":{"method":"suffix"}}' --set /gamma/0=4)
+shot panel_configuration_ngram.png 520x330 "${ngram[@]}" --panel Configuration
+shot panel_speedup_ngram.png 640x400 "${ngram[@]}" --panel Speedup
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"
