@@ -53,6 +53,7 @@ nlohmann::json hparams_json(const model::Hparams& h) {
             {"n_ctx_train", h.n_ctx_train},
             {"n_embd", h.n_embd},
             {"n_layer", h.n_layer},
+            {"n_nextn", h.n_nextn},
             {"n_head", h.n_head},
             {"n_head_kv", h.n_head_kv},
             {"head_dim", h.head_dim()},
@@ -156,7 +157,9 @@ void print_text(const GgufFile& f, const std::optional<model::Hparams>& hp, cons
         const model::Hparams& h = *hp;
         std::cout << "\nhparams (" << h.arch << "):\n"
                   << "  n_vocab " << h.n_vocab << ", n_ctx_train " << h.n_ctx_train << ", n_embd " << h.n_embd
-                  << ", n_layer " << h.n_layer << ", n_ff " << h.n_ff << '\n'
+                  << ", n_layer " << h.n_layer
+                  << (h.n_nextn > 0 ? " (+" + std::to_string(h.n_nextn) + " multi-token-prediction)" : std::string())
+                  << ", n_ff " << h.n_ff << '\n'
                   << "  n_head " << h.n_head << ", n_head_kv " << h.n_head_kv << ", head_dim " << h.head_dim()
                   << ", n_rot " << h.n_rot << '\n'
                   << "  rope " << (h.rope_style == model::RopeStyle::neox ? "neox" : "normal") << ", freq_base "

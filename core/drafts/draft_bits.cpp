@@ -2,10 +2,12 @@
 #include "core/drafts/draft_bits.h"
 
 #include "core/analytic/cassandra.h"
+#include "core/drafts/mtp_drafter.h"
 #include "core/drafts/weight_transforms.h"
 #include "kernels/compact.h"
 
 #include <cmath>
+#include <optional>
 
 namespace speculum::drafts {
 
@@ -87,7 +89,11 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
                            " reads no weights and keeps no KV (statistics over token ids)";
         return b;
     }
-    const model::Model& m = spec.kind == DraftKind::model && draft_model ? *draft_model : target;
+    // An MTP draft runs the target's NextN block and head (plus its fusion matrix, counted below).
+    const std::optional<model::Model> mtp = spec.kind == DraftKind::mtp
+                                                ? std::optional<model::Model>(mtp_block_model(target, spec.mtp_layer))
+                                                : std::nullopt;
+    const model::Model& m = mtp ? *mtp : spec.kind == DraftKind::model && draft_model ? *draft_model : target;
     if (spec.kind == DraftKind::model && !draft_model)
         throw std::invalid_argument("draft_bits: kind \"model\" needs the loaded draft model");
     const model::Hparams& dh      = m.hparams();
@@ -144,6 +150,11 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     }
     add(DW.output, self && spec.prune.output, self && spec.format_output);
     small_bytes += DW.output_norm.size() * sizeof(float);
+    if (mtp) {
+        const model::NextnWeights& n = W.nextn[size_t(spec.mtp_layer)];
+        add(n.eh_proj, false, false);
+        small_bytes += (n.enorm.size() + n.hnorm.size()) * sizeof(float);
+    }
 
     b.weight_elements_per_forward   = static_cast<int64_t>(elems);
     b.weight_bits_per_element_real  = bits_real / elems;
@@ -172,6 +183,7 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     b.j_kv_bits = (1.0 - double(prune_count(pkv, ekv)) / double(ekv)) * (tkv > 0 ? 16.0 - tkv : 32.0);
     if (self && subset) b.verification_data_bits_per_element = v_bits / elems;
     if (spec.kind == DraftKind::model) b.note = "separate model: bits of its own weights";
+    if (mtp) b.note = "the target's MTP layer: its block, fusion (eh_proj) and head";
     return b;
 }
 

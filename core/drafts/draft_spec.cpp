@@ -97,6 +97,8 @@ const char* to_string(DraftKind k) {
             return "maxgram";
         case DraftKind::ngram:
             return "ngram";
+        case DraftKind::mtp:
+            return "mtp";
     }
     return "?";
 }
@@ -153,11 +155,14 @@ void DraftSpec::validate(int32_t n_layer) const {
     if (kind != DraftKind::model && !model_path.empty()) bad("model_path", "applies only to kind \"model\"");
     if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
     if (kind != DraftKind::ngram && !(ngram == NgramSpec{})) bad("ngram", "applies only to kind \"ngram\"");
+    if (mtp_layer < 0 || mtp_layer > 64) bad("mtp_layer", "must be in 0..64, got " + std::to_string(mtp_layer));
+    if (kind != DraftKind::mtp && mtp_layer != 0) bad("mtp_layer", "applies only to kind \"mtp\"");
 }
 
 std::string DraftSpec::describe() const {
     if (kind == DraftKind::model) return "model " + model_path;
     if (kind == DraftKind::ngram) return ngram.describe();
+    if (kind == DraftKind::mtp) return "mtp layer " + std::to_string(mtp_layer) + " (the target's own)";
     if (kind == DraftKind::maxgram) {
         std::string s =
             "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
@@ -237,6 +242,7 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
         {"bigram_corpus", s.bigram_corpus},
     };
     if (s.kind == DraftKind::ngram || !(s.ngram == NgramSpec{})) to_json(j["ngram"], s.ngram);
+    if (s.kind == DraftKind::mtp || s.mtp_layer != 0) j["mtp_layer"] = s.mtp_layer;
 }
 
 void to_json(nlohmann::json& j, const NgramSpec& s) {
@@ -314,7 +320,8 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
     DraftSpec r;
     for (const auto& [key, v] : j.items()) {
         if (key == "kind")
-            r.kind = parse_enum(v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram, DraftKind::ngram});
+            r.kind = parse_enum(
+                v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram, DraftKind::ngram, DraftKind::mtp});
         else if (key == "label")
             read(v, key, r.label);
         else if (key == "prune") {
@@ -388,6 +395,8 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
             read(v, key, r.bigram_corpus);
         else if (key == "ngram")
             from_json(v, r.ngram);
+        else if (key == "mtp_layer")
+            read(v, key, r.mtp_layer);
         else
             bad(key, "is not a known key");
     }

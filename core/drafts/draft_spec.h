@@ -16,8 +16,9 @@
 
 namespace speculum::drafts {
 
-// derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h)
-enum class DraftKind { self, model, maxgram, ngram };
+// derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h) |
+// the target's own multi-token-prediction layer (mtp_drafter.h)
+enum class DraftKind { self, model, maxgram, ngram, mtp };
 // Max-Gram and the n-gram family: no model, no KV; a cascade's last level only.
 inline bool is_statistical(DraftKind k) {
     return k == DraftKind::maxgram || k == DraftKind::ngram;
@@ -75,6 +76,9 @@ struct DraftSpec {
 
     // llama.cpp's n-gram drafters, vLLM's prompt lookup, suffix decoding (kind == ngram).
     NgramSpec ngram;
+
+    // The target's multi-token-prediction layer that drafts (kind == mtp): 0 = the first of nextn_predict_layers.
+    int32_t mtp_layer = 0;
 
     bool operator==(const DraftSpec&) const = default;
 

@@ -106,6 +106,10 @@ public:
     // counts, suffix trees of earlier responses), back to how it was built. A repeated measurement calls it before
     // each pass over the same prompts, so a later pass does not draft from the responses of an earlier one.
     virtual void reset_learned() {}
+
+    // True for a drafter that reads the target's states after its last layer through attach_target_kv (a
+    // multi-token-prediction head): the engine then has the target's cache keep them (KvCache::keep_hidden).
+    virtual bool wants_target_hidden() const { return false; }
 };
 
 }  // namespace speculum::drafts

@@ -4,6 +4,7 @@
 #include "core/data/dataset.h"
 #include "core/drafts/maxgram_drafter.h"
 #include "core/drafts/model_drafter.h"
+#include "core/drafts/mtp_drafter.h"
 #include "core/drafts/ngram_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
@@ -81,6 +82,8 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
             return std::make_unique<NgramDrafter>(hp.n_vocab, spec.ngram, std::move(static_counts),
                                                   std::move(dynamic_counts));
         }
+        case DraftKind::mtp:
+            return std::make_unique<MtpDrafter>(target, spec.mtp_layer, draft_context(options, target), label);
         case DraftKind::model: {
             model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);
             check_vocab_compatible(target, draft);  // throws VocabMismatch explaining the failed check

@@ -2,6 +2,7 @@
 #include "core/drafts/ngram.h"
 
 #include "core/file_io.h"
+#include "core/hw/large_pages.h"
 
 #include <algorithm>
 #include <cmath>
@@ -372,6 +373,11 @@ NgramCounts ngram_counts_load(const std::string& path, int32_t n_vocab) {
     in.seekg(0, std::ios::end);
     const uint64_t size = uint64_t(in.tellg());
     in.seekg(0);
+    // Hash maps take several times the file's 8 bytes per count: refuse before filling memory.
+    const uint64_t need = size * 8, avail = hw::available_memory_bytes();
+    if (avail > 0 && need > avail)
+        throw std::runtime_error("n-gram cache " + path + ": its counts would take about " + byte_size_text(need) +
+                                 " in memory, more than the " + byte_size_text(avail) + " available now");
     while (offset < size) {
         NgramKey key;
         int32_t n = 0;

@@ -45,6 +45,8 @@ public:
     const model::Model& model() const { return m_ctx.model(); }
     // The cache and the tokens whose K/V it holds, in slot order (what a self-draft reads between passes).
     const model::KvCache& kv() const { return m_ctx.kv(); }
+    // Keep the model's states after its last layer beside the K/V (a multi-token-prediction draft reads them).
+    void keep_hidden() { m_ctx.kv().keep_hidden(m_ctx.model().hparams().n_embd); }
     const std::vector<int32_t>& cached() const { return m_cached; }
 
 private:

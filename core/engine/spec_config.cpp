@@ -110,7 +110,15 @@ void SpecConfig::validate(int32_t n_layer) const {
             fail("levels[" + std::to_string(i) + "]",
                  std::string(levels[i].kind == drafts::DraftKind::maxgram ? "Max-Gram" : "an n-gram drafter") +
                      " has no model to review other drafts: it must be the last level");
+        // An MTP layer drafts from the target's own states: only the level drafting for the target, alone.
+        if (levels[i].kind == drafts::DraftKind::mtp && (i > 0 || levels.size() > 1))
+            fail("levels[" + std::to_string(i) + "]",
+                 "an MTP draft reads the target's hidden states, so it must be the only draft level");
     }
+    if (levels.front().kind == drafts::DraftKind::mtp && verification == Verification::cats)
+        fail("verification", "CATS's stages draft with the target's first layers, not with an MTP layer");
+    if (levels.front().kind == drafts::DraftKind::mtp && !k_matrix.empty())
+        fail("k_matrix", "an MTP draft is a single level: no horizontal cascade");
     const size_t n = levels.size();
     if (k_matrix.empty()) {
         if (gamma.size() != n)

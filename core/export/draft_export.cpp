@@ -17,6 +17,10 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
     r.path        = path;
     r.description = spec_in.label.empty() ? spec_in.describe() : spec_in.label + " = " + spec_in.describe();
     switch (spec_in.kind) {
+        case drafts::DraftKind::mtp:
+            throw std::invalid_argument(
+                "an MTP draft is the target's own multi-token-prediction layer, which the target's file already "
+                "holds: there is no separate draft GGUF (llama.cpp: --spec-type draft-mtp)");
         case drafts::DraftKind::maxgram:
         case drafts::DraftKind::ngram:
             throw std::invalid_argument(

@@ -101,6 +101,7 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     const bool statistical        = maxgram || ngram;
+    const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
     int32_t gamma                 = p.gamma;
 
     if (p.tree) {
@@ -135,6 +136,11 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
             "sampled runs: llama.cpp drafts greedily and accepts a draft token when the target's sample "
             "equals it; the output follows the target's distribution, but acceptance differs from "
             "Speculum's rejection sampling");
+    if (mtp)
+        s.notes.push_back(
+            "draft-mtp drafts with the target's NextN layer (llama.cpp detects it from blk.{L-1}.nextn.eh_proj); "
+            "llama.cpp runs it for the architectures it implements NextN for (GLM-4.5, DeepSeek-V3, Qwen3.5, "
+            "MiMo): a llama-architecture file with NextN blocks, as Speculum writes for tests, is not among them");
     if (!statistical)
         s.notes.push_back(
             "--spec-draft-p-min is always written: llama.cpp's default (0.75 in older builds) would otherwise stop "
@@ -143,7 +149,7 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         s.notes.push_back(
             "flags as in llama.cpp's current common/arg.cpp (--spec-draft-n-max/-n-min/-p-min); builds before "
             "2026 spell them --draft-max/--draft-min/--draft-p-min");
-    s.draft_file         = statistical ? "" : p.draft_file;
+    s.draft_file         = statistical || mtp ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "llama.cpp");
@@ -152,6 +158,9 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     std::vector<std::string> server{"-m " + shell_quote(p.target)};
     if (statistical) {
         for (const auto& f : type_flags) server.push_back(f);
+    } else if (mtp) {
+        server.push_back("--spec-type draft-mtp");
+        server.push_back(draft_flags);
     } else {
         server.push_back("-md " + shell_quote(s.draft_file));
         server.push_back(draft_flags);
@@ -162,7 +171,7 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
 
     // One-shot programs: llama-lookup for Max-Gram and ngram-cache; the other n-gram types run in the server only.
     const bool lookup = maxgram || (ngram && p.level1.ngram.method == drafts::NgramMethod::cache);
-    if (ngram && !lookup) return s;
+    if ((ngram && !lookup) || mtp) return s;  // server only
     std::vector<std::string> one{"-m " + shell_quote(p.target)};
     std::string program = "llama-speculative-simple";
     if (lookup) {

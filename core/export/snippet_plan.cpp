@@ -186,7 +186,9 @@ void add_comment_block(std::string& text, const Plan& p, const EngineSnippet& s,
             line("        write it first: speculum-cli export --format draft-gguf --config " + p.manifest_path +
                  " -o " + s.draft_file);
     } else {
-        if (p.level1.kind == drafts::DraftKind::ngram)
+        if (p.level1.kind == drafts::DraftKind::mtp)
+            line("draft:  none; level 1 is the target's own multi-token-prediction layer (" + level1 + ")");
+        else if (p.level1.kind == drafts::DraftKind::ngram)
             line("draft:  none; level 1 is n-gram drafting the engine runs itself (" + level1 + ")");
         else
             line("draft:  none; the engine's n-gram drafting stands in for level 1 (" + level1 + ")");

@@ -9,6 +9,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
     EngineSnippet s               = start_snippet(Engine::sglang, p);
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
+    const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
 
     // SGLang counts the root (the last verified token) in num_draft_tokens: a chain of γ is γ + 1 tokens.
     int32_t steps = p.gamma, topk = 1, draft_tokens = p.gamma + 1;
@@ -43,6 +44,12 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
         s.notes.push_back(
             "SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
             "changed between versions: check yours");
+    } else if (mtp) {
+        args.push_back("--speculative-algorithm NEXTN");
+        args.push_back("--speculative-num-steps " + std::to_string(steps));
+        args.push_back("--speculative-eagle-topk " + std::to_string(topk));
+        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+        s.notes.push_back("NEXTN drafts with the model's own MTP layer (SGLang runs it through its EAGLE worker)");
     } else if (ngram) {
         const drafts::NgramSpec& n = p.level1.ngram;
         const bool lookup          = n.method == drafts::NgramMethod::prompt_lookup;
@@ -82,7 +89,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
                                           ", \"top_k\": " + std::to_string(sp.top_k > 0 ? sp.top_k : -1) +
                                           ", \"top_p\": " + num(sp.top_p)) +
                       "}");
-    s.draft_file         = maxgram || ngram ? "" : p.draft_file;
+    s.draft_file         = maxgram || ngram || mtp ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "SGLang");

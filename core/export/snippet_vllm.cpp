@@ -9,6 +9,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     EngineSnippet s               = start_snippet(Engine::vllm, p);
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
+    const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
     int32_t gamma                 = p.gamma;
 
     if (p.tree && ngram) {
@@ -40,6 +41,12 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("prompt lookup only (method \"ngram\")");
         }
+    } else if (mtp) {
+        c["method"]                 = "mtp";
+        c["num_speculative_tokens"] = gamma;
+        s.notes.push_back(
+            "method \"mtp\" drafts with the model's own MTP layers; older vLLM versions name it per architecture "
+            "(\"deepseek_mtp\", \"qwen3_next_mtp\", ...)");
     } else if (ngram) {
         const drafts::NgramSpec& n = p.level1.ngram;
         if (n.method == drafts::NgramMethod::suffix) {
@@ -84,7 +91,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
                                           ", top_p=" + num(sp.top_p) + ", seed=" + std::to_string(sp.seed)) +
                       ")");
     s.config             = c;
-    s.draft_file         = maxgram || ngram ? "" : p.draft_file;
+    s.draft_file         = maxgram || ngram || mtp ? "" : p.draft_file;
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "vLLM");

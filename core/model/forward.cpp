@@ -167,8 +167,8 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
     if (opts.first_layer < 0 || opts.first_layer > last)
         throw std::invalid_argument("ForwardOptions.first_layer: " + std::to_string(opts.first_layer) +
                                     " outside [0, " + std::to_string(last) + "] (the last layer run)");
-    if ((opts.first_layer > 0) != (opts.hidden_in != nullptr))
-        throw std::invalid_argument("ForwardOptions.hidden_in: required exactly when first_layer > 0 (first_layer " +
+    if (opts.first_layer > 0 && !opts.hidden_in)
+        throw std::invalid_argument("ForwardOptions.hidden_in: required when first_layer > 0 (first_layer " +
                                     std::to_string(opts.first_layer) + ")");
     if (opts.cached_slots) {
         int32_t prev = -1;
@@ -472,6 +472,9 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     }
 
     if (opts.hidden_out) std::copy(m_x.begin(), m_x.begin() + static_cast<int64_t>(n) * e, opts.hidden_out);
+    // The cache keeps each token's state after the last layer when asked (a multi-token-prediction draft reads it).
+    if (m_kv.has_hidden() && last_layer == hp.n_layer - 1 && m_kv.n_embd_hidden() == e)
+        for (int32_t i = 0; i < n; ++i) std::copy(&m_x[i * e], &m_x[(i + 1) * e], m_kv.hidden(n_past + i));
 
     // Output head: final norm and the LM head, only for the tokens whose logits the caller needs
     // (row 0 of m_logits is token logits_first).

@@ -59,8 +59,9 @@ struct ForwardOptions {
     // stream `hidden_in` (n, n_embd) that entered first_layer, instead of the token embeddings. Only the layers run
     // write their KV slots, so a context used this way holds the KV of its own layers only.
     int first_layer        = 0;
-    const float* hidden_in = nullptr;  // required when first_layer > 0 (and only then)
-    float* hidden_out      = nullptr;  // (n, n_embd): the residual stream after the last layer run, before the
+    const float* hidden_in = nullptr;  // required when first_layer > 0; at layer 0 it replaces the embeddings
+                                       // (a multi-token-prediction layer's fused input)
+    float* hidden_out = nullptr;       // (n, n_embd): the residual stream after the last layer run, before the
                                        // final norm; filled when given
     // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
     // truncation in drafts (e.g. attention sinks + a recent window).

@@ -128,12 +128,20 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     const bool gemma    = h.arch == "gemma2" || h.arch == "gemma3";
 
     // ---- metadata ----
-    h.n_ctx_train = positive_int(f, a + "context_length");
-    h.n_embd      = positive_int(f, a + "embedding_length");
-    h.n_layer     = positive_int(f, a + "block_count");
-    h.n_ff        = positive_int(f, a + "feed_forward_length");
-    h.n_head      = positive_int(f, a + "attention.head_count");
-    h.n_head_kv   = positive_int_or(f, a + "attention.head_count_kv", h.n_head);
+    h.n_ctx_train        = positive_int(f, a + "context_length");
+    h.n_embd             = positive_int(f, a + "embedding_length");
+    const int32_t blocks = positive_int(f, a + "block_count");
+    if (f.find(a + "nextn_predict_layers")) {
+        const uint64_t nextn = f.get_uint(a + "nextn_predict_layers");
+        if (nextn >= uint64_t(blocks))
+            f.fail(a + "nextn_predict_layers", std::to_string(nextn) + " multi-token-prediction blocks leave no main " +
+                                                   "block of the " + std::to_string(blocks) + " in block_count");
+        h.n_nextn = int32_t(nextn);
+    }
+    h.n_layer   = blocks - h.n_nextn;
+    h.n_ff      = positive_int(f, a + "feed_forward_length");
+    h.n_head    = positive_int(f, a + "attention.head_count");
+    h.n_head_kv = positive_int_or(f, a + "attention.head_count_kv", h.n_head);
     // The head dimension: key_length where given (Gemma, Qwen 3, Mistral Nemo: not n_embd / n_head), else the
     // even split of the width.
     if (f.find(a + "attention.key_length")) {
@@ -241,7 +249,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     h.fused_qkv     = f.tensor("blk.0.attn_qkv.weight") != nullptr;
     h.fused_gate_up = h.arch == "phi3";  // phi3's ffn_up holds the gate too (llama.cpp reads no ffn_gate)
     h.qkv_bias      = f.tensor("blk.0.attn_q.bias") != nullptr;
-    for (int32_t il = 0; il < h.n_layer; ++il) {
+    for (int32_t il = 0; il < h.n_layer + h.n_nextn; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         tc.require(p + "attn_norm.weight", {E}, "[n_embd]", true);
         if (h.fused_qkv) {
@@ -274,6 +282,19 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             tc.require(p + "ffn_up.weight", {E, FF}, "[n_embd, n_ff]", false);
         }
         tc.require(p + "ffn_down.weight", {FF, E}, "[n_ff, n_embd]", false);
+    }
+
+    // The multi-token-prediction blocks' own tensors (llama.cpp's names; the optional ones fall back to the model's).
+    for (int32_t il = h.n_layer; il < h.n_layer + h.n_nextn; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".nextn.";
+        tc.require(p + "eh_proj.weight", {2 * E, E}, "[2 n_embd, n_embd]", false);
+        tc.require(p + "enorm.weight", {E}, "[n_embd]", true);
+        tc.require(p + "hnorm.weight", {E}, "[n_embd]", true);
+        if (f.tensor(p + "shared_head_norm.weight")) tc.require(p + "shared_head_norm.weight", {E}, "[n_embd]", true);
+        if (f.tensor(p + "shared_head_head.weight"))
+            tc.require(p + "shared_head_head.weight", {E, V}, "[n_embd, n_vocab]", false);
+        if (f.tensor(p + "embed_tokens.weight"))
+            tc.require(p + "embed_tokens.weight", {E, V}, "[n_embd, n_vocab]", false);
     }
 
     // Anything else would be silently ignored by the runtime (biases, experts, extra layers): refuse it.

@@ -21,10 +21,12 @@ bool is_supported_architecture(const std::string& arch);
 
 struct Hparams {
     std::string arch;                  // general.architecture (supported_architectures())
-    int32_t n_vocab       = 0;         // tokens (rows of token_embd)
-    int32_t n_ctx_train   = 2048;      // <arch>.context_length
-    int32_t n_embd        = 0;         // <arch>.embedding_length
-    int32_t n_layer       = 0;         // <arch>.block_count
+    int32_t n_vocab     = 0;           // tokens (rows of token_embd)
+    int32_t n_ctx_train = 2048;        // <arch>.context_length
+    int32_t n_embd      = 0;           // <arch>.embedding_length
+    int32_t n_layer     = 0;           // main blocks: <arch>.block_count less n_nextn
+    int32_t n_nextn     = 0;           // <arch>.nextn_predict_layers: multi-token-prediction blocks after the main
+                                       // ones (block_count counts them; blk.N.nextn.*; drafts/mtp_drafter.h)
     int32_t n_head        = 0;         // <arch>.attention.head_count
     int32_t n_head_kv     = 0;         // <arch>.attention.head_count_kv (defaults to n_head)
     int32_t n_ff          = 0;         // <arch>.feed_forward_length

@@ -58,7 +58,19 @@ void KvCache::compact(int32_t n_prefix, const std::vector<int32_t>& keep) {
             std::memmove(v(il, dst), v(il, keep[i]), row);
         }
     }
+    if (has_hidden())
+        for (size_t i = 0; i < keep.size(); ++i) {
+            const int32_t dst = n_prefix + static_cast<int32_t>(i);
+            if (dst != keep[i]) std::memmove(hidden(dst), hidden(keep[i]), size_t(m_n_embd_hidden) * sizeof(float));
+        }
     m_size = n_prefix + static_cast<int32_t>(keep.size());
+}
+
+void KvCache::keep_hidden(int32_t n_embd) {
+    if (n_embd <= 0) throw std::invalid_argument("KvCache::keep_hidden: n_embd must be positive");
+    if (m_n_embd_hidden == n_embd) return;
+    m_n_embd_hidden = n_embd;
+    m_hidden.assign(size_t(m_n_ctx) * size_t(n_embd), 0.0f);
 }
 
 }  // namespace speculum::model

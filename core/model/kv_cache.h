@@ -39,6 +39,15 @@ public:
     // path of a verified token tree becomes ordinary cache entries (its keys already carry the path positions).
     void compact(int32_t n_prefix, const std::vector<int32_t>& keep);
 
+    // The model's state after its last layer (before the final norm) per slot, kept alongside the K/V when asked:
+    // a multi-token-prediction draft reads the target's states (drafts/mtp_drafter.h). Allocates n_ctx x n_embd
+    // floats once; truncate and compact keep the rows with their slots.
+    void keep_hidden(int32_t n_embd);
+    bool has_hidden() const { return m_n_embd_hidden > 0; }
+    int32_t n_embd_hidden() const { return m_n_embd_hidden; }
+    float* hidden(int32_t slot) { return m_hidden.data() + size_t(slot) * size_t(m_n_embd_hidden); }
+    const float* hidden(int32_t slot) const { return m_hidden.data() + size_t(slot) * size_t(m_n_embd_hidden); }
+
     // Row `slot` of layer `il`: (n_embd_kv) floats, heads contiguous.
     float* k(int32_t il, int32_t slot) { return m_k.data() + offset(il, slot); }
     float* v(int32_t il, int32_t slot) { return m_v.data() + offset(il, slot); }
@@ -55,6 +64,8 @@ private:
     int32_t m_size      = 0;
     std::vector<float> m_k;  // (n_layer, n_ctx, n_embd_kv)
     std::vector<float> m_v;  // (n_layer, n_ctx, n_embd_kv)
+    int32_t m_n_embd_hidden = 0;
+    std::vector<float> m_hidden;  // (n_ctx, n_embd_hidden) when kept
 };
 
 }  // namespace speculum::model

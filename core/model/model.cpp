@@ -215,9 +215,7 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
     if (static_cast<int32_t>(w.layers.size()) != hp.n_layer)
         throw std::invalid_argument(name + ": " + std::to_string(w.layers.size()) + " layers, hparams say " +
                                     std::to_string(hp.n_layer));
-    for (size_t il = 0; il < w.layers.size(); ++il) {
-        const LayerWeights& L = w.layers[il];
-        const std::string p   = "blk." + std::to_string(il) + ".";
+    auto check_layer = [&](const LayerWeights& L, const std::string& p) {
         check_vector(L.attn_norm, e, p + "attn_norm.weight", name);
         check_view(L.wq, eq, e, p + "attn_q.weight", name);
         check_view(L.wk, ekv, e, p + "attn_k.weight", name);
@@ -240,6 +238,24 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
         check_view(L.w_gate, ff, e, p + "ffn_gate.weight", name);
         check_view(L.w_up, ff, e, p + "ffn_up.weight", name);
         check_view(L.w_down, e, ff, p + "ffn_down.weight", name);
+    };
+    for (size_t il = 0; il < w.layers.size(); ++il) check_layer(w.layers[il], "blk." + std::to_string(il) + ".");
+    if (static_cast<int32_t>(w.nextn.size()) != hp.n_nextn)
+        throw std::invalid_argument(name + ": " + std::to_string(w.nextn.size()) +
+                                    " multi-token-prediction blocks, hparams say " + std::to_string(hp.n_nextn));
+    for (size_t j = 0; j < w.nextn.size(); ++j) {
+        const NextnWeights& n = w.nextn[j];
+        const std::string p   = "blk." + std::to_string(hp.n_layer + int32_t(j)) + ".";
+        check_layer(n.block, p);
+        check_view(n.eh_proj, e, 2 * e, p + "nextn.eh_proj.weight", name);
+        check_vector(n.enorm, e, p + "nextn.enorm.weight", name);
+        check_vector(n.hnorm, e, p + "nextn.hnorm.weight", name);
+        if (!n.head_norm.empty()) check_vector(n.head_norm, e, p + "nextn.shared_head_norm.weight", name);
+        if (!n.head.empty()) check_view(n.head, nv, e, p + "nextn.shared_head_head.weight", name);
+        if (!n.embed.empty()) {
+            check_view(n.embed, nv, e, p + "nextn.embed_tokens.weight", name);
+            if (n.embed.compact) throw std::invalid_argument(name + ": " + p + "nextn.embed_tokens.weight: compact");
+        }
     }
 }
 
@@ -267,11 +283,8 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_w.output_norm = vector_of(file, "output_norm.weight");
     m.m_w.output      = hp.tied_output ? m.m_w.token_embd : view_of(file, owner, "output.weight");
     if (file.tensor("rope_freqs.weight")) m.m_w.rope_freqs = vector_of(file, "rope_freqs.weight");
-    m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
-    for (int32_t il = 0; il < hp.n_layer; ++il) {
-        cancel.throw_if_cancelled();
-        report(progress, span * il / hp.n_layer, "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
-        LayerWeights& L     = m.m_w.layers[static_cast<size_t>(il)];
+    auto load_layer = [&](int32_t il) {
+        LayerWeights L;
         const std::string p = "blk." + std::to_string(il) + ".";
         L.attn_norm         = vector_of(file, p + "attn_norm.weight");
         if (hp.fused_qkv) {  // q, k and v stacked by rows: three views of the one tensor
@@ -306,6 +319,26 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
             L.w_up   = view_of(file, owner, p + "ffn_up.weight");
         }
         L.w_down = view_of(file, owner, p + "ffn_down.weight");
+        return L;
+    };
+    m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        cancel.throw_if_cancelled();
+        report(progress, span * il / hp.n_layer, "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
+        m.m_w.layers[static_cast<size_t>(il)] = load_layer(il);
+    }
+    // Multi-token-prediction blocks after the main ones (llama.cpp's layout); optional parts stay empty.
+    for (int32_t il = hp.n_layer; il < hp.n_layer + hp.n_nextn; ++il) {
+        NextnWeights n;
+        n.block             = load_layer(il);
+        const std::string p = "blk." + std::to_string(il) + ".nextn.";
+        n.eh_proj           = view_of(file, owner, p + "eh_proj.weight");
+        n.enorm             = vector_of(file, p + "enorm.weight");
+        n.hnorm             = vector_of(file, p + "hnorm.weight");
+        if (file.tensor(p + "shared_head_norm.weight")) n.head_norm = vector_of(file, p + "shared_head_norm.weight");
+        if (file.tensor(p + "shared_head_head.weight")) n.head = view_of(file, owner, p + "shared_head_head.weight");
+        if (file.tensor(p + "embed_tokens.weight")) n.embed = view_of(file, owner, p + "embed_tokens.weight");
+        m.m_w.nextn.push_back(std::move(n));
     }
     try {
         validate(hp, m.m_w, file.path());

@@ -74,12 +74,25 @@ struct LayerWeights {
     std::array<const WeightView*, 7> matrices() const { return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down}; }
 };
 
+// A multi-token-prediction ("NextN") block, as llama.cpp stores one after the main blocks (blk.N.nextn.*): an
+// ordinary transformer block, the fusion eh_proj of [enorm(embedding); hnorm(state)], and optionally its own head
+// norm, head and embedding (else the model's).
+struct NextnWeights {
+    LayerWeights block;
+    WeightView eh_proj;               // (n_embd, 2 n_embd): embedding half first, then the state half
+    std::vector<float> enorm, hnorm;  // (n_embd)
+    std::vector<float> head_norm;     // shared_head_norm (n_embd), or empty: output_norm
+    WeightView head;                  // shared_head_head (n_vocab, n_embd), or empty: output
+    WeightView embed;                 // embed_tokens (n_vocab, n_embd), or empty: token_embd
+};
+
 struct ModelWeights {
     WeightView token_embd;             // (n_vocab, n_embd)
     std::vector<LayerWeights> layers;  // n_layer
     std::vector<float> output_norm;    // (n_embd)
     WeightView output;                 // (n_vocab, n_embd); a copy of token_embd when hparams.tied_output
     std::vector<float> rope_freqs;     // (n_rot / 2) divisors of the RoPE frequencies (Llama 3.1+), or empty
+    std::vector<NextnWeights> nextn;   // hparams.n_nextn multi-token-prediction blocks (not run by the forward)
 };
 
 // Where the weight matrices of a loaded model live.

@@ -64,11 +64,12 @@ uint32_t swa_period_of(const std::vector<uint8_t>& flags, int32_t n_layer) {
 
 }  // namespace
 
-void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer) {
+void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer, int32_t n_nextn) {
     const std::string& a = hp.arch;
     g.set_uint32(a + ".context_length", static_cast<uint32_t>(hp.n_ctx_train));
     g.set_uint32(a + ".embedding_length", static_cast<uint32_t>(hp.n_embd));
-    g.set_uint32(a + ".block_count", static_cast<uint32_t>(n_layer));
+    g.set_uint32(a + ".block_count", static_cast<uint32_t>(n_layer + n_nextn));
+    if (n_nextn > 0) g.set_uint32(a + ".nextn_predict_layers", static_cast<uint32_t>(n_nextn));
     g.set_uint32(a + ".feed_forward_length", static_cast<uint32_t>(hp.n_ff));
     g.set_uint32(a + ".attention.head_count", static_cast<uint32_t>(hp.n_head));
     g.set_uint32(a + ".attention.head_count_kv", static_cast<uint32_t>(hp.n_head_kv));
@@ -100,14 +101,9 @@ void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer) {
     }
 }
 
-void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output) {
-    add_matrix(g, "token_embd.weight", w.token_embd);
-    add_vector(g, "output_norm.weight", w.output_norm);
-    if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);
-    if (write_output) add_matrix(g, "output.weight", w.output);
-    for (int32_t il = 0; il < n_layer; ++il) {
-        const LayerWeights& L = w.layers[size_t(il)];
-        const std::string p   = "blk." + std::to_string(il) + ".";
+void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output,
+                       bool write_nextn) {
+    auto add_layer = [&](const LayerWeights& L, const std::string& p) {
         add_vector(g, p + "attn_norm.weight", L.attn_norm);
         if (hp.fused_qkv) {
             add_stacked(g, p + "attn_qkv.weight", {&L.wq, &L.wk, &L.wv});
@@ -138,6 +134,23 @@ void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, 
             add_matrix(g, p + "ffn_up.weight", L.w_up);
         }
         add_matrix(g, p + "ffn_down.weight", L.w_down);
+    };
+    add_matrix(g, "token_embd.weight", w.token_embd);
+    add_vector(g, "output_norm.weight", w.output_norm);
+    if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);
+    if (write_output) add_matrix(g, "output.weight", w.output);
+    for (int32_t il = 0; il < n_layer; ++il) add_layer(w.layers[size_t(il)], "blk." + std::to_string(il) + ".");
+    if (!write_nextn) return;
+    for (size_t j = 0; j < w.nextn.size(); ++j) {
+        const NextnWeights& n = w.nextn[j];
+        const std::string p   = "blk." + std::to_string(n_layer + int32_t(j)) + ".";
+        add_layer(n.block, p);
+        add_matrix(g, p + "nextn.eh_proj.weight", n.eh_proj);
+        add_vector(g, p + "nextn.enorm.weight", n.enorm);
+        add_vector(g, p + "nextn.hnorm.weight", n.hnorm);
+        if (!n.head_norm.empty()) add_vector(g, p + "nextn.shared_head_norm.weight", n.head_norm);
+        if (!n.head.empty()) add_matrix(g, p + "nextn.shared_head_head.weight", n.head);
+        if (!n.embed.empty()) add_matrix(g, p + "nextn.embed_tokens.weight", n.embed);
     }
 }
 

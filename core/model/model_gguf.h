@@ -9,12 +9,15 @@
 
 namespace speculum::model {
 
-// The architecture keys of `hp` (shapes, rope, norm epsilon) with `<arch>.block_count` = n_layer.
-void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer);
+// The architecture keys of `hp` (shapes, rope, norm epsilon) with `<arch>.block_count` = n_layer + n_nextn and,
+// when n_nextn > 0, `<arch>.nextn_predict_layers`.
+void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer, int32_t n_nextn = 0);
 
 // token_embd, output_norm, rope_freqs (if any), output (when `write_output`) and layers [0, n_layer), named as
 // llama.cpp names them; matrices keep their storage type (an in-memory layout is written as the file type it came
-// from: Q8_0_X8 as Q8_0, bit-exact), vectors are written as F32.
-void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output);
+// from: Q8_0_X8 as Q8_0, bit-exact), vectors are written as F32. `write_nextn`: w.nextn as blocks n_layer, ... with
+// their blk.N.nextn.* tensors (llama.cpp's multi-token-prediction layout).
+void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output,
+                       bool write_nextn = false);
 
 }  // namespace speculum::model

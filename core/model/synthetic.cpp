@@ -139,6 +139,7 @@ void SyntheticSpec::validate() const {
     if (n_head < 1 || (n_embd_head == 0 && n_embd % n_head != 0))
         fail("n_head", "must divide n_embd (or set n_embd_head)");
     if (n_swa < 0) fail("n_swa", "must be >= 0");
+    if (n_nextn < 0 || n_nextn > 4) fail("n_nextn", "must be in [0, 4]");
     if (swa_period < 0 || swa_period > n_layer + 1) fail("swa_period", "must be in [0, n_layer + 1]");
     if (n_head_kv < 1 || n_head % n_head_kv != 0) fail("n_head_kv", "must divide n_head");
     if (n_ff < 1 || n_ff > 262144) fail("n_ff", "must be in [1, 262144]");
@@ -177,6 +178,7 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
                        {"rope_freqs", s.rope_freqs},
                        {"type", type_name(s.type)},
                        {"seed", s.seed}};
+    if (s.n_nextn > 0) j["n_nextn"] = s.n_nextn;  // only when set: specs without it keep their hash
 }
 
 void from_json(const nlohmann::json& j, SyntheticSpec& s) {
@@ -186,10 +188,10 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
         throw std::invalid_argument("SyntheticSpec." + key + " " + why);
     };
     if (!j.is_object()) bad("", "must be a JSON object");
-    static const char* const keys[] = {
-        "arch",           "n_vocab",         "n_embd",      "n_layer",     "n_head", "n_head_kv",
-        "n_ff",           "n_ctx",           "n_rot",       "n_embd_head", "n_swa",  "swa_period",
-        "rope_freq_base", "rope_freq_scale", "tied_output", "rope_freqs",  "type",   "seed"};
+    static const char* const keys[] = {"arch",       "n_vocab",    "n_embd",         "n_layer",         "n_head",
+                                       "n_head_kv",  "n_ff",       "n_ctx",          "n_rot",           "n_embd_head",
+                                       "n_swa",      "swa_period", "rope_freq_base", "rope_freq_scale", "tied_output",
+                                       "rope_freqs", "type",       "seed",           "n_nextn"};
     for (const auto& [k, v] : j.items())
         if (std::find_if(std::begin(keys), std::end(keys), [&](const char* n) { return k == n; }) == std::end(keys))
             bad(k, "is not a known key");
@@ -222,7 +224,7 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     int_of("n_vocab", s.n_vocab), int_of("n_embd", s.n_embd), int_of("n_layer", s.n_layer);
     int_of("n_head", s.n_head), int_of("n_head_kv", s.n_head_kv), int_of("n_ff", s.n_ff), int_of("n_ctx", s.n_ctx);
     int_of("n_rot", s.n_rot), int_of("n_embd_head", s.n_embd_head), int_of("n_swa", s.n_swa);
-    int_of("swa_period", s.swa_period);
+    int_of("swa_period", s.swa_period), int_of("n_nextn", s.n_nextn);
     float_of("rope_freq_base", s.rope_freq_base), float_of("rope_freq_scale", s.rope_freq_scale);
     bool_of("tied_output", s.tied_output), bool_of("rope_freqs", s.rope_freqs);
     if (j.contains("type")) {
@@ -250,6 +252,7 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
     hp.n_ctx_train     = s.n_ctx;
     hp.n_embd          = s.n_embd;
     hp.n_layer         = s.n_layer;
+    hp.n_nextn         = s.n_nextn;
     hp.n_head          = s.n_head;
     hp.n_head_kv       = s.n_head_kv;
     hp.n_ff            = s.n_ff;
@@ -290,7 +293,8 @@ uint64_t synthetic_weight_bytes(const SyntheticSpec& spec) {
     const uint64_t e = uint64_t(hp.n_embd), eq = uint64_t(hp.n_embd_q()), ekv = uint64_t(hp.n_embd_kv()),
                    ff        = uint64_t(hp.n_ff);
     const uint64_t per_layer = rows(eq, e) + 2 * rows(ekv, e) + rows(e, eq) + 3 * rows(ff, e);
-    return rows(uint64_t(hp.n_vocab), e) * (spec.tied_output ? 1 : 2) + uint64_t(hp.n_layer) * per_layer;
+    return rows(uint64_t(hp.n_vocab), e) * (spec.tied_output ? 1 : 2) + uint64_t(hp.n_layer + hp.n_nextn) * per_layer +
+           uint64_t(hp.n_nextn) * rows(e, 2 * e);
 }
 
 namespace {
@@ -319,17 +323,14 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
         return make_owned_view(spec.type, rows, cols, random_matrix(spec.type, rows, cols, 1.0 / std::sqrt(cols), rng));
     };
     ModelWeights w;
-    w.token_embd = mat(hp.n_vocab, e);
-    w.layers.resize(static_cast<size_t>(hp.n_layer));
-    for (int32_t il = 0; il < hp.n_layer; ++il) {
-        cancel.throw_if_cancelled();
-        report(progress, static_cast<double>(il) / hp.n_layer, "layer " + std::to_string(il + 1));
-        LayerWeights& L = w.layers[static_cast<size_t>(il)];
-        L.attn_norm     = random_vector(e, 0.8f, 1.2f, rng);
-        L.wq            = mat(eq, e);
-        L.wk            = mat(ekv, e);
-        L.wv            = mat(ekv, e);
-        L.wo            = mat(e, eq);
+    w.token_embd    = mat(hp.n_vocab, e);
+    auto make_layer = [&] {
+        LayerWeights L;
+        L.attn_norm = random_vector(e, 0.8f, 1.2f, rng);
+        L.wq        = mat(eq, e);
+        L.wk        = mat(ekv, e);
+        L.wv        = mat(ekv, e);
+        L.wo        = mat(e, eq);
         if (hp.qkv_bias) {
             L.bq = random_vector(eq, -0.2f, 0.2f, rng);
             L.bk = random_vector(ekv, -0.2f, 0.2f, rng);
@@ -347,6 +348,13 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
         L.w_gate   = mat(ff, e);
         L.w_up     = mat(ff, e);
         L.w_down   = mat(e, ff);
+        return L;
+    };
+    w.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        cancel.throw_if_cancelled();
+        report(progress, static_cast<double>(il) / hp.n_layer, "layer " + std::to_string(il + 1));
+        w.layers[static_cast<size_t>(il)] = make_layer();
     }
     w.output_norm = random_vector(e, 0.8f, 1.2f, rng);
     if (hp.rope_freqs) {  // divisors 1 .. 8 over the pairs, high frequencies (small i) untouched: Llama 3.1's shape
@@ -355,6 +363,16 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
             w.rope_freqs.push_back(1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(std::max(1, half - 1)));
     }
     w.output = hp.tied_output ? w.token_embd : mat(hp.n_vocab, e);
+    // Multi-token-prediction blocks last, so a spec without them draws the same weights as before.
+    for (int32_t j = 0; j < hp.n_nextn; ++j) {
+        NextnWeights n;
+        n.block     = make_layer();
+        n.eh_proj   = mat(e, 2 * e);
+        n.enorm     = random_vector(e, 0.8f, 1.2f, rng);
+        n.hnorm     = random_vector(e, 0.8f, 1.2f, rng);
+        n.head_norm = random_vector(e, 0.8f, 1.2f, rng);  // its own head norm; head and embedding: the model's
+        w.nextn.push_back(std::move(n));
+    }
     report(progress, 1.0, "built");
     return Model::from_weights(hp, std::move(w), "synthetic " + spec.arch + " " + type_name(spec.type));
 }
@@ -366,11 +384,11 @@ void write_model_gguf(const Model& model, const std::string& path, const GgufFil
     GgufWriter g;
     g.set_string("general.architecture", hp.arch);
     g.set_string("general.name", model.name());
-    add_hparams_metadata(g, hp, hp.n_layer);
+    add_hparams_metadata(g, hp, hp.n_layer, int32_t(model.weights().nextn.size()));
     if (tokenizer_from)
         for (const GgufKv& kv : tokenizer_from->metadata())
             if (kv.key.rfind("tokenizer.", 0) == 0) g.set_value(kv.key, kv.value);
-    add_model_tensors(g, hp, model.weights(), hp.n_layer, !hp.tied_output);
+    add_model_tensors(g, hp, model.weights(), hp.n_layer, !hp.tied_output, true);
     g.write(path);
 }
 

@@ -22,6 +22,7 @@ struct SyntheticSpec {
     int32_t n_vocab       = 256;  // tokens
     int32_t n_embd        = 64;   // model width
     int32_t n_layer       = 2;    // blocks
+    int32_t n_nextn       = 0;    // multi-token-prediction (NextN) blocks after them, in llama.cpp's layout
     int32_t n_head        = 4;    // query heads
     int32_t n_head_kv     = 2;    // KV heads (GQA when < n_head)
     int32_t n_ff          = 128;  // feed-forward width

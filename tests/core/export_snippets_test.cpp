@@ -148,6 +148,26 @@ TEST(EngineSnippets, GoldenFiles) {
     check_golden("suffix_tree", suffix_tree());
 }
 
+// A target's own MTP layer: no draft file; each engine's MTP drafting.
+TEST(EngineSnippets, MtpDraftsUseEachEnginesMtpDrafting) {
+    exporting::Manifest m = base("mtp");
+    drafts::DraftSpec d;
+    d.kind          = drafts::DraftKind::mtp;
+    m.config.levels = {d};
+    m.config.gamma  = {3};
+    const auto l    = exporting::make_snippet(Engine::llama_cpp, m, options());
+    EXPECT_EQ(l.draft_file, "");
+    EXPECT_NE(l.text.find("--spec-type draft-mtp"), std::string::npos) << l.text;
+    EXPECT_NE(l.text.find("--spec-draft-n-max 3"), std::string::npos);
+    EXPECT_EQ(l.text.find("-md "), std::string::npos);
+    const auto v = exporting::make_snippet(Engine::vllm, m, options());
+    EXPECT_EQ(v.config.value("method", ""), "mtp");
+    EXPECT_EQ(v.config.value("num_speculative_tokens", 0), 3);
+    const auto g = exporting::make_snippet(Engine::sglang, m, options());
+    EXPECT_NE(g.text.find("--speculative-algorithm NEXTN"), std::string::npos);
+    EXPECT_NE(g.text.find("--speculative-num-draft-tokens 4"), std::string::npos);
+}
+
 TEST(EngineSnippets, NgramDraftersUseEachEnginesOwnFlags) {
     const auto l = exporting::make_snippet(Engine::llama_cpp, ngram_k4v(), options());
     EXPECT_EQ(l.draft_file, "");

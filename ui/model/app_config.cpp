@@ -264,6 +264,8 @@ const char* draft_kind_name(drafts::DraftKind k) {
             return "Max-Gram";
         case drafts::DraftKind::ngram:
             return "n-gram / suffix";
+        case drafts::DraftKind::mtp:
+            return "MTP head (the target's)";
     }
     return "?";
 }
@@ -272,6 +274,7 @@ std::string describe_draft(const drafts::DraftSpec& d) {
     if (!d.label.empty()) return d.label;
     if (d.kind == drafts::DraftKind::maxgram) return "Max-Gram";
     if (d.kind == drafts::DraftKind::ngram) return d.ngram.describe();
+    if (d.kind == drafts::DraftKind::mtp) return "MTP layer " + std::to_string(d.mtp_layer);
     if (d.kind == drafts::DraftKind::model)
         return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path);
     std::string s;

@@ -41,7 +41,8 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     bool changed        = false;
     int kind            = int(d.kind);
     const char* kinds[] = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
-                           draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram)};
+                           draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram),
+                           draft_kind_name(drafts::DraftKind::mtp)};
     if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) d.kind = drafts::DraftKind(kind), changed = true;
     if (d.kind == drafts::DraftKind::model) {
         char buf[512];
@@ -52,6 +53,13 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         return changed;
     }
     if (d.kind == drafts::DraftKind::ngram) return edit_ngram(d.ngram) || changed;
+    if (d.kind == drafts::DraftKind::mtp) {
+        text_disabled_wrapped(
+            "The target's own multi-token-prediction layer drafts (GGUF nextn_predict_layers): no separate "
+            "model. A target without one cannot measure this.");
+        changed |= ImGui::SliderInt("MTP layer", &d.mtp_layer, 0, 3);
+        return changed;
+    }
     if (d.kind == drafts::DraftKind::maxgram) {
         text_disabled_wrapped("Max-Gram drafts from n-gram matches in the context; no model weights.");
         int mode            = int(d.maxgram.mode);
@@ -100,7 +108,14 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
     text_disabled_wrapped("Ctrl+click a slider to type an exact value.");
 
-    if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) changed |= edit_draft(cfg.draft(), n_layer);
+    if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) {
+        const bool was_statistical = drafts::is_statistical(cfg.draft().kind);
+        changed |= edit_draft(cfg.draft(), n_layer);
+        // A statistical drafter runs no forward pass: its assumed cost is 0 (as for a cascade's statistical leaf),
+        // and a model drafter gets the default assumption back.
+        if (drafts::is_statistical(cfg.draft().kind) != was_statistical)
+            cfg.level1().c = was_statistical ? LevelAssumption{}.c : 0.0;
+    }
     text_disabled_wrapped("%s", describe_draft(cfg.draft()).c_str());
 
     if (ImGui::CollapsingHeader("Decoding", ImGuiTreeNodeFlags_DefaultOpen)) {
