@@ -142,7 +142,6 @@ bool MtpDrafter::catch_up(DraftCost& cost) {
         DraftCost c    = pass_cost(m_cost, m_block.hparams(), o, r1 - r0, n_cached, pairs, r1 - r0);
         c.bytes_weights -= uint64_t(r1 - r0) * m_cost.embd_row_bytes;  // the fused input replaced the lookup
         cost += c;
-        cost.n_forward += 1;
     }
     m_done = n;
     return true;
@@ -199,7 +198,6 @@ DraftChain MtpDrafter::propose(int32_t k, const ProposeParams& params, const Can
         DraftCost c               = pass_cost(m_cost, m_block.hparams(), o, 1, n_cached, uint64_t(n_cached) + 1, 1);
         c.bytes_weights -= m_cost.embd_row_bytes;
         out.cost += c;
-        out.cost.n_forward += 1;
         logits.assign(v.row(0).begin(), v.row(0).end());
         model::rms_norm(state.data(), m_hidden.data(), head_norm, e, hp.rms_eps);
     }

@@ -176,6 +176,8 @@ TEST(MtpDrafter, GreedyRunsAreLosslessAndAnEchoHeadIsAccepted) {
             EXPECT_EQ(res.tokens, r) << (tree ? "tree" : "chain");
             ASSERT_GE(res.stats.levels.size(), 2u);
             EXPECT_GT(res.stats.levels[1].n_forward, 0) << "the MTP layer ran";
+            // One pass per call to catch up and draft the first token, one per further token: at most gamma.
+            EXPECT_LE(res.stats.levels[1].n_forward, 3 * res.stats.levels[1].n_calls);
             EXPECT_GT(res.stats.n_drafted, 0);
             if (echo) EXPECT_GT(res.stats.n_accepted, 0) << "the echo head's drafts were accepted";
         }
