@@ -1,6 +1,7 @@
 // ModelDrafter (see model_drafter.h): prefix sync, chain drafting by decode, tree drafting by masked batches.
 #include "core/drafts/model_drafter.h"
 
+#include "core/drafts/draft_token.h"
 #include "core/model/sampler.h"
 
 #include <algorithm>
@@ -19,13 +20,8 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// softmax(logits / T) into p (T > 0).
 void softmax(std::span<const float> logits, float temperature, std::vector<float>& p) {
-    p.resize(logits.size());
-    const float mx = *std::max_element(logits.begin(), logits.end());
-    double sum     = 0.0;
-    for (size_t t = 0; t < logits.size(); ++t) sum += p[t] = std::exp((logits[t] - mx) / temperature);
-    for (float& v : p) v = static_cast<float>(v / sum);
+    draft_softmax(logits, temperature, p);
 }
 
 // Token ids of the `count` most probable entries of p, most probable first (ties: smaller id).
@@ -210,26 +206,11 @@ DraftChain ModelDrafter::propose(int32_t k, const ProposeParams& params, const C
     cancel.throw_if_cancelled();
     catch_up(out.cost);
 
-    const bool greedy = params.temperature <= 0.0f;
     model::Sampler sampler(model::SamplerConfig{.temperature = params.temperature, .seed = params.seed});
     std::vector<float> dist;  // softmax(logits / T), T = 1 when greedy
     for (int32_t i = 0; i < k; ++i) {
-        softmax(m_logits, greedy ? 1.0f : params.temperature, dist);
-        const int32_t tok = greedy ? model::argmax(m_logits) : sampler.sample_from(dist);
-        if (dist[size_t(tok)] < params.p_min) break;
-        out.tokens.push_back(tok);
-        out.confidence.push_back(dist[size_t(tok)]);
-        out.q.push_back(greedy ? 1.0f : dist[size_t(tok)]);
-        out.source.push_back(0);
-        if (params.want_distributions) {
-            if (greedy) {
-                std::vector<float> one_hot(dist.size(), 0.0f);
-                one_hot[size_t(tok)] = 1.0f;
-                out.q_dist.push_back(std::move(one_hot));
-            } else {
-                out.q_dist.push_back(dist);
-            }
-        }
+        const int32_t tok = choose_draft_token(m_logits, params, sampler, dist, out);
+        if (tok < 0) break;  // below p_min
         if (i + 1 == k) break;
         cancel.throw_if_cancelled();
         const int32_t pos = static_cast<int32_t>(m_cached.size());

@@ -1,6 +1,7 @@
 // MtpDrafter (see mtp_drafter.h).
 #include "core/drafts/mtp_drafter.h"
 
+#include "core/drafts/draft_token.h"
 #include "core/drafts/maxgram_drafter.h"
 #include "core/model/rope.h"
 #include "core/model/sampler.h"
@@ -17,14 +18,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void softmax(std::span<const float> logits, float temperature, std::vector<float>& p) {
-    p.resize(logits.size());
-    const float mx = *std::max_element(logits.begin(), logits.end());
-    double sum     = 0;
-    for (size_t i = 0; i < logits.size(); ++i) sum += p[i] = std::exp((logits[i] - mx) / temperature);
-    for (float& x : p) x = float(x / sum);
 }
 
 }  // namespace
@@ -160,7 +153,6 @@ DraftChain MtpDrafter::propose(int32_t k, const ProposeParams& params, const Can
     }
     const model::Hparams& hp = m_target.hparams();
     const int64_t e          = hp.n_embd;
-    const bool greedy        = params.temperature <= 0.0f;
     model::Sampler sampler(model::SamplerConfig{.temperature = params.temperature, .seed = params.seed});
     std::vector<float> logits = m_logits;  // the last committed row's: the first draft token
     std::vector<float> dist, state(static_cast<size_t>(e));
@@ -168,22 +160,8 @@ DraftChain MtpDrafter::propose(int32_t k, const ProposeParams& params, const Can
     // The layer's own state after its head norm feeds the next step (llama.cpp's draft-mtp).
     model::rms_norm(state.data(), &m_hidden[m_hidden.size() - size_t(e)], head_norm, e, hp.rms_eps);
     for (int32_t i = 0; i < k; ++i) {
-        softmax(logits, greedy ? 1.0f : params.temperature, dist);
-        const int32_t tok = greedy ? model::argmax(logits) : sampler.sample_from(dist);
-        if (dist[size_t(tok)] < params.p_min) break;
-        out.tokens.push_back(tok);
-        out.confidence.push_back(dist[size_t(tok)]);
-        out.q.push_back(greedy ? 1.0f : dist[size_t(tok)]);
-        out.source.push_back(0);
-        if (params.want_distributions) {
-            if (greedy) {
-                std::vector<float> one_hot(dist.size(), 0.0f);
-                one_hot[size_t(tok)] = 1.0f;
-                out.q_dist.push_back(std::move(one_hot));
-            } else {
-                out.q_dist.push_back(dist);
-            }
-        }
+        const int32_t tok = choose_draft_token(logits, params, sampler, dist, out);
+        if (tok < 0) break;  // below p_min
         if (i + 1 == k) break;
         cancel.throw_if_cancelled();
         const int32_t pos = int32_t(m_committed.size()) + i;  // the drafted token's position
