@@ -225,22 +225,12 @@ DraftChain ModelDrafter::propose(int32_t k, const ProposeParams& params, const C
 
 // ---- tree drafting ----
 
-DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = Clock::now();
+DraftTree expand_draft_tree(const std::vector<int32_t>& parent, const std::vector<int32_t>& rank,
+                            std::span<const float> root_logits, const ProposeParams& params,
+                            const TreeNodeEval& evaluate, const CancelToken& cancel) {
     DraftTree tree;
-    std::vector<int32_t> parent, rank;
-    tree_shape_nodes(shape, parent, rank);
     const int32_t n_nodes = static_cast<int32_t>(parent.size());
-    if (n_nodes == 0 || m_committed.empty()) return tree;
-    if (n_nodes > m_ctx.config().n_batch)
-        throw std::invalid_argument("ModelDrafter::propose_tree: " + std::to_string(n_nodes) +
-                                    " nodes exceed the draft context's batch of " +
-                                    std::to_string(m_ctx.config().n_batch) + " (ContextConfig.n_batch)");
-    m_ctx.set_cancel(cancel);
-    cancel.throw_if_cancelled();
-    catch_up(tree.cost);
-
-    const float temp = params.temperature > 0.0f ? params.temperature : 1.0f;
+    const float temp      = params.temperature > 0.0f ? params.temperature : 1.0f;
     std::vector<int32_t> depth(static_cast<size_t>(n_nodes)), n_children(static_cast<size_t>(n_nodes), 0);
     int32_t max_depth = 0;
     for (int32_t i = 0; i < n_nodes; ++i) {
@@ -263,8 +253,7 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
             if (parent[size_t(i)] == node) max_rank = std::max(max_rank, rank[size_t(i)]);
         if (max_rank < 0) return;
         if (max_rank >= static_cast<int32_t>(dist.size()))
-            throw std::invalid_argument("ModelDrafter::propose_tree: rank " + std::to_string(max_rank) +
-                                        " exceeds the vocabulary");
+            throw std::invalid_argument("propose_tree: rank " + std::to_string(max_rank) + " exceeds the vocabulary");
         const std::vector<int32_t> top = top_tokens(dist, max_rank + 1);
         for (int32_t i = 0; i < n_nodes; ++i)
             if (parent[size_t(i)] == node) {
@@ -273,12 +262,11 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
             }
         if (params.want_distributions) (node < 0 ? tree.root_q_dist : tree.q_dist[size_t(node)]) = dist;
     };
-    softmax(m_logits, temp, dist);
+    softmax(root_logits, temp, dist);
     assign_children(-1);
 
-    // Depth d: evaluate the depth-d nodes that have children, with their ancestors (whose KV this pass needs),
-    // after the committed context only; the tree's slots are dropped again afterwards.
-    const int32_t n_ctx_tokens = static_cast<int32_t>(m_cached.size());
+    // Depth d: evaluate the depth-d nodes that have children, with their ancestors (whose KV the pass needs).
+    std::vector<std::vector<float>> logits;
     for (int32_t d = 1; d < max_depth; ++d) {
         std::vector<uint8_t> need(size_t(n_nodes), 0);
         bool any = false;
@@ -289,36 +277,30 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
             }
         if (!any) continue;
         cancel.throw_if_cancelled();
-        std::vector<int32_t> nodes, toks, pos, slot(size_t(n_nodes), -1);
+        std::vector<int32_t> nodes, toks, depths, slot(size_t(n_nodes), -1);
         for (int32_t i = 0; i < n_nodes; ++i)
             if (need[size_t(i)]) {
                 slot[size_t(i)] = static_cast<int32_t>(nodes.size());
                 nodes.push_back(i);
                 toks.push_back(tree.tokens[size_t(i)]);
-                pos.push_back(n_ctx_tokens + depth[size_t(i)] - 1);
+                depths.push_back(depth[size_t(i)]);
             }
-        if (pos.back() >= m_ctx.kv().capacity() ||
-            n_ctx_tokens + static_cast<int32_t>(nodes.size()) > m_ctx.kv().capacity())
-            break;  // no room for this level in the draft's context: the deeper nodes stay unfilled
         const size_t m = nodes.size();
         std::vector<uint8_t> mask(m * m, 0);
         for (size_t r = 0; r < m; ++r)
             for (int32_t a = nodes[r]; a >= 0; a = parent[size_t(a)]) mask[r * m + size_t(slot[size_t(a)])] = 1;
-        m_ctx.kv().truncate(n_ctx_tokens);
-        model::LogitsView v = pass(toks, pos, mask, tree.cost);
+        if (!evaluate(nodes, toks, depths, mask, logits)) break;  // the deeper nodes stay unfilled
         for (size_t r = 0; r < m; ++r) {
             const int32_t node = nodes[r];
             if (depth[size_t(node)] != d || n_children[size_t(node)] == 0) continue;
-            softmax(v.row(static_cast<int32_t>(r)), temp, dist);
+            softmax(logits[r], temp, dist);
             assign_children(node);
         }
     }
-    m_ctx.kv().truncate(n_ctx_tokens);
 
-    // Nodes left unfilled (context full) are dropped with their subtrees; indices are renumbered.
+    // Nodes left unfilled are dropped with their subtrees; indices are renumbered.
     if (std::find(tree.tokens.begin(), tree.tokens.end(), -1) != tree.tokens.end()) {
         DraftTree kept;
-        kept.cost        = tree.cost;
         kept.root_q_dist = std::move(tree.root_q_dist);
         std::vector<int32_t> remap(size_t(n_nodes), -1);
         for (int32_t i = 0; i < n_nodes; ++i) {
@@ -334,6 +316,43 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
         }
         tree = std::move(kept);
     }
+    return tree;
+}
+
+DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
+    const auto t0 = Clock::now();
+    DraftTree tree;
+    std::vector<int32_t> parent, rank;
+    tree_shape_nodes(shape, parent, rank);
+    const int32_t n_nodes = static_cast<int32_t>(parent.size());
+    if (n_nodes == 0 || m_committed.empty()) return tree;
+    if (n_nodes > m_ctx.config().n_batch)
+        throw std::invalid_argument("ModelDrafter::propose_tree: " + std::to_string(n_nodes) +
+                                    " nodes exceed the draft context's batch of " +
+                                    std::to_string(m_ctx.config().n_batch) + " (ContextConfig.n_batch)");
+    m_ctx.set_cancel(cancel);
+    cancel.throw_if_cancelled();
+    DraftCost cost;
+    catch_up(cost);
+    // Each evaluation runs after the committed context only; the tree's slots are dropped again afterwards.
+    const int32_t n_ctx_tokens = static_cast<int32_t>(m_cached.size());
+    auto evaluate              = [&](const std::vector<int32_t>& nodes, const std::vector<int32_t>& toks,
+                        const std::vector<int32_t>& depths, const std::vector<uint8_t>& mask,
+                        std::vector<std::vector<float>>& logits) {
+        std::vector<int32_t> pos;
+        for (int32_t d : depths) pos.push_back(n_ctx_tokens + d - 1);
+        if (pos.back() >= m_ctx.kv().capacity() ||
+            n_ctx_tokens + static_cast<int32_t>(nodes.size()) > m_ctx.kv().capacity())
+            return false;  // no room for this level in the draft's context
+        m_ctx.kv().truncate(n_ctx_tokens);
+        const model::LogitsView v = pass(toks, pos, mask, cost);
+        logits.resize(nodes.size());
+        for (size_t r = 0; r < nodes.size(); ++r) logits[r].assign(v.row(int32_t(r)).begin(), v.row(int32_t(r)).end());
+        return true;
+    };
+    tree = expand_draft_tree(parent, rank, m_logits, params, evaluate, cancel);
+    m_ctx.kv().truncate(n_ctx_tokens);
+    tree.cost         = cost;
     tree.cost.seconds = seconds_since(t0);
     return tree;
 }

@@ -8,6 +8,7 @@
 #include "core/model/forward.h"
 #include "core/model/model.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,5 +86,20 @@ private:
 // The shape's explicit form: parent (-1 = root) and sibling rank of every node, parents before children, with
 // uniform branching expanded breadth-first. Throws std::invalid_argument on an inconsistent shape (naming it).
 void tree_shape_nodes(const TreeShape& shape, std::vector<int32_t>& parent, std::vector<int32_t>& rank);
+
+// Runs a neural draft over some nodes of a tree being expanded: `nodes` (parents first; each row attends its
+// ancestors among them and the committed context), their tokens and their depths (1 = a child of the root). Fills
+// one logits row per node and returns true, or false when it cannot (no room in its context): the deeper nodes
+// then stay unfilled.
+using TreeNodeEval = std::function<bool(const std::vector<int32_t>& nodes, const std::vector<int32_t>& tokens,
+                                        const std::vector<int32_t>& depths, const std::vector<uint8_t>& mask,
+                                        std::vector<std::vector<float>>& logits)>;
+// Expands a tree of `parent`/`rank` (tree_shape_nodes) from a neural draft's distributions: the root's children
+// take the top-ranked tokens of `root_logits` and each evaluated node's children the top-ranked tokens of its
+// logits (softmax at the draft temperature, 1 when greedy); depth by depth, each evaluation covering the nodes that
+// have children at that depth and their ancestors. Nodes left unfilled are dropped with their subtrees.
+DraftTree expand_draft_tree(const std::vector<int32_t>& parent, const std::vector<int32_t>& rank,
+                            std::span<const float> root_logits, const ProposeParams& params,
+                            const TreeNodeEval& evaluate, const CancelToken& cancel);
 
 }  // namespace speculum::drafts

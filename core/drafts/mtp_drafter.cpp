@@ -2,7 +2,7 @@
 #include "core/drafts/mtp_drafter.h"
 
 #include "core/drafts/draft_token.h"
-#include "core/drafts/maxgram_drafter.h"
+#include "core/drafts/model_drafter.h"
 #include "core/model/rope.h"
 #include "core/model/sampler.h"
 #include "kernels/gemv.h"
@@ -184,8 +184,66 @@ DraftChain MtpDrafter::propose(int32_t k, const ProposeParams& params, const Can
 }
 
 DraftTree MtpDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0     = std::chrono::steady_clock::now();
-    DraftTree tree    = chain_as_tree(propose(rank0_path_length(shape), params, cancel), params.want_distributions);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<int32_t> parent, rank;
+    tree_shape_nodes(shape, parent, rank);
+    DraftTree tree;
+    DraftCost cost;
+    if (parent.empty()) return tree;
+    if (int32_t(parent.size()) > m_ctx.config().n_batch)
+        throw std::invalid_argument("MtpDrafter::propose_tree: " + std::to_string(parent.size()) +
+                                    " nodes exceed the MTP context's batch of " +
+                                    std::to_string(m_ctx.config().n_batch) + " (ContextConfig.n_batch)");
+    m_ctx.set_cancel(cancel);
+    cancel.throw_if_cancelled();
+    if (!catch_up(cost)) {
+        tree.cost         = cost;
+        tree.cost.seconds = seconds_since(t0);
+        return tree;
+    }
+    const model::Hparams& hp = m_target.hparams();
+    const int64_t e          = hp.n_embd;
+    const float* head_norm   = m_block.weights().output_norm.data();
+    // Each node's state after the head norm (its children's input); the root's is the last committed token's.
+    std::vector<std::vector<float>> states(parent.size());
+    std::vector<float> root_state(static_cast<size_t>(e));
+    model::rms_norm(root_state.data(), &m_hidden[m_hidden.size() - size_t(e)], head_norm, e, hp.rms_eps);
+    const int32_t base = m_done;  // MTP slots of the committed positions; the tree's are dropped again
+    auto evaluate      = [&](const std::vector<int32_t>& nodes, const std::vector<int32_t>& toks,
+                        const std::vector<int32_t>& depths, const std::vector<uint8_t>& mask,
+                        std::vector<std::vector<float>>& logits) {
+        if (base + int32_t(nodes.size()) > m_ctx.kv().capacity()) return false;
+        std::vector<int32_t> pos;
+        std::vector<const float*> inputs;
+        for (size_t r = 0; r < nodes.size(); ++r) {
+            pos.push_back(int32_t(m_committed.size()) + depths[r] - 1);
+            const int32_t p = parent[size_t(nodes[r])];
+            inputs.push_back(p < 0 ? root_state.data() : states[size_t(p)].data());
+        }
+        m_ctx.kv().truncate(base);
+        fuse(toks, inputs, m_u, cost);
+        m_hidden.resize(nodes.size() * size_t(e));
+        model::ForwardOptions o;
+        o.hidden_in               = m_u.data();
+        o.hidden_out              = m_hidden.data();
+        const model::LogitsView v = m_ctx.forward_batch(toks, pos, mask, o);
+        uint64_t pairs            = uint64_t(nodes.size()) * uint64_t(base);
+        for (uint8_t b : mask) pairs += b != 0;
+        DraftCost c =
+            pass_cost(m_cost, m_block.hparams(), o, int32_t(nodes.size()), base, pairs, int32_t(nodes.size()));
+        c.bytes_weights -= uint64_t(nodes.size()) * m_cost.embd_row_bytes;
+        cost += c;
+        logits.resize(nodes.size());
+        for (size_t r = 0; r < nodes.size(); ++r) {
+            logits[r].assign(v.row(int32_t(r)).begin(), v.row(int32_t(r)).end());
+            states[size_t(nodes[r])].resize(static_cast<size_t>(e));
+            model::rms_norm(states[size_t(nodes[r])].data(), &m_hidden[r * size_t(e)], head_norm, e, hp.rms_eps);
+        }
+        return true;
+    };
+    tree = expand_draft_tree(parent, rank, m_logits, params, evaluate, cancel);
+    m_ctx.kv().truncate(base);
+    tree.cost         = cost;
     tree.cost.seconds = seconds_since(t0);
     return tree;
 }

@@ -8,8 +8,8 @@
 // h_{q-1} is the target's hidden state after its final norm at position q - 1 (what its LM head reads); the first
 // drafted token uses the target's, each further one the MTP layer's own output after its head norm (llama.cpp's
 // draft-mtp and vLLM's MTP proposer chain one layer this way). The target's states come from its KV cache, which
-// keeps them when this drafter asks (KvCache::keep_hidden). Greedy chains and sampled chains; a tree request gets a
-// chain along the shape's first branch.
+// keeps them when this drafter asks (KvCache::keep_hidden). Greedy and sampled chains; trees of any shape, each
+// node's children the top-ranked tokens after it (each node runs the layer on its parent's state).
 #pragma once
 
 #include "core/drafts/drafter.h"
@@ -32,6 +32,7 @@ public:
     int32_t n_vocab() const override { return m_target.hparams().n_vocab; }
     void sync(std::span<const int32_t> committed) override;
     DraftChain propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) override;
+    // Top-ranked children per node, depth by depth (expand_draft_tree), each node's pass on its parent's state.
     DraftTree propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) override;
     void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) override;
     bool wants_target_hidden() const override { return true; }
