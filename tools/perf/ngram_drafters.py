@@ -4,7 +4,7 @@ drafter and prompt suite, tokens per target pass / accepted share of drafted tok
 (each prompt's speculative run and its baseline back to back, as `speculum-cli run` measures). Development tool:
 run it on a quiet machine from the repository root after building, e.g.
 
-    python3 tools/perf/ngram_drafters.py --gamma 4 [--build build] [--tokens 48]
+    python3 tools/perf/ngram_drafters.py --gamma 4 [--build build] [--tokens 48] [--only TEXT]
 
 It prints one row per drafter as it goes, then a Markdown table (docs/performance.md)."""
 import argparse
@@ -35,6 +35,7 @@ DRAFTERS = [
     ("suffix (alpha 1)", ngram("suffix")),
     ("suffix (alpha 2)", ngram("suffix", suffix_spec_factor=2.0)),
     ("max-gram", {"kind": "maxgram"}),
+    ("bundled small draft (model)", {"kind": "model", "model_path": "resources/models/speculum-draft-f16.gguf"}),
 ]
 SUITES = ["copy_from_context", "code_completion", "prose_continuation", "structured_lists"]
 
@@ -44,12 +45,15 @@ def main():
     ap.add_argument("--gamma", type=int, default=4)
     ap.add_argument("--tokens", type=int, default=48)
     ap.add_argument("--build", default="build")
+    ap.add_argument("--only", default="", help="measure only the drafters whose name contains this text")
     a = ap.parse_args()
     cli = os.path.join(a.build, "app", "speculum-cli")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         cfg_path, rep_path = os.path.join(tmp, "c.json"), os.path.join(tmp, "r.json")
         for name, level in DRAFTERS:
+            if a.only and a.only not in name:
+                continue
             row = [name]
             for suite in SUITES:
                 cfg = {"levels": [level], "gamma": [a.gamma], "max_new_tokens": a.tokens, "baseline": True}
