@@ -91,6 +91,10 @@ void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) 
     std::cout << "Cassandra J terms: (1-w_p)(16-w_t) = " << fmt("%.4f", b.j_weight_bits) << " bits x "
               << b.weight_elements_per_forward << " weights; (1-kv_p)(16-kv_t) = " << fmt("%.4f", b.j_kv_bits)
               << " bits x " << b.kv_elements_per_token << " KV values per token\n";
+    if (b.verify_weight_bytes_per_forward > 0)
+        std::cout << "c (memory-bound: draft bytes per forward / target bytes per forward): "
+                  << fmt("%.4f", double(b.weight_bytes_per_forward) / double(b.verify_weight_bytes_per_forward))
+                  << " (modeled)\n";
     std::cout << "bits per draft token at ctx " << n_ctx << ": " << fmt("%.0f", drafts::bits_per_draft_token(b, n_ctx))
               << (b.weights_modeled || b.kv_modeled ? " (modeled)" : " (real)") << "\n";
     if (alpha)

@@ -45,17 +45,27 @@ int cmd_models(int argc, char** argv) {
         m["role"]       = rel == kBundledTargetModel  ? "default target"
                           : rel == kBundledMidModel   ? "mid-level draft"
                           : rel == kBundledDraftModel ? "default draft"
+                          : rel == kBundledEagle3Head ? "the default target's EAGLE-3 head"
                                                       : "";
         try {
             model::GgufFile f = model::GgufFile::open(p.string());
-            model::Hparams hp = model::hparams_from_gguf(f);
             uint64_t params   = 0;
             for (const auto& t : f.tensors()) params += t.n_elements;
-            m["arch"]       = hp.arch;
-            m["layers"]     = hp.n_layer;
-            m["n_embd"]     = hp.n_embd;
-            m["n_vocab"]    = hp.n_vocab;
-            m["parameters"] = params;
+            if (f.get_string_or("general.architecture", "") == "eagle3") {  // a draft head (drafts/eagle3.h)
+                m["arch"]           = "eagle3";
+                m["layers"]         = f.get_uint("eagle3.block_count");
+                m["n_embd"]         = f.get_uint("eagle3.embedding_length");
+                m["extract_layers"] = f.get_array("eagle3.extract_layers", model::GgufType::INT32).ints;
+                m["parameters"]     = params;
+                j["models"].push_back(m);
+                continue;
+            }
+            model::Hparams hp = model::hparams_from_gguf(f);
+            m["arch"]         = hp.arch;
+            m["layers"]       = hp.n_layer;
+            m["n_embd"]       = hp.n_embd;
+            m["n_vocab"]      = hp.n_vocab;
+            m["parameters"]   = params;
         } catch (const std::exception& e) {
             m["error"] = e.what();
         }
@@ -89,6 +99,12 @@ int cmd_models(int argc, char** argv) {
         std::cout << '\n';
         if (m.contains("error")) {
             std::cout << "      error: " << m["error"].get<std::string>() << '\n';
+            continue;
+        }
+        if (m.contains("extract_layers")) {
+            std::cout << "      eagle3 draft head, " << m["layers"] << " layer, n_embd " << m["n_embd"]
+                      << ", reads the target's layers " << m["extract_layers"].dump() << ", " << m["parameters"]
+                      << " parameters, " << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
             continue;
         }
         std::cout << "      " << m["arch"].get<std::string>() << ", " << m["layers"] << " layers, n_embd "

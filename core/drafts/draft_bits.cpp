@@ -2,6 +2,7 @@
 #include "core/drafts/draft_bits.h"
 
 #include "core/analytic/cassandra.h"
+#include "core/drafts/eagle3.h"
 #include "core/drafts/mtp_drafter.h"
 #include "core/drafts/weight_transforms.h"
 #include "kernels/compact.h"
@@ -93,7 +94,14 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     const std::optional<model::Model> mtp = spec.kind == DraftKind::mtp
                                                 ? std::optional<model::Model>(mtp_block_model(target, spec.mtp_layer))
                                                 : std::nullopt;
-    const model::Model& m = mtp ? *mtp : spec.kind == DraftKind::model && draft_model ? *draft_model : target;
+    // An EAGLE-3 head runs its own layer and head (plus fc, counted below).
+    const std::optional<Eagle3Head> e3 =
+        spec.kind == DraftKind::eagle3
+            ? std::optional<Eagle3Head>(load_eagle3_head(eagle3_head_path(spec.model_path), target))
+            : std::nullopt;
+    const model::Model& m = mtp  ? *mtp
+                            : e3 ? e3->block
+                                 : (spec.kind == DraftKind::model && draft_model ? *draft_model : target);
     if (spec.kind == DraftKind::model && !draft_model)
         throw std::invalid_argument("draft_bits: kind \"model\" needs the loaded draft model");
     const model::Hparams& dh      = m.hparams();
@@ -155,6 +163,10 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         add(n.eh_proj, false, false);
         small_bytes += (n.enorm.size() + n.hnorm.size()) * sizeof(float);
     }
+    if (e3) {  // fc makes the states of committed positions: once per step for the first drafted token's row
+        add(e3->fc, false, false);
+        small_bytes += e3->hidden_norm.size() * sizeof(float);
+    }
 
     b.weight_elements_per_forward   = static_cast<int64_t>(elems);
     b.weight_bits_per_element_real  = bits_real / elems;
@@ -184,6 +196,7 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     if (self && subset) b.verification_data_bits_per_element = v_bits / elems;
     if (spec.kind == DraftKind::model) b.note = "separate model: bits of its own weights";
     if (mtp) b.note = "the target's MTP layer: its block, fusion (eh_proj) and head";
+    if (e3) b.note = "EAGLE-3 head: its layer, fc and head (fc counted once per pass; the embedding is the target's)";
     return b;
 }
 

@@ -99,6 +99,8 @@ const char* to_string(DraftKind k) {
             return "ngram";
         case DraftKind::mtp:
             return "mtp";
+        case DraftKind::eagle3:
+            return "eagle3";
     }
     return "?";
 }
@@ -152,7 +154,8 @@ void DraftSpec::validate(int32_t n_layer) const {
         bad("kind", std::string("is \"") + to_string(kind) + "\": self-draft transforms (prune, truncation, format, " +
                         "KV, layer skip) apply only to kind \"self\"");
     if (kind == DraftKind::model && model_path.empty()) bad("model_path", "is required for kind \"model\"");
-    if (kind != DraftKind::model && !model_path.empty()) bad("model_path", "applies only to kind \"model\"");
+    if (kind != DraftKind::model && kind != DraftKind::eagle3 && !model_path.empty())
+        bad("model_path", "applies only to kinds \"model\" and \"eagle3\"");
     if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
     if (kind != DraftKind::ngram && !(ngram == NgramSpec{})) bad("ngram", "applies only to kind \"ngram\"");
     if (mtp_layer < 0 || mtp_layer > 64) bad("mtp_layer", "must be in 0..64, got " + std::to_string(mtp_layer));
@@ -163,6 +166,7 @@ std::string DraftSpec::describe() const {
     if (kind == DraftKind::model) return "model " + model_path;
     if (kind == DraftKind::ngram) return ngram.describe();
     if (kind == DraftKind::mtp) return "mtp layer " + std::to_string(mtp_layer) + " (the target's own)";
+    if (kind == DraftKind::eagle3) return "eagle3 " + (model_path.empty() ? std::string("(bundled head)") : model_path);
     if (kind == DraftKind::maxgram) {
         std::string s =
             "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);
@@ -320,8 +324,9 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
     DraftSpec r;
     for (const auto& [key, v] : j.items()) {
         if (key == "kind")
-            r.kind = parse_enum(
-                v, key, {DraftKind::self, DraftKind::model, DraftKind::maxgram, DraftKind::ngram, DraftKind::mtp});
+            r.kind = parse_enum(v, key,
+                                {DraftKind::self, DraftKind::model, DraftKind::maxgram, DraftKind::ngram,
+                                 DraftKind::mtp, DraftKind::eagle3});
         else if (key == "label")
             read(v, key, r.label);
         else if (key == "prune") {

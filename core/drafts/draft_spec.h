@@ -17,8 +17,13 @@
 namespace speculum::drafts {
 
 // derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h) |
-// the target's own multi-token-prediction layer (mtp_drafter.h)
-enum class DraftKind { self, model, maxgram, ngram, mtp };
+// the target's own multi-token-prediction layer (mtp_drafter.h) | an EAGLE-3 head reading the target's states
+// (eagle3_drafter.h)
+enum class DraftKind { self, model, maxgram, ngram, mtp, eagle3 };
+// The heads that read the target's hidden states (its cache keeps them): one level, drafting for the target.
+inline bool reads_target_states(DraftKind k) {
+    return k == DraftKind::mtp || k == DraftKind::eagle3;
+}
 // Max-Gram and the n-gram family: no model, no KV; a cascade's last level only.
 inline bool is_statistical(DraftKind k) {
     return k == DraftKind::maxgram || k == DraftKind::ngram;
@@ -67,7 +72,8 @@ struct DraftSpec {
     std::vector<int32_t> skip_attn;  // layers whose attention block is skipped
     std::vector<int32_t> skip_ffn;   // layers whose feed-forward block is skipped
 
-    // Separate model (kind == model): a GGUF whose vocabulary is compatible with the target's.
+    // Separate model (kind == model): a GGUF whose vocabulary is compatible with the target's. An EAGLE-3 head
+    // (kind == eagle3): its GGUF (eagle3.h); empty = the bundled target's head (resources/models).
     std::string model_path;
 
     // Statistical drafter (kind == maxgram).

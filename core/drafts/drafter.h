@@ -54,11 +54,15 @@ struct DraftChain {
 };
 
 // The shape of a token tree to expand below the last committed token (the root).
-// Either uniform branching per depth, or an explicit tree (e.g. Sequoia's optimal tree for a node budget).
+// Uniform branching per depth, an explicit tree (e.g. Sequoia's optimal tree for a node budget), or a dynamic tree.
 struct TreeShape {
     std::vector<int32_t> branching;  // branching[d]: children of every node at depth d (d = 0: the root)
     std::vector<int32_t> parent;     // explicit form: node i's parent (-1 = root), parents before children
     std::vector<int32_t> rank;       // explicit form: node i is its parent's rank[i]-th most likely child
+    // > 0: an EAGLE-2 dynamic tree of this many nodes (with `branching`: per depth, how many of the most probable
+    // nodes are expanded and how many children each takes; model_drafter.h expand_dynamic_tree). Drafters without
+    // path probabilities expand its stand-in, the first dynamic_nodes nodes of `branching` breadth-first.
+    int32_t dynamic_nodes = 0;
 
     bool explicit_form() const { return !parent.empty(); }
     bool operator==(const TreeShape&) const = default;
@@ -107,9 +111,11 @@ public:
     // each pass over the same prompts, so a later pass does not draft from the responses of an earlier one.
     virtual void reset_learned() {}
 
-    // True for a drafter that reads the target's states after its last layer through attach_target_kv (a
-    // multi-token-prediction head): the engine then has the target's cache keep them (KvCache::keep_hidden).
-    virtual bool wants_target_hidden() const { return false; }
+    // The target layers whose residual stream a drafter reads through attach_target_kv (KvCache::keep_hidden's
+    // convention: L < n_layer enters layer L, n_layer is after the last): a multi-token-prediction layer reads
+    // {n_layer}, an EAGLE-3 head its three extract layers. The engine has the target's cache keep them; empty =
+    // none.
+    virtual std::vector<int32_t> target_hidden_layers() const { return {}; }
 };
 
 }  // namespace speculum::drafts

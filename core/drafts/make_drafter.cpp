@@ -2,6 +2,7 @@
 #include "core/drafts/make_drafter.h"
 
 #include "core/data/dataset.h"
+#include "core/drafts/eagle3_drafter.h"
 #include "core/drafts/maxgram_drafter.h"
 #include "core/drafts/model_drafter.h"
 #include "core/drafts/mtp_drafter.h"
@@ -84,6 +85,11 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
         }
         case DraftKind::mtp:
             return std::make_unique<MtpDrafter>(target, spec.mtp_layer, draft_context(options, target), label);
+        case DraftKind::eagle3: {
+            Eagle3Head head          = load_eagle3_head(eagle3_head_path(spec.model_path), target);
+            model::ContextConfig ctx = draft_context(options, target);
+            return std::make_unique<Eagle3Drafter>(target, std::move(head), ctx, label);
+        }
         case DraftKind::model: {
             model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);
             check_vocab_compatible(target, draft);  // throws VocabMismatch explaining the failed check

@@ -43,6 +43,11 @@ std::vector<int32_t> top_tokens(const std::vector<float>& p, int32_t count) {
 void tree_shape_nodes(const TreeShape& shape, std::vector<int32_t>& parent, std::vector<int32_t>& rank) {
     parent.clear();
     rank.clear();
+    if (shape.dynamic_nodes < 0 || (shape.dynamic_nodes > 0 && (shape.explicit_form() || shape.branching.empty())))
+        throw std::invalid_argument(
+            "TreeShape.dynamic_nodes: a dynamic tree needs branching per depth and a node "
+            "count > 0, got " +
+            std::to_string(shape.dynamic_nodes));
     if (shape.explicit_form()) {
         if (!shape.branching.empty())
             throw std::invalid_argument("TreeShape: give either branching or parent/rank, not both");
@@ -71,10 +76,12 @@ void tree_shape_nodes(const TreeShape& shape, std::vector<int32_t>& parent, std:
             throw std::invalid_argument("TreeShape.branching[" + std::to_string(d) + "] must be >= 1, got " +
                                         std::to_string(shape.branching[d]));
         total += level.size() * static_cast<size_t>(shape.branching[d]);
-        if (total > 65536) throw std::invalid_argument("TreeShape: more than 65536 nodes");
+        if (total > 65536 && shape.dynamic_nodes <= 0) throw std::invalid_argument("TreeShape: more than 65536 nodes");
         std::vector<int32_t> next;
         for (int32_t p : level)
             for (int32_t r = 0; r < shape.branching[d]; ++r) {
+                // A dynamic tree's stand-in: its first dynamic_nodes nodes breadth-first.
+                if (shape.dynamic_nodes > 0 && static_cast<int32_t>(parent.size()) >= shape.dynamic_nodes) break;
                 next.push_back(static_cast<int32_t>(parent.size()));
                 parent.push_back(p);
                 rank.push_back(r);
@@ -277,11 +284,12 @@ DraftTree expand_draft_tree(const std::vector<int32_t>& parent, const std::vecto
             }
         if (!any) continue;
         cancel.throw_if_cancelled();
-        std::vector<int32_t> nodes, toks, depths, slot(size_t(n_nodes), -1);
+        std::vector<int32_t> nodes, parents, toks, depths, slot(size_t(n_nodes), -1);
         for (int32_t i = 0; i < n_nodes; ++i)
             if (need[size_t(i)]) {
                 slot[size_t(i)] = static_cast<int32_t>(nodes.size());
                 nodes.push_back(i);
+                parents.push_back(parent[size_t(i)]);
                 toks.push_back(tree.tokens[size_t(i)]);
                 depths.push_back(depth[size_t(i)]);
             }
@@ -289,7 +297,7 @@ DraftTree expand_draft_tree(const std::vector<int32_t>& parent, const std::vecto
         std::vector<uint8_t> mask(m * m, 0);
         for (size_t r = 0; r < m; ++r)
             for (int32_t a = nodes[r]; a >= 0; a = parent[size_t(a)]) mask[r * m + size_t(slot[size_t(a)])] = 1;
-        if (!evaluate(nodes, toks, depths, mask, logits)) break;  // the deeper nodes stay unfilled
+        if (!evaluate(nodes, parents, toks, depths, mask, logits)) break;  // the deeper nodes stay unfilled
         for (size_t r = 0; r < m; ++r) {
             const int32_t node = nodes[r];
             if (depth[size_t(node)] != d || n_children[size_t(node)] == 0) continue;
@@ -319,6 +327,105 @@ DraftTree expand_draft_tree(const std::vector<int32_t>& parent, const std::vecto
     return tree;
 }
 
+DraftTree expand_dynamic_tree(const std::vector<int32_t>& branching, int32_t n_keep, std::span<const float> root_logits,
+                              const ProposeParams& params, const TreeNodeEval& evaluate, const CancelToken& cancel) {
+    struct Node {
+        int32_t parent, depth, rank, token;
+        float q;
+        double logp;  // log of the path probability
+    };
+    std::vector<Node> all;
+    std::vector<std::vector<float>> dists;  // per node, the distribution its children were drawn from (asked for)
+    std::vector<float> dist, root_dist;
+    const float temp = params.temperature > 0.0f ? params.temperature : 1.0f;
+    // Appends the top-k tokens of `dist` as children of `node` and returns their numbers.
+    auto add_children = [&](int32_t node, int32_t k, int32_t depth, double logp) {
+        std::vector<int32_t> made;
+        const std::vector<int32_t> top = top_tokens(dist, std::min<int32_t>(k, int32_t(dist.size())));
+        for (size_t r = 0; r < top.size(); ++r) {
+            const float q = dist[size_t(top[r])];
+            made.push_back(int32_t(all.size()));
+            all.push_back({node, depth, int32_t(r), top[r], q, logp + std::log(std::max(q, 1e-30f))});
+        }
+        return made;
+    };
+    if (branching.empty() || n_keep <= 0) return {};
+    softmax(root_logits, temp, dist);
+    if (params.want_distributions) root_dist = dist;
+    std::vector<int32_t> frontier = add_children(-1, branching[0], 1, 0.0);
+    auto by_logp                  = [&](int32_t a, int32_t b) {
+        const Node &x = all[size_t(a)], &y = all[size_t(b)];
+        if (x.logp != y.logp) return x.logp > y.logp;
+        return x.depth != y.depth ? x.depth < y.depth : a < b;
+    };
+    std::vector<std::vector<float>> logits;
+    for (size_t d = 1; d < branching.size() && !frontier.empty(); ++d) {
+        // The most probable nodes of the deepest level are expanded, with their ancestors in the pass.
+        std::sort(frontier.begin(), frontier.end(), by_logp);
+        frontier.resize(std::min(frontier.size(), size_t(branching[d])));
+        std::vector<uint8_t> need(all.size(), 0), expand(all.size(), 0);
+        for (int32_t f : frontier) {
+            expand[size_t(f)] = 1;
+            for (int32_t a = f; a >= 0 && !need[size_t(a)]; a = all[size_t(a)].parent) need[size_t(a)] = 1;
+        }
+        cancel.throw_if_cancelled();
+        std::vector<int32_t> nodes, parents, toks, depths, slot(all.size(), -1);
+        for (size_t i = 0; i < all.size(); ++i)
+            if (need[i]) {  // numbers grow with depth: parents come first
+                slot[i] = int32_t(nodes.size());
+                nodes.push_back(int32_t(i));
+                parents.push_back(all[i].parent);
+                toks.push_back(all[i].token);
+                depths.push_back(all[i].depth);
+            }
+        const size_t m = nodes.size();
+        std::vector<uint8_t> mask(m * m, 0);
+        for (size_t r = 0; r < m; ++r)
+            for (int32_t a = nodes[r]; a >= 0; a = all[size_t(a)].parent) mask[r * m + size_t(slot[size_t(a)])] = 1;
+        if (!evaluate(nodes, parents, toks, depths, mask, logits)) break;
+        std::vector<int32_t> next;
+        for (size_t r = 0; r < m; ++r) {
+            const int32_t node = nodes[r];
+            if (!expand[size_t(node)]) continue;
+            softmax(logits[r], temp, dist);
+            if (params.want_distributions) {
+                if (dists.size() <= size_t(node)) dists.resize(size_t(node) + 1);
+                dists[size_t(node)] = dist;
+            }
+            const std::vector<int32_t> made = add_children(node, branching[d], int32_t(d) + 1, all[size_t(node)].logp);
+            next.insert(next.end(), made.begin(), made.end());
+        }
+        frontier.swap(next);
+    }
+
+    // Re-rank: the n_keep most probable paths, in the order they were made (parents first).
+    std::vector<int32_t> order(all.size());
+    for (size_t i = 0; i < all.size(); ++i) order[i] = int32_t(i);
+    std::sort(order.begin(), order.end(), by_logp);
+    std::vector<uint8_t> keep(all.size(), 0);
+    for (size_t i = 0; i < order.size() && i < size_t(n_keep); ++i) keep[size_t(order[i])] = 1;
+    DraftTree tree;
+    tree.root_q_dist = std::move(root_dist);
+    std::vector<int32_t> remap(all.size(), -1), children(all.size(), 0);
+    for (size_t i = 0; i < all.size(); ++i) {
+        const Node& n = all[i];
+        if (!keep[i] || (n.parent >= 0 && remap[size_t(n.parent)] < 0)) continue;
+        remap[i] = tree.size();
+        if (n.parent >= 0) ++children[size_t(n.parent)];
+        tree.tokens.push_back(n.token);
+        tree.parent.push_back(n.parent < 0 ? -1 : remap[size_t(n.parent)]);
+        tree.depth.push_back(n.depth);
+        tree.rank.push_back(n.rank);
+        tree.q.push_back(n.q);
+    }
+    if (params.want_distributions) {  // a node with children keeps the distribution they were drawn from
+        tree.q_dist.assign(size_t(tree.size()), {});
+        for (size_t i = 0; i < all.size(); ++i)
+            if (remap[i] >= 0 && children[i] > 0 && i < dists.size()) tree.q_dist[size_t(remap[i])] = dists[i];
+    }
+    return tree;
+}
+
 DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
     const auto t0 = Clock::now();
     DraftTree tree;
@@ -336,9 +443,10 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
     catch_up(cost);
     // Each evaluation runs after the committed context only; the tree's slots are dropped again afterwards.
     const int32_t n_ctx_tokens = static_cast<int32_t>(m_cached.size());
-    auto evaluate              = [&](const std::vector<int32_t>& nodes, const std::vector<int32_t>& toks,
-                        const std::vector<int32_t>& depths, const std::vector<uint8_t>& mask,
-                        std::vector<std::vector<float>>& logits) {
+    auto evaluate              = [&](const std::vector<int32_t>& nodes, const std::vector<int32_t>&,
+                        const std::vector<int32_t>& toks, const std::vector<int32_t>& depths,
+                        const std::vector<uint8_t>& mask, std::vector<std::vector<float>>& logits) {
+        if (static_cast<int32_t>(nodes.size()) > m_ctx.config().n_batch) return false;
         std::vector<int32_t> pos;
         for (int32_t d : depths) pos.push_back(n_ctx_tokens + d - 1);
         if (pos.back() >= m_ctx.kv().capacity() ||
@@ -350,7 +458,9 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
         for (size_t r = 0; r < nodes.size(); ++r) logits[r].assign(v.row(int32_t(r)).begin(), v.row(int32_t(r)).end());
         return true;
     };
-    tree = expand_draft_tree(parent, rank, m_logits, params, evaluate, cancel);
+    tree = shape.dynamic_nodes > 0
+               ? expand_dynamic_tree(shape.branching, shape.dynamic_nodes, m_logits, params, evaluate, cancel)
+               : expand_draft_tree(parent, rank, m_logits, params, evaluate, cancel);
     m_ctx.kv().truncate(n_ctx_tokens);
     tree.cost         = cost;
     tree.cost.seconds = seconds_since(t0);

@@ -47,7 +47,9 @@ public:
     void collect(std::vector<LevelStats>& levels) const override;
     void reset_stats() override;
     void reset_learned() override { m_inner->reset_learned(); }
-    bool wants_target_hidden() const override { return m_level == 1 && m_inner->wants_target_hidden(); }
+    std::vector<int32_t> target_hidden_layers() const override {
+        return m_level == 1 ? m_inner->target_hidden_layers() : std::vector<int32_t>{};
+    }
 
 private:
     void add(const drafts::DraftCost& c);

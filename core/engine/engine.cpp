@@ -293,7 +293,7 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
     m_drafter->reset_stats();
     st.stats.n_prompt = static_cast<int32_t>(prompt.size());
     // Level-1 self-drafts that read the target's cache see it for this run only (detached however the run ends).
-    if (m_drafter->wants_target_hidden()) st.target.keep_hidden();
+    if (auto layers = m_drafter->target_hidden_layers(); !layers.empty()) st.target.keep_hidden(std::move(layers));
     m_drafter->attach_target_kv(&st.target.kv(), &st.target.cached());
     struct Detach {
         drafts::Drafter& d;

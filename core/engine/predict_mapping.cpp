@@ -68,6 +68,11 @@ ModeledConfig predict_input_of(const SpecConfig& s, const ModelFigures& f) {
                         in.tree = analytic::TreeInput{p, {}, s.tree.node_budget + 1, s.tree.max_depth};
                         m.tree  = analytic::TokenTree{};
                         break;
+                    case TreeKind::dynamic:
+                        note("tree: dynamic (EAGLE-2) trees change every step; modeled as the first " +
+                             std::to_string(s.tree.node_budget) + " nodes of the top-" + std::to_string(s.tree.top_k) +
+                             " tree breadth-first");
+                        [[fallthrough]];
                     case TreeKind::static_shape:
                     case TreeKind::top_k:
                     case TreeKind::chain_second:

@@ -45,8 +45,11 @@ public:
     const model::Model& model() const { return m_ctx.model(); }
     // The cache and the tokens whose K/V it holds, in slot order (what a self-draft reads between passes).
     const model::KvCache& kv() const { return m_ctx.kv(); }
-    // Keep the model's states after its last layer beside the K/V (a multi-token-prediction draft reads them).
-    void keep_hidden() { m_ctx.kv().keep_hidden(m_ctx.model().hparams().n_embd); }
+    // Keep the model's residual stream at `layers` beside the K/V (KvCache::keep_hidden; drafts that read the
+    // target's states ask for them).
+    void keep_hidden(std::vector<int32_t> layers) {
+        m_ctx.kv().keep_hidden(std::move(layers), m_ctx.model().hparams().n_embd);
+    }
     const std::vector<int32_t>& cached() const { return m_cached; }
 
 private:

@@ -35,6 +35,8 @@ const char* tree_kind_name(TreeKind k) {
             return "sequoia";
         case TreeKind::chain_second:
             return "chain_second";
+        case TreeKind::dynamic:
+            return "dynamic";
     }
     return "static";
 }
@@ -110,15 +112,17 @@ void SpecConfig::validate(int32_t n_layer) const {
             fail("levels[" + std::to_string(i) + "]",
                  std::string(levels[i].kind == drafts::DraftKind::maxgram ? "Max-Gram" : "an n-gram drafter") +
                      " has no model to review other drafts: it must be the last level");
-        // An MTP layer drafts from the target's own states: only the level drafting for the target, alone.
-        if (levels[i].kind == drafts::DraftKind::mtp && (i > 0 || levels.size() > 1))
+        // An MTP layer or an EAGLE-3 head drafts from the target's own states: only the level drafting for the
+        // target, alone.
+        if (drafts::reads_target_states(levels[i].kind) && (i > 0 || levels.size() > 1))
             fail("levels[" + std::to_string(i) + "]",
-                 "an MTP draft reads the target's hidden states, so it must be the only draft level");
+                 std::string(levels[i].kind == drafts::DraftKind::mtp ? "an MTP draft" : "an EAGLE-3 head") +
+                     " reads the target's hidden states, so it must be the only draft level");
     }
-    if (levels.front().kind == drafts::DraftKind::mtp && verification == Verification::cats)
-        fail("verification", "CATS's stages draft with the target's first layers, not with an MTP layer");
-    if (levels.front().kind == drafts::DraftKind::mtp && !k_matrix.empty())
-        fail("k_matrix", "an MTP draft is a single level: no horizontal cascade");
+    const bool head = drafts::reads_target_states(levels.front().kind);
+    if (head && verification == Verification::cats)
+        fail("verification", "CATS's stages draft with the target's first layers, not with an MTP or EAGLE-3 head");
+    if (head && !k_matrix.empty()) fail("k_matrix", "an MTP or EAGLE-3 head is a single level: no horizontal cascade");
     const size_t n = levels.size();
     if (k_matrix.empty()) {
         if (gamma.size() != n)
@@ -182,10 +186,12 @@ void SpecConfig::validate(int32_t n_layer) const {
             for (int32_t b : t.branching)
                 if (b < 1 || b > 16) fail("tree.branching", "every entry must be in [1, 16], got " + std::to_string(b));
         }
-        if (t.kind == TreeKind::top_k) {
+        if (t.kind == TreeKind::top_k || t.kind == TreeKind::dynamic) {
             if (t.top_k < 1 || t.top_k > 16) fail("tree.top_k", "must be in [1, 16], got " + std::to_string(t.top_k));
             if (t.depth < 1 || t.depth > 32) fail("tree.depth", "must be in [1, 32], got " + std::to_string(t.depth));
         }
+        if (t.kind == TreeKind::dynamic && (t.node_budget < 1 || t.node_budget > 255))
+            fail("tree.node_budget", "must be in [1, 255], got " + std::to_string(t.node_budget));
         if (t.kind == TreeKind::sequoia) {
             if (t.node_budget < 1 || t.node_budget > 255)
                 fail("tree.node_budget", "must be in [1, 255], got " + std::to_string(t.node_budget));
@@ -367,6 +373,8 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
                 t.kind = TreeKind::sequoia;
             else if (s == "chain_second")
                 t.kind = TreeKind::chain_second;
+            else if (s == "dynamic")
+                t.kind = TreeKind::dynamic;
             else if (s == "cats")
                 throw std::invalid_argument(tw +
                                             ".kind: \"cats\" was renamed \"chain_second\" (a chain plus the draft's "
@@ -374,8 +382,8 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
                                             "is \"verification\": \"cats\" with a \"cats\" section");
             else
                 throw std::invalid_argument(tw +
-                                            ".kind: expected \"static\", \"top_k\", \"sequoia\" or "
-                                            "\"chain_second\", got " +
+                                            ".kind: expected \"static\", \"top_k\", \"sequoia\", "
+                                            "\"chain_second\" or \"dynamic\", got " +
                                             k->dump());
         }
         get(*it, tw, "branching", t.branching);

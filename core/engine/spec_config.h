@@ -28,20 +28,24 @@ enum class Verification { chain, tree, cats };
 enum class LengthMode { truncate, threshold };  // JSON: "truncate", "threshold"
 const char* to_string(LengthMode m);
 // JSON: "static", "top_k", "sequoia", "chain_second" (called "cats" until issue #24; that name now means CATS's
-// three-stage process, Verification::cats)
-enum class TreeKind { static_shape, top_k, sequoia, chain_second };
+// three-stage process, Verification::cats), "dynamic" (EAGLE-2)
+enum class TreeKind { static_shape, top_k, sequoia, chain_second, dynamic };
 
 struct TreeConfig {
     TreeKind kind = TreeKind::static_shape;
     std::vector<int32_t> branching{2, 2, 1};           // static: children of every node at depth d (d = 0: the root)
-    int32_t top_k       = 2;                           // top_k: children per node at every depth
-    int32_t depth       = 3;                           // top_k: draft depth (levels below the root)
-    int32_t node_budget = 16;                          // sequoia: draft nodes, the root not counted
+    int32_t top_k       = 2;                           // top_k, dynamic: children per node at every depth
+    int32_t depth       = 3;                           // top_k, dynamic: draft depth (levels below the root)
+    int32_t node_budget = 16;                          // sequoia, dynamic: draft nodes, the root not counted
     int32_t max_depth   = 8;                           // sequoia: deepest draft level
     std::vector<double> prior{0.6, 0.12, 0.05, 0.03};  // sequoia: acceptance by rank before anything is measured
     int32_t refit_every = 8;  // sequoia: steps between re-fits from the measured acceptance by rank
     // chain_second: the chain length is gamma[0]; each chain position gets one extra rank-1 leaf, the draft's own
     // second choice (a correction guess from the same draft; CATS's correction comes from a deeper verifier).
+    // dynamic: EAGLE-2's tree, grown from the draft's own probabilities each step: at every depth the top_k most
+    // probable nodes are expanded with top_k children each, then the node_budget most probable nodes are verified
+    // (drafts::expand_dynamic_tree). Drafters without probabilities (n-gram, Max-Gram) expand the first
+    // node_budget nodes of the top_k tree breadth-first instead.
     bool operator==(const TreeConfig&) const = default;
 };
 

@@ -2,6 +2,7 @@
 #include "core/engine/tree_shapes.h"
 
 #include "core/analytic/trees.h"
+#include "core/drafts/model_drafter.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -42,6 +43,10 @@ std::vector<double> acceptance_by_rank(const RankCounts& counts, const std::vect
 drafts::TreeShape explicit_shape(const drafts::TreeShape& shape) {
     if (shape.explicit_form()) return shape;
     drafts::TreeShape out;
+    if (shape.dynamic_nodes > 0) {  // its static stand-in (what the verifier must make room for)
+        drafts::tree_shape_nodes(shape, out.parent, out.rank);
+        return out;
+    }
     std::vector<int32_t> frontier{-1};  // nodes at the current depth (-1 = root)
     for (int32_t b : shape.branching) {
         std::vector<int32_t> next;
@@ -77,6 +82,7 @@ drafts::TreeShape trim_shape(const drafts::TreeShape& shape, int32_t max_depth) 
         drafts::TreeShape s = shape;
         if (s.branching.size() > static_cast<size_t>(std::max(0, max_depth)))
             s.branching.resize(size_t(std::max(0, max_depth)));
+        if (s.branching.empty()) s.dynamic_nodes = 0;  // no depth left: no tree
         return s;
     }
     const auto d = depths_of(shape);
@@ -99,6 +105,10 @@ drafts::TreeShape make_tree_shape(const TreeConfig& cfg, int32_t chain, const st
             break;
         case TreeKind::top_k:
             s.branching.assign(static_cast<size_t>(cfg.depth), cfg.top_k);
+            break;
+        case TreeKind::dynamic:
+            s.branching.assign(static_cast<size_t>(cfg.depth), cfg.top_k);
+            s.dynamic_nodes = cfg.node_budget;
             break;
         case TreeKind::chain_second:
             // The draft chain, and under every chain node's parent one extra rank-1 leaf — the draft's second

@@ -2,6 +2,7 @@
 #include "core/export/draft_export.h"
 
 #include "core/drafts/draft_gguf.h"
+#include "core/drafts/eagle3.h"
 #include "core/drafts/self_draft.h"
 
 #include <filesystem>
@@ -21,6 +22,16 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
             throw std::invalid_argument(
                 "an MTP draft is the target's own multi-token-prediction layer, which the target's file already "
                 "holds: there is no separate draft GGUF (llama.cpp: --spec-type draft-mtp)");
+        case drafts::DraftKind::eagle3: {
+            // The head is already a GGUF in llama.cpp's layout: copied beside the target, like a draft model.
+            const std::string src      = drafts::eagle3_head_path(spec_in.model_path);
+            const drafts::Eagle3Head h = drafts::load_eagle3_head(src, target);
+            if (fs::weakly_canonical(src) != fs::weakly_canonical(path))
+                fs::copy_file(src, path, fs::copy_options::overwrite_existing);
+            r.n_layer    = h.block.hparams().n_layer;
+            r.file_bytes = fs::file_size(path);
+            return r;
+        }
         case drafts::DraftKind::maxgram:
         case drafts::DraftKind::ngram:
             throw std::invalid_argument(

@@ -102,16 +102,22 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     const bool statistical        = maxgram || ngram;
     const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
+    const bool eagle3             = p.level1.kind == drafts::DraftKind::eagle3;
     int32_t gamma                 = p.gamma;
 
     if (p.tree) {
-        s.cannot_express.push_back("a fixed token-tree shape (" + p.tree->kind + ", " + std::to_string(p.tree->nodes) +
-                                   " nodes): llama-server verifies chains; the llama-speculative example grows its "
-                                   "tree by --draft-p-split, not by a given shape");
+        s.cannot_express.push_back(
+            (p.tree->kind == "dynamic"
+                 ? "an EAGLE-2 dynamic tree (" + std::to_string(p.tree->nodes) + " nodes, depth " +
+                       std::to_string(p.tree->depth) + ")"
+                 : "a fixed token-tree shape (" + p.tree->kind + ", " + std::to_string(p.tree->nodes) + " nodes)") +
+            ": llama-server verifies chains; the llama-speculative example grows its tree by --draft-p-split, not by "
+            "a given shape");
         gamma = p.tree->depth;
-        s.fallbacks.push_back("the server verifies a chain as deep as the tree (" + std::to_string(gamma) +
-                              " tokens); the one-shot llama-speculative runs a tree of " +
-                              std::to_string(p.tree->root_branching) + " branches (-np)");
+        s.fallbacks.push_back("the server verifies a chain as deep as the tree (" + std::to_string(gamma) + " tokens)" +
+                              (eagle3 ? std::string(", as does the one-shot draft-eagle3")
+                                      : "; the one-shot llama-speculative runs a tree of " +
+                                            std::to_string(p.tree->root_branching) + " branches (-np)"));
     }
     std::vector<std::string> type_flags;
     if (maxgram) {
@@ -141,6 +147,11 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
             "draft-mtp drafts with the target's NextN layer (llama.cpp detects it from blk.{L-1}.nextn.eh_proj); "
             "llama.cpp runs it for the architectures it implements NextN for (GLM-4.5, DeepSeek-V3, Qwen3.5, "
             "MiMo): a llama-architecture file with NextN blocks, as Speculum writes for tests, is not among them");
+    if (eagle3)
+        s.notes.push_back(
+            "draft-eagle3 loads the head (general.architecture eagle3, llama.cpp's convert_hf_to_gguf.py layout) "
+            "with -md and feeds it the target's streams at the head's eagle3.extract_layers; it needs a llama.cpp "
+            "build with EAGLE-3 support (2026); llama.cpp drafts the head as a chain");
     if (!statistical)
         s.notes.push_back(
             "--spec-draft-p-min is always written: llama.cpp's default (0.75 in older builds) would otherwise stop "
@@ -160,6 +171,10 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         for (const auto& f : type_flags) server.push_back(f);
     } else if (mtp) {
         server.push_back("--spec-type draft-mtp");
+        server.push_back(draft_flags);
+    } else if (eagle3) {
+        server.push_back("-md " + shell_quote(s.draft_file));
+        server.push_back("--spec-type draft-eagle3");
         server.push_back(draft_flags);
     } else {
         server.push_back("-md " + shell_quote(s.draft_file));
@@ -184,8 +199,9 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         }
     } else {
         one.push_back("-md " + shell_quote(s.draft_file));
+        if (eagle3) one.push_back("--spec-type draft-eagle3");
         one.push_back(draft_flags);
-        if (p.tree) {
+        if (p.tree && !eagle3) {
             program = "llama-speculative";
             one.push_back("-np " + std::to_string(p.tree->root_branching) + " --draft-p-split 0.1");
         }

@@ -2,7 +2,9 @@
 // rank paths, and the comment block (see snippet_plan.h).
 #include "core/export/snippet_plan.h"
 
+#include "core/drafts/eagle3.h"
 #include "core/engine/tree_shapes.h"
+#include "core/resources.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -29,7 +31,7 @@ std::string describe(const drafts::DraftSpec& d) {
 }
 
 TreePlan tree_plan(const engine::SpecConfig& cfg) {
-    static const char* kinds[] = {"static", "top_k", "sequoia", "chain_second"};
+    static const char* kinds[] = {"static", "top_k", "sequoia", "chain_second", "dynamic"};
     TreePlan t;
     t.kind = kinds[static_cast<int>(cfg.tree.kind)];
     const drafts::TreeShape shape =
@@ -43,6 +45,8 @@ TreePlan tree_plan(const engine::SpecConfig& cfg) {
         t.paths.push_back(std::move(path));
         ++children[size_t(par + 1)];
     }
+    // A dynamic tree grows as deep as its depth; its stand-in (the paths above) is only as deep as its first nodes.
+    if (cfg.tree.kind == engine::TreeKind::dynamic) t.depth = std::max(t.depth, cfg.tree.depth);
     t.nodes          = static_cast<int32_t>(t.paths.size());
     t.root_branching = children[0];
     t.max_branching  = *std::max_element(children.begin(), children.end());
@@ -143,6 +147,13 @@ Plan make_plan(const Manifest& m, const SnippetOptions& o) {
         }
     } else if (d.kind == drafts::DraftKind::model) {
         p.draft_file = d.model_path;
+    } else if (d.kind == drafts::DraftKind::eagle3) {
+        // The head's own GGUF (llama.cpp's EAGLE-3 layout): the engines load it beside the target.
+        try {
+            p.draft_file = drafts::eagle3_head_path(d.model_path);
+        } catch (const std::exception&) {
+            p.draft_file = std::filesystem::path(kBundledEagle3Head).filename().string();
+        }
     }
     if (cfg.verification == engine::Verification::tree) p.tree = tree_plan(cfg);
     if (cfg.verification == engine::Verification::cats)

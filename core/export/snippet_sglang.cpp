@@ -10,10 +10,16 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
+    const bool eagle3             = p.level1.kind == drafts::DraftKind::eagle3;
 
     // SGLang counts the root (the last verified token) in num_draft_tokens: a chain of γ is γ + 1 tokens.
     int32_t steps = p.gamma, topk = 1, draft_tokens = p.gamma + 1;
-    if (p.tree) {
+    if (p.tree && cfg.tree.kind == engine::TreeKind::dynamic) {
+        // EAGLE-2's dynamic tree is SGLang's own: top-k per step, then the best num_draft_tokens - 1 nodes.
+        steps        = cfg.tree.depth;
+        topk         = cfg.tree.top_k;
+        draft_tokens = cfg.tree.node_budget + 1;
+    } else if (p.tree) {
         steps        = p.tree->depth;
         topk         = p.tree->max_branching;
         draft_tokens = p.tree->nodes + 1;
@@ -44,6 +50,15 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
         s.notes.push_back(
             "SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
             "changed between versions: check yours");
+    } else if (eagle3) {
+        args.push_back("--speculative-algorithm EAGLE3");
+        args.push_back("--speculative-draft-model-path " + shell_quote(p.draft_file));
+        args.push_back("--speculative-num-steps " + std::to_string(steps));
+        args.push_back("--speculative-eagle-topk " + std::to_string(topk));
+        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+        s.notes.push_back(
+            "EAGLE3 loads the head as a Hugging Face checkpoint (LlamaForCausalLMEagle3), not as GGUF: give the "
+            "checkpoint the GGUF was converted from");
     } else if (mtp) {
         args.push_back("--speculative-algorithm NEXTN");
         args.push_back("--speculative-num-steps " + std::to_string(steps));

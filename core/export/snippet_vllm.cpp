@@ -10,12 +10,20 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     const bool maxgram            = p.level1.kind == drafts::DraftKind::maxgram;
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
+    const bool eagle3             = p.level1.kind == drafts::DraftKind::eagle3;
     int32_t gamma                 = p.gamma;
 
     if (p.tree && ngram) {
         s.cannot_express.push_back("a token tree: vLLM's n-gram and suffix proposers draft one chain");
         gamma = p.tree->depth;
         s.fallbacks.push_back("a chain as deep as the tree: num_speculative_tokens = " + std::to_string(gamma));
+    } else if (p.tree && eagle3) {
+        gamma = p.tree->depth;
+        if (cfg.tree.kind == engine::TreeKind::dynamic) {
+            s.cannot_express.push_back("EAGLE-2's dynamic tree: vLLM's EAGLE proposers verify a static tree");
+            s.fallbacks.push_back("the dynamic tree's static stand-in as speculative_token_tree (" +
+                                  std::to_string(p.tree->nodes) + " nodes)");
+        }
     } else if (p.tree) {
         s.cannot_express.push_back(
             "a token tree with a separate draft model (speculative_token_tree drives vLLM's "
@@ -41,6 +49,14 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
             s.cannot_express.push_back("Max-Gram's bigram fill after the copied continuation");
             s.fallbacks.push_back("prompt lookup only (method \"ngram\")");
         }
+    } else if (eagle3) {
+        c["method"]                 = "eagle3";
+        c["model"]                  = p.draft_file;
+        c["num_speculative_tokens"] = gamma;
+        if (p.tree) c["speculative_token_tree"] = token_tree_literal(p.tree->paths);
+        s.notes.push_back(
+            "method \"eagle3\" loads the head as a Hugging Face checkpoint (LlamaForCausalLMEagle3): vLLM has no "
+            "GGUF loader for EAGLE-3 heads, so give the checkpoint the GGUF was converted from");
     } else if (mtp) {
         c["method"]                 = "mtp";
         c["num_speculative_tokens"] = gamma;
@@ -91,7 +107,7 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
                                           ", top_p=" + num(sp.top_p) + ", seed=" + std::to_string(sp.seed)) +
                       ")");
     s.config             = c;
-    s.draft_file         = maxgram || ngram || mtp ? "" : p.draft_file;
+    s.draft_file         = maxgram || ngram || mtp ? "" : p.draft_file;  // eagle3: the head
     s.needs_draft_export = p.draft_is_export;
 
     add_comment_block(s.text, p, s, "vLLM");

@@ -170,6 +170,11 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
     if (opts.first_layer > 0 && !opts.hidden_in)
         throw std::invalid_argument("ForwardOptions.hidden_in: required when first_layer > 0 (first_layer " +
                                     std::to_string(opts.first_layer) + ")");
+    if ((hp.n_embd_attn_in > 0) != (opts.attn_in != nullptr))
+        throw std::invalid_argument(hp.n_embd_attn_in > 0
+                                        ? "ForwardOptions.attn_in: required, this model's attention reads " +
+                                              std::to_string(hp.n_embd_attn_in) + " columns (n_embd_attn_in)"
+                                        : std::string("ForwardOptions.attn_in: only for models with n_embd_attn_in"));
     if (opts.cached_slots) {
         int32_t prev = -1;
         for (int32_t s : *opts.cached_slots) {
@@ -399,21 +404,37 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     }
 
     const int32_t last_layer = opts.exit_layer >= 0 ? opts.exit_layer : hp.n_layer - 1;
+    // The cache keeps each token's residual stream at the layers a draft reads when asked (KvCache::keep_hidden):
+    // layer L's row part is the stream entering L (L = n_layer: after the last layer, before the final norm).
+    const std::vector<int32_t>& keep = m_kv.hidden_layers();
+    const bool keeping = m_kv.has_hidden() && m_kv.n_embd_hidden() == static_cast<int64_t>(keep.size()) * e;
+    auto keep_states   = [&](int32_t layer) {
+        for (size_t k = 0; keeping && k < keep.size(); ++k)
+            if (keep[k] == layer)
+                for (int32_t i = 0; i < n; ++i)
+                    std::copy(&m_x[i * e], &m_x[(i + 1) * e], m_kv.hidden(n_past + i) + static_cast<int64_t>(k) * e);
+    };
     for (int32_t il = opts.first_layer; il <= last_layer; ++il) {
         m_cancel.throw_if_cancelled();
         const LayerWeights& L = W.layers[static_cast<size_t>(il)];
+        keep_states(il);
 
         // Attention block. Project the normed stream to q (into scratch) and k, v (straight into this layer's
         // new KV slots n_past.., which are contiguous rows), rotate q and k by position, attend, and add the
         // output projection to the residual.
         if (opts.skip_attn.empty() || !opts.skip_attn[il]) {
-            for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.attn_norm.data(), e, hp.rms_eps);
+            // The attention input: attn_norm of the stream, or the caller's wide rows (an EAGLE-3 layer).
+            const float* xin = opts.attn_in;
+            if (!xin) {
+                for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.attn_norm.data(), e, hp.rms_eps);
+                xin = m_xn.data();
+            }
             float* k_new = m_kv.k(il, n_past);
             float* v_new = m_kv.v(il, n_past);
-            if (opts.observer) opts.observer(il, ActivationSite::attn_in, m_xn.data(), n, e);
-            matmul(m_q.data(), eq, L.wq, m_xn.data(), n);
-            matmul(k_new, ekv, L.wk, m_xn.data(), n);
-            matmul(v_new, ekv, L.wv, m_xn.data(), n);
+            if (opts.observer) opts.observer(il, ActivationSite::attn_in, xin, n, L.wq.cols);
+            matmul(m_q.data(), eq, L.wq, xin, n);
+            matmul(k_new, ekv, L.wk, xin, n);
+            matmul(v_new, ekv, L.wv, xin, n);
             const bool swa         = hp.is_swa(il);
             const float* inv_freq  = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
             const float freq_scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
@@ -472,9 +493,7 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     }
 
     if (opts.hidden_out) std::copy(m_x.begin(), m_x.begin() + static_cast<int64_t>(n) * e, opts.hidden_out);
-    // The cache keeps each token's state after the last layer when asked (a multi-token-prediction draft reads it).
-    if (m_kv.has_hidden() && last_layer == hp.n_layer - 1 && m_kv.n_embd_hidden() == e)
-        for (int32_t i = 0; i < n; ++i) std::copy(&m_x[i * e], &m_x[(i + 1) * e], m_kv.hidden(n_past + i));
+    if (last_layer == hp.n_layer - 1) keep_states(hp.n_layer);
 
     // Output head: final norm and the LM head, only for the tokens whose logits the caller needs
     // (row 0 of m_logits is token logits_first).

@@ -63,6 +63,10 @@ struct ForwardOptions {
                                        // (a multi-token-prediction layer's fused input)
     float* hidden_out = nullptr;       // (n, n_embd): the residual stream after the last layer run, before the
                                        // final norm; filled when given
+    // A model whose first layer reads a wide attention input (Hparams::n_embd_attn_in, an EAGLE-3 layer): the
+    // (n, n_embd_attn_in) rows wq, wk and wv multiply in that layer, instead of attn_norm of the residual stream.
+    // Required for such a model, rejected otherwise.
+    const float* attn_in = nullptr;
     // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
     // truncation in drafts (e.g. attention sinks + a recent window).
     std::optional<std::vector<int32_t>> cached_slots;

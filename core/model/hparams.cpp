@@ -121,6 +121,10 @@ std::vector<uint8_t> swa_layers_of(const GgufFile& f, const std::string& key, in
 Hparams hparams_from_gguf(const GgufFile& f) {
     Hparams h;
     h.arch = f.get_string("general.architecture");
+    if (h.arch == "eagle3")
+        f.fail("general.architecture",
+               "'eagle3' is an EAGLE-3 draft head, not a model: use it as a draft (draft kind \"eagle3\", "
+               "model_path) for the target it was trained for");
     if (!is_supported_architecture(h.arch))
         f.fail("general.architecture",
                "architecture '" + h.arch + "' is not supported (" + supported_architectures() + " are)");

@@ -62,10 +62,15 @@ struct Hparams {
     // rows, and ffn_up holds gate then up (2 n_ff rows) (phi3).
     bool fused_qkv     = false;
     bool fused_gate_up = false;
+    // Columns of wq, wk and wv when they differ from n_embd: an EAGLE-3 draft layer reads [attn_norm(embedding);
+    // hidden_norm(state)], 2 n_embd wide (drafts/eagle3.h), given per pass as ForwardOptions::attn_in. 0 = n_embd.
+    // Only one-layer models set it (the input exists for the first layer run only).
+    int32_t n_embd_attn_in = 0;
 
     int32_t head_dim() const { return n_embd_head > 0 ? n_embd_head : (n_head > 0 ? n_embd / n_head : 0); }
     int32_t n_embd_q() const { return head_dim() * n_head; }  // rows of wq, columns of wo
     int32_t n_embd_kv() const { return head_dim() * n_head_kv; }
+    int32_t attn_in_cols() const { return n_embd_attn_in > 0 ? n_embd_attn_in : n_embd; }  // of wq, wk, wv
     bool is_swa(int32_t il) const {
         return n_swa > 0 && static_cast<size_t>(il) < swa_layers.size() && swa_layers[static_cast<size_t>(il)];
     }

@@ -66,11 +66,18 @@ void KvCache::compact(int32_t n_prefix, const std::vector<int32_t>& keep) {
     m_size = n_prefix + static_cast<int32_t>(keep.size());
 }
 
-void KvCache::keep_hidden(int32_t n_embd) {
+void KvCache::keep_hidden(std::vector<int32_t> layers, int32_t n_embd) {
     if (n_embd <= 0) throw std::invalid_argument("KvCache::keep_hidden: n_embd must be positive");
-    if (m_n_embd_hidden == n_embd) return;
-    m_n_embd_hidden = n_embd;
-    m_hidden.assign(size_t(m_n_ctx) * size_t(n_embd), 0.0f);
+    if (layers.empty()) throw std::invalid_argument("KvCache::keep_hidden: no layers");
+    for (int32_t l : layers)
+        if (l < 0 || l > m_n_layer)
+            throw std::invalid_argument("KvCache::keep_hidden: layer " + std::to_string(l) + " outside [0, " +
+                                        std::to_string(m_n_layer) + "]");
+    const int32_t width = int32_t(layers.size()) * n_embd;
+    if (m_hidden_layers == layers && m_n_embd_hidden == width) return;
+    m_hidden_layers = std::move(layers);
+    m_n_embd_hidden = width;
+    m_hidden.assign(size_t(m_n_ctx) * size_t(width), 0.0f);
 }
 
 }  // namespace speculum::model

@@ -39,12 +39,16 @@ public:
     // path of a verified token tree becomes ordinary cache entries (its keys already carry the path positions).
     void compact(int32_t n_prefix, const std::vector<int32_t>& keep);
 
-    // The model's state after its last layer (before the final norm) per slot, kept alongside the K/V when asked:
-    // a multi-token-prediction draft reads the target's states (drafts/mtp_drafter.h). Allocates n_ctx x n_embd
-    // floats once; truncate and compact keep the rows with their slots.
-    void keep_hidden(int32_t n_embd);
+    // The model's residual stream at some layers per slot, kept alongside the K/V when asked: drafts that read the
+    // target's states (a multi-token-prediction layer reads the state after the last layer, an EAGLE-3 head the
+    // states entering three layers; drafts/mtp_drafter.h, drafts/eagle3_drafter.h). `layers` are in [0, n_layer]:
+    // L < n_layer is the stream entering layer L, L = n_layer the state after the last layer (before the final
+    // norm). A slot's row holds them in the order given, n_embd floats each. Allocates n_ctx rows once (again
+    // when the layers change); truncate and compact keep the rows with their slots.
+    void keep_hidden(std::vector<int32_t> layers, int32_t n_embd);
     bool has_hidden() const { return m_n_embd_hidden > 0; }
-    int32_t n_embd_hidden() const { return m_n_embd_hidden; }
+    const std::vector<int32_t>& hidden_layers() const { return m_hidden_layers; }
+    int32_t n_embd_hidden() const { return m_n_embd_hidden; }  // floats per slot: layers x n_embd
     float* hidden(int32_t slot) { return m_hidden.data() + size_t(slot) * size_t(m_n_embd_hidden); }
     const float* hidden(int32_t slot) const { return m_hidden.data() + size_t(slot) * size_t(m_n_embd_hidden); }
 
@@ -65,6 +69,7 @@ private:
     std::vector<float> m_k;  // (n_layer, n_ctx, n_embd_kv)
     std::vector<float> m_v;  // (n_layer, n_ctx, n_embd_kv)
     int32_t m_n_embd_hidden = 0;
+    std::vector<int32_t> m_hidden_layers;
     std::vector<float> m_hidden;  // (n_ctx, n_embd_hidden) when kept
 };
 

@@ -201,6 +201,10 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
         throw std::invalid_argument(name + ": swa_layers has " + std::to_string(hp.swa_layers.size()) +
                                     " entries for " + std::to_string(hp.n_layer) + " layers");
     const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff, nv = hp.n_vocab;
+    const int64_t ein = hp.attn_in_cols();
+    if (hp.n_embd_attn_in != 0 && (hp.n_embd_attn_in < 0 || hp.n_layer != 1 || hp.n_nextn != 0))
+        throw std::invalid_argument(name + ": n_embd_attn_in " + std::to_string(hp.n_embd_attn_in) +
+                                    " (a wide attention input) needs a positive width and exactly one layer");
     check_view(w.token_embd, nv, e, "token_embd.weight", name);
     if (w.token_embd.compact)  // looked up a row at a time: a compact view has no dense rows to look up
         throw std::invalid_argument(name + ": token_embd.weight: a compact matrix cannot be the embedding table");
@@ -217,9 +221,9 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
                                     std::to_string(hp.n_layer));
     auto check_layer = [&](const LayerWeights& L, const std::string& p) {
         check_vector(L.attn_norm, e, p + "attn_norm.weight", name);
-        check_view(L.wq, eq, e, p + "attn_q.weight", name);
-        check_view(L.wk, ekv, e, p + "attn_k.weight", name);
-        check_view(L.wv, ekv, e, p + "attn_v.weight", name);
+        check_view(L.wq, eq, ein, p + "attn_q.weight", name);
+        check_view(L.wk, ekv, ein, p + "attn_k.weight", name);
+        check_view(L.wv, ekv, ein, p + "attn_v.weight", name);
         check_view(L.wo, e, eq, p + "attn_output.weight", name);
         if (hp.qkv_bias) {
             check_vector(L.bq, eq, p + "attn_q.bias", name);

@@ -11,9 +11,14 @@ TEST(CliModels, ListsBundledModelsAndDatasets) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     ASSERT_TRUE(j.contains("models"));
-    bool target = false, draft = false;
+    bool target = false, draft = false, head = false;
     for (const auto& m : j["models"]) {
         EXPECT_FALSE(m.contains("error")) << m.dump();
+        if (m["role"] == "the default target's EAGLE-3 head") {
+            head = true;
+            EXPECT_EQ(m["arch"], "eagle3");
+            EXPECT_EQ(m["extract_layers"].size(), 3u);
+        }
         if (m["role"] == "default target") {
             target = true;
             EXPECT_GE(m["layers"].get<int>(), 8);
@@ -22,6 +27,7 @@ TEST(CliModels, ListsBundledModelsAndDatasets) {
     }
     EXPECT_TRUE(target);
     EXPECT_TRUE(draft);
+    EXPECT_TRUE(head);
     ASSERT_GE(j["datasets"].size(), 5u);
     for (const auto& d : j["datasets"]) {
         EXPECT_GE(d["prompts"].get<int>(), 40) << d.dump();

@@ -61,5 +61,6 @@ TEST(Sha256, ModelCardMatchesBundledModels) {
         EXPECT_EQ(prefix.size(), 16u) << file;
         ++rows;
     }
-    EXPECT_EQ(rows, 3) << "expected the target, the mid-level draft and the small draft in the card's file table";
+    EXPECT_EQ(rows, 4) << "expected the target, the mid-level draft, the small draft and the target's EAGLE-3 head "
+                          "in the card's file table";
 }

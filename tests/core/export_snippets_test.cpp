@@ -137,6 +137,22 @@ void check_golden(const std::string& name, const exporting::Manifest& m) {
     }
 }
 
+// An EAGLE-3 head with EAGLE-2's dynamic tree.
+exporting::Manifest eagle3_dynamic() {
+    exporting::Manifest m = base("eagle3 dynamic tree");
+    drafts::DraftSpec d;
+    d.kind                    = drafts::DraftKind::eagle3;
+    d.model_path              = "/models/target-eagle3.gguf";
+    m.config.levels           = {d};
+    m.config.gamma            = {4};
+    m.config.verification     = engine::Verification::tree;
+    m.config.tree.kind        = engine::TreeKind::dynamic;
+    m.config.tree.top_k       = 3;
+    m.config.tree.depth       = 4;
+    m.config.tree.node_budget = 10;
+    return m;
+}
+
 }  // namespace
 
 TEST(EngineSnippets, GoldenFiles) {
@@ -146,6 +162,30 @@ TEST(EngineSnippets, GoldenFiles) {
     check_golden("maxgram", maxgram());
     check_golden("ngram_k4v", ngram_k4v());
     check_golden("suffix_tree", suffix_tree());
+    check_golden("eagle3_dynamic", eagle3_dynamic());
+}
+
+// An EAGLE-3 head: the head's file as the draft; each engine's EAGLE-3 method; SGLang's tree is EAGLE-2's own.
+TEST(EngineSnippets, Eagle3HeadsUseEachEnginesEagle3Method) {
+    const exporting::Manifest m = eagle3_dynamic();
+    const auto l                = exporting::make_snippet(Engine::llama_cpp, m, options());
+    EXPECT_EQ(l.draft_file, "/models/target-eagle3.gguf");
+    EXPECT_NE(l.text.find("-md /models/target-eagle3.gguf"), std::string::npos) << l.text;
+    EXPECT_NE(l.text.find("--spec-type draft-eagle3"), std::string::npos) << l.text;
+    const auto v = exporting::make_snippet(Engine::vllm, m, options());
+    EXPECT_EQ(v.config.value("method", ""), "eagle3");
+    EXPECT_EQ(v.config.value("model", ""), "/models/target-eagle3.gguf");
+    EXPECT_TRUE(v.config.contains("speculative_token_tree"));
+    bool said = false;
+    for (const auto& c : v.cannot_express) said |= c.find("dynamic tree") != std::string::npos;
+    EXPECT_TRUE(said) << "vLLM verifies a static tree: said";
+    const auto g = exporting::make_snippet(Engine::sglang, m, options());
+    EXPECT_NE(g.text.find("--speculative-algorithm EAGLE3"), std::string::npos) << g.text;
+    EXPECT_NE(g.text.find("--speculative-num-steps 4"), std::string::npos);
+    EXPECT_NE(g.text.find("--speculative-eagle-topk 3"), std::string::npos);
+    EXPECT_NE(g.text.find("--speculative-num-draft-tokens 11"), std::string::npos);
+    EXPECT_TRUE(g.cannot_express.empty() || g.text.find("a fixed tree shape") == std::string::npos)
+        << "a dynamic tree is SGLang's own";
 }
 
 // A target's own MTP layer: no draft file; each engine's MTP drafting.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Measures the statistical drafters (draft kind "ngram", issue #28) and Max-Gram on the bundled target: for each
+"""Measures the drafting families of issue #28 (the statistical drafters, draft kind "ngram"; Max-Gram; the bundled
+small draft; the bundled EAGLE-3 head, as a chain and a dynamic tree) on the bundled target: for each
 drafter and prompt suite, tokens per target pass / accepted share of drafted tokens / speedup over plain decoding
 (each prompt's speculative run and its baseline back to back, as `speculum-cli run` measures). Development tool:
 run it on a quiet machine from the repository root after building, e.g.
@@ -36,6 +37,9 @@ DRAFTERS = [
     ("suffix (alpha 2)", ngram("suffix", suffix_spec_factor=2.0)),
     ("max-gram", {"kind": "maxgram"}),
     ("bundled small draft (model)", {"kind": "model", "model_path": "resources/models/speculum-draft-f16.gguf"}),
+    ("EAGLE-3 head (chain)", {"kind": "eagle3"}),
+    ("EAGLE-3 head (dynamic tree 3x4, 8 nodes)", {"kind": "eagle3"},
+     {"verification": "tree", "tree": {"kind": "dynamic", "top_k": 3, "depth": 4, "node_budget": 8}}),
 ]
 SUITES = ["copy_from_context", "code_completion", "prose_continuation", "structured_lists"]
 
@@ -51,12 +55,13 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         cfg_path, rep_path = os.path.join(tmp, "c.json"), os.path.join(tmp, "r.json")
-        for name, level in DRAFTERS:
+        for name, level, *extra in DRAFTERS:
             if a.only and a.only not in name:
                 continue
             row = [name]
             for suite in SUITES:
                 cfg = {"levels": [level], "gamma": [a.gamma], "max_new_tokens": a.tokens, "baseline": True}
+                cfg.update(extra[0] if extra else {})
                 with open(cfg_path, "w") as f:
                     json.dump(cfg, f)
                 r = subprocess.run([cli, "run", "--config", cfg_path, "--dataset", f"datasets/{suite}.jsonl",

@@ -102,6 +102,13 @@ def main():
     for k, name, gguf, wtype in MODELS:
         w("| `%s` | %d | `%s` | %d | matrices %s, norms F32 | %s |" % (
             gguf, exp[k]["bytes"], exp[k]["sha256"][:16] + "...", met[k]["n_params"], wtype.upper(), roles[k]))
+    head = os.path.join(ROOT, "resources", "models", "speculum-target-eagle3-f16.gguf")
+    head_metrics = os.path.join(RUNS, "eagle3.metrics.json")
+    eagle3 = os.path.exists(head) and os.path.exists(head_metrics)
+    if eagle3:  # the EAGLE-3 head (train_eagle3.py)
+        import train_eagle3
+        w(train_eagle3.card_row(head, load("eagle3.metrics.json")))
+        total_mb += os.path.getsize(head) / 1e6
     w("")
     w("Total %.1f MB (limit 160 MB). `reference_tokens.json` holds tokenizer cases and greedy continuations "
       "computed by the independent numpy forward pass (`tools/train/ref_forward.py`) over these exact files, for "
@@ -309,6 +316,8 @@ def main():
                 w(s[k])
                 w("```")
             w("")
+    if eagle3:
+        L.extend(train_eagle3.card_section(load("eagle3.metrics.json")))
     w("## Licence")
     w("")
     w("The weights are a product of this project's training code on public-domain (KJV, SQLite documentation), "

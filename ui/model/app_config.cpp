@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -19,6 +20,9 @@ std::string fmt(const char* f, double v) {
 
 LevelAssumption assumed_for(drafts::DraftKind k) {
     if (drafts::is_statistical(k)) return {0.5, 0.0};  // statistical: no forward pass
+    // A one-layer head over a many-layer target reads about an eighth of its bytes (the bundled EAGLE-3 head:
+    // 0.13, speculum-cli draft); a run replaces the assumption with the measured c.
+    if (drafts::reads_target_states(k)) return {0.6, 0.12};
     return {};
 }
 }  // namespace
@@ -114,6 +118,8 @@ TreeMode tree_mode(const AppConfig& cfg) {
             return cfg.prefs.tree_prior_measured ? TreeMode::optimal_measured : TreeMode::budget;
         case engine::TreeKind::chain_second:
             return TreeMode::chain_second;
+        case engine::TreeKind::dynamic:
+            return TreeMode::dynamic;
     }
     return TreeMode::chain;
 }
@@ -135,6 +141,9 @@ void set_tree_mode(AppConfig& cfg, TreeMode m) {
             break;
         case TreeMode::chain_second:
             s.tree.kind = engine::TreeKind::chain_second;
+            break;
+        case TreeMode::dynamic:
+            s.tree.kind = engine::TreeKind::dynamic;
             break;
         case TreeMode::chain:
         case TreeMode::cats:
@@ -248,6 +257,8 @@ const char* tree_mode_name(TreeMode m) {
             return "optimal for the measured acceptance";
         case TreeMode::chain_second:
             return "chain + second choices";
+        case TreeMode::dynamic:
+            return "dynamic (EAGLE-2)";
         case TreeMode::cats:
             return "CATS (three stages)";
     }
@@ -266,6 +277,8 @@ const char* draft_kind_name(drafts::DraftKind k) {
             return "n-gram / suffix";
         case drafts::DraftKind::mtp:
             return "MTP head (the target's)";
+        case drafts::DraftKind::eagle3:
+            return "EAGLE-3 head";
     }
     return "?";
 }
@@ -275,6 +288,9 @@ std::string describe_draft(const drafts::DraftSpec& d) {
     if (d.kind == drafts::DraftKind::maxgram) return "Max-Gram";
     if (d.kind == drafts::DraftKind::ngram) return d.ngram.describe();
     if (d.kind == drafts::DraftKind::mtp) return "MTP layer " + std::to_string(d.mtp_layer);
+    if (d.kind == drafts::DraftKind::eagle3)
+        return "EAGLE-3 " + (d.model_path.empty() ? std::string("(bundled head)")
+                                                  : std::filesystem::path(d.model_path).filename().string());
     if (d.kind == drafts::DraftKind::model)
         return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path);
     std::string s;

@@ -77,7 +77,7 @@ void validate_app_spec(const engine::SpecConfig& spec);
 void normalize(AppConfig& cfg);
 
 // How the editor shows spec.verification and spec.tree, and the change of shape from the editor's combo.
-enum class TreeMode { chain, branching, top_k, budget, optimal_measured, chain_second, cats };
+enum class TreeMode { chain, branching, top_k, budget, optimal_measured, chain_second, dynamic, cats };
 TreeMode tree_mode(const AppConfig& cfg);
 void set_tree_mode(AppConfig& cfg, TreeMode m);  // cats is not offered (it replaces level 1); ignored
 

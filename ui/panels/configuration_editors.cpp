@@ -23,7 +23,8 @@ bool edit_tree(AppConfig& cfg) {
         return false;
     }
     constexpr TreeMode kModes[] = {TreeMode::chain,  TreeMode::branching,        TreeMode::top_k,
-                                   TreeMode::budget, TreeMode::optimal_measured, TreeMode::chain_second};
+                                   TreeMode::budget, TreeMode::optimal_measured, TreeMode::chain_second,
+                                   TreeMode::dynamic};
     const char* names[std::size(kModes)];
     int mode = 0;
     for (size_t i = 0; i < std::size(kModes); ++i) {
@@ -69,6 +70,16 @@ bool edit_tree(AppConfig& cfg) {
                 "measured, the rank acceptance below is used.");
     } else if (m == TreeMode::chain_second) {
         ImGui::TextWrapped("The chain of gamma tokens, each with the draft's second choice as an extra leaf.");
+    } else if (m == TreeMode::dynamic) {
+        changed |= ImGui::SliderInt("expanded per depth", &tree.top_k, 1, 8);
+        help_marker(
+            "EAGLE-2: at every depth the most probable nodes (by the product of the draft's probabilities "
+            "along their path) are expanded, each with this many children.");
+        changed |= ImGui::SliderInt("depth", &tree.depth, 1, 12);
+        changed |= ImGui::SliderInt("draft nodes", &tree.node_budget, 1, 127);
+        help_marker(
+            "The most probable draft nodes kept for verification, the root not counted. Drafters without "
+            "probabilities (n-gram, Max-Gram) verify the first nodes of the top-k tree breadth-first.");
     }
     if (m != TreeMode::chain) {
         ImGui::TextWrapped("acceptance by sibling rank (Sequoia's prior):");

@@ -40,9 +40,9 @@ bool edit_skip_set(const char* label, std::vector<int32_t>& layers, int n_layer)
 bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     bool changed        = false;
     int kind            = int(d.kind);
-    const char* kinds[] = {draft_kind_name(drafts::DraftKind::self), draft_kind_name(drafts::DraftKind::model),
+    const char* kinds[] = {draft_kind_name(drafts::DraftKind::self),    draft_kind_name(drafts::DraftKind::model),
                            draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram),
-                           draft_kind_name(drafts::DraftKind::mtp)};
+                           draft_kind_name(drafts::DraftKind::mtp),     draft_kind_name(drafts::DraftKind::eagle3)};
     if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) d.kind = drafts::DraftKind(kind), changed = true;
     if (d.kind == drafts::DraftKind::model) {
         char buf[512];
@@ -53,6 +53,16 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         return changed;
     }
     if (d.kind == drafts::DraftKind::ngram) return edit_ngram(d.ngram) || changed;
+    if (d.kind == drafts::DraftKind::eagle3) {
+        char buf[512];
+        std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
+        if (ImGui::InputText("head GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
+            d.model_path = buf, changed = true;
+        help_marker(
+            "An EAGLE-3 head (llama.cpp's eagle3 GGUF layout) trained for this target: it reads the target's "
+            "hidden states at three layers. Empty = the bundled target's head.");
+        return changed;
+    }
     if (d.kind == drafts::DraftKind::mtp) {
         text_disabled_wrapped(
             "The target's own multi-token-prediction layer drafts (GGUF nextn_predict_layers): no separate "
