@@ -5,9 +5,10 @@ drafter and prompt suite, tokens per target pass / accepted share of drafted tok
 (each prompt's speculative run and its baseline back to back, as `speculum-cli run` measures). Development tool:
 run it on a quiet machine from the repository root after building, e.g.
 
-    python3 tools/perf/ngram_drafters.py --gamma 4 [--build build] [--tokens 48] [--only TEXT]
+    python3 tools/perf/ngram_drafters.py --gamma 4 [--build build] [--tokens 48] [--prompts 16] [--only TEXT]
 
-It prints one row per drafter as it goes, then a Markdown table (docs/performance.md)."""
+Each cell: tokens per target pass / accepted share of the drafted tokens / c (one draft call over one target
+step, measured) / speedup. It prints one row per drafter as it goes, then a Markdown table (docs/performance.md)."""
 import argparse
 import json
 import os
@@ -48,6 +49,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gamma", type=int, default=4)
     ap.add_argument("--tokens", type=int, default=48)
+    ap.add_argument("--prompts", type=int, default=16, help="prompts of each suite (the config's max_prompts)")
     ap.add_argument("--build", default="build")
     ap.add_argument("--only", default="", help="measure only the drafters whose name contains this text")
     a = ap.parse_args()
@@ -60,7 +62,8 @@ def main():
                 continue
             row = [name]
             for suite in SUITES:
-                cfg = {"levels": [level], "gamma": [a.gamma], "max_new_tokens": a.tokens, "baseline": True}
+                cfg = {"levels": [level], "gamma": [a.gamma], "max_new_tokens": a.tokens, "baseline": True,
+                       "max_prompts": a.prompts}
                 cfg.update(extra[0] if extra else {})
                 with open(cfg_path, "w") as f:
                     json.dump(cfg, f)
@@ -73,7 +76,8 @@ def main():
                 with open(rep_path) as f:
                     t = json.load(f)["total"]
                 accepted = t["n_accepted"] / max(1, t["n_drafted"])
-                row.append(f'{t["n_generated"] / t["n_steps"]:.2f} / {accepted:.2f} / {t["speedup"]:.2f}x')
+                c = t["levels"][1]["cost_ratio"] if len(t["levels"]) > 1 else 0.0
+                row.append(f'{t["n_generated"] / t["n_steps"]:.2f} / {accepted:.2f} / {c:.2f} / {t["speedup"]:.2f}x')
             rows.append(row)
             print(" | ".join(row), flush=True)
     print("\n| drafter (gamma %d) | %s |" % (a.gamma, " | ".join(SUITES)))
