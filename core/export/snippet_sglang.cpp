@@ -36,6 +36,14 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
         s.fallbacks.push_back("full-length drafts of " + std::to_string(steps) + " steps");
     }
     std::vector<std::string> args{"--model-path " + shell_quote(p.target)};
+    // SGLang's EAGLE worker runs every neural draft: the algorithm, the draft file (none for NEXTN), the tree.
+    auto eagle_worker = [&](const char* algorithm, bool draft_file) {
+        args.push_back(std::string("--speculative-algorithm ") + algorithm);
+        if (draft_file) args.push_back("--speculative-draft-model-path " + shell_quote(p.draft_file));
+        args.push_back("--speculative-num-steps " + std::to_string(steps));
+        args.push_back("--speculative-eagle-topk " + std::to_string(topk));
+        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+    };
     if (maxgram) {
         const auto& mg = p.level1.maxgram;
         args.push_back("--speculative-algorithm NGRAM");
@@ -51,19 +59,12 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
             "SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
             "changed between versions: check yours");
     } else if (eagle3) {
-        args.push_back("--speculative-algorithm EAGLE3");
-        args.push_back("--speculative-draft-model-path " + shell_quote(p.draft_file));
-        args.push_back("--speculative-num-steps " + std::to_string(steps));
-        args.push_back("--speculative-eagle-topk " + std::to_string(topk));
-        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+        eagle_worker("EAGLE3", true);
         s.notes.push_back(
             "EAGLE3 loads the head as a Hugging Face checkpoint (LlamaForCausalLMEagle3), not as GGUF: give the "
             "checkpoint the GGUF was converted from");
     } else if (mtp) {
-        args.push_back("--speculative-algorithm NEXTN");
-        args.push_back("--speculative-num-steps " + std::to_string(steps));
-        args.push_back("--speculative-eagle-topk " + std::to_string(topk));
-        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+        eagle_worker("NEXTN", false);
         s.notes.push_back("NEXTN drafts with the model's own MTP layer (SGLang runs it through its EAGLE worker)");
     } else if (ngram) {
         const drafts::NgramSpec& n = p.level1.ngram;
@@ -87,11 +88,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
             "SGLang's NGRAM drafting runs on CUDA only; its flag names (speculative_ngram_*) have "
             "changed between versions: check yours");
     } else {
-        args.push_back("--speculative-algorithm STANDALONE");
-        args.push_back("--speculative-draft-model-path " + shell_quote(p.draft_file));
-        args.push_back("--speculative-num-steps " + std::to_string(steps));
-        args.push_back("--speculative-eagle-topk " + std::to_string(topk));
-        args.push_back("--speculative-num-draft-tokens " + std::to_string(draft_tokens));
+        eagle_worker("STANDALONE", true);
     }
     s.notes.push_back(
         "SGLang reads GGUF files (the target and the draft) only where its GGUF loader supports the "

@@ -304,18 +304,22 @@ TEST(Eagle3Drafter, MakeDrafterLoadsTheHeadAndCountsItsCost) {
     EXPECT_THROW(drafts::make_drafter(s, target, o), std::exception);
 }
 
-TEST(Eagle3Drafter, MustBeTheOnlyLevel) {
-    engine::SpecConfig c = lossless_config(3);
-    drafts::DraftSpec m, g;
-    m.kind   = drafts::DraftKind::eagle3;
-    g.kind   = drafts::DraftKind::maxgram;
-    c.levels = {m, g};
-    c.gamma  = {3, 4};
-    EXPECT_THROW(c.validate(4), std::invalid_argument);
-    c.levels       = {m};
-    c.gamma        = {3};
-    c.verification = engine::Verification::cats;
-    EXPECT_THROW(c.validate(4), std::invalid_argument);
+// MTP layers and EAGLE-3 heads read the target's states: one level, drafting for the target, and not CATS.
+TEST(Eagle3Drafter, HeadsThatReadTheTargetsStatesMustBeTheOnlyLevel) {
+    for (drafts::DraftKind kind : {drafts::DraftKind::mtp, drafts::DraftKind::eagle3}) {
+        SCOPED_TRACE(drafts::to_string(kind));
+        engine::SpecConfig c = lossless_config(3);
+        drafts::DraftSpec m, g;
+        m.kind   = kind;
+        g.kind   = drafts::DraftKind::maxgram;
+        c.levels = {m, g};
+        c.gamma  = {3, 4};
+        EXPECT_THROW(c.validate(4), std::invalid_argument);
+        c.levels       = {m};
+        c.gamma        = {3};
+        c.verification = engine::Verification::cats;
+        EXPECT_THROW(c.validate(4), std::invalid_argument);
+    }
 }
 
 // A fixed draft distribution at every node (0.5, 0.3, 0.2, 0, ...): path probabilities are products, so the

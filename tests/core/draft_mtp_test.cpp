@@ -190,19 +190,5 @@ TEST(MtpDrafter, GreedyRunsAreLosslessAndAnEchoHeadIsAccepted) {
     }
 }
 
-TEST(MtpDrafter, MustBeTheOnlyLevel) {
-    engine::SpecConfig c = lossless_config(3);
-    drafts::DraftSpec m, g;
-    m.kind   = drafts::DraftKind::mtp;
-    g.kind   = drafts::DraftKind::maxgram;
-    c.levels = {m, g};
-    c.gamma  = {3, 4};
-    EXPECT_THROW(c.validate(4), std::invalid_argument);
-    c.levels       = {m};
-    c.gamma        = {3};
-    c.verification = engine::Verification::cats;
-    EXPECT_THROW(c.validate(4), std::invalid_argument);
-}
-
 }  // namespace
 }  // namespace speculum::test

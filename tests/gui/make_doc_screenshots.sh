@@ -37,5 +37,12 @@ ngram=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/cop
        --set '/levels/0={"kind":"ngram","ngram":{"method":"suffix"}}' --set /gamma/0=4)
 shot panel_configuration_ngram.png 520x330 "${ngram[@]}" --panel Configuration
 shot panel_speedup_ngram.png 640x400 "${ngram[@]}" --panel Speedup
+# The bundled target's EAGLE-3 head (draft kind "eagle3", issue #28): its editor, and what it measured as a chain of
+# 3 on the prose suite.
+eagle3=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/prose_continuation.jsonl
+        --set profile=rtx4090 --set measure_prompts=4 --set measure_tokens=48 --exit-when-measured
+        --set '/levels/0={"kind":"eagle3"}' --set /gamma/0=3)
+shot panel_configuration_eagle3.png 520x200 "${eagle3[@]}" --panel Configuration
+shot panel_speedup_eagle3.png 640x400 "${eagle3[@]}" --panel Speedup
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"
