@@ -141,7 +141,8 @@ int cmd_draft(int argc, char** argv) {
               {});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
-            "Build a draft from a spec (self-draft transforms, a separate model or Max-Gram) "
+            "Build a draft from a spec (self-draft transforms, a separate model, Max-Gram, an MTP layer or an "
+            "EAGLE-3 head) "
             "against a target, and print its description, build time, bit accounting and bytes "
             "per forward. Figures without a compact kernel are labelled \"modeled\".");
         return 0;

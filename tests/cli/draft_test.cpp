@@ -49,6 +49,20 @@ TEST(CliDraft, PrintsAccountingWithModeledLabels) {
     EXPECT_NE(m.out.find("draft weights: 4.2500 bits/element (real)"), std::string::npos) << m.out;
 }
 
+// An EAGLE-3 head (the bundled target's): its own bytes, the modeled memory-bound c, and a head for another target
+// refused by name.
+TEST(CliDraft, AccountsAnEagle3HeadAndRefusesOneForAnotherTarget) {
+    auto r = run_cli({"draft", "--spec", R"({"kind": "eagle3"})"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("draft: eagle3 (bundled head)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("note: EAGLE-3 head"), std::string::npos) << r.out;
+    const size_t c = r.out.find("c (memory-bound: draft bytes per forward / target bytes per forward): 0.1");
+    EXPECT_NE(c, std::string::npos) << "the 9 MB head against the 68 MB target: c 0.13\n" << r.out;
+    auto bad = run_cli({"draft", "-m", tiny_target(), "--spec", R"({"kind": "eagle3"})"});
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("eagle3.extract_layers: layer 5 outside the target's [0, 3]"), std::string::npos) << bad.err;
+}
+
 TEST(CliDraft, SavesAnEarlyExitDraftThatLoads) {
     const std::string out = (speculum::test::tmp_dir() / "cli_draft_exit.gguf").string();
     auto r                = run_cli(
