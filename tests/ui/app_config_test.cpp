@@ -179,3 +179,21 @@ TEST(AppConfigSet, ModeledKeysAndTreeShapes) {
     EXPECT_EQ(c.spec.tree.node_budget, 11);
     EXPECT_NE(ui::set_config_value(c, "tree", "forest"), "");
 }
+
+// A level's kind gives its starting assumption: statistical drafters cost nothing, heads about an eighth of the
+// target, models the default.
+TEST(AppConfig, EachDraftKindStartsFromItsOwnAssumedCost) {
+    using speculum::drafts::DraftKind;
+    EXPECT_EQ(speculum::ui::default_assumption(DraftKind::ngram).c, 0.0);
+    EXPECT_EQ(speculum::ui::default_assumption(DraftKind::maxgram).c, 0.0);
+    EXPECT_DOUBLE_EQ(speculum::ui::default_assumption(DraftKind::eagle3).c, 0.12);
+    EXPECT_DOUBLE_EQ(speculum::ui::default_assumption(DraftKind::mtp).c, 0.12);
+    EXPECT_EQ(speculum::ui::default_assumption(DraftKind::model), speculum::ui::LevelAssumption{});
+    speculum::ui::AppConfig c;
+    c.spec.levels.push_back(c.spec.levels.front());
+    c.spec.levels.back().kind = DraftKind::ngram;
+    c.spec.gamma.push_back(2);
+    speculum::ui::normalize(c);
+    ASSERT_EQ(c.modeled.levels.size(), 2u);
+    EXPECT_EQ(c.modeled.levels[1].c, 0.0) << "a new statistical level assumes no cost";
+}

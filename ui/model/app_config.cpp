@@ -18,14 +18,15 @@ std::string fmt(const char* f, double v) {
     return buf;
 }
 
-LevelAssumption assumed_for(drafts::DraftKind k) {
+}  // namespace
+
+LevelAssumption default_assumption(drafts::DraftKind k) {
     if (drafts::is_statistical(k)) return {0.5, 0.0};  // statistical: no forward pass
     // A one-layer head over a many-layer target reads about an eighth of its bytes (the bundled EAGLE-3 head:
     // 0.13, speculum-cli draft); a run replaces the assumption with the measured c.
     if (drafts::reads_target_states(k)) return {0.6, 0.12};
     return {};
 }
-}  // namespace
 
 drafts::DraftSpec default_draft() {
     drafts::DraftSpec d;
@@ -52,7 +53,7 @@ void normalize(AppConfig& cfg) {
     if (cfg.spec.levels.empty()) cfg.spec.levels = {default_draft()};
     if (cfg.spec.k_matrix.empty()) cfg.spec.gamma.resize(cfg.spec.levels.size(), 4);
     std::vector<LevelAssumption>& a = cfg.modeled.levels;
-    for (size_t i = a.size(); i < cfg.spec.levels.size(); ++i) a.push_back(assumed_for(cfg.spec.levels[i].kind));
+    for (size_t i = a.size(); i < cfg.spec.levels.size(); ++i) a.push_back(default_assumption(cfg.spec.levels[i].kind));
     a.resize(cfg.spec.levels.size());
 }
 

@@ -72,6 +72,10 @@ struct AppConfig {
 // measured run resolves (spec_mapping.h). Throws std::invalid_argument naming the field.
 void validate_app_spec(const engine::SpecConfig& spec);
 
+// The assumption a level of this kind starts with: a model α 0.8, c 0.05; Max-Gram and the n-gram drafters α 0.5,
+// c 0 (no forward pass); an MTP layer or an EAGLE-3 head α 0.6, c 0.12 (a one-layer head over the target).
+LevelAssumption default_assumption(drafts::DraftKind k);
+
 // Gives every spec level its assumptions (new levels: a Max-Gram leaf α 0.5, c 0; a model α 0.8, c 0.05), drops
 // those of removed levels, and keeps one level 1 and one γ per level.
 void normalize(AppConfig& cfg);

@@ -119,12 +119,11 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     text_disabled_wrapped("Ctrl+click a slider to type an exact value.");
 
     if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) {
-        const bool was_statistical = drafts::is_statistical(cfg.draft().kind);
+        const drafts::DraftKind was = cfg.draft().kind;
         changed |= edit_draft(cfg.draft(), n_layer);
-        // A statistical drafter runs no forward pass: its assumed cost is 0 (as for a cascade's statistical leaf),
-        // and a model drafter gets the default assumption back.
-        if (drafts::is_statistical(cfg.draft().kind) != was_statistical)
-            cfg.level1().c = was_statistical ? LevelAssumption{}.c : 0.0;
+        // A new kind of drafter starts from its kind's assumed cost: 0 for a statistical one (no forward pass, as
+        // for a cascade's statistical leaf), a head's for an MTP layer or an EAGLE-3 head, a model's otherwise.
+        if (cfg.draft().kind != was) cfg.level1().c = default_assumption(cfg.draft().kind).c;
     }
     text_disabled_wrapped("%s", describe_draft(cfg.draft()).c_str());
 
