@@ -27,6 +27,8 @@ constexpr const char* kBundledMidModel    = "models/speculum-mid-f16.gguf";
 constexpr const char* kBundledDraftModel  = "models/speculum-draft-f16.gguf";
 // The bundled target's EAGLE-3 draft head (tools/train/train_eagle3.py; drafts/eagle3.h).
 constexpr const char* kBundledEagle3Head = "models/speculum-target-eagle3-f16.gguf";
+// The bundled target's multi-token-prediction layer as an MTP module (tools/train/train_mtp.py; model/mtp_module.h).
+constexpr const char* kBundledMtpModule = "models/speculum-target-mtp-f16.gguf";
 
 // resources_dir() / relative, or a std::runtime_error naming the resource and every place looked at.
 std::filesystem::path resource_path(const std::filesystem::path& relative);

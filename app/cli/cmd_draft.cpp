@@ -141,10 +141,10 @@ int cmd_draft(int argc, char** argv) {
               {});
     if (!args.parse(argc, argv)) {
         std::cout << args.help(
-            "Build a draft from a spec (self-draft transforms, a separate model, Max-Gram, an MTP layer or an "
-            "EAGLE-3 head) "
-            "against a target, and print its description, build time, bit accounting and bytes "
-            "per forward. Figures without a compact kernel are labelled \"modeled\".");
+            "Build a draft from a spec (self-draft transforms, a separate model, Max-Gram, an MTP layer: the "
+            "target's own or an MTP module's, or an EAGLE-3 head) against a target, and print its description, "
+            "build time, bit accounting and bytes per forward. Figures without a compact kernel are labelled "
+            "\"modeled\".");
         return 0;
     }
     if (args.has("model") && args.has("synthetic")) throw UsageError("give at most one of --model and --synthetic");

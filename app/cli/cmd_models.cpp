@@ -4,6 +4,7 @@
 #include "core/data/dataset.h"
 #include "core/model/gguf.h"
 #include "core/model/hparams.h"
+#include "core/model/mtp_module.h"
 #include "core/resources.h"
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,7 @@ int cmd_models(int argc, char** argv) {
                           : rel == kBundledMidModel   ? "mid-level draft"
                           : rel == kBundledDraftModel ? "default draft"
                           : rel == kBundledEagle3Head ? "the default target's EAGLE-3 head"
+                          : rel == kBundledMtpModule  ? "the default target's MTP module"
                                                       : "";
         try {
             model::GgufFile f = model::GgufFile::open(p.string());
@@ -56,6 +58,16 @@ int cmd_models(int argc, char** argv) {
                 m["layers"]         = f.get_uint("eagle3.block_count");
                 m["n_embd"]         = f.get_uint("eagle3.embedding_length");
                 m["extract_layers"] = f.get_array("eagle3.extract_layers", model::GgufType::INT32).ints;
+                m["parameters"]     = params;
+                j["models"].push_back(m);
+                continue;
+            }
+            if (f.get_string_or("general.type", "") == model::kMtpModuleType) {  // NextN blocks (model/mtp_module.h)
+                const std::string a = f.get_string("general.architecture");
+                m["arch"]           = a;
+                m["type"]           = model::kMtpModuleType;
+                m["layers"]         = f.get_uint(a + ".nextn_predict_layers");
+                m["n_embd"]         = f.get_uint(a + ".embedding_length");
                 m["parameters"]     = params;
                 j["models"].push_back(m);
                 continue;
@@ -105,6 +117,12 @@ int cmd_models(int argc, char** argv) {
             std::cout << "      eagle3 draft head, " << m["layers"] << " layer, n_embd " << m["n_embd"]
                       << ", reads the target's layers " << m["extract_layers"].dump() << ", " << m["parameters"]
                       << " parameters, " << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
+            continue;
+        }
+        if (m.contains("type")) {
+            std::cout << "      " << m["arch"].get<std::string>() << " MTP module, " << m["layers"]
+                      << " NextN layer(s), n_embd " << m["n_embd"] << ", " << m["parameters"] << " parameters, "
+                      << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
             continue;
         }
         std::cout << "      " << m["arch"].get<std::string>() << ", " << m["layers"] << " layers, n_embd "

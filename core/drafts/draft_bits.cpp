@@ -90,10 +90,11 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
                            " reads no weights and keeps no KV (statistics over token ids)";
         return b;
     }
-    // An MTP draft runs the target's NextN block and head (plus its fusion matrix, counted below).
-    const std::optional<model::Model> mtp = spec.kind == DraftKind::mtp
-                                                ? std::optional<model::Model>(mtp_block_model(target, spec.mtp_layer))
-                                                : std::nullopt;
+    // An MTP draft runs a NextN block and head, the target's own or a module's (plus its fusion, counted below).
+    const std::optional<model::NextnWeights> nextn =
+        spec.kind == DraftKind::mtp ? std::optional<model::NextnWeights>(mtp_layer_for(spec, target)) : std::nullopt;
+    const std::optional<model::Model> mtp =
+        nextn ? std::optional<model::Model>(mtp_block_model(target, *nextn)) : std::nullopt;
     // An EAGLE-3 head runs its own layer and head (plus fc, counted below).
     const std::optional<Eagle3Head> e3 =
         spec.kind == DraftKind::eagle3
@@ -158,10 +159,9 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     }
     add(DW.output, self && spec.prune.output, self && spec.format_output);
     small_bytes += DW.output_norm.size() * sizeof(float);
-    if (mtp) {
-        const model::NextnWeights& n = W.nextn[size_t(spec.mtp_layer)];
-        add(n.eh_proj, false, false);
-        small_bytes += (n.enorm.size() + n.hnorm.size()) * sizeof(float);
+    if (nextn) {
+        add(nextn->eh_proj, false, false);
+        small_bytes += (nextn->enorm.size() + nextn->hnorm.size()) * sizeof(float);
     }
     if (e3) {  // fc makes the states of committed positions: once per step for the first drafted token's row
         add(e3->fc, false, false);
@@ -195,7 +195,10 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
     b.j_kv_bits = (1.0 - double(prune_count(pkv, ekv)) / double(ekv)) * (tkv > 0 ? 16.0 - tkv : 32.0);
     if (self && subset) b.verification_data_bits_per_element = v_bits / elems;
     if (spec.kind == DraftKind::model) b.note = "separate model: bits of its own weights";
-    if (mtp) b.note = "the target's MTP layer: its block, fusion (eh_proj) and head";
+    if (mtp)
+        b.note = std::string(spec.model_path.empty() && hp.n_nextn > 0 ? "the target's MTP layer"
+                                                                       : "an MTP module's layer") +
+                 ": its block, fusion (eh_proj) and head";
     if (e3) b.note = "EAGLE-3 head: its layer, fc and head (fc counted once per pass; the embedding is the target's)";
     return b;
 }

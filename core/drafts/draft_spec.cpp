@@ -154,8 +154,8 @@ void DraftSpec::validate(int32_t n_layer) const {
         bad("kind", std::string("is \"") + to_string(kind) + "\": self-draft transforms (prune, truncation, format, " +
                         "KV, layer skip) apply only to kind \"self\"");
     if (kind == DraftKind::model && model_path.empty()) bad("model_path", "is required for kind \"model\"");
-    if (kind != DraftKind::model && kind != DraftKind::eagle3 && !model_path.empty())
-        bad("model_path", "applies only to kinds \"model\" and \"eagle3\"");
+    if (kind != DraftKind::model && kind != DraftKind::eagle3 && kind != DraftKind::mtp && !model_path.empty())
+        bad("model_path", "applies only to kinds \"model\", \"eagle3\" and \"mtp\"");
     if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
     if (kind != DraftKind::ngram && !(ngram == NgramSpec{})) bad("ngram", "applies only to kind \"ngram\"");
     if (mtp_layer < 0 || mtp_layer > 64) bad("mtp_layer", "must be in 0..64, got " + std::to_string(mtp_layer));
@@ -165,7 +165,9 @@ void DraftSpec::validate(int32_t n_layer) const {
 std::string DraftSpec::describe() const {
     if (kind == DraftKind::model) return "model " + model_path;
     if (kind == DraftKind::ngram) return ngram.describe();
-    if (kind == DraftKind::mtp) return "mtp layer " + std::to_string(mtp_layer) + " (the target's own)";
+    if (kind == DraftKind::mtp)
+        return "mtp layer " + std::to_string(mtp_layer) +
+               (model_path.empty() ? std::string(" (the target's own, or the bundled module)") : " of " + model_path);
     if (kind == DraftKind::eagle3) return "eagle3 " + (model_path.empty() ? std::string("(bundled head)") : model_path);
     if (kind == DraftKind::maxgram) {
         std::string s =

@@ -73,7 +73,9 @@ struct DraftSpec {
     std::vector<int32_t> skip_ffn;   // layers whose feed-forward block is skipped
 
     // Separate model (kind == model): a GGUF whose vocabulary is compatible with the target's. An EAGLE-3 head
-    // (kind == eagle3): its GGUF (eagle3.h); empty = the bundled target's head (resources/models).
+    // (kind == eagle3): its GGUF (eagle3.h); empty = the bundled target's head (resources/models). An MTP draft
+    // (kind == mtp): an MTP module file (model/mtp_module.h); empty = the target's own NextN layers, or the
+    // bundled target's module when it has none.
     std::string model_path;
 
     // Statistical drafter (kind == maxgram).

@@ -84,7 +84,8 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
                                                   std::move(dynamic_counts));
         }
         case DraftKind::mtp:
-            return std::make_unique<MtpDrafter>(target, spec.mtp_layer, draft_context(options, target), label);
+            return std::make_unique<MtpDrafter>(target, mtp_layer_for(spec, target), draft_context(options, target),
+                                                label);
         case DraftKind::eagle3: {
             Eagle3Head head          = load_eagle3_head(eagle3_head_path(spec.model_path), target);
             model::ContextConfig ctx = draft_context(options, target);

@@ -3,7 +3,10 @@
 
 #include "core/drafts/draft_gguf.h"
 #include "core/drafts/eagle3.h"
+#include "core/drafts/mtp_drafter.h"
 #include "core/drafts/self_draft.h"
+#include "core/file_io.h"
+#include "core/model/mtp_module.h"
 
 #include <filesystem>
 #include <stdexcept>
@@ -18,10 +21,22 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
     r.path        = path;
     r.description = spec_in.label.empty() ? spec_in.describe() : spec_in.label + " = " + spec_in.describe();
     switch (spec_in.kind) {
-        case drafts::DraftKind::mtp:
-            throw std::invalid_argument(
-                "an MTP draft is the target's own multi-token-prediction layer, which the target's file already "
-                "holds: there is no separate draft GGUF (llama.cpp: --spec-type draft-mtp)");
+        case drafts::DraftKind::mtp: {
+            const std::string module = drafts::mtp_module_path(spec_in.model_path, target);
+            if (module.empty())
+                throw std::invalid_argument(
+                    "an MTP draft is the target's own multi-token-prediction layer, which the target's file already "
+                    "holds: there is no separate draft GGUF (llama.cpp: --spec-type draft-mtp)");
+            // llama.cpp reads NextN layers only from the model's own file: the target with the module built in.
+            const std::vector<uint8_t> bytes = model::mtp_merged_gguf(target, model::load_mtp_module(module, target));
+            write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+            r.description +=
+                " (the target with its MTP module built in: llama.cpp loads NextN layers only from the "
+                "model's own file)";
+            r.n_layer    = target.hparams().n_layer;
+            r.file_bytes = fs::file_size(path);
+            return r;
+        }
         case drafts::DraftKind::eagle3: {
             // The head is already a GGUF in llama.cpp's layout: copied beside the target, like a draft model.
             const std::string src      = drafts::eagle3_head_path(spec_in.model_path);

@@ -155,6 +155,21 @@ Plan make_plan(const Manifest& m, const SnippetOptions& o) {
             p.draft_file = std::filesystem::path(kBundledEagle3Head).filename().string();
         }
     }
+    if (d.kind == drafts::DraftKind::mtp) {
+        // The engines read NextN layers only from the model's own file (llama.cpp, vLLM and SGLang alike).
+        const std::string merge = "speculum-cli export --format draft-gguf --config " + p.manifest_path + " -o " +
+                                  std::filesystem::path(p.target).stem().string() + "-mtp.gguf";
+        p.notes.push_back(
+            d.model_path.empty()
+                ? "level 1 drafts with the target's own NextN layer; for a target without one (such as the bundled "
+                  "target) Speculum runs the bundled MTP module, which the engines cannot load apart: serve the "
+                  "target with it built in, written by " +
+                      merge
+                : "level 1's NextN layer is the MTP module " + d.model_path +
+                      ", stored apart from the target; the engines read NextN layers only from the model's own file: "
+                      "serve the target with the module built in, written by " +
+                      merge);
+    }
     if (cfg.verification == engine::Verification::tree) p.tree = tree_plan(cfg);
     if (cfg.verification == engine::Verification::cats)
         p.notes.push_back(
@@ -197,7 +212,12 @@ void add_comment_block(std::string& text, const Plan& p, const EngineSnippet& s,
             line("        write it first: speculum-cli export --format draft-gguf --config " + p.manifest_path +
                  " -o " + s.draft_file);
     } else {
-        if (p.level1.kind == drafts::DraftKind::mtp)
+        if (p.level1.kind == drafts::DraftKind::mtp && !p.level1.model_path.empty())
+            line(
+                "draft:  none; level 1 is an MTP module's multi-token-prediction layer, built into the target's "
+                "file (" +
+                level1 + ")");
+        else if (p.level1.kind == drafts::DraftKind::mtp)
             line("draft:  none; level 1 is the target's own multi-token-prediction layer (" + level1 + ")");
         else if (p.level1.kind == drafts::DraftKind::ngram)
             line("draft:  none; level 1 is n-gram drafting the engine runs itself (" + level1 + ")");

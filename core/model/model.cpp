@@ -2,6 +2,8 @@
 // vectors, and shape validation shared by file-backed and in-memory models.
 #include "core/model/model.h"
 
+#include "core/model/mtp_module.h"
+
 #include "core/hw/large_pages.h"
 #include "kernels/gemv.h"
 
@@ -182,6 +184,61 @@ void check_vector(const std::vector<float>& v, int64_t n, const std::string& wha
                                     std::to_string(n));
 }
 
+// Block il's tensors (llama.cpp's names, the fused forms as hp says).
+LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFile>& owner, const Hparams& hp,
+                        int32_t il) {
+    LayerWeights L;
+    const std::string p = "blk." + std::to_string(il) + ".";
+    L.attn_norm         = vector_of(file, p + "attn_norm.weight");
+    if (hp.fused_qkv) {  // q, k and v stacked by rows: three views of the one tensor
+        const WeightView qkv = view_of(file, owner, p + "attn_qkv.weight");
+        const int64_t q = hp.n_embd_q(), kv = hp.n_embd_kv();
+        L.wq = row_range(qkv, 0, q), L.wk = row_range(qkv, q, q + kv), L.wv = row_range(qkv, q + kv, q + 2 * kv);
+    } else {
+        L.wq = view_of(file, owner, p + "attn_q.weight");
+        L.wk = view_of(file, owner, p + "attn_k.weight");
+        L.wv = view_of(file, owner, p + "attn_v.weight");
+    }
+    L.wo = view_of(file, owner, p + "attn_output.weight");
+    if (hp.qkv_bias) {
+        L.bq = vector_of(file, p + "attn_q.bias");
+        L.bk = vector_of(file, p + "attn_k.bias");
+        L.bv = vector_of(file, p + "attn_v.bias");
+    }
+    if (hp.qk_norm) {
+        L.q_norm = vector_of(file, p + "attn_q_norm.weight");
+        L.k_norm = vector_of(file, p + "attn_k_norm.weight");
+    }
+    if (hp.post_norms) {
+        L.attn_post_norm = vector_of(file, p + "post_attention_norm.weight");
+        L.ffn_post_norm  = vector_of(file, p + "post_ffw_norm.weight");
+    }
+    L.ffn_norm = vector_of(file, p + "ffn_norm.weight");
+    if (hp.fused_gate_up) {  // gate rows then up rows (llama.cpp's swiglu of the one product)
+        const WeightView gu = view_of(file, owner, p + "ffn_up.weight");
+        L.w_gate = row_range(gu, 0, hp.n_ff), L.w_up = row_range(gu, hp.n_ff, 2 * int64_t(hp.n_ff));
+    } else {
+        L.w_gate = view_of(file, owner, p + "ffn_gate.weight");
+        L.w_up   = view_of(file, owner, p + "ffn_up.weight");
+    }
+    L.w_down = view_of(file, owner, p + "ffn_down.weight");
+    return L;
+}
+
+// Multi-token-prediction block il (llama.cpp's layout); the optional parts stay empty.
+NextnWeights load_nextn(const GgufFile& file, const std::shared_ptr<const GgufFile>& owner, const Hparams& hp,
+                        int32_t il) {
+    NextnWeights n;
+    n.block             = load_layer(file, owner, hp, il);
+    const std::string p = "blk." + std::to_string(il) + ".nextn.";
+    n.eh_proj           = view_of(file, owner, p + "eh_proj.weight");
+    n.enorm             = vector_of(file, p + "enorm.weight");
+    n.hnorm             = vector_of(file, p + "hnorm.weight");
+    if (file.tensor(p + "shared_head_norm.weight")) n.head_norm = vector_of(file, p + "shared_head_norm.weight");
+    if (file.tensor(p + "shared_head_head.weight")) n.head = view_of(file, owner, p + "shared_head_head.weight");
+    if (file.tensor(p + "embed_tokens.weight")) n.embed = view_of(file, owner, p + "embed_tokens.weight");
+    return n;
+}
 }  // namespace
 
 // ---- validation ----
@@ -287,63 +344,15 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
     m.m_w.output_norm = vector_of(file, "output_norm.weight");
     m.m_w.output      = hp.tied_output ? m.m_w.token_embd : view_of(file, owner, "output.weight");
     if (file.tensor("rope_freqs.weight")) m.m_w.rope_freqs = vector_of(file, "rope_freqs.weight");
-    auto load_layer = [&](int32_t il) {
-        LayerWeights L;
-        const std::string p = "blk." + std::to_string(il) + ".";
-        L.attn_norm         = vector_of(file, p + "attn_norm.weight");
-        if (hp.fused_qkv) {  // q, k and v stacked by rows: three views of the one tensor
-            const WeightView qkv = view_of(file, owner, p + "attn_qkv.weight");
-            const int64_t q = hp.n_embd_q(), kv = hp.n_embd_kv();
-            L.wq = row_range(qkv, 0, q), L.wk = row_range(qkv, q, q + kv), L.wv = row_range(qkv, q + kv, q + 2 * kv);
-        } else {
-            L.wq = view_of(file, owner, p + "attn_q.weight");
-            L.wk = view_of(file, owner, p + "attn_k.weight");
-            L.wv = view_of(file, owner, p + "attn_v.weight");
-        }
-        L.wo = view_of(file, owner, p + "attn_output.weight");
-        if (hp.qkv_bias) {
-            L.bq = vector_of(file, p + "attn_q.bias");
-            L.bk = vector_of(file, p + "attn_k.bias");
-            L.bv = vector_of(file, p + "attn_v.bias");
-        }
-        if (hp.qk_norm) {
-            L.q_norm = vector_of(file, p + "attn_q_norm.weight");
-            L.k_norm = vector_of(file, p + "attn_k_norm.weight");
-        }
-        if (hp.post_norms) {
-            L.attn_post_norm = vector_of(file, p + "post_attention_norm.weight");
-            L.ffn_post_norm  = vector_of(file, p + "post_ffw_norm.weight");
-        }
-        L.ffn_norm = vector_of(file, p + "ffn_norm.weight");
-        if (hp.fused_gate_up) {  // gate rows then up rows (llama.cpp's swiglu of the one product)
-            const WeightView gu = view_of(file, owner, p + "ffn_up.weight");
-            L.w_gate = row_range(gu, 0, hp.n_ff), L.w_up = row_range(gu, hp.n_ff, 2 * int64_t(hp.n_ff));
-        } else {
-            L.w_gate = view_of(file, owner, p + "ffn_gate.weight");
-            L.w_up   = view_of(file, owner, p + "ffn_up.weight");
-        }
-        L.w_down = view_of(file, owner, p + "ffn_down.weight");
-        return L;
-    };
     m.m_w.layers.resize(static_cast<size_t>(hp.n_layer));
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         cancel.throw_if_cancelled();
         report(progress, span * il / hp.n_layer, "layer " + std::to_string(il + 1) + "/" + std::to_string(hp.n_layer));
-        m.m_w.layers[static_cast<size_t>(il)] = load_layer(il);
+        m.m_w.layers[static_cast<size_t>(il)] = load_layer(file, owner, hp, il);
     }
-    // Multi-token-prediction blocks after the main ones (llama.cpp's layout); optional parts stay empty.
-    for (int32_t il = hp.n_layer; il < hp.n_layer + hp.n_nextn; ++il) {
-        NextnWeights n;
-        n.block             = load_layer(il);
-        const std::string p = "blk." + std::to_string(il) + ".nextn.";
-        n.eh_proj           = view_of(file, owner, p + "eh_proj.weight");
-        n.enorm             = vector_of(file, p + "enorm.weight");
-        n.hnorm             = vector_of(file, p + "hnorm.weight");
-        if (file.tensor(p + "shared_head_norm.weight")) n.head_norm = vector_of(file, p + "shared_head_norm.weight");
-        if (file.tensor(p + "shared_head_head.weight")) n.head = view_of(file, owner, p + "shared_head_head.weight");
-        if (file.tensor(p + "embed_tokens.weight")) n.embed = view_of(file, owner, p + "embed_tokens.weight");
-        m.m_w.nextn.push_back(std::move(n));
-    }
+    // Multi-token-prediction blocks after the main ones (llama.cpp's layout).
+    for (int32_t il = hp.n_layer; il < hp.n_layer + hp.n_nextn; ++il)
+        m.m_w.nextn.push_back(load_nextn(file, owner, hp, il));
     try {
         validate(hp, m.m_w, file.path());
     } catch (const std::invalid_argument& e) {
@@ -402,4 +411,62 @@ uint64_t Model::weight_bytes_total() const {
     return b;
 }
 
+// ---- MTP modules (mtp_module.h; here for load_nextn) ----
+
+std::vector<NextnWeights> load_mtp_module(const std::string& path, const Model& target) {
+    return mtp_module_from_gguf(GgufFile::open(path), target);
+}
+
+std::vector<NextnWeights> mtp_module_from_gguf(GgufFile file_in, const Model& target) {
+    auto owner             = std::make_shared<const GgufFile>(std::move(file_in));
+    const GgufFile& f      = *owner;
+    const Hparams& thp     = target.hparams();
+    const std::string type = f.get_string_or("general.type", "");
+    if (type != kMtpModuleType)
+        f.fail("general.type",
+               (type.empty() ? std::string("absent") : "'" + type + "'") + ": not an MTP module (expected '" +
+                   kMtpModuleType +
+                   "'); a model with NextN layers of its own drafts with them when opened as the target");
+    const std::string& arch = f.get_string("general.architecture");
+    auto misfit             = [&](const std::string& field, const std::string& why) {
+        throw std::invalid_argument(f.path() + ": " + field + ": " + why + " (target " + target.name() + ")");
+    };
+    if (arch != thp.arch) misfit("general.architecture", "'" + arch + "', the target's is '" + thp.arch + "'");
+    const std::string a = arch + ".";
+    const uint64_t n    = f.get_uint(a + "nextn_predict_layers");
+    if (n < 1 || n > 64) f.fail(a + "nextn_predict_layers", std::to_string(n) + " blocks: a module holds 1..64");
+    const uint64_t blocks = f.get_uint(a + "block_count");
+    if (blocks != uint64_t(thp.n_layer) + n)
+        misfit(a + "block_count", std::to_string(blocks) + " is not the target's " + std::to_string(thp.n_layer) +
+                                      " layers plus the module's " + std::to_string(n));
+    auto same = [&](const char* key, int64_t want) {
+        const uint64_t v = f.get_uint(a + key);
+        if (v != uint64_t(want)) misfit(a + key, std::to_string(v) + ", the target's is " + std::to_string(want));
+    };
+    same("embedding_length", thp.n_embd);
+    same("feed_forward_length", thp.n_ff);
+    same("attention.head_count", thp.n_head);
+    same("attention.head_count_kv", thp.n_head_kv);
+    const int32_t first = thp.n_layer, last = thp.n_layer + int32_t(n);
+    for (const GgufTensorInfo& t : f.tensors()) {
+        int32_t il = -1;
+        if (t.name.rfind("blk.", 0) == 0) {
+            const size_t dot      = t.name.find('.', 4);
+            const std::string num = t.name.substr(4, dot == std::string::npos ? 0 : dot - 4);
+            if (!num.empty() && num.size() <= 4 && num.find_first_not_of("0123456789") == std::string::npos)
+                il = std::stoi(num);
+        }
+        if (il < first || il >= last)
+            f.fail("tensor '" + t.name + "'", "outside the module's blocks (blk." + std::to_string(first) + ".." +
+                                                  std::to_string(last - 1) + ".*)");
+    }
+    Hparams hp     = thp;
+    hp.n_nextn     = int32_t(n);
+    ModelWeights w = target.weights();
+    w.nextn.clear();
+    for (int32_t il = first; il < last; ++il) w.nextn.push_back(load_nextn(f, owner, hp, il));
+    // The blocks' shapes against the target's (std::invalid_argument naming the tensor).
+    const Model checked = Model::from_weights(hp, std::move(w), f.path());
+    return checked.weights().nextn;
+}
 }  // namespace speculum::model

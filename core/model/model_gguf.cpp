@@ -51,6 +51,39 @@ void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) {
     add_stacked(g, name, {&v});
 }
 
+void add_layer(GgufWriter& g, const Hparams& hp, const LayerWeights& L, const std::string& p) {
+    add_vector(g, p + "attn_norm.weight", L.attn_norm);
+    if (hp.fused_qkv) {
+        add_stacked(g, p + "attn_qkv.weight", {&L.wq, &L.wk, &L.wv});
+    } else {
+        add_matrix(g, p + "attn_q.weight", L.wq);
+        add_matrix(g, p + "attn_k.weight", L.wk);
+        add_matrix(g, p + "attn_v.weight", L.wv);
+    }
+    add_matrix(g, p + "attn_output.weight", L.wo);
+    if (hp.qkv_bias) {
+        add_vector(g, p + "attn_q.bias", L.bq);
+        add_vector(g, p + "attn_k.bias", L.bk);
+        add_vector(g, p + "attn_v.bias", L.bv);
+    }
+    if (hp.qk_norm) {
+        add_vector(g, p + "attn_q_norm.weight", L.q_norm);
+        add_vector(g, p + "attn_k_norm.weight", L.k_norm);
+    }
+    if (hp.post_norms) {
+        add_vector(g, p + "post_attention_norm.weight", L.attn_post_norm);
+        add_vector(g, p + "post_ffw_norm.weight", L.ffn_post_norm);
+    }
+    add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
+    if (hp.fused_gate_up) {
+        add_stacked(g, p + "ffn_up.weight", {&L.w_gate, &L.w_up});
+    } else {
+        add_matrix(g, p + "ffn_gate.weight", L.w_gate);
+        add_matrix(g, p + "ffn_up.weight", L.w_up);
+    }
+    add_matrix(g, p + "ffn_down.weight", L.w_down);
+}
+
 // The period P with which llama.cpp's set_swa_pattern(P) gives these flags (every P-th layer global), or 0.
 uint32_t swa_period_of(const std::vector<uint8_t>& flags, int32_t n_layer) {
     for (uint32_t p = 1; p <= static_cast<uint32_t>(n_layer) + 1; ++p) {
@@ -103,48 +136,19 @@ void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer, int
 
 void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output,
                        bool write_nextn) {
-    auto add_layer = [&](const LayerWeights& L, const std::string& p) {
-        add_vector(g, p + "attn_norm.weight", L.attn_norm);
-        if (hp.fused_qkv) {
-            add_stacked(g, p + "attn_qkv.weight", {&L.wq, &L.wk, &L.wv});
-        } else {
-            add_matrix(g, p + "attn_q.weight", L.wq);
-            add_matrix(g, p + "attn_k.weight", L.wk);
-            add_matrix(g, p + "attn_v.weight", L.wv);
-        }
-        add_matrix(g, p + "attn_output.weight", L.wo);
-        if (hp.qkv_bias) {
-            add_vector(g, p + "attn_q.bias", L.bq);
-            add_vector(g, p + "attn_k.bias", L.bk);
-            add_vector(g, p + "attn_v.bias", L.bv);
-        }
-        if (hp.qk_norm) {
-            add_vector(g, p + "attn_q_norm.weight", L.q_norm);
-            add_vector(g, p + "attn_k_norm.weight", L.k_norm);
-        }
-        if (hp.post_norms) {
-            add_vector(g, p + "post_attention_norm.weight", L.attn_post_norm);
-            add_vector(g, p + "post_ffw_norm.weight", L.ffn_post_norm);
-        }
-        add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
-        if (hp.fused_gate_up) {
-            add_stacked(g, p + "ffn_up.weight", {&L.w_gate, &L.w_up});
-        } else {
-            add_matrix(g, p + "ffn_gate.weight", L.w_gate);
-            add_matrix(g, p + "ffn_up.weight", L.w_up);
-        }
-        add_matrix(g, p + "ffn_down.weight", L.w_down);
-    };
     add_matrix(g, "token_embd.weight", w.token_embd);
     add_vector(g, "output_norm.weight", w.output_norm);
     if (!w.rope_freqs.empty()) add_vector(g, "rope_freqs.weight", w.rope_freqs);
     if (write_output) add_matrix(g, "output.weight", w.output);
-    for (int32_t il = 0; il < n_layer; ++il) add_layer(w.layers[size_t(il)], "blk." + std::to_string(il) + ".");
-    if (!write_nextn) return;
-    for (size_t j = 0; j < w.nextn.size(); ++j) {
-        const NextnWeights& n = w.nextn[j];
-        const std::string p   = "blk." + std::to_string(n_layer + int32_t(j)) + ".";
-        add_layer(n.block, p);
+    for (int32_t il = 0; il < n_layer; ++il) add_layer(g, hp, w.layers[size_t(il)], "blk." + std::to_string(il) + ".");
+    if (write_nextn) add_nextn_tensors(g, hp, w.nextn, n_layer);
+}
+
+void add_nextn_tensors(GgufWriter& g, const Hparams& hp, const std::vector<NextnWeights>& nextn, int32_t first_block) {
+    for (size_t j = 0; j < nextn.size(); ++j) {
+        const NextnWeights& n = nextn[j];
+        const std::string p   = "blk." + std::to_string(first_block + int32_t(j)) + ".";
+        add_layer(g, hp, n.block, p);
         add_matrix(g, p + "nextn.eh_proj.weight", n.eh_proj);
         add_vector(g, p + "nextn.enorm.weight", n.enorm);
         add_vector(g, p + "nextn.hnorm.weight", n.hnorm);

@@ -20,4 +20,7 @@ void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer, int
 void add_model_tensors(GgufWriter& g, const Hparams& hp, const ModelWeights& w, int32_t n_layer, bool write_output,
                        bool write_nextn = false);
 
+// `nextn` as blocks first_block, first_block + 1, ... with their blk.N.nextn.* tensors (llama.cpp's layout).
+void add_nextn_tensors(GgufWriter& g, const Hparams& hp, const std::vector<NextnWeights>& nextn, int32_t first_block);
+
 }  // namespace speculum::model

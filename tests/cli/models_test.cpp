@@ -11,13 +11,18 @@ TEST(CliModels, ListsBundledModelsAndDatasets) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     ASSERT_TRUE(j.contains("models"));
-    bool target = false, draft = false, head = false;
+    bool target = false, draft = false, head = false, mtp = false;
     for (const auto& m : j["models"]) {
         EXPECT_FALSE(m.contains("error")) << m.dump();
         if (m["role"] == "the default target's EAGLE-3 head") {
             head = true;
             EXPECT_EQ(m["arch"], "eagle3");
             EXPECT_EQ(m["extract_layers"].size(), 3u);
+        }
+        if (m["role"] == "the default target's MTP module") {
+            mtp = true;
+            EXPECT_EQ(m["type"], "mtp_module");
+            EXPECT_EQ(m["layers"], 1);
         }
         if (m["role"] == "default target") {
             target = true;
@@ -28,6 +33,7 @@ TEST(CliModels, ListsBundledModelsAndDatasets) {
     EXPECT_TRUE(target);
     EXPECT_TRUE(draft);
     EXPECT_TRUE(head);
+    EXPECT_TRUE(mtp);
     ASSERT_GE(j["datasets"].size(), 5u);
     for (const auto& d : j["datasets"]) {
         EXPECT_GE(d["prompts"].get<int>(), 40) << d.dump();

@@ -1,23 +1,31 @@
 // Multi-token-prediction heads (issue #28, item 2): GGUF files with NextN blocks in llama.cpp's layout load (the
 // main forward ignores the extra block), bad files are refused by name, the target's cache keeps its states, the
 // MTP layer's arithmetic follows llama.cpp's (embedding half first, the target's state after its final norm), and
-// greedy runs with the MTP draft are lossless, with drafts accepted when the head predicts the target.
+// greedy runs with the MTP draft are lossless, with drafts accepted when the head predicts the target. MTP modules
+// (the NextN blocks in a file of their own, model/mtp_module.h) load for their target only, draft as the built-in
+// layer does, and build back into one file; the bundled target's module reproduces its trainer and is accepted.
 #include "engine_fixtures.h"
 
 #include "core/drafts/make_drafter.h"
 #include "core/drafts/mtp_drafter.h"
+#include "core/export/draft_export.h"
 #include "core/model/gguf.h"
 #include "core/model/gguf_writer.h"
 #include "core/model/model_gguf.h"
+#include "core/model/mtp_module.h"
 #include "core/model/rope.h"
+#include "core/resources.h"
 #include "kernels/gemv.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace speculum::test {
 namespace {
@@ -188,6 +196,214 @@ TEST(MtpDrafter, GreedyRunsAreLosslessAndAnEchoHeadIsAccepted) {
             }
         }
     }
+}
+
+// `m` without its NextN blocks: the target an MTP module made from `m` is for.
+model::Model without_nextn(const model::Model& m) {
+    model::Hparams hp     = m.hparams();
+    hp.n_nextn            = 0;
+    model::ModelWeights w = m.weights();
+    w.nextn.clear();
+    return model::Model::from_weights(hp, std::move(w), m.name() + " without MTP");
+}
+
+std::string write_bytes(const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::filesystem::path dir = tmp_dir() / "mtp";
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / name).string();
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    return path;
+}
+
+TEST(MtpModule, AModuleDraftsAsTheBuiltInLayerDoes) {
+    const model::Model with   = model::make_synthetic_model(mtp_spec());
+    const model::Model target = without_nextn(with);
+    const std::string path    = write_bytes("module.gguf", model::mtp_module_gguf(with));
+    const model::GgufFile f   = model::GgufFile::open(path);
+    EXPECT_EQ(f.get_string("general.type"), model::kMtpModuleType);
+    EXPECT_EQ(f.tensor("token_embd.weight"), nullptr) << "only the NextN blocks";
+    const std::vector<model::NextnWeights> layers = model::load_mtp_module(path, target);
+    ASSERT_EQ(layers.size(), 1u);
+    EXPECT_EQ(std::memcmp(layers[0].eh_proj.data, with.weights().nextn[0].eh_proj.data, layers[0].eh_proj.n_bytes()),
+              0);
+
+    drafts::MtpDrafter own(with, 0, exact_ctx()), module(target, layers[0], exact_ctx());
+    std::vector<float> h(static_cast<size_t>(with.hparams().n_embd));
+    for (size_t i = 0; i < h.size(); ++i) h[i] = std::cos(0.11f * float(i)) * 2.0f;
+    EXPECT_EQ(own.logits_for(h.data(), 9, 5), module.logits_for(h.data(), 9, 5));
+
+    // Through a spec: the module's path as model_path; the layer index is checked against the module.
+    drafts::DraftSpec s;
+    s.kind       = drafts::DraftKind::mtp;
+    s.model_path = path;
+    ASSERT_NO_THROW(s.validate(target.hparams().n_layer));
+    EXPECT_NE(s.describe().find(path), std::string::npos);
+    EXPECT_NO_THROW(drafts::make_drafter(s, target));
+    s.mtp_layer = 1;
+    try {
+        drafts::make_drafter(s, target);
+        ADD_FAILURE() << "no error";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("mtp_layer"), std::string::npos) << e.what();
+    }
+}
+
+TEST(MtpModule, ModulesThatAreNotModulesOrDoNotFitAreRefusedByName) {
+    const model::Model with   = model::make_synthetic_model(mtp_spec());
+    const model::Model target = without_nextn(with);
+    const model::Hparams& hp  = with.hparams();
+    auto error                = [&](const std::vector<uint8_t>& bytes, const model::Model& t) {
+        try {
+            model::mtp_module_from_gguf(model::GgufFile::from_bytes(bytes, "m.gguf"), t);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    auto module = [&](auto&& edit) {
+        model::GgufWriter g;
+        g.set_string("general.architecture", "llama");
+        g.set_string("general.type", model::kMtpModuleType);
+        model::add_hparams_metadata(g, hp, hp.n_layer, 1);
+        edit(g);
+        return g.to_bytes();
+    };
+    auto blocks = [&](model::GgufWriter& g) { model::add_nextn_tensors(g, hp, with.weights().nextn, hp.n_layer); };
+    EXPECT_EQ(error(module(blocks), target), "no error");
+    // A whole model is not a module.
+    std::vector<uint8_t> whole;
+    {
+        model::GgufWriter g;
+        g.set_string("general.architecture", "llama");
+        model::add_hparams_metadata(g, hp, hp.n_layer, 1);
+        model::add_model_tensors(g, hp, with.weights(), hp.n_layer, true, true);
+        whole = g.to_bytes();
+    }
+    EXPECT_NE(error(whole, target).find("general.type"), std::string::npos);
+    // A tensor outside the module's blocks.
+    EXPECT_NE(error(module([&](model::GgufWriter& g) {
+                        blocks(g);
+                        std::vector<float> v(size_t(hp.n_embd), 1.0f);
+                        g.add_tensor("output_norm.weight", {v.size()}, kernels::GgmlType::F32, v.data(), v.size() * 4);
+                    }),
+                    target)
+                  .find("output_norm.weight"),
+              std::string::npos);
+    // A missing tensor: the module's own, less one.
+    auto without = [&](const std::string& drop) {
+        const model::GgufFile f = model::GgufFile::from_bytes(module(blocks), "full.gguf");
+        model::GgufWriter g;
+        for (const model::GgufKv& kv : f.metadata())
+            if (kv.key != "general.alignment") g.set_value(kv.key, kv.value);
+        for (const model::GgufTensorInfo& t : f.tensors())
+            if (t.name != drop) g.add_tensor(t.name, t.dims, t.type, t.data, t.n_bytes);
+        return g.to_bytes();
+    };
+    const std::string hnorm = "blk." + std::to_string(hp.n_layer) + ".nextn.hnorm.weight";
+    EXPECT_NE(error(without(hnorm), target).find(hnorm), std::string::npos);
+    // Another target: more layers, another width.
+    model::SyntheticSpec deeper = engine_target_spec(5);
+    EXPECT_NE(error(module(blocks), model::make_synthetic_model(deeper)).find("block_count"), std::string::npos);
+    model::SyntheticSpec wider = engine_target_spec();
+    wider.n_embd *= 2;
+    EXPECT_NE(error(module(blocks), model::make_synthetic_model(wider)).find("embedding_length"), std::string::npos);
+    // No blocks.
+    EXPECT_NE(error(module([&](model::GgufWriter& g) { g.set_uint32("llama.nextn_predict_layers", 0); }), target)
+                  .find("nextn_predict_layers"),
+              std::string::npos);
+}
+
+TEST(MtpModule, GreedyRunsAreLosslessAndTheEchoModuleIsAccepted) {
+    const model::Model with   = echo_head_target();
+    const model::Model target = without_nextn(with);
+    const std::string path    = write_bytes("echo.gguf", model::mtp_module_gguf(with));
+    const std::vector<int32_t> prompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
+    drafts::DraftSpec s;
+    s.kind                 = drafts::DraftKind::mtp;
+    s.model_path           = path;
+    engine::SpecConfig cfg = lossless_config(3);
+    cfg.levels             = {s};
+    drafts::DrafterOptions o;
+    o.context = exact_ctx();
+    const engine::RunResult res =
+        engine::SpecEngine(target, cfg, std::shared_ptr<drafts::Drafter>(drafts::make_drafter(s, target, o)))
+            .run(prompt);
+    EXPECT_EQ(res.tokens, greedy_reference(target, prompt, 40));
+    EXPECT_GT(res.stats.n_accepted, 0) << "the echo module's drafts were accepted";
+}
+
+TEST(MtpModule, TheDraftExportBuildsTheModuleIntoTheTargetsFile) {
+    const model::Model with = model::make_synthetic_model(mtp_spec());
+    std::filesystem::create_directories(tmp_dir() / "mtp");
+    const std::string tpath = (tmp_dir() / "mtp" / "target.gguf").string();
+    model::write_model_gguf(without_nextn(with), tpath);
+    const model::Model target = model::Model::load(tpath, {}, {}, model::WeightMemory::mapped);
+    drafts::DraftSpec s;
+    s.kind                               = drafts::DraftKind::mtp;
+    s.model_path                         = write_bytes("module2.gguf", model::mtp_module_gguf(with));
+    const std::string out                = (tmp_dir() / "mtp" / "merged.gguf").string();
+    const exporting::DraftExportResult r = exporting::export_draft_gguf(target, s, out);
+    EXPECT_NE(r.description.find("built in"), std::string::npos);
+    const model::Model merged = model::Model::load(out, {}, {}, model::WeightMemory::mapped);
+    EXPECT_EQ(merged.hparams().n_nextn, 1);
+    EXPECT_EQ(merged.hparams().n_layer, target.hparams().n_layer);
+    drafts::MtpDrafter a(merged, 0, exact_ctx()), b(with, 0, exact_ctx());
+    std::vector<float> h(static_cast<size_t>(with.hparams().n_embd), 0.5f);
+    h[3] = -2.0f;
+    EXPECT_EQ(a.logits_for(h.data(), 7, 4), b.logits_for(h.data(), 7, 4));
+    // The target's own layer has no file to export, and a target with its own cannot take a module's too.
+    drafts::DraftSpec own;
+    own.kind = drafts::DraftKind::mtp;
+    EXPECT_THROW(exporting::export_draft_gguf(merged, own, out), std::invalid_argument);
+    EXPECT_THROW(model::mtp_merged_gguf(merged, merged.weights().nextn), std::invalid_argument);
+}
+
+// The bundled module (tools/train/train_mtp.py) on the bundled target: an MTP spec without model_path finds it, it
+// drafts the greedy tokens its trainer's torch layer gives from the target's states (resources/models/
+// mtp_reference.json, F16-rounded: a few may differ by precision), and its drafts are accepted.
+TEST(MtpBundled, TheBundledModuleMatchesItsTrainerAndIsAccepted) {
+    if (!resources_dir() || !std::filesystem::exists(resource_path(kBundledMtpModule)))
+        GTEST_SKIP() << "no bundled MTP module";
+    const model::Model target = model::Model::load(resource_path(kBundledTargetModel).string());
+    drafts::DraftSpec s;
+    s.kind = drafts::DraftKind::mtp;
+    EXPECT_EQ(drafts::mtp_module_path(s.model_path, target), resource_path(kBundledMtpModule).string());
+    drafts::MtpDrafter d(target, drafts::mtp_layer_for(s, target), exact_ctx());
+    const std::vector<int32_t> layers = d.target_hidden_layers();
+    std::ifstream in(resource_path("models/mtp_reference.json"));
+    ASSERT_TRUE(in) << "resources/models/mtp_reference.json";
+    const nlohmann::json ref = nlohmann::json::parse(in);
+    const int64_t e          = target.hparams().n_embd;
+    for (const auto& c : ref["cases"]) {
+        const std::vector<int32_t> toks = c["tokens"].get<std::vector<int32_t>>();
+        const std::vector<int32_t> want = c["head_argmax"].get<std::vector<int32_t>>();
+        model::InferenceContext ctx(target, {.n_ctx = 256, .n_batch = 64, .int8_activations = false});
+        ctx.kv().keep_hidden(layers, int32_t(e));
+        ctx.prefill(toks);
+        d.attach_target_kv(&ctx.kv(), &toks);
+        int32_t same = 0;
+        for (size_t q = 0; q + 1 < toks.size(); ++q) {
+            d.sync(std::span<const int32_t>(toks.data(), q + 2));
+            const drafts::DraftChain ch = d.propose(1, {}, {});
+            ASSERT_EQ(ch.tokens.size(), 1u);
+            same += ch.tokens[0] == want[q];
+        }
+        d.attach_target_kv(nullptr, nullptr);
+        EXPECT_GE(same, int32_t(want.size()) - 2) << c["text"];
+    }
+    // Lossless with accepted drafts on held-out prose.
+    const std::vector<int32_t> prompt = ref["cases"][0]["tokens"].get<std::vector<int32_t>>();
+    engine::SpecConfig cfg            = lossless_config(3);
+    cfg.max_new_tokens                = 16;  // the reference path is slow on a 37 M-parameter target
+    cfg.levels                        = {s};
+    drafts::DrafterOptions o;
+    o.context = exact_ctx();
+    const engine::RunResult res =
+        engine::SpecEngine(target, cfg, std::shared_ptr<drafts::Drafter>(drafts::make_drafter(s, target, o)))
+            .run(prompt);
+    EXPECT_EQ(res.tokens, greedy_reference(target, prompt, 16));
+    EXPECT_GT(double(res.stats.n_accepted), 0.3 * double(res.stats.n_drafted));
 }
 
 }  // namespace

@@ -153,6 +153,17 @@ exporting::Manifest eagle3_dynamic() {
     return m;
 }
 
+// An MTP draft: the target's own NextN layer (module empty), or one from an MTP module stored apart.
+exporting::Manifest mtp(const std::string& module) {
+    exporting::Manifest m = base(module.empty() ? "mtp" : "mtp module");
+    drafts::DraftSpec d;
+    d.kind          = drafts::DraftKind::mtp;
+    d.model_path    = module;
+    m.config.levels = {d};
+    m.config.gamma  = {3};
+    return m;
+}
+
 }  // namespace
 
 TEST(EngineSnippets, GoldenFiles) {
@@ -163,6 +174,8 @@ TEST(EngineSnippets, GoldenFiles) {
     check_golden("ngram_k4v", ngram_k4v());
     check_golden("suffix_tree", suffix_tree());
     check_golden("eagle3_dynamic", eagle3_dynamic());
+    check_golden("mtp", mtp(""));
+    check_golden("mtp_module", mtp("/models/target-mtp.gguf"));
 }
 
 // An EAGLE-3 head: the head's file as the draft; each engine's EAGLE-3 method; SGLang's tree is EAGLE-2's own.
@@ -190,12 +203,8 @@ TEST(EngineSnippets, Eagle3HeadsUseEachEnginesEagle3Method) {
 
 // A target's own MTP layer: no draft file; each engine's MTP drafting.
 TEST(EngineSnippets, MtpDraftsUseEachEnginesMtpDrafting) {
-    exporting::Manifest m = base("mtp");
-    drafts::DraftSpec d;
-    d.kind          = drafts::DraftKind::mtp;
-    m.config.levels = {d};
-    m.config.gamma  = {3};
-    const auto l    = exporting::make_snippet(Engine::llama_cpp, m, options());
+    const exporting::Manifest m = mtp("");
+    const auto l                = exporting::make_snippet(Engine::llama_cpp, m, options());
     EXPECT_EQ(l.draft_file, "");
     EXPECT_NE(l.text.find("--spec-type draft-mtp"), std::string::npos) << l.text;
     EXPECT_NE(l.text.find("--spec-draft-n-max 3"), std::string::npos);
@@ -206,6 +215,14 @@ TEST(EngineSnippets, MtpDraftsUseEachEnginesMtpDrafting) {
     const auto g = exporting::make_snippet(Engine::sglang, m, options());
     EXPECT_NE(g.text.find("--speculative-algorithm NEXTN"), std::string::npos);
     EXPECT_NE(g.text.find("--speculative-num-draft-tokens 4"), std::string::npos);
+    // A module stored apart: every engine is told to serve the target with it built in, and how to write that.
+    for (Engine e : {Engine::llama_cpp, Engine::vllm, Engine::sglang}) {
+        const auto s = exporting::make_snippet(e, mtp("/models/target-mtp.gguf"), options());
+        EXPECT_NE(s.text.find("/models/target-mtp.gguf"), std::string::npos) << s.text;
+        EXPECT_NE(s.text.find("speculum-cli export --format draft-gguf --config manifest.json -o target-mtp.gguf"),
+                  std::string::npos)
+            << s.text;
+    }
 }
 
 TEST(EngineSnippets, NgramDraftersUseEachEnginesOwnFlags) {

@@ -1,6 +1,10 @@
 // AppController: config edits update the modeled view in the same call; models load off the UI thread with
-// errors as messages; measured re-runs are debounced and a newer one supersedes the stale one.
+// errors as messages; measured re-runs are debounced and a newer one supersedes the stale one; a draft head's cost is
+// modeled from its file.
 #include "ui/ui_fixtures.h"
+
+#include "core/drafts/draft_bits.h"
+#include "core/drafts/eagle3.h"
 
 #include <atomic>
 #include <fstream>
@@ -234,4 +238,72 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
     EXPECT_GE(runs, int(s.values.size()));
     EXPECT_NEAR(s.at(4, 0), 0.8, 1e-6);  // prune 0.4 (a float in the config)
     EXPECT_LT(s.at(8, 3), s.at(2, 3));
+}
+
+// A draft head's cost is modeled from its file once a worker has read it (issue #28): its bytes per pass over the
+// target's. Level 1's c follows it from the kind's assumed cost, and from an earlier head's, but not from the
+// user's own; a file that is not a head is an error shown beside the assumption, which stays.
+TEST(AppController, ADraftHeadsCostIsModeledFromItsFile) {
+    ui::AppController c;
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
+    const model::Model& target = *c.model();
+    auto head                  = [&](uint64_t seed, int32_t n_ff) {
+        const auto p = test::tmp_dir() / ("ui_head_" + std::to_string(seed) + ".gguf");
+        drafts::Eagle3Synthetic s;
+        s.seed = seed, s.n_ff = n_ff;
+        const std::vector<uint8_t> bytes = drafts::eagle3_synthetic_gguf(target, s);
+        std::ofstream(p, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        return p.string();
+    };
+    auto modeled_c = [&](const drafts::DraftSpec& d) {
+        const drafts::DraftBits b = drafts::draft_bits(d, target);
+        return double(b.weight_bytes_per_forward) / double(b.verify_weight_bytes_per_forward);
+    };
+    ui::AppConfig cfg      = c.snapshot().config;
+    cfg.draft()            = {};
+    cfg.draft().kind       = drafts::DraftKind::eagle3;
+    cfg.draft().model_path = head(1, 64);
+    cfg.level1().c         = ui::default_assumption(drafts::DraftKind::eagle3).c;
+    c.handle(ui::ActionSetConfig{cfg});
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().head_cost.has_value() && !c.busy(); }));
+    const double c1 = modeled_c(cfg.draft());
+    ASSERT_TRUE(c.snapshot().head_cost->error.empty()) << c.snapshot().head_cost->error;
+    EXPECT_DOUBLE_EQ(c.snapshot().head_cost->c, c1);
+    EXPECT_NE(c1, ui::default_assumption(drafts::DraftKind::eagle3).c);
+    EXPECT_DOUBLE_EQ(c.snapshot().config.level1().c, c1) << "the assumption follows the file";
+    EXPECT_EQ(c.snapshot().modeled.c_source, "modeled from the head's file");
+
+    // Another head: c follows it from the first head's figure.
+    cfg                    = c.snapshot().config;
+    cfg.draft().model_path = head(2, 256);
+    c.handle(ui::ActionSetConfig{cfg});
+    ASSERT_TRUE(
+        test::poll_until(c, [&] { return c.snapshot().head_cost && c.snapshot().head_cost->c != c1 && !c.busy(); }));
+    const double c2 = modeled_c(cfg.draft());
+    EXPECT_GT(c2, c1) << "a wider FFN reads more bytes";
+    EXPECT_DOUBLE_EQ(c.snapshot().config.level1().c, c2);
+
+    // The user's own c stays when the head changes again.
+    cfg                    = c.snapshot().config;
+    cfg.level1().c         = 0.3;
+    cfg.draft().model_path = head(1, 64);
+    c.handle(ui::ActionSetConfig{cfg});
+    ASSERT_TRUE(
+        test::poll_until(c, [&] { return c.snapshot().head_cost && c.snapshot().head_cost->c == c1 && !c.busy(); }));
+    EXPECT_DOUBLE_EQ(c.snapshot().config.level1().c, 0.3);
+    EXPECT_EQ(c.snapshot().modeled.c_source, "assumed");
+
+    // Not a head: the error is shown, c stays.
+    cfg.draft().model_path = test::synthetic_gguf();
+    c.handle(ui::ActionSetConfig{cfg});
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return c.snapshot().head_cost && !c.snapshot().head_cost->error.empty() && !c.busy(); }));
+    EXPECT_NE(c.snapshot().head_cost->error.find("eagle3"), std::string::npos) << c.snapshot().head_cost->error;
+    EXPECT_DOUBLE_EQ(c.snapshot().config.level1().c, 0.3);
+    // A drafter that is not a head has no head cost.
+    cfg.draft() = {};
+    c.handle(ui::ActionSetConfig{cfg});
+    EXPECT_FALSE(c.snapshot().head_cost.has_value());
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Measures the drafting families of issue #28 (the statistical drafters, draft kind "ngram"; Max-Gram; the bundled
-small draft; the bundled EAGLE-3 head, as a chain and a dynamic tree) on the bundled target: for each
+small draft; the bundled EAGLE-3 head and MTP layer, each as a chain and a dynamic tree) on the bundled target: for each
 drafter and prompt suite, tokens per target pass / accepted share of drafted tokens / speedup over plain decoding
 (each prompt's speculative run and its baseline back to back, as `speculum-cli run` measures). Development tool:
 run it on a quiet machine from the repository root after building, e.g.
 
-    python3 tools/perf/ngram_drafters.py --gamma 4 [--build build] [--tokens 48] [--prompts 16] [--only TEXT]
+    python3 tools/perf/ngram_drafters.py --gamma 4 [--build build] [--tokens 48] [--prompts 16] [--only TEXT[,TEXT...]]
 
 Each cell: tokens per target pass / accepted share of the drafted tokens / c (one draft call over one target
 step, measured) / speedup. It prints one row per drafter as it goes, then a Markdown table (docs/performance.md)."""
@@ -41,6 +41,9 @@ DRAFTERS = [
     ("EAGLE-3 head (chain)", {"kind": "eagle3"}),
     ("EAGLE-3 head (dynamic tree 3x4, 8 nodes)", {"kind": "eagle3"},
      {"verification": "tree", "tree": {"kind": "dynamic", "top_k": 3, "depth": 4, "node_budget": 8}}),
+    ("MTP layer (chain)", {"kind": "mtp"}),
+    ("MTP layer (dynamic tree 3x4, 8 nodes)", {"kind": "mtp"},
+     {"verification": "tree", "tree": {"kind": "dynamic", "top_k": 3, "depth": 4, "node_budget": 8}}),
 ]
 SUITES = ["copy_from_context", "code_completion", "prose_continuation", "structured_lists"]
 
@@ -51,14 +54,15 @@ def main():
     ap.add_argument("--tokens", type=int, default=48)
     ap.add_argument("--prompts", type=int, default=16, help="prompts of each suite (the config's max_prompts)")
     ap.add_argument("--build", default="build")
-    ap.add_argument("--only", default="", help="measure only the drafters whose name contains this text")
+    ap.add_argument("--only", default="",
+                    help="measure only the drafters whose name contains one of these comma-separated texts")
     a = ap.parse_args()
     cli = os.path.join(a.build, "app", "speculum-cli")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         cfg_path, rep_path = os.path.join(tmp, "c.json"), os.path.join(tmp, "r.json")
         for name, level, *extra in DRAFTERS:
-            if a.only and a.only not in name:
+            if a.only and not any(t and t in name for t in a.only.split(",")):
                 continue
             row = [name]
             for suite in SUITES:

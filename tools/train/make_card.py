@@ -102,13 +102,19 @@ def main():
     for k, name, gguf, wtype in MODELS:
         w("| `%s` | %d | `%s` | %d | matrices %s, norms F32 | %s |" % (
             gguf, exp[k]["bytes"], exp[k]["sha256"][:16] + "...", met[k]["n_params"], wtype.upper(), roles[k]))
+    from heads import sha_row
     head = os.path.join(ROOT, "resources", "models", "speculum-target-eagle3-f16.gguf")
-    head_metrics = os.path.join(RUNS, "eagle3.metrics.json")
-    eagle3 = os.path.exists(head) and os.path.exists(head_metrics)
+    eagle3 = os.path.exists(head) and os.path.exists(os.path.join(RUNS, "eagle3.metrics.json"))
     if eagle3:  # the EAGLE-3 head (train_eagle3.py)
         import train_eagle3
-        w(train_eagle3.card_row(head, load("eagle3.metrics.json")))
+        w(sha_row(head, load("eagle3.metrics.json")["params"], "EAGLE-3 head for the target"))
         total_mb += os.path.getsize(head) / 1e6
+    module = os.path.join(ROOT, "resources", "models", "speculum-target-mtp-f16.gguf")
+    mtp = os.path.exists(module) and os.path.exists(os.path.join(RUNS, "mtp.metrics.json"))
+    if mtp:  # the MTP module (train_mtp.py)
+        import train_mtp
+        w(sha_row(module, load("mtp.metrics.json")["params"], "MTP module (NextN layer) for the target"))
+        total_mb += os.path.getsize(module) / 1e6
     w("")
     w("Total %.1f MB (limit 160 MB). `reference_tokens.json` holds tokenizer cases and greedy continuations "
       "computed by the independent numpy forward pass (`tools/train/ref_forward.py`) over these exact files, for "
@@ -318,6 +324,8 @@ def main():
             w("")
     if eagle3:
         L.extend(train_eagle3.card_section(load("eagle3.metrics.json")))
+    if mtp:
+        L.extend(train_mtp.card_section(load("mtp.metrics.json")))
     w("## Licence")
     w("")
     w("The weights are a product of this project's training code on public-domain (KJV, SQLite documentation), "

@@ -277,7 +277,7 @@ const char* draft_kind_name(drafts::DraftKind k) {
         case drafts::DraftKind::ngram:
             return "n-gram / suffix";
         case drafts::DraftKind::mtp:
-            return "MTP head (the target's)";
+            return "MTP head";
         case drafts::DraftKind::eagle3:
             return "EAGLE-3 head";
     }
@@ -288,7 +288,10 @@ std::string describe_draft(const drafts::DraftSpec& d) {
     if (!d.label.empty()) return d.label;
     if (d.kind == drafts::DraftKind::maxgram) return "Max-Gram";
     if (d.kind == drafts::DraftKind::ngram) return d.ngram.describe();
-    if (d.kind == drafts::DraftKind::mtp) return "MTP layer " + std::to_string(d.mtp_layer);
+    if (d.kind == drafts::DraftKind::mtp)
+        return "MTP layer " + std::to_string(d.mtp_layer) +
+               (d.model_path.empty() ? std::string()
+                                     : " of " + std::filesystem::path(d.model_path).filename().string());
     if (d.kind == drafts::DraftKind::eagle3)
         return "EAGLE-3 " + (d.model_path.empty() ? std::string("(bundled head)")
                                                   : std::filesystem::path(d.model_path).filename().string());

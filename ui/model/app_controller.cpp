@@ -2,6 +2,7 @@
 #include "ui/model/app_controller.h"
 
 #include "core/data/dataset.h"
+#include "core/drafts/draft_bits.h"
 #include "core/export/draft_export.h"
 #include "core/hw/cpu_load.h"
 #include "core/hw/microbench.h"
@@ -199,7 +200,55 @@ void AppController::set_config(const AppConfig& config) {
     m_snap.config                    = config;
     refresh_modeled();  // the analytic panels follow in this very frame
     if (measured_part_changed) schedule_rerun();
+    refresh_head_cost();
     changed();
+}
+
+namespace {
+
+// What a modeled head cost is for: the head (kind, file, layer) and the model it drafts for.
+std::string head_key(const drafts::DraftSpec& d, const std::optional<ModelSummary>& model) {
+    return std::string(drafts::to_string(d.kind)) + "|" + d.model_path + "|" + std::to_string(d.mtp_layer) + "|" +
+           (model ? model->path : std::string());
+}
+
+}  // namespace
+
+void AppController::refresh_head_cost() {
+    const drafts::DraftSpec& d = m_snap.config.draft();
+    if (!m_model || !drafts::reads_target_states(d.kind)) {
+        if (m_snap.head_cost) m_snap.head_cost.reset(), changed();
+        m_head_pending.clear();
+        return;
+    }
+    const std::string key = head_key(d, m_snap.model);
+    if ((m_snap.head_cost && m_snap.head_cost->key == key) || m_head_pending == key) return;
+    m_head_pending = key;
+    submit("head", "Reading the draft head", [this, d, key, model = m_model](jobs::JobContext&) -> Apply {
+        HeadCost h;
+        h.key = key;
+        try {
+            const drafts::DraftBits b = drafts::draft_bits(d, *model);
+            h.c                       = double(b.weight_bytes_per_forward) / double(b.verify_weight_bytes_per_forward);
+            h.what = describe_draft(d) + ": " + format_bytes(b.weight_bytes_per_forward) + " per pass, the target " +
+                     format_bytes(b.verify_weight_bytes_per_forward);
+        } catch (const std::exception& e) {
+            h.error = e.what();
+        }
+        return [this, h, kind = d.kind] {
+            if (m_head_pending == h.key) m_head_pending.clear();
+            if (head_key(m_snap.config.draft(), m_snap.model) != h.key) return;  // the head changed meanwhile
+            // A head starts from its kind's assumed cost; once its file is read, from the cost the file models,
+            // unless the user has moved c away from both.
+            double& c          = m_snap.config.level1().c;
+            const bool assumed = c == default_assumption(kind).c ||
+                                 (m_snap.head_cost && m_snap.head_cost->error.empty() && m_snap.head_cost->c == c);
+            m_snap.head_cost = h;
+            if (h.error.empty() && assumed) c = h.c;
+            refresh_modeled();
+            changed();
+        };
+    });
 }
 
 void AppController::refresh_modeled() {
@@ -211,6 +260,9 @@ void AppController::refresh_modeled() {
         m_snap.profile_index >= 0 ? &m_snap.profiles[size_t(m_snap.profile_index)] : nullptr;
     const ModelSummary* model = m_snap.model && m_snap.model->hparams ? &*m_snap.model : nullptr;
     m_snap.modeled = compute_modeled(m_snap.config, model, hw, m_snap.measured ? &*m_snap.measured : nullptr);
+    const std::optional<HeadCost>& h = m_snap.head_cost;
+    if (m_snap.modeled.c_source == "assumed" && h && h->error.empty() && h->c == m_snap.config.level1().c)
+        m_snap.modeled.c_source = "modeled from the head's file";
 }
 
 void AppController::refresh_notes() {
@@ -251,6 +303,7 @@ void AppController::open_model(const std::string& path) {
             refresh_modeled();
             refresh_notes();
             schedule_rerun();
+            refresh_head_cost();
         };
     });
 }

@@ -85,6 +85,8 @@ private:
 
     void refresh_modeled();
     void refresh_notes();
+    // Reads level 1's draft head on a worker when the head or the model changed (UiSnapshot::head_cost).
+    void refresh_head_cost();
     void schedule_rerun();
     void start_measured();
     void start_sweep(const ActionRunSweep& a);
@@ -108,6 +110,7 @@ private:
     std::optional<Clock::time_point> m_rerun_at;
     uint64_t m_revision    = 1;
     bool m_measure_started = false;
+    std::string m_head_pending;                 // the head key a "head" job is reading
     std::map<jobs::JobId, JobInfo> m_job_info;  // submitted jobs whose final message has not been drained
     jobs::JobSystem m_jobs;                     // last member: destroyed (every job cancelled and finished) first
 };

@@ -46,6 +46,16 @@ struct RunRecord {
 };
 inline constexpr size_t kHistoryKept = 30;
 
+// Level 1's cost per call when it is a draft head (an MTP layer, an EAGLE-3 head), modeled from its file: the
+// head's weight bytes per pass over the target's (drafts::draft_bits; memory-bound), read on a worker after the
+// head or the model changes. Level 1's assumed c follows it until the user moves c.
+struct HeadCost {
+    std::string key;    // the head and model it is for (AppController's head key)
+    std::string what;   // "EAGLE-3 head x.gguf: 9.4 MB per pass, the target 73.4 MB"
+    double c = 0;       // modeled
+    std::string error;  // why the head could not be read ("" = c is set)
+};
+
 struct UiSnapshot {
     BuildInfo build;              // shown in the Overview panel and the About box
     std::string status_line;      // last message for the user (errors included)
@@ -58,6 +68,7 @@ struct UiSnapshot {
 
     ModelState model_state = ModelState::none;
     std::optional<ModelSummary> model;          // as soon as the GGUF header is read
+    std::optional<HeadCost> head_cost;          // level 1's modeled cost, when it is a draft head and a model is open
     std::vector<std::string> bundled_models;    // resources/models/*.gguf (full paths)
     std::vector<std::string> bundled_datasets;  // datasets/*.jsonl (full paths)
     std::optional<DatasetSummary> dataset;

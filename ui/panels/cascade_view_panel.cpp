@@ -60,8 +60,11 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
                           100.0 * double(m->levels[i].n_review_accepted) / double(m->levels[i].n_reviewed),
                           i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
         else
-            std::snprintf(l2, sizeof l2, "assumed c %.3f, alpha %.2f, %s %d", a.c, a.alpha,
-                          i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
+            std::snprintf(l2, sizeof l2, "%s c %.3f, alpha %.2f, %s %d",
+                          i == 0 && snap.head_cost && snap.head_cost->error.empty() && snap.head_cost->c == a.c
+                              ? "modeled (head file)"
+                              : "assumed",
+                          a.c, a.alpha, i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
         dl->AddLine(ImVec2(p0.x + w / 2, y - gap), ImVec2(p0.x + w / 2, y), IM_COL32(200, 200, 200, 255), 2);
         level_box(dl, ImVec2(p0.x, y), ImVec2(p0.x + w, y + box_h), int(i) + 1, l1, l2);
         y += box_h + gap;

@@ -43,7 +43,10 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     const char* kinds[] = {draft_kind_name(drafts::DraftKind::self),    draft_kind_name(drafts::DraftKind::model),
                            draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram),
                            draft_kind_name(drafts::DraftKind::mtp),     draft_kind_name(drafts::DraftKind::eagle3)};
-    if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds))) d.kind = drafts::DraftKind(kind), changed = true;
+    if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds)) && kind != int(d.kind)) {
+        d.kind = drafts::DraftKind(kind), changed = true;
+        d.model_path.clear();  // another kind's file: each kind's empty path is its bundled default
+    }
     if (d.kind == drafts::DraftKind::model) {
         char buf[512];
         std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
@@ -65,8 +68,15 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     }
     if (d.kind == drafts::DraftKind::mtp) {
         text_disabled_wrapped(
-            "The target's own multi-token-prediction layer drafts (GGUF nextn_predict_layers): no separate "
-            "model. A target without one cannot measure this.");
+            "A multi-token-prediction (NextN) layer drafts from the target's final hidden state: the target's own "
+            "(GGUF nextn_predict_layers) or an MTP module's.");
+        char buf[512];
+        std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
+        if (ImGui::InputText("MTP module GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
+            d.model_path = buf, changed = true;
+        help_marker(
+            "An MTP module: the NextN blocks in a file of their own, for a target whose file has none. Empty = the "
+            "target's own layers, or the bundled target's module when it has none.");
         changed |= ImGui::SliderInt("MTP layer", &d.mtp_layer, 0, 3);
         return changed;
     }

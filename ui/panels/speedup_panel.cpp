@@ -71,6 +71,14 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                        m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c,
                        o.expected_tokens);
     modeled_tag();
+    if (snap.head_cost && snap.head_cost->error.empty()) {
+        ImGui::TextWrapped("c of the draft head from its file: %.4f (%s)", snap.head_cost->c,
+                           snap.head_cost->what.c_str());
+        modeled_tag();
+    } else if (snap.head_cost) {
+        text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "The draft head could not be read: %s",
+                             snap.head_cost->error.c_str());
+    }
     bars(items);
     ImGui::Separator();
     if (o.bpt_chain_gb > 0) {
