@@ -44,5 +44,12 @@ eagle3=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/pr
         --set '/levels/0={"kind":"eagle3"}' --set /gamma/0=3)
 shot panel_configuration_eagle3.png 520x200 "${eagle3[@]}" --panel Configuration
 shot panel_speedup_eagle3.png 640x400 "${eagle3[@]}" --panel Speedup
+# The bundled target's MTP layer (draft kind "mtp" with the bundled MTP module): its editor, and what it measured as
+# a chain of 3 on the prose suite beside the cost its file models.
+mtp=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/prose_continuation.jsonl
+     --set profile=rtx4090 --set measure_prompts=4 --set measure_tokens=48 --exit-when-measured
+     --set '/levels/0={"kind":"mtp"}' --set /gamma/0=3)
+shot panel_configuration_mtp.png 520x240 "${mtp[@]}" --panel Configuration
+shot panel_speedup_mtp.png 640x420 "${mtp[@]}" --panel Speedup
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"
