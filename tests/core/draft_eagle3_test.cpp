@@ -3,6 +3,7 @@
 // (checked by hand), greedy runs are lossless as chains, static trees and EAGLE-2 dynamic trees, and drafts are
 // accepted where the head predicts the target. Plus the dynamic tree expansion itself.
 #include "engine_fixtures.h"
+#include "head_reference.h"
 
 #include "core/drafts/eagle3.h"
 #include "core/drafts/eagle3_drafter.h"
@@ -418,44 +419,17 @@ TEST(Eagle3Bundled, TheBundledHeadMatchesItsTrainerAndIsAccepted) {
     const model::Model target = model::Model::load(resource_path(kBundledTargetModel).string());
     drafts::Eagle3Drafter d(target, drafts::load_eagle3_head(resource_path(kBundledEagle3Head).string(), target),
                             exact_ctx());
-    const std::vector<int32_t> layers = d.target_hidden_layers();
     std::ifstream in(resource_path("models/eagle3_reference.json"));
     ASSERT_TRUE(in) << "resources/models/eagle3_reference.json";
     const nlohmann::json ref = nlohmann::json::parse(in);
-    ASSERT_EQ(ref["extract_layers"].get<std::vector<int32_t>>(), layers);
-    const int64_t e = target.hparams().n_embd;
-    for (const auto& c : ref["cases"]) {
-        const std::vector<int32_t> toks = c["tokens"].get<std::vector<int32_t>>();
-        const std::vector<int32_t> want = c["head_argmax"].get<std::vector<int32_t>>();
-        model::InferenceContext ctx(target, {.n_ctx = 256, .n_batch = 64, .int8_activations = false});
-        ctx.kv().keep_hidden(layers, int32_t(e));
-        ctx.prefill(toks);
-        // The drafter's first token after each prefix: its catch-up pass attends every earlier row, as the
-        // trainer's causal step 0 does.
-        d.attach_target_kv(&ctx.kv(), &toks);
-        int32_t same = 0;
-        for (size_t q = 0; q + 1 < toks.size(); ++q) {
-            d.sync(std::span<const int32_t>(toks.data(), q + 2));
-            const drafts::DraftChain ch = d.propose(1, {}, {});
-            ASSERT_EQ(ch.tokens.size(), 1u);
-            same += ch.tokens[0] == want[q];
-        }
-        d.attach_target_kv(nullptr, nullptr);
-        EXPECT_GE(same, int32_t(want.size()) - 2) << c["text"];
-    }
-    // Lossless with accepted drafts on held-out prose.
+    ASSERT_EQ(ref["extract_layers"].get<std::vector<int32_t>>(), d.target_hidden_layers());
+    expect_head_matches_reference(d, target, ref);
+    // Lossless with accepted drafts on held-out prose (16 tokens: the reference path is slow on a 37 M-parameter
+    // target); the spec's empty model_path is the bundled head.
     const std::vector<int32_t> prompt = ref["cases"][0]["tokens"].get<std::vector<int32_t>>();
-    engine::SpecConfig cfg            = lossless_config(4);
-    cfg.max_new_tokens                = 16;  // the reference path is slow on a 37 M-parameter target
     drafts::DraftSpec s;
-    s.kind     = drafts::DraftKind::eagle3;
-    cfg.levels = {s};
-    const engine::RunResult res =
-        engine::SpecEngine(
-            target, cfg,
-            std::make_shared<drafts::Eagle3Drafter>(
-                target, drafts::load_eagle3_head(resource_path(kBundledEagle3Head).string(), target), exact_ctx()))
-            .run(prompt);
+    s.kind                      = drafts::DraftKind::eagle3;
+    const engine::RunResult res = greedy_run(target, s, 4, prompt, 16);
     EXPECT_EQ(res.tokens, greedy_reference(target, prompt, 16));
     EXPECT_GT(double(res.stats.n_accepted), 0.3 * double(res.stats.n_drafted));
 }

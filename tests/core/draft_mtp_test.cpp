@@ -5,6 +5,7 @@
 // (the NextN blocks in a file of their own, model/mtp_module.h) load for their target only, draft as the built-in
 // layer does, and build back into one file; the bundled target's module reproduces its trainer and is accepted.
 #include "engine_fixtures.h"
+#include "head_reference.h"
 
 #include "core/drafts/make_drafter.h"
 #include "core/drafts/mtp_drafter.h"
@@ -320,15 +321,9 @@ TEST(MtpModule, GreedyRunsAreLosslessAndTheEchoModuleIsAccepted) {
     const std::string path    = write_bytes("echo.gguf", model::mtp_module_gguf(with));
     const std::vector<int32_t> prompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
     drafts::DraftSpec s;
-    s.kind                 = drafts::DraftKind::mtp;
-    s.model_path           = path;
-    engine::SpecConfig cfg = lossless_config(3);
-    cfg.levels             = {s};
-    drafts::DrafterOptions o;
-    o.context = exact_ctx();
-    const engine::RunResult res =
-        engine::SpecEngine(target, cfg, std::shared_ptr<drafts::Drafter>(drafts::make_drafter(s, target, o)))
-            .run(prompt);
+    s.kind                      = drafts::DraftKind::mtp;
+    s.model_path                = path;
+    const engine::RunResult res = greedy_run(target, s, 3, prompt, 40);
     EXPECT_EQ(res.tokens, greedy_reference(target, prompt, 40));
     EXPECT_GT(res.stats.n_accepted, 0) << "the echo module's drafts were accepted";
 }
@@ -370,38 +365,14 @@ TEST(MtpBundled, TheBundledModuleMatchesItsTrainerAndIsAccepted) {
     s.kind = drafts::DraftKind::mtp;
     EXPECT_EQ(drafts::mtp_module_path(s.model_path, target), resource_path(kBundledMtpModule).string());
     drafts::MtpDrafter d(target, drafts::mtp_layer_for(s, target), exact_ctx());
-    const std::vector<int32_t> layers = d.target_hidden_layers();
     std::ifstream in(resource_path("models/mtp_reference.json"));
     ASSERT_TRUE(in) << "resources/models/mtp_reference.json";
     const nlohmann::json ref = nlohmann::json::parse(in);
-    const int64_t e          = target.hparams().n_embd;
-    for (const auto& c : ref["cases"]) {
-        const std::vector<int32_t> toks = c["tokens"].get<std::vector<int32_t>>();
-        const std::vector<int32_t> want = c["head_argmax"].get<std::vector<int32_t>>();
-        model::InferenceContext ctx(target, {.n_ctx = 256, .n_batch = 64, .int8_activations = false});
-        ctx.kv().keep_hidden(layers, int32_t(e));
-        ctx.prefill(toks);
-        d.attach_target_kv(&ctx.kv(), &toks);
-        int32_t same = 0;
-        for (size_t q = 0; q + 1 < toks.size(); ++q) {
-            d.sync(std::span<const int32_t>(toks.data(), q + 2));
-            const drafts::DraftChain ch = d.propose(1, {}, {});
-            ASSERT_EQ(ch.tokens.size(), 1u);
-            same += ch.tokens[0] == want[q];
-        }
-        d.attach_target_kv(nullptr, nullptr);
-        EXPECT_GE(same, int32_t(want.size()) - 2) << c["text"];
-    }
-    // Lossless with accepted drafts on held-out prose.
+    expect_head_matches_reference(d, target, ref);
+    // Lossless with accepted drafts on held-out prose (16 tokens: the reference path is slow on a 37 M-parameter
+    // target).
     const std::vector<int32_t> prompt = ref["cases"][0]["tokens"].get<std::vector<int32_t>>();
-    engine::SpecConfig cfg            = lossless_config(3);
-    cfg.max_new_tokens                = 16;  // the reference path is slow on a 37 M-parameter target
-    cfg.levels                        = {s};
-    drafts::DrafterOptions o;
-    o.context = exact_ctx();
-    const engine::RunResult res =
-        engine::SpecEngine(target, cfg, std::shared_ptr<drafts::Drafter>(drafts::make_drafter(s, target, o)))
-            .run(prompt);
+    const engine::RunResult res       = greedy_run(target, s, 3, prompt, 16);
     EXPECT_EQ(res.tokens, greedy_reference(target, prompt, 16));
     EXPECT_GT(double(res.stats.n_accepted), 0.3 * double(res.stats.n_drafted));
 }

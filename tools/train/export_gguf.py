@@ -28,18 +28,36 @@ def load_model(ckpt_path):
     return model, ck.get("metrics", {})
 
 
+def block_tensors(p, b):
+    """(gguf name, torch tensor) of one llama block `b` (model.py's Block names) under prefix p ("blk.3.")."""
+    return [(p + "attn_norm.weight", b.attn_norm.weight), (p + "attn_q.weight", b.wq.weight),
+            (p + "attn_k.weight", b.wk.weight), (p + "attn_v.weight", b.wv.weight),
+            (p + "attn_output.weight", b.wo.weight), (p + "ffn_norm.weight", b.ffn_norm.weight),
+            (p + "ffn_gate.weight", b.w_gate.weight), (p + "ffn_up.weight", b.w_up.weight),
+            (p + "ffn_down.weight", b.w_down.weight)]
+
+
 def gguf_tensors(model):
     """(gguf name, torch tensor) in llama.cpp's order; shapes are torch's (out, in)."""
     out = [("token_embd.weight", model.tok_embd.weight)]
     for i, b in enumerate(model.blocks):
-        p = "blk.%d." % i
-        out += [(p + "attn_norm.weight", b.attn_norm.weight), (p + "attn_q.weight", b.wq.weight),
-                (p + "attn_k.weight", b.wk.weight), (p + "attn_v.weight", b.wv.weight),
-                (p + "attn_output.weight", b.wo.weight), (p + "ffn_norm.weight", b.ffn_norm.weight),
-                (p + "ffn_gate.weight", b.w_gate.weight), (p + "ffn_up.weight", b.w_up.weight),
-                (p + "ffn_down.weight", b.w_down.weight)]
+        out += block_tensors("blk.%d." % i, b)
     out += [("output_norm.weight", model.norm.weight), ("output.weight", model.output.weight)]
     return out
+
+
+def add_llama_keys(w, cfg, block_count):
+    """The llama.* shape keys of config `cfg`, with `block_count` blocks."""
+    w.add_uint32("llama.context_length", cfg.n_ctx)
+    w.add_uint32("llama.embedding_length", cfg.n_embd)
+    w.add_uint32("llama.block_count", block_count)
+    w.add_uint32("llama.feed_forward_length", cfg.n_ff)
+    w.add_uint32("llama.attention.head_count", cfg.n_head)
+    w.add_uint32("llama.attention.head_count_kv", cfg.n_head_kv)
+    w.add_uint32("llama.rope.dimension_count", cfg.head_dim)
+    w.add_float32("llama.rope.freq_base", cfg.rope_base)
+    w.add_float32("llama.attention.layer_norm_rms_epsilon", cfg.norm_eps)
+    w.add_uint32("llama.vocab_size", cfg.n_vocab)
 
 
 MATRIX_TYPES = {"f16": (GGML_F16, 1), "bf16": (GGML_BF16, 32)}  # ggml type, LLAMA_FTYPE_MOSTLY_*
@@ -52,16 +70,7 @@ def build_gguf(model, tok, name, description, wtype="f16"):
     w.add_string("general.name", name)
     w.add_string("general.description", description)
     w.add_uint32("general.alignment", 32)
-    w.add_uint32("llama.context_length", cfg.n_ctx)
-    w.add_uint32("llama.embedding_length", cfg.n_embd)
-    w.add_uint32("llama.block_count", cfg.n_layer)
-    w.add_uint32("llama.feed_forward_length", cfg.n_ff)
-    w.add_uint32("llama.attention.head_count", cfg.n_head)
-    w.add_uint32("llama.attention.head_count_kv", cfg.n_head_kv)
-    w.add_uint32("llama.rope.dimension_count", cfg.head_dim)
-    w.add_float32("llama.rope.freq_base", cfg.rope_base)
-    w.add_float32("llama.attention.layer_norm_rms_epsilon", cfg.norm_eps)
-    w.add_uint32("llama.vocab_size", cfg.n_vocab)
+    add_llama_keys(w, cfg, cfg.n_layer)
     w.add_uint32("general.file_type", MATRIX_TYPES[wtype][1])
     w.add_string("tokenizer.ggml.model", "gpt2")
     w.add_string("tokenizer.ggml.pre", "gpt-2")  # llama.cpp's name for the GPT-2 pre-tokenizer

@@ -11,8 +11,10 @@ import copy
 import json
 import math
 import os
+import random
 import re
 import signal
+import sys
 import time
 
 import numpy as np
@@ -20,6 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from bpe import Tokenizer
 from gguf import GgufReader
 from model import CONFIGS, apply_rope, rope_tables
 
@@ -240,6 +243,55 @@ def evaluate(head, args, emb_table, val):
             n += 1
     head.train()
     return [t / n for t in tot], [a / n for a in accs]
+
+
+def start(args):
+    """Seeds and threads from args; the target and its tokenizer (checked against its vocabulary); the numpy RNG
+    the windows are drawn with."""
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    torch.set_num_threads(args.threads)
+    target = Target(args.target)
+    tok = Tokenizer([m.split(" ") for m in target.kv["tokenizer.ggml.merges"]])
+    if len(tok.tokens) != target.cfg.n_vocab:
+        raise SystemExit("tokenizer has %d tokens, the target %d" % (len(tok.tokens), target.cfg.n_vocab))
+    return target, tok, rng
+
+
+def training_data(args, target, tok, rng, layers, t_start, final_norm=False):
+    """The training and held-out windows with the target's features at `layers` and its greedy labels, each
+    (windows, features, labels), and the seconds taken since t_start."""
+    train_w = windows_from("train", args.windows, args.seq, tok, rng)
+    val_w = windows_from("heldout", args.val_windows, args.seq, tok, rng)
+    print("windows: %d train, %d held-out, %d tokens each (%.0fs)" % (len(train_w), len(val_w), args.seq,
+                                                                      time.time() - t_start), flush=True)
+    train_f, train_y = build_set(target, train_w, layers, final_norm)
+    val_f, val_y = build_set(target, val_w, layers, final_norm)
+    t_feat = time.time() - t_start
+    print("target features and greedy labels: %.0fs" % t_feat, flush=True)
+    return (train_w, train_f, train_y), (val_w, val_f, val_y), t_feat
+
+
+def train_and_save(head, args, target, train, val, t_feat, t_start, shape_metrics, saved=None):
+    """Trains `head` (fit), evaluates it, and saves <args.out> ({"state_dict", "metrics"} and `saved`) and
+    <args.out stem>.metrics.json. shape_metrics go into the metrics after ttt_steps. Returns the metrics."""
+    emb_table = target.m.tok_embd.weight.detach()
+    step, train_seconds, log = fit(head, args, emb_table, train, val)
+    vl, va = evaluate(head, args, emb_table, val)
+    n_params = sum(p.numel() for p in head.parameters())
+    metrics = {"steps": step, "windows": len(train[0]), "seq": args.seq, "tokens_seen": step * args.batch * args.seq,
+               "ttt_steps": args.steps_ttt}
+    metrics.update(shape_metrics)
+    metrics.update({"params": n_params, "feature_seconds": t_feat, "train_seconds": train_seconds, "seed": args.seed,
+                    "val_loss": vl, "val_greedy_match": va, "log": log, "command": " ".join(sys.argv)})
+    print("final held-out: loss %s  greedy match per step %s  (%d params, %d steps, %.0fs)" % (
+        " ".join("%.3f" % x for x in vl), " ".join("%.3f" % x for x in va), n_params, step, time.time() - t_start))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    torch.save(dict({"state_dict": head.state_dict(), "metrics": metrics}, **(saved or {})), args.out)
+    with open(os.path.splitext(args.out)[0] + ".metrics.json", "w") as f:
+        json.dump(metrics, f, indent=1)
+    return metrics
 
 
 def add_common_args(ap, out, n_ff):

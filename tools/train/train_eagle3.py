@@ -19,18 +19,15 @@
 import argparse
 import json
 import os
-import random
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn as nn
 
-from bpe import Tokenizer
 from gguf import GGML_F16, GGML_F32, T_INT32, T_STRING, GgufWriter
-from heads import (HERE, Target, TttHead, add_common_args, build_set, evaluate, fit, reference_cases, sha_row,
-                   update_card, windows_from)
+from heads import (HERE, TttHead, add_common_args, reference_cases, sha_row, start, train_and_save,
+                   training_data, update_card)
 from model import RMSNorm
 
 
@@ -166,16 +163,8 @@ def main():
     add_common_args(ap, os.path.join(HERE, "runs", "eagle3.pt"), 1024)
     ap.add_argument("--export", help="also write the head as an EAGLE-3 GGUF here")
     args = ap.parse_args()
-    torch.manual_seed(args.seed)
-    random.seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    torch.set_num_threads(args.threads)
     t_start = time.time()
-
-    target = Target(args.target)
-    tok = Tokenizer([m.split(" ") for m in target.kv["tokenizer.ggml.merges"]])
-    if len(tok.tokens) != target.cfg.n_vocab:
-        raise SystemExit("tokenizer has %d tokens, the target %d" % (len(tok.tokens), target.cfg.n_vocab))
+    target, tok, rng = start(args)
     n_layer = target.cfg.n_layer
     extract = [2, n_layer // 2, n_layer - 3]  # EAGLE-3's low, middle and high layers
     if args.export_only:
@@ -183,44 +172,17 @@ def main():
         head = Eagle3Head(*ck["shape"][:6], ck["shape"][6], target.cfg.norm_eps, target.cfg.rope_base)
         head.load_state_dict(ck["state_dict"])
         head.eval()
-        if args.export:
-            export(head, target, args.export, extract, ck["metrics"])
-        if args.reference:
-            write_reference(head, target, tok, extract, args.reference)
-        if args.card and args.export:
-            write_card(args.card, args.export, ck["metrics"])
-        return
-    train_w = windows_from("train", args.windows, args.seq, tok, rng)
-    val_w = windows_from("heldout", args.val_windows, args.seq, tok, rng)
-    print("windows: %d train, %d held-out, %d tokens each (%.0fs)" % (len(train_w), len(val_w), args.seq,
-                                                                      time.time() - t_start), flush=True)
-    train_f, train_y = build_set(target, train_w, extract)
-    val_f, val_y = build_set(target, val_w, extract)
-    t_feat = time.time() - t_start
-    print("target features and greedy labels: %.0fs" % t_feat, flush=True)
-
-    cfg = target.cfg
-    head = Eagle3Head(cfg.n_embd, cfg.n_embd, cfg.n_head, cfg.n_head_kv, args.n_ff, cfg.n_vocab, cfg.n_ctx,
-                      cfg.norm_eps, cfg.rope_base)
-    with torch.no_grad():  # start from the target's head, as EAGLE heads usually do
-        head.output.weight.copy_(target.m.output.weight)
-        head.norm.weight.copy_(target.m.norm.weight)
-    emb_table = target.m.tok_embd.weight.detach()
-    step, train_seconds, log = fit(head, args, emb_table, (train_w, train_f, train_y), (val_w, val_f, val_y))
-    vl, va = evaluate(head, args, emb_table, (val_w, val_f, val_y))
-    n_params = sum(p.numel() for p in head.parameters())
-    metrics = {"steps": step, "windows": len(train_w), "seq": args.seq, "tokens_seen": step * args.batch * args.seq,
-               "ttt_steps": args.steps_ttt, "extract_layers": extract, "n_ff": args.n_ff, "params": n_params,
-               "feature_seconds": t_feat, "train_seconds": train_seconds, "seed": args.seed,
-               "val_loss": vl, "val_greedy_match": va, "log": log, "command": " ".join(sys.argv)}
-    print("final held-out: loss %s  greedy match per step %s  (%d params, %d steps, %.0fs)" % (
-        " ".join("%.3f" % x for x in vl), " ".join("%.3f" % x for x in va), n_params, step, time.time() - t_start))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    torch.save({"state_dict": head.state_dict(), "metrics": metrics,
-                "shape": [cfg.n_embd, cfg.n_embd, cfg.n_head, cfg.n_head_kv, args.n_ff, cfg.n_vocab, cfg.n_ctx]},
-               args.out)
-    with open(os.path.splitext(args.out)[0] + ".metrics.json", "w") as f:
-        json.dump(metrics, f, indent=1)
+        metrics = ck["metrics"]
+    else:
+        train, val, t_feat = training_data(args, target, tok, rng, extract, t_start)
+        cfg = target.cfg
+        shape = [cfg.n_embd, cfg.n_embd, cfg.n_head, cfg.n_head_kv, args.n_ff, cfg.n_vocab, cfg.n_ctx]
+        head = Eagle3Head(*shape[:6], shape[6], cfg.norm_eps, cfg.rope_base)
+        with torch.no_grad():  # start from the target's head, as EAGLE heads usually do
+            head.output.weight.copy_(target.m.output.weight)
+            head.norm.weight.copy_(target.m.norm.weight)
+        metrics = train_and_save(head, args, target, train, val, t_feat, t_start,
+                                 {"extract_layers": extract, "n_ff": args.n_ff}, {"shape": shape})
     if args.export:
         export(head, target, args.export, extract, metrics)
     if args.reference:

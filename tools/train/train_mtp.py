@@ -17,18 +17,16 @@
 import argparse
 import json
 import os
-import random
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn as nn
 
-from bpe import Tokenizer
+from export_gguf import add_llama_keys, block_tensors
 from gguf import GGML_F16, GGML_F32, GgufWriter
-from heads import (HERE, Target, TttHead, add_common_args, build_set, evaluate, fit, reference_cases, sha_row,
-                   update_card, windows_from)
+from heads import (HERE, TttHead, add_common_args, reference_cases, sha_row, start, train_and_save,
+                   training_data, update_card)
 from model import RMSNorm
 
 
@@ -84,26 +82,13 @@ def export(head, target, path, meta):
                  "tools/train/train_mtp.py: %d steps, %d windows" % (meta["steps"], meta["windows"]))
     w.add_uint32("general.alignment", 32)
     w.add_uint32("general.file_type", 1)
-    w.add_uint32("llama.context_length", cfg.n_ctx)
-    w.add_uint32("llama.embedding_length", cfg.n_embd)
-    w.add_uint32("llama.block_count", cfg.n_layer + 1)
+    add_llama_keys(w, cfg, cfg.n_layer + 1)
     w.add_uint32("llama.nextn_predict_layers", 1)
-    w.add_uint32("llama.feed_forward_length", cfg.n_ff)
-    w.add_uint32("llama.attention.head_count", cfg.n_head)
-    w.add_uint32("llama.attention.head_count_kv", cfg.n_head_kv)
-    w.add_uint32("llama.rope.dimension_count", cfg.head_dim)
-    w.add_float32("llama.rope.freq_base", cfg.rope_base)
-    w.add_float32("llama.attention.layer_norm_rms_epsilon", cfg.norm_eps)
-    w.add_uint32("llama.vocab_size", cfg.n_vocab)
     p = "blk.%d." % il
-    tensors = [(p + "attn_norm.weight", head.attn_norm.weight), (p + "attn_q.weight", head.wq.weight),
-               (p + "attn_k.weight", head.wk.weight), (p + "attn_v.weight", head.wv.weight),
-               (p + "attn_output.weight", head.wo.weight), (p + "ffn_norm.weight", head.ffn_norm.weight),
-               (p + "ffn_gate.weight", head.w_gate.weight), (p + "ffn_up.weight", head.w_up.weight),
-               (p + "ffn_down.weight", head.w_down.weight), (p + "nextn.eh_proj.weight", head.eh_proj.weight),
-               (p + "nextn.enorm.weight", head.enorm.weight), (p + "nextn.hnorm.weight", head.hnorm.weight),
-               (p + "nextn.shared_head_norm.weight", head.norm.weight),
-               (p + "nextn.shared_head_head.weight", head.output.weight)]
+    tensors = block_tensors(p, head) + [
+        (p + "nextn.eh_proj.weight", head.eh_proj.weight), (p + "nextn.enorm.weight", head.enorm.weight),
+        (p + "nextn.hnorm.weight", head.hnorm.weight), (p + "nextn.shared_head_norm.weight", head.norm.weight),
+        (p + "nextn.shared_head_head.weight", head.output.weight)]
     for name, t in tensors:
         a = t.detach().float().numpy()
         w.add_tensor(name, a, GGML_F32 if a.ndim == 1 else GGML_F16)
@@ -168,63 +153,23 @@ def main():
     add_common_args(ap, os.path.join(HERE, "runs", "mtp.pt"), 0)
     ap.add_argument("--export", help="also write the layer as an MTP module GGUF here")
     args = ap.parse_args()
-    torch.manual_seed(args.seed)
-    random.seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    torch.set_num_threads(args.threads)
     t_start = time.time()
-
-    target = Target(args.target)
+    target, tok, rng = start(args)
     cfg = target.cfg
     if args.n_ff not in (0, cfg.n_ff):
         raise SystemExit("an MTP layer has the target's block shape: --n-ff must be %d (or 0)" % cfg.n_ff)
-    args.n_ff = cfg.n_ff
-    tok = Tokenizer([m.split(" ") for m in target.kv["tokenizer.ggml.merges"]])
-    if len(tok.tokens) != cfg.n_vocab:
-        raise SystemExit("tokenizer has %d tokens, the target %d" % (len(tok.tokens), cfg.n_vocab))
-    layers = [cfg.n_layer]  # the stream after the last layer, then the final norm
-
-    def new_head():
-        return MtpHead(cfg.n_embd, cfg.n_head, cfg.n_head_kv, cfg.n_ff, cfg.n_vocab, cfg.n_ctx, cfg.norm_eps,
-                       cfg.rope_base)
-
+    head = MtpHead(cfg.n_embd, cfg.n_head, cfg.n_head_kv, cfg.n_ff, cfg.n_vocab, cfg.n_ctx, cfg.norm_eps,
+                   cfg.rope_base)
     if args.export_only:
         ck = torch.load(args.out)
-        head = new_head()
         head.load_state_dict(ck["state_dict"])
         head.eval()
-        if args.export:
-            export(head, target, args.export, ck["metrics"])
-        if args.reference:
-            write_reference(head, target, tok, args.reference)
-        if args.card and args.export:
-            write_card(args.card, args.export, ck["metrics"])
-        return
-    train_w = windows_from("train", args.windows, args.seq, tok, rng)
-    val_w = windows_from("heldout", args.val_windows, args.seq, tok, rng)
-    print("windows: %d train, %d held-out, %d tokens each (%.0fs)" % (len(train_w), len(val_w), args.seq,
-                                                                      time.time() - t_start), flush=True)
-    train_f, train_y = build_set(target, train_w, layers, final_norm=True)
-    val_f, val_y = build_set(target, val_w, layers, final_norm=True)
-    t_feat = time.time() - t_start
-    print("target states and greedy labels: %.0fs" % t_feat, flush=True)
-
-    head = new_head()
-    head.init_from(target)
-    emb_table = target.m.tok_embd.weight.detach()
-    step, train_seconds, log = fit(head, args, emb_table, (train_w, train_f, train_y), (val_w, val_f, val_y))
-    vl, va = evaluate(head, args, emb_table, (val_w, val_f, val_y))
-    n_params = sum(p.numel() for p in head.parameters())
-    metrics = {"steps": step, "windows": len(train_w), "seq": args.seq, "tokens_seen": step * args.batch * args.seq,
-               "ttt_steps": args.steps_ttt, "n_ff": cfg.n_ff, "params": n_params, "feature_seconds": t_feat,
-               "train_seconds": train_seconds, "seed": args.seed, "val_loss": vl, "val_greedy_match": va,
-               "log": log, "command": " ".join(sys.argv)}
-    print("final held-out: loss %s  greedy match per step %s  (%d params, %d steps, %.0fs)" % (
-        " ".join("%.3f" % x for x in vl), " ".join("%.3f" % x for x in va), n_params, step, time.time() - t_start))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    torch.save({"state_dict": head.state_dict(), "metrics": metrics}, args.out)
-    with open(os.path.splitext(args.out)[0] + ".metrics.json", "w") as f:
-        json.dump(metrics, f, indent=1)
+        metrics = ck["metrics"]
+    else:
+        # the stream after the last layer, then the final norm
+        train, val, t_feat = training_data(args, target, tok, rng, [cfg.n_layer], t_start, final_norm=True)
+        head.init_from(target)
+        metrics = train_and_save(head, args, target, train, val, t_feat, t_start, {"n_ff": cfg.n_ff})
     if args.export:
         export(head, target, args.export, metrics)
     if args.reference:

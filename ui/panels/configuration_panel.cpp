@@ -37,6 +37,16 @@ bool edit_skip_set(const char* label, std::vector<int32_t>& layers, int n_layer)
     return changed;
 }
 
+// A file path field committed with Enter, and its help.
+bool edit_path(const char* label, std::string& path, const char* help) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%s", path.c_str());
+    const bool changed = ImGui::InputText(label, buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (changed) path = buf;
+    help_marker(help);
+    return changed;
+}
+
 bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     bool changed        = false;
     int kind            = int(d.kind);
@@ -47,36 +57,23 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
         d.kind = drafts::DraftKind(kind), changed = true;
         d.model_path.clear();  // another kind's file: each kind's empty path is its bundled default
     }
-    if (d.kind == drafts::DraftKind::model) {
-        char buf[512];
-        std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
-        if (ImGui::InputText("draft GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
-            d.model_path = buf, changed = true;
-        help_marker("Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.");
-        return changed;
-    }
+    if (d.kind == drafts::DraftKind::model)
+        return edit_path("draft GGUF", d.model_path,
+                         "Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.") ||
+               changed;
     if (d.kind == drafts::DraftKind::ngram) return edit_ngram(d.ngram) || changed;
-    if (d.kind == drafts::DraftKind::eagle3) {
-        char buf[512];
-        std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
-        if (ImGui::InputText("head GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
-            d.model_path = buf, changed = true;
-        help_marker(
-            "An EAGLE-3 head (llama.cpp's eagle3 GGUF layout) trained for this target: it reads the target's "
-            "hidden states at three layers. Empty = the bundled target's head.");
-        return changed;
-    }
+    if (d.kind == drafts::DraftKind::eagle3)
+        return edit_path("head GGUF", d.model_path,
+                         "An EAGLE-3 head (llama.cpp's eagle3 GGUF layout) trained for this target: it reads the "
+                         "target's hidden states at three layers. Empty = the bundled target's head.") ||
+               changed;
     if (d.kind == drafts::DraftKind::mtp) {
         text_disabled_wrapped(
             "A multi-token-prediction (NextN) layer drafts from the target's final hidden state: the target's own "
             "(GGUF nextn_predict_layers) or an MTP module's.");
-        char buf[512];
-        std::snprintf(buf, sizeof buf, "%s", d.model_path.c_str());
-        if (ImGui::InputText("MTP module GGUF", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
-            d.model_path = buf, changed = true;
-        help_marker(
-            "An MTP module: the NextN blocks in a file of their own, for a target whose file has none. Empty = the "
-            "target's own layers, or the bundled target's module when it has none.");
+        changed |= edit_path("MTP module GGUF", d.model_path,
+                             "An MTP module: the NextN blocks in a file of their own, for a target whose file has "
+                             "none. Empty = the target's own layers, or the bundled target's module when it has none.");
         changed |= ImGui::SliderInt("MTP layer", &d.mtp_layer, 0, 3);
         return changed;
     }
