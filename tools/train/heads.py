@@ -23,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from bpe import Tokenizer
-from gguf import GgufReader
+from gguf import GGML_F16, GGML_F32, GgufReader
 from model import CONFIGS, apply_rope, rope_tables
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -360,6 +360,16 @@ def update_card(card_path, row, section, title, after_prefix):
     with open(card_path, "w") as f:
         f.write("\n".join(lines))
     print("updated %s" % card_path, flush=True)
+
+
+def write_gguf(w, tensors, path):
+    """Adds (name, torch tensor) pairs to GgufWriter w (matrices F16, vectors F32, as the heads ship) and writes it."""
+    for name, t in tensors:
+        a = t.detach().float().numpy()
+        w.add_tensor(name, a, GGML_F32 if a.ndim == 1 else GGML_F16)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    w.write(path)
+    print("wrote %s (%d bytes)" % (path, os.path.getsize(path)), flush=True)
 
 
 def sha_row(gguf_path, params, what):

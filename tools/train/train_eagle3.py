@@ -25,9 +25,9 @@ import time
 import torch
 import torch.nn as nn
 
-from gguf import GGML_F16, GGML_F32, T_INT32, T_STRING, GgufWriter
+from gguf import T_INT32, T_STRING, GgufWriter
 from heads import (HERE, TttHead, add_common_args, reference_cases, sha_row, start, train_and_save,
-                   training_data, update_card)
+                   training_data, update_card, write_gguf)
 from model import RMSNorm
 
 
@@ -99,12 +99,7 @@ def export(head, target, path, extract, meta):
                ("blk.0.ffn_gate.weight", head.w_gate.weight), ("blk.0.ffn_up.weight", head.w_up.weight),
                ("blk.0.ffn_down.weight", head.w_down.weight), ("output_norm.weight", head.norm.weight),
                ("output.weight", head.output.weight)]
-    for name, t in tensors:
-        a = t.detach().float().numpy()
-        w.add_tensor(name, a, GGML_F32 if a.ndim == 1 else GGML_F16)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    w.write(path)
-    print("wrote %s (%d bytes)" % (path, os.path.getsize(path)), flush=True)
+    write_gguf(w, tensors, path)
 
 
 def card_section(metrics):

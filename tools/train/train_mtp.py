@@ -24,9 +24,9 @@ import torch
 import torch.nn as nn
 
 from export_gguf import add_llama_keys, block_tensors
-from gguf import GGML_F16, GGML_F32, GgufWriter
+from gguf import GgufWriter
 from heads import (HERE, TttHead, add_common_args, reference_cases, sha_row, start, train_and_save,
-                   training_data, update_card)
+                   training_data, update_card, write_gguf)
 from model import RMSNorm
 
 
@@ -89,12 +89,7 @@ def export(head, target, path, meta):
         (p + "nextn.eh_proj.weight", head.eh_proj.weight), (p + "nextn.enorm.weight", head.enorm.weight),
         (p + "nextn.hnorm.weight", head.hnorm.weight), (p + "nextn.shared_head_norm.weight", head.norm.weight),
         (p + "nextn.shared_head_head.weight", head.output.weight)]
-    for name, t in tensors:
-        a = t.detach().float().numpy()
-        w.add_tensor(name, a, GGML_F32 if a.ndim == 1 else GGML_F16)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    w.write(path)
-    print("wrote %s (%d bytes)" % (path, os.path.getsize(path)), flush=True)
+    write_gguf(w, tensors, path)
 
 
 def card_section(metrics):
