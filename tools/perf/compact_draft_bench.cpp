@@ -5,8 +5,8 @@
 // docs/performance.md ("Session 9: compact drafts") cites it.
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
-//   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense]
-//                            [--interleave] [--only]
+//   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F]
+//                            [--batch] [--dense] [--interleave] [--only]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
 // stored dense (compact false) for comparison. --interleave times that draft's passes the way a run interleaves them
 // with the target's 5-token verification passes. --only builds just that draft. Exits non-zero when a draft's logits
@@ -74,7 +74,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
     std::string type = "bf16";
-    int threads = 2, rounds = 5, steps = 24;
+    int threads = 2, rounds = 5, steps = 24, embd = 1024, ff = 2816;
     bool batch = false, dense = false, interleave = false, only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -86,6 +86,10 @@ int main(int argc, char** argv) {
             rounds = std::atoi(argv[++i]);
         else if (a == "--steps" && i + 1 < argc)
             steps = std::atoi(argv[++i]);
+        else if (a == "--embd" && i + 1 < argc)
+            embd = std::atoi(argv[++i]);
+        else if (a == "--ff" && i + 1 < argc)
+            ff = std::atoi(argv[++i]);
         else if (a == "--batch")
             batch = true;
         else if (a == "--dense")
@@ -96,7 +100,8 @@ int main(int argc, char** argv) {
             only = true;
         else {
             std::fprintf(stderr,
-                         "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--batch] [--dense] "
+                         "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F] [--batch] "
+                         "[--dense] "
                          "[--interleave] [--only]\n",
                          argv[0]);
             return 2;
@@ -107,6 +112,8 @@ int main(int argc, char** argv) {
         R"({"arch":"llama","n_vocab":4096,"n_embd":1024,"n_layer":8,"n_head":16,"n_head_kv":4,"n_ff":2816,)"
         R"("n_ctx":512,"type":"bf16","seed":7})");
     spec.type                 = *model::parse_weight_type(type);
+    spec.n_embd               = embd;  // --embd 2048 --ff 5632: 4x the weights (722 MiB), for CPUs with a larger L3
+    spec.n_ff                 = ff;
     const model::Model target = model::make_synthetic_model(spec);
     const model::ContextConfig cc{.n_ctx = 512};  // n_batch 64, as in runs (16 made the target ~7 % slower)
     model::InferenceContext tctx(target, cc);
