@@ -99,11 +99,12 @@ int main(int argc, char** argv) {
         else if (a == "--only")
             only = true;
         else {
-            std::fprintf(stderr,
-                         "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F] [--batch] "
-                         "[--dense] "
-                         "[--interleave] [--only]\n",
-                         argv[0]);
+            std::fprintf(
+                stderr,
+                "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F] [--batch] "
+                "[--dense] "
+                "[--interleave] [--only]\n",
+                argv[0]);
             return 2;
         }
     }
