@@ -3,10 +3,11 @@
 // only those whose position is within the window (a cached slot s holds position s: the engine commits tokens at
 // the positions of their slots). Scores are scaled by Hparams::query_scale() and soft-capped where the model says.
 // Reference path: two-pass softmax over a score buffer, one thread. Fast path: one-pass online softmax (no
-// scratch) with (token, block of heads) items spread over threads.
+// scratch) with (token, block of heads) items spread over threads; on AVX-512 CPUs kernels::attend runs each item.
 #include "core/model/forward.h"
 
 #include "core/parallel.h"
+#include "kernels/attention.h"
 
 #include <cblas.h>
 
@@ -147,6 +148,24 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
     // order as when heads were items of their own.
     constexpr int32_t kHeadsPerItem = 8;
     const int32_t blocks            = (hp.n_head + kHeadsPerItem - 1) / kHeadsPerItem;
+    if (kernels::attend_fast_available(hd)) {  // the same online softmax as the loop below, in kernels/attention.h
+        const int64_t ekv = hp.n_embd_kv();
+        parallel_for(0, static_cast<int64_t>(n) * blocks, 1, [&](int64_t lo, int64_t hi) {
+            thread_local std::vector<int32_t> slots;  // the slots token i attends, in visiting order
+            for (int64_t item = lo; item < hi; ++item) {
+                const int32_t i  = static_cast<int32_t>(item / blocks);
+                const int32_t h0 = static_cast<int32_t>(item % blocks) * kHeadsPerItem;
+                const int32_t nh = std::min(kHeadsPerItem, hp.n_head - h0);
+                int64_t kv_off[kHeadsPerItem];
+                for (int32_t b = 0; b < nh; ++b) kv_off[b] = static_cast<int64_t>((h0 + b) / group) * hd;
+                slots.clear();
+                for_each_slot(i, [&](int32_t s) { slots.push_back(s); });
+                kernels::attend(&m_attn[i * e + h0 * hd], &m_q[i * e + h0 * hd], m_kv.k(il, 0), m_kv.v(il, 0), ekv,
+                                kv_off, slots.data(), static_cast<int32_t>(slots.size()), nh, hd, scale, cap);
+            }
+        });
+        return;
+    }
     parallel_for(0, static_cast<int64_t>(n) * blocks, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t item = lo; item < hi; ++item) {
             const int32_t i  = static_cast<int32_t>(item / blocks);

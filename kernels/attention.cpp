@@ -1,0 +1,145 @@
+// Decode and verification attention (see attention.h): the scalar reference and the AVX-512 kernel.
+// GCC 12's <immintrin.h> reductions trip -Wuninitialized (GCC bug 105593, fixed in GCC 13); the pragmas must precede
+// the header.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/attention.h"
+
+#include "kernels/gemv.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace speculum::kernels {
+
+bool attend_fast_available(int32_t hd) {
+    return kernel_isa() >= KernelIsa::avx512 && hd > 0 && hd % 16 == 0;
+}
+
+void attend_ref(float* out, const float* q, const float* k, const float* v, int64_t ld, const int64_t* kv_off,
+                const int32_t* slots, int32_t m, int32_t nh, int32_t hd, float scale, float cap) {
+    for (int32_t b = 0; b < nh; ++b) {
+        const float* qb = q + static_cast<int64_t>(b) * hd;
+        float* ob       = out + static_cast<int64_t>(b) * hd;
+        std::fill(ob, ob + hd, 0.0f);
+        if (m <= 0) continue;
+        float max_s = -std::numeric_limits<float>::infinity(), sum = 0.0f;
+        for (int32_t t = 0; t < m; ++t) {
+            const float* kb = k + slots[t] * ld + kv_off[b];
+            const float* vb = v + slots[t] * ld + kv_off[b];
+            float dot       = 0.0f;
+            for (int32_t d = 0; d < hd; ++d) dot += qb[d] * kb[d];
+            float sc = dot * scale;
+            if (cap > 0.0f) sc = cap * std::tanh(sc / cap);
+            if (sc > max_s) {
+                const float r = std::exp(max_s - sc);  // 0 on the first slot
+                for (int32_t d = 0; d < hd; ++d) ob[d] *= r;
+                sum *= r;
+                max_s = sc;
+            }
+            const float p = std::exp(sc - max_s);
+            for (int32_t d = 0; d < hd; ++d) ob[d] += p * vb[d];
+            sum += p;
+        }
+        const float inv = 1.0f / sum;
+        for (int32_t d = 0; d < hd; ++d) ob[d] *= inv;
+    }
+}
+
+namespace {
+
+#define SPECULUM_AVX512_ATTN __attribute__((target("avx512f,avx512dq,fma")))
+
+// exp(x) on 16 lanes: x = k ln2 + r with |r| <= ln2 / 2, exp(r) by its degree-6 Taylor polynomial (truncation
+// error under 1.3e-7 relative), times 2^k by vscalefps. exp(0) is exactly 1; x <= -104 (and -inf) gives 0.
+SPECULUM_AVX512_ATTN __m512 exp16(__m512 x) {
+    x              = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+    x              = _mm512_min_ps(x, _mm512_set1_ps(88.7f));
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r       = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);  // ln2 in two parts: exact k * hi
+    r              = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p       = _mm512_set1_ps(1.0f / 720.0f);
+    p              = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p              = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p              = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p              = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p              = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p              = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, k);
+}
+
+// The reference's running maximum and sum, with every head of the block in one register's lanes: one vector exp
+// gives all heads' rescale factors r and weights p for a slot. Heads whose maximum did not move (r == 1 exactly)
+// skip the rescale, which would multiply by 1.
+SPECULUM_AVX512_ATTN void attend_avx512(float* out, const float* q, const float* k, const float* v, int64_t ld,
+                                        const int64_t* kv_off, const int32_t* slots, int32_t m, int32_t nh, int32_t hd,
+                                        float scale, float cap) {
+    const int32_t units = hd / 16;
+    std::memset(out, 0, sizeof(float) * static_cast<size_t>(nh) * static_cast<size_t>(hd));
+    if (m <= 0) return;
+    const __mmask16 lanes    = static_cast<__mmask16>(nh >= 16 ? 0xFFFFu : (1u << nh) - 1u);
+    alignas(64) float sc[16] = {}, rr[16], pp[16];
+    __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), vsum = _mm512_setzero_ps();
+    for (int32_t t = 0; t < m; ++t) {
+        const float* kr = k + slots[t] * ld;
+        const float* vr = v + slots[t] * ld;
+        for (int32_t b = 0; b < nh; ++b) {
+            const float* qb = q + static_cast<int64_t>(b) * hd;
+            const float* kb = kr + kv_off[b];
+            __m512 a        = _mm512_mul_ps(_mm512_loadu_ps(qb), _mm512_loadu_ps(kb));
+            for (int32_t u = 1; u < units; ++u)
+                a = _mm512_fmadd_ps(_mm512_loadu_ps(qb + 16 * u), _mm512_loadu_ps(kb + 16 * u), a);
+            sc[b] = _mm512_reduce_add_ps(a) * scale;
+        }
+        if (cap > 0.0f)
+            for (int32_t b = 0; b < nh; ++b) sc[b] = cap * std::tanh(sc[b] / cap);
+        const __m512 vs   = _mm512_maskz_load_ps(lanes, sc);
+        const __m512 nmax = _mm512_max_ps(vmax, vs);
+        const __m512 r    = exp16(_mm512_sub_ps(vmax, nmax));
+        const __m512 p    = exp16(_mm512_sub_ps(vs, nmax));
+        vsum              = _mm512_fmadd_ps(vsum, r, p);
+        vmax              = nmax;
+        _mm512_store_ps(rr, r);
+        _mm512_store_ps(pp, p);
+        for (int32_t b = 0; b < nh; ++b) {
+            float* ob       = out + static_cast<int64_t>(b) * hd;
+            const float* vb = vr + kv_off[b];
+            const __m512 pb = _mm512_set1_ps(pp[b]);
+            if (rr[b] != 1.0f) {
+                const __m512 rb = _mm512_set1_ps(rr[b]);
+                for (int32_t u = 0; u < units; ++u)
+                    _mm512_storeu_ps(ob + 16 * u, _mm512_fmadd_ps(pb, _mm512_loadu_ps(vb + 16 * u),
+                                                                  _mm512_mul_ps(_mm512_loadu_ps(ob + 16 * u), rb)));
+            } else {
+                for (int32_t u = 0; u < units; ++u)
+                    _mm512_storeu_ps(ob + 16 * u,
+                                     _mm512_fmadd_ps(pb, _mm512_loadu_ps(vb + 16 * u), _mm512_loadu_ps(ob + 16 * u)));
+            }
+        }
+    }
+    alignas(64) float ss[16];
+    _mm512_store_ps(ss, vsum);
+    for (int32_t b = 0; b < nh; ++b) {
+        float* ob        = out + static_cast<int64_t>(b) * hd;
+        const __m512 inv = _mm512_set1_ps(1.0f / ss[b]);
+        for (int32_t u = 0; u < units; ++u)
+            _mm512_storeu_ps(ob + 16 * u, _mm512_mul_ps(_mm512_loadu_ps(ob + 16 * u), inv));
+    }
+}
+
+}  // namespace
+
+void attend(float* out, const float* q, const float* k, const float* v, int64_t ld, const int64_t* kv_off,
+            const int32_t* slots, int32_t m, int32_t nh, int32_t hd, float scale, float cap) {
+    if (nh >= 1 && nh <= kAttendMaxHeads && attend_fast_available(hd))
+        attend_avx512(out, q, k, v, ld, kv_off, slots, m, nh, hd, scale, cap);
+    else
+        attend_ref(out, q, k, v, ld, kv_off, slots, m, nh, hd, scale, cap);
+}
+
+}  // namespace speculum::kernels
