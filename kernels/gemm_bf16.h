@@ -1,8 +1,9 @@
-// BF16 weights times BF16-rounded activations, for prompt batches (issue #23): `vdpbf16ps` does two products per f32
-// lane, twice the multiply rate of f32 FMA, which is how llama.cpp's tinyBLAS multiplies BF16 on such CPUs. The
-// activations are rounded to BF16 first (as llama.cpp does), so results differ from the f32-activation gemm by that
-// rounding: the forward pass uses it only for batches of kernels' callers' choosing (ContextConfig.int8_activations:
-// reduced-precision activations), never for decode or verification.
+// BF16 weights times BF16-rounded activations: `vdpbf16ps` does two products per f32 lane, twice the multiply rate of
+// f32 FMA and no widening of the weights, which is how llama.cpp multiplies BF16 on such CPUs. The activations are
+// rounded to BF16 first (as llama.cpp does), so results differ from the f32-activation gemm by that rounding. The
+// forward pass uses it for BF16 weights at every batch size (decode, verification, prompts) when the caller asks for
+// reduced-precision activations (ContextConfig.int8_activations); each (row, token) result is the same sequence of
+// operations whatever the batch, so a token's logits do not depend on the batch it is in.
 #pragma once
 
 #include <cstdint>

@@ -325,10 +325,12 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         });
         return;
     }
-    // BF16 prompts on CPUs with vdpbf16ps: BF16-rounded activations, two products per f32 lane (llama.cpp rounds
-    // them the same way), row tiles kept in cache across chunks of tokens as the int8 path does.
-    if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && n >= kBlasMinBatch &&
-        kernels::gemm_bf16act_available()) {
+    // BF16 weights on CPUs with vdpbf16ps, every batch size: BF16-rounded activations, two products per f32 lane
+    // (llama.cpp rounds them the same way, for decode too), row tiles kept in cache across chunks of tokens as the
+    // int8 path does. One kernel for decode, verification and prompts, so a token's logits do not depend on the
+    // batch it is in; decode reads the weights as fast as the f32 kernel and verification passes of 5-8 tokens cost
+    // 13-15 % less (docs/performance.md, "Session 20").
+    if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && kernels::gemm_bf16act_available()) {
         m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));
         kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {

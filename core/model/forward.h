@@ -29,8 +29,8 @@ struct ContextConfig {
     int32_t n_batch  = 64;                 // most tokens one forward_batch may evaluate (scratch is sized for it)
     ForwardPath path = ForwardPath::fast;  // kernels and threading
     // Fast path only: reduced-precision activations, as ggml uses them. Quantized weights with an integer-dot kernel
-    // multiply activations quantized to int8 blocks (kernels::gemm_q8act; AVX-512 VNNI), and BF16 weights in prompt
-    // batches (64+ tokens) multiply BF16-rounded activations (kernels::gemm_bf16act; AVX-512 BF16). false = f32
+    // multiply activations quantized to int8 blocks (kernels::gemm_q8act; AVX-512 VNNI), and BF16 weights multiply
+    // BF16-rounded activations (kernels::gemm_bf16act; AVX-512 BF16; compact BF16 drafts from 64 tokens). false = f32
     // activations throughout (exact up to summation order, slower); the reference path always uses f32 activations.
     bool int8_activations                       = true;
     bool operator==(const ContextConfig&) const = default;

@@ -93,8 +93,9 @@ TEST_P(ForwardByType, Int8ActivationsStayNearReference) {
     const auto ref   = decode_all(m, kTokens, ForwardPath::reference);
     const auto fast  = decode_all(m, kTokens, ForwardPath::fast, {}, /*int8_activations=*/true);
     const auto exact = decode_all(m, kTokens, ForwardPath::fast, {}, /*int8_activations=*/false);
-    const bool used  = kernels::gemm_prefers_q8act(c.type);  // else both runs are the same f32 path
-    double worst     = 0.0;
+    const bool used  = kernels::gemm_prefers_q8act(c.type) ||  // else both runs are the same f32 path
+                      (c.type == GgmlType::BF16 && kernels::gemm_bf16act_available());
+    double worst = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         const double d = rel_diff(fast[i], ref[i]);
         EXPECT_LT(d, kInt8ActivationsTol) << "token " << i;
