@@ -1,5 +1,7 @@
 // Compact draft formats: validation, encoding, the scalar reference decoder and the GEMM dispatch (see compact.h).
 #include "kernels/compact.h"
+#include "kernels/fp16.h"
+#include "kernels/gemm_bf16.h"
 
 #include "kernels/compact_detail.h"
 
@@ -326,6 +328,63 @@ void compact_gemm(float* y, int64_t ldy, const CompactMatrix& w, const float* x,
     tiled(w, r0, r1, scratch, compact_decode_rows, [&](const uint8_t* buf, int64_t a, int64_t b) {
         gemm(y + a, ldy, w.format().dense, buf, x, n, w.cols(), 0, b - a);
     });
+}
+
+bool compact_bf16act_available(const CompactMatrix& w) {
+    return w.format().dense == GgmlType::BF16 && compact_decoder_vectorized() && gemm_bf16act_available();
+}
+
+int64_t compact_bf16act_words(int64_t cols) {
+    return (cols + kCompactGroup16 - 1) / kCompactGroup16 * kCompactGroup16;
+}
+
+namespace {
+
+// Word e of a packed 64-element group holds element pair_element(e) of the group.
+int64_t pair_element(int64_t e) {
+    const int64_t half = e / 32, j = (e % 32) / 2;
+    return 32 * half + j + 16 * (e % 2);
+}
+
+}  // namespace
+
+void compact_pack_bf16act(uint16_t* xp, const float* x, int64_t n, int64_t cols) {
+    const int64_t words = compact_bf16act_words(cols);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t g = 0; g < words; g += kCompactGroup16)
+            for (int64_t e = 0; e < kCompactGroup16; ++e) {
+                const int64_t k       = g + pair_element(e);
+                xp[i * words + g + e] = k < cols ? f32_to_bf16(x[i * cols + k]) : uint16_t(0);
+            }
+}
+
+void compact_gemm_bf16act_ref(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
+                              int64_t r1, void* scratch) {
+    check_scratch("compact_gemm_bf16act_ref", scratch);
+    if (w.format().dense != GgmlType::BF16) throw std::invalid_argument("compact_gemm_bf16act_ref: rows are not bf16");
+    const int64_t cols = w.cols(), words = compact_bf16act_words(cols);
+    tiled(w, r0, r1, scratch, compact_decode_rows_ref, [&](const uint8_t* buf, int64_t a, int64_t b) {
+        const auto* rows = reinterpret_cast<const uint16_t*>(buf);
+        for (int64_t r = a; r < b; ++r)
+            for (int64_t i = 0; i < n; ++i) {
+                float s = 0.0f;
+                for (int64_t k = 0; k < cols; ++k) {
+                    const int64_t g = k / kCompactGroup16 * kCompactGroup16, in = k - g;
+                    const int64_t e = 32 * (in / 32) + 2 * (in % 16) + (in % 32) / 16;  // pair_element's inverse
+                    s += bf16_to_f32(rows[(r - a) * cols + k]) * bf16_to_f32(xp[i * words + g + e]);
+                }
+                y[i * ldy + r] = s;
+            }
+    });
+}
+
+void compact_gemm_bf16act(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
+                          int64_t r1, void* scratch) {
+    if (!compact_bf16act_available(w)) {
+        compact_gemm_bf16act_ref(y, ldy, w, xp, n, r0, r1, scratch);
+        return;
+    }
+    detail::compact_gemm_bf16act_avx512(y, ldy, w, xp, n, r0, r1);
 }
 
 void compact_gemm_q8act_ref(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,

@@ -113,6 +113,22 @@ void compact_gemm_q8act_ref(float* y, int64_t ldy, const CompactMatrix& w, const
 void compact_gemm_q8act(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
                         int64_t r1, void* scratch);
 
+// BF16 rows times BF16-rounded activations (vdpbf16ps), as the dense BF16 path multiplies them (gemm_bf16.h): two
+// products per f32 lane on the words the decoder leaves, so the kernel neither widens the weights nor does a second
+// multiply. The activations are packed once per matmul in the pair order of the decoded words: per 64-element group
+// g, word 2j = x[64g + j] and 2j + 1 = x[64g + 16 + j], then words 32 + 2j and 33 + 2j = x[64g + 32 + j] and
+// x[64g + 48 + j] (j < 16), rounded to BF16 (nearest even); a short last group is padded with zeros.
+//   xp: compact_bf16act_words(cols) words per vector, n vectors
+// The _ref sums the products in k order in f32 on the decoded rows; the fast kernel in lane pairs (within
+// kCompactBf16ActRelTol of the reference, tests/kernels/compact_test.cpp).
+bool compact_bf16act_available(const CompactMatrix& w);  // BF16 rows, AVX-512 BF16 and VBMI2 within the kernel cap
+int64_t compact_bf16act_words(int64_t cols);
+void compact_pack_bf16act(uint16_t* xp, const float* x, int64_t n, int64_t cols);
+void compact_gemm_bf16act_ref(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
+                              int64_t r1, void* scratch);
+void compact_gemm_bf16act(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
+                          int64_t r1, void* scratch);
+
 // True when this CPU decodes compact rows with vector instructions (AVX-512 VBMI2), not the scalar decoder.
 bool compact_decoder_vectorized();
 

@@ -22,6 +22,11 @@
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c"), \
                    always_inline)) inline
 
+#define SPECULUM_VBMI2_BF16                                                                          \
+    __attribute__((                                                                                  \
+        target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx512bf16,avx2,bmi,bmi2," \
+               "popcnt,fma,f16c")))
+
 namespace speculum::kernels::detail {
 
 namespace {
@@ -254,6 +259,117 @@ SPECULUM_VBMI2 void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, cons
     }
 }
 
+// ---- fused GEMM with BF16 activations: R rows x NV vectors (NV <= 8) ----
+// The decoded words A and B hold each lane's element pair (j, 16 + j) and (32 + j, 48 + j) of a group, and the
+// packed activations (compact_pack_bf16act) hold the same pairs, so one vdpbf16ps per register multiplies a group's
+// 32 elements of a row by a vector: two per group, where the f32 kernel widens four registers and does four FMAs.
+template <int W, bool Sparse, int R, int NV>
+SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const uint16_t* xp,
+                                      int64_t words) {
+    __m512 acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    const uint8_t* p[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
+    const int64_t cols = w.cols(), full = cols / kCompactGroup16;
+    NextTile pf(w, r0, R, full);
+    // The short last group, if any, runs as one more group: absent positions decode to 0 and its padding is 0.
+    const int64_t rest = cols - full * kCompactGroup16, groups = full + (rest > 0 ? 1 : 0);
+    const uint64_t last = rest > 0 ? full_mask(GgmlType::BF16, rest) : ~0ull;
+    for (int64_t g = 0; g < groups; ++g) {
+        const uint16_t* xg  = xp + g * kCompactGroup16;
+        const uint64_t mask = g < full ? ~0ull : last;
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            __m512i A, B;
+            pf.step();
+            p[r] += group_words<W, Sparse>(A, B, p[r], mask);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) {
+                const __m512i xa = _mm512_loadu_si512(xg + v * words);
+                const __m512i xb = _mm512_loadu_si512(xg + v * words + 32);
+                acc[r][v]        = _mm512_dpbf16_ps(acc[r][v], (__m512bh)A, (__m512bh)xa);
+                acc[r][v]        = _mm512_dpbf16_ps(acc[r][v], (__m512bh)B, (__m512bh)xb);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = _mm512_reduce_add_ps(acc[r][v]);
+}
+
+template <int W, bool Sparse, int R, int NV>
+SPECULUM_VBMI2_BF16 void rows_bf16act_nv(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp,
+                                         int64_t words, int64_t r0, int64_t r1) {
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) tile_bf16act<W, Sparse, R, NV>(y, ldy, w, r, xp, words);
+    for (; r < r1; ++r) tile_bf16act<W, Sparse, 1, NV>(y, ldy, w, r, xp, words);
+}
+
+// Vectors in groups of up to 8, rows per tile as gemm16 chooses them.
+template <int W, bool Sparse>
+SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n,
+                                        int64_t r0, int64_t r1) {
+    const int64_t words = compact_bf16act_words(w.cols());
+    for (int64_t i = 0; i < n; i += 8) {
+        float* yi          = y + i * ldy;
+        const uint16_t* xi = xp + i * words;
+        switch (n - i < 8 ? n - i : 8) {
+            case 1:
+                rows_bf16act_nv<W, Sparse, 8, 1>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            case 2:
+                rows_bf16act_nv<W, Sparse, 8, 2>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            case 3:
+                rows_bf16act_nv<W, Sparse, 4, 3>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            case 4:
+                rows_bf16act_nv<W, Sparse, 4, 4>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            case 5:
+                rows_bf16act_nv<W, Sparse, 2, 5>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            case 6:
+                rows_bf16act_nv<W, Sparse, 2, 6>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            case 7:
+                rows_bf16act_nv<W, Sparse, 2, 7>(yi, ldy, w, xi, words, r0, r1);
+                break;
+            default:
+                rows_bf16act_nv<W, Sparse, 2, 8>(yi, ldy, w, xi, words, r0, r1);
+                break;
+        }
+    }
+}
+
+template <bool Sparse>
+void gemm_bf16act_sparse(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
+                         int64_t r1) {
+    switch (low_width(w.format())) {
+        case 1:
+            return gemm_bf16act_w<1, Sparse>(y, ldy, w, xp, n, r0, r1);
+        case 2:
+            return gemm_bf16act_w<2, Sparse>(y, ldy, w, xp, n, r0, r1);
+        case 3:
+            return gemm_bf16act_w<3, Sparse>(y, ldy, w, xp, n, r0, r1);
+        case 4:
+            return gemm_bf16act_w<4, Sparse>(y, ldy, w, xp, n, r0, r1);
+        case 5:
+            return gemm_bf16act_w<5, Sparse>(y, ldy, w, xp, n, r0, r1);
+        case 6:
+            return gemm_bf16act_w<6, Sparse>(y, ldy, w, xp, n, r0, r1);
+        case 7:
+            return gemm_bf16act_w<7, Sparse>(y, ldy, w, xp, n, r0, r1);
+        default:
+            return gemm_bf16act_w<8, Sparse>(y, ldy, w, xp, n, r0, r1);
+    }
+}
+
 // ---- decoder to dense rows ----
 // Natural-order words from A / B: out word e (e < 32: idx0, else idx1) = word perm^-1(e) of A (index < 32) or B.
 struct WordIndex {
@@ -457,6 +573,14 @@ void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, co
         for (; r + 4 <= r1; r += 4) q8_rows_nv<4>(yi, ldy, w, r, xv, nv, groups);
         for (; r < r1; ++r) q8_rows_nv<1>(yi, ldy, w, r, xv, nv, groups);
     }
+}
+
+void compact_gemm_bf16act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n,
+                                 int64_t r0, int64_t r1) {
+    if (w.format().sparse)
+        gemm_bf16act_sparse<true>(y, ldy, w, xp, n, r0, r1);
+    else
+        gemm_bf16act_sparse<false>(y, ldy, w, xp, n, r0, r1);
 }
 
 void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,

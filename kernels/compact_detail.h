@@ -91,6 +91,8 @@ void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const 
                            int64_t r1);
 // Q8_0 rows against quantized activations (quantize_q8act), decoded in registers: equals gemm_q8act_avx512 on the
 // decoded rows bit for bit (the same exact int32 block dots, scaled and summed in the same order).
+void compact_gemm_bf16act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n,
+                                 int64_t r0, int64_t r1);
 void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
                                int64_t r1);
 

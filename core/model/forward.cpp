@@ -257,6 +257,17 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         });
         return;
     }
+    // BF16 rows below prompt size: the fused kernel multiplies the decoded words by BF16-rounded activations packed
+    // in their pair order (vdpbf16ps), as the dense BF16 path rounds them; no widening, half the multiplies.
+    if (m_cfg.int8_activations && n < kBlasMinBatch && kernels::compact_bf16act_available(cm)) {
+        const int64_t words = kernels::compact_bf16act_words(w.cols);
+        m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(words));
+        kernels::compact_pack_bf16act(m_bf16act.data(), x, n, w.cols);
+        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+            kernels::compact_gemm_bf16act(y, ldy, cm, m_bf16act.data(), n, r0, r1, scratch());
+        });
+        return;
+    }
     if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && n >= kBlasMinBatch &&
         kernels::gemm_bf16act_available()) {  // as dense BF16 prompts: decoded rows times BF16 activations
         m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));

@@ -5,6 +5,7 @@
 #include "kernels/compact.h"
 
 #include "kernels/fp16.h"
+#include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
 #include "kernels/mantissa.h"
 #include "kernels/quant_blocks.h"
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -25,6 +27,10 @@ namespace {
 // |fused - dense| <= tol * sum_j |w_j x_j|: both accumulate exact products in f32, only the order differs (as
 // kGemvRelTol in gemv_test).
 constexpr double kCompactFusedRelTol = 2e-6;
+
+// BF16 activations (compact_gemm_bf16act): |fast - ref| <= tol * sum_j |w_j x_j| with x the BF16-rounded activations;
+// both sum exact products of BF16 values in f32, the fast kernel in lane pairs.
+constexpr double kCompactBf16ActRelTol = 2e-6;
 
 struct IsaCapGuard {
     ~IsaCapGuard() { set_kernel_isa_cap(KernelIsa::avx512); }
@@ -221,4 +227,68 @@ TEST(Compact, GemmNeedsScratchAndQ8ActNeedsQ8Rows) {
     EXPECT_THROW(compact_gemm(y.data(), 2, m, x.data(), 1, 0, 2, nullptr), std::invalid_argument);
     std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(m)), xq(q8act_bytes(1, 64));
     EXPECT_THROW(compact_gemm_q8act(y.data(), 2, m, xq.data(), 1, 0, 2, scratch.data()), std::invalid_argument);
+}
+
+// The BF16-activation kernel (vdpbf16ps on the decoded words) against its reference, and the reference against the
+// dense BF16-activation GEMM on the decoded rows (the same products of BF16 values, summed in another order), for
+// every BF16 format of cases(), ragged columns, batch sizes 1-9 and 13 and a row range inside the matrix. The
+// activations are packed once, as the forward pass packs them; unpacking them gives round_bf16act's words back.
+TEST(Compact, Bf16ActivationGemmMatchesItsReference) {
+    bool differed = false;  // the fast kernel sums in its own order: some result must differ where it ran
+    for (const Case& c : cases()) {
+        if (c.f.dense != GgmlType::BF16) continue;
+        SCOPED_TRACE(name_of(c));
+        const int64_t rows    = 21;
+        const auto dense      = pruned_matrix(c.f.dense, rows, c.cols, c.prune, c.f.trunc_bits, 12);
+        const CompactMatrix m = CompactMatrix::encode(c.f, dense.data(), rows, c.cols);
+        std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(m));
+        const int64_t words = compact_bf16act_words(c.cols);
+        ASSERT_EQ(words % 64, 0);
+        ASSERT_GE(words, c.cols);
+        for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}) {
+            const auto x = random_x(n, c.cols, 5 + static_cast<uint32_t>(n));
+            std::vector<uint16_t> xp(static_cast<size_t>(n * words), 0xFFFF), xb(static_cast<size_t>(n * c.cols));
+            compact_pack_bf16act(xp.data(), x.data(), n, c.cols);
+            round_bf16act(xb.data(), x.data(), n, c.cols);
+            // Every rounded activation is in the packed vector once; the padding is zero.
+            for (int64_t i = 0; i < n; ++i) {
+                std::vector<uint16_t> seen(xp.begin() + i * words, xp.begin() + (i + 1) * words);
+                std::vector<uint16_t> want(xb.begin() + i * c.cols, xb.begin() + (i + 1) * c.cols);
+                want.resize(static_cast<size_t>(words), 0);
+                std::sort(seen.begin(), seen.end());
+                std::sort(want.begin(), want.end());
+                ASSERT_EQ(seen, want) << "vector " << i;
+            }
+            std::vector<float> yr(static_cast<size_t>(n * rows), -1.0f), yd(yr.size(), -2.0f), yf(yr.size(), -3.0f);
+            compact_gemm_bf16act_ref(yr.data(), rows, m, xp.data(), n, 0, rows, scratch.data());
+            gemm_bf16act_ref(yd.data(), rows, dense.data(), xb.data(), n, c.cols, 0, rows);
+            compact_gemm_bf16act(yf.data(), rows, m, xp.data(), n, 2, rows - 1, scratch.data());
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < rows; ++r) {
+                    const size_t at = static_cast<size_t>(i * rows + r);
+                    EXPECT_EQ(yr[at], yd[at]) << "ref vs dense ref, n = " << n << " row " << r;  // both in k order
+                    if (r < 2 || r >= rows - 1) {
+                        EXPECT_EQ(yf[at], -3.0f) << "wrote outside its rows";
+                        continue;
+                    }
+                    double mag = 0;
+                    for (int64_t j = 0; j < c.cols; ++j)
+                        mag += std::fabs(double(bf16_to_f32(reinterpret_cast<const uint16_t*>(
+                                             dense.data())[static_cast<size_t>(r * c.cols + j)])) *
+                                         bf16_to_f32(xb[static_cast<size_t>(i * c.cols + j)]));
+                    ASSERT_LE(std::fabs(double(yf[at]) - double(yr[at])), kCompactBf16ActRelTol * mag + 1e-30)
+                        << "n = " << n << " row " << r;
+                    differed = differed || yf[at] != yr[at];
+                }
+        }
+    }
+    const bool fast = compact_decoder_vectorized() && gemm_bf16act_available();
+    EXPECT_EQ(differed, fast) << "the AVX-512 BF16 kernel should run exactly where the CPU has it";
+    const CompactMatrix q =
+        CompactMatrix::encode({GgmlType::Q8_0, true, 0}, pruned_matrix(GgmlType::Q8_0, 2, 64, 0.5, 0, 1).data(), 2, 64);
+    std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(q));
+    std::vector<uint16_t> xp(64);
+    std::vector<float> y(2);
+    EXPECT_FALSE(compact_bf16act_available(q));
+    EXPECT_THROW(compact_gemm_bf16act_ref(y.data(), 2, q, xp.data(), 1, 0, 2, scratch.data()), std::invalid_argument);
 }
