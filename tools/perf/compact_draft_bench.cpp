@@ -6,11 +6,13 @@
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
 //   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F]
-//                            [--batch] [--dense] [--interleave] [--only]
+//                            [--batch] [--dense] [--f32] [--interleave] [--only]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
-// stored dense (compact false) for comparison. --interleave times that draft's passes the way a run interleaves them
-// with the target's 5-token verification passes. --only builds just that draft. Exits non-zero when a draft's logits
-// differ from its dense copy's.
+// stored dense (compact false) for comparison. --f32 adds each compact draft again with f32 activations ("cmp-f32":
+// the fused f32 kernel, as before BF16 activations; the default multiplies BF16-rounded ones with vdpbf16ps).
+// --interleave times that draft's passes the way a run interleaves them with the target's 5-token verification passes.
+// --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's (compared with f32
+// activations).
 #include "core/drafts/self_draft.h"
 #include "core/hw/microbench.h"
 #include "core/model/forward.h"
@@ -59,6 +61,7 @@ struct Entry {
     float prune;
     int trunc;
     bool compact;
+    bool f32;  // its context multiplies f32 activations (ContextConfig.int8_activations false)
     drafts::SelfDraft draft;
     std::unique_ptr<model::InferenceContext> ctx;
     uint64_t bytes = 0;
@@ -75,7 +78,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     std::string type = "bf16";
     int threads = 2, rounds = 5, steps = 24, embd = 1024, ff = 2816;
-    bool batch = false, dense = false, interleave = false, only = false;
+    bool batch = false, dense = false, interleave = false, only = false, f32 = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--type" && i + 1 < argc)
@@ -94,6 +97,8 @@ int main(int argc, char** argv) {
             batch = true;
         else if (a == "--dense")
             dense = true;
+        else if (a == "--f32")
+            f32 = true;
         else if (a == "--interleave")
             interleave = true;
         else if (a == "--only")
@@ -102,7 +107,7 @@ int main(int argc, char** argv) {
             std::fprintf(
                 stderr,
                 "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F] [--batch] "
-                "[--dense] "
+                "[--dense] [--f32] "
                 "[--interleave] [--only]\n",
                 argv[0]);
             return 2;
@@ -126,26 +131,35 @@ int main(int argc, char** argv) {
         spec.type == kernels::GgmlType::BF16 ? std::vector<int>{0, 2, 4, 6} : std::vector<int>{0};
     for (float p : {0.0f, 0.25f, 0.5f, 0.75f})
         for (int t : truncs)
-            for (bool compact : {true, false}) {
-                if (!compact && !dense) continue;
+            for (int kind = 0; kind < 3; ++kind) {  // compact, compact with f32 activations, dense
+                const bool compact = kind < 2, act32 = kind == 1;
+                if ((kind == 2 && !dense) || (act32 && !f32)) continue;
                 if (only && !(p == 0.5f && t == truncs.back() / 3 * 2)) continue;  // prune 0.5 + t 4 (q8_0: t 0)
                 drafts::DraftSpec s;
                 s.prune.ratio       = p;
                 s.weight_trunc_bits = t;
                 s.compact           = compact;
-                Entry e{p, t, compact, drafts::build_self_draft(target, s), nullptr};
-                e.ctx   = std::make_unique<model::InferenceContext>(e.draft.model, cc);
+                Entry e{p, t, compact, act32, drafts::build_self_draft(target, s), nullptr};
+                model::ContextConfig dc = cc;
+                dc.int8_activations     = !act32;
+                e.ctx                   = std::make_unique<model::InferenceContext>(e.draft.model, dc);
                 e.bytes = drafts::weight_bytes_per_forward(e.draft.cost, target.hparams(), e.draft.forward);
                 drafts.push_back(std::move(e));
             }
-    // The compact drafts compute exactly what their dense copies compute.
+    // The compact drafts compute exactly what their dense copies compute, with f32 activations (with BF16 ones the
+    // fused compact kernel pairs the products in another order than the dense BF16 kernel).
     int bad = 0;
-    for (size_t i = 0; dense && i + 1 < drafts.size(); i += 2) {
-        drafts[i].ctx->kv().clear(), drafts[i + 1].ctx->kv().clear();
-        const auto a = drafts[i].ctx->decode(5, 0);
-        const std::vector<float> av(a.begin(), a.end());
-        const auto b = drafts[i + 1].ctx->decode(5, 0);
-        if (!std::equal(av.begin(), av.end(), b.begin())) ++bad;
+    const model::ContextConfig exact{.n_ctx = 16, .int8_activations = false};
+    for (const Entry& d : drafts) {
+        if (d.compact) continue;
+        for (const Entry& c : drafts) {
+            if (!c.compact || c.f32 || c.prune != d.prune || c.trunc != d.trunc) continue;
+            model::InferenceContext a(c.draft.model, exact), b(d.draft.model, exact);
+            const auto la = a.decode(5, 0, c.draft.forward);
+            const std::vector<float> av(la.begin(), la.end());
+            const auto lb = b.decode(5, 0, d.draft.forward);
+            if (!std::equal(av.begin(), av.end(), lb.begin())) ++bad;
+        }
     }
     const double bw = hw::bench_read_bandwidth(size_t(512) << 20, threads, 5, {}, {}, false);
     std::printf("read bandwidth: %.2f GB/s (hw::bench_read_bandwidth, 512 MiB, %d threads)\n", bw, threads);
@@ -165,15 +179,17 @@ int main(int argc, char** argv) {
     for (const Entry& e : drafts) {
         const double s = median(e.secs);
         std::printf("%-6.2f %-3d %-8s %10.2f %9.3f %11.3f %9.3f %9.2f %7.3f\n", e.prune, e.trunc,
-                    e.compact ? "compact" : "dense", double(e.bytes) / 1048576.0, 8.0 * double(e.bytes) / elems,
-                    s * 1e3, double(e.bytes) / bw / 1e6, s / (double(e.bytes) / bw / 1e9), s / tt);
+                    e.compact ? (e.f32 ? "cmp-f32" : "compact") : "dense", double(e.bytes) / 1048576.0,
+                    8.0 * double(e.bytes) / elems, s * 1e3, double(e.bytes) / bw / 1e6,
+                    s / (double(e.bytes) / bw / 1e9), s / tt);
     }
     if (interleave) {
         // As in a speculative run: each step verifies 5 tokens on the target, then the draft decodes 4; only the
         // draft's passes are timed, against plain target decode steps timed in the same rounds.
         Entry* e = nullptr;
         for (Entry& x : drafts)
-            if (x.compact && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0)) e = &x;
+            if (x.compact && !x.f32 && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0))
+                e = &x;
         std::vector<double> a, b;
         for (int r = 0; r < rounds; ++r) {
             a.push_back(time_passes(tctx, {}, steps, 1));
@@ -203,7 +219,8 @@ int main(int argc, char** argv) {
     if (batch) {
         Entry* e = nullptr;
         for (Entry& x : drafts)
-            if (x.compact && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0)) e = &x;
+            if (x.compact && !x.f32 && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0))
+                e = &x;
         std::printf("\nbatched passes (prune 0.5%s, compact) against the target's, interleaved, median of %d rounds\n",
                     spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", rounds);
         std::printf("%-3s %12s %12s %8s %14s\n", "n", "target ms", "draft ms", "c(n)", "draft n / n=1");
