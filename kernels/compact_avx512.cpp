@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #define SPECULUM_VBMI2 \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
@@ -126,6 +127,60 @@ SPECULUM_VBMI2_INLINE void widen(__m512 w[4], __m512i A, __m512i B) {
     }
 }
 
+// Rows per tile for NV vectors: eight for one or two (each row's next group address waits on this group's popcount,
+// and eight independent rows hide that chain; 4 rows were 1.3x slower on Zen 4, 16 no faster), four for three or
+// four, two for more (the accumulators must fit the 32 registers).
+template <int NV>
+constexpr int kRowsFor = NV <= 2   ? 8
+                         : NV <= 4 ? 4
+                                   : 2;
+
+// f(std::integral_constant<int, NV>{}) for a vector count nv in 1..8 (more counts as 8).
+template <class F>
+void with_nv(int64_t nv, F&& f) {
+    switch (nv) {
+        case 1:
+            return f(std::integral_constant<int, 1>{});
+        case 2:
+            return f(std::integral_constant<int, 2>{});
+        case 3:
+            return f(std::integral_constant<int, 3>{});
+        case 4:
+            return f(std::integral_constant<int, 4>{});
+        case 5:
+            return f(std::integral_constant<int, 5>{});
+        case 6:
+            return f(std::integral_constant<int, 6>{});
+        case 7:
+            return f(std::integral_constant<int, 7>{});
+        default:
+            return f(std::integral_constant<int, 8>{});
+    }
+}
+
+// f(std::integral_constant<int, W>{}) for the low-byte width of a BF16 format (W in 1..8; 8 = untruncated).
+template <class F>
+void with_width(const CompactFormat& fmt, F&& f) {
+    switch (low_width(fmt)) {
+        case 1:
+            return f(std::integral_constant<int, 1>{});
+        case 2:
+            return f(std::integral_constant<int, 2>{});
+        case 3:
+            return f(std::integral_constant<int, 3>{});
+        case 4:
+            return f(std::integral_constant<int, 4>{});
+        case 5:
+            return f(std::integral_constant<int, 5>{});
+        case 6:
+            return f(std::integral_constant<int, 6>{});
+        case 7:
+            return f(std::integral_constant<int, 7>{});
+        default:
+            return f(std::integral_constant<int, 8>{});
+    }
+}
+
 // ---- fused GEMM: R rows x NV vectors (NV <= 8), all columns ----
 template <int W, bool Sparse, bool F16, int R, int NV>
 SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const float* x, int64_t cols) {
@@ -188,75 +243,24 @@ SPECULUM_VBMI2 void rows16_nv(float* y, int64_t ldy, const CompactMatrix& w, con
     for (; r < r1; ++r) tile16<W, Sparse, F16, 1, NV>(y, ldy, w, r, x, w.cols());
 }
 
-// Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group: eight-row
-// tiles for one or two vectors (each row's next group address waits on this group's popcount, and eight independent
-// rows hide that chain; 4 rows were 1.3x slower on Zen 4, 16 no faster), four rows for three or four, two for more
-// (the accumulators must fit the 32 registers). Every count has its own tile: n = 3 decoded the weights twice as
-// 2 + 1 and cost more than n = 4.
+// Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group, in tiles of
+// kRowsFor<NV> rows. Every count has its own tile: n = 3 decoded the weights twice as 2 + 1 and cost more than n = 4.
 template <int W, bool Sparse, bool F16>
 SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1) {
     for (int64_t i = 0; i < n; i += 8) {
         float* yi       = y + i * ldy;
         const float* xi = x + i * w.cols();
-        switch (n - i < 8 ? n - i : 8) {
-            case 1:
-                rows16_nv<W, Sparse, F16, 8, 1>(yi, ldy, w, xi, r0, r1);
-                break;
-            case 2:
-                rows16_nv<W, Sparse, F16, 8, 2>(yi, ldy, w, xi, r0, r1);
-                break;
-            case 3:
-                rows16_nv<W, Sparse, F16, 4, 3>(yi, ldy, w, xi, r0, r1);
-                break;
-            case 4:
-                rows16_nv<W, Sparse, F16, 4, 4>(yi, ldy, w, xi, r0, r1);
-                break;
-            case 5:
-                rows16_nv<W, Sparse, F16, 2, 5>(yi, ldy, w, xi, r0, r1);
-                break;
-            case 6:
-                rows16_nv<W, Sparse, F16, 2, 6>(yi, ldy, w, xi, r0, r1);
-                break;
-            case 7:
-                rows16_nv<W, Sparse, F16, 2, 7>(yi, ldy, w, xi, r0, r1);
-                break;
-            default:
-                rows16_nv<W, Sparse, F16, 2, 8>(yi, ldy, w, xi, r0, r1);
-                break;
-        }
+        with_nv(n - i, [&](auto nv) {
+            constexpr int NV = decltype(nv)::value;
+            rows16_nv<W, Sparse, F16, kRowsFor<NV>, NV>(yi, ldy, w, xi, r0, r1);
+        });
     }
 }
 
 template <bool Sparse, bool F16>
-SPECULUM_VBMI2 void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
-                             int64_t r1) {
-    switch (low_width(w.format())) {
-        case 1:
-            gemm16<1, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        case 2:
-            gemm16<2, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        case 3:
-            gemm16<3, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        case 4:
-            gemm16<4, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        case 5:
-            gemm16<5, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        case 6:
-            gemm16<6, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        case 7:
-            gemm16<7, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-        default:
-            gemm16<8, Sparse, F16>(y, ldy, w, x, n, r0, r1);
-            break;
-    }
+void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1) {
+    with_width(w.format(), [&](auto wd) { gemm16<decltype(wd)::value, Sparse, F16>(y, ldy, w, x, n, r0, r1); });
 }
 
 // ---- fused GEMM with BF16 activations: R rows x NV vectors (NV <= 8) ----
@@ -318,56 +322,17 @@ SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatr
     for (int64_t i = 0; i < n; i += 8) {
         float* yi          = y + i * ldy;
         const uint16_t* xi = xp + i * words;
-        switch (n - i < 8 ? n - i : 8) {
-            case 1:
-                rows_bf16act_nv<W, Sparse, 8, 1>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            case 2:
-                rows_bf16act_nv<W, Sparse, 8, 2>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            case 3:
-                rows_bf16act_nv<W, Sparse, 4, 3>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            case 4:
-                rows_bf16act_nv<W, Sparse, 4, 4>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            case 5:
-                rows_bf16act_nv<W, Sparse, 2, 5>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            case 6:
-                rows_bf16act_nv<W, Sparse, 2, 6>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            case 7:
-                rows_bf16act_nv<W, Sparse, 2, 7>(yi, ldy, w, xi, words, r0, r1);
-                break;
-            default:
-                rows_bf16act_nv<W, Sparse, 2, 8>(yi, ldy, w, xi, words, r0, r1);
-                break;
-        }
+        with_nv(n - i, [&](auto nv) {
+            constexpr int NV = decltype(nv)::value;
+            rows_bf16act_nv<W, Sparse, kRowsFor<NV>, NV>(yi, ldy, w, xi, words, r0, r1);
+        });
     }
 }
 
 template <bool Sparse>
 void gemm_bf16act_sparse(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
                          int64_t r1) {
-    switch (low_width(w.format())) {
-        case 1:
-            return gemm_bf16act_w<1, Sparse>(y, ldy, w, xp, n, r0, r1);
-        case 2:
-            return gemm_bf16act_w<2, Sparse>(y, ldy, w, xp, n, r0, r1);
-        case 3:
-            return gemm_bf16act_w<3, Sparse>(y, ldy, w, xp, n, r0, r1);
-        case 4:
-            return gemm_bf16act_w<4, Sparse>(y, ldy, w, xp, n, r0, r1);
-        case 5:
-            return gemm_bf16act_w<5, Sparse>(y, ldy, w, xp, n, r0, r1);
-        case 6:
-            return gemm_bf16act_w<6, Sparse>(y, ldy, w, xp, n, r0, r1);
-        case 7:
-            return gemm_bf16act_w<7, Sparse>(y, ldy, w, xp, n, r0, r1);
-        default:
-            return gemm_bf16act_w<8, Sparse>(y, ldy, w, xp, n, r0, r1);
-    }
+    with_width(w.format(), [&](auto wd) { gemm_bf16act_w<decltype(wd)::value, Sparse>(y, ldy, w, xp, n, r0, r1); });
 }
 
 // ---- decoder to dense rows ----
