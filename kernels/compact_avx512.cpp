@@ -135,33 +135,11 @@ constexpr int kRowsFor = NV <= 2   ? 8
                          : NV <= 4 ? 4
                                    : 2;
 
-// f(std::integral_constant<int, NV>{}) for a vector count nv in 1..8 (more counts as 8).
+// f(std::integral_constant<int, V>{}) for v in 1..8 (more counts as 8): a vector count, or the low-byte width of a
+// BF16 format (low_width: 8 = untruncated).
 template <class F>
-void with_nv(int64_t nv, F&& f) {
-    switch (nv) {
-        case 1:
-            return f(std::integral_constant<int, 1>{});
-        case 2:
-            return f(std::integral_constant<int, 2>{});
-        case 3:
-            return f(std::integral_constant<int, 3>{});
-        case 4:
-            return f(std::integral_constant<int, 4>{});
-        case 5:
-            return f(std::integral_constant<int, 5>{});
-        case 6:
-            return f(std::integral_constant<int, 6>{});
-        case 7:
-            return f(std::integral_constant<int, 7>{});
-        default:
-            return f(std::integral_constant<int, 8>{});
-    }
-}
-
-// f(std::integral_constant<int, W>{}) for the low-byte width of a BF16 format (W in 1..8; 8 = untruncated).
-template <class F>
-void with_width(const CompactFormat& fmt, F&& f) {
-    switch (low_width(fmt)) {
+void with_1_to_8(int64_t v, F&& f) {
+    switch (v) {
         case 1:
             return f(std::integral_constant<int, 1>{});
         case 2:
@@ -251,7 +229,7 @@ SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const 
     for (int64_t i = 0; i < n; i += 8) {
         float* yi       = y + i * ldy;
         const float* xi = x + i * w.cols();
-        with_nv(n - i, [&](auto nv) {
+        with_1_to_8(n - i, [&](auto nv) {
             constexpr int NV = decltype(nv)::value;
             rows16_nv<W, Sparse, F16, kRowsFor<NV>, NV>(yi, ldy, w, xi, r0, r1);
         });
@@ -260,7 +238,8 @@ SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const 
 
 template <bool Sparse, bool F16>
 void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1) {
-    with_width(w.format(), [&](auto wd) { gemm16<decltype(wd)::value, Sparse, F16>(y, ldy, w, x, n, r0, r1); });
+    with_1_to_8(low_width(w.format()),
+                [&](auto wd) { gemm16<decltype(wd)::value, Sparse, F16>(y, ldy, w, x, n, r0, r1); });
 }
 
 // ---- fused GEMM with BF16 activations: R rows x NV vectors (NV <= 8) ----
@@ -322,7 +301,7 @@ SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatr
     for (int64_t i = 0; i < n; i += 8) {
         float* yi          = y + i * ldy;
         const uint16_t* xi = xp + i * words;
-        with_nv(n - i, [&](auto nv) {
+        with_1_to_8(n - i, [&](auto nv) {
             constexpr int NV = decltype(nv)::value;
             rows_bf16act_nv<W, Sparse, kRowsFor<NV>, NV>(yi, ldy, w, xi, words, r0, r1);
         });
@@ -332,7 +311,8 @@ SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatr
 template <bool Sparse>
 void gemm_bf16act_sparse(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
                          int64_t r1) {
-    with_width(w.format(), [&](auto wd) { gemm_bf16act_w<decltype(wd)::value, Sparse>(y, ldy, w, xp, n, r0, r1); });
+    with_1_to_8(low_width(w.format()),
+                [&](auto wd) { gemm_bf16act_w<decltype(wd)::value, Sparse>(y, ldy, w, xp, n, r0, r1); });
 }
 
 // ---- decoder to dense rows ----
