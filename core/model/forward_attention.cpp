@@ -20,8 +20,13 @@ namespace speculum::model {
 
 namespace {
 
-// Batches at least this large, or any batch over at least this many cached slots (a long context), take the GEMM
-// attention of the fast path when they attend every cached slot.
+// Batches at least this large (prompts) take the GEMM attention of the fast path when they attend every cached slot;
+// so do smaller batches over at least kGemmAttentionMinCached cached slots (a long context) on CPUs without
+// kernels::attend. With it, decode and verification passes stay on the online kernel at every context length: a
+// token's attention then depends only on its own slots, not on how many tokens share its pass or where the pass
+// started (the GEMM path switched at 256 cached slots, so a verification pass that started below 256 and the plain
+// decode step of the same position computed it differently). At 900 cached slots the kernel is as fast as the GEMMs
+// for a decode step and faster for 4 tokens (docs/performance.md, "Session 20").
 constexpr int32_t kGemmAttentionMin       = 32;
 constexpr int32_t kGemmAttentionMinCached = 256;
 
@@ -100,12 +105,13 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
         return;
     }
 
-    // Fast path, batches of kGemmAttentionMin+ tokens (prompts) or over kGemmAttentionMinCached+ cached slots (decode
-    // and verification in a long context), attending all cached slots: per query head, the scores of
-    // all n tokens against all n_past + n slots as one SGEMM, masked and soft-maxed row by row, then one SGEMM with
-    // the values. The masked half of a causal square is computed and discarded; the GEMMs still win by far over
-    // per-pair dot products (docs/performance.md, "Session 13").
-    if (!sel && (n >= kGemmAttentionMin || n_past >= kGemmAttentionMinCached)) {
+    // Fast path, batches of kGemmAttentionMin+ tokens (prompts) or, without kernels::attend, over
+    // kGemmAttentionMinCached+ cached slots (decode and verification in a long context), attending all cached slots:
+    // per query head, the scores of all n tokens against all n_past + n slots as one SGEMM, masked and soft-maxed row
+    // by row, then one SGEMM with the values. The masked half of a causal square is computed and discarded; the GEMMs
+    // still win by far over per-pair dot products (docs/performance.md, "Session 13").
+    const bool long_context = n_past >= kGemmAttentionMinCached && !kernels::attend_fast_available(hd);
+    if (!sel && (n >= kGemmAttentionMin || long_context)) {
         const int32_t m   = n_past + n;      // slots every row may see before masking
         const int64_t ekv = hp.n_embd_kv();  // row stride of the cache
         openblas_set_num_threads(1);         // BLAS runs inside TBB tasks

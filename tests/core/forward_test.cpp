@@ -5,6 +5,7 @@
 
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
+#include "kernels/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
 
@@ -354,14 +355,45 @@ TEST(Forward, LongContextGemmAttentionMatchesReference) {
                                            1, 1, 0, 1, 0,             //
                                            1, 0, 1, 0, 1};
         std::vector<std::vector<float>> out;
-        for (ForwardPath path : {ForwardPath::reference, ForwardPath::fast}) {
+        // The fast path twice: with kernels::attend where the CPU has it (the online kernel at any context), and
+        // capped to AVX2, where a small batch over 256+ cached slots takes the GEMM attention.
+        for (int run = 0; run < 3; ++run) {
+            const ForwardPath path = run == 0 ? ForwardPath::reference : ForwardPath::fast;
+            if (run == 2) kernels::set_kernel_isa_cap(kernels::KernelIsa::avx2);
             InferenceContext ctx(m, {.n_ctx = 320, .n_batch = 64, .path = path});
             ctx.prefill(prompt);
             const LogitsView v = ctx.forward_batch(tree, pos, mask);
             for (int32_t i = 0; i < v.n; ++i) out.emplace_back(v.row(i).begin(), v.row(i).end());
+            kernels::set_kernel_isa_cap(kernels::KernelIsa::avx512);
         }
-        for (size_t i = 0; i < tree.size(); ++i)
+        for (size_t i = 0; i < tree.size(); ++i) {
             EXPECT_LT(rel_diff(out[tree.size() + i], out[i]), kFastVsRefFloatTol) << i;
+            EXPECT_LT(rel_diff(out[2 * tree.size() + i], out[i]), kFastVsRefFloatTol) << "avx2 " << i;
+        }
+    }
+}
+
+// A token's logits do not depend on the pass it is in, on either side of the long-context threshold (256 cached
+// slots): decoding one token at a time, and one verification pass of 8 tokens that starts below 256 and ends above
+// it, give the same logits bit for bit (F32 weights, whose every product reaches the logits unrounded: the matmul
+// tiles sum each (row, token) the same way at every batch size, and attention runs the online kernel at every context
+// length; with the GEMM attention from 256 cached slots, positions 256 and 257 differed by 2e-6). Greedy speculative
+// decoding's losslessness in long contexts rests on this.
+TEST(Forward, VerificationAcrossTheLongContextThresholdEqualsDecode) {
+    if (!kernels::attend_fast_available(16)) GTEST_SKIP() << "needs AVX-512 (kernels::attend)";
+    SyntheticSpec s = test::spec_gqa(GgmlType::F32);
+    s.n_ctx         = 300;
+    const Model m   = make_synthetic_model(s);
+    std::vector<int32_t> prompt, toks, pos;
+    for (int32_t i = 0; i < 250; ++i) prompt.push_back((i * 37 + 3) % m.hparams().n_vocab);
+    for (int32_t i = 0; i < 8; ++i) toks.push_back((i * 11 + 5) % m.hparams().n_vocab), pos.push_back(250 + i);
+    InferenceContext a(m, {.n_ctx = 300, .n_batch = 64}), b(m, {.n_ctx = 300, .n_batch = 64});
+    a.prefill(prompt);
+    b.prefill(prompt);
+    const LogitsView v = b.forward_batch(toks, pos, {});
+    for (int32_t i = 0; i < 8; ++i) {
+        const std::vector<float> step = test::copy_of(a.decode(toks[size_t(i)], pos[size_t(i)]));
+        EXPECT_EQ(step, std::vector<float>(v.row(i).begin(), v.row(i).end())) << "position " << pos[size_t(i)];
     }
 }
 
