@@ -380,6 +380,7 @@ void compact_gemm_bf16act_ref(float* y, int64_t ldy, const CompactMatrix& w, con
 
 void compact_gemm_bf16act(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
                           int64_t r1, void* scratch) {
+    check_scratch("compact_gemm_bf16act", scratch);  // as compact_gemm: callers pass it whichever path runs
     if (!compact_bf16act_available(w)) {
         compact_gemm_bf16act_ref(y, ldy, w, xp, n, r0, r1, scratch);
         return;

@@ -225,6 +225,9 @@ TEST(Compact, GemmNeedsScratchAndQ8ActNeedsQ8Rows) {
     const CompactMatrix m = CompactMatrix::encode({GgmlType::BF16, true, 0}, dense.data(), 2, 64);
     std::vector<float> x(64, 1.0f), y(2);
     EXPECT_THROW(compact_gemm(y.data(), 2, m, x.data(), 1, 0, 2, nullptr), std::invalid_argument);
+    std::vector<uint16_t> xp(static_cast<size_t>(compact_bf16act_words(64)));
+    compact_pack_bf16act(xp.data(), x.data(), 1, 64);
+    EXPECT_THROW(compact_gemm_bf16act(y.data(), 2, m, xp.data(), 1, 0, 2, nullptr), std::invalid_argument);
     std::vector<uint8_t> scratch(compact_gemm_scratch_bytes(m)), xq(q8act_bytes(1, 64));
     EXPECT_THROW(compact_gemm_q8act(y.data(), 2, m, xq.data(), 1, 0, 2, scratch.data()), std::invalid_argument);
 }
