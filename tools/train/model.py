@@ -87,9 +87,13 @@ class Block(nn.Module):
         if rep > 1:
             k = k.repeat_interleave(rep, dim=1)
             v = v.repeat_interleave(rep, dim=1)
-        att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(cfg.head_dim))
-        att = att.masked_fill(mask, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, cfg.n_head * cfg.head_dim)
+        if x.is_cuda:  # GPU training (distill.py): fused causal attention; the CPU path stays as the files were made
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(cfg.head_dim))
+            att = att.masked_fill(mask, float("-inf")).softmax(-1)
+            y = att @ v
+        y = y.transpose(1, 2).reshape(B, T, cfg.n_head * cfg.head_dim)
         x = x + self.wo(y)
         h = self.ffn_norm(x)
         return x + self.w_down(F.silu(self.w_gate(h)) * self.w_up(h))
