@@ -57,6 +57,13 @@ std::string locate_non_finite(const Model& model, const ContextConfig& cfg, cons
     return found;
 }
 
+std::span<const float> prefill_as_verified(InferenceContext& ctx, const std::vector<int32_t>& prompt) {
+    if (prompt.empty()) throw std::invalid_argument("prefill_as_verified: empty prompt");
+    const std::vector<int32_t> head(prompt.begin(), prompt.end() - 1);
+    if (!head.empty()) (void)ctx.prefill(head);
+    return ctx.decode(prompt.back(), ctx.kv().size());
+}
+
 namespace {
 
 GenerateStats generate_unchecked(InferenceContext& ctx, Sampler& sampler, const std::vector<int32_t>& prompt,
@@ -73,9 +80,9 @@ GenerateStats generate_unchecked(InferenceContext& ctx, Sampler& sampler, const 
     ctx.set_cancel(cancel);
     GenerateStats st;
 
-    // Prefill: the prompt in batches; only the last token's logits are needed.
+    // Prefill, as a speculative run evaluates the prompt (prefill_as_verified).
     auto t0                       = clock::now();
-    std::span<const float> logits = ctx.prefill(prompt);
+    std::span<const float> logits = prefill_as_verified(ctx, prompt);
     st.n_prompt                   = static_cast<int32_t>(prompt.size());
     st.t_prompt_s                 = std::chrono::duration<double>(clock::now() - t0).count();
 

@@ -1,5 +1,6 @@
-// Plain autoregressive generation (no speculation): prefill the prompt, then sample and decode one token at a
-// time. The baseline every speculative run is compared against, and the engine of `speculum-cli generate`.
+// Plain autoregressive generation (no speculation): prefill the prompt (prefill_as_verified), then sample and
+// decode one token at a time. The baseline every speculative run is compared against, and the engine of
+// `speculum-cli generate`.
 #pragma once
 
 #include "core/cancel.h"
@@ -27,6 +28,13 @@ struct GenerateStats {
 // infinite logits, with the first layer and site whose activations were not finite (locate_non_finite).
 GenerateStats generate(InferenceContext& ctx, Sampler& sampler, const std::vector<int32_t>& prompt, int32_t n_new,
                        const std::function<bool(int32_t)>& on_token, const CancelToken& cancel = {}, int32_t eos = -1);
+
+// Evaluates `prompt` in `ctx` as a speculative run does (engine::Reviewer::sync, then a verification pass that starts
+// with the last token): all but the last token with InferenceContext::prefill (batches of n_batch), then the last
+// token alone; returns its logits. A pass's attention kernel depends on its size (kernels::attend below 32 tokens,
+// GEMMs from there), so a prompt evaluated in other batches gives other bits, which can flip a greedy near-tie
+// between a speculative run and its baseline. generate() prefills this way.
+std::span<const float> prefill_as_verified(InferenceContext& ctx, const std::vector<int32_t>& prompt);
 
 // Runs `tokens` through a fresh context of `model` and names where a NaN or inf first appears and the step that made
 // it ("NaN first in layer 2's attention input, so it arose in layer 1's feed-forward block (the down matrix)"), or
