@@ -30,7 +30,7 @@ shot panel_design_space.png 640x620 "${common[@]}" --sweep gamma,alpha --panel "
 "$build/app/speculum-cli" sweep docs/examples/sweep_predict.json --db "$tmp/results.sqlite" > /dev/null
 shot panel_design_space_results.png 640x620 "${common[@]}" --results "$tmp/results.sqlite" --panel "Design space"
 shot panel_export.png 700x620 "${common[@]}" --panel Export
-shot panel_run_history.png 980x360 "${common[@]}" --then-set gamma=5 --panel "Run history"
+shot panel_run_history.png 980x360 "${common[@]}" --then-set gamma=4 --panel "Run history"
 # Suffix decoding (draft kind "ngram", issue #28) on the copy-from-context suite: its editor and what it measured.
 ngram=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/copy_from_context.jsonl
        --set profile=rtx4090 --set measure_prompts=4 --set measure_tokens=48 --exit-when-measured

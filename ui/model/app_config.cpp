@@ -37,7 +37,7 @@ drafts::DraftSpec default_draft() {
 engine::SpecConfig default_spec() {
     engine::SpecConfig s;
     s.levels           = {default_draft()};
-    s.gamma            = {3};
+    s.gamma            = {5};
     s.tree.node_budget = 15;  // 16 nodes with the root
     s.tree.max_depth   = 6;
     s.tree.prior       = {0.6, 0.2, 0.1};
