@@ -16,16 +16,10 @@ import argparse
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}{r.stderr}")
-    return r.stdout
+from parity import run
 
 
 def last_row(path, n_pos):

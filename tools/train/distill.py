@@ -19,15 +19,12 @@ import os
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from model import CONFIGS, Llama
-from train import SOURCES, cpu_name, load_gguf_weights, load_streams, lr_at, sample_batch, val_windows
+from train import SOURCES, cpu_name, load_gguf_weights, load_streams, lr_at, sample_batch, seeded_setup, val_windows
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "data")
 
 
 def kd_loss(s_logits, t_logits, y, ce_weight):
@@ -99,14 +96,9 @@ def main():
 
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                           ("cpu" if args.device == "auto" else args.device))
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    with open(os.path.join(DATA, "tokenizer.json")) as f:
-        tok = json.load(f)
-    bos_id = tok["vocab_size"] - 2
-    cfg = dataclasses.replace(CONFIGS[args.config], n_vocab=tok["vocab_size"])
-    tcfg = dataclasses.replace(CONFIGS["target"], n_vocab=tok["vocab_size"])
+    rng, n_vocab, bos_id = seeded_setup(args.threads, args.seed)
+    cfg = dataclasses.replace(CONFIGS[args.config], n_vocab=n_vocab)
+    tcfg = dataclasses.replace(CONFIGS["target"], n_vocab=n_vocab)
     if args.seq > min(cfg.n_ctx, tcfg.n_ctx):
         raise SystemExit("--seq exceeds the models' context")
     student, teacher = Llama(cfg), Llama(tcfg)

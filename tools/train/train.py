@@ -95,6 +95,17 @@ def cpu_name():
         return "unknown CPU"
 
 
+def seeded_setup(threads, seed):
+    """Threads and seeds of a training run; returns its numpy generator, the vocabulary size and BOS id of
+    data/tokenizer.json."""
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    with open(os.path.join(DATA, "tokenizer.json")) as f:
+        tok = json.load(f)
+    return rng, tok["vocab_size"], tok["vocab_size"] - 2
+
+
 def lr_at(step, lr, warmup, decay_at, decay_len):
     """Warm-up-stable-decay: linear warm-up, constant peak, then a cosine from the peak down to 10 % over
     `decay_len` steps starting at step `decay_at` (None: not started yet)."""
@@ -139,13 +150,8 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    with open(os.path.join(DATA, "tokenizer.json")) as f:
-        tok = json.load(f)
-    bos_id = tok["vocab_size"] - 2
-    cfg = dataclasses.replace(CONFIGS[args.config], n_vocab=tok["vocab_size"])
+    rng, n_vocab, bos_id = seeded_setup(args.threads, args.seed)
+    cfg = dataclasses.replace(CONFIGS[args.config], n_vocab=n_vocab)
     if max(args.seq, args.long_seq) > cfg.n_ctx:
         raise SystemExit("--seq/--long-seq exceed n_ctx %d" % cfg.n_ctx)
     if args.long_seq and (args.batch * args.seq) % args.long_seq:
