@@ -26,7 +26,6 @@ from model import CONFIGS, Llama
 from train import SOURCES, cpu_name, load_gguf_weights, load_streams, lr_at, sample_batch, seeded_setup, val_windows
 
 
-
 def kd_loss(s_logits, t_logits, y, ce_weight):
     """Forward KL(target || student) per token, plus ce_weight x the corpus cross-entropy; both in fp32."""
     s = s_logits.float().reshape(-1, s_logits.shape[-1])
