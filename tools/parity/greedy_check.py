@@ -66,6 +66,10 @@ def main():
     if part is None and len(ref) == len(got):
         print("identical: %d tokens (smallest top-two gap along llama.cpp's path %.4f)" % (len(ref), min(gaps)))
         return 0
+    if part is None:  # one side stopped early (an end-of-text token)
+        print("equal for %d tokens, then Speculum gave %d and llama.cpp %d" % (min(len(ref), len(got)), len(got),
+                                                                              len(ref)))
+        return 1
     print("part at token %d; llama.cpp's top-two gap there %.4f" % (part, gaps[part]))
     return 1
 

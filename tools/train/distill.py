@@ -26,14 +26,21 @@ from model import CONFIGS, Llama
 from train import SOURCES, cpu_name, load_gguf_weights, load_streams, lr_at, sample_batch, seeded_setup, val_windows
 
 
-def kd_loss(s_logits, t_logits, y, ce_weight):
-    """Forward KL(target || student) per token, plus ce_weight x the corpus cross-entropy; both in fp32."""
+def token_terms(s_logits, t_logits, y):
+    """Per token, in fp32: KL(target || student) and the student's cross-entropy on the corpus's next token; also the
+    flattened logits (student, target)."""
     s = s_logits.float().reshape(-1, s_logits.shape[-1])
     t = t_logits.float().reshape(-1, t_logits.shape[-1])
-    ls = F.log_softmax(s, -1)
-    lt = F.log_softmax(t, -1)
-    kl = (lt.exp() * (lt - ls)).sum(-1).mean()
-    ce = F.nll_loss(ls, y.reshape(-1))
+    ls, lt = F.log_softmax(s, -1), F.log_softmax(t, -1)
+    kl = (lt.exp() * (lt - ls)).sum(-1)
+    ce = F.nll_loss(ls, y.reshape(-1), reduction="none")
+    return kl, ce, s, t
+
+
+def kd_loss(s_logits, t_logits, y, ce_weight):
+    """Forward KL(target || student), plus ce_weight x the corpus cross-entropy, each a mean over the tokens."""
+    kl, ce, _, _ = token_terms(s_logits, t_logits, y)
+    kl, ce = kl.mean(), ce.mean()
     return kl + ce_weight * ce, kl, ce
 
 
@@ -49,10 +56,9 @@ def evaluate(student, teacher, windows, device, amp, chunk=16):
             x, y = a[i:i + chunk, :-1].to(device), a[i:i + chunk, 1:].to(device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 s, t = student(x), teacher(x)
-            s, t = s.float().reshape(-1, s.shape[-1]), t.float().reshape(-1, t.shape[-1])
-            ls, lt = F.log_softmax(s, -1), F.log_softmax(t, -1)
-            acc["ce"] += F.nll_loss(ls, y.reshape(-1), reduction="sum").item()
-            acc["kl"] += (lt.exp() * (lt - ls)).sum().item()
+            kl, ce, s, t = token_terms(s, t, y)
+            acc["ce"] += ce.sum().item()
+            acc["kl"] += kl.sum().item()
             acc["agree"] += (s.argmax(-1) == t.argmax(-1)).sum().item()
             acc["n"] += y.numel()
         out[name] = {"ce": acc["ce"] / acc["n"], "kl": acc["kl"] / acc["n"], "agreement": acc["agree"] / acc["n"]}
