@@ -176,12 +176,48 @@ void check_schema(sqlite3* db, const fs::path& file) {
                          "); it will not be modified");
 }
 
+// A process killed inside a write transaction in rollback-journal mode (the schema of a new store is made before
+// the switch to WAL) leaves a hot journal; one killed in WAL mode may leave a WAL whose index must be rebuilt. A
+// read-only connection can do neither (SQLITE_READONLY_ROLLBACK / _RECOVERY on its first read).
+struct StoreNeedsRecovery : StoreError {
+    using StoreError::StoreError;
+};
+
+bool needs_recovery(sqlite3* db) {
+    const int ext = sqlite3_extended_errcode(db);
+    return ext == SQLITE_READONLY_ROLLBACK || ext == SQLITE_READONLY_RECOVERY;
+}
+
 // check_schema on a read-only connection of its own, before the file is opened for writing.
 void check_existing(const fs::path& file) {
     if (::access(file.c_str(), R_OK) != 0) throw StoreError(file.string() + ": cannot read");
     sqlite3* db = open_connection(file, SQLITE_OPEN_READONLY);
     try {
-        check_schema(db, file);
+        try {
+            check_schema(db, file);
+        } catch (const StoreError& e) {
+            if (needs_recovery(db)) throw StoreNeedsRecovery(e.what());
+            throw;
+        }
+    } catch (...) {
+        sqlite3_close(db);
+        throw;
+    }
+    sqlite3_close(db);
+}
+
+// SQLite's own recovery of an interrupted transaction: the first read on a read-write connection rolls a hot
+// journal back (or rebuilds the WAL index), which restores the last committed state and nothing else. Any SQLite
+// client does this on open; we do it before the schema check, which then sees what was committed.
+void recover(const fs::path& file) {
+    if (::access(file.c_str(), W_OK) != 0)
+        throw StoreError(file.string() +
+                         ": holds an interrupted transaction that only a writable open can roll back, and the file "
+                         "is not writable");
+    sqlite3* db = open_connection(file, SQLITE_OPEN_READWRITE);
+    try {
+        Stmt s(db, "SELECT count(*) FROM sqlite_master", file);
+        s.step();
     } catch (...) {
         sqlite3_close(db);
         throw;
@@ -232,8 +268,16 @@ std::unique_ptr<ResultStore> ResultStore::open(const fs::path& file, Mode mode) 
     bool exists = fs::exists(file, ec);
     bool fresh  = !exists || fs::file_size(file, ec) == 0;
     if (exists && fs::is_directory(file, ec)) throw StoreError(file.string() + ": is a directory");
+    if (!fresh) {
+        try {
+            check_existing(file);
+        } catch (const StoreNeedsRecovery&) {
+            recover(file);  // a new store whose schema transaction was killed rolls back to an empty file
+            fresh = fs::file_size(file, ec) == 0;
+            if (!fresh) check_existing(file);
+        }
+    }
     if (fresh && mode == Mode::read_only) throw StoreError(file.string() + ": no result store there");
-    if (!fresh) check_existing(file);
 
     int flags   = mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     sqlite3* db = open_connection(file, flags);

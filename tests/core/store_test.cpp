@@ -147,6 +147,82 @@ TEST(Store, ReadOnlyNeedsAnExistingStore) {
     EXPECT_FALSE(fs::exists(p));
 }
 
+namespace {
+
+// What a process killed inside a write transaction in rollback-journal mode leaves: the database file with some of
+// the transaction's pages written and a hot journal beside it. `sql` runs in one transaction on `src` with a cache
+// of one page, so pages spill to the file; the file and its journal are copied to `dst` mid-transaction, then the
+// transaction is rolled back on `src`. The copy has no lock holder, so its journal is hot.
+void make_interrupted_copy(const fs::path& src, const fs::path& dst, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(src.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=DELETE; PRAGMA cache_size=1; BEGIN IMMEDIATE;", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    ASSERT_TRUE(fs::exists(src.string() + "-journal"));
+    fs::remove(dst.string() + "-journal");
+    fs::copy_file(src, dst, fs::copy_options::overwrite_existing);
+    fs::copy_file(src.string() + "-journal", dst.string() + "-journal");
+    ASSERT_EQ(sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    // The state the store must handle: a read-only connection cannot read it (it cannot roll the journal back).
+    ASSERT_EQ(sqlite3_open_v2(dst.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    EXPECT_NE(sqlite3_exec(db, "PRAGMA user_version", nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_extended_errcode(db), SQLITE_READONLY_ROLLBACK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+}
+
+const char* kSpillSql =
+    "CREATE TABLE junk(b BLOB); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 64) "
+    "INSERT INTO junk SELECT randomblob(3000) FROM n;";
+
+}  // namespace
+
+// A sweep killed while it made the schema of a new store (CI caught it: the next sweep failed with "attempt to write
+// a readonly database" from the read-only check): the next open rolls the journal back to the empty file and makes
+// the store.
+TEST(Store, ANewStoreWhoseSchemaTransactionWasKilledIsMadeOnTheNextOpen) {
+    const fs::path src = fresh_path("hot_new_src"), p = fresh_path("hot_new");
+    make_interrupted_copy(src, p, std::string("PRAGMA user_version=1;") + kSpillSql);
+    ASSERT_GT(fs::file_size(p), 0u) << "pages of the transaction reached the file";
+    for (auto mode : {ResultStore::Mode::read_only, ResultStore::Mode::read_write}) {
+        SCOPED_TRACE(mode == ResultStore::Mode::read_only ? "read-only" : "read-write");
+        try {
+            auto s = ResultStore::open(p, mode);
+            ASSERT_EQ(mode, ResultStore::Mode::read_write) << "read-only opened a store that was never made";
+            s->put(make_row(1));
+            EXPECT_EQ(s->count(), 1u);
+        } catch (const StoreError& e) {
+            EXPECT_EQ(mode, ResultStore::Mode::read_only) << e.what();
+            EXPECT_NE(std::string(e.what()).find("no result store there"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_FALSE(fs::exists(p.string() + "-journal"));
+}
+
+// The same on a store with rows (a store switched to rollback-journal mode by another SQLite client): the
+// interrupted transaction is rolled back, and every committed row is there, for a reader as for a writer.
+TEST(Store, AnInterruptedTransactionOnAStoreRollsBackToItsCommittedRows) {
+    const fs::path src = fresh_path("hot_rows_src");
+    {
+        auto s = ResultStore::open(src, ResultStore::Mode::read_write);
+        for (int i = 0; i < 5; ++i) s->put(make_row(i));
+    }
+    for (auto mode : {ResultStore::Mode::read_only, ResultStore::Mode::read_write}) {
+        const fs::path p = fresh_path(mode == ResultStore::Mode::read_only ? "hot_rows_ro" : "hot_rows_rw");
+        make_interrupted_copy(src, p, std::string("DELETE FROM results;") + kSpillSql);
+        auto s = ResultStore::open(p, mode);
+        EXPECT_EQ(s->count(), 5u);
+        for (int i = 0; i < 5; ++i) {
+            auto got = s->find(make_row(i).key);
+            ASSERT_TRUE(got.has_value()) << i;
+            EXPECT_EQ(got->config, make_row(i).config);
+        }
+        EXPECT_FALSE(fs::exists(p.string() + "-journal"));
+    }
+}
+
 // Issue #27, item 5: processes that open one new store at the same moment (two sweeps started together) all get
 // the store; one of two failed with "table meta already exists". Children are released together by one pipe.
 TEST(Store, ProcessesCreatingOneNewStoreAtOnceAllSucceed) {
