@@ -334,6 +334,14 @@ bool compact_bf16act_available(const CompactMatrix& w) {
     return w.format().dense == GgmlType::BF16 && compact_decoder_vectorized() && gemm_bf16act_available();
 }
 
+bool compact_bf16act_preferred(const CompactFormat& f, CpuVendor vendor) {
+    return f.dense == GgmlType::BF16 && f.sparse && vendor == CpuVendor::amd;
+}
+
+bool compact_bf16act_chosen(const CompactMatrix& w) {
+    return compact_bf16act_available(w) && compact_bf16act_preferred(w.format(), cpu_features().vendor);
+}
+
 int64_t compact_bf16act_words(int64_t cols) {
     return (cols + kCompactGroup16 - 1) / kCompactGroup16 * kCompactGroup16;
 }

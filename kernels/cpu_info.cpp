@@ -3,6 +3,8 @@
 
 #include <cblas.h>
 
+#include <cstring>
+
 namespace speculum::kernels {
 
 const CpuFeatures& cpu_features() {
@@ -20,6 +22,12 @@ const CpuFeatures& cpu_features() {
         f.avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
         // GCC 12 has no builtin name for F16C or AVX512-BF16: read cpuid directly.
         unsigned a = 0, b = 0, c = 0, d = 0;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+        char vendor[13] = {};
+        std::memcpy(vendor, &b, 4), std::memcpy(vendor + 4, &d, 4), std::memcpy(vendor + 8, &c, 4);
+        f.vendor = std::strcmp(vendor, "GenuineIntel") == 0   ? CpuVendor::intel
+                   : std::strcmp(vendor, "AuthenticAMD") == 0 ? CpuVendor::amd
+                                                              : CpuVendor::other;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
         f.f16c = (c >> 29) & 1u;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
@@ -28,6 +36,10 @@ const CpuFeatures& cpu_features() {
         return f;
     }();
     return features;
+}
+
+const char* cpu_vendor_name(CpuVendor v) {
+    return v == CpuVendor::intel ? "intel" : v == CpuVendor::amd ? "amd" : "other";
 }
 
 std::string cpu_features_string() {

@@ -5,7 +5,10 @@
 
 namespace speculum::kernels {
 
+enum class CpuVendor { other, intel, amd };
+
 struct CpuFeatures {
+    CpuVendor vendor = CpuVendor::other;  // cpuid leaf 0: "GenuineIntel", "AuthenticAMD"
     bool avx2        = false;  // 256-bit integer/float SIMD
     bool fma         = false;  // fused multiply-add (FMA3)
     bool f16c        = false;  // half <-> float conversion instructions
@@ -20,6 +23,8 @@ struct CpuFeatures {
 
 // Detected once at first call (cpuid); the result never changes during the process.
 const CpuFeatures& cpu_features();
+
+const char* cpu_vendor_name(CpuVendor v);  // "intel", "amd", "other"
 
 // One line such as "avx2 fma f16c avx512f" (or "scalar" when none of the fast paths apply).
 std::string cpu_features_string();

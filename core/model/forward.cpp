@@ -257,9 +257,10 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         });
         return;
     }
-    // BF16 rows below prompt size: the fused kernel multiplies the decoded words by BF16-rounded activations packed
-    // in their pair order (vdpbf16ps), as the dense BF16 path rounds them; no widening, half the multiplies.
-    if (m_cfg.int8_activations && n < kBlasMinBatch && kernels::compact_bf16act_available(cm)) {
+    // BF16 rows below prompt size, where this CPU runs it faster (compact_bf16act_preferred: sparse rows on AMD):
+    // the fused kernel multiplies the decoded words by BF16-rounded activations packed in their pair order
+    // (vdpbf16ps), as the dense BF16 path rounds them; no widening, half the multiplies. Else the fused f32 kernel.
+    if (m_cfg.int8_activations && n < kBlasMinBatch && kernels::compact_bf16act_chosen(cm)) {
         const int64_t words = kernels::compact_bf16act_words(w.cols);
         m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(words));
         kernels::compact_pack_bf16act(m_bf16act.data(), x, n, w.cols);

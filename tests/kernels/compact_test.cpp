@@ -295,3 +295,23 @@ TEST(Compact, Bf16ActivationGemmMatchesItsReference) {
     EXPECT_FALSE(compact_bf16act_available(q));
     EXPECT_THROW(compact_gemm_bf16act_ref(y.data(), 2, q, xp.data(), 1, 0, 2, scratch.data()), std::invalid_argument);
 }
+
+// Which activations decode passes of compact rows take, per CPU (compact_bf16act_preferred): BF16 for sparse BF16
+// rows on AMD, where vdpbf16ps runs at full rate and measured faster; f32 for truncation alone, on Intel and others.
+TEST(CompactBf16Act, TheKernelChoiceFollowsTheCpuAndTheFormat) {
+    const CompactFormat sparse{GgmlType::BF16, true, 4}, sparse_t0{GgmlType::BF16, true, 0},
+        trunc{GgmlType::BF16, false, 4}, f16{GgmlType::F16, true, 0}, q8{GgmlType::Q8_0, true, 0};
+    EXPECT_TRUE(compact_bf16act_preferred(sparse, CpuVendor::amd));
+    EXPECT_TRUE(compact_bf16act_preferred(sparse_t0, CpuVendor::amd));
+    EXPECT_FALSE(compact_bf16act_preferred(trunc, CpuVendor::amd));
+    for (CpuVendor v : {CpuVendor::intel, CpuVendor::other}) {
+        EXPECT_FALSE(compact_bf16act_preferred(sparse, v));
+        EXPECT_FALSE(compact_bf16act_preferred(trunc, v));
+    }
+    EXPECT_FALSE(compact_bf16act_preferred(f16, CpuVendor::amd));
+    EXPECT_FALSE(compact_bf16act_preferred(q8, CpuVendor::amd));
+    const CompactMatrix m =
+        CompactMatrix::encode(sparse_t0, pruned_matrix(GgmlType::BF16, 2, 64, 0.5, 0, 1).data(), 2, 64);
+    EXPECT_EQ(compact_bf16act_chosen(m),
+              compact_bf16act_available(m) && cpu_features().vendor == CpuVendor::amd);
+}

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 TEST(CpuInfo, FeaturesStringIsStable) {
     EXPECT_EQ(speculum::kernels::cpu_features_string(), speculum::kernels::cpu_features_string());
     EXPECT_FALSE(speculum::kernels::cpu_features_string().empty());
@@ -17,3 +20,18 @@ TEST(CpuInfo, CompiledForAvx2ImpliesDetected) {
     EXPECT_TRUE(speculum::kernels::cpu_features().avx2);
 }
 #endif
+
+// The vendor comes from cpuid leaf 0 and agrees with /proc/cpuinfo's vendor_id where Linux has one.
+TEST(CpuInfo, VendorMatchesProcCpuinfo) {
+    using speculum::kernels::CpuVendor;
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, vendor_id;
+    while (vendor_id.empty() && std::getline(in, line))
+        if (line.rfind("vendor_id", 0) == 0) vendor_id = line.substr(line.find(':') + 2);
+    if (vendor_id.empty()) GTEST_SKIP() << "no vendor_id in /proc/cpuinfo";
+    const CpuVendor expect = vendor_id == "GenuineIntel"   ? CpuVendor::intel
+                             : vendor_id == "AuthenticAMD" ? CpuVendor::amd
+                                                           : CpuVendor::other;
+    EXPECT_EQ(speculum::kernels::cpu_features().vendor, expect) << vendor_id;
+    EXPECT_STREQ(speculum::kernels::cpu_vendor_name(CpuVendor::amd), "amd");
+}
