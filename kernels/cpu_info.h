@@ -9,16 +9,16 @@ enum class CpuVendor { other, intel, amd };
 
 struct CpuFeatures {
     CpuVendor vendor = CpuVendor::other;  // cpuid leaf 0: "GenuineIntel", "AuthenticAMD"
-    bool avx2        = false;  // 256-bit integer/float SIMD
-    bool fma         = false;  // fused multiply-add (FMA3)
-    bool f16c        = false;  // half <-> float conversion instructions
-    bool avx512f     = false;  // 512-bit foundation
-    bool avx512bw    = false;  // 512-bit byte/word integer instructions
-    bool avx512vl    = false;  // AVX-512 instructions on 128/256-bit registers
-    bool avx512dq    = false;  // 512-bit dword/qword extras
-    bool avx512vnni  = false;  // vpdpbusd: u8 x s8 dot products into int32
-    bool avx512bf16  = false;  // vdpbf16ps and bf16 conversions
-    bool avx512vbmi2 = false;  // vpexpandb / vpcompressb (the compact draft formats' decoder)
+    bool avx2        = false;             // 256-bit integer/float SIMD
+    bool fma         = false;             // fused multiply-add (FMA3)
+    bool f16c        = false;             // half <-> float conversion instructions
+    bool avx512f     = false;             // 512-bit foundation
+    bool avx512bw    = false;             // 512-bit byte/word integer instructions
+    bool avx512vl    = false;             // AVX-512 instructions on 128/256-bit registers
+    bool avx512dq    = false;             // 512-bit dword/qword extras
+    bool avx512vnni  = false;             // vpdpbusd: u8 x s8 dot products into int32
+    bool avx512bf16  = false;             // vdpbf16ps and bf16 conversions
+    bool avx512vbmi2 = false;             // vpexpandb / vpcompressb (the compact draft formats' decoder)
 };
 
 // Detected once at first call (cpuid); the result never changes during the process.

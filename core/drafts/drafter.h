@@ -93,6 +93,18 @@ public:
     // the longest common prefix of their KV state and roll back the rest; they evaluate what is new lazily.
     virtual void sync(std::span<const int32_t> committed) = 0;
 
+    // Evaluates the prompt while the target does: the engine calls it once per sequence, after the target's prefill
+    // and inside the prompt time, with `committed` = the prompt. A drafter with a model of its own caches all of it
+    // but the last token (as the target does), so its first propose makes one short pass like every later one: the
+    // prompt's passes are prompt time, as llama.cpp's speculative example times both models' prompts, and stay out
+    // of the level's per-pass cost c. Leaves the drafter synced to `committed`; returns what it read and computed
+    // (cost.seconds: its wall time). Default: sync only (nothing to evaluate ahead).
+    virtual DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
+        (void)cancel;
+        sync(committed);
+        return {};
+    }
+
     // Proposes up to k tokens after the synced context; fewer when p_min stops it or the drafter knows no more.
     virtual DraftChain propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) = 0;
 

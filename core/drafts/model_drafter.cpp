@@ -181,25 +181,45 @@ void ModelDrafter::copy_from_target(DraftCost& cost) {
     cost.bytes_kv += static_cast<uint64_t>(n) * kv.bytes_per_token();  // the target's rows, read once
 }
 
-void ModelDrafter::catch_up(DraftCost& cost) {
-    // A second propose without a sync: drop the previous call's draft tokens first.
-    if (m_cached.size() >= m_committed.size()) sync(std::vector<int32_t>(m_committed));
-    if (m_target_kv && m_cached.size() == m_from_target) copy_from_target(cost);
+model::LogitsView ModelDrafter::evaluate_until(size_t end, DraftCost& cost) {
     const int32_t nb = m_ctx.config().n_batch;
-    while (m_cached.size() < m_committed.size()) {
+    model::LogitsView v{};
+    while (m_cached.size() < end) {
         const size_t start = m_cached.size();
-        const size_t n     = std::min(m_committed.size() - start, static_cast<size_t>(nb));
+        const size_t n     = std::min(end - start, static_cast<size_t>(nb));
         std::vector<int32_t> toks(m_committed.begin() + static_cast<std::ptrdiff_t>(start),
                                   m_committed.begin() + static_cast<std::ptrdiff_t>(start + n));
         std::vector<int32_t> pos(n);
         std::iota(pos.begin(), pos.end(), static_cast<int32_t>(start));
-        model::LogitsView v = pass(toks, pos, {}, cost);
+        v = pass(toks, pos, {}, cost);
         m_cached.insert(m_cached.end(), toks.begin(), toks.end());
-        if (m_cached.size() == m_committed.size()) {
-            const auto last = v.row(v.n - 1);
-            m_logits.assign(last.begin(), last.end());
-        }
     }
+    return v;
+}
+
+void ModelDrafter::catch_up(DraftCost& cost) {
+    // A second propose without a sync: drop the previous call's draft tokens first.
+    if (m_cached.size() >= m_committed.size()) sync(std::vector<int32_t>(m_committed));
+    if (m_target_kv && m_cached.size() == m_from_target) copy_from_target(cost);
+    const model::LogitsView v = evaluate_until(m_committed.size(), cost);
+    if (v.n > 0) {  // sync leaves at least the last committed token to evaluate
+        const auto last = v.row(v.n - 1);
+        m_logits.assign(last.begin(), last.end());
+    }
+}
+
+DraftCost ModelDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
+    const auto t0 = Clock::now();
+    DraftCost cost;
+    sync(committed);
+    if (m_committed.size() >= 2) {
+        m_ctx.set_cancel(cancel);
+        cancel.throw_if_cancelled();
+        if (m_target_kv) copy_from_target(cost);  // the target has cached all but the last token
+        evaluate_until(m_committed.size() - 1, cost);
+    }
+    cost.seconds = seconds_since(t0);
+    return cost;
 }
 
 // ---- chain drafting ----

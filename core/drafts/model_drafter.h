@@ -43,6 +43,9 @@ public:
     // drawn from (one-hot when greedy); `confidence` is softmax(logits / T) of it (T = 1 when greedy) and p_min
     // stops the chain, before adding the token, when it is below p_min (as llama.cpp --draft-p-min).
     DraftChain propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) override;
+    // Caches the prompt but its last token: copied from the target's cache when reading it, else evaluated in
+    // batches (Drafter::prefill).
+    DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) override;
 
     // Children of each node are its top-ranked tokens under softmax(logits / T) (T = 1 when greedy; ties by id).
     // Depth d's nodes are evaluated in one batched pass over the nodes that still need logits and their ancestors,
@@ -66,6 +69,9 @@ private:
     void copy_from_target(DraftCost& cost);
     // Evaluates committed tokens not yet cached; leaves the last one's logits in m_logits. Adds the passes' cost.
     void catch_up(DraftCost& cost);
+    // Evaluates committed tokens [m_cached.size(), end) in batches of n_batch; the last batch's logits stay in the
+    // context. Adds the passes' cost.
+    model::LogitsView evaluate_until(size_t end, DraftCost& cost);
     // One batched pass with cost accounting (tokens at `positions`, mask empty = causal).
     model::LogitsView pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
                            const std::vector<uint8_t>& mask, DraftCost& cost);

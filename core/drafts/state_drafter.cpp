@@ -100,6 +100,17 @@ bool StateDrafter::catch_up(DraftCost& cost) {
     return true;
 }
 
+DraftCost StateDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
+    const auto t0 = std::chrono::steady_clock::now();
+    DraftCost cost;
+    sync(committed);
+    m_ctx.set_cancel(cancel);
+    cancel.throw_if_cancelled();
+    catch_up(cost);  // nothing when the target's states are not there
+    cost.seconds = seconds_since(t0);
+    return cost;
+}
+
 DraftChain StateDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
     const auto t0 = std::chrono::steady_clock::now();
     DraftChain out;

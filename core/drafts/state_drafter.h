@@ -30,6 +30,9 @@ public:
     int32_t n_vocab() const override { return m_target.hparams().n_vocab; }
     void sync(std::span<const int32_t> committed) override;
     DraftChain propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) override;
+    // The layer's rows for every prompt position the target's states reach (Drafter::prefill); the first propose
+    // evaluates the last one again, as every propose does.
+    DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) override;
     DraftTree propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) override;
     void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) override;
     std::vector<int32_t> target_hidden_layers() const override { return m_layers; }

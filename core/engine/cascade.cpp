@@ -23,6 +23,7 @@ void add_into(LevelStats& to, const LevelStats& s) {
     to.n_calls += s.n_calls;
     to.n_forward += s.n_forward;
     to.t_s += s.t_s;
+    to.t_prefill_s += s.t_prefill_s;
     to.bytes_weights += s.bytes_weights;
     to.bytes_kv += s.bytes_kv;
     to.flops += s.flops;
@@ -56,6 +57,15 @@ void LevelDrafter::add(const drafts::DraftCost& c) {
     m_stats.bytes_kv += c.bytes_kv;
     m_stats.flops += c.flops;
     m_stats.bytes_modeled = m_stats.bytes_modeled || c.bytes_modeled;
+}
+
+drafts::DraftCost LevelDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
+    m_committed.assign(committed.begin(), committed.end());
+    const auto t0          = clock::now();
+    drafts::DraftCost cost = m_inner->prefill(committed, cancel);
+    if (cost.seconds <= 0.0) cost.seconds = since(t0);
+    m_stats.t_prefill_s += cost.seconds;
+    return cost;
 }
 
 drafts::DraftChain LevelDrafter::propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) {
@@ -130,6 +140,30 @@ CascadeDrafter::CascadeDrafter(const model::Model& model, model::ContextConfig c
                                     ") than level " + std::to_string(level));
     m_stats.level = level;
     m_stats.name  = m_name;
+}
+
+drafts::DraftCost CascadeDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
+    m_committed.assign(committed.begin(), committed.end());
+    drafts::DraftCost cost         = m_lower->prefill(committed, cancel);
+    const auto t0                  = clock::now();
+    const drafts::DraftCost before = m_reviewer.cost();
+    m_reviewer.sync(committed, cancel);
+    // propose() takes its own counters as the reviewer's totals less those at reset: the prompt's passes move the
+    // reset point, so they stay out of them.
+    const drafts::DraftCost& after = m_reviewer.cost();
+    drafts::DraftCost own;
+    own.bytes_weights = after.bytes_weights - before.bytes_weights;
+    own.bytes_kv      = after.bytes_kv - before.bytes_kv;
+    own.flops         = after.flops - before.flops;
+    own.n_forward     = after.n_forward - before.n_forward;
+    own.seconds       = since(t0);
+    m_cost_at_reset.bytes_weights += own.bytes_weights;
+    m_cost_at_reset.bytes_kv += own.bytes_kv;
+    m_cost_at_reset.flops += own.flops;
+    m_cost_at_reset.n_forward += own.n_forward;
+    m_stats.t_prefill_s += own.seconds;
+    cost += own;
+    return cost;
 }
 
 drafts::DraftChain CascadeDrafter::propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) {
@@ -230,6 +264,13 @@ std::string HorizontalDrafter::name() const {
     for (size_t i = 0; i < m_segments.size(); ++i)
         s += (i ? ", " : "") + m_segments[i]->name() + " x" + std::to_string(m_counts[i]);
     return s + ")";
+}
+
+drafts::DraftCost HorizontalDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
+    m_committed.assign(committed.begin(), committed.end());
+    drafts::DraftCost cost;
+    for (const auto& s : m_segments) cost += s->prefill(committed, cancel);
+    return cost;
 }
 
 drafts::DraftChain HorizontalDrafter::propose(int32_t k, const drafts::ProposeParams& params,

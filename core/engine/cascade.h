@@ -37,6 +37,8 @@ public:
         m_committed.assign(committed.begin(), committed.end());
         m_inner->sync(committed);
     }
+    // The inner drafter's prompt passes, recorded as this level's t_prefill_s.
+    drafts::DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) override;
     // Only a level-1 drafter drafts for the target, so only it may read the target's cache.
     void attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) override {
         if (m_level == 1) m_inner->attach_target_kv(kv, tokens);
@@ -76,6 +78,9 @@ public:
     std::string name() const override { return m_name + " <- " + m_lower->name(); }
     int32_t n_vocab() const override { return m_reviewer.n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
+    // The levels below first, then this level's model caches the prompt but its last token; its passes are kept out
+    // of the per-pass counters (recorded as t_prefill_s).
+    drafts::DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) override;
     drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
     // Trees are expanded by leaf drafters only; a tree config with a cascade is rejected by SpecConfig::validate.
     drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
@@ -106,6 +111,7 @@ public:
     std::string name() const override;
     int32_t n_vocab() const override { return m_segments.front()->n_vocab(); }
     void sync(std::span<const int32_t> committed) override { m_committed.assign(committed.begin(), committed.end()); }
+    drafts::DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) override;  // each segment
     drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& params, const CancelToken& cancel) override;
     drafts::DraftTree propose_tree(const drafts::TreeShape& shape, const drafts::ProposeParams& params,
                                    const CancelToken& cancel) override;

@@ -311,6 +311,9 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
         } else {
             st.target.sync(st.committed, cancel);
         }
+        // The drafters evaluate the prompt too, now (after the target: drafts that read its cache or its states
+        // need them), so that their first propose costs what every later one does.
+        m_drafter->prefill(st.committed, cancel);
         st.stats.t_prefill_s = since(t_start);
         st.target_at_start   = st.target.cost();
         t_start              = clock::now();
@@ -460,6 +463,7 @@ void accumulate(RunStats& into, const RunStats& s) {
         const LevelStats& b = s.levels[i];
         a.level = b.level, a.name = b.name;
         a.n_calls += b.n_calls, a.n_forward += b.n_forward, a.t_s += b.t_s;
+        a.t_prefill_s += b.t_prefill_s;
         a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv, a.flops += b.flops,
             a.bytes_modeled = a.bytes_modeled || b.bytes_modeled;
         a.n_reviewed += b.n_reviewed, a.n_review_accepted += b.n_review_accepted;

@@ -66,6 +66,7 @@ static nlohmann::json level_json(const LevelStats& l) {
             {"n_calls", l.n_calls},
             {"n_forward", l.n_forward},
             {"t_s", l.t_s},
+            {"t_prefill_s", l.t_prefill_s},
             {"bytes_weights", l.bytes_weights},
             {"bytes_kv", l.bytes_kv},
             {"bytes_modeled", l.bytes_modeled},

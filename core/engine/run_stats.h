@@ -22,6 +22,7 @@ struct LevelStats {
     int64_t n_calls        = 0;    // propose calls (drafters) or verification passes (target)
     int64_t n_forward      = 0;    // forward passes of this level's model (0 for Max-Gram)
     double t_s             = 0.0;  // wall time spent in this level's own work (children excluded)
+    double t_prefill_s     = 0.0;  // its prompt passes (Drafter::prefill), in the run's prompt time, not in t_s
     uint64_t bytes_weights = 0;    // bytes of weights read (counted from the tensors each pass reads)
     uint64_t bytes_kv      = 0;    // bytes of KV cache read
     bool bytes_modeled     = false;

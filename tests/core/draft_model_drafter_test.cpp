@@ -63,6 +63,31 @@ TEST(ModelDrafter, GreedyChainMatchesPlainDecoding) {
     EXPECT_EQ(c.cost.n_forward, 1 + 5);  // prompt catch-up + one decode per further token
 }
 
+// prefill caches the prompt but its last token (the engine calls it inside the prompt time), so the first propose
+// evaluates one token, as every later one does, and drafts what it drafts without a prefill.
+TEST(ModelDrafter, PrefillCachesThePromptButItsLastTokenAndTheFirstProposeIsOneTokenPass) {
+    const model::Model m = tiny_model();
+    const std::vector<int32_t> prompt{3, 17, 42, 9, 100, 7, 61};
+    ModelDrafter plain(m, ref_cfg()), pre(m, ref_cfg());
+    plain.sync(prompt);
+    const DraftChain a = plain.propose(4, {}, {});
+    const DraftCost p  = pre.prefill(prompt, {});
+    EXPECT_EQ(p.n_forward, 1);
+    EXPECT_GT(p.seconds, 0.0);
+    EXPECT_EQ(pre.context().kv().size(), static_cast<int32_t>(prompt.size()) - 1);
+    const DraftChain b = pre.propose(4, {}, {});
+    EXPECT_EQ(b.tokens, a.tokens);
+    EXPECT_EQ(b.tokens, greedy_oracle(m, prompt, 4));
+    EXPECT_EQ(b.cost.n_forward, 4);  // the last prompt token, then one decode per further token
+    // Without the prefill, the first propose's pass carried the whole prompt: its flops are the difference.
+    EXPECT_LT(b.cost.flops, a.cost.flops);
+    EXPECT_NEAR(b.cost.flops + p.flops, a.cost.flops, 1e-6 * a.cost.flops);
+    // A one-token prompt has nothing to evaluate ahead.
+    ModelDrafter one(m, ref_cfg());
+    EXPECT_EQ(one.prefill(std::vector<int32_t>{5}, {}).n_forward, 0);
+    EXPECT_EQ(one.propose(2, {}, {}).tokens, greedy_oracle(m, {5}, 2));
+}
+
 TEST(ModelDrafter, SyncKeepsCommonPrefixAndRollsBack) {
     const model::Model m = tiny_model();
     ModelDrafter d(m, ref_cfg());

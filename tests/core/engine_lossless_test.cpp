@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/drafts/model_drafter.h"
 #include "core/engine/reviewer.h"
 #include "core/model/generate.h"
 #include "kernels/attention.h"
@@ -152,6 +153,84 @@ TEST(EngineLossless, VerticalCascades) {
         m[2] = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
         expect_lossless(c, engine::build_draft_stack(c, m), "cascade depth 3");
     }
+}
+
+// Records the calls the engine makes to a drafter (what it was asked, what each call cost), forwarding them.
+class RecordingDrafter : public drafts::Drafter {
+public:
+    struct Call {
+        std::string what;
+        size_t committed = 0;
+        drafts::DraftCost cost;
+    };
+    explicit RecordingDrafter(std::shared_ptr<drafts::Drafter> inner) : m_inner(std::move(inner)) {}
+    std::string name() const override { return m_inner->name(); }
+    int32_t n_vocab() const override { return m_inner->n_vocab(); }
+    void sync(std::span<const int32_t> committed) override {
+        m_size = committed.size();
+        m_inner->sync(committed);
+    }
+    drafts::DraftCost prefill(std::span<const int32_t> committed, const CancelToken& cancel) override {
+        const drafts::DraftCost c = m_inner->prefill(committed, cancel);
+        calls.push_back({"prefill", committed.size(), c});
+        return c;
+    }
+    drafts::DraftChain propose(int32_t k, const drafts::ProposeParams& p, const CancelToken& cancel) override {
+        drafts::DraftChain c = m_inner->propose(k, p, cancel);
+        calls.push_back({"propose", m_size, c.cost});
+        return c;
+    }
+    drafts::DraftTree propose_tree(const drafts::TreeShape& s, const drafts::ProposeParams& p,
+                                   const CancelToken& cancel) override {
+        return m_inner->propose_tree(s, p, cancel);
+    }
+    std::vector<Call> calls;
+
+private:
+    std::shared_ptr<drafts::Drafter> m_inner;
+    size_t m_size = 0;
+};
+
+// A separate draft evaluates the prompt inside the run's prompt time (Drafter::prefill, once, before any propose),
+// so its first propose is one short pass like the others and the level's c is a per-pass cost; cascade levels with
+// a model of their own do the same.
+TEST(EngineLossless, DraftsEvaluateThePromptInThePromptTime) {
+    const model::Model clone = model::make_synthetic_model(engine_target_spec());
+    drafts::ModelDrafterConfig dc;
+    dc.context = exact_ctx();
+    auto rec   = std::make_shared<RecordingDrafter>(std::make_shared<drafts::ModelDrafter>(clone, dc));
+    SpecEngine eng(fx().target, base_config(), rec);
+    const engine::RunResult r = eng.run(kPrompt);
+    EXPECT_EQ(r.tokens, fx().ref);
+    EXPECT_GT(r.stats.n_accepted, 0);
+    ASSERT_GE(rec->calls.size(), 3u);
+    EXPECT_EQ(rec->calls[0].what, "prefill");
+    EXPECT_EQ(rec->calls[0].committed, kPrompt.size());
+    EXPECT_EQ(rec->calls[0].cost.n_forward, 1);
+    for (size_t i = 1; i < rec->calls.size(); ++i) EXPECT_EQ(rec->calls[i].what, "propose") << i;
+    // The first propose evaluates the last prompt token only: less than the second, which catches up the accepted
+    // drafts and the target's token (without the prefill it carried the whole prompt, ten tokens).
+    EXPECT_LT(rec->calls[1].cost.flops, rec->calls[2].cost.flops);
+    ASSERT_EQ(r.stats.levels.size(), 2u);
+    EXPECT_GT(r.stats.levels[1].t_prefill_s, 0.0);
+    EXPECT_GE(r.stats.t_prefill_s, r.stats.levels[1].t_prefill_s);
+    EXPECT_EQ(r.stats.levels[0].t_prefill_s, 0.0);
+
+    // A vertical cascade: level 1 reviews with a model of its own (its prompt passes are prompt time too); Max-Gram
+    // below it has nothing to evaluate (its sync alone is timed).
+    const model::Model& t = fx().target;
+    SpecConfig c          = base_config();
+    c.levels.resize(2);
+    c.gamma    = {5, 3};
+    c.lenience = {1.0f, 1.0f, 1.0f};
+    std::vector<engine::LevelMaterial> m(2);
+    m[0]                       = {std::make_shared<ContextDrafter>(t, exit_after(2)), &t, exit_after(2), "exit@2", {}};
+    m[1]                       = {std::make_shared<ContextMaxGram>(96), nullptr, {}, "max-gram", {}};
+    const engine::RunResult rc = SpecEngine(t, c, engine::build_draft_stack(c, m)).run(kPrompt);
+    EXPECT_EQ(rc.tokens, fx().ref);
+    ASSERT_EQ(rc.stats.levels.size(), 3u);
+    EXPECT_GT(rc.stats.levels[1].t_prefill_s, 0.0);
+    EXPECT_LT(rc.stats.levels[2].t_prefill_s, rc.stats.levels[1].t_prefill_s);
 }
 
 TEST(EngineLossless, HorizontalCascadeKMatrix) {

@@ -312,6 +312,5 @@ TEST(CompactBf16Act, TheKernelChoiceFollowsTheCpuAndTheFormat) {
     EXPECT_FALSE(compact_bf16act_preferred(q8, CpuVendor::amd));
     const CompactMatrix m =
         CompactMatrix::encode(sparse_t0, pruned_matrix(GgmlType::BF16, 2, 64, 0.5, 0, 1).data(), 2, 64);
-    EXPECT_EQ(compact_bf16act_chosen(m),
-              compact_bf16act_available(m) && cpu_features().vendor == CpuVendor::amd);
+    EXPECT_EQ(compact_bf16act_chosen(m), compact_bf16act_available(m) && cpu_features().vendor == CpuVendor::amd);
 }

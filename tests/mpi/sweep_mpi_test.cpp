@@ -154,6 +154,7 @@ json deterministic_stats(json stats) {
     if (stats.contains("levels"))
         for (auto& l : stats["levels"]) {
             l.erase("t_s");
+            l.erase("t_prefill_s");
             l.erase("cost_ratio");
         }
     return stats;

@@ -9,8 +9,9 @@
 //                            [--batch] [--dense] [--f32] [--interleave] [--only]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
 // stored dense (compact false) for comparison. --f32 adds each compact draft again with f32 activations ("cmp-f32":
-// the fused f32 kernel; the default row takes the kernel kernels::compact_bf16act_chosen picks for this CPU: BF16-rounded
-// activations with vdpbf16ps for sparse BF16 rows on AMD, the f32 kernel otherwise, so there the two rows run the same).
+// the fused f32 kernel; the default row takes the kernel kernels::compact_bf16act_chosen picks for this CPU:
+// BF16-rounded activations with vdpbf16ps for sparse BF16 rows on AMD, the f32 kernel otherwise, so there the two rows
+// run the same).
 // --interleave times that draft's passes the way a run interleaves them with the target's 5-token verification passes.
 // --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's (compared with f32
 // activations).
