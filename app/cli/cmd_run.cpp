@@ -78,8 +78,12 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
         if (l.n_reviewed > 0) os << ", reviewed " << l.n_reviewed << " accepted " << l.n_review_accepted;
         os << "\n";
     }
-    os << "time: prefill " << fmt("%.3f s", s.t_prefill_s) << ", decode " << fmt("%.3f s", s.t_decode_s) << " (draft "
-       << fmt("%.3f s", s.t_draft_s) << ", verify " << fmt("%.3f s", s.t_verify_s) << ")\n";
+    double drafts_prompt = 0.0;  // the drafters' prompt passes, inside the prefill time
+    for (size_t i = 1; i < s.levels.size(); ++i) drafts_prompt += s.levels[i].t_prefill_s;
+    os << "time: prefill " << fmt("%.3f s", s.t_prefill_s);
+    if (drafts_prompt > 0.0005) os << " (drafts " << fmt("%.3f s", drafts_prompt) << ")";
+    os << ", decode " << fmt("%.3f s", s.t_decode_s) << " (draft " << fmt("%.3f s", s.t_draft_s) << ", verify "
+       << fmt("%.3f s", s.t_verify_s) << ")\n";
     os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token)) << "\n";
     if (s.bpt_cats_eq4 > 0 && s.cats_layers.size() == 3)
         os << "CATS BPT (Eq. 4, decoder weights only; layers: draft 0.." << s.cats_layers[0] - 1
