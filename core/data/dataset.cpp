@@ -1,10 +1,9 @@
 // JSONL prompt-suite loader (see dataset.h). Strict about types, lenient about extra fields (kept in `extra`).
 #include "core/data/dataset.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -127,24 +126,15 @@ Dataset parse_dataset(const std::string& text, const std::string& name) {
 }
 
 Dataset load_dataset_lenient(const std::string& path) {
-    // A directory or a special file (/dev/zero, a FIFO) is not a dataset: refused before reading (a directory's
-    // "size" was reported as 9223372036854775807 bytes, and /dev/zero would never end).
-    std::error_code ec;
-    const std::filesystem::file_status st = std::filesystem::status(path, ec);
-    if (!ec && std::filesystem::is_directory(st)) throw DatasetError(path + ": is a directory, not a dataset file");
-    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        throw DatasetError(path + ": not a regular file (a dataset is a JSONL file)");
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    if (!f) throw DatasetError(path + ": cannot open dataset file");
-    std::streamoff size = f.tellg();
-    if (size < 0) throw DatasetError(path + ": cannot read dataset file");
-    if (uint64_t(size) > kMaxFileBytes)
-        throw DatasetError(path + ": dataset file is " + std::to_string(size) + " bytes; the limit is " +
-                           std::to_string(kMaxFileBytes));
-    std::string text(size_t(size), '\0');
-    f.seekg(0);
-    if (!f.read(text.data(), size)) throw DatasetError(path + ": read failed");
-    return parse_dataset(text, path);
+    // Read as every input file is (core/file_io.h): a directory or a special file (/dev/zero, a FIFO) is refused
+    // by name before anything is read, and a file over the limit by its size.
+    try {
+        return parse_dataset(read_input_file(path, kMaxFileBytes, "dataset file"), path);
+    } catch (const DatasetError&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        throw DatasetError(e.what());
+    }
 }
 
 std::string describe_issues(const Dataset& d, size_t max_listed) {

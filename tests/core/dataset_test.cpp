@@ -95,7 +95,8 @@ TEST(Dataset, DirectoriesAndSpecialFilesAreRefusedByName) {
             (void)load_dataset("/dev/zero");
             FAIL() << "/dev/zero loaded";
         } catch (const DatasetError& e) {
-            EXPECT_EQ(std::string(e.what()), "/dev/zero: not a regular file (a dataset is a JSONL file)");
+            EXPECT_EQ(std::string(e.what()), "/dev/zero: not a regular file (a dataset file is read from a file; "
+                                             "devices, FIFOs and sockets are refused)");
         }
     }
 }
