@@ -95,8 +95,9 @@ TEST(Dataset, DirectoriesAndSpecialFilesAreRefusedByName) {
             (void)load_dataset("/dev/zero");
             FAIL() << "/dev/zero loaded";
         } catch (const DatasetError& e) {
-            EXPECT_EQ(std::string(e.what()), "/dev/zero: not a regular file (a dataset file is read from a file; "
-                                             "devices, FIFOs and sockets are refused)");
+            EXPECT_EQ(std::string(e.what()),
+                      "/dev/zero: not a regular file (a dataset file is read from a file; "
+                      "devices, FIFOs and sockets are refused)");
         }
     }
 }
