@@ -22,7 +22,7 @@ namespace speculum::kernels {
 
 namespace {
 
-constexpr int64_t kTileRows = 8;  // rows decoded per dense-kernel call (the dense kernels' widest row tile)
+constexpr int64_t kTileRows = kCompactTileRows;  // rows decoded per dense-kernel call: one stream tile
 
 bool is16(GgmlType t) {
     return t == GgmlType::F16 || t == GgmlType::BF16;
@@ -43,20 +43,53 @@ uint64_t load_u64(const uint8_t* p) {
     return v;
 }
 
-// One 16-bit group of `n` elements (n <= 64) from p into out (n dense 16-bit values); returns the bytes read.
-uint64_t decode_group16_ref(uint16_t* out, const uint8_t* p, int64_t n, const CompactFormat& f) {
-    const uint8_t* start = p;
-    uint64_t mask        = detail::full_mask(f.dense, n);
-    if (f.sparse) {
-        mask = load_u64(p);
-        p += 8;
+// Elements of group g of a row of `cols` (the last group may be shorter).
+int64_t group_elems(const CompactFormat& f, int64_t cols, int64_t g) {
+    return std::min(group_size(f), cols - g * group_size(f));
+}
+
+// Stored elements of a group of n elements, from its header (16-bit rows that are not sparse store all n).
+int64_t stored_at(const CompactFormat& f, const uint8_t* hdr, int64_t n) {
+    if (f.dense == GgmlType::Q8_0) return std::popcount(load_u64(hdr + 8)) + std::popcount(load_u64(hdr + 16));
+    if (f.sparse) return std::popcount(load_u64(hdr));
+    return n;
+}
+
+// Calls fn(g, header, body, n) for every group of row r, walking its tile's steps; returns the bytes of the row's
+// groups.
+template <class Fn>
+uint64_t walk_row(const CompactMatrix& w, int64_t r, Fn&& fn) {
+    const CompactFormat& f = w.format();
+    const int64_t t = r / kCompactTileRows, j = r % kCompactTileRows;
+    const int64_t rt = w.tile_rows(t), hb = static_cast<int64_t>(detail::compact_header_bytes(f));
+    const uint8_t* p = w.tile(t);
+    uint64_t own     = 0;
+    for (int64_t g = 0; g < n_groups(f, w.cols()); ++g) {
+        const int64_t n  = group_elems(f, w.cols(), g);
+        const uint8_t* q = p + rt * hb;  // the bodies
+        for (int64_t i = 0; i < rt; ++i) {
+            const uint8_t* hdr = p + i * hb;
+            const uint64_t bb  = detail::compact_body_bytes(f, stored_at(f, hdr, n));
+            if (i == j) {
+                fn(g, hdr, q, n);
+                own += static_cast<uint64_t>(hb) + bb;
+            }
+            q += bb;
+        }
+        p = q;
     }
-    const int64_t k   = std::popcount(mask);
-    const uint8_t* hi = p;
-    const uint8_t* lo = p + k;  // the byte or nibble field
-    const uint8_t* pl = lo + (detail::low_is_byte(f) ? k : detail::low_has_nibble(f) ? (k + 1) / 2 : 0);
-    const int64_t pb  = (k + 7) / 8;  // bytes per plane
-    const auto& perm  = detail::group_perm(f.dense);
+    return own;
+}
+
+// One 16-bit group of `n` elements (n <= 64) into out (n dense 16-bit values), from its header and body.
+void decode_group16_ref(uint16_t* out, const uint8_t* hdr, const uint8_t* body, int64_t n, const CompactFormat& f) {
+    const uint64_t mask = f.sparse ? load_u64(hdr) : detail::full_mask(f.dense, n);
+    const int64_t k     = std::popcount(mask);
+    const uint8_t* hi   = body;
+    const uint8_t* lo   = body + k;  // the byte or nibble field
+    const uint8_t* pl   = lo + (detail::low_is_byte(f) ? k : detail::low_has_nibble(f) ? (k + 1) / 2 : 0);
+    const int64_t pb    = (k + 7) / 8;  // bytes per plane
+    const auto& perm    = detail::group_perm(f.dense);
     for (int64_t e = 0; e < n; ++e) out[e] = 0;
     int64_t c = 0;  // index among the stored elements
     for (int pos = 0; pos < 64; ++pos) {
@@ -69,17 +102,16 @@ uint64_t decode_group16_ref(uint16_t* out, const uint8_t* p, int64_t n, const Co
         out[perm[size_t(pos)]] = static_cast<uint16_t>(static_cast<uint32_t>(hi[c]) << 8 | low);
         ++c;
     }
-    return static_cast<uint64_t>(p - start) + group_bytes(f, k) - (f.sparse ? 8 : 0);
 }
 
-// One Q8_0 group of four blocks into out (the blocks below `blocks` are written); returns the bytes read.
-uint64_t decode_group_q8_ref(BlockQ8_0* out, const uint8_t* p, int64_t blocks) {
+// One Q8_0 group of four blocks into out (the blocks below `blocks` are written), from its header and body.
+void decode_group_q8_ref(BlockQ8_0* out, const uint8_t* hdr, const uint8_t* body, int64_t blocks) {
     uint32_t mask[4];
-    std::memcpy(mask, p + 8, 16);
-    const auto* q = reinterpret_cast<const int8_t*>(p + 24);
+    std::memcpy(mask, hdr + 8, 16);
+    const auto* q = reinterpret_cast<const int8_t*>(body);
     int64_t c     = 0;
     for (int64_t j = 0; j < blocks; ++j) {
-        std::memcpy(&out[j].d, p + 2 * j, 2);
+        std::memcpy(&out[j].d, hdr + 2 * j, 2);
         std::memset(out[j].qs, 0, sizeof out[j].qs);
     }
     for (int k = 0; k < 4; ++k)
@@ -89,7 +121,84 @@ uint64_t decode_group_q8_ref(BlockQ8_0* out, const uint8_t* p, int64_t blocks) {
             if (j < blocks) out[j].qs[detail::q8_elem_of(k, pos)] = q[c];
             ++c;
         }
-    return 24 + static_cast<uint64_t>(c);
+}
+
+// Encodes one row: per group its header (header_bytes each, appended to hdr) and body (appended to body, group g
+// from boff[g] to boff[g + 1]). Returns the stored elements.
+int64_t encode_row(const CompactFormat& f, const uint8_t* row, int64_t r, int64_t cols, std::vector<uint8_t>& hdr,
+                   std::vector<uint8_t>& body, std::vector<uint64_t>& boff) {
+    int64_t stored = 0;
+    boff.assign(1, 0);
+    if (f.dense == GgmlType::Q8_0) {
+        const int64_t blocks = cols / kQK8_0;
+        for (int64_t b0 = 0; b0 < blocks; b0 += detail::kCompactQ8Blocks) {
+            BlockQ8_0 blk[detail::kCompactQ8Blocks] = {};
+            const int64_t nblk                      = std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0);
+            std::memcpy(blk, row + static_cast<uint64_t>(b0) * sizeof(BlockQ8_0),
+                        static_cast<size_t>(nblk) * sizeof(BlockQ8_0));
+            uint8_t head[24] = {};
+            uint32_t mask[4] = {};
+            for (int k = 0; k < 4; ++k)
+                for (int pos = 0; pos < 32; ++pos) {
+                    const int8_t q = blk[detail::q8_block_of(k, pos)].qs[detail::q8_elem_of(k, pos)];
+                    if (q == 0) continue;
+                    mask[k] |= 1u << pos;
+                    body.push_back(static_cast<uint8_t>(q));
+                    ++stored;
+                }
+            for (int j = 0; j < 4; ++j) std::memcpy(head + 2 * j, &blk[j].d, 2);
+            std::memcpy(head + 8, mask, 16);
+            hdr.insert(hdr.end(), head, head + 24);
+            boff.push_back(body.size());
+        }
+        return stored;
+    }
+    const auto& perm        = detail::group_perm(f.dense);
+    const uint32_t low_mask = (1u << f.trunc_bits) - 1u;
+    for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
+        const int64_t n             = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+        uint16_t v[kCompactGroup16] = {};
+        std::memcpy(v, row + 2 * g0, static_cast<size_t>(2 * n));  // rows of odd length are unaligned
+        uint64_t mask = 0;
+        for (int pos = 0; pos < 64; ++pos) {
+            const int e = perm[size_t(pos)];
+            if (e >= n) continue;
+            if (v[e] & low_mask)
+                throw std::invalid_argument("CompactMatrix::encode: row " + std::to_string(r) + " element " +
+                                            std::to_string(g0 + e) + " has nonzero low bits below trunc_bits");
+            if (!f.sparse || v[e] != 0) mask |= 1ull << pos;
+        }
+        const int64_t k  = std::popcount(mask);
+        const int64_t pb = (k + 7) / 8;
+        if (f.sparse) {
+            const size_t at = hdr.size();
+            hdr.resize(at + 8);
+            std::memcpy(&hdr[at], &mask, 8);
+        }
+        const size_t hi = body.size();
+        body.resize(hi + detail::compact_body_bytes(f, k), 0);
+        const size_t lo = hi + static_cast<size_t>(k);
+        const size_t pl = lo + static_cast<size_t>(detail::low_is_byte(f)      ? k
+                                                   : detail::low_has_nibble(f) ? (k + 1) / 2
+                                                                               : 0);
+        int64_t c       = 0;
+        for (int pos = 0; pos < 64; ++pos) {
+            if (!((mask >> pos) & 1u)) continue;
+            const uint16_t h     = v[perm[size_t(pos)]];
+            const uint8_t low    = static_cast<uint8_t>(h & 0xFFu);
+            body[hi + size_t(c)] = static_cast<uint8_t>(h >> 8);
+            if (detail::low_is_byte(f)) body[lo + size_t(c)] = low;
+            if (detail::low_has_nibble(f))
+                body[lo + size_t(c / 2)] |= static_cast<uint8_t>((low >> 4) << (4 * (c % 2)));
+            for (int j = 0; j < detail::low_planes(f); ++j)
+                body[pl + size_t(j * pb + c / 8)] |=
+                    static_cast<uint8_t>(((low >> detail::plane_bit(f, j)) & 1u) << (c % 8));
+            ++c;
+        }
+        stored += k;
+        boff.push_back(body.size());
+    }
+    return stored;
 }
 
 void check_scratch(const char* who, const void* scratch) {
@@ -99,10 +208,11 @@ void check_scratch(const char* who, const void* scratch) {
 template <class Decode, class Dense>
 void tiled(const CompactMatrix& w, int64_t r0, int64_t r1, void* scratch, Decode&& decode, Dense&& dense) {
     auto* buf = static_cast<uint8_t*>(scratch);
-    for (int64_t r = r0; r < r1; r += kTileRows) {
-        const int64_t re = r + kTileRows < r1 ? r + kTileRows : r1;
+    for (int64_t r = r0; r < r1;) {
+        const int64_t re = std::min(r1, (r / kTileRows + 1) * kTileRows);  // to the end of r's tile
         decode(buf, w, r, re);
         dense(buf, r, re);
+        r = re;
     }
 }
 
@@ -152,86 +262,39 @@ CompactMatrix CompactMatrix::encode(const CompactFormat& f, const void* dense, i
     m.m_format = f;
     m.m_rows   = rows;
     m.m_cols   = cols;
-    m.m_offsets.reserve(static_cast<size_t>(rows) + 1);
+    m.m_offsets.reserve(static_cast<size_t>((rows + kCompactTileRows - 1) / kCompactTileRows) + 1);
     const uint64_t row_bytes  = ggml_row_size(f.dense, static_cast<uint64_t>(cols));
     const auto* src           = static_cast<const uint8_t*>(dense);
+    const uint64_t hb         = detail::compact_header_bytes(f);
+    const int64_t groups      = n_groups(f, cols);
     std::vector<uint8_t>& out = m.m_data;
-    const uint32_t low_mask   = (1u << f.trunc_bits) - 1u;
-    for (int64_t r = 0; r < rows; ++r) {
-        const uint8_t* row = src + static_cast<uint64_t>(r) * row_bytes;
-        if (f.dense == GgmlType::Q8_0) {
-            const int64_t blocks = cols / kQK8_0;
-            for (int64_t b0 = 0; b0 < blocks; b0 += detail::kCompactQ8Blocks) {
-                BlockQ8_0 blk[detail::kCompactQ8Blocks] = {};
-                const int64_t nblk                      = std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0);
-                std::memcpy(blk, row + static_cast<uint64_t>(b0) * sizeof(BlockQ8_0),
-                            static_cast<size_t>(nblk) * sizeof(BlockQ8_0));
-                uint8_t head[24] = {};
-                uint32_t mask[4] = {};
-                const size_t at  = out.size();
-                out.resize(at + 24);
-                for (int k = 0; k < 4; ++k)
-                    for (int pos = 0; pos < 32; ++pos) {
-                        const int8_t q = blk[detail::q8_block_of(k, pos)].qs[detail::q8_elem_of(k, pos)];
-                        if (q == 0) continue;
-                        mask[k] |= 1u << pos;
-                        out.push_back(static_cast<uint8_t>(q));
-                    }
-                for (int j = 0; j < 4; ++j) std::memcpy(head + 2 * j, &blk[j].d, 2);
-                std::memcpy(head + 8, mask, 16);
-                std::memcpy(&out[at], head, 24);
-                m.m_stored += static_cast<int64_t>(out.size() - at - 24);
-            }
-        } else {
-            const auto& perm = detail::group_perm(f.dense);
-            for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
-                const int64_t n             = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
-                uint16_t v[kCompactGroup16] = {};
-                std::memcpy(v, row + 2 * g0, static_cast<size_t>(2 * n));  // rows of odd length are unaligned
-                uint64_t mask = 0;
-                for (int pos = 0; pos < 64; ++pos) {
-                    const int e = perm[size_t(pos)];
-                    if (e >= n) continue;
-                    if (v[e] & low_mask)
-                        throw std::invalid_argument("CompactMatrix::encode: row " + std::to_string(r) + " element " +
-                                                    std::to_string(g0 + e) + " has nonzero low bits below trunc_bits");
-                    if (!f.sparse || v[e] != 0) mask |= 1ull << pos;
-                }
-                const int64_t k  = std::popcount(mask);
-                const int64_t pb = (k + 7) / 8;
-                if (f.sparse) {
-                    const size_t at = out.size();
-                    out.resize(at + 8);
-                    std::memcpy(&out[at], &mask, 8);
-                }
-                const size_t hi = out.size();
-                out.resize(hi + group_bytes(f, k) - (f.sparse ? 8 : 0), 0);
-                const size_t lo = hi + static_cast<size_t>(k);
-                const size_t pl = lo + static_cast<size_t>(detail::low_is_byte(f)      ? k
-                                                           : detail::low_has_nibble(f) ? (k + 1) / 2
-                                                                                       : 0);
-                int64_t c       = 0;
-                for (int pos = 0; pos < 64; ++pos) {
-                    if (!((mask >> pos) & 1u)) continue;
-                    const uint16_t h    = v[perm[size_t(pos)]];
-                    const uint8_t low   = static_cast<uint8_t>(h & 0xFFu);
-                    out[hi + size_t(c)] = static_cast<uint8_t>(h >> 8);
-                    if (detail::low_is_byte(f)) out[lo + size_t(c)] = low;
-                    if (detail::low_has_nibble(f))
-                        out[lo + size_t(c / 2)] |= static_cast<uint8_t>((low >> 4) << (4 * (c % 2)));
-                    for (int j = 0; j < detail::low_planes(f); ++j)
-                        out[pl + size_t(j * pb + c / 8)] |=
-                            static_cast<uint8_t>(((low >> detail::plane_bit(f, j)) & 1u) << (c % 8));
-                    ++c;
-                }
-                m.m_stored += k;
-            }
+    std::vector<uint8_t> hdr[kCompactTileRows], body[kCompactTileRows];
+    std::vector<uint64_t> boff[kCompactTileRows];
+    for (int64_t t0 = 0; t0 < rows; t0 += kCompactTileRows) {
+        const int64_t rt = std::min(kCompactTileRows, rows - t0);
+        for (int64_t j = 0; j < rt; ++j) {
+            hdr[j].clear();
+            body[j].clear();
+            m.m_stored +=
+                encode_row(f, src + static_cast<uint64_t>(t0 + j) * row_bytes, t0 + j, cols, hdr[j], body[j], boff[j]);
+        }
+        for (int64_t g = 0; g < groups; ++g) {  // the step of group g: the rows' headers, then their bodies
+            for (int64_t j = 0; j < rt; ++j)
+                out.insert(out.end(), hdr[j].begin() + static_cast<int64_t>(hb) * g,
+                           hdr[j].begin() + static_cast<int64_t>(hb) * (g + 1));
+            for (int64_t j = 0; j < rt; ++j)
+                out.insert(out.end(), body[j].begin() + static_cast<int64_t>(boff[j][size_t(g)]),
+                           body[j].begin() + static_cast<int64_t>(boff[j][size_t(g) + 1]));
         }
         m.m_offsets.push_back(out.size());
     }
     out.resize(out.size() + kCompactPad, 0);
     out.shrink_to_fit();
     return m;
+}
+
+uint64_t CompactMatrix::row_stream_bytes(int64_t r) const {
+    return walk_row(*this, r, [](int64_t, const uint8_t*, const uint8_t*, int64_t) {});
 }
 
 // ---- sizes ----
@@ -261,7 +324,8 @@ double compact_bits_per_element(const CompactFormat& f, int64_t cols, double kep
         return e;
     };
     const int64_t gs = group_size(f), full = cols / gs, rest = cols % gs;
-    double bytes = double(full) * expected(gs) + (rest ? expected(rest) : 0.0) + 8.0;  // + the row offset
+    // + the row's share of its tile's 8-byte offset
+    double bytes = double(full) * expected(gs) + (rest ? expected(rest) : 0.0) + 8.0 / double(kCompactTileRows);
     return 8.0 * bytes / double(cols);
 }
 
@@ -272,22 +336,16 @@ uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, 
     auto* out              = static_cast<uint8_t*>(dst);
     uint64_t read          = 0;
     for (int64_t r = r0; r < r1; ++r, out += w.dense_row_bytes()) {
-        const uint8_t* p = w.row(r);
-        uint64_t used    = 0;
-        if (f.dense == GgmlType::Q8_0) {
-            const int64_t blocks = w.cols() / kQK8_0;
-            for (int64_t b0 = 0; b0 < blocks; b0 += detail::kCompactQ8Blocks)
-                used += decode_group_q8_ref(reinterpret_cast<BlockQ8_0*>(out) + b0, p + used,
-                                            std::min<int64_t>(detail::kCompactQ8Blocks, blocks - b0));
-        } else {
-            for (int64_t g0 = 0; g0 < w.cols(); g0 += kCompactGroup16) {
-                const int64_t n = w.cols() - g0 < kCompactGroup16 ? w.cols() - g0 : kCompactGroup16;
+        read += walk_row(w, r, [&](int64_t g, const uint8_t* hdr, const uint8_t* body, int64_t n) {
+            if (f.dense == GgmlType::Q8_0) {
+                const int64_t b0 = g * detail::kCompactQ8Blocks;
+                decode_group_q8_ref(reinterpret_cast<BlockQ8_0*>(out) + b0, hdr, body, n / kQK8_0);
+            } else {
                 uint16_t tmp[kCompactGroup16];
-                used += decode_group16_ref(tmp, p + used, n, f);
-                std::memcpy(out + 2 * g0, tmp, static_cast<size_t>(2 * n));
+                decode_group16_ref(tmp, hdr, body, n, f);
+                std::memcpy(out + 2 * g * kCompactGroup16, tmp, static_cast<size_t>(2 * n));
             }
-        }
-        read += used;
+        });
     }
     return read;
 }
@@ -298,9 +356,15 @@ bool compact_decoder_vectorized() {
 }
 
 uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {
-    if (compact_decoder_vectorized() && detail::compact_decode_rows_avx512(dst, w, r0, r1))
-        return r1 > r0 ? static_cast<uint64_t>(w.row(r1) - w.row(r0)) : 0;
-    return compact_decode_rows_ref(dst, w, r0, r1);
+    if (!compact_decoder_vectorized() || !detail::compact_decode_rows_avx512(dst, w, r0, r1))
+        return compact_decode_rows_ref(dst, w, r0, r1);
+    if (r0 % kCompactTileRows == 0 && (r1 % kCompactTileRows == 0 || r1 == w.rows()))  // whole tiles
+        return r1 > r0 ? static_cast<uint64_t>(w.tile((r1 + kCompactTileRows - 1) / kCompactTileRows) -
+                                               w.tile(r0 / kCompactTileRows))
+                       : 0;
+    uint64_t read = 0;
+    for (int64_t r = r0; r < r1; ++r) read += w.row_stream_bytes(r);
+    return read;
 }
 
 // ---- GEMM dispatch ----

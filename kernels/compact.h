@@ -1,16 +1,23 @@
 // Compact weight formats for drafts derived from a target (issue #21): a pruned and/or mantissa-truncated matrix
 // stored so that a pass reads only what the draft keeps, not a dense copy with zeros and cleared bits in it.
 //
+//   Each row is a sequence of groups, and each group a header and a body.
 //   16-bit rows (F16, BF16), in groups of kCompactGroup16 = 64 elements (the last group of a row may be shorter):
-//     [presence mask, u64 little-endian; only when sparse]
-//     [high bytes: bits 15..8 of each stored element, k bytes]            k = stored elements of the group
-//     [low-byte planes: for j = 0 .. 7 - trunc_bits, bit 7 - j of each stored element's low byte, packed
-//      LSB-first, ceil(k / 8) bytes per plane]
+//     header: [presence mask, u64 little-endian] when sparse; none otherwise
+//     body:   [high bytes: bits 15..8 of each stored element, k bytes]      k = stored elements of the group
+//             [low-byte planes: for j = 0 .. 7 - trunc_bits, bit 7 - j of each stored element's low byte, packed
+//              LSB-first, ceil(k / 8) bytes per plane]
 //     A BF16 element with its t low mantissa bits dropped therefore costs 16 - t bits (plus one mask bit when
 //     sparse), as Cassandra's draft (paper Sec. 2.5, packed mantissas; bitmap sparsity for unstructured pruning).
 //   Q8_0 rows (sparse only), one group per four 32-element blocks (the int8 kernel's activation groups):
-//     [4 f16 scales][4 u32 presence masks][stored int8 quants]; mask k covers 8 elements of each block, in the
-//     order of the VNNI kernel's register k (compact_detail.h), so the fused kernel expands straight into it.
+//     header: [4 f16 scales][4 u32 presence masks]; body: the stored int8 quants. Mask k covers 8 elements of each
+//     block, in the order of the VNNI kernel's register k (compact_detail.h), so the fused kernel expands straight
+//     into it.
+//   Rows are stored in tiles of kCompactTileRows = 8 (the last tile may have fewer rows). A tile is one contiguous
+//   stream that interleaves its rows' groups: for each group index g, the headers of the tile's rows' group g, then
+//   their bodies, in row order. A kernel that multiplies a tile's rows together reads memory strictly in order (the
+//   hardware prefetchers follow one stream; eight interleaved row streams defeated them), and the headers at the
+//   start of a step give every body's offset at once.
 // An absent element decodes to +0.0 bits (16-bit types) or q = 0 (Q8_0); with `sparse`, encode() leaves out
 // exactly the elements whose bits are +0 (q = 0), so decoding gives back the dense input bit for bit.
 //
@@ -27,14 +34,16 @@
 #include "kernels/cpu_info.h"
 #include "kernels/ggml_types.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 namespace speculum::kernels {
 
-constexpr int64_t kCompactGroup16 = 64;  // elements per group of a 16-bit row
-constexpr int64_t kCompactPad     = 64;  // bytes after the last stream: fast decoders may over-read into them
+constexpr int64_t kCompactGroup16  = 64;  // elements per group of a 16-bit row
+constexpr int64_t kCompactPad      = 64;  // bytes after the last stream: fast decoders may over-read into them
+constexpr int64_t kCompactTileRows = 8;   // rows whose groups one stream interleaves
 
 struct CompactFormat {
     GgmlType dense     = GgmlType::BF16;  // what rows decode to: F16, BF16 or Q8_0
@@ -52,7 +61,8 @@ const char* compact_dense_name(const CompactFormat& f);
 // nullopt when there is none (other types, or nothing to leave out).
 std::optional<CompactFormat> compact_format_for(GgmlType dense, bool pruned, int32_t trunc_bits);
 
-// An immutable (rows, cols) matrix in a compact format: one byte stream per row and the rows' byte offsets.
+// An immutable (rows, cols) matrix in a compact format: one byte stream per tile of kCompactTileRows rows and the
+// tiles' byte offsets.
 class CompactMatrix {
 public:
     CompactMatrix() = default;
@@ -64,14 +74,17 @@ public:
     const CompactFormat& format() const { return m_format; }
     int64_t rows() const { return m_rows; }
     int64_t cols() const { return m_cols; }
-    // Row r's stream and its length in bytes.
-    const uint8_t* row(int64_t r) const { return m_data.data() + m_offsets[static_cast<size_t>(r)]; }
-    uint64_t row_stream_bytes(int64_t r) const {
-        return m_offsets[static_cast<size_t>(r) + 1] - m_offsets[static_cast<size_t>(r)];
+    int64_t tiles() const { return static_cast<int64_t>(m_offsets.size()) - 1; }
+    // Tile t's stream (rows [t * kCompactTileRows, + tile_rows(t))).
+    const uint8_t* tile(int64_t t) const { return m_data.data() + m_offsets[static_cast<size_t>(t)]; }
+    int tile_rows(int64_t t) const {
+        return static_cast<int>(std::min<int64_t>(kCompactTileRows, m_rows - t * kCompactTileRows));
     }
-    // Every byte one pass over all rows reads: the streams plus each row's 8-byte offset. What a draft's cost
+    // The bytes of row r's groups (headers and bodies) inside its tile's stream.
+    uint64_t row_stream_bytes(int64_t r) const;
+    // Every byte one pass over all rows reads: the streams plus each tile's 8-byte offset. What a draft's cost
     // accounting counts (bytes_modeled false).
-    uint64_t bytes() const { return m_offsets.back() + 8ull * static_cast<uint64_t>(m_rows); }
+    uint64_t bytes() const { return m_offsets.back() + 8ull * static_cast<uint64_t>(tiles()); }
     int64_t stored_elements() const { return m_stored; }  // elements present in the streams
     // Bytes of one dense row (ggml_row_size of the dense type).
     uint64_t dense_row_bytes() const { return ggml_row_size(m_format.dense, static_cast<uint64_t>(m_cols)); }
@@ -79,20 +92,21 @@ public:
 private:
     CompactFormat m_format;
     int64_t m_rows = 0, m_cols = 0, m_stored = 0;
-    std::vector<uint64_t> m_offsets{0};  // (rows + 1) byte offsets of the row streams
+    std::vector<uint64_t> m_offsets{0};  // (tiles + 1) byte offsets of the tile streams
     std::vector<uint8_t> m_data;         // streams, then kCompactPad zero bytes
 };
 
-// Bytes of a row's stream, from the stored count of each group (the same formula encode() lays out; the bit
+// Bytes of a row's groups, from the stored count of each group (the same formula encode() lays out; the bit
 // accounting uses it for drafts not built yet). stored_per_group: (groups) counts; groups of 64 (16-bit) or 32
 // (Q8_0) elements, the last possibly shorter.
 uint64_t compact_row_stream_bytes(const CompactFormat& f, int64_t cols, const int64_t* stored_per_group);
 // Expected bits per element of a matrix whose rows keep a fraction `kept` of their elements spread uniformly over
-// the groups (binomial counts per group), the mask, scales and row offset included. For modeled figures only.
+// the groups (binomial counts per group), the masks, scales and the row's share of its tile's offset included. For
+// modeled figures only.
 double compact_bits_per_element(const CompactFormat& f, int64_t cols, double kept);
 
-// Decodes rows [r0, r1) into dst: (r1 - r0) dense rows of dense_row_bytes() each. Returns the stream bytes read
-// (the _ref walks the stream and counts; the fast one returns the same offsets' span). Fast = ref, bit for bit.
+// Decodes rows [r0, r1) into dst: (r1 - r0) dense rows of dense_row_bytes() each. Returns the bytes of those rows'
+// groups (the _ref walks the streams and counts; the fast one sums row_stream_bytes). Fast = ref, bit for bit.
 uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
 uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1);
 

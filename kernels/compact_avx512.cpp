@@ -2,12 +2,11 @@
 // a group's stored bytes to the positions its presence mask names; merging pairs the low and high bytes into
 // 16-bit values (shifts and a ternary merge, no shuffles), and for BF16 a shift or a mask widens them to f32, so a
 // 64-element group becomes four f32 vectors in the activations' natural order (the encoder stored the elements in that
-// unpack order). The fused GEMM multiplies them straight away (no scratch, weights read once for up to 8 vectors) and
-// interleaves several rows, so one row's chain of group addresses (each needs the previous group's popcount) hides
-// behind the others. Masked loads never touch bytes past a group; the 8-byte plane loads may read up to 7 bytes into
-// the next group or the kCompactPad tail and mask them off. The decoder equals compact_decode_rows_ref bit for bit; the
-// GEMM differs from compact_gemm_ref only in f32 summation order. Every function has the target attribute, in an
-// anonymous namespace.
+// unpack order). The fused GEMM multiplies them straight away (no scratch, weights read once for up to 8 vectors),
+// a tile's rows together: each step reads the rows' headers, then their bodies, in stream order (compact.h). Loads
+// may read past a body into the rest of the stream or its kCompactPad tail; the expands and masks drop those bytes. The
+// decoder equals compact_decode_rows_ref bit for bit; the GEMM differs from compact_gemm_ref only in f32 summation
+// order. Every function has the target attribute, in an anonymous namespace.
 #include "kernels/vnni_common.h"  // first: its pragmas precede <immintrin.h>; gemv_detail.h, vnni::hsum
 
 #include "kernels/compact_detail.h"
@@ -36,28 +35,76 @@ SPECULUM_VBMI2_INLINE uint64_t low_bits(int64_t k) {
     return k >= 64 ? ~0ull : _bzhi_u64(~0ull, static_cast<unsigned>(k));
 }
 
-// One group at p: the stored values as 16-bit words in two registers (A: word j = position 2j, B: position 2j + 1);
-// returns the group's bytes. Sparse: the mask is read from the stream; else `mask` is used.
+// Bytes of a group body with k stored elements whose low bytes keep W bits (compact_body_bytes).
+template <int W>
+SPECULUM_VBMI2_INLINE uint64_t body16(int64_t k) {
+    constexpr bool kByte = W == 8, kNibble = W >= 4 && W < 8;
+    constexpr int kPlanes = kByte ? 0 : W % 4;
+    return static_cast<uint64_t>(k + (kByte ? k : kNibble ? (k + 1) >> 1 : 0) + kPlanes * ((k + 7) >> 3));
+}
+
+// A 64-byte (32-byte) load kept in a register: GCC otherwise folds a load that feeds only vpexpandb into the
+// instruction's memory operand, and vpexpandb from memory is microcoded on Zen (measured on Zen 5: the t = 0 sparse
+// kernel ran at 5 GB/s instead of 25).
+SPECULUM_VBMI2_INLINE __m512i load_reg(const uint8_t* p) {
+    __m512i v = _mm512_loadu_si512(p);
+    asm("" : "+v"(v));
+    return v;
+}
+SPECULUM_VBMI2_INLINE __m256i load_reg256(const uint8_t* p) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    asm("" : "+v"(v));
+    return v;
+}
+
+SPECULUM_VBMI2_INLINE uint64_t load_u64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+
+// One step of a tile of Rt 16-bit rows at p (the rows' masks when sparse, then their bodies): the masks, stored
+// counts and bodies of rows [a, a + R); returns the next step. fm: the mask of a group that keeps all its elements
+// (all 64, or those of the short last group), which every group of a row that is not sparse has.
+template <int W, bool Sparse, int R>
+SPECULUM_VBMI2_INLINE const uint8_t* step16(const uint8_t* p, int Rt, int a, uint64_t fm, uint64_t (&mask)[R],
+                                            int64_t (&k)[R], const uint8_t* (&body)[R]) {
+    if constexpr (!Sparse) {
+        const int64_t kk = _mm_popcnt_u64(fm);
+        const uint64_t b = body16<W>(kk);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) mask[r] = fm, k[r] = kk, body[r] = p + static_cast<uint64_t>(a + r) * b;
+        return p + static_cast<uint64_t>(Rt) * b;
+    } else {
+        const uint8_t* q = p + 8 * Rt;
+        for (int j = 0; j < a; ++j) q += body16<W>(_mm_popcnt_u64(load_u64(p + 8 * j)));
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            mask[r] = load_u64(p + 8 * (a + r));
+            k[r]    = _mm_popcnt_u64(mask[r]);
+            body[r] = q;
+            q += body16<W>(k[r]);
+        }
+        for (int j = a + R; j < Rt; ++j) q += body16<W>(_mm_popcnt_u64(load_u64(p + 8 * j)));
+        return q;
+    }
+}
+
+// One group's body at p with presence mask `mask` (k of its bits set): the stored values as 16-bit words in two
+// registers (A: word j = position 2j, B: position 2j + 1).
 // W: bits of each stored element's low byte (8 - trunc_bits): a byte, or a nibble (W >= 4) and W % 4 bit planes.
 template <int W, bool Sparse>
-SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t* p, uint64_t mask) {
+SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p, uint64_t mask, int64_t k) {
     constexpr bool kByte = W == 8, kNibble = W >= 4 && W < 8;
     constexpr int kPlanes = kByte ? 0 : W % 4, kTopBit = kNibble ? 3 : 7;
-    const uint8_t* start = p;
-    if constexpr (Sparse) {
-        std::memcpy(&mask, p, 8);
-        p += 8;
-    }
-    const int64_t k    = _mm_popcnt_u64(mask);
     const uint64_t kin = low_bits(k);
     // Plain loads: the expand below takes only the first k bytes (the rest lie in the stream or its kCompactPad
     // tail), and a full group (k = 64) has no tail. Masked loads made the sparse Q8_0 kernel twice as slow on Zen 4.
-    const __m512i hi = _mm512_loadu_si512(p);
+    const __m512i hi = load_reg(p);
     p += k;
     __m512i lo;
     if constexpr (kByte) {
-        lo = _mm512_loadu_si512(p);
-        p += k;
+        lo = load_reg(p);
     } else {
         lo = _mm512_setzero_si512();
         if constexpr (kNibble) {
@@ -71,8 +118,7 @@ SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t
         const int64_t pb = (k + 7) >> 3;
 #pragma GCC unroll 4
         for (int j = 0; j < kPlanes; ++j, p += pb) {
-            uint64_t bits;
-            std::memcpy(&bits, p, 8);  // may read past the group: masked off
+            const uint64_t bits = load_u64(p);  // may read past the group: masked off
             lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (kTopBit - j))));
         }
     }
@@ -84,31 +130,24 @@ SPECULUM_VBMI2_INLINE uint64_t group_words(__m512i& A, __m512i& B, const uint8_t
     // Words of the even positions (le | he << 8) and of the odd ones (le >> 8 | he & 0xFF00): (a & c) | b.
     A = _mm512_ternarylogic_epi32(le, _mm512_slli_epi16(he, 8), _mm512_set1_epi16(0x00FF), 0xEC);
     B = _mm512_ternarylogic_epi32(he, _mm512_srli_epi16(le, 8), _mm512_set1_epi16(static_cast<short>(0xFF00)), 0xEC);
-    return static_cast<uint64_t>(p - start);
 }
 
-// Software prefetch of the next row tile's streams into L2, paced so that it covers rows r0 + R .. r0 + 2R (contiguous,
-// about as long as this tile's) while this tile decodes its R x `steps` groups: each step issues the lines its share
-// of those bytes reaches (0, 1 or 2). The hardware prefetchers lose track of eight interleaved short streams: on a
-// Xeon (Sapphire Rapids class) prune 0.5 + t 4 fell from 1.0x to 0.55x of the dense BF16 gemv on 1024-column rows
-// streamed from memory (prefetching further ahead, or into L1, was slower; docs/performance.md, "Session 10").
-struct NextTile {
-    const uint8_t* line;    // next line to prefetch
-    const uint8_t* cursor;  // how far the pace has reached
-    const uint8_t* end;
-    uint64_t stride;  // bytes per step
-    NextTile(const CompactMatrix& w, int64_t r0, int64_t R, int64_t steps) {
-        const uint8_t* start = w.row(std::min(r0 + R, w.rows()));
-        end                  = w.row(std::min(r0 + 2 * R, w.rows()));
-        line                 = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(start) & ~uintptr_t(63));
-        cursor               = line;
-        stride = static_cast<uint64_t>(end - start) / static_cast<uint64_t>(std::max<int64_t>(1, R * steps)) + 1;
+// Calls fn(R tag, tile pointer, Rt, a, first row) for the rows [r0, r1): a whole tile in passes of R rows (each pass
+// walks the tile's steps and skips the other rows' bodies, which the first pass brought into cache), the rows of a
+// partial tile one at a time.
+template <int R, class Fn>
+SPECULUM_VBMI2_INLINE void for_tile_passes(const CompactMatrix& w, int64_t r0, int64_t r1, Fn&& fn) {
+    for (int64_t t = r0 / kCompactTileRows; t * kCompactTileRows < r1; ++t) {
+        const int64_t base = t * kCompactTileRows;
+        const int Rt       = w.tile_rows(t);
+        const int a = static_cast<int>(std::max(r0, base) - base), b = static_cast<int>(std::min(r1, base + Rt) - base);
+        if (a == 0 && b == kCompactTileRows)
+            for (int s = 0; s < kCompactTileRows; s += R)
+                fn(std::integral_constant<int, R>{}, w.tile(t), Rt, s, base + s);
+        else
+            for (int j = a; j < b; ++j) fn(std::integral_constant<int, 1>{}, w.tile(t), Rt, j, base + j);
     }
-    SPECULUM_VBMI2_INLINE void step() {
-        cursor += stride;
-        for (; line < cursor && line < end; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
-    }
-};
+}
 
 // The four f32 vectors of a group (elements 0..15, 16..31, 32..47, 48..63), from its words.
 template <bool F16>
@@ -127,9 +166,8 @@ SPECULUM_VBMI2_INLINE void widen(__m512 w[4], __m512i A, __m512i B) {
     }
 }
 
-// Rows per tile for NV vectors: eight for one or two (each row's next group address waits on this group's popcount,
-// and eight independent rows hide that chain; 4 rows were 1.3x slower on Zen 4, 16 no faster), four for three or
-// four, two for more (the accumulators must fit the 32 registers).
+// Rows per pass over a tile for NV vectors: the whole tile for one or two, four for three or four, two for more (the
+// accumulators must fit the 32 registers).
 template <int NV>
 constexpr int kRowsFor = NV <= 2   ? 8
                          : NV <= 4 ? 4
@@ -160,25 +198,26 @@ void with_1_to_8(int64_t v, F&& f) {
 }
 
 // ---- fused GEMM: R rows x NV vectors (NV <= 8), all columns ----
+// Rows [a, a + R) of the tile of Rt rows at p; y rows from `row0`.
 template <int W, bool Sparse, bool F16, int R, int NV>
-SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const float* x, int64_t cols) {
+SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int a, int64_t row0, const float* x,
+                           int64_t cols) {
     __m512 acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-    const uint8_t* p[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
     const int64_t full = cols / kCompactGroup16;
-    NextTile pf(w, r0, R, full);
+    uint64_t mask[R];
+    int64_t k[R];
+    const uint8_t* body[R];
     for (int64_t g = 0; g < full; ++g) {
         const float* xg = x + g * kCompactGroup16;
+        p               = step16<W, Sparse, R>(p, Rt, a, ~0ull, mask, k, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
-            pf.step();
-            p[r] += group_words<W, Sparse>(A, B, p[r], ~0ull);
+            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
             __m512 wv[4];
             widen<F16>(wv, A, B);
 #pragma GCC unroll 8
@@ -190,12 +229,12 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_
     }
     const int64_t rest = cols - full * kCompactGroup16;
     if (rest > 0) {  // the short last group: absent positions decode to 0, activations past cols are not read
-        const float* xg     = x + full * kCompactGroup16;
-        const uint64_t mask = full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest);
+        const float* xg = x + full * kCompactGroup16;
+        step16<W, Sparse, R>(p, Rt, a, full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest), mask, k, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
-            p[r] += group_words<W, Sparse>(A, B, p[r], mask);
+            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
             __m512 wv[4];
             widen<F16>(wv, A, B);
             for (int v = 0; v < NV; ++v)
@@ -210,19 +249,19 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const CompactMatrix& w, int64_
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = _mm512_reduce_add_ps(acc[r][v]);
+        for (int v = 0; v < NV; ++v) y[v * ldy + row0 + r] = _mm512_reduce_add_ps(acc[r][v]);
 }
 
-// Rows [r0, r1) against NV vectors: tiles of R rows, then single rows (the callers' tasks are whole 8-row tiles).
+// Rows [r0, r1) against NV vectors, in passes of R rows over each tile.
 template <int W, bool Sparse, bool F16, int R, int NV>
 SPECULUM_VBMI2 void rows16_nv(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t r0, int64_t r1) {
-    int64_t r = r0;
-    for (; r + R <= r1; r += R) tile16<W, Sparse, F16, R, NV>(y, ldy, w, r, x, w.cols());
-    for (; r < r1; ++r) tile16<W, Sparse, F16, 1, NV>(y, ldy, w, r, x, w.cols());
+    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        tile16<W, Sparse, F16, decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, x, w.cols());
+    });
 }
 
-// Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group, in tiles of
-// kRowsFor<NV> rows. Every count has its own tile: n = 3 decoded the weights twice as 2 + 1 and cost more than n = 4.
+// Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group, in passes of
+// kRowsFor<NV> rows. Every count has its own kernel: n = 3 decoded the weights twice as 2 + 1 and cost more than n = 4.
 template <int W, bool Sparse, bool F16>
 SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1) {
@@ -247,29 +286,27 @@ void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int
 // packed activations (compact_pack_bf16act) hold the same pairs, so one vdpbf16ps per register multiplies a group's
 // 32 elements of a row by a vector: two per group, where the f32 kernel widens four registers and does four FMAs.
 template <int W, bool Sparse, int R, int NV>
-SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const uint16_t* xp,
-                                      int64_t words) {
+SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, int Rt, int a, int64_t row0,
+                                      const uint16_t* xp, int64_t cols, int64_t words) {
     __m512 acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-    const uint8_t* p[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
-    const int64_t cols = w.cols(), full = cols / kCompactGroup16;
-    NextTile pf(w, r0, R, full);
+    const int64_t full = cols / kCompactGroup16;
     // The short last group, if any, runs as one more group: absent positions decode to 0 and its padding is 0.
     const int64_t rest = cols - full * kCompactGroup16, groups = full + (rest > 0 ? 1 : 0);
     const uint64_t last = rest > 0 ? full_mask(GgmlType::BF16, rest) : ~0ull;
+    uint64_t mask[R];
+    int64_t k[R];
+    const uint8_t* body[R];
     for (int64_t g = 0; g < groups; ++g) {
-        const uint16_t* xg  = xp + g * kCompactGroup16;
-        const uint64_t mask = g < full ? ~0ull : last;
+        const uint16_t* xg = xp + g * kCompactGroup16;
+        p                  = step16<W, Sparse, R>(p, Rt, a, g < full ? ~0ull : last, mask, k, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
-            pf.step();
-            p[r] += group_words<W, Sparse>(A, B, p[r], mask);
+            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) {
                 const __m512i xa = _mm512_loadu_si512(xg + v * words);
@@ -282,15 +319,15 @@ SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const CompactMatrix
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = _mm512_reduce_add_ps(acc[r][v]);
+        for (int v = 0; v < NV; ++v) y[v * ldy + row0 + r] = _mm512_reduce_add_ps(acc[r][v]);
 }
 
 template <int W, bool Sparse, int R, int NV>
 SPECULUM_VBMI2_BF16 void rows_bf16act_nv(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp,
                                          int64_t words, int64_t r0, int64_t r1) {
-    int64_t r = r0;
-    for (; r + R <= r1; r += R) tile_bf16act<W, Sparse, R, NV>(y, ldy, w, r, xp, words);
-    for (; r < r1; ++r) tile_bf16act<W, Sparse, 1, NV>(y, ldy, w, r, xp, words);
+    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        tile_bf16act<W, Sparse, decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, xp, w.cols(), words);
+    });
 }
 
 // Vectors in groups of up to 8, rows per tile as gemm16 chooses them.
@@ -330,99 +367,139 @@ WordIndex word_index(GgmlType dense) {
     return wi;
 }
 
-template <int W, bool Sparse>
-SPECULUM_VBMI2 void rows16(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
-    static const WordIndex bf16 = word_index(GgmlType::BF16), f16 = word_index(GgmlType::F16);
-    const WordIndex& wi   = w.format().dense == GgmlType::F16 ? f16 : bf16;
+// Rows [a, a + R) of the tile of Rt rows at p into out (R dense rows of 2 * cols bytes).
+template <int W, bool Sparse, int R>
+SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a, int64_t cols, GgmlType dense,
+                                  const WordIndex& wi) {
     const __m512i i0      = _mm512_load_si512(wi.idx[0]);
     const __m512i i1      = _mm512_load_si512(wi.idx[1]);
-    const int64_t cols    = w.cols();
-    const uint64_t tail_m = full_mask(w.format().dense, cols % kCompactGroup16);
-    for (int64_t r = r0; r < r1; ++r, out += 2 * cols) {
-        const uint8_t* p = w.row(r);
-        for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
-            const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+    const uint64_t tail_m = full_mask(dense, cols % kCompactGroup16);
+    uint64_t mask[R];
+    int64_t k[R];
+    const uint8_t* body[R];
+    for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
+        const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+        p               = step16<W, Sparse, R>(p, Rt, a, n == 64 ? ~0ull : tail_m, mask, k, body);
+        for (int r = 0; r < R; ++r) {
             __m512i A, B;
-            p += group_words<W, Sparse>(A, B, p, n == 64 ? ~0ull : tail_m);
-            const __m512i a = _mm512_permutex2var_epi16(A, i0, B), b = _mm512_permutex2var_epi16(A, i1, B);
+            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
+            const __m512i lo = _mm512_permutex2var_epi16(A, i0, B), hi = _mm512_permutex2var_epi16(A, i1, B);
+            uint8_t* o = out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0;
             if (n == 64) {
-                _mm512_storeu_si512(out + 2 * g0, a);
-                _mm512_storeu_si512(out + 2 * g0 + 64, b);
+                _mm512_storeu_si512(o, lo);
+                _mm512_storeu_si512(o + 64, hi);
             } else {
                 const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
                 const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
-                _mm512_mask_storeu_epi16(out + 2 * g0, m0, a);
-                _mm512_mask_storeu_epi16(out + 2 * g0 + 64, m1, b);
+                _mm512_mask_storeu_epi16(o, m0, lo);
+                _mm512_mask_storeu_epi16(o + 64, m1, hi);
             }
         }
     }
 }
 
-// One Q8_0 group (four blocks) at p: wk[k] = register k of the int8 kernel's layout as unsigned bytes (q + 128;
-// absent elements are q = 0), dw = the four scales, each in two lanes. Returns the group's bytes.
-SPECULUM_VBMI2_INLINE uint64_t group_q8(const uint8_t* p, __m256i wk[4], __m256& dw) {
-    uint64_t h;
-    std::memcpy(&h, p, 8);
-    dw = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(h)))),
-                                  _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+template <int W, bool Sparse>
+SPECULUM_VBMI2 void rows16(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
+    static const WordIndex bf16 = word_index(GgmlType::BF16), f16 = word_index(GgmlType::F16);
+    const GgmlType dense = w.format().dense;
+    const WordIndex& wi  = dense == GgmlType::F16 ? f16 : bf16;
+    for_tile_passes<kCompactTileRows>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        decode_tile16<W, Sparse, decltype(rr)::value>(out + static_cast<uint64_t>(row0 - r0) * w.dense_row_bytes(), p,
+                                                      Rt, a, w.cols(), dense, wi);
+    });
+}
+
+// One Q8_0 group (four blocks), header at h and quants at q: wk[k] = register k of the int8 kernel's layout as
+// unsigned bytes (q + 128; absent elements are q = 0), dw = the four scales, each in two lanes.
+SPECULUM_VBMI2_INLINE void group_q8(const uint8_t* h, const uint8_t* q, __m256i wk[4], __m256& dw) {
+    dw = _mm256_permutevar8x32_ps(
+        _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(load_u64(h))))),
+        _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
     uint32_t mask[4];
-    std::memcpy(mask, p + 8, 16);
-    const uint8_t* q   = p + 24;
+    std::memcpy(mask, h + 8, 16);
     const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-        const int c = _mm_popcnt_u32(mask[k]);
         // A plain load: vpexpandb takes only the first c bytes (the rest lie in the stream or its kCompactPad tail).
         // A masked load here made the kernel twice as slow on Zen 4.
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+        const __m256i v = load_reg256(q);
         wk[k]           = _mm256_xor_si256(_mm256_maskz_expand_epi8(mask[k], v), bias);
-        q += c;
+        q += _mm_popcnt_u32(mask[k]);
     }
-    return static_cast<uint64_t>(q - p);
 }
 
-SPECULUM_VBMI2 void rows_q8(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
-    const int64_t blocks = w.cols() / kQK8_0;
-    for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* p = w.row(r);
-        for (int64_t b0 = 0; b0 < blocks; b0 += kCompactQ8Blocks) {
+// One step of a tile of Rt Q8_0 rows at p (their 24-byte headers, then their quants): the headers and bodies of rows
+// [a, a + R); returns the next step.
+constexpr int kQ8Header = 4 * (2 + 4);
+SPECULUM_VBMI2_INLINE int64_t q8_stored(const uint8_t* h) {  // quants of the group whose header is at h
+    return _mm_popcnt_u64(load_u64(h + 8)) + _mm_popcnt_u64(load_u64(h + 16));
+}
+template <int R>
+SPECULUM_VBMI2_INLINE const uint8_t* step_q8(const uint8_t* p, int Rt, int a, const uint8_t* (&hdr)[R],
+                                             const uint8_t* (&body)[R]) {
+    const uint8_t* q = p + kQ8Header * Rt;
+    for (int j = 0; j < a; ++j) q += q8_stored(p + kQ8Header * j);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        hdr[r]  = p + kQ8Header * (a + r);
+        body[r] = q;
+        q += q8_stored(hdr[r]);
+    }
+    for (int j = a + R; j < Rt; ++j) q += q8_stored(p + kQ8Header * j);
+    return q;
+}
+
+template <int R>
+SPECULUM_VBMI2 void decode_tile_q8(uint8_t* out, const uint8_t* p, int Rt, int a, int64_t blocks) {
+    const uint8_t* hdr[R];
+    const uint8_t* body[R];
+    const uint64_t row_bytes = static_cast<uint64_t>(blocks) * sizeof(BlockQ8_0);
+    for (int64_t b0 = 0; b0 < blocks; b0 += kCompactQ8Blocks) {
+        p = step_q8<R>(p, Rt, a, hdr, body);
+        for (int r = 0; r < R; ++r) {
             __m256i wk[4];
             __m256 dw;
-            const uint8_t* g = p;
-            p += group_q8(p, wk, dw);
+            group_q8(hdr[r], body[r], wk, dw);
             alignas(32) uint8_t regs[4][32];
             for (int k = 0; k < 4; ++k)
                 _mm256_store_si256(reinterpret_cast<__m256i*>(regs[k]),
                                    _mm256_xor_si256(wk[k], _mm256_set1_epi8(static_cast<char>(0x80))));
-            for (int64_t j = 0; j < kCompactQ8Blocks && b0 + j < blocks; ++j, out += sizeof(BlockQ8_0)) {
-                std::memcpy(out, g + 2 * j, 2);
-                for (int k = 0; k < 4; ++k) std::memcpy(out + 2 + 8 * k, &regs[k][8 * j], 8);
+            uint8_t* o = out + static_cast<uint64_t>(r) * row_bytes + static_cast<uint64_t>(b0) * sizeof(BlockQ8_0);
+            for (int64_t j = 0; j < kCompactQ8Blocks && b0 + j < blocks; ++j, o += sizeof(BlockQ8_0)) {
+                std::memcpy(o, hdr[r] + 2 * j, 2);
+                for (int k = 0; k < 4; ++k) std::memcpy(o + 2 + 8 * k, &regs[k][8 * j], 8);
             }
         }
     }
 }
 
-// Fused Q8_0 x int8 GEMM, R rows x NV vectors: the dense int8 kernel's arithmetic (gemv_q8act_avx512.cpp) on
-// registers decoded from the compact groups, so each block dot is the same exact int32 and the sums match.
+SPECULUM_VBMI2 void rows_q8(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
+    for_tile_passes<kCompactTileRows>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        decode_tile_q8<decltype(rr)::value>(out + static_cast<uint64_t>(row0 - r0) * w.dense_row_bytes(), p, Rt, a,
+                                            w.cols() / kQK8_0);
+    });
+}
+
+// Fused Q8_0 x int8 GEMM, rows [a, a + R) of the tile of Rt rows at p x NV vectors: the dense int8 kernel's
+// arithmetic (gemv_q8act_avx512.cpp) on registers decoded from the compact groups, so each block dot is the same
+// exact int32 and the sums match.
 template <int R, int NV>
-SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const CompactMatrix& w, int64_t r0, const Q8ActGroup* const* xv,
-                            int64_t groups) {
+SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const uint8_t* p, int Rt, int a, int64_t row0,
+                            const Q8ActGroup* const* xv, int64_t groups) {
     __m256 acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
-    const uint8_t* p[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) p[r] = w.row(r0 + r);
-    NextTile pf(w, r0, R, groups);
+    const uint8_t* hdr[R];
+    const uint8_t* body[R];
     for (int64_t g = 0; g < groups; ++g) {
+        p = step_q8<R>(p, Rt, a, hdr, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m256i wk[4];
             __m256 dw;
-            pf.step();
-            p[r] += group_q8(p[r], wk, dw);
+            group_q8(hdr[r], body[r], wk, dw);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) {
                 const Q8ActGroup& x = xv[v][g];
@@ -439,26 +516,16 @@ SPECULUM_VBMI2 void tile_q8(float* y, int64_t ldy, const CompactMatrix& w, int64
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) y[v * ldy + r0 + r] = vnni::hsum(acc[r][v]);  // the dense kernel's sum
+        for (int v = 0; v < NV; ++v) y[v * ldy + row0 + r] = vnni::hsum(acc[r][v]);  // the dense kernel's sum
 }
 
-template <int R>
-SPECULUM_VBMI2 void q8_rows_nv(float* y, int64_t ldy, const CompactMatrix& w, int64_t r, const Q8ActGroup* const* xv,
-                               int64_t nv, int64_t groups) {
-    switch (nv) {
-        case 1:
-            tile_q8<R, 1>(y, ldy, w, r, xv, groups);
-            break;
-        case 2:
-            tile_q8<R, 2>(y, ldy, w, r, xv, groups);
-            break;
-        case 3:
-            tile_q8<R, 3>(y, ldy, w, r, xv, groups);
-            break;
-        default:
-            tile_q8<R, 4>(y, ldy, w, r, xv, groups);
-            break;
-    }
+// Rows [r0, r1) x NV vectors, in passes of R rows over each tile.
+template <int R, int NV>
+SPECULUM_VBMI2 void rows_q8act_nv(float* y, int64_t ldy, const CompactMatrix& w, const Q8ActGroup* const* xv,
+                                  int64_t groups, int64_t r0, int64_t r1) {
+    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        tile_q8<decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, xv, groups);
+    });
 }
 
 template <bool Sparse>
@@ -512,11 +579,21 @@ void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, co
         const Q8ActGroup* xv[4];
         for (int64_t k = 0; k < nv; ++k) xv[k] = q8act_vec(xq, i + k, cols);
         float* yi = y + i * ldy;
-        int64_t r = r0;
-        if (nv <= 2)
-            for (; r + 8 <= r1; r += 8) q8_rows_nv<8>(yi, ldy, w, r, xv, nv, groups);
-        for (; r + 4 <= r1; r += 4) q8_rows_nv<4>(yi, ldy, w, r, xv, nv, groups);
-        for (; r < r1; ++r) q8_rows_nv<1>(yi, ldy, w, r, xv, nv, groups);
+        // Rows per pass: eight for one or two vectors, four for more (the accumulators must fit the registers).
+        switch (nv) {
+            case 1:
+                rows_q8act_nv<8, 1>(yi, ldy, w, xv, groups, r0, r1);
+                break;
+            case 2:
+                rows_q8act_nv<8, 2>(yi, ldy, w, xv, groups, r0, r1);
+                break;
+            case 3:
+                rows_q8act_nv<4, 3>(yi, ldy, w, xv, groups, r0, r1);
+                break;
+            default:
+                rows_q8act_nv<4, 4>(yi, ldy, w, xv, groups, r0, r1);
+                break;
+        }
     }
 }
 

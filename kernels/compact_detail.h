@@ -27,13 +27,22 @@ inline int plane_bit(const CompactFormat& f, int j) {
     return (low_has_nibble(f) ? 3 : 7) - j;
 }
 
-// Bytes of one group with k stored elements (16-bit rows: mask, high bytes, low fields; Q8_0: scale, mask, quants).
-inline uint64_t compact_group_bytes(const CompactFormat& f, int64_t stored) {
+// Bytes of a group's header: the mask (sparse 16-bit rows), none (truncated dense rows), or Q8_0's four scales and
+// four masks.
+inline uint64_t compact_header_bytes(const CompactFormat& f) {
+    return f.dense == GgmlType::Q8_0 ? 4 * (2 + 4) : f.sparse ? 8 : 0;
+}
+// Bytes of a group's body with k stored elements (16-bit rows: high bytes and low fields; Q8_0: the quants).
+inline uint64_t compact_body_bytes(const CompactFormat& f, int64_t stored) {
     const uint64_t k = static_cast<uint64_t>(stored);
-    if (f.dense == GgmlType::Q8_0) return 4 * (2 + 4) + k;  // a group of four blocks: scales, masks, quants
+    if (f.dense == GgmlType::Q8_0) return k;
     uint64_t lo = low_is_byte(f) ? k : (low_has_nibble(f) ? (k + 1) / 2 : 0);
     lo += static_cast<uint64_t>(low_planes(f)) * ((k + 7) / 8);
-    return (f.sparse ? 8 : 0) + k + lo;
+    return k + lo;
+}
+// Bytes of one group with k stored elements: header and body.
+inline uint64_t compact_group_bytes(const CompactFormat& f, int64_t stored) {
+    return compact_header_bytes(f) + compact_body_bytes(f, stored);
 }
 
 // Element order inside a 64-element group. Stored elements go in the order of their position p = 0..63 (mask bit
@@ -71,7 +80,7 @@ inline uint64_t full_mask(GgmlType dense, int64_t n) {
     return m;
 }
 
-// Q8_0 rows: groups of four 32-element blocks (kCompactQ8Blocks), each [4 f16 scales][4 u32 masks][quants]; mask k
+// Q8_0 rows: groups of four 32-element blocks (kCompactQ8Blocks), each [4 f16 scales][4 u32 masks] | [quants]; mask k
 // covers register k of the int8 kernel's layout: bit 8j + i = element 8k + i of block j (the activations' Q8ActGroup
 // order), and its quants follow in that order after those of masks 0..k-1. Blocks past the row's end have scale 0
 // and mask 0.

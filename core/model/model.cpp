@@ -48,8 +48,8 @@ WeightView make_compact_view(kernels::CompactMatrix m) {
     v.type       = owner->format().dense;
     v.rows       = owner->rows();
     v.cols       = owner->cols();
-    v.data       = owner->row(0);
-    v.keep_alive = std::shared_ptr<const void>(owner, owner->row(0));
+    v.data       = owner->tile(0);
+    v.keep_alive = std::shared_ptr<const void>(owner, owner->tile(0));
     v.compact    = owner;
     return v;
 }

@@ -58,7 +58,8 @@ TEST(DraftBits, SpecsOnAHandCheckedModel) {
     EXPECT_DOUBLE_EQ(b.verification_data_bits_per_element, 2 * layer * 0.5 * 16 / all);  // the pruned values
     EXPECT_DOUBLE_EQ(b.j_weight_bits, (2 * layer * 8 + head * 16) / all);
     // Stored compact (the default): the kernels read the compact streams, as kernels::compact_bits_per_element
-    // expects them per matrix (rows of 64 or 128 elements: the 8-byte row offsets weigh a bit per element here).
+    // expects them per matrix (rows of 64 or 128 elements: the 8-byte tile offsets weigh an eighth of a bit per element
+    // here).
     p.compact          = true;
     const DraftBits bc = draft_bits(p, t);
     EXPECT_FALSE(bc.weights_modeled);

@@ -133,7 +133,7 @@ TEST(SelfDraft, CompactDraftComputesWhatItsDenseCopyComputes) {
         const std::vector<float> lcv(lc.begin(), lc.end());
         const auto ld = pd.prefill(prompt, d.forward);
         EXPECT_TRUE(std::equal(lcv.begin(), lcv.end(), ld.begin())) << "prefill logits differ";
-        // What one decode step reads: the compact matrices' buffers (streams + row offsets), no more.
+        // What one decode step reads: the compact matrices' buffers (streams + tile offsets), no more.
         model::InferenceContext ctx(c.model, {.n_ctx = 16, .n_batch = 8});
         ctx.decode(3, 0);
         uint64_t expect = c.model.weights().token_embd.row_bytes() + c.model.weights().output.compact->bytes() +

@@ -125,9 +125,10 @@ TEST(Compact, DecodeGivesTheDenseRowsBackAndReadsExactlyTheAccountedBytes) {
         std::vector<uint8_t> ref(dense.size(), 0xAB), fast(dense.size(), 0xCD);
         const uint64_t read_ref = compact_decode_rows_ref(ref.data(), m, 0, rows);
         EXPECT_EQ(ref, dense);
-        // What a pass reads = the streams + 8 bytes of offset per row = bytes(), and every row's stream is walked
-        // to its end by the reference decoder.
-        EXPECT_EQ(read_ref + 8u * rows, m.bytes());
+        // What a pass reads = the streams + 8 bytes of offset per tile of 8 rows = bytes(), and the reference
+        // decoder walks every row's groups.
+        EXPECT_EQ(m.tiles(), (rows + kCompactTileRows - 1) / kCompactTileRows);
+        EXPECT_EQ(read_ref + 8u * uint64_t(m.tiles()), m.bytes());
         for (int64_t r = 0; r < rows; ++r) {
             std::vector<uint8_t> one(m.dense_row_bytes());
             EXPECT_EQ(compact_decode_rows_ref(one.data(), m, r, r + 1), m.row_stream_bytes(r));
@@ -207,7 +208,7 @@ TEST(Compact, StreamSizesFollowTheBitAccounting) {
         const CompactMatrix m = CompactMatrix::encode({GgmlType::BF16, true, t}, row.data(), 1, cols);
         EXPECT_EQ(m.row_stream_bytes(0), 16u * (8 + 32 + 4u * (8 - t)));
         EXPECT_EQ(m.stored_elements(), cols / 2);
-        // (1 - p) (16 - t) + 1 bits per element, plus the row offset.
+        // (1 - p) (16 - t) + 1 bits per element, plus the offset of the row's tile (a tile of one row here).
         EXPECT_DOUBLE_EQ(8.0 * double(m.bytes()) / cols, 0.5 * (16 - t) + 1 + 64.0 / cols);
         std::vector<int64_t> per_group(16, 32);
         EXPECT_EQ(compact_row_stream_bytes(m.format(), cols, per_group.data()), m.row_stream_bytes(0));
@@ -216,8 +217,9 @@ TEST(Compact, StreamSizesFollowTheBitAccounting) {
     const double b = compact_bits_per_element({GgmlType::BF16, true, 4}, 2816, 0.5);
     EXPECT_GT(b, 7.0);
     EXPECT_LT(b, 7.4);
-    EXPECT_NEAR(compact_bits_per_element({GgmlType::BF16, false, 4}, 1024, 1.0), 12.0 + 64.0 / 1024, 1e-9);
-    EXPECT_NEAR(compact_bits_per_element({GgmlType::Q8_0, true, 0}, 1024, 0.5), 5.5 + 64.0 / 1024, 0.05);
+    // A row's share of its tile's 8-byte offset: one byte.
+    EXPECT_NEAR(compact_bits_per_element({GgmlType::BF16, false, 4}, 1024, 1.0), 12.0 + 8.0 / 1024, 1e-9);
+    EXPECT_NEAR(compact_bits_per_element({GgmlType::Q8_0, true, 0}, 1024, 0.5), 5.5 + 8.0 / 1024, 0.05);
 }
 
 TEST(Compact, GemmNeedsScratchAndQ8ActNeedsQ8Rows) {
