@@ -241,6 +241,20 @@ void with_1_to_8(int64_t v, F&& f) {
     }
 }
 
+// for_tile_passes over 16-bit rows, with fn's sixth argument the tile's offset table (tile_table16, written by the
+// first of several passes over a tile of sparse rows) or null (one pass, or rows that are not sparse).
+template <int W, bool Sparse, int R, class Fn>
+SPECULUM_VBMI2_INLINE void for_tile_passes16(const CompactMatrix& w, int64_t r0, int64_t r1, Fn&& fn) {
+    alignas(64) uint32_t tab[Sparse && R < kCompactTileRows ? kTableSteps * kTableWords : 1];
+    const int64_t steps = (w.cols() + kCompactGroup16 - 1) / kCompactGroup16;
+    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        constexpr int RR  = decltype(rr)::value;
+        const bool tabled = Sparse && RR > 1 && RR < kCompactTileRows && steps <= kTableSteps;
+        if (tabled && a == 0) tile_table16<W>(p, steps, tab);  // the first pass over this tile
+        fn(rr, p, Rt, a, row0, tabled ? static_cast<const uint32_t*>(tab) : nullptr);
+    });
+}
+
 // ---- fused GEMM: R rows x NV vectors (NV <= 8), all columns ----
 // Rows [a, a + R) of the tile of Rt rows at p; y rows from `row0`.
 template <int W, bool Sparse, bool F16, int R, int NV>
@@ -300,14 +314,10 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
 // Rows [r0, r1) against NV vectors, in passes of R rows over each tile.
 template <int W, bool Sparse, bool F16, int R, int NV>
 SPECULUM_VBMI2 void rows16_nv(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t r0, int64_t r1) {
-    alignas(64) uint32_t tab[Sparse && R < kCompactTileRows ? kTableSteps * kTableWords : 1];
-    const int64_t steps = (w.cols() + kCompactGroup16 - 1) / kCompactGroup16;
-    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
-        constexpr int RR  = decltype(rr)::value;
-        const bool tabled = Sparse && RR > 1 && RR < kCompactTileRows && steps <= kTableSteps;
-        if (tabled && a == 0) tile_table16<W>(p, steps, tab);  // the first pass over this tile
-        tile16<W, Sparse, F16, RR, NV>(y, ldy, p, Rt, a, row0, x, w.cols(), tabled ? tab : nullptr);
-    });
+    for_tile_passes16<W, Sparse, R>(
+        w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0, const uint32_t* tab) {
+            tile16<W, Sparse, F16, decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, x, w.cols(), tab);
+        });
 }
 
 // Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group, in passes of
@@ -376,14 +386,10 @@ SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, i
 template <int W, bool Sparse, int R, int NV>
 SPECULUM_VBMI2_BF16 void rows_bf16act_nv(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp,
                                          int64_t words, int64_t r0, int64_t r1) {
-    alignas(64) uint32_t tab[Sparse && R < kCompactTileRows ? kTableSteps * kTableWords : 1];
-    const int64_t steps = (w.cols() + kCompactGroup16 - 1) / kCompactGroup16;
-    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
-        constexpr int RR  = decltype(rr)::value;
-        const bool tabled = Sparse && RR > 1 && RR < kCompactTileRows && steps <= kTableSteps;
-        if (tabled && a == 0) tile_table16<W>(p, steps, tab);  // the first pass over this tile
-        tile_bf16act<W, Sparse, RR, NV>(y, ldy, p, Rt, a, row0, xp, w.cols(), words, tabled ? tab : nullptr);
-    });
+    for_tile_passes16<W, Sparse, R>(
+        w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0, const uint32_t* tab) {
+            tile_bf16act<W, Sparse, decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, xp, w.cols(), words, tab);
+        });
 }
 
 // Vectors in groups of up to 8, rows per tile as gemm16 chooses them.
