@@ -147,7 +147,8 @@ bool compact_bf16act_preferred(const CompactFormat& f, CpuVendor vendor);
 // compact_bf16act_available(w) and compact_bf16act_preferred for this CPU.
 bool compact_bf16act_chosen(const CompactMatrix& w);
 int64_t compact_bf16act_words(int64_t cols);
-void compact_pack_bf16act(uint16_t* xp, const float* x, int64_t n, int64_t cols);
+void compact_pack_bf16act_ref(uint16_t* xp, const float* x, int64_t n, int64_t cols);
+void compact_pack_bf16act(uint16_t* xp, const float* x, int64_t n, int64_t cols);  // the same words, bit for bit
 void compact_gemm_bf16act_ref(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
                               int64_t r1, void* scratch);
 void compact_gemm_bf16act(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,

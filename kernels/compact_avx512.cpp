@@ -688,6 +688,28 @@ void compact_gemm_bf16act_avx512(float* y, int64_t ldy, const CompactMatrix& w, 
         gemm_bf16act_sparse<false>(y, ldy, w, xp, n, r0, r1);
 }
 
+namespace {
+// f32 bits -> BF16 bits in the low 16 bits of each lane, as f32_to_bf16.
+SPECULUM_VBMI2_INLINE __m512i round_bf16_lanes(__m512i u) {
+    const __mmask16 nan =
+        _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    const __m512i hi   = _mm512_srli_epi32(u, 16);
+    const __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(hi, _mm512_set1_epi32(1)));
+    return _mm512_mask_or_epi32(_mm512_srli_epi32(_mm512_add_epi32(u, bias), 16), nan, hi, _mm512_set1_epi32(0x40));
+}
+}  // namespace
+
+// compact_pack_bf16act_ref's words for whole 64-element groups: each half of a group is one 32-bit word per pair
+// (x[j] in the low half, x[16 + j] in the high half), rounded as f32_to_bf16 rounds (nearest even, NaN kept quiet),
+// with integer operations so denormals round as the scalar code rounds them (vcvtne2ps2bf16 would flush them).
+SPECULUM_VBMI2 void compact_pack_bf16act_avx512(uint16_t* xp, const float* x, int64_t groups) {
+    for (int64_t h = 0; h < 2 * groups; ++h) {  // halves of 32 elements
+        const __m512i lo = round_bf16_lanes(_mm512_loadu_si512(x + 32 * h));
+        const __m512i hi = round_bf16_lanes(_mm512_loadu_si512(x + 32 * h + 16));
+        _mm512_storeu_si512(xp + 32 * h, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+}
+
 void compact_gemm16_avx512(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1) {
     const bool f16 = w.format().dense == GgmlType::F16;  // F16 rows are never truncated: W = 8

@@ -104,5 +104,7 @@ void compact_gemm_bf16act_avx512(float* y, int64_t ldy, const CompactMatrix& w, 
                                  int64_t r0, int64_t r1);
 void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
                                int64_t r1);
+// compact_pack_bf16act for `groups` whole 64-element groups of one vector: the same words bit for bit.
+void compact_pack_bf16act_avx512(uint16_t* xp, const float* x, int64_t groups);
 
 }  // namespace speculum::kernels::detail

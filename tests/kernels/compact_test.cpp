@@ -14,8 +14,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -300,6 +302,35 @@ TEST(Compact, Bf16ActivationGemmMatchesItsReference) {
 
 // Which activations decode passes of compact rows take, per CPU (compact_bf16act_preferred): BF16 for sparse BF16
 // rows on AMD, where vdpbf16ps runs at full rate and measured faster; f32 for truncation alone, on Intel and others.
+// The packed activations of the fast path equal the reference's words bit for bit: whole and short groups, several
+// vectors, and values where rounding to BF16 has its edge cases (ties to even, denormals, infinities, NaNs).
+TEST(CompactBf16Act, PackedActivationsEqualTheReferenceWords) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+    const float specials[] = {0.0f,
+                              -0.0f,
+                              1.0f + 1.0f / 256.0f,  // a tie, rounds to even
+                              1.0f + 3.0f / 256.0f,  // a tie, rounds up
+                              1e-40f,                // denormal
+                              -3e-39f,
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(),
+                              std::bit_cast<float>(0x7f800001u),  // a signalling NaN
+                              std::numeric_limits<float>::max()};
+    for (int64_t cols : {int64_t(30), int64_t(64), int64_t(100), int64_t(1000), int64_t(1024)})
+        for (int64_t n : {int64_t(1), int64_t(3)}) {
+            SCOPED_TRACE("cols " + std::to_string(cols) + ", n " + std::to_string(n));
+            std::vector<float> x(static_cast<size_t>(n * cols));
+            for (size_t i = 0; i < x.size(); ++i) x[i] = i % 5 == 0 ? specials[(i / 5) % std::size(specials)] : u(rng);
+            const int64_t words = compact_bf16act_words(cols);
+            std::vector<uint16_t> fast(static_cast<size_t>(n * words), 0xdead), ref(fast.size(), 0xbeef);
+            compact_pack_bf16act(fast.data(), x.data(), n, cols);
+            compact_pack_bf16act_ref(ref.data(), x.data(), n, cols);
+            EXPECT_EQ(fast, ref);
+        }
+}
+
 TEST(CompactBf16Act, TheKernelChoiceFollowsTheCpuAndTheFormat) {
     const CompactFormat sparse{GgmlType::BF16, true, 4}, sparse_t0{GgmlType::BF16, true, 0},
         trunc{GgmlType::BF16, false, 4}, f16{GgmlType::F16, true, 0}, q8{GgmlType::Q8_0, true, 0};
