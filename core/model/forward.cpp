@@ -12,6 +12,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -229,55 +230,198 @@ void blas_tiles(float* y, int64_t ldy, const WeightView& w, const float* x, int3
 
 }  // namespace
 
-// A compact draft matrix (kernels/compact.h): each task decodes tiles of rows into its thread's scratch and runs the
-// dense kernel there, so only the compact streams come from memory. Same paths as dense weights: the reference, int8
-// activations where the type has them (every batch size), else BLAS for large batches (decoded rows dequantized into
-// the SGEMM tile).
-void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
-    const kernels::CompactMatrix& cm = *w.compact;
-    auto scratch                     = [&cm]() {
-        thread_local std::vector<uint8_t> buf;  // grows to the widest matrix once per thread
-        buf.resize(std::max<size_t>(buf.size(), static_cast<size_t>(kernels::compact_gemm_scratch_bytes(cm))));
-        return buf.data();
-    };
-    if (m_cfg.path == ForwardPath::reference) {
-        kernels::compact_gemm_ref(y, ldy, cm, x, n, 0, w.rows, scratch());
-        return;
+// The fast paths below prompt size (and the int8 / BF16-activation paths at every size) prepare the activations once,
+// then multiply row ranges in parallel; RowKernel names them, so products that share their input (q, k, v; gate,
+// up) can share the prepared activations and one parallel region (matmul_group). The other paths (the reference,
+// OpenBLAS tiles for prompts, compact prompt tiles) are `none` and run one product at a time in matmul().
+InferenceContext::RowKernel InferenceContext::row_kernel(const WeightView& w, int32_t n) const {
+    if (m_cfg.path == ForwardPath::reference) return RowKernel::none;
+    const bool int8 = m_cfg.int8_activations;
+    if (w.compact) {
+        if (int8 && kernels::gemm_prefers_q8act(w.type)) return RowKernel::compact_q8act;  // every batch size
+        // BF16 rows below prompt size, where this CPU runs it faster (compact_bf16act_preferred: sparse rows on AMD):
+        // the fused kernel multiplies the decoded words by BF16-rounded activations packed in their pair order
+        // (vdpbf16ps), as the dense BF16 path rounds them; no widening, half the multiplies. Else the fused f32 one.
+        if (int8 && n < kBlasMinBatch && kernels::compact_bf16act_chosen(*w.compact)) return RowKernel::compact_bf16act;
+        return n < kBlasMinBatch ? RowKernel::compact_f32 : RowKernel::none;
     }
-    // Tasks of at least 64 KiB and about a matrix / (2 x threads): each task streams its tiles in order (compact.h), so
-    // fewer, longer streams keep the hardware prefetchers going (64 KiB tasks were ~4 % slower on Zen 5, Session 23).
-    const uint64_t avg_row = std::max<uint64_t>(1, cm.bytes() / static_cast<uint64_t>(std::max<int64_t>(1, w.rows)));
-    const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
-    const uint64_t task    = std::max<uint64_t>(64u << 10, cm.bytes() / (2 * threads));
-    const int64_t grain    = std::max<int64_t>(8, static_cast<int64_t>(task / avg_row));
-    if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {  // every batch size, as dense weights
-        const uint64_t vec = kernels::q8act_bytes(1, w.cols);
-        m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
-        kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
-        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
+    if (int8 && w.type == kernels::GgmlType::Q8_0_X8) return RowKernel::q8act_x8;  // repacked Q8_0
+    if (int8 && kernels::gemm_prefers_q8act(w.type)) return RowKernel::q8act;
+    // BF16 weights on CPUs with vdpbf16ps, every batch size: BF16-rounded activations, two products per f32 lane
+    // (llama.cpp rounds them the same way, for decode too), row tiles kept in cache across chunks of tokens as the
+    // int8 path does. One kernel for decode, verification and prompts, so a token's logits do not depend on the
+    // batch it is in; decode reads the weights as fast as the f32 kernel and verification passes of 5-8 tokens cost
+    // 13-15 % less (docs/performance.md, "Session 20").
+    if (int8 && w.type == kernels::GgmlType::BF16 && kernels::gemm_bf16act_available()) return RowKernel::bf16act;
+    return n < kBlasMinBatch ? RowKernel::f32 : RowKernel::none;
+}
+
+// Quantizes or rounds the n activation vectors (cols each) once, on this thread, for every task of the region.
+void InferenceContext::prepare_activations(RowKernel k, const float* x, int32_t n, int64_t cols) {
+    const size_t nn = static_cast<size_t>(n);
+    switch (k) {
+        case RowKernel::q8act_x8:
+            m_q8act.resize(static_cast<size_t>(kernels::q8act_x8_bytes(1, cols)) * nn);
+            kernels::quantize_q8act_x8(m_q8act.data(), x, n, cols);
+            break;
+        case RowKernel::q8act:
+        case RowKernel::compact_q8act:
+            m_q8act.resize(static_cast<size_t>(kernels::q8act_bytes(1, cols)) * nn);
+            kernels::quantize_q8act(m_q8act.data(), x, n, cols);
+            break;
+        case RowKernel::bf16act:
+            m_bf16act.resize(nn * static_cast<size_t>(cols));
+            kernels::round_bf16act(m_bf16act.data(), x, n, cols);
+            break;
+        case RowKernel::compact_bf16act:
+            m_bf16act.resize(nn * static_cast<size_t>(kernels::compact_bf16act_words(cols)));
+            kernels::compact_pack_bf16act(m_bf16act.data(), x, n, cols);
+            break;
+        case RowKernel::f32:
+        case RowKernel::compact_f32:
+        case RowKernel::none:
+            break;
+    }
+}
+
+namespace {
+// A compact kernel's per-thread scratch, grown to the widest matrix once per thread.
+uint8_t* compact_scratch(const kernels::CompactMatrix& cm) {
+    thread_local std::vector<uint8_t> buf;
+    buf.resize(std::max<size_t>(buf.size(), static_cast<size_t>(kernels::compact_gemm_scratch_bytes(cm))));
+    return buf.data();
+}
+}  // namespace
+
+// Rows [r0, r1) of one product with activations prepared by prepare_activations; the int8 and BF16 kernels take
+// the tokens in chunks of kQ8ActChunk so the task's rows stay in cache across the chunks of a prompt.
+void InferenceContext::matmul_rows(RowKernel k, const MatmulJob& j, const float* x, int32_t n, int64_t r0, int64_t r1) {
+    const WeightView& w = *j.w;
+    float* y            = j.y;
+    const int64_t ldy   = j.ldy;
+    switch (k) {
+        case RowKernel::q8act_x8: {
+            const uint64_t vec = kernels::q8act_x8_bytes(1, w.cols);
             for_token_chunks(n, [&](int32_t i0, int32_t m) {
-                kernels::compact_gemm_q8act(y + i0 * ldy, ldy, cm, m_q8act.data() + vec * static_cast<uint64_t>(i0), m,
-                                            r0, r1, scratch());
+                kernels::gemm_q8act_x8(y + i0 * ldy, ldy, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0), m,
+                                       w.cols, r0, r1);
             });
-        });
+            break;
+        }
+        case RowKernel::q8act: {
+            const uint64_t vec = kernels::q8act_bytes(1, w.cols);
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::gemm_q8act(y + i0 * ldy, ldy, w.type, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
+                                    m, w.cols, r0, r1);
+            });
+            break;
+        }
+        case RowKernel::bf16act:
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::gemm_bf16act(y + i0 * ldy, ldy, w.data, m_bf16act.data() + static_cast<size_t>(i0) * w.cols, m,
+                                      w.cols, r0, r1);
+            });
+            break;
+        case RowKernel::f32:
+            if (n == 1)
+                kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1);
+            else
+                kernels::gemm(y, ldy, w.type, w.data, x, n, w.cols, r0, r1);
+            break;
+        case RowKernel::compact_q8act: {
+            const uint64_t vec = kernels::q8act_bytes(1, w.cols);
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::compact_gemm_q8act(y + i0 * ldy, ldy, *w.compact,
+                                            m_q8act.data() + vec * static_cast<uint64_t>(i0), m, r0, r1,
+                                            compact_scratch(*w.compact));
+            });
+            break;
+        }
+        case RowKernel::compact_bf16act:
+            kernels::compact_gemm_bf16act(y, ldy, *w.compact, m_bf16act.data(), n, r0, r1, compact_scratch(*w.compact));
+            break;
+        case RowKernel::compact_f32:
+            kernels::compact_gemm(y, ldy, *w.compact, x, n, r0, r1, compact_scratch(*w.compact));
+            break;
+        case RowKernel::none:
+            break;
+    }
+}
+
+// Y_j = W_j x for products that share their input x, in one parallel region when they run the same RowKernel over
+// the same width: the activations are prepared once, and the products' row tiles lie one after the other in the
+// region's range, so a task may end one matrix and start the next. A decode step then forks 5 regions per layer
+// instead of 8 (q k v, attention, o, gate up, down). Rows start at tile boundaries of their own matrix, and a row's
+// result does not depend on the task it is in, so the results are those of one product at a time.
+// (Tried: gate and up sharing one range, each task computing its rows of both and then the gate's activation on them,
+// so that SwiGLU ran on both threads. Within the noise of the one-process A/B of docs/performance.md, Session 24.)
+void InferenceContext::matmul_group(std::span<const MatmulJob> jobs, const float* x, int32_t n) {
+    if (jobs.empty()) return;
+    const RowKernel k = row_kernel(*jobs[0].w, n);
+    bool fuse         = k != RowKernel::none && jobs.size() <= kMaxGroup;
+    for (const MatmulJob& j : jobs) fuse = fuse && row_kernel(*j.w, n) == k && j.w->cols == jobs[0].w->cols;
+    if (!fuse) {
+        for (const MatmulJob& j : jobs) matmul(j.y, j.ldy, *j.w, x, n);
         return;
     }
-    // BF16 rows below prompt size, where this CPU runs it faster (compact_bf16act_preferred: sparse rows on AMD):
-    // the fused kernel multiplies the decoded words by BF16-rounded activations packed in their pair order
-    // (vdpbf16ps), as the dense BF16 path rounds them; no widening, half the multiplies. Else the fused f32 kernel.
-    if (m_cfg.int8_activations && n < kBlasMinBatch && kernels::compact_bf16act_chosen(cm)) {
-        const int64_t words = kernels::compact_bf16act_words(w.cols);
-        m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(words));
-        kernels::compact_pack_bf16act(m_bf16act.data(), x, n, w.cols);
-        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            kernels::compact_gemm_bf16act(y, ldy, cm, m_bf16act.data(), n, r0, r1, scratch());
-        });
+    prepare_activations(k, x, n, jobs[0].w->cols);
+    // Tasks: dense rows in chunks of about 64 KiB of weights, enough work per task to hide scheduling and many tasks
+    // to balance. Compact matrices in tasks of at least 64 KiB and about the region's bytes / (2 x threads): each
+    // task streams its tiles in order (compact.h), so fewer, longer streams keep the hardware prefetchers going
+    // (64 KiB tasks were ~4 % slower on Zen 5, Session 23).
+    std::array<int64_t, kMaxGroup + 1> first{};  // first[j]: the region's tile index of product j's first tile
+    uint64_t bytes = 0;
+    int64_t rows   = 0;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        const WeightView& w = *jobs[j].w;
+        first[j + 1]        = first[j] + (w.rows + kDecodeTileRows - 1) / kDecodeTileRows;
+        bytes += w.compact ? w.compact->bytes() : static_cast<uint64_t>(w.rows) * w.row_bytes();
+        rows += w.rows;
+    }
+    const uint64_t row_bytes = std::max<uint64_t>(1, bytes / static_cast<uint64_t>(std::max<int64_t>(1, rows)));
+    uint64_t task            = 64u << 10;
+    if (jobs[0].w->compact) {
+        const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+        task                   = std::max(task, bytes / (2 * threads));
+    }
+    const int64_t grain_rows = std::max<int64_t>(jobs[0].w->compact ? 8 : 4, static_cast<int64_t>(task / row_bytes));
+    parallel_for(0, first[jobs.size()], std::max<int64_t>(1, grain_rows / kDecodeTileRows),
+                 [&](int64_t t0, int64_t t1) {
+                     for (size_t j = 0; j < jobs.size(); ++j) {
+                         const int64_t a = std::max(t0, first[j]), b = std::min(t1, first[j + 1]);
+                         if (a >= b) continue;
+                         const int64_t r1 = std::min(jobs[j].w->rows, (b - first[j]) * kDecodeTileRows);
+                         matmul_rows(k, jobs[j], x, n, (a - first[j]) * kDecodeTileRows, r1);
+                     }
+                 });
+}
+
+void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
+    if (row_kernel(w, n) != RowKernel::none) {
+        const MatmulJob j{y, ldy, &w};
+        matmul_group({&j, 1}, x, n);
         return;
     }
-    if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && n >= kBlasMinBatch &&
-        kernels::gemm_bf16act_available()) {  // as dense BF16 prompts: decoded rows times BF16 activations
+    if (m_cfg.path == ForwardPath::reference) {
+        if (w.compact) {
+            kernels::compact_gemm_ref(y, ldy, *w.compact, x, n, 0, w.rows, compact_scratch(*w.compact));
+            return;
+        }
+        for (int32_t i = 0; i < n; ++i)
+            kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
+        return;
+    }
+    // Prompts of compact BF16 rows, as dense BF16 prompts: each task decodes its rows, then multiplies them by the
+    // BF16-rounded activations.
+    if (w.compact && m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && kernels::gemm_bf16act_available()) {
+        const kernels::CompactMatrix& cm = *w.compact;
         m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));
         kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
+        const uint64_t avg_row =
+            std::max<uint64_t>(1, cm.bytes() / static_cast<uint64_t>(std::max<int64_t>(1, w.rows)));
+        const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+        const int64_t grain    = std::max<int64_t>(
+            8, static_cast<int64_t>(std::max<uint64_t>(64u << 10, cm.bytes() / (2 * threads)) / avg_row));
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
             thread_local std::vector<uint8_t> dense;  // the decoded rows [r0, r1)
             dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
@@ -289,90 +433,20 @@ void InferenceContext::matmul_compact(float* y, int64_t ldy, const WeightView& w
         });
         return;
     }
-    if (n >= kBlasMinBatch) {
-        blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
-            thread_local std::vector<uint8_t> dense;  // the decoded rows of one tile
-            dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
-            kernels::compact_decode_rows(dense.data(), cm, r0, r1);
-            for (int64_t r = r0; r < r1; ++r)
-                kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, &dense[(r - r0) * w.row_bytes()], w.cols);
-        });
-        return;
-    }
-    parallel_for_tiles(w.rows, grain,
-                       [&](int64_t r0, int64_t r1) { kernels::compact_gemm(y, ldy, cm, x, n, r0, r1, scratch()); });
-}
-
-void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {
-    if (w.compact) {
-        matmul_compact(y, ldy, w, x, n);
-        return;
-    }
-    if (m_cfg.path == ForwardPath::reference) {
-        for (int32_t i = 0; i < n; ++i)
-            kernels::gemv_ref(y + i * ldy, w.type, w.data, x + i * w.cols, w.cols, 0, w.rows);
-        return;
-    }
-    // Chunks of about 64 KiB of weights: enough work per task to hide scheduling, many tasks to balance.
-    const int64_t grain =
-        std::max<int64_t>(4, static_cast<int64_t>((64u << 10) / std::max<uint64_t>(1, w.row_bytes())));
-    // Integer-dot paths: quantize the n activation vectors once, on this thread, then every task reads them, in
-    // chunks of kQ8ActChunk tokens for its rows.
-    if (m_cfg.int8_activations && w.type == kernels::GgmlType::Q8_0_X8) {  // repacked Q8_0 (Model::with_large_pages)
-        const uint64_t vec = kernels::q8act_x8_bytes(1, w.cols);
-        m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
-        kernels::quantize_q8act_x8(m_q8act.data(), x, n, w.cols);
-        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for_token_chunks(n, [&](int32_t i0, int32_t m) {
-                kernels::gemm_q8act_x8(y + i0 * ldy, ldy, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0), m,
-                                       w.cols, r0, r1);
-            });
-        });
-        return;
-    }
-    if (m_cfg.int8_activations && kernels::gemm_prefers_q8act(w.type)) {
-        const uint64_t vec = kernels::q8act_bytes(1, w.cols);
-        m_q8act.resize(static_cast<size_t>(vec * static_cast<uint64_t>(n)));
-        kernels::quantize_q8act(m_q8act.data(), x, n, w.cols);
-        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for_token_chunks(n, [&](int32_t i0, int32_t m) {
-                kernels::gemm_q8act(y + i0 * ldy, ldy, w.type, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0),
-                                    m, w.cols, r0, r1);
-            });
-        });
-        return;
-    }
-    // BF16 weights on CPUs with vdpbf16ps, every batch size: BF16-rounded activations, two products per f32 lane
-    // (llama.cpp rounds them the same way, for decode too), row tiles kept in cache across chunks of tokens as the
-    // int8 path does. One kernel for decode, verification and prompts, so a token's logits do not depend on the
-    // batch it is in; decode reads the weights as fast as the f32 kernel and verification passes of 5-8 tokens cost
-    // 13-15 % less (docs/performance.md, "Session 20").
-    if (m_cfg.int8_activations && w.type == kernels::GgmlType::BF16 && kernels::gemm_bf16act_available()) {
-        m_bf16act.resize(static_cast<size_t>(n) * static_cast<size_t>(w.cols));
-        kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
-        parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
-            for_token_chunks(n, [&](int32_t i0, int32_t m) {
-                kernels::gemm_bf16act(y + i0 * ldy, ldy, w.data, m_bf16act.data() + static_cast<size_t>(i0) * w.cols, m,
-                                      w.cols, r0, r1);
-            });
-        });
-        return;
-    }
-    // Large batches (prefill) of the other types: dequantized tiles through OpenBLAS (blas_tiles).
-    if (n >= kBlasMinBatch) {
-        blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
+    // Large batches (prefill) of the other types: dequantized tiles through OpenBLAS (blas_tiles); compact rows are
+    // decoded first.
+    blas_tiles(y, ldy, w, x, n, [&](float* tile, int64_t r0, int64_t r1) {
+        if (!w.compact) {
             for (int64_t r = r0; r < r1; ++r)
                 kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, w.row(r), w.cols);
-        });
-        return;
-    }
-    if (n == 1) {
-        parallel_for(0, w.rows, grain,
-                     [&](int64_t r0, int64_t r1) { kernels::gemv(y, w.type, w.data, x, w.cols, r0, r1); });
-    } else {
-        parallel_for(0, w.rows, grain,
-                     [&](int64_t r0, int64_t r1) { kernels::gemm(y, ldy, w.type, w.data, x, n, w.cols, r0, r1); });
-    }
+            return;
+        }
+        thread_local std::vector<uint8_t> dense;  // the decoded rows of one tile
+        dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
+        kernels::compact_decode_rows(dense.data(), *w.compact, r0, r1);
+        for (int64_t r = r0; r < r1; ++r)
+            kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, &dense[(r - r0) * w.row_bytes()], w.cols);
+    });
 }
 
 // ---- the layer loop ----
@@ -451,9 +525,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             float* k_new = m_kv.k(il, n_past);
             float* v_new = m_kv.v(il, n_past);
             if (opts.observer) opts.observer(il, ActivationSite::attn_in, xin, n, L.wq.cols);
-            matmul(m_q.data(), eq, L.wq, xin, n);
-            matmul(k_new, ekv, L.wk, xin, n);
-            matmul(v_new, ekv, L.wv, xin, n);
+            const MatmulJob qkv[] = {{m_q.data(), eq, &L.wq}, {k_new, ekv, &L.wk}, {v_new, ekv, &L.wv}};
+            matmul_group(qkv, xin, n);
             const bool swa         = hp.is_swa(il);
             const float* inv_freq  = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
             const float freq_scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
@@ -494,8 +567,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
             if (opts.observer) opts.observer(il, ActivationSite::ffn_in, m_xn.data(), n, e);
-            matmul(m_gate.data(), ff, L.w_gate, m_xn.data(), n);
-            matmul(m_up.data(), ff, L.w_up, m_xn.data(), n);
+            const MatmulJob gate_up[] = {{m_gate.data(), ff, &L.w_gate}, {m_up.data(), ff, &L.w_up}};
+            matmul_group(gate_up, m_xn.data(), n);
             if (hp.ffn_act == FfnActivation::gelu)
                 geglu(m_gate.data(), m_up.data(), n * ff);
             else

@@ -126,8 +126,20 @@ public:
 private:
     // Runs tokens [0, n) of m_tokens through the model; computes logits for tokens [logits_first, n).
     void run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts);
+    // Y = W x_i for i < n; Y has row stride ldy.
     void matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n);
-    void matmul_compact(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n);
+    // Products that share their input x, in one parallel region when they can (forward.cpp).
+    struct MatmulJob {
+        float* y;
+        int64_t ldy;
+        const WeightView* w;
+    };
+    static constexpr size_t kMaxGroup = 4;
+    void matmul_group(std::span<const MatmulJob> jobs, const float* x, int32_t n);
+    enum class RowKernel : uint8_t { none, q8act_x8, q8act, bf16act, f32, compact_q8act, compact_bf16act, compact_f32 };
+    RowKernel row_kernel(const WeightView& w, int32_t n) const;
+    void prepare_activations(RowKernel k, const float* x, int32_t n, int64_t cols);
+    void matmul_rows(RowKernel k, const MatmulJob& j, const float* x, int32_t n, int64_t r0, int64_t r1);
     void attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask, const ForwardOptions& opts);
     void check_options(const ForwardOptions& opts) const;
 

@@ -3,13 +3,16 @@
 // model without those layers.
 #include "model_fixtures.h"
 
+#include "core/drafts/self_draft.h"
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
+#include "core/parallel.h"
 #include "kernels/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
 
 #include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +129,44 @@ TEST_P(ForwardByType, BatchedEqualsSequentialDecode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ForwardByType, testing::ValuesIn(all_cases()), case_name);
+
+// ---- products in shared parallel regions ----
+
+// q, k, v (and gate, up) run in one parallel region whose tasks may end one matrix and start the next
+// (InferenceContext::matmul_group). Each row's result must not depend on how the region was cut: the logits of a
+// pass split into many tasks (an arena of 4 threads, matrices of many 64 KiB tasks) equal, bit for bit, those of
+// the same pass run as one task per region in serial mode; for dense weights with BF16 and int8 activations, f32
+// activations, and a compact draft.
+TEST(Forward, SharedRegionsGiveEachProductItsOwnRows) {
+    SyntheticSpec spec = test::spec_gqa(GgmlType::BF16);
+    spec.n_embd = 512, spec.n_head = 8, spec.n_head_kv = 2, spec.n_ff = 1536, spec.n_layer = 2;
+    for (GgmlType t : {GgmlType::BF16, GgmlType::Q8_0, GgmlType::F16}) {
+        spec.type     = t;
+        const Model m = make_synthetic_model(spec);
+        for (bool int8 : {true, false}) {
+            SCOPED_TRACE(std::string(kernels::ggml_type_traits(t)->name) + (int8 ? " int8/bf16 act" : " f32 act"));
+            const auto tokens = std::vector<int32_t>(kTokens.begin(), kTokens.begin() + 3);
+            set_serial_mode(true);
+            const auto one = decode_all(m, tokens, ForwardPath::fast, {}, int8);
+            set_serial_mode(false);
+            std::vector<std::vector<float>> many;
+            tbb::task_arena(4).execute([&] { many = decode_all(m, tokens, ForwardPath::fast, {}, int8); });
+            for (size_t i = 0; i < tokens.size(); ++i) EXPECT_EQ(one[i], many[i]) << "token " << i;
+        }
+        if (t != GgmlType::BF16) continue;
+        drafts::DraftSpec ds;  // a compact draft: tasks of at least 64 KiB of its streams
+        ds.prune.ratio = 0.5f, ds.weight_trunc_bits = 4, ds.compact = true;
+        const drafts::SelfDraft d = drafts::build_self_draft(m, ds);
+        ASSERT_TRUE(d.model.weights().layers[0].w_gate.compact);
+        const auto tokens = std::vector<int32_t>(kTokens.begin(), kTokens.begin() + 3);
+        set_serial_mode(true);
+        const auto one = decode_all(d.model, tokens, ForwardPath::fast, d.forward);
+        set_serial_mode(false);
+        std::vector<std::vector<float>> many;
+        tbb::task_arena(4).execute([&] { many = decode_all(d.model, tokens, ForwardPath::fast, d.forward); });
+        for (size_t i = 0; i < tokens.size(); ++i) EXPECT_EQ(one[i], many[i]) << "compact draft, token " << i;
+    }
+}
 
 // ---- batching, rollback and trees ----
 
