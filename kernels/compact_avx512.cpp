@@ -392,19 +392,38 @@ SPECULUM_VBMI2_BF16 void rows_bf16act_nv(float* y, int64_t ldy, const CompactMat
         });
 }
 
-// Vectors in groups of up to 8, rows per tile as gemm16 chooses them.
+// Every row of a tile in one pass per block of up to 3 vectors (8 x 3 accumulators), the blocks one after the other
+// while the tile is in L1 (3, 3, ..., then 2 + 2, 2 or 1). Each pass decodes the rows again, but a pass of 8 rows
+// walks the steps in order and needs no offset table: passes of fewer rows over more vectors (kRowsFor, tile_table16)
+// cost 35-45 % more for n = 3 and 5..8, and the same for n = 4 (docs/performance.md, Session 24). Each (row, vector)
+// sum takes the same operations in the same order either way, so the results do not change.
+template <int W, bool Sparse>
+SPECULUM_VBMI2_BF16 void rows_bf16act_vblocks(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp,
+                                              int64_t words, int64_t n, int64_t r0, int64_t r1) {
+    const int64_t cols = w.cols();
+    for_tile_passes<kCompactTileRows>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        constexpr int R = decltype(rr)::value;
+        int64_t i       = 0;
+        for (; n - i >= 3 && n - i != 4; i += 3)  // 4 left: two blocks of 2
+            tile_bf16act<W, Sparse, R, 3>(y + i * ldy, ldy, p, Rt, a, row0, xp + i * words, cols, words, nullptr);
+        for (; n - i >= 2; i += 2)
+            tile_bf16act<W, Sparse, R, 2>(y + i * ldy, ldy, p, Rt, a, row0, xp + i * words, cols, words, nullptr);
+        if (i < n)
+            tile_bf16act<W, Sparse, R, 1>(y + i * ldy, ldy, p, Rt, a, row0, xp + i * words, cols, words, nullptr);
+    });
+}
+
+// One or two vectors: one pass of 8 rows per tile; more in blocks of vectors over whole tiles (rows_bf16act_vblocks).
 template <int W, bool Sparse>
 SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n,
                                         int64_t r0, int64_t r1) {
     const int64_t words = compact_bf16act_words(w.cols());
-    for (int64_t i = 0; i < n; i += 8) {
-        float* yi          = y + i * ldy;
-        const uint16_t* xi = xp + i * words;
-        with_1_to_8(n - i, [&](auto nv) {
-            constexpr int NV = decltype(nv)::value;
-            rows_bf16act_nv<W, Sparse, kRowsFor<NV>, NV>(yi, ldy, w, xi, words, r0, r1);
-        });
-    }
+    if (n > 2)
+        rows_bf16act_vblocks<W, Sparse>(y, ldy, w, xp, words, n, r0, r1);
+    else if (n == 2)
+        rows_bf16act_nv<W, Sparse, kCompactTileRows, 2>(y, ldy, w, xp, words, r0, r1);
+    else
+        rows_bf16act_nv<W, Sparse, kCompactTileRows, 1>(y, ldy, w, xp, words, r0, r1);
 }
 
 template <bool Sparse>
