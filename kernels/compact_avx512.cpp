@@ -65,25 +65,19 @@ SPECULUM_VBMI2_INLINE uint64_t load_u64(const uint8_t* p) {
 
 // One step of a tile of Rt 16-bit rows at p (the rows' masks when sparse, then their bodies): the masks, stored
 // counts and bodies of rows [a, a + R); returns the next step. fm: the mask of a group that keeps all its elements
-// (all 64, or those of the short last group), which every group of a row that is not sparse has. tab: this step's
-// row of the tile's offset table (tile_table16), or null to walk the headers.
+// (all 64, or those of the short last group), which every group of a row that is not sparse has.
 template <int W, bool Sparse, int R>
 SPECULUM_VBMI2_INLINE const uint8_t* step16(const uint8_t* p, int Rt, int a, uint64_t fm, uint64_t (&mask)[R],
-                                            int64_t (&k)[R], const uint8_t* (&body)[R], const uint32_t* tab) {
+                                            int64_t (&k)[R], const uint8_t* (&body)[R]) {
+    // Passes of 8 rows take whole tiles (for_tile_passes): saying so lets the compiler drop the walks over other rows
+    // (without it GCC's code for the n = 1 BF16-activation tile spilled more and ran ~6 % slower, Session 24).
+    if constexpr (R == kCompactTileRows) Rt = R, a = 0;
     if constexpr (!Sparse) {
         const int64_t kk = _mm_popcnt_u64(fm);
         const uint64_t b = body16<W>(kk);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) mask[r] = fm, k[r] = kk, body[r] = p + static_cast<uint64_t>(a + r) * b;
         return p + static_cast<uint64_t>(Rt) * b;
-    } else if (tab) {  // offsets from the tile's table (kTableWords per step: rows' bodies, then the step's size)
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-            mask[r] = load_u64(p + 8 * (a + r));
-            k[r]    = _mm_popcnt_u64(mask[r]);
-            body[r] = p + tab[a + r];
-        }
-        return p + tab[kCompactTileRows];
     } else {
         const uint8_t* q = p + 8 * Rt;
         for (int j = 0; j < a; ++j) q += body16<W>(_mm_popcnt_u64(load_u64(p + 8 * j)));
@@ -99,24 +93,12 @@ SPECULUM_VBMI2_INLINE const uint8_t* step16(const uint8_t* p, int Rt, int a, uin
     }
 }
 
-// Offset tables for passes of fewer rows than a whole tile (batched passes): each pass would otherwise walk the tile's
-// headers again, each step's address waiting on the last step's sizes (passes of n = 3..8 vectors ran 2-4x slower
-// than with every row in its own stream). kTableWords per step: the offsets of the 8 rows' bodies from the step's
-// start, then the step's size. Tiles of more than kTableSteps steps walk.
+// Offset tables for passes of fewer rows than a whole tile (batched Q8_0 passes): each pass would otherwise walk the
+// tile's headers again, each step's address waiting on the last step's sizes (passes of n = 3..8 vectors ran 2-4x
+// slower than with every row in its own stream). kTableWords per step: the offsets of the 8 rows' bodies from the
+// step's start, then the step's size. Tiles of more than kTableSteps steps walk.
 constexpr int kTableWords     = kCompactTileRows + 1;
 constexpr int64_t kTableSteps = 512;
-template <int W>
-SPECULUM_VBMI2 void tile_table16(const uint8_t* p, int64_t steps, uint32_t* tab) {
-    for (int64_t g = 0; g < steps; ++g, tab += kTableWords) {
-        uint32_t off = 8 * kCompactTileRows;
-        for (int j = 0; j < kCompactTileRows; ++j) {
-            tab[j] = off;
-            off += static_cast<uint32_t>(body16<W>(_mm_popcnt_u64(load_u64(p + 8 * j))));
-        }
-        tab[kCompactTileRows] = off;
-        p += off;
-    }
-}
 
 // One group's body at p with presence mask `mask` (k of its bits set): the stored values as 16-bit words in two
 // registers (A: word j = position 2j, B: position 2j + 1).
@@ -210,12 +192,15 @@ SPECULUM_VBMI2_INLINE void widen(__m512 w[4], __m512i A, __m512i B) {
     }
 }
 
-// Rows per pass over a tile for NV vectors: the whole tile for one or two, four for three or four, two for more (the
-// accumulators must fit the 32 registers).
-template <int NV>
-constexpr int kRowsFor = NV <= 2   ? 8
-                         : NV <= 4 ? 4
-                                   : 2;
+// fn(std::integral_constant<int, V>{}, i) for blocks [i, i + V) of n vectors, V <= 3 (8 rows x 3 vectors of
+// accumulators fit the 32 registers): 3, 3, ..., then 2 + 2 when 4 are left, 2 or 1.
+template <class Fn>
+void for_vector_blocks(int64_t n, Fn&& fn) {
+    int64_t i = 0;
+    for (; n - i >= 3 && n - i != 4; i += 3) fn(std::integral_constant<int, 3>{}, i);
+    for (; n - i >= 2; i += 2) fn(std::integral_constant<int, 2>{}, i);
+    if (i < n) fn(std::integral_constant<int, 1>{}, i);
+}
 
 // f(std::integral_constant<int, V>{}) for v in 1..8 (more counts as 8): a vector count, or the low-byte width of a
 // BF16 format (low_width: 8 = untruncated).
@@ -241,25 +226,11 @@ void with_1_to_8(int64_t v, F&& f) {
     }
 }
 
-// for_tile_passes over 16-bit rows, with fn's sixth argument the tile's offset table (tile_table16, written by the
-// first of several passes over a tile of sparse rows) or null (one pass, or rows that are not sparse).
-template <int W, bool Sparse, int R, class Fn>
-SPECULUM_VBMI2_INLINE void for_tile_passes16(const CompactMatrix& w, int64_t r0, int64_t r1, Fn&& fn) {
-    alignas(64) uint32_t tab[Sparse && R < kCompactTileRows ? kTableSteps * kTableWords : 1];
-    const int64_t steps = (w.cols() + kCompactGroup16 - 1) / kCompactGroup16;
-    for_tile_passes<R>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
-        constexpr int RR  = decltype(rr)::value;
-        const bool tabled = Sparse && RR > 1 && RR < kCompactTileRows && steps <= kTableSteps;
-        if (tabled && a == 0) tile_table16<W>(p, steps, tab);  // the first pass over this tile
-        fn(rr, p, Rt, a, row0, tabled ? static_cast<const uint32_t*>(tab) : nullptr);
-    });
-}
-
-// ---- fused GEMM: R rows x NV vectors (NV <= 8), all columns ----
+// ---- fused GEMM: R rows x NV vectors (NV <= 3), all columns ----
 // Rows [a, a + R) of the tile of Rt rows at p; y rows from `row0`.
 template <int W, bool Sparse, bool F16, int R, int NV>
 SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int a, int64_t row0, const float* x,
-                           int64_t cols, const uint32_t* tab) {
+                           int64_t cols) {
     __m512 acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -271,8 +242,7 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
     const uint8_t* body[R];
     for (int64_t g = 0; g < full; ++g) {
         const float* xg = x + g * kCompactGroup16;
-        p               = step16<W, Sparse, R>(p, Rt, a, ~0ull, mask, k, body, tab);
-        if (tab) tab += kTableWords;
+        p               = step16<W, Sparse, R>(p, Rt, a, ~0ull, mask, k, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
@@ -289,7 +259,7 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
     const int64_t rest = cols - full * kCompactGroup16;
     if (rest > 0) {  // the short last group: absent positions decode to 0, activations past cols are not read
         const float* xg = x + full * kCompactGroup16;
-        step16<W, Sparse, R>(p, Rt, a, full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest), mask, k, body, tab);
+        step16<W, Sparse, R>(p, Rt, a, full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest), mask, k, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
@@ -311,28 +281,21 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
         for (int v = 0; v < NV; ++v) y[v * ldy + row0 + r] = _mm512_reduce_add_ps(acc[r][v]);
 }
 
-// Rows [r0, r1) against NV vectors, in passes of R rows over each tile.
-template <int W, bool Sparse, bool F16, int R, int NV>
-SPECULUM_VBMI2 void rows16_nv(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t r0, int64_t r1) {
-    for_tile_passes16<W, Sparse, R>(
-        w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0, const uint32_t* tab) {
-            tile16<W, Sparse, F16, decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, x, w.cols(), tab);
-        });
-}
-
-// Vectors in groups of up to 8, each group against all rows, so every weight is decoded once per group, in passes of
-// kRowsFor<NV> rows. Every count has its own kernel: n = 3 decoded the weights twice as 2 + 1 and cost more than n = 4.
+// Rows [r0, r1) against n vectors. A whole tile takes one pass of its 8 rows per block of up to 3 vectors
+// (for_vector_blocks), the blocks one after the other while the tile is in L1; each pass decodes the rows again, but
+// walks the steps in order. Passes of fewer rows over more vectors, with a table of the tile's offsets, cost 15-45 %
+// more for n = 3..8 (docs/performance.md, Session 24). A partial tile takes its rows one at a time. Each (row, vector)
+// sum runs the same operations in the same order however the vectors are blocked.
 template <int W, bool Sparse, bool F16>
 SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1) {
-    for (int64_t i = 0; i < n; i += 8) {
-        float* yi       = y + i * ldy;
-        const float* xi = x + i * w.cols();
-        with_1_to_8(n - i, [&](auto nv) {
-            constexpr int NV = decltype(nv)::value;
-            rows16_nv<W, Sparse, F16, kRowsFor<NV>, NV>(yi, ldy, w, xi, r0, r1);
+    const int64_t cols = w.cols();
+    for_tile_passes<kCompactTileRows>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        for_vector_blocks(n, [&](auto nv, int64_t i) {
+            tile16<W, Sparse, F16, decltype(rr)::value, decltype(nv)::value>(y + i * ldy, ldy, p, Rt, a, row0,
+                                                                             x + i * cols, cols);
         });
-    }
+    });
 }
 
 template <bool Sparse, bool F16>
@@ -347,7 +310,7 @@ void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int
 // 32 elements of a row by a vector: two per group, where the f32 kernel widens four registers and does four FMAs.
 template <int W, bool Sparse, int R, int NV>
 SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, int Rt, int a, int64_t row0,
-                                      const uint16_t* xp, int64_t cols, int64_t words, const uint32_t* tab) {
+                                      const uint16_t* xp, int64_t cols, int64_t words) {
     __m512 acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -362,8 +325,7 @@ SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, i
     const uint8_t* body[R];
     for (int64_t g = 0; g < groups; ++g) {
         const uint16_t* xg = xp + g * kCompactGroup16;
-        p                  = step16<W, Sparse, R>(p, Rt, a, g < full ? ~0ull : last, mask, k, body, tab);
-        if (tab) tab += kTableWords;
+        p                  = step16<W, Sparse, R>(p, Rt, a, g < full ? ~0ull : last, mask, k, body);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
@@ -383,47 +345,17 @@ SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, i
         for (int v = 0; v < NV; ++v) y[v * ldy + row0 + r] = _mm512_reduce_add_ps(acc[r][v]);
 }
 
-template <int W, bool Sparse, int R, int NV>
-SPECULUM_VBMI2_BF16 void rows_bf16act_nv(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp,
-                                         int64_t words, int64_t r0, int64_t r1) {
-    for_tile_passes16<W, Sparse, R>(
-        w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0, const uint32_t* tab) {
-            tile_bf16act<W, Sparse, decltype(rr)::value, NV>(y, ldy, p, Rt, a, row0, xp, w.cols(), words, tab);
-        });
-}
-
-// Every row of a tile in one pass per block of up to 3 vectors (8 x 3 accumulators), the blocks one after the other
-// while the tile is in L1 (3, 3, ..., then 2 + 2, 2 or 1). Each pass decodes the rows again, but a pass of 8 rows
-// walks the steps in order and needs no offset table: passes of fewer rows over more vectors (kRowsFor, tile_table16)
-// cost 35-45 % more for n = 3 and 5..8, and the same for n = 4 (docs/performance.md, Session 24). Each (row, vector)
-// sum takes the same operations in the same order either way, so the results do not change.
-template <int W, bool Sparse>
-SPECULUM_VBMI2_BF16 void rows_bf16act_vblocks(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp,
-                                              int64_t words, int64_t n, int64_t r0, int64_t r1) {
-    const int64_t cols = w.cols();
-    for_tile_passes<kCompactTileRows>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
-        constexpr int R = decltype(rr)::value;
-        int64_t i       = 0;
-        for (; n - i >= 3 && n - i != 4; i += 3)  // 4 left: two blocks of 2
-            tile_bf16act<W, Sparse, R, 3>(y + i * ldy, ldy, p, Rt, a, row0, xp + i * words, cols, words, nullptr);
-        for (; n - i >= 2; i += 2)
-            tile_bf16act<W, Sparse, R, 2>(y + i * ldy, ldy, p, Rt, a, row0, xp + i * words, cols, words, nullptr);
-        if (i < n)
-            tile_bf16act<W, Sparse, R, 1>(y + i * ldy, ldy, p, Rt, a, row0, xp + i * words, cols, words, nullptr);
-    });
-}
-
-// One or two vectors: one pass of 8 rows per tile; more in blocks of vectors over whole tiles (rows_bf16act_vblocks).
+// Rows [r0, r1) against n vectors, blocked as gemm16 blocks them.
 template <int W, bool Sparse>
 SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n,
                                         int64_t r0, int64_t r1) {
-    const int64_t words = compact_bf16act_words(w.cols());
-    if (n > 2)
-        rows_bf16act_vblocks<W, Sparse>(y, ldy, w, xp, words, n, r0, r1);
-    else if (n == 2)
-        rows_bf16act_nv<W, Sparse, kCompactTileRows, 2>(y, ldy, w, xp, words, r0, r1);
-    else
-        rows_bf16act_nv<W, Sparse, kCompactTileRows, 1>(y, ldy, w, xp, words, r0, r1);
+    const int64_t cols = w.cols(), words = compact_bf16act_words(cols);
+    for_tile_passes<kCompactTileRows>(w, r0, r1, [&](auto rr, const uint8_t* p, int Rt, int a, int64_t row0) {
+        for_vector_blocks(n, [&](auto nv, int64_t i) {
+            tile_bf16act<W, Sparse, decltype(rr)::value, decltype(nv)::value>(y + i * ldy, ldy, p, Rt, a, row0,
+                                                                              xp + i * words, cols, words);
+        });
+    });
 }
 
 template <bool Sparse>
@@ -460,7 +392,7 @@ SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a,
     const uint8_t* body[R];
     for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
         const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
-        p               = step16<W, Sparse, R>(p, Rt, a, n == 64 ? ~0ull : tail_m, mask, k, body, nullptr);
+        p               = step16<W, Sparse, R>(p, Rt, a, n == 64 ? ~0ull : tail_m, mask, k, body);
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
             group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
@@ -515,7 +447,7 @@ constexpr int kQ8Header = 4 * (2 + 4);
 SPECULUM_VBMI2_INLINE int64_t q8_stored(const uint8_t* h) {  // quants of the group whose header is at h
     return _mm_popcnt_u64(load_u64(h + 8)) + _mm_popcnt_u64(load_u64(h + 16));
 }
-SPECULUM_VBMI2 void tile_table_q8(const uint8_t* p, int64_t steps, uint32_t* tab) {  // as tile_table16
+SPECULUM_VBMI2 void tile_table_q8(const uint8_t* p, int64_t steps, uint32_t* tab) {
     for (int64_t g = 0; g < steps; ++g, tab += kTableWords) {
         uint32_t off = kQ8Header * kCompactTileRows;
         for (int j = 0; j < kCompactTileRows; ++j) {

@@ -7,7 +7,8 @@
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
 //   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F]
 //                            [--batch] [--dense] [--f32] [--interleave] [--only]
-// --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0). --dense adds each draft
+// --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0; with --f32, its f32-activation
+// entry). --dense adds each draft
 // stored dense (compact false) for comparison. --f32 adds each compact draft again with f32 activations ("cmp-f32":
 // the fused f32 kernel; the default row takes the kernel kernels::compact_bf16act_chosen picks for this CPU:
 // BF16-rounded activations with vdpbf16ps for sparse BF16 rows on AMD, the f32 kernel otherwise, so there the two rows
@@ -219,12 +220,14 @@ int main(int argc, char** argv) {
             median(b) / median(a), rounds);
     }
     if (batch) {
-        Entry* e = nullptr;
+        Entry* e = nullptr;  // with --f32, the draft with f32 activations (the fused f32 kernel)
         for (Entry& x : drafts)
-            if (x.compact && !x.f32 && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0))
+            if (x.compact && x.f32 == f32 && x.prune == 0.5f &&
+                x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0))
                 e = &x;
-        std::printf("\nbatched passes (prune 0.5%s, compact) against the target's, interleaved, median of %d rounds\n",
-                    spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", rounds);
+        std::printf(
+            "\nbatched passes (prune 0.5%s, compact%s) against the target's, interleaved, median of %d rounds\n",
+            spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", f32 ? ", f32 activations" : "", rounds);
         std::printf("%-3s %12s %12s %8s %14s\n", "n", "target ms", "draft ms", "c(n)", "draft n / n=1");
         double d1 = 0;
         for (int n = 1; n <= 8; ++n) {
