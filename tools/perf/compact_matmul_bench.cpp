@@ -1,6 +1,7 @@
 // Times the matrix products of one decode step of a compact self-draft against the dense BF16 target's, without the
 // rest of the pass: the 56 matrices of the synthetic target of issue #21 (8 layers x q, k, v, o, gate, up, down),
-// each split into tasks of whole 8-row tiles as InferenceContext::matmul_compact splits them, the dense ones with
+// each split into tasks of whole 8-row tiles as InferenceContext::matmul_group split a lone matrix (Session 23; since
+// Session 24 q, k, v and gate, up share a region, so the forward pass's tasks are larger), the dense ones with
 // kernels::gemv and the compact ones with the kernel the forward pass picks (compact_gemm_bf16act where
 // compact_bf16act_chosen, else compact_gemm). Passes alternate, dense then compact, and the figure is the median of
 // the per-pair ratios, so a neighbour's load on this shared VM moves both sides of a ratio. docs/performance.md
