@@ -285,6 +285,14 @@ void InferenceContext::prepare_activations(RowKernel k, const float* x, int32_t 
 }
 
 namespace {
+// Tasks over compact matrices of `bytes` in all: at least 64 KiB and about bytes / (2 x threads). Each task streams its
+// tiles in order (compact.h), so fewer, longer streams keep the hardware prefetchers going (64 KiB tasks were ~4 %
+// slower on Zen 5, Session 23).
+uint64_t compact_task_bytes(uint64_t bytes) {
+    const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+    return std::max<uint64_t>(64u << 10, bytes / (2 * threads));
+}
+
 // A compact kernel's per-thread scratch, grown to the widest matrix once per thread.
 uint8_t* compact_scratch(const kernels::CompactMatrix& cm) {
     thread_local std::vector<uint8_t> buf;
@@ -366,9 +374,7 @@ void InferenceContext::matmul_group(std::span<const MatmulJob> jobs, const float
     }
     prepare_activations(k, x, n, jobs[0].w->cols);
     // Tasks: dense rows in chunks of about 64 KiB of weights, enough work per task to hide scheduling and many tasks
-    // to balance. Compact matrices in tasks of at least 64 KiB and about the region's bytes / (2 x threads): each
-    // task streams its tiles in order (compact.h), so fewer, longer streams keep the hardware prefetchers going
-    // (64 KiB tasks were ~4 % slower on Zen 5, Session 23).
+    // to balance; compact matrices as compact_task_bytes sizes them for the region's bytes.
     std::array<int64_t, kMaxGroup + 1> first{};  // first[j]: the region's tile index of product j's first tile
     uint64_t bytes = 0;
     int64_t rows   = 0;
@@ -379,11 +385,7 @@ void InferenceContext::matmul_group(std::span<const MatmulJob> jobs, const float
         rows += w.rows;
     }
     const uint64_t row_bytes = std::max<uint64_t>(1, bytes / static_cast<uint64_t>(std::max<int64_t>(1, rows)));
-    uint64_t task            = 64u << 10;
-    if (jobs[0].w->compact) {
-        const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
-        task                   = std::max(task, bytes / (2 * threads));
-    }
+    const uint64_t task      = jobs[0].w->compact ? compact_task_bytes(bytes) : uint64_t{64u << 10};
     const int64_t grain_rows = std::max<int64_t>(jobs[0].w->compact ? 8 : 4, static_cast<int64_t>(task / row_bytes));
     parallel_for(0, first[jobs.size()], std::max<int64_t>(1, grain_rows / kDecodeTileRows),
                  [&](int64_t t0, int64_t t1) {
@@ -419,9 +421,7 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         kernels::round_bf16act(m_bf16act.data(), x, n, w.cols);
         const uint64_t avg_row =
             std::max<uint64_t>(1, cm.bytes() / static_cast<uint64_t>(std::max<int64_t>(1, w.rows)));
-        const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
-        const int64_t grain    = std::max<int64_t>(
-            8, static_cast<int64_t>(std::max<uint64_t>(64u << 10, cm.bytes() / (2 * threads)) / avg_row));
+        const int64_t grain = std::max<int64_t>(8, static_cast<int64_t>(compact_task_bytes(cm.bytes()) / avg_row));
         parallel_for_tiles(w.rows, grain, [&](int64_t r0, int64_t r1) {
             thread_local std::vector<uint8_t> dense;  // the decoded rows [r0, r1)
             dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
