@@ -4,6 +4,7 @@
 
 #include "core/model/rope.h"
 #include "core/parallel.h"
+#include "core/thread_team.h"
 #include "kernels/compact.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
@@ -387,15 +388,14 @@ void InferenceContext::matmul_group(std::span<const MatmulJob> jobs, const float
     const uint64_t row_bytes = std::max<uint64_t>(1, bytes / static_cast<uint64_t>(std::max<int64_t>(1, rows)));
     const uint64_t task      = jobs[0].w->compact ? compact_task_bytes(bytes) : uint64_t{64u << 10};
     const int64_t grain_rows = std::max<int64_t>(jobs[0].w->compact ? 8 : 4, static_cast<int64_t>(task / row_bytes));
-    parallel_for(0, first[jobs.size()], std::max<int64_t>(1, grain_rows / kDecodeTileRows),
-                 [&](int64_t t0, int64_t t1) {
-                     for (size_t j = 0; j < jobs.size(); ++j) {
-                         const int64_t a = std::max(t0, first[j]), b = std::min(t1, first[j + 1]);
-                         if (a >= b) continue;
-                         const int64_t r1 = std::min(jobs[j].w->rows, (b - first[j]) * kDecodeTileRows);
-                         matmul_rows(k, jobs[j], x, n, (a - first[j]) * kDecodeTileRows, r1);
-                     }
-                 });
+    team_for(0, first[jobs.size()], std::max<int64_t>(1, grain_rows / kDecodeTileRows), [&](int64_t t0, int64_t t1) {
+        for (size_t j = 0; j < jobs.size(); ++j) {
+            const int64_t a = std::max(t0, first[j]), b = std::min(t1, first[j + 1]);
+            if (a >= b) continue;
+            const int64_t r1 = std::min(jobs[j].w->rows, (b - first[j]) * kDecodeTileRows);
+            matmul_rows(k, jobs[j], x, n, (a - first[j]) * kDecodeTileRows, r1);
+        }
+    });
 }
 
 void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n) {

@@ -7,6 +7,7 @@
 #include "core/model/forward.h"
 
 #include "core/parallel.h"
+#include "core/thread_team.h"
 #include "kernels/attention.h"
 
 #include <cblas.h>
@@ -156,7 +157,7 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
     const int32_t blocks            = (hp.n_head + kHeadsPerItem - 1) / kHeadsPerItem;
     if (kernels::attend_fast_available(hd)) {  // the same online softmax as the loop below, in kernels/attention.h
         const int64_t ekv = hp.n_embd_kv();
-        parallel_for(0, static_cast<int64_t>(n) * blocks, 1, [&](int64_t lo, int64_t hi) {
+        team_for(0, static_cast<int64_t>(n) * blocks, 1, [&](int64_t lo, int64_t hi) {
             thread_local std::vector<int32_t> slots;  // the slots token i attends, in visiting order
             for (int64_t item = lo; item < hi; ++item) {
                 const int32_t i  = static_cast<int32_t>(item / blocks);
@@ -172,7 +173,7 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
         });
         return;
     }
-    parallel_for(0, static_cast<int64_t>(n) * blocks, 1, [&](int64_t lo, int64_t hi) {
+    team_for(0, static_cast<int64_t>(n) * blocks, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t item = lo; item < hi; ++item) {
             const int32_t i  = static_cast<int32_t>(item / blocks);
             const int32_t h0 = static_cast<int32_t>(item % blocks) * kHeadsPerItem;

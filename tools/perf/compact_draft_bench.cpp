@@ -6,7 +6,7 @@
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
 //   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F]
-//                            [--batch] [--dense] [--f32] [--interleave] [--only]
+//                            [--batch] [--dense] [--f32] [--interleave] [--only] [--team-ab]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0; with --f32, its f32-activation
 // entry). --dense adds each draft
 // stored dense (compact false) for comparison. --f32 adds each compact draft again with f32 activations ("cmp-f32":
@@ -14,12 +14,15 @@
 // BF16-rounded activations with vdpbf16ps for sparse BF16 rows on AMD, the f32 kernel otherwise, so there the two rows
 // run the same).
 // --interleave times that draft's passes the way a run interleaves them with the target's 5-token verification passes.
+// --team-ab times the target's decode step and 5-token pass and that draft's pass with the forward pass's regions on the
+// ThreadTeam and on oneTBB, alternated round by round (docs/performance.md, "Session 25").
 // --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's (compared with f32
 // activations).
 #include "core/drafts/self_draft.h"
 #include "core/hw/microbench.h"
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
+#include "core/thread_team.h"
 
 #include <oneapi/tbb/global_control.h>
 
@@ -81,7 +84,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     std::string type = "bf16";
     int threads = 2, rounds = 5, steps = 24, embd = 1024, ff = 2816;
-    bool batch = false, dense = false, interleave = false, only = false, f32 = false;
+    bool batch = false, dense = false, interleave = false, only = false, f32 = false, team_ab = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--type" && i + 1 < argc)
@@ -106,12 +109,14 @@ int main(int argc, char** argv) {
             interleave = true;
         else if (a == "--only")
             only = true;
+        else if (a == "--team-ab")
+            team_ab = true;
         else {
             std::fprintf(
                 stderr,
                 "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F] [--batch] "
                 "[--dense] [--f32] "
-                "[--interleave] [--only]\n",
+                "[--interleave] [--only] [--team-ab]\n",
                 argv[0]);
             return 2;
         }
@@ -218,6 +223,31 @@ int main(int argc, char** argv) {
             "c = %.3f (median of %d rounds)\n",
             spec.type == kernels::GgmlType::BF16 ? " + t 4" : "", median(b) * 1e3, median(a) * 1e3,
             median(b) / median(a), rounds);
+    }
+    if (team_ab) {
+        // The forward pass's regions on the spinning ThreadTeam against oneTBB, alternated round by round: the
+        // target's decode step and 5-token pass, and the draft's pass (prune 0.5 + t 4, or prune 0.5 for q8_0).
+        Entry* e = nullptr;
+        for (Entry& x : drafts)
+            if (x.compact && !x.f32 && x.prune == 0.5f && x.trunc == (spec.type == kernels::GgmlType::BF16 ? 4 : 0))
+                e = &x;
+        std::vector<double> ratio[3], c[2];
+        for (int r = 0; r < 2 * rounds; ++r) {
+            double t[2][3];
+            for (int team : {r % 2, 1 - r % 2}) {  // which goes first alternates too
+                ThreadTeam::set_enabled(team == 1);
+                t[team][0] = time_passes(tctx, {}, steps, 1);
+                t[team][1] = time_passes(tctx, {}, steps / 2, 5);
+                t[team][2] = time_passes(*e->ctx, e->draft.forward, steps, 1);
+            }
+            for (int k = 0; k < 3; ++k) ratio[k].push_back(t[1][k] / t[0][k]);
+            for (int team : {0, 1}) c[team].push_back(t[team][2] / t[team][0]);
+        }
+        ThreadTeam::set_enabled(true);
+        std::printf(
+            "\nThreadTeam / oneTBB regions, alternated, median of %d rounds: target step %.3f, target 5-token pass "
+            "%.3f, draft pass %.3f; draft c: TBB %.3f, team %.3f\n",
+            2 * rounds, median(ratio[0]), median(ratio[1]), median(ratio[2]), median(c[0]), median(c[1]));
     }
     if (batch) {
         Entry* e = nullptr;  // with --f32, the draft with f32 activations (the fused f32 kernel)
