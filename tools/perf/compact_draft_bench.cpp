@@ -14,8 +14,8 @@
 // BF16-rounded activations with vdpbf16ps for sparse BF16 rows on AMD, the f32 kernel otherwise, so there the two rows
 // run the same).
 // --interleave times that draft's passes the way a run interleaves them with the target's 5-token verification passes.
-// --team-ab times the target's decode step and 5-token pass and that draft's pass with the forward pass's regions on the
-// ThreadTeam and on oneTBB, alternated round by round (docs/performance.md, "Session 25").
+// --team-ab times the target's decode step and 5-token pass and that draft's pass with the forward pass's regions on
+// the ThreadTeam and on oneTBB, alternated round by round (docs/performance.md, "Session 25").
 // --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's (compared with f32
 // activations).
 #include "core/drafts/self_draft.h"
