@@ -51,7 +51,7 @@ SPECULUM_AVX512BF16 void tile(float* y, int64_t ldy, const uint16_t* w, const ui
     __m512 acc[R][T];
 #pragma GCC unroll 8
     for (int a = 0; a < R; ++a)
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int t = 0; t < T; ++t) acc[a][t] = _mm512_setzero_ps();
     for (int64_t k = 0; k < cols; k += 32) {
         const int64_t left = cols - k;
@@ -64,7 +64,7 @@ SPECULUM_AVX512BF16 void tile(float* y, int64_t ldy, const uint16_t* w, const ui
         __m512bh wv[R];
 #pragma GCC unroll 8
         for (int a = 0; a < R; ++a) wv[a] = (__m512bh)_mm512_maskz_loadu_epi16(m, w + (r + a) * cols + k);
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int t = 0; t < T; ++t) {
             const __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(m, xb + (i + t) * cols + k);
 #pragma GCC unroll 8
@@ -73,27 +73,36 @@ SPECULUM_AVX512BF16 void tile(float* y, int64_t ldy, const uint16_t* w, const ui
     }
 #pragma GCC unroll 8
     for (int a = 0; a < R; ++a)
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int t = 0; t < T; ++t) y[(i + t) * ldy + r + a] = _mm512_reduce_add_ps(acc[a][t]);
 }
 
-// Rows [r, r + R) against all n tokens in groups of up to 4 (T = the group's size).
+// Rows [r, r + R) against all n tokens: in one group when n <= 6 and R <= 4 (4 x 6 accumulators, 4 weights and one
+// activation fit the 32 registers), else in groups of up to 4 (T = the group's size). A verification pass of 5 or 6
+// tokens then reads each row tile once: split 4 + 1 or 4 + 2, the second group re-read the tile from L1 and reduced
+// its accumulators again, which cost a third more than the first group (docs/performance.md, "Session 25").
+template <int R, int T>
+SPECULUM_AVX512BF16 void group(float* y, int64_t ldy, const uint16_t* w, const uint16_t* xb, int64_t cols, int64_t r,
+                               int64_t i) {
+    if (i == 0)
+        tile<R, T, true>(y, ldy, w, xb, cols, r, i);
+    else
+        tile<R, T, false>(y, ldy, w, xb, cols, r, i);
+}
+
 template <int R>
 SPECULUM_AVX512BF16 void row_block(float* y, int64_t ldy, const uint16_t* w, const uint16_t* xb, int64_t n,
                                    int64_t cols, int64_t r) {
+    if constexpr (R <= 4) {
+        if (n == 5) return group<R, 5>(y, ldy, w, xb, cols, r, 0);
+        if (n == 6) return group<R, 6>(y, ldy, w, xb, cols, r, 0);
+    }
     for (int64_t i = 0; i < n; i += 4) {
         const int64_t g = n - i < 4 ? n - i : 4;
-        if (i == 0) {
-            if (g == 4) tile<R, 4, true>(y, ldy, w, xb, cols, r, i);
-            if (g == 3) tile<R, 3, true>(y, ldy, w, xb, cols, r, i);
-            if (g == 2) tile<R, 2, true>(y, ldy, w, xb, cols, r, i);
-            if (g == 1) tile<R, 1, true>(y, ldy, w, xb, cols, r, i);
-        } else {
-            if (g == 4) tile<R, 4, false>(y, ldy, w, xb, cols, r, i);
-            if (g == 3) tile<R, 3, false>(y, ldy, w, xb, cols, r, i);
-            if (g == 2) tile<R, 2, false>(y, ldy, w, xb, cols, r, i);
-            if (g == 1) tile<R, 1, false>(y, ldy, w, xb, cols, r, i);
-        }
+        if (g == 4) group<R, 4>(y, ldy, w, xb, cols, r, i);
+        if (g == 3) group<R, 3>(y, ldy, w, xb, cols, r, i);
+        if (g == 2) group<R, 2>(y, ldy, w, xb, cols, r, i);
+        if (g == 1) group<R, 1>(y, ldy, w, xb, cols, r, i);
     }
 }
 
@@ -105,8 +114,8 @@ void gemm_bf16act(float* y, int64_t ldy, const void* w, const uint16_t* xb, int6
         gemm_bf16act_ref(y, ldy, w, xb, n, cols, r0, r1);
         return;
     }
-    // Rows per tile: 8 for one or two tokens (decode: memory-bound, more concurrent streams), 4 otherwise (R * 4
-    // accumulators + R weights + 1 activation within the 32 registers; the shape prompts were tuned with).
+    // Rows per tile: 8 for one or two tokens (decode: memory-bound, more concurrent streams), 4 otherwise (R * T
+    // accumulators + R weights + 1 activation within the 32 registers for T <= 6; the shape prompts were tuned with).
     const auto* wb = static_cast<const uint16_t*>(w);
     int64_t r      = r0;
     if (n <= 2)

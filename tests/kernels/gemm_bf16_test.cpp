@@ -31,7 +31,8 @@ TEST(GemmBf16, FastMatchesReference) {
     std::mt19937 rng(7);
     std::normal_distribution<float> g(0.0f, 1.0f);
     for (const Case c : {Case{9, 96, 7}, Case{16, 1024, 64}, Case{5, 33, 3}, Case{12, 250, 9}, Case{19, 200, 1},
-                         Case{27, 64, 2}, Case{8, 512, 4}}) {  // 1-2 tokens: 8-row tiles; the rest: 4 and 1
+                         Case{27, 64, 2}, Case{8, 512, 4}, Case{13, 160, 5}, Case{21, 100, 6}}) {
+        // 1-2 tokens: 8-row tiles; the rest: 4 and 1; 5 and 6 tokens in one group, more in groups of up to 4
         SCOPED_TRACE(testing::Message() << c.rows << "x" << c.cols << " n " << c.n);
         std::vector<uint16_t> w(static_cast<size_t>(c.rows * c.cols)), xb(static_cast<size_t>(c.n * c.cols));
         for (auto& v : w) v = f32_to_bf16(g(rng));
@@ -69,7 +70,7 @@ TEST(GemmBf16, RoundedActivationsStayNearF32) {
 
 // Decode, verification and prompts share this kernel for BF16 weights, so a token's result must not depend on the
 // batch it is in: each token alone gives bit for bit what it gets in batches of 2..9 (tiles of 8 and 4 rows, token
-// groups of 1-4, prefetching and not) and in two row ranges.
+// groups of 1-6, prefetching and not) and in two row ranges.
 TEST(GemmBf16, EachTokenGetsTheSameResultInEveryBatch) {
     if (!gemm_bf16act_available()) GTEST_SKIP() << "no AVX-512 BF16 on this CPU";
     std::mt19937 rng(9);
