@@ -519,6 +519,16 @@ SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t
     }
 }
 
+// Rows [r, r + R) against all NV vectors in one group: the rows are decoded once for all of them. For verification
+// passes of 5 and 6 tokens, which groups of at most 4 split 4 + 1 and 4 + 2, decoding every row tile twice.
+template <class W, int R, int NV>
+SPECULUM_VNNI void row_tile_one_group(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const void* xq,
+                                      int64_t cols) {
+    const Q8ActGroup* xv[NV];
+    for (int k = 0; k < NV; ++k) xv[k] = q8act_vec(xq, k, cols);
+    tile<W, R, NV, true>(y, ldy, rows, row_bytes, xv, cols / kQ8ActBlock);
+}
+
 // ---- activation quantization ----
 
 SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t cols) {
@@ -547,13 +557,19 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
 
 // ---- GEMM dispatch ----
 
-// Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), else 6
-// rows against groups of 4 vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles
-// were slower), then tiles of 4, 2 and 1 row for the rest of the range.
+// Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), 4 rows
+// against all 5 vectors at once (6 for super-block formats; verification passes: each tile decoded once, 5-22 %
+// faster, docs/performance.md "Session 25"), else 6 rows against groups of 4
+// vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles were slower), then tiles of
+// 4, 2 and 1 row for the rest of the range.
 template <class W>
 SPECULUM_VNNI void gemm_rows(float* y, int64_t ldy, const uint8_t* wb, uint64_t row_bytes, const void* xq, int64_t n,
                              int64_t cols, int64_t r0, int64_t r1) {
     int64_t r = r0;
+    if (n == 5)
+        for (; r + 4 <= r1; r += 4) row_tile_one_group<W, 4, 5>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, cols);
+    if (n == 6 && W::kSuper)  // super-block formats, whose decode costs the most (4 + 2 stays faster for the others)
+        for (; r + 4 <= r1; r += 4) row_tile_one_group<W, 4, 6>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, cols);
     if (n <= 2)
         for (; r + 8 <= r1; r += 8) row_tile<W, 8>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);
     for (; r + 6 <= r1; r += 6) row_tile<W, 6>(y + r, ldy, wb + r * row_bytes, row_bytes, xq, n, cols);

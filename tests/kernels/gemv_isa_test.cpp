@@ -242,6 +242,38 @@ TEST(Q8Act, GemmMatchesItsReferenceAndTheExactActivationReference) {
     }
 }
 
+// Decode (one vector) and verification (5-8) share these kernels, and greedy speculative decoding stays lossless only
+// if a token's logits do not depend on the batch it is in: each vector alone gives bit for bit what it gets in
+// batches of 2..9 (8-, 6- and 4-row tiles, groups of 1-4 vectors and one group of 5 or 6) over two row ranges.
+TEST(Q8Act, EachVectorGetsTheSameResultInEveryBatch) {
+    IsaCapGuard guard;
+    const int64_t rows = 31, cols = 512, nmax = 9;
+    for (KernelIsa isa : isas_here()) {
+        set_kernel_isa_cap(isa);
+        for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                           GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                           GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS}) {
+            const Matrix m             = make_matrix(t, rows, cols, 77);
+            const std::vector<float> x = random_vectors(nmax, cols, 78);
+            std::vector<uint8_t> xq(q8act_bytes(nmax, cols));
+            quantize_q8act(xq.data(), x.data(), nmax, cols);
+            const uint64_t vec = q8act_bytes(1, cols);
+            std::vector<float> alone(nmax * rows);
+            for (int64_t i = 0; i < nmax; ++i)
+                gemm_q8act(&alone[i * rows], rows, t, m.data.data(), xq.data() + i * vec, 1, cols, 0, rows);
+            for (int64_t n = 2; n <= nmax; ++n) {
+                std::vector<float> y(n * rows, -1.0f);
+                gemm_q8act(y.data(), rows, t, m.data.data(), xq.data(), n, cols, 0, 13);
+                gemm_q8act(y.data(), rows, t, m.data.data(), xq.data(), n, cols, 13, rows);
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t r = 0; r < rows; ++r)
+                        ASSERT_EQ(y[i * rows + r], alone[i * rows + r])
+                            << name(t, isa) << " n " << n << " i " << i << " r " << r;
+            }
+        }
+    }
+}
+
 TEST(Q8Act, RejectsOtherTypesAndBadColumns) {
     float y[1];
     std::vector<uint8_t> xq(q8act_bytes(1, 64));
