@@ -7,8 +7,9 @@
 //   k, v: the layer's cache, slot s's row at k + s * ld (and v + s * ld); head b reads hd floats at offset kv_off[b]
 //   slots: m >= 1 slot indices;   score = dot(q_b, k_b) * scale, then cap * tanh(score / cap) when cap > 0
 // The reference keeps a running maximum per head and rescales what it has accumulated when a score raises it, with
-// std::exp; the AVX-512 kernel does the same with a polynomial exp on all heads' lanes at once, in 16-lane partial
-// dot products (within kAttendRelTol of the reference, tests/kernels/attention_test.cpp).
+// std::exp; the AVX-512 kernel moves the maximum once per chunk of 64 slots (the chunk's scores first, then its
+// weights by a polynomial exp, 16 slots at a time, then the values), in 16-lane partial dot products, fetching K and
+// V rows a few slots ahead (within kAttendRelTol of the reference, tests/kernels/attention_test.cpp).
 #pragma once
 
 #include <cstdint>
