@@ -22,8 +22,11 @@ namespace {
 // exit. Only the caller moves idle -> posted and posted -> idle; only the worker moves posted -> running -> idle.
 enum Slot : uint32_t { kIdle = 0, kPosted = 1, kRunning = 2, kStop = 3 };
 
-// Spinning this long after a region costs one core while the caller runs the serial parts of a pass (norms, RoPE,
-// sampling), which take microseconds; a worker idle for longer sleeps until the next region wakes it.
+// Spinning after a region costs one core while the caller runs the serial parts of a pass (norms, RoPE, sampling),
+// which take microseconds. A worker idle for kPureSpin spins on, but yields the core between checks (another
+// process's threads, say a second program or test on the same cores, run instead of the spin); idle for kIdleSpin,
+// it sleeps until the next region wakes it.
+constexpr auto kPureSpin = std::chrono::microseconds(30);
 constexpr auto kIdleSpin = std::chrono::microseconds(300);
 
 thread_local bool t_in_task = false;
@@ -104,7 +107,13 @@ void ThreadTeam::work(Worker& w) {
         auto idle_since = clock::now();
         for (uint32_t spins = 1; (s = w.slot.load(std::memory_order_acquire)) == kIdle; ++spins) {
             cpu_relax();
-            if (spins % 256 != 0 || clock::now() - idle_since < kIdleSpin) continue;
+            if (spins % 256 != 0) continue;
+            const auto idle = clock::now() - idle_since;
+            if (idle < kPureSpin) continue;
+            if (idle < kIdleSpin) {
+                std::this_thread::yield();
+                continue;
+            }
             // Sleep. The caller stores the slot and then reads `asleep` (both seq_cst); the worker stores `asleep`
             // and then waits while the slot is idle: one of them sees the other's store, so no post is lost.
             w.asleep.store(true, std::memory_order_seq_cst);
