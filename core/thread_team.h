@@ -5,7 +5,8 @@
 // call sched_yield and futex, both system calls that exit to the hypervisor. The team keeps its workers spinning on a
 // cache line of their own between regions (as ggml's thread pool does), so a region starts when the caller writes
 // that line. Workers spin after their last task (yielding the core between checks once idle for a while, so other
-// processes on the same cores run), then sleep on a futex (std::atomic::wait) until the next region. TBB stays the job system, and runs every region the team cannot take (team_for's fallback).
+// processes on the same cores run), then sleep on a futex (std::atomic::wait) until the next region. TBB stays the
+// job system, and runs every region the team cannot take (team_for's fallback).
 #pragma once
 
 #include "core/parallel.h"
