@@ -124,7 +124,9 @@ TEST(EngineLossless, EveryArchitecture) {
                 const engine::RunResult r =
                     SpecEngine(target, c, std::make_shared<ContextDrafter>(target, exit_after(exit))).run(kPrompt);
                 EXPECT_EQ(r.tokens, ref) << (tree ? "tree" : "chain") << ", exit " << exit;
-                if (exit < 0) EXPECT_GT(r.stats.n_accepted, 0);
+                if (exit < 0) {
+                    EXPECT_GT(r.stats.n_accepted, 0);
+                }
             }
         }
     }
