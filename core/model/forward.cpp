@@ -10,7 +10,6 @@
 #include "kernels/gemv.h"
 
 #include <cblas.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
@@ -290,7 +289,7 @@ namespace {
 // tiles in order (compact.h), so fewer, longer streams keep the hardware prefetchers going (64 KiB tasks were ~4 %
 // slower on Zen 5, Session 23).
 uint64_t compact_task_bytes(uint64_t bytes) {
-    const uint64_t threads = static_cast<uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+    const uint64_t threads = static_cast<uint64_t>(region_threads());  // what runs the region, -t limits included
     return std::max<uint64_t>(64u << 10, bytes / (2 * threads));
 }
 
