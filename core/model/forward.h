@@ -1,7 +1,8 @@
 // The forward pass of a Llama-family model over one sequence: single-token decode and a batched pass over n tokens
 // at given positions under an arbitrary attention mask (causal by default; a token tree for verification).
 // Two paths over the same loop: `reference` (scalar _ref kernels, one thread) and `fast` (run-time selected
-// kernels, rows split over threads with speculum::parallel_for). Threads: TBB owns them on the fast path. Quantized
+// kernels, rows split over threads). Threads: the products and decode attention fork through team_for (the
+// spinning ThreadTeam, core/thread_team.h; TBB when it is busy), prompt GEMMs through TBB's parallel_for. Quantized
 // weights with an integer-dot kernel (kernels::gemm_prefers_q8act) multiply int8-quantized activations at every batch
 // size (as ggml does; within kFastVsRefQuantTol), a prompt 64 tokens at a time per row tile. Other types (F16, BF16,
 // F32): batches of 64+ tokens call OpenBLAS SGEMM inside TBB tasks after openblas_set_num_threads(1), so BLAS starts
