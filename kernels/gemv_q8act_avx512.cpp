@@ -72,9 +72,10 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void table_codes(const int8_
 // Defaults of the format traits below: kMin (a per-block minimum, applied with the activation sums), kSuper
 // (256-element super-blocks, loaded half at a time), kSixteen (16-element sub-blocks with their own scales).
 struct BlockFormat {
-    static constexpr bool kMin     = false;
-    static constexpr bool kSuper   = false;
-    static constexpr bool kSixteen = false;
+    static constexpr bool kMin      = false;
+    static constexpr bool kSuper    = false;
+    static constexpr bool kSixteen  = false;
+    static constexpr float kSubTerm = 1.0f;  // sixteen-element formats: act_terms' factor (ma = -dmin * m for Q2_K)
 };
 
 // Weight formats. Each load() turns the four blocks a, b, c, d of one row into the activation group's layout:
@@ -274,17 +275,16 @@ struct WIq4Xs : BlockFormat {
 // Q6_K and Q3_K: 16-element sub-blocks, each with its own scale. An activation group is half a super-block (its four
 // 32-element blocks j = quadrants 0..3), and a block's two sub-blocks are its registers k = 0, 1 and k = 2, 3, so
 // they are dotted into separate int32 accumulators (kSixteen: dw = the scales of the first sub-blocks, mw of the
-// second). The weights are stored unsigned (q, and q + 4 h for Q3_K) and their offset (32, 4) is taken off with
-// per-lane sums of the activation quants (vpdpbusd of ones).
+// second). The weights are stored unsigned (q, and q + 4 h for Q3_K); their offset (32, 4) is a term per sub-block,
+// ma = d * scale, which dot_group multiplies by the sub-block's activation sum times -offset (act_terms).
 struct WQ6K : BlockFormat {
     static constexpr int64_t kSuperBytes = sizeof(BlockQ6_K);
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only (210 / 8 is not whole)
     static constexpr bool kSuper         = true;
     static constexpr bool kSixteen       = true;
-    static constexpr int kOffsetShift    = 5;  // weight = q - 32
+    static constexpr float kSubTerm      = -32.0f;  // weight = q - 32: the offset's term is -32 * d * sc * sum
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
-                                                                              __m256& dw, __m256& mw, __m256&,
-                                                                              __m256&) {
+                                                                              __m256& dw, __m256& mw, __m256& ma) {
         const auto* b    = reinterpret_cast<const BlockQ6_K*>(sb);
         const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30);
         const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->ql + 64 * n));
@@ -302,9 +302,10 @@ struct WQ6K : BlockFormat {
         std::memcpy(&sc8, b->scales + 8 * n, 8);
         const __m256 all = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)),
                                          _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc8))));
-        // lanes (2j, 2j + 1) of dw = scale 2j, of mw = scale 2j + 1
+        // lanes (2j, 2j + 1) of dw = scale 2j, of mw = scale 2j + 1; ma = the offset's term per sub-block
         dw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
         mw = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
+        ma = all;  // the offset's term per sub-block: act_terms scales by -32
     }
 };
 
@@ -313,10 +314,9 @@ struct WQ3K : BlockFormat {
     static constexpr int64_t kBlockBytes = kSuperBytes / 8;  // for the prefetch stride only (110 / 8 is not whole)
     static constexpr bool kSuper         = true;
     static constexpr bool kSixteen       = true;
-    static constexpr int kOffsetShift    = 2;  // weight = (q + 4 h) - 4
+    static constexpr float kSubTerm      = -4.0f;  // weight = (q + 4 h) - 4
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
-                                                                              __m256& dw, __m256& mw, __m256&,
-                                                                              __m256&) {
+                                                                              __m256& dw, __m256& mw, __m256& ma) {
         const auto* b    = reinterpret_cast<const BlockQ3_K*>(sb);
         const __m256i q  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * n));
         const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->hmask));
@@ -341,6 +341,7 @@ struct WQ3K : BlockFormat {
         const __m256 all = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b->d)), _mm256_cvtepi32_ps(sc));
         dw               = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
         mw               = _mm256_permutevar8x32_ps(all, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
+        ma               = all;  // the offset's term per sub-block: act_terms scales by -4
     }
 };
 
@@ -351,10 +352,8 @@ struct WQ2K : BlockFormat {
     static constexpr bool kMin           = true;
     static constexpr bool kSuper         = true;
     static constexpr bool kSixteen       = true;
-    static constexpr int kOffsetShift    = 0;  // unused: sa, sb are scaled by zero below
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load_half(const uint8_t* sb, int n, __m256i wk[4],
-                                                                              __m256& dw, __m256& mw, __m256& ma,
-                                                                              __m256& mb) {
+                                                                              __m256& dw, __m256& mw, __m256& ma) {
         const auto* b    = reinterpret_cast<const BlockQ2_K*>(sb);
         const __m256i q  = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * n));
         const __m256i m3 = _mm256_set1_epi8(3);
@@ -367,55 +366,67 @@ struct WQ2K : BlockFormat {
                                          _mm256_cvtepi32_ps(_mm256_and_si256(sc, _mm256_set1_epi32(15))));
         const __m256 mins =
             _mm256_mul_ps(_mm256_set1_ps(-_cvtsh_ss(b->dmin)), _mm256_cvtepi32_ps(_mm256_srli_epi32(sc, 4)));
-        const __m256i even = _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6), odd = _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7);
-        dw = _mm256_permutevar8x32_ps(dsc, even), mw = _mm256_permutevar8x32_ps(dsc, odd);
-        ma = _mm256_permutevar8x32_ps(mins, even), mb = _mm256_permutevar8x32_ps(mins, odd);
+        dw = _mm256_permutevar8x32_ps(dsc, _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6));
+        mw = _mm256_permutevar8x32_ps(dsc, _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7));
+        ma = mins;  // sub-block order, as act_terms lays out the sub-blocks' activation sums
     }
 };
 
 // ---- group dots and row tiles ----
 
-// acc += this group's contribution of one row (wk, dw, mw) against activation group x: four vpdpbusd leave block
-// j's exact int32 dot (offset cancelled) in lanes 2j, 2j + 1; one conversion and one FMA scale all four blocks.
-// Formats with a minimum add m * dx * sum(quants) from the offset lanes (times -1/128, exact).
+// Register k of an activation group: elements 8k .. 8k + 7 of its four blocks.
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256i act_q(const Q8ActGroup& x, int k) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k));
+}
+
+// The activation group's terms that do not depend on the weight row, computed once per group for all rows of a tile.
+// Sixteen-element formats: the activation sums of the group's eight sub-blocks in order (lane 2j: elements 0..15 of
+// block j, lane 2j + 1: elements 16..31) times the block's scale. Formats with a minimum: lane 2j = the sum of block
+// j's quants times its scale (from the offset lanes: -128 * sum, times -1/128, exact), lane 2j + 1 = 0.
 template <class W>
-SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc, const __m256i wk[4], __m256 dw,
-                                                                     __m256 mw, __m256 ma, __m256 mb,
-                                                                     const Q8ActGroup& x) {
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256 act_terms(const Q8ActGroup& x) {
+    const __m256 dx = _mm256_loadu_ps(x.d);
     if constexpr (W::kSixteen) {
         const __m256i ones = _mm256_set1_epi8(1), zero = _mm256_setzero_si256();
-        __m256i xk[4];
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) xk[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k));
-        // per-lane sums of each sub-block's activation quants, times the weights' offset, start the dots
-        const __m256i sa = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, ones, xk[0]), ones, xk[1]);
-        const __m256i sb = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, ones, xk[2]), ones, xk[3]);
-        __m256i da = zero, db = zero;
-        if constexpr (!W::kMin) {
-            da = _mm256_sub_epi32(zero, _mm256_slli_epi32(sa, W::kOffsetShift));
-            db = _mm256_sub_epi32(zero, _mm256_slli_epi32(sb, W::kOffsetShift));
-        }
-        da              = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(da, wk[0], xk[0]), wk[1], xk[1]);
-        db              = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(db, wk[2], xk[2]), wk[3], xk[3]);
-        const __m256 dx = _mm256_loadu_ps(x.d);
-        acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(da), _mm256_mul_ps(dw, dx), acc);
-        acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(db), _mm256_mul_ps(mw, dx), acc);
-        if constexpr (W::kMin) {  // Q2_K: each sub-block's minimum (ma, mb = -dmin * m) times its activation sum
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa), _mm256_mul_ps(ma, dx), acc);
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb), _mm256_mul_ps(mb, dx), acc);
-        }
-        return acc;
+        // lane 2j, 2j + 1: elements 0..3 + 8..11 and 4..7 + 12..15 of block j (registers 0, 1); of 16..31 (2, 3)
+        __m256i sa = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, ones, act_q(x, 0)), ones, act_q(x, 1));
+        __m256i sb = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, ones, act_q(x, 2)), ones, act_q(x, 3));
+        sa         = _mm256_add_epi32(sa, _mm256_shuffle_epi32(sa, 0xb1));  // both lanes of a pair: their sum
+        sb         = _mm256_add_epi32(sb, _mm256_shuffle_epi32(sb, 0xb1));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_blend_epi32(sa, sb, 0xaa)),
+                             W::kSubTerm == 1.0f ? dx : _mm256_mul_ps(dx, _mm256_set1_ps(W::kSubTerm)));
     } else {
         const __m256i off = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off));
-        __m256i dot       = W::init(off);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k)
-            dot = _mm256_dpbusd_epi32(dot, wk[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k)));
-        const __m256 dx = _mm256_loadu_ps(x.d);
-        acc             = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, dx), acc);
+        return _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(off), dx), _mm256_set1_ps(-1.0f / 128));
+    }
+}
+
+// acc += this group's contribution of one row (wk, dw, mw, ma) against activation group x, whose row-independent
+// terms are xt (act_terms). Four vpdpbusd leave block j's exact int32 dot (offset cancelled) in lanes 2j, 2j + 1;
+// one conversion and one FMA scale all four blocks. Formats with a minimum add m * dx * sum(quants) = mw * xt;
+// sixteen-element formats dot each block's two sub-blocks apart (dw, mw: their scales) and add their minimum or
+// offset, ma per sub-block, times xt.
+template <class W>
+SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc, const __m256i wk[4], __m256 dw,
+                                                                     __m256 mw, __m256 ma, __m256 xt,
+                                                                     const Q8ActGroup& x) {
+    if constexpr (W::kSixteen) {
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i da   = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, wk[0], act_q(x, 0)), wk[1], act_q(x, 1));
+        const __m256i db   = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(zero, wk[2], act_q(x, 2)), wk[3], act_q(x, 3));
+        const __m256 t     = _mm256_fmadd_ps(_mm256_cvtepi32_ps(da), dw, _mm256_mul_ps(_mm256_cvtepi32_ps(db), mw));
+        acc                = _mm256_fmadd_ps(t, _mm256_loadu_ps(x.d), acc);
+        return _mm256_fmadd_ps(ma, xt, acc);
+    } else {
+        __m256i dot;
         if constexpr (W::kMin)
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off),
-                                  _mm256_mul_ps(_mm256_mul_ps(mw, dx), _mm256_set1_ps(-1.0f / 128)), acc);
+            dot = _mm256_setzero_si256();  // init() is 0 for these formats: no offset load
+        else
+            dot = W::init(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.off)));
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) dot = _mm256_dpbusd_epi32(dot, wk[k], act_q(x, k));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(x.d)), acc);
+        if constexpr (W::kMin) acc = _mm256_fmadd_ps(mw, xt, acc);
         return acc;
     }
 }
@@ -430,9 +441,13 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
     constexpr int64_t kBlockBytes = W::kBlockBytes, kGroupBytes = kQ8ActGroup * W::kBlockBytes;
-    const int64_t full   = nb / kQ8ActGroup;
-    const uint8_t* ahead = row0 + kPrefetchRows * row_bytes;
+    const int64_t full    = nb / kQ8ActGroup;
+    const uint8_t* ahead  = row0 + kPrefetchRows * row_bytes;
+    constexpr bool kTerms = W::kSixteen || W::kMin;
     for (int64_t g = 0; g < full; ++g) {
+        __m256 xt[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) xt[v] = kTerms ? act_terms<W>(xv[v][g]) : _mm256_setzero_ps();
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const uint8_t* a = row0 + r * row_bytes + g * kGroupBytes;
@@ -442,21 +457,23 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
                 for (int64_t off = 0; off < kGroupBytes; off += 64) _mm_prefetch(p + off, _MM_HINT_T1);
             }
             __m256i wk[4];
-            __m256 dw, mw = _mm256_setzero_ps(), ma = mw, mb = mw;
+            __m256 dw, mw = _mm256_setzero_ps(), ma = mw;
             if constexpr (W::kSixteen)
-                W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw, ma,
-                             mb);
+                W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw, ma);
             else if constexpr (W::kSuper)  // super-blocks need not split into 8 equal 32-element parts (Q3_K, Q6_K)
                 W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw);
             else
                 W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, ma, mb, xv[v][g]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, ma, xt[v], xv[v][g]);
         }
     }
     if constexpr (W::kSuper) {
         // whole super-blocks: no short last group
     } else if (const int64_t rest = nb - full * kQ8ActGroup; rest > 0) {
+        __m256 xt[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) xt[v] = kTerms ? act_terms<W>(xv[v][full]) : _mm256_setzero_ps();
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const uint8_t* a = row0 + r * row_bytes + full * kGroupBytes;
@@ -466,7 +483,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             __m256 dw, mw = _mm256_setzero_ps();
             W::load(p[0], p[1], p[2], p[3], wk, dw, mw);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, mw, mw, xv[v][full]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, mw, xt[v], xv[v][full]);
         }
     }
 #pragma GCC unroll 8
