@@ -157,4 +157,42 @@ void compact_gemm_bf16act(float* y, int64_t ldy, const CompactMatrix& w, const u
 // True when this CPU decodes compact rows with vector instructions (AVX-512 VBMI2), not the scalar decoder.
 bool compact_decoder_vectorized();
 
+// ---- strict-subset storage (Cassandra's headline, paper Sec. 2.5) ----
+// A BF16 target matrix kept as two parts: the draft's own compact matrix (pruned and/or truncated, above) and the
+// rest of the target's bits. The draft's pass reads only its part; the target's pass reads both and gets its dense
+// rows back bit for bit. The draft then costs no memory beyond the target's.
+//   The rest has one stream per tile of kCompactTileRows rows, walked in step with the draft's: for each group g,
+//   the rest of each of the tile's rows in row order, namely
+//     [high bytes of the elements the draft does not store, in position order]
+//     [their low bytes, same order]
+//     [trunc_bits bit planes over the elements it stores: plane j = bit trunc_bits - 1 - j of each one's low byte,
+//      packed LSB-first, ceil(k / 8) bytes each]
+//   Each group's sizes follow from the draft's mask, so the rest has no header. kCompactPad zero bytes follow the
+//   streams, as for CompactMatrix.
+class CompactRest {
+public:
+    CompactRest() = default;
+    // dense: the target's (rows, cols) BF16 rows. draft: a BF16 compact matrix of the same shape whose stored
+    // elements are those rows' elements with their low trunc_bits cleared (its absent ones may be anything). Throws
+    // std::invalid_argument naming the first row that breaks this, so a mismatched pair is never stored.
+    static CompactRest encode(const CompactMatrix& draft, const void* dense, int64_t rows, int64_t cols);
+
+    int64_t tiles() const { return static_cast<int64_t>(m_offsets.size()) - 1; }
+    const uint8_t* tile(int64_t t) const { return m_data.data() + m_offsets[static_cast<size_t>(t)]; }
+    // Every byte one pass reads: the streams plus each tile's 8-byte offset (as CompactMatrix::bytes()).
+    uint64_t bytes() const { return m_offsets.back() + 8ull * static_cast<uint64_t>(tiles()); }
+
+private:
+    std::vector<uint64_t> m_offsets{0};
+    std::vector<uint8_t> m_data;
+};
+
+// Rows [r0, r1) of the target that draft + rest store, into dst as dense BF16 rows (2 * cols bytes each). Returns the
+// bytes of both parts that those rows' groups take. The fast one (AVX-512 VBMI2 for whole tiles) equals the _ref bit
+// for bit.
+uint64_t compact_rest_decode_rows_ref(void* dst, const CompactMatrix& draft, const CompactRest& rest, int64_t r0,
+                                      int64_t r1);
+uint64_t compact_rest_decode_rows(void* dst, const CompactMatrix& draft, const CompactRest& rest, int64_t r0,
+                                  int64_t r1);
+
 }  // namespace speculum::kernels

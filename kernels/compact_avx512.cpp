@@ -103,8 +103,11 @@ constexpr int64_t kTableSteps = 512;
 // One group's body at p with presence mask `mask` (k of its bits set): the stored values as 16-bit words in two
 // registers (A: word j = position 2j, B: position 2j + 1).
 // W: bits of each stored element's low byte (8 - trunc_bits): a byte, or a nibble (W >= 4) and W % 4 bit planes.
-template <int W, bool Sparse>
-SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p, uint64_t mask, int64_t k) {
+// Rest: also merge the target's rest of this group (CompactRest: the m absent elements whole, at `rest`, then the
+// 8 - W low bits of the stored ones as planes), so that A and B hold the target's words (rm: the absent positions).
+template <int W, bool Sparse, bool Rest = false>
+SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p, uint64_t mask, int64_t k,
+                                       const uint8_t* rest = nullptr, uint64_t rm = 0, int64_t m = 0) {
     constexpr bool kByte = W == 8, kNibble = W >= 4 && W < 8;
     constexpr int kPlanes = kByte ? 0 : W % 4, kTopBit = kNibble ? 3 : 7;
     const uint64_t kin = low_bits(k);
@@ -132,10 +135,25 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
             lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (kTopBit - j))));
         }
     }
+    if constexpr (Rest) {  // the truncated bits of the stored elements, bit 7 - W first
+        constexpr int T  = 8 - W;
+        const int64_t rb = (k + 7) >> 3;
+#pragma GCC unroll 7
+        for (int j = 0; j < T; ++j) {
+            const uint64_t bits = load_u64(rest + 2 * m + j * rb);  // may read past the planes: masked off
+            lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (T - 1 - j))));
+        }
+    }
     __m512i he = hi, le = lo;
     if (Sparse || mask != ~0ull) {
         he = _mm512_maskz_expand_epi8(mask, hi);
         le = _mm512_maskz_expand_epi8(mask, lo);
+    }
+    if constexpr (Rest) {
+        if (rm) {  // the absent elements, whole: high bytes, then low bytes
+            he = _mm512_mask_expand_epi8(he, rm, load_reg(rest));
+            le = _mm512_mask_expand_epi8(le, rm, load_reg(rest + m));
+        }
     }
     // Words of the even positions (le | he << 8) and of the odd ones (le >> 8 | he & 0xFF00): (a & c) | b.
     A = _mm512_ternarylogic_epi32(le, _mm512_slli_epi16(he, 8), _mm512_set1_epi16(0x00FF), 0xEC);
@@ -411,6 +429,48 @@ SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a,
     }
 }
 
+// Whole 8-row tiles [t0, t1) of a BF16 target kept as draft w + rest into out (dense rows), both streams walked in
+// step: each group's rest sizes follow from the draft's masks.
+template <int W, bool Sparse>
+SPECULUM_VBMI2 void rest_tiles16(uint8_t* out, const CompactMatrix& w, const CompactRest& rest, int64_t t0, int64_t t1,
+                                 const WordIndex& wi) {
+    constexpr int R = kCompactTileRows, T = 8 - W;
+    const __m512i i0      = _mm512_load_si512(wi.idx[0]);
+    const __m512i i1      = _mm512_load_si512(wi.idx[1]);
+    const int64_t cols    = w.cols();
+    const uint64_t tail_m = full_mask(GgmlType::BF16, cols % kCompactGroup16);
+    uint64_t mask[R];
+    int64_t k[R];
+    const uint8_t* body[R];
+    for (int64_t t = t0; t < t1; ++t, out += static_cast<uint64_t>(R) * 2 * static_cast<uint64_t>(cols)) {
+        const uint8_t* p = w.tile(t);
+        const uint8_t* q = rest.tile(t);
+        for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
+            const int64_t n   = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
+            const uint64_t fm = n == 64 ? ~0ull : tail_m;
+            p                 = step16<W, Sparse, R>(p, R, 0, fm, mask, k, body);
+            for (int r = 0; r < R; ++r) {
+                const int64_t m    = n - k[r];
+                const uint8_t* own = q;
+                q += static_cast<uint64_t>(2 * m + T * ((k[r] + 7) >> 3));
+                __m512i A, B;
+                group_words<W, Sparse, true>(A, B, body[r], mask[r], k[r], own, fm & ~mask[r], m);
+                const __m512i lo = _mm512_permutex2var_epi16(A, i0, B), hi = _mm512_permutex2var_epi16(A, i1, B);
+                uint8_t* o = out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0;
+                if (n == 64) {
+                    _mm512_storeu_si512(o, lo);
+                    _mm512_storeu_si512(o + 64, hi);
+                } else {
+                    const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
+                    const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
+                    _mm512_mask_storeu_epi16(o, m0, lo);
+                    _mm512_mask_storeu_epi16(o + 64, m1, hi);
+                }
+            }
+        }
+    }
+}
+
 template <int W, bool Sparse>
 SPECULUM_VBMI2 void rows16(uint8_t* out, const CompactMatrix& w, int64_t r0, int64_t r1) {
     static const WordIndex bf16 = word_index(GgmlType::BF16), f16 = word_index(GgmlType::F16);
@@ -603,6 +663,18 @@ bool compact_decode_rows_avx512(void* dst, const CompactMatrix& w, int64_t r0, i
     else
         rows16_w<false>(out, w, r0, r1);
     return true;
+}
+
+void compact_rest_decode_tiles_avx512(uint8_t* out, const CompactMatrix& w, const CompactRest& rest, int64_t t0,
+                                      int64_t t1) {
+    static const WordIndex bf16 = word_index(GgmlType::BF16);
+    const WordIndex* wi         = &bf16;
+    with_1_to_8(low_width(w.format()), [&](auto lw) {
+        if (w.format().sparse)
+            rest_tiles16<decltype(lw)::value, true>(out, w, rest, t0, t1, *wi);
+        else
+            rest_tiles16<decltype(lw)::value, false>(out, w, rest, t0, t1, *wi);
+    });
 }
 
 void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,

@@ -104,6 +104,9 @@ void compact_gemm_bf16act_avx512(float* y, int64_t ldy, const CompactMatrix& w, 
                                  int64_t r0, int64_t r1);
 void compact_gemm_q8act_avx512(float* y, int64_t ldy, const CompactMatrix& w, const void* xq, int64_t n, int64_t r0,
                                int64_t r1);
+// Whole 8-row tiles [t0, t1) of a BF16 target kept as draft w + rest (CompactRest) into dense rows.
+void compact_rest_decode_tiles_avx512(uint8_t* out, const CompactMatrix& w, const CompactRest& rest, int64_t t0,
+                                      int64_t t1);
 // compact_pack_bf16act for `groups` whole 64-element groups of one vector: the same words bit for bit.
 void compact_pack_bf16act_avx512(uint16_t* xp, const float* x, int64_t groups);
 

@@ -158,4 +158,52 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     return d;
 }
 
+SplitTarget split_target(const model::Model& target, const SelfDraft& draft, const ProgressFn& progress,
+                         const CancelToken& cancel) {
+    const model::Hparams& hp      = target.hparams();
+    model::ModelWeights w         = target.weights();  // views of the target's tensors
+    const model::ModelWeights& dw = draft.model.weights();
+    if (dw.layers.size() != w.layers.size())
+        throw std::invalid_argument("split_target: the draft has " + std::to_string(dw.layers.size()) +
+                                    " layers, the target " + std::to_string(w.layers.size()));
+    SplitTarget out{.model = target};
+    const size_t n_total = 1 + 7 * size_t(hp.n_layer);
+    size_t done          = 0;
+    auto split           = [&](model::WeightView& tv, const model::WeightView& dv, const std::string& name) {
+        cancel.throw_if_cancelled();
+        report(progress, double(done++) / double(n_total), name);
+        if (!dv.compact || dv.rest || dv.compact->format().dense != kernels::GgmlType::BF16) return;
+        try {
+            const model::WeightView v = model::make_split_view(dv.compact, tv);
+            out.bytes_dense += tv.n_bytes();
+            out.bytes_split += v.n_bytes();
+            out.bytes_draft += dv.compact->bytes();
+            ++out.n_split;
+            tv = v;
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument("split_target: " + name + ": " + e.what());
+        }
+    };
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        model::LayerWeights& L       = w.layers[size_t(il)];
+        const model::LayerWeights& D = dw.layers[size_t(il)];
+        const std::string p          = "blk." + std::to_string(il) + ".";
+        split(L.wq, D.wq, p + "attn_q.weight");
+        split(L.wk, D.wk, p + "attn_k.weight");
+        split(L.wv, D.wv, p + "attn_v.weight");
+        split(L.wo, D.wo, p + "attn_output.weight");
+        split(L.w_gate, D.w_gate, p + "ffn_gate.weight");
+        split(L.w_up, D.w_up, p + "ffn_up.weight");
+        split(L.w_down, D.w_down, p + "ffn_down.weight");
+    }
+    split(w.output, dw.output, "output.weight");
+    if (out.n_split == 0)
+        throw std::invalid_argument(
+            "split_target: the draft keeps no matrix in a compact bf16 form (it needs pruning or weight truncation "
+            "of a bf16 target, compact storage)");
+    out.model = model::Model::from_weights(hp, std::move(w), target.name() + " [split with its draft]");
+    report(progress, 1.0, "split");
+    return out;
+}
+
 }  // namespace speculum::drafts

@@ -58,4 +58,20 @@ struct SelfDraft {
 SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, const ActivationNorms* norms = nullptr,
                            const ProgressFn& progress = {}, const CancelToken& cancel = {});
 
+// Strict-subset storage (Cassandra's headline): the target with every matrix the draft keeps in a compact BF16 form
+// (pruned and/or truncated toward zero) stored as the draft's own compact matrix, shared with `draft`, plus the rest
+// of the target's bits (model::make_split_view). Its passes decode both parts to the target's rows and give the
+// target's logits bit for bit; the draft then costs no weight memory beyond the target. Other matrices stay views
+// of the target's. Throws std::invalid_argument naming the matrix when the draft has no compact BF16 matrix derived
+// from a BF16 target (an F16 or quantized target, or rounding to nearest). Progress per matrix; cancel between.
+struct SplitTarget {
+    model::Model model;
+    uint64_t bytes_split = 0;  // weight bytes of the split matrices (the draft's parts and the rests)
+    uint64_t bytes_dense = 0;  // the same matrices stored dense in the target
+    uint64_t bytes_draft = 0;  // the draft's compact matrices among them (stored once, in both models)
+    int32_t n_split      = 0;  // matrices stored split
+};
+SplitTarget split_target(const model::Model& target, const SelfDraft& draft, const ProgressFn& progress = {},
+                         const CancelToken& cancel = {});
+
 }  // namespace speculum::drafts

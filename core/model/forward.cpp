@@ -237,6 +237,10 @@ void blas_tiles(float* y, int64_t ldy, const WeightView& w, const float* x, int3
 InferenceContext::RowKernel InferenceContext::row_kernel(const WeightView& w, int32_t n) const {
     if (m_cfg.path == ForwardPath::reference) return RowKernel::none;
     const bool int8 = m_cfg.int8_activations;
+    if (w.rest) {  // a strict-subset target: the dense BF16 kernel's choice, on rows decoded per tile
+        if (int8 && kernels::gemm_bf16act_available()) return RowKernel::split_bf16act;
+        return n < kBlasMinBatch ? RowKernel::split_f32 : RowKernel::none;
+    }
     if (w.compact) {
         if (int8 && kernels::gemm_prefers_q8act(w.type)) return RowKernel::compact_q8act;  // every batch size
         // BF16 rows below prompt size, where this CPU runs it faster (compact_bf16act_preferred: sparse rows on AMD):
@@ -270,6 +274,7 @@ void InferenceContext::prepare_activations(RowKernel k, const float* x, int32_t 
             kernels::quantize_q8act(m_q8act.data(), x, n, cols);
             break;
         case RowKernel::bf16act:
+        case RowKernel::split_bf16act:
             m_bf16act.resize(nn * static_cast<size_t>(cols));
             kernels::round_bf16act(m_bf16act.data(), x, n, cols);
             break;
@@ -279,6 +284,7 @@ void InferenceContext::prepare_activations(RowKernel k, const float* x, int32_t 
             break;
         case RowKernel::f32:
         case RowKernel::compact_f32:
+        case RowKernel::split_f32:
         case RowKernel::none:
             break;
     }
@@ -351,6 +357,27 @@ void InferenceContext::matmul_rows(RowKernel k, const MatmulJob& j, const float*
         case RowKernel::compact_f32:
             kernels::compact_gemm(y, ldy, *w.compact, x, n, r0, r1, compact_scratch(*w.compact));
             break;
+        case RowKernel::split_bf16act:
+        case RowKernel::split_f32: {
+            // A strict-subset target: each tile of rows is decoded (the draft's part and the rest) into scratch and
+            // multiplied by the dense BF16 kernel, tile by tile as the dense rows would be, so the results are the
+            // dense target's bit for bit.
+            uint8_t* buf = compact_scratch(*w.compact);
+            for (int64_t a = r0; a < r1; a += kDecodeTileRows) {
+                const int64_t b = std::min(r1, a + kDecodeTileRows);
+                kernels::compact_rest_decode_rows(buf, *w.compact, *w.rest, a, b);
+                if (k == RowKernel::split_bf16act)
+                    for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                        kernels::gemm_bf16act(y + i0 * ldy + a, ldy, buf,
+                                              m_bf16act.data() + static_cast<size_t>(i0) * w.cols, m, w.cols, 0, b - a);
+                    });
+                else if (n == 1)
+                    kernels::gemv(y + a, w.type, buf, x, w.cols, 0, b - a);
+                else
+                    kernels::gemm(y + a, ldy, w.type, buf, x, n, w.cols, 0, b - a);
+            }
+            break;
+        }
         case RowKernel::none:
             break;
     }
@@ -381,7 +408,7 @@ void InferenceContext::matmul_group(std::span<const MatmulJob> jobs, const float
     for (size_t j = 0; j < jobs.size(); ++j) {
         const WeightView& w = *jobs[j].w;
         first[j + 1]        = first[j] + (w.rows + kDecodeTileRows - 1) / kDecodeTileRows;
-        bytes += w.compact ? w.compact->bytes() : static_cast<uint64_t>(w.rows) * w.row_bytes();
+        bytes += w.n_bytes();
         rows += w.rows;
     }
     const uint64_t row_bytes = std::max<uint64_t>(1, bytes / static_cast<uint64_t>(std::max<int64_t>(1, rows)));
@@ -404,6 +431,12 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         return;
     }
     if (m_cfg.path == ForwardPath::reference) {
+        if (w.rest) {  // a strict-subset target: its dense rows, then the reference dot products
+            const std::vector<uint8_t> dense = dense_copy(w);
+            for (int32_t i = 0; i < n; ++i)
+                kernels::gemv_ref(y + i * ldy, w.type, dense.data(), x + i * w.cols, w.cols, 0, w.rows);
+            return;
+        }
         if (w.compact) {
             kernels::compact_gemm_ref(y, ldy, *w.compact, x, n, 0, w.rows, compact_scratch(*w.compact));
             return;
@@ -442,7 +475,10 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
         }
         thread_local std::vector<uint8_t> dense;  // the decoded rows of one tile
         dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
-        kernels::compact_decode_rows(dense.data(), *w.compact, r0, r1);
+        if (w.rest)
+            kernels::compact_rest_decode_rows(dense.data(), *w.compact, *w.rest, r0, r1);
+        else
+            kernels::compact_decode_rows(dense.data(), *w.compact, r0, r1);
         for (int64_t r = r0; r < r1; ++r)
             kernels::dequantize_row(&tile[(r - r0) * w.cols], w.type, &dense[(r - r0) * w.row_bytes()], w.cols);
     });

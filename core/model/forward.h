@@ -137,7 +137,18 @@ private:
     };
     static constexpr size_t kMaxGroup = 4;
     void matmul_group(std::span<const MatmulJob> jobs, const float* x, int32_t n);
-    enum class RowKernel : uint8_t { none, q8act_x8, q8act, bf16act, f32, compact_q8act, compact_bf16act, compact_f32 };
+    enum class RowKernel : uint8_t {
+        none,
+        q8act_x8,
+        q8act,
+        bf16act,
+        f32,
+        compact_q8act,
+        compact_bf16act,
+        compact_f32,
+        split_bf16act,  // strict-subset target views: decoded per tile, then the dense BF16 kernels
+        split_f32
+    };
     RowKernel row_kernel(const WeightView& w, int32_t n) const;
     void prepare_activations(RowKernel k, const float* x, int32_t n, int64_t cols);
     void matmul_rows(RowKernel k, const MatmulJob& j, const float* x, int32_t n, int64_t r0, int64_t r1);

@@ -54,9 +54,30 @@ WeightView make_compact_view(kernels::CompactMatrix m) {
     return v;
 }
 
+WeightView make_split_view(std::shared_ptr<const kernels::CompactMatrix> draft, const WeightView& dense) {
+    if (!draft) throw std::invalid_argument("make_split_view: no draft matrix");
+    if (dense.compact || dense.type != kernels::GgmlType::BF16)
+        throw std::invalid_argument(std::string("make_split_view: the target's matrix is ") +
+                                    (dense.compact ? "compact" : kernels::ggml_type_traits(dense.type)->name) +
+                                    ", not dense bf16");
+    auto rest = std::make_shared<const kernels::CompactRest>(
+        kernels::CompactRest::encode(*draft, dense.data, dense.rows, dense.cols));
+    WeightView v;
+    v.type       = kernels::GgmlType::BF16;
+    v.rows       = dense.rows;
+    v.cols       = dense.cols;
+    v.data       = rest->tile(0);
+    v.keep_alive = std::shared_ptr<const void>(rest, rest->tile(0));
+    v.compact    = std::move(draft);
+    v.rest       = std::move(rest);
+    return v;
+}
+
 std::vector<uint8_t> dense_copy(const WeightView& v) {
     std::vector<uint8_t> out(v.row_bytes() * static_cast<uint64_t>(v.rows));
-    if (v.compact)
+    if (v.rest)
+        kernels::compact_rest_decode_rows(out.data(), *v.compact, *v.rest, 0, v.rows);
+    else if (v.compact)
         kernels::compact_decode_rows(out.data(), *v.compact, 0, v.rows);
     else if (!out.empty())
         std::memcpy(out.data(), v.data, out.size());

@@ -30,17 +30,26 @@ struct WeightView {
     int64_t cols           = 0;
     std::shared_ptr<const void> keep_alive;
     std::shared_ptr<const kernels::CompactMatrix> compact;  // set for compact views
+    // Set with `compact` for a strict-subset target view (make_split_view): `compact` is then the draft's own matrix,
+    // shared with the draft, and this the rest of the target's bits. A pass decodes both to the dense BF16 rows.
+    std::shared_ptr<const kernels::CompactRest> rest;
 
     // Bytes of one dense row (a compact view: of one decoded row).
     uint64_t row_bytes() const { return kernels::ggml_row_size(type, static_cast<uint64_t>(cols)); }
     // Bytes one pass over the matrix reads.
-    uint64_t n_bytes() const { return compact ? compact->bytes() : row_bytes() * static_cast<uint64_t>(rows); }
+    uint64_t n_bytes() const {
+        return compact ? compact->bytes() + (rest ? rest->bytes() : 0) : row_bytes() * static_cast<uint64_t>(rows);
+    }
     const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + row_bytes() * r; }
     bool empty() const { return data == nullptr; }
 };
 
 // A view of a compact matrix (keeps it alive).
 WeightView make_compact_view(kernels::CompactMatrix m);
+// A strict-subset view of a BF16 target matrix: the draft's compact matrix (shared, not copied) and the rest of the
+// target's bits (CompactRest::encode of the target's view `dense`). Decodes to `dense`'s rows bit for bit; throws
+// std::invalid_argument when `draft` is not `dense` with bits left out.
+WeightView make_split_view(std::shared_ptr<const kernels::CompactMatrix> draft, const WeightView& dense);
 // The dense rows of v: its own bytes, or a compact view's decoded rows ((rows, cols) in v.type).
 std::vector<uint8_t> dense_copy(const WeightView& v);
 

@@ -347,3 +347,91 @@ TEST(CompactBf16Act, TheKernelChoiceFollowsTheCpuAndTheFormat) {
         CompactMatrix::encode(sparse_t0, pruned_matrix(GgmlType::BF16, 2, 64, 0.5, 0, 1).data(), 2, 64);
     EXPECT_EQ(compact_bf16act_chosen(m), compact_bf16act_available(m) && cpu_features().vendor == CpuVendor::amd);
 }
+
+// ---- strict-subset storage (CompactRest) ----
+
+namespace {
+// A BF16 target and its draft: about `prune` of the elements zeroed and the low `trunc` mantissa bits of the rest
+// cleared (toward zero, as Cassandra truncates), so the draft's stored bits are a prefix of the target's.
+struct SubsetPair {
+    std::vector<uint8_t> target, draft;
+};
+SubsetPair subset_pair(int64_t rows, int64_t cols, double prune, int trunc, uint32_t seed) {
+    SubsetPair p;
+    p.target = pruned_matrix(GgmlType::BF16, rows, cols, 0.0, 0, seed);
+    p.draft  = p.target;
+    std::mt19937 rng(seed + 1);
+    std::bernoulli_distribution drop(prune);
+    auto* d = reinterpret_cast<uint16_t*>(p.draft.data());
+    for (int64_t i = 0; i < rows * cols; ++i)
+        d[i] = drop(rng) ? uint16_t{0} : static_cast<uint16_t>(d[i] & ~((1u << trunc) - 1u));
+    return p;
+}
+}  // namespace
+
+// The draft's compact matrix plus the rest give the target's rows back bit for bit, at every ISA and over partial
+// tiles; the decoders read exactly both parts' bytes; and the two parts together cost what the target costs plus the
+// draft's masks (so the draft costs no memory of its own).
+TEST(CompactRest, DraftPlusRestGiveTheTargetBackAndCostOnlyTheMasks) {
+    const IsaCapGuard guard;
+    struct RestCase {
+        bool sparse;
+        int trunc;
+        double prune;
+        int64_t rows, cols;
+    };
+    for (const RestCase& c :
+         {RestCase{true, 4, 0.5, 24, 1024}, RestCase{true, 0, 0.5, 19, 200}, RestCase{false, 4, 0.0, 16, 256},
+          RestCase{false, 3, 0.0, 21, 77}, RestCase{true, 7, 0.9, 8, 128}, RestCase{true, 2, 0.25, 17, 320},
+          RestCase{true, 1, 0.0, 9, 64}, RestCase{true, 5, 1.0, 16, 192}}) {
+        SCOPED_TRACE("sparse " + std::to_string(c.sparse) + " t " + std::to_string(c.trunc) + " p " +
+                     std::to_string(c.prune) + " " + std::to_string(c.rows) + " x " + std::to_string(c.cols));
+        const SubsetPair p    = subset_pair(c.rows, c.cols, c.prune, c.trunc, 11);
+        const CompactFormat f = {GgmlType::BF16, c.sparse, c.trunc};
+        const CompactMatrix d = CompactMatrix::encode(f, p.draft.data(), c.rows, c.cols);
+        const CompactRest r   = CompactRest::encode(d, p.target.data(), c.rows, c.cols);
+        EXPECT_EQ(r.tiles(), d.tiles());
+        const uint64_t streams = d.bytes() + r.bytes() - 16u * uint64_t(d.tiles());
+        std::vector<uint8_t> ref(p.target.size(), 0xAB);
+        EXPECT_EQ(compact_rest_decode_rows_ref(ref.data(), d, r, 0, c.rows), streams);
+        EXPECT_EQ(ref, p.target);
+        for (KernelIsa isa : {KernelIsa::scalar, KernelIsa::avx512}) {
+            set_kernel_isa_cap(isa);
+            std::vector<uint8_t> fast(p.target.size(), 0xCD);
+            EXPECT_EQ(compact_rest_decode_rows(fast.data(), d, r, 0, c.rows), streams) << kernel_isa_name(isa);
+            EXPECT_EQ(fast, p.target) << kernel_isa_name(isa);
+            const int64_t a = std::min<int64_t>(3, c.rows - 1), b = std::min<int64_t>(c.rows, 17);
+            const uint64_t rb = 2 * static_cast<uint64_t>(c.cols);
+            std::vector<uint8_t> part(static_cast<size_t>(b - a) * rb);
+            compact_rest_decode_rows(part.data(), d, r, a, b);
+            EXPECT_EQ(0, std::memcmp(part.data(), p.target.data() + a * rb, part.size())) << kernel_isa_name(isa);
+        }
+        // Both parts: every target bit once, plus one mask bit per element when sparse, plus the rounding of the
+        // planes and nibbles to whole bytes per group (at most 1 + trunc bytes per group) and the tiles' offsets.
+        const int64_t groups = c.rows * ((c.cols + 63) / 64);
+        const uint64_t dense = p.target.size();
+        const uint64_t masks = c.sparse ? 8u * uint64_t(groups) : 0u;
+        const uint64_t slack = uint64_t(groups) * uint64_t(1 + c.trunc) + 16u * uint64_t(d.tiles());
+        EXPECT_GE(d.bytes() + r.bytes(), dense + masks);
+        EXPECT_LE(d.bytes() + r.bytes(), dense + masks + slack);
+    }
+}
+
+TEST(CompactRest, RefusesADraftThatIsNotTheTargetWithBitsLeftOut) {
+    const SubsetPair p    = subset_pair(16, 128, 0.5, 4, 3);
+    const CompactMatrix d = CompactMatrix::encode({GgmlType::BF16, true, 4}, p.draft.data(), 16, 128);
+    // Another target: the draft's stored bits are not a prefix of its bits.
+    const SubsetPair other = subset_pair(16, 128, 0.0, 0, 4);
+    EXPECT_THROW(CompactRest::encode(d, other.target.data(), 16, 128), std::invalid_argument);
+    // A shape that does not match, and rows that are not BF16.
+    EXPECT_THROW(CompactRest::encode(d, p.target.data(), 8, 128), std::invalid_argument);
+    const auto f16         = pruned_matrix(GgmlType::F16, 16, 128, 0.5, 0, 5);
+    const CompactMatrix dh = CompactMatrix::encode({GgmlType::F16, true, 0}, f16.data(), 16, 128);
+    EXPECT_THROW(CompactRest::encode(dh, f16.data(), 16, 128), std::invalid_argument);
+    // A rest used with another draft matrix.
+    const CompactRest r    = CompactRest::encode(d, p.target.data(), 16, 128);
+    const SubsetPair small = subset_pair(8, 128, 0.5, 4, 6);
+    const CompactMatrix d8 = CompactMatrix::encode({GgmlType::BF16, true, 4}, small.draft.data(), 8, 128);
+    std::vector<uint8_t> out(16 * 256);
+    EXPECT_THROW(compact_rest_decode_rows(out.data(), d8, r, 0, 8), std::invalid_argument);
+}
