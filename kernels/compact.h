@@ -165,8 +165,9 @@ bool compact_decoder_vectorized();
 //   the rest of each of the tile's rows in row order, namely
 //     [high bytes of the elements the draft does not store, in position order]
 //     [their low bytes, same order]
-//     [trunc_bits bit planes over the elements it stores: plane j = bit trunc_bits - 1 - j of each one's low byte,
-//      packed LSB-first, ceil(k / 8) bytes each]
+//     [the trunc_bits low bits of the elements it stores: when trunc_bits >= 4, bits 3..0 as nibbles (element c in
+//      byte c / 2, low nibble first, ceil(k / 2) bytes); then one bit plane per remaining bit, highest first
+//      (bits trunc_bits - 1 .. 4, or .. 0 below 4), packed LSB-first, ceil(k / 8) bytes each]
 //   Each group's sizes follow from the draft's mask, so the rest has no header. kCompactPad zero bytes follow the
 //   streams, as for CompactMatrix.
 class CompactRest {

@@ -135,12 +135,21 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
             lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (kTopBit - j))));
         }
     }
-    if constexpr (Rest) {  // the truncated bits of the stored elements, bit 7 - W first
-        constexpr int T  = 8 - W;
+    if constexpr (Rest) {  // the truncated bits of the stored elements: a nibble (T >= 4), then planes
+        constexpr int T = 8 - W, kRestPlanes = T >= 4 ? T - 4 : T;
+        const uint8_t* lb = rest + 2 * m;
+        if constexpr (T >= 4) {
+            // Word i = nibbles 2i (low) and 2i + 1 (high) of byte i -> bytes (n): (v | v << 4) & 0x0F0F. Bytes past
+            // the k stored ones are left out by the expand below.
+            const __m512i v = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lb)));
+            lo              = _mm512_or_si512(
+                             lo, _mm512_ternarylogic_epi32(v, _mm512_slli_epi16(v, 4), _mm512_set1_epi16(0x0F0F), 0xA8));
+            lb += (k + 1) >> 1;
+        }
         const int64_t rb = (k + 7) >> 3;
 #pragma GCC unroll 7
-        for (int j = 0; j < T; ++j) {
-            const uint64_t bits = load_u64(rest + 2 * m + j * rb);  // may read past the planes: masked off
+        for (int j = 0; j < kRestPlanes; ++j) {
+            const uint64_t bits = load_u64(lb + j * rb);  // may read past the planes: masked off
             lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (T - 1 - j))));
         }
     }
@@ -434,7 +443,7 @@ SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a,
 template <int W, bool Sparse>
 SPECULUM_VBMI2 void rest_tiles16(uint8_t* out, const CompactMatrix& w, const CompactRest& rest, int64_t t0, int64_t t1,
                                  const WordIndex& wi) {
-    constexpr int R = kCompactTileRows, T = 8 - W;
+    constexpr int R = kCompactTileRows, T = 8 - W, kPlanes = T >= 4 ? T - 4 : T;  // the rest's low-bit fields
     const __m512i i0      = _mm512_load_si512(wi.idx[0]);
     const __m512i i1      = _mm512_load_si512(wi.idx[1]);
     const int64_t cols    = w.cols();
@@ -452,7 +461,7 @@ SPECULUM_VBMI2 void rest_tiles16(uint8_t* out, const CompactMatrix& w, const Com
             for (int r = 0; r < R; ++r) {
                 const int64_t m    = n - k[r];
                 const uint8_t* own = q;
-                q += static_cast<uint64_t>(2 * m + T * ((k[r] + 7) >> 3));
+                q += static_cast<uint64_t>(2 * m + (T >= 4 ? (k[r] + 1) >> 1 : 0) + kPlanes * ((k[r] + 7) >> 3));
                 __m512i A, B;
                 group_words<W, Sparse, true>(A, B, body[r], mask[r], k[r], own, fm & ~mask[r], m);
                 const __m512i lo = _mm512_permutex2var_epi16(A, i0, B), hi = _mm512_permutex2var_epi16(A, i1, B);

@@ -40,10 +40,19 @@ void row_masks(const CompactMatrix& w, int64_t r, std::vector<uint64_t>& mask, s
     }
 }
 
-// Bytes of one row's rest in a group: the absent elements' two bytes, and trunc_bits planes over the stored ones.
+// The low-bit fields of the stored elements (compact.h): a nibble (bits 3..0) when trunc_bits >= 4, and planes for
+// the bits above it (or for all trunc_bits bits below 4).
+bool rest_nibble(int trunc_bits) {
+    return trunc_bits >= 4;
+}
+int rest_planes(int trunc_bits) {
+    return trunc_bits >= 4 ? trunc_bits - 4 : trunc_bits;
+}
+// Bytes of one row's rest in a group: the absent elements' two bytes, and the stored ones' low-bit fields.
 uint64_t rest_bytes(int trunc_bits, uint64_t mask, int64_t n) {
     const int64_t k = std::popcount(mask);
-    return static_cast<uint64_t>(2 * (n - k) + trunc_bits * ((k + 7) / 8));
+    return static_cast<uint64_t>(2 * (n - k) + (rest_nibble(trunc_bits) ? (k + 1) / 2 : 0) +
+                                 rest_planes(trunc_bits) * ((k + 7) / 8));
 }
 
 void check_pair(const char* who, const CompactMatrix& draft, const CompactRest& rest) {
@@ -82,8 +91,13 @@ uint64_t patch_rest_ref(uint8_t* dst, const CompactMatrix& draft, const CompactR
                     ++c;
                     continue;
                 }
-                for (int pl = 0; pl < tb; ++pl)
-                    v[e] |= static_cast<uint16_t>(((p[2 * m + pl * pb + s / 8] >> (s % 8)) & 1u) << (tb - 1 - pl));
+                const uint8_t* lb = p + 2 * m;  // the low-bit fields
+                if (rest_nibble(tb)) {
+                    v[e] |= static_cast<uint16_t>((lb[s / 2] >> (4 * (s % 2))) & 0xFu);
+                    lb += (k + 1) / 2;
+                }
+                for (int pl = 0; pl < rest_planes(tb); ++pl)
+                    v[e] |= static_cast<uint16_t>(((lb[pl * pb + s / 8] >> (s % 8)) & 1u) << (tb - 1 - pl));
                 ++s;
             }
             std::memcpy(dst + 2 * g * kCompactGroup16, v, static_cast<size_t>(2 * n));
@@ -135,8 +149,14 @@ CompactRest CompactRest::encode(const CompactMatrix& draft, const void* dense, i
                         ++c;
                         continue;
                     }
-                    for (int pl = 0; pl < tb; ++pl)
-                        out.m_data[at + 2 * m + static_cast<size_t>(pl * pb + s / 8)] |=
+                    size_t lb = at + 2 * m;  // the low-bit fields
+                    if (rest_nibble(tb)) {
+                        out.m_data[lb + static_cast<size_t>(s / 2)] |=
+                            static_cast<uint8_t>((v[e] & 0xFu) << (4 * (s % 2)));
+                        lb += static_cast<size_t>((k + 1) / 2);
+                    }
+                    for (int pl = 0; pl < rest_planes(tb); ++pl)
+                        out.m_data[lb + static_cast<size_t>(pl * pb + s / 8)] |=
                             static_cast<uint8_t>(((v[e] >> (tb - 1 - pl)) & 1u) << (s % 8));
                     ++s;
                 }

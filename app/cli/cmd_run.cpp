@@ -278,6 +278,11 @@ int cmd_run(int argc, char** argv) {
                           {"drafter", outcome.drafter},
                           {"target_memory", model::weight_memory_name(target.weight_memory())},
                           {"verifier_memory", model::weight_memory_name(tgt.verifying().weight_memory())}};
+    if (!outcome.verifier_note.empty())  // levels[0].strict_subset
+        report["strict_subset"] = {{"verifier", outcome.verifier_note},
+                                   {"split_bytes", outcome.split_bytes},
+                                   {"dense_bytes", outcome.split_dense_bytes},
+                                   {"draft_bytes", outcome.split_draft_bytes}};
     nlohmann::json runs = nlohmann::json::array();
     for (const session::PromptRun& pr : outcome.runs) {
         nlohmann::json one = pr.result;
@@ -286,6 +291,7 @@ int cmd_run(int argc, char** argv) {
         if (tgt.tokenizer) one["text"] = tgt.tokenizer->decode(pr.result.tokens);
         runs.push_back(one);
     }
+    if (!outcome.verifier_note.empty()) std::cout << "verifier: " << outcome.verifier_note << "\n";
     std::cout << "---- all prompts ----\n";
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline, tgt.verifier != nullptr);
     if (rs.passes > 1) {

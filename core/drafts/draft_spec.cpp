@@ -150,6 +150,15 @@ void DraftSpec::validate(int32_t n_layer) const {
     const bool transforms = prune != d.prune || weight_trunc_bits != 0 || kv_trunc_bits != 0 || kv_drop_ratio != 0.0f ||
                             weight_format != WeightFormat::same || exit_layer != -1 || !skip_attn.empty() ||
                             !skip_ffn.empty();
+    if (strict_subset && kind != DraftKind::self) bad("strict_subset", "applies only to kind \"self\"");
+    if (strict_subset && !compact) bad("strict_subset", "needs compact storage (compact true)");
+    if (strict_subset && prune.ratio <= 0.0f && weight_trunc_bits == 0)
+        bad("strict_subset", "needs pruning or weight truncation: the draft would store every bit of the target");
+    if (strict_subset && weight_trunc_bits > 0 && trunc_rounding != MantissaRounding::toward_zero)
+        bad("strict_subset", "needs trunc_rounding \"toward_zero\": a rounded weight is not the target's bits");
+    if (strict_subset && weight_format != WeightFormat::same && weight_format != WeightFormat::bf16)
+        bad("strict_subset", "needs the bf16 format (weight_format \"" + std::string(to_string(weight_format)) +
+                                 "\" re-encodes the weights)");
     if (kind != DraftKind::self && transforms)
         bad("kind", std::string("is \"") + to_string(kind) + "\": self-draft transforms (prune, truncation, format, " +
                         "KV, layer skip) apply only to kind \"self\"");
@@ -199,6 +208,7 @@ std::string DraftSpec::describe() const {
         parts.push_back(to_string(weight_format));
     if (weight_format != WeightFormat::same && !format_output) parts.back() += " (output kept)";
     if (!compact && (prune.ratio > 0.0f || weight_trunc_bits > 0)) parts.back() += " (dense copy)";
+    if (strict_subset) parts.push_back("strict subset of the target");
     if (kv_trunc_bits > 0) parts.push_back("kv t=" + std::to_string(kv_trunc_bits));
     if (kv_drop_ratio > 0.0f) parts.push_back("kv drop " + num(kv_drop_ratio * 100.0) + "%");
     if (exit_layer >= 0) parts.push_back("exit@" + std::to_string(exit_layer));
@@ -247,6 +257,7 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
         {"maxgram", mg},
         {"bigram_corpus", s.bigram_corpus},
     };
+    if (s.strict_subset) j["strict_subset"] = true;  // written only when set: older files and reports stay as they were
     if (s.kind == DraftKind::ngram || !(s.ngram == NgramSpec{})) to_json(j["ngram"], s.ngram);
     if (s.kind == DraftKind::mtp || s.mtp_layer != 0) j["mtp_layer"] = s.mtp_layer;
 }
@@ -371,6 +382,8 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
             read(v, key, r.format_output);
         else if (key == "compact")
             read(v, key, r.compact);
+        else if (key == "strict_subset")
+            read(v, key, r.strict_subset);
         else if (key == "kv_from_target")
             read(v, key, r.kv_from_target);
         else if (key == "exit_layer")

@@ -64,6 +64,11 @@ struct DraftSpec {
     // 16 - t bit values), so a pass reads only what the draft keeps; false = dense copies with the zeros and the
     // cleared bits stored (what the kernels read is then the dense size, and the compact size is only modeled).
     bool compact = true;
+    // Strict-subset storage (Cassandra's headline): the target verifies on a copy of itself stored as this draft's
+    // compact matrices plus the rest of its bits (drafts::split_target), so the draft costs no weight memory beyond
+    // the target. Needs a compact BF16 self-draft (pruning and/or truncation toward zero of a BF16 target) as the
+    // first level. The verifier's logits equal the target's bit for bit; its passes decode both parts.
+    bool strict_subset = false;
     // The draft reads the target's KV cache for committed tokens, through the KV transforms above (Cassandra's
     // selected, truncated view of the target's cache), and evaluates only what the target has not cached; false =
     // the draft computes and caches its own K/V for every token (catch-up passes with its own weights).

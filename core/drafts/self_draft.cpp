@@ -158,11 +158,11 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     return d;
 }
 
-SplitTarget split_target(const model::Model& target, const SelfDraft& draft, const ProgressFn& progress,
+SplitTarget split_target(const model::Model& target, const model::Model& draft, const ProgressFn& progress,
                          const CancelToken& cancel) {
     const model::Hparams& hp      = target.hparams();
     model::ModelWeights w         = target.weights();  // views of the target's tensors
-    const model::ModelWeights& dw = draft.model.weights();
+    const model::ModelWeights& dw = draft.weights();
     if (dw.layers.size() != w.layers.size())
         throw std::invalid_argument("split_target: the draft has " + std::to_string(dw.layers.size()) +
                                     " layers, the target " + std::to_string(w.layers.size()));

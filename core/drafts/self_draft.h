@@ -59,7 +59,8 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
                            const ProgressFn& progress = {}, const CancelToken& cancel = {});
 
 // Strict-subset storage (Cassandra's headline): the target with every matrix the draft keeps in a compact BF16 form
-// (pruned and/or truncated toward zero) stored as the draft's own compact matrix, shared with `draft`, plus the rest
+// (pruned and/or truncated toward zero) stored as the draft's own compact matrix, shared with `draft` (a self-draft's
+// model, SelfDraft::model), plus the rest
 // of the target's bits (model::make_split_view). Its passes decode both parts to the target's rows and give the
 // target's logits bit for bit; the draft then costs no weight memory beyond the target. Other matrices stay views
 // of the target's. Throws std::invalid_argument naming the matrix when the draft has no compact BF16 matrix derived
@@ -71,7 +72,7 @@ struct SplitTarget {
     uint64_t bytes_draft = 0;  // the draft's compact matrices among them (stored once, in both models)
     int32_t n_split      = 0;  // matrices stored split
 };
-SplitTarget split_target(const model::Model& target, const SelfDraft& draft, const ProgressFn& progress = {},
+SplitTarget split_target(const model::Model& target, const model::Model& draft, const ProgressFn& progress = {},
                          const CancelToken& cancel = {});
 
 }  // namespace speculum::drafts

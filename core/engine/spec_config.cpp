@@ -112,6 +112,9 @@ void SpecConfig::validate(int32_t n_layer) const {
             fail("levels[" + std::to_string(i) + "]",
                  std::string(levels[i].kind == drafts::DraftKind::maxgram ? "Max-Gram" : "an n-gram drafter") +
                      " has no model to review other drafts: it must be the last level");
+        if (levels[i].strict_subset && i > 0)
+            fail("levels[" + std::to_string(i) + "].strict_subset",
+                 "only the first level, the one the target verifies, can share the target's storage");
         // An MTP layer or an EAGLE-3 head drafts from the target's own states: only the level drafting for the
         // target, alone.
         if (drafts::reads_target_states(levels[i].kind) && (i > 0 || levels.size() > 1))

@@ -197,6 +197,11 @@ namespace {
 // any size, up to 7 rows in every ~24 went there (docs/performance.md, "Session 8"). A row's result does not
 // depend on the tile it is computed in, so this changes timing only.
 constexpr int64_t kDecodeTileRows = 8;
+// Rows a strict-subset target decodes per dense-kernel call (a multiple of kDecodeTileRows).
+#ifndef SPECULUM_SPLIT_CHUNK
+#define SPECULUM_SPLIT_CHUNK 32
+#endif
+constexpr int64_t kSplitChunkRows = SPECULUM_SPLIT_CHUNK;
 template <class Fn>
 void parallel_for_tiles(int64_t rows, int64_t grain, Fn&& fn) {
     const int64_t tiles = (rows + kDecodeTileRows - 1) / kDecodeTileRows;
@@ -362,9 +367,12 @@ void InferenceContext::matmul_rows(RowKernel k, const MatmulJob& j, const float*
             // A strict-subset target: each tile of rows is decoded (the draft's part and the rest) into scratch and
             // multiplied by the dense BF16 kernel, tile by tile as the dense rows would be, so the results are the
             // dense target's bit for bit.
-            uint8_t* buf = compact_scratch(*w.compact);
-            for (int64_t a = r0; a < r1; a += kDecodeTileRows) {
-                const int64_t b = std::min(r1, a + kDecodeTileRows);
+            const int64_t chunk = kSplitChunkRows;
+            thread_local std::vector<uint8_t> scratch;  // the decoded rows of one chunk (L2-resident)
+            scratch.resize(std::max<size_t>(scratch.size(), static_cast<size_t>(chunk) * w.row_bytes() + 64));
+            uint8_t* buf = scratch.data();
+            for (int64_t a = r0; a < r1; a += chunk) {
+                const int64_t b = std::min(r1, a + chunk);
                 kernels::compact_rest_decode_rows(buf, *w.compact, *w.rest, a, b);
                 if (k == RowKernel::split_bf16act)
                     for_token_chunks(n, [&](int32_t i0, int32_t m) {

@@ -4,6 +4,7 @@
 #include "core/data/dataset.h"
 #include "core/drafts/draft_bits.h"
 #include "core/drafts/model_drafter.h"
+#include "core/drafts/self_draft.h"
 #include "core/engine/cats.h"
 #include "core/engine/engine.h"
 #include "core/hw/cpu_load.h"
@@ -19,7 +20,8 @@ namespace speculum::session {
 using engine::SpecConfig;
 
 std::shared_ptr<engine::CompositeDrafter> make_draft_stack(const SpecConfig& cfg, const model::Model& target,
-                                                           const drafts::DrafterOptions& options) {
+                                                           const drafts::DrafterOptions& options,
+                                                           std::shared_ptr<drafts::Drafter>* first) {
     std::vector<engine::LevelMaterial> mats;
     drafts::DrafterOptions o = options;
     o.context                = cfg.context;
@@ -36,6 +38,7 @@ std::shared_ptr<engine::CompositeDrafter> make_draft_stack(const SpecConfig& cfg
             m.cost    = md->cost_model();
         }
         m.name = cfg.levels[i].name();
+        if (i == 0 && first) *first = m.drafter;
         mats.push_back(std::move(m));
     }
     return engine::build_draft_stack(cfg, mats);
@@ -118,8 +121,44 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
         dopts.progress = [&hooks](double f, const std::string& what) {
             hooks.progress(0.05 * f, "building the draft: " + what);
         };
-    const auto stack = make_draft_stack(cfg, tm, dopts);
-    out.drafter      = drafter_name(cfg, tm, *stack);
+    std::shared_ptr<drafts::Drafter> first;
+    const auto stack             = make_draft_stack(cfg, tm, dopts, &first);
+    out.drafter                  = drafter_name(cfg, tm, *stack);
+    const model::Model* verifier = target.verifier.get();
+    std::shared_ptr<const model::Model> split;  // levels[0].strict_subset: the target stored as the draft + the rest
+    if (cfg.levels.front().strict_subset) {
+        const std::string field = "levels[0].strict_subset";
+        if (verifier)
+            throw std::invalid_argument(field + ": the target already verifies on another copy (" +
+                                        target.verifier_note + "); use one of them");
+        const auto* md = dynamic_cast<const drafts::ModelDrafter*>(first.get());
+        if (!md) throw std::invalid_argument(field + ": the first level is not a self-draft of the target");
+        ProgressFn sp;
+        if (hooks.progress)
+            sp = [&hooks](double f, const std::string& what) {
+                hooks.progress(0.05 * f, "splitting the target with its draft: " + what);
+            };
+        drafts::SplitTarget st = [&] {
+            try {
+                return drafts::split_target(tm, md->model(), sp, hooks.cancel);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(field + ": " + e.what());
+            }
+        }();
+        auto mib = [](uint64_t b) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.1f MiB", double(b) / 1048576.0);
+            return std::string(buf);
+        };
+        out.split_bytes       = st.bytes_split;
+        out.split_dense_bytes = st.bytes_dense;
+        out.split_draft_bytes = st.bytes_draft;
+        out.verifier_note     = "the target stored as its draft's compact matrices plus the rest (" +
+                            std::to_string(st.n_split) + " matrices: " + mib(st.bytes_split) + " against " +
+                            mib(st.bytes_dense) + " dense + " + mib(st.bytes_draft) + " of draft)";
+        split    = std::make_shared<const model::Model>(std::move(st.model));
+        verifier = split.get();
+    }
     if (hooks.on_start) hooks.on_start(out.drafter, prompts);
 
     const double n             = double(prompts.size());
@@ -140,7 +179,7 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
             if (first && hooks.on_prompt) hooks.on_prompt(i, p);
             SpecConfig pc     = cfg;
             pc.max_new_tokens = p.max_new_tokens;
-            engine::SpecEngine eng(tm, pc, stack, target.verifier.get());
+            engine::SpecEngine eng(tm, pc, stack, verifier);
             engine::FunctionSink sink([&](const engine::TokenEvent& e) { hooks.on_token(i, e); });
             ProgressFn prog;
             const std::string where = (rep.max > 1 ? "pass " + std::to_string(pass + 1) + ", " : std::string()) +

@@ -24,8 +24,10 @@ namespace speculum::session {
 
 // Builds every level with drafts::make_drafter and assembles the stack (build_draft_stack). A level that reviews
 // in a cascade uses the drafter's own model and forward options (self-drafts, separate models).
+// first: set to the first level's drafter (the one the target verifies) when given.
 std::shared_ptr<engine::CompositeDrafter> make_draft_stack(const engine::SpecConfig& cfg, const model::Model& target,
-                                                           const drafts::DrafterOptions& options = {});
+                                                           const drafts::DrafterOptions& options   = {},
+                                                           std::shared_ptr<drafts::Drafter>* first = nullptr);
 
 struct RunPrompt {
     std::string id;  // dataset id, or "prompt"
@@ -87,11 +89,16 @@ struct RunOutcome {
     // Greedy runs with a baseline: the mean, over prompts, of the share of tokens equal to the target's own output
     // before the first difference (1 = lossless); nullopt when nothing was checked.
     std::optional<double> agreement;
+    // levels[0].strict_subset: what the verifier is (the target stored as the draft's part and the rest) and its
+    // bytes; empty otherwise.
+    std::string verifier_note;
+    uint64_t split_bytes = 0, split_dense_bytes = 0, split_draft_bytes = 0;
 };
 
 // Validates `cfg` against the target, resolves its prompts, builds the draft stack and decodes every prompt
-// (verifying on target.verifier when there is one), in as many passes as cfg.repeats asks for. Throws
-// std::invalid_argument naming the config field, or Cancelled once hooks.cancel fires.
+// (verifying on target.verifier when there is one, or on the target split with its draft for levels[0].strict_subset),
+// in as many passes as cfg.repeats asks for. Throws std::invalid_argument naming the config field, or Cancelled once
+// hooks.cancel fires.
 RunOutcome run(const engine::SpecConfig& cfg, const Target& target, const RunHooks& hooks = {});
 
 }  // namespace speculum::session

@@ -147,5 +147,40 @@ TEST(DraftSpec, Describe) {
     EXPECT_EQ(q.describe(), "mxfp4 + kv drop 25% + skip ffn {1,2}");
 }
 
+// Strict-subset storage: a round trip keeps it, files that leave it out read false, and each way to ask for it
+// where it cannot hold is refused by name (a config with it on levels[1] too: spec_config_test).
+TEST(DraftSpec, StrictSubsetRoundTripsAndIsRefusedWhereItCannotHold) {
+    DraftSpec s;
+    s.prune.ratio       = 0.5f;
+    s.weight_trunc_bits = 4;
+    s.strict_subset     = true;
+    EXPECT_NO_THROW(s.validate(8));
+    EXPECT_EQ(nlohmann::json::parse(nlohmann::json(s).dump()).get<DraftSpec>(), s);
+    EXPECT_NE(s.describe().find("strict subset"), std::string::npos);
+    EXPECT_FALSE(nlohmann::json(DraftSpec{}).contains("strict_subset"));  // written only when set
+    EXPECT_FALSE(nlohmann::json::parse("{}").get<DraftSpec>().strict_subset);
+    auto err = [&](auto mutate) {
+        DraftSpec d = s;
+        mutate(d);
+        return error_of([&] { d.validate(8); });
+    };
+    EXPECT_NE(err([](DraftSpec& d) { d.compact = false; }).find("draft.strict_subset needs compact storage"),
+              std::string::npos);
+    EXPECT_NE(err([](DraftSpec& d) { d.prune.ratio = 0.0f, d.weight_trunc_bits = 0; }).find("draft.strict_subset"),
+              std::string::npos);
+    EXPECT_NE(err([](DraftSpec& d) {
+                  d.trunc_rounding = MantissaRounding::nearest_even;
+              }).find("draft.strict_subset needs trunc_rounding \"toward_zero\""),
+              std::string::npos);
+    EXPECT_NE(err([](DraftSpec& d) {
+                  d.weight_format = WeightFormat::mxfp4, d.weight_trunc_bits = 0;
+              }).find("draft.strict_subset"),
+              std::string::npos);
+    EXPECT_NE(err([](DraftSpec& d) {
+                  d = DraftSpec{}, d.kind = DraftKind::maxgram, d.strict_subset = true;
+              }).find("draft.strict_subset applies only to kind \"self\""),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace speculum::drafts

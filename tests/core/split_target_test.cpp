@@ -6,6 +6,7 @@
 
 #include "core/drafts/model_drafter.h"
 #include "core/drafts/self_draft.h"
+#include "core/session/run.h"
 
 #include <gtest/gtest.h>
 
@@ -47,7 +48,7 @@ std::vector<float> passes(const model::Model& m, model::ContextConfig cfg) {
 TEST(SplitTarget, LogitsAreTheTargetsBitForBitAndTheDraftsMatricesAreShared) {
     const model::Model target     = model::make_synthetic_model(split_spec());
     const drafts::SelfDraft d     = drafts::build_self_draft(target, p5t4());
-    const drafts::SplitTarget st  = drafts::split_target(target, d);
+    const drafts::SplitTarget st  = drafts::split_target(target, d.model);
     const model::ModelWeights& sw = st.model.weights();
     const model::ModelWeights& dw = d.model.weights();
     EXPECT_GE(st.n_split, 7 * target.hparams().n_layer);
@@ -78,7 +79,7 @@ TEST(SplitTarget, LogitsAreTheTargetsBitForBitAndTheDraftsMatricesAreShared) {
 TEST(SplitTarget, AsTheVerifierItStaysLosslessAndAcceptsDrafts) {
     const model::Model target    = model::make_synthetic_model(split_spec());
     drafts::SelfDraft d          = drafts::build_self_draft(target, p5t4());
-    const drafts::SplitTarget st = drafts::split_target(target, d);
+    const drafts::SplitTarget st = drafts::split_target(target, d.model);
     const std::vector<int32_t> prompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
     const std::vector<int32_t> ref = greedy_reference(target, prompt, 32);
     drafts::ModelDrafterConfig dc{.context = exact_ctx(), .forward = d.forward, .name = "p5t4"};
@@ -101,7 +102,7 @@ TEST(SplitTarget, RefusesDraftsThatAreNotAStrictSubset) {
     drafts::DraftSpec nearest = p5t4();
     nearest.trunc_rounding    = kernels::MantissaRounding::nearest_even;
     try {
-        drafts::split_target(target, drafts::build_self_draft(target, nearest));
+        drafts::split_target(target, drafts::build_self_draft(target, nearest).model);
         FAIL() << "a rounded draft was split";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("blk.0.attn_q.weight"), std::string::npos) << e.what();
@@ -109,15 +110,51 @@ TEST(SplitTarget, RefusesDraftsThatAreNotAStrictSubset) {
     // No compact matrix: a layer-skipping draft, and a dense copy.
     drafts::DraftSpec skip;
     skip.skip_ffn = {1};
-    EXPECT_THROW(drafts::split_target(target, drafts::build_self_draft(target, skip)), std::invalid_argument);
+    EXPECT_THROW(drafts::split_target(target, drafts::build_self_draft(target, skip).model), std::invalid_argument);
     drafts::DraftSpec dense = p5t4();
     dense.compact           = false;
-    EXPECT_THROW(drafts::split_target(target, drafts::build_self_draft(target, dense)), std::invalid_argument);
+    EXPECT_THROW(drafts::split_target(target, drafts::build_self_draft(target, dense).model), std::invalid_argument);
     // An F16 target: its draft is converted to BF16, so it is not a subset of the target's bits.
     model::SyntheticSpec f16 = split_spec();
     f16.type                 = kernels::GgmlType::F16;
     const model::Model t16   = model::make_synthetic_model(f16);
-    EXPECT_THROW(drafts::split_target(t16, drafts::build_self_draft(t16, p5t4())), std::invalid_argument);
+    EXPECT_THROW(drafts::split_target(t16, drafts::build_self_draft(t16, p5t4()).model), std::invalid_argument);
+}
+
+// A config asks for it (levels[0].strict_subset): session::run verifies on the split target, says so with its
+// bytes, stays lossless against the dense target's own output, and refuses the flag on a later level.
+TEST(SplitTarget, SessionRunsVerifyOnTheSplitTargetWhenTheConfigAsks) {
+    session::Target t;
+    t.path  = "synthetic";
+    t.model = std::make_shared<const model::Model>(model::make_synthetic_model(split_spec()));
+    engine::SpecConfig c;
+    drafts::DraftSpec d           = p5t4();
+    d.strict_subset               = true;
+    c.levels                      = {d};
+    c.gamma                       = {4};
+    c.max_new_tokens              = 24;
+    c.context                     = exact_ctx();
+    c.prompt_ids                  = {5, 17, 3, 42, 17, 3, 42, 8, 60, 11};
+    const session::RunOutcome out = session::run(c, t);
+    // 2 layers x 7 matrices and the head (truncated: format_output)
+    EXPECT_NE(out.verifier_note.find("(15 matrices:"), std::string::npos) << out.verifier_note;
+    EXPECT_GT(out.split_bytes, out.split_dense_bytes);
+    EXPECT_GT(out.split_draft_bytes, 0u);
+    ASSERT_EQ(out.runs.size(), 1u);
+    EXPECT_EQ(out.runs[0].result.tokens, greedy_reference(*t.model, c.prompt_ids, 24));
+    EXPECT_GT(out.runs[0].result.stats.n_accepted, 0);
+    ASSERT_TRUE(out.agreement.has_value());
+    EXPECT_EQ(*out.agreement, 1.0);
+    // Only the first level can share the target's storage.
+    engine::SpecConfig two = c;
+    two.levels             = {p5t4(), d};
+    two.gamma              = {4, 2};
+    try {
+        session::run(two, t);
+        FAIL() << "strict_subset on levels[1] was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("levels[1].strict_subset"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
 //   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F]
-//                            [--batch] [--dense] [--f32] [--interleave] [--only] [--team-ab]
+//                            [--batch] [--dense] [--f32] [--interleave] [--only] [--team-ab] [--split]
 // --batch also times passes of n = 2..8 tokens (prune 0.5 + t 4, or prune 0.5 for q8_0; with --f32, its f32-activation
 // entry). --dense adds each draft
 // stored dense (compact false) for comparison. --f32 adds each compact draft again with f32 activations ("cmp-f32":
@@ -16,6 +16,9 @@
 // --interleave times that draft's passes the way a run interleaves them with the target's 5-token verification passes.
 // --team-ab times the target's decode step and 5-token pass and that draft's pass with the forward pass's regions on
 // the ThreadTeam and on oneTBB, alternated round by round (docs/performance.md, "Session 25").
+// --split times the target stored as that draft plus the rest of its bits (strict-subset storage,
+// drafts::split_target) against the dense target, alternated round by round: decode step and 5-token pass, and the
+// bytes of both storages (docs/performance.md, "Session 26").
 // --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's (compared with f32
 // activations).
 #include "core/drafts/self_draft.h"
@@ -84,7 +87,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     std::string type = "bf16";
     int threads = 2, rounds = 5, steps = 24, embd = 1024, ff = 2816;
-    bool batch = false, dense = false, interleave = false, only = false, f32 = false, team_ab = false;
+    bool batch = false, dense = false, interleave = false, only = false, f32 = false, team_ab = false, split = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--type" && i + 1 < argc)
@@ -111,12 +114,14 @@ int main(int argc, char** argv) {
             only = true;
         else if (a == "--team-ab")
             team_ab = true;
+        else if (a == "--split")
+            split = true;
         else {
             std::fprintf(
                 stderr,
                 "usage: %s [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F] [--batch] "
                 "[--dense] [--f32] "
-                "[--interleave] [--only] [--team-ab]\n",
+                "[--interleave] [--only] [--team-ab] [--split]\n",
                 argv[0]);
             return 2;
         }
@@ -248,6 +253,32 @@ int main(int argc, char** argv) {
             "\nThreadTeam / oneTBB regions, alternated, median of %d rounds: target step %.3f, target 5-token pass "
             "%.3f, draft pass %.3f; draft c: TBB %.3f, team %.3f\n",
             2 * rounds, median(ratio[0]), median(ratio[1]), median(ratio[2]), median(c[0]), median(c[1]));
+    }
+    if (split && spec.type == kernels::GgmlType::BF16) {
+        Entry* e = nullptr;
+        for (Entry& x : drafts)
+            if (x.compact && !x.f32 && x.prune == 0.5f && x.trunc == 4) e = &x;
+        const drafts::SplitTarget st = drafts::split_target(target, e->draft.model);
+        model::InferenceContext sctx(st.model, cc);
+        std::vector<double> ratio[2], ts[2], td[2];
+        for (int r = 0; r < 2 * rounds; ++r) {
+            double t[2][2];
+            for (int sp : {r % 2, 1 - r % 2}) {  // which goes first alternates too
+                model::InferenceContext& ctx = sp ? sctx : tctx;
+                t[sp][0]                     = time_passes(ctx, {}, steps, 1);
+                t[sp][1]                     = time_passes(ctx, {}, steps / 2, 5);
+            }
+            for (int k = 0; k < 2; ++k)
+                ratio[k].push_back(t[1][k] / t[0][k]), ts[k].push_back(t[1][k]), td[k].push_back(t[0][k]);
+        }
+        const double mib = 1048576.0;
+        std::printf(
+            "\nstrict-subset storage (prune 0.5 + t 4): %d matrices split, %.1f MiB against %.1f MiB dense + %.1f MiB "
+            "of draft (%.1f MiB saved)\nsplit / dense target, alternated, median of %d rounds: decode step %.3f "
+            "(%.3f ms / %.3f ms), 5-token pass %.3f (%.3f ms / %.3f ms)\n",
+            st.n_split, double(st.bytes_split) / mib, double(st.bytes_dense) / mib, double(st.bytes_draft) / mib,
+            double(st.bytes_dense + st.bytes_draft - st.bytes_split) / mib, 2 * rounds, median(ratio[0]),
+            median(ts[0]) * 1e3, median(td[0]) * 1e3, median(ratio[1]), median(ts[1]) * 1e3, median(td[1]) * 1e3);
     }
     if (batch) {
         Entry* e = nullptr;  // with --f32, the draft with f32 activations (the fused f32 kernel)

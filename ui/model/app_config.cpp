@@ -304,6 +304,7 @@ std::string describe_draft(const drafts::DraftSpec& d) {
             (d.prune.method == drafts::PruneMethod::wanda ? " wanda" : " magnitude"));
     if (d.weight_format == drafts::WeightFormat::mxfp4) add("mxfp4");
     if (d.weight_trunc_bits > 0) add(fmt("bf16 t=%g", d.weight_trunc_bits));
+    if (d.strict_subset) add("strict subset");
     if (d.kv_trunc_bits > 0) add(fmt("kv t=%g", d.kv_trunc_bits));
     if (d.kv_drop_ratio > 0) add(fmt("kv drop %.0f%%", d.kv_drop_ratio * 100));
     if (d.exit_layer >= 0) add(fmt("exit@%g", d.exit_layer));

@@ -96,6 +96,12 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     if (ImGui::Combo("prune method", &method, methods, 2)) d.prune.method = drafts::PruneMethod(method), changed = true;
     changed |= ImGui::SliderInt("weight trunc bits", &d.weight_trunc_bits, 0, 7);
     help_marker("BF16 mantissa bits dropped from every weight of the draft (Cassandra).");
+    changed |= ImGui::Checkbox("strict subset of the target", &d.strict_subset);
+    help_marker(
+        "Cassandra's strict-subset storage: the target verifies on a copy of itself kept as this draft's compact "
+        "weights plus the rest of its bits, so the draft costs no memory beyond the target. The verifier gives the "
+        "target's logits bit for bit, but each of its passes decodes both parts (slower on a CPU). Needs pruning or "
+        "truncation of a BF16 target.");
     changed |= ImGui::SliderInt("KV trunc bits", &d.kv_trunc_bits, 0, 7);
     changed |= ImGui::SliderFloat("KV drop ratio", &d.kv_drop_ratio, 0.0f, 0.95f, "%.2f");
     help_marker("KV selection: the fraction of each cached K/V vector's smallest values zeroed for the draft.");
