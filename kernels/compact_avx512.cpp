@@ -407,6 +407,20 @@ WordIndex word_index(GgmlType dense) {
     return wi;
 }
 
+// A group's words A / B stored as its n (<= 64) elements in natural order at o.
+SPECULUM_VBMI2_INLINE void store_words(uint8_t* o, __m512i A, __m512i B, __m512i i0, __m512i i1, int64_t n) {
+    const __m512i lo = _mm512_permutex2var_epi16(A, i0, B), hi = _mm512_permutex2var_epi16(A, i1, B);
+    if (n == 64) {
+        _mm512_storeu_si512(o, lo);
+        _mm512_storeu_si512(o + 64, hi);
+    } else {
+        const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
+        const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
+        _mm512_mask_storeu_epi16(o, m0, lo);
+        _mm512_mask_storeu_epi16(o + 64, m1, hi);
+    }
+}
+
 // Rows [a, a + R) of the tile of Rt rows at p into out (R dense rows of 2 * cols bytes).
 template <int W, bool Sparse, int R>
 SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a, int64_t cols, GgmlType dense,
@@ -423,17 +437,7 @@ SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a,
         for (int r = 0; r < R; ++r) {
             __m512i A, B;
             group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
-            const __m512i lo = _mm512_permutex2var_epi16(A, i0, B), hi = _mm512_permutex2var_epi16(A, i1, B);
-            uint8_t* o = out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0;
-            if (n == 64) {
-                _mm512_storeu_si512(o, lo);
-                _mm512_storeu_si512(o + 64, hi);
-            } else {
-                const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
-                const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
-                _mm512_mask_storeu_epi16(o, m0, lo);
-                _mm512_mask_storeu_epi16(o + 64, m1, hi);
-            }
+            store_words(out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0, A, B, i0, i1, n);
         }
     }
 }
@@ -464,17 +468,7 @@ SPECULUM_VBMI2 void rest_tiles16(uint8_t* out, const CompactMatrix& w, const Com
                 q += static_cast<uint64_t>(2 * m + (T >= 4 ? (k[r] + 1) >> 1 : 0) + kPlanes * ((k[r] + 7) >> 3));
                 __m512i A, B;
                 group_words<W, Sparse, true>(A, B, body[r], mask[r], k[r], own, fm & ~mask[r], m);
-                const __m512i lo = _mm512_permutex2var_epi16(A, i0, B), hi = _mm512_permutex2var_epi16(A, i1, B);
-                uint8_t* o = out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0;
-                if (n == 64) {
-                    _mm512_storeu_si512(o, lo);
-                    _mm512_storeu_si512(o + 64, hi);
-                } else {
-                    const __mmask32 m0 = n >= 32 ? ~0u : static_cast<__mmask32>(low_bits(n));
-                    const __mmask32 m1 = n <= 32 ? 0u : static_cast<__mmask32>(low_bits(n - 32));
-                    _mm512_mask_storeu_epi16(o, m0, lo);
-                    _mm512_mask_storeu_epi16(o + 64, m1, hi);
-                }
+                store_words(out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0, A, B, i0, i1, n);
             }
         }
     }

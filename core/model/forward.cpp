@@ -197,11 +197,8 @@ namespace {
 // any size, up to 7 rows in every ~24 went there (docs/performance.md, "Session 8"). A row's result does not
 // depend on the tile it is computed in, so this changes timing only.
 constexpr int64_t kDecodeTileRows = 8;
-// Rows a strict-subset target decodes per dense-kernel call (a multiple of kDecodeTileRows).
-#ifndef SPECULUM_SPLIT_CHUNK
-#define SPECULUM_SPLIT_CHUNK 32
-#endif
-constexpr int64_t kSplitChunkRows = SPECULUM_SPLIT_CHUNK;
+// Rows a strict-subset target decodes per dense-kernel call (a multiple of kDecodeTileRows; 8 measured the same).
+constexpr int64_t kSplitChunkRows = 32;
 template <class Fn>
 void parallel_for_tiles(int64_t rows, int64_t grain, Fn&& fn) {
     const int64_t tiles = (rows + kDecodeTileRows - 1) / kDecodeTileRows;
