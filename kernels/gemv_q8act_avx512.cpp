@@ -374,6 +374,21 @@ struct WQ2K : BlockFormat {
 
 // ---- group dots and row tiles ----
 
+// f(std::integral_constant<int, V>{}) for v in 1..4.
+template <class F>
+inline void with_1_to_4(int64_t v, F&& f) {
+    switch (v) {
+        case 1:
+            return f(std::integral_constant<int, 1>{});
+        case 2:
+            return f(std::integral_constant<int, 2>{});
+        case 3:
+            return f(std::integral_constant<int, 3>{});
+        default:
+            return f(std::integral_constant<int, 4>{});
+    }
+}
+
 // Register k of an activation group: elements 8k .. 8k + 7 of its four blocks.
 SPECULUM_VNNI inline __attribute__((always_inline)) __m256i act_q(const Q8ActGroup& x, int k) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k));
@@ -432,9 +447,17 @@ SPECULUM_VNNI inline __attribute__((always_inline)) __m256 dot_group(__m256 acc,
 }
 
 // R weight rows x NV activation vectors over a whole row. PF: issue the L2 prefetches kPrefetchRows ahead.
-template <class W, int R, int NV, bool PF>
+// Decoded super-block rows kept for the next groups of vectors (Cache): per row and activation group, the four
+// weight registers and the three scale vectors.
+struct DecodedGroup {
+    __m256i wk[4];
+    __m256 dw, mw, ma;
+};
+enum class Decoded { none, store, load };  // decode only; decode and keep in `cache`; read from `cache`
+
+template <class W, int R, int NV, bool PF, Decoded Cache = Decoded::none>
 SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row_bytes, const Q8ActGroup* const* xv,
-                        int64_t nb) {
+                        int64_t nb, DecodedGroup* cache = nullptr) {
     __m256 acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -458,12 +481,26 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
             }
             __m256i wk[4];
             __m256 dw, mw = _mm256_setzero_ps(), ma = mw;
-            if constexpr (W::kSixteen)
+            [[maybe_unused]] DecodedGroup* c = cache + g * R + r;
+            if constexpr (Cache == Decoded::load) {
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k) wk[k] = _mm256_load_si256(&c->wk[k]);
+                dw = _mm256_load_ps(reinterpret_cast<const float*>(&c->dw));
+                mw = _mm256_load_ps(reinterpret_cast<const float*>(&c->mw));
+                ma = _mm256_load_ps(reinterpret_cast<const float*>(&c->ma));
+            } else if constexpr (W::kSixteen)
                 W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw, ma);
             else if constexpr (W::kSuper)  // super-blocks need not split into 8 equal 32-element parts (Q3_K, Q6_K)
                 W::load_half(row0 + r * row_bytes + (g >> 1) * W::kSuperBytes, static_cast<int>(g & 1), wk, dw, mw);
             else
                 W::load(a, a + kBlockBytes, a + 2 * kBlockBytes, a + 3 * kBlockBytes, wk, dw, mw);
+            if constexpr (Cache == Decoded::store) {
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k) _mm256_store_si256(&c->wk[k], wk[k]);
+                _mm256_store_ps(reinterpret_cast<float*>(&c->dw), dw);
+                _mm256_store_ps(reinterpret_cast<float*>(&c->mw), mw);
+                _mm256_store_ps(reinterpret_cast<float*>(&c->ma), ma);
+            }
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) acc[r][v] = dot_group<W>(acc[r][v], wk, dw, mw, ma, xt[v], xv[v][g]);
         }
@@ -492,11 +529,40 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
         for (int v = 0; v < NV; ++v) y[v * ldy + r] = vnni::hsum(acc[r][v]);
 }
 
+// Super-block formats against more than one group of vectors: the first group of 4 keeps the decoded rows in a
+// scratch of 32 KiB (L1/L2) and the other groups read them, since the decode is most of a K-quant tile's work
+// (n = 8: 10-13 % less, docs/performance.md "Session 26"). Not inlined: its frame would otherwise make every
+// row_tile call probe the stack.
+template <int R>
+constexpr int64_t kCachedGroups = 32768 / (R * int64_t(sizeof(DecodedGroup)));
+template <class W, int R>
+SPECULUM_VNNI __attribute__((noinline)) void row_tile_cached(float* y, int64_t ldy, const uint8_t* rows,
+                                                             uint64_t row_bytes, const void* xq, int64_t n,
+                                                             int64_t cols) {
+    const int64_t nb = cols / kQ8ActBlock;
+    alignas(64) DecodedGroup cache[kCachedGroups<R> * R];
+    for (int64_t i = 0; i < n; i += 4) {
+        const int64_t nv = n - i < 4 ? n - i : 4;
+        const Q8ActGroup* xv[4];
+        for (int64_t k = 0; k < nv; ++k) xv[k] = q8act_vec(xq, i + k, cols);
+        float* yi = y + i * ldy;
+        if (i == 0)  // n > 4: a whole group of 4 first
+            tile<W, R, 4, true, Decoded::store>(yi, ldy, rows, row_bytes, xv, nb, cache);
+        else
+            with_1_to_4(nv, [&](auto c) {
+                tile<W, R, decltype(c)::value, false, Decoded::load>(yi, ldy, rows, row_bytes, xv, nb, cache);
+            });
+    }
+}
+
 // Rows [r, r + R) against all n vectors in groups of at most 4 (later groups find the rows in cache).
 template <class W, int R>
 SPECULUM_VNNI void row_tile(float* y, int64_t ldy, const uint8_t* rows, uint64_t row_bytes, const void* xq, int64_t n,
                             int64_t cols) {
     const int64_t nb = cols / kQ8ActBlock;
+    if constexpr (W::kSuper)
+        if (n > 4 && nb / kQ8ActGroup <= kCachedGroups<R>)
+            return row_tile_cached<W, R>(y, ldy, rows, row_bytes, xq, n, cols);
     for (int64_t i = 0; i < n; i += 4) {
         const int64_t nv = n - i < 4 ? n - i : 4;
         const Q8ActGroup* xv[4];
