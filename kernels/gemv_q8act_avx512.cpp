@@ -531,7 +531,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 
 // Super-block formats against more than one group of vectors: the first group of 4 keeps the decoded rows in a
 // scratch of 32 KiB (L1/L2) and the other groups read them, since the decode is most of a K-quant tile's work
-// (n = 8: 10-13 % less, docs/performance.md "Session 26"). Not inlined: its frame would otherwise make every
+// (n = 8: 4-12 % less, docs/performance.md "Session 26"). Not inlined: its frame would otherwise make every
 // row_tile call probe the stack.
 template <int R>
 constexpr int64_t kCachedGroups = 32768 / (R * int64_t(sizeof(DecodedGroup)));
