@@ -229,30 +229,6 @@ void for_vector_blocks(int64_t n, Fn&& fn) {
     if (i < n) fn(std::integral_constant<int, 1>{}, i);
 }
 
-// f(std::integral_constant<int, V>{}) for v in 1..8 (more counts as 8): a vector count, or the low-byte width of a
-// BF16 format (low_width: 8 = untruncated).
-template <class F>
-void with_1_to_8(int64_t v, F&& f) {
-    switch (v) {
-        case 1:
-            return f(std::integral_constant<int, 1>{});
-        case 2:
-            return f(std::integral_constant<int, 2>{});
-        case 3:
-            return f(std::integral_constant<int, 3>{});
-        case 4:
-            return f(std::integral_constant<int, 4>{});
-        case 5:
-            return f(std::integral_constant<int, 5>{});
-        case 6:
-            return f(std::integral_constant<int, 6>{});
-        case 7:
-            return f(std::integral_constant<int, 7>{});
-        default:
-            return f(std::integral_constant<int, 8>{});
-    }
-}
-
 // ---- fused GEMM: R rows x NV vectors (NV <= 3), all columns ----
 // Rows [a, a + R) of the tile of Rt rows at p; y rows from `row0`.
 template <int W, bool Sparse, bool F16, int R, int NV>
@@ -327,8 +303,8 @@ SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const 
 
 template <bool Sparse, bool F16>
 void gemm16_w(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0, int64_t r1) {
-    with_1_to_8(low_width(w.format()),
-                [&](auto wd) { gemm16<decltype(wd)::value, Sparse, F16>(y, ldy, w, x, n, r0, r1); });
+    with_count<8>(low_width(w.format()),
+                  [&](auto wd) { gemm16<decltype(wd)::value, Sparse, F16>(y, ldy, w, x, n, r0, r1); });
 }
 
 // ---- fused GEMM with BF16 activations: R rows x NV vectors (NV <= 8) ----
@@ -388,8 +364,8 @@ SPECULUM_VBMI2_BF16 void gemm_bf16act_w(float* y, int64_t ldy, const CompactMatr
 template <bool Sparse>
 void gemm_bf16act_sparse(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
                          int64_t r1) {
-    with_1_to_8(low_width(w.format()),
-                [&](auto wd) { gemm_bf16act_w<decltype(wd)::value, Sparse>(y, ldy, w, xp, n, r0, r1); });
+    with_count<8>(low_width(w.format()),
+                  [&](auto wd) { gemm_bf16act_w<decltype(wd)::value, Sparse>(y, ldy, w, xp, n, r0, r1); });
 }
 
 // ---- decoder to dense rows ----
@@ -672,7 +648,7 @@ void compact_rest_decode_tiles_avx512(uint8_t* out, const CompactMatrix& w, cons
                                       int64_t t1) {
     static const WordIndex bf16 = word_index(GgmlType::BF16);
     const WordIndex* wi         = &bf16;
-    with_1_to_8(low_width(w.format()), [&](auto lw) {
+    with_count<8>(low_width(w.format()), [&](auto lw) {
         if (w.format().sparse)
             rest_tiles16<decltype(lw)::value, true>(out, w, rest, t0, t1, *wi);
         else

@@ -4,8 +4,22 @@
 #include "kernels/ggml_types.h"
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 namespace speculum::kernels::detail {
+
+// f(std::integral_constant<int, V>{}) for V = v clamped to [1, Max]: a run-time count (vectors of a batch, the
+// low-byte width of a compact format) as the compile-time one a kernel template takes.
+template <int Max, int V = 1, class F>
+inline void with_count(int64_t v, F&& f) {
+    if constexpr (V == Max)
+        f(std::integral_constant<int, V>{});
+    else if (v <= V)
+        f(std::integral_constant<int, V>{});
+    else
+        with_count<Max, V + 1>(v, std::forward<F>(f));
+}
 
 constexpr int64_t kRefChunk = 256;  // elements dequantized at a time by the reference (multiple of all blocks)
 

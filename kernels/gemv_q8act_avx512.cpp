@@ -374,21 +374,6 @@ struct WQ2K : BlockFormat {
 
 // ---- group dots and row tiles ----
 
-// f(std::integral_constant<int, V>{}) for v in 1..4.
-template <class F>
-inline void with_1_to_4(int64_t v, F&& f) {
-    switch (v) {
-        case 1:
-            return f(std::integral_constant<int, 1>{});
-        case 2:
-            return f(std::integral_constant<int, 2>{});
-        case 3:
-            return f(std::integral_constant<int, 3>{});
-        default:
-            return f(std::integral_constant<int, 4>{});
-    }
-}
-
 // Register k of an activation group: elements 8k .. 8k + 7 of its four blocks.
 SPECULUM_VNNI inline __attribute__((always_inline)) __m256i act_q(const Q8ActGroup& x, int k) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * k));
@@ -549,7 +534,7 @@ SPECULUM_VNNI __attribute__((noinline)) void row_tile_cached(float* y, int64_t l
         if (i == 0)  // n > 4: a whole group of 4 first
             tile<W, R, 4, true, Decoded::store>(yi, ldy, rows, row_bytes, xv, nb, cache);
         else
-            with_1_to_4(nv, [&](auto c) {
+            with_count<4>(nv, [&](auto c) {
                 tile<W, R, decltype(c)::value, false, Decoded::load>(yi, ldy, rows, row_bytes, xv, nb, cache);
             });
     }
