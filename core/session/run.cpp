@@ -118,8 +118,9 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
     dopts.cancel = hooks.cancel;  // building a draft (pruning, loading a model) is part of the cancel latency
     if (tok) dopts.tokenize = [tok](const std::string& t) { return tok->encode(t, false, false); };
     if (hooks.progress)
-        dopts.progress = [&hooks](double f, const std::string& what) {
-            hooks.progress(0.05 * f, "building the draft: " + what);
+        dopts.progress = [&hooks, share = cfg.levels.front().strict_subset ? 0.025 : 0.05](double f,
+                                                                                           const std::string& what) {
+            hooks.progress(share * f, "building the draft: " + what);
         };
     std::shared_ptr<drafts::Drafter> first;
     const auto stack             = make_draft_stack(cfg, tm, dopts, &first);
@@ -136,7 +137,7 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
         ProgressFn sp;
         if (hooks.progress)
             sp = [&hooks](double f, const std::string& what) {
-                hooks.progress(0.05 * f, "splitting the target with its draft: " + what);
+                hooks.progress(0.025 + 0.025 * f, "splitting the target with its draft: " + what);
             };
         drafts::SplitTarget st = [&] {
             try {
