@@ -30,6 +30,9 @@ namespace {
 // for a decode step and faster for 4 tokens (docs/performance.md, "Session 20").
 constexpr int32_t kGemmAttentionMin       = 32;
 constexpr int32_t kGemmAttentionMinCached = 256;
+// Tokens per score block of the GEMM attention: the causal triangle above a block is skipped, and a block's scores
+// against a 4096-slot context take 1 MiB.
+constexpr int32_t kGemmAttentionRows = 64;
 
 // dot(a, b) over n floats with independent partial sums so the compiler can vectorize without -ffast-math.
 inline float dot(const float* a, const float* b, int32_t n) {
@@ -108,40 +111,57 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
 
     // Fast path, batches of kGemmAttentionMin+ tokens (prompts) or, without kernels::attend, over
     // kGemmAttentionMinCached+ cached slots (decode and verification in a long context), attending all cached slots:
-    // per query head, the scores of all n tokens against all n_past + n slots as one SGEMM, masked and soft-maxed row
-    // by row, then one SGEMM with the values. The masked half of a causal square is computed and discarded; the GEMMs
-    // still win by far over per-pair dot products (docs/performance.md, "Session 13").
+    // per query head and block of kGemmAttentionRows tokens, the scores against the slots the block may see as one
+    // SGEMM, masked and soft-maxed row by row, then one SGEMM with the values. Without a mask (causal) a block sees
+    // the n_past cached slots and the new ones up to its last token, so the masked triangle above the block is never
+    // computed; inside the block's square the masked entries are computed and discarded. The GEMMs win by far over
+    // per-pair dot products (docs/performance.md, "Session 13").
     const bool long_context = n_past >= kGemmAttentionMinCached && !kernels::attend_fast_available(hd);
     if (!sel && (n >= kGemmAttentionMin || long_context)) {
-        const int32_t m   = n_past + n;      // slots every row may see before masking
-        const int64_t ekv = hp.n_embd_kv();  // row stride of the cache
-        openblas_set_num_threads(1);         // BLAS runs inside TBB tasks
-        parallel_for(0, hp.n_head, 1, [&](int64_t h0, int64_t h1) {
-            thread_local std::vector<float> scores;  // (n, m)
-            scores.resize(static_cast<size_t>(n) * static_cast<size_t>(m));
-            for (int64_t h = h0; h < h1; ++h) {
-                const int64_t o = (h / group) * hd;  // KV head offset in a slot row
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, hd, 1.0f, &m_q[h * hd], static_cast<int>(e),
-                            m_kv.k(il, 0) + o, static_cast<int>(ekv), 0.0f, scores.data(), m);
-                for (int32_t i = 0; i < n; ++i) {
-                    float* row  = &scores[static_cast<size_t>(i) * m];
-                    float max_s = -std::numeric_limits<float>::infinity();
-                    for (int32_t s = 0; s < m; ++s) {
-                        const bool cached = s < n_past;
-                        const int32_t j   = s - n_past;
-                        const bool seen   = cached ? in_window(i, s)
-                                                   : (mask ? mask[static_cast<size_t>(i) * n + j] != 0 : j <= i) &&
-                                                       in_window(i, m_pos[j]);
-                        row[s]            = seen ? score(row[s]) : -std::numeric_limits<float>::infinity();
-                        max_s             = std::max(max_s, row[s]);
+        const int32_t m      = n_past + n;      // slots every row may see before masking
+        const int64_t ekv    = hp.n_embd_kv();  // row stride of the cache
+        const int32_t blocks = (n + kGemmAttentionRows - 1) / kGemmAttentionRows;
+        const bool plain     = !mask && !windowed && cap <= 0.0f;  // causal, no window, no soft-cap
+        openblas_set_num_threads(1);                               // BLAS runs inside TBB tasks
+        parallel_for(0, static_cast<int64_t>(hp.n_head) * blocks, 1, [&](int64_t item0, int64_t item1) {
+            thread_local std::vector<float> scores;  // (rows, mb)
+            scores.resize(static_cast<size_t>(std::min(n, kGemmAttentionRows)) * static_cast<size_t>(m));
+            for (int64_t item = item0; item < item1; ++item) {
+                const int64_t h    = item / blocks;
+                const int32_t i0   = static_cast<int32_t>(item % blocks) * kGemmAttentionRows;
+                const int32_t rows = std::min(kGemmAttentionRows, n - i0);
+                const int32_t mb   = mask ? m : n_past + i0 + rows;  // the slots the block's rows may see
+                const int64_t o    = (h / group) * hd;               // KV head offset in a slot row
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, mb, hd, 1.0f, &m_q[i0 * e + h * hd],
+                            static_cast<int>(e), m_kv.k(il, 0) + o, static_cast<int>(ekv), 0.0f, scores.data(), mb);
+                for (int32_t r = 0; r < rows; ++r) {
+                    const int32_t i = i0 + r;
+                    float* row      = &scores[static_cast<size_t>(r) * mb];
+                    // Causal rows see no slot past their own: those are zero weights, with no exp to take.
+                    const int32_t lim = mask ? mb : n_past + i + 1;
+                    float max_s       = -std::numeric_limits<float>::infinity();
+                    if (plain) {  // every slot below lim seen, scores only scaled: a loop the compiler vectorizes
+                        for (int32_t s = 0; s < lim; ++s) max_s = std::max(max_s, row[s] *= scale);
+                    } else {
+                        for (int32_t s = 0; s < lim; ++s) {
+                            const bool cached = s < n_past;
+                            const int32_t j   = s - n_past;
+                            const bool seen   = cached ? in_window(i, s)
+                                                       : (mask ? mask[static_cast<size_t>(i) * n + j] != 0 : j <= i) &&
+                                                           in_window(i, m_pos[j]);
+                            row[s]            = seen ? score(row[s]) : -std::numeric_limits<float>::infinity();
+                            max_s             = std::max(max_s, row[s]);
+                        }
                     }
                     float sum = 0.0f;
-                    for (int32_t s = 0; s < m; ++s) sum += (row[s] = std::exp(row[s] - max_s));
+                    for (int32_t s = 0; s < lim; ++s) sum += (row[s] = std::exp(row[s] - max_s));
                     const float inv = 1.0f / sum;
-                    for (int32_t s = 0; s < m; ++s) row[s] *= inv;
+                    for (int32_t s = 0; s < lim; ++s) row[s] *= inv;
+                    std::fill(row + lim, row + mb, 0.0f);
                 }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, m, 1.0f, scores.data(), m,
-                            m_kv.v(il, 0) + o, static_cast<int>(ekv), 0.0f, &m_attn[h * hd], static_cast<int>(e));
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, mb, 1.0f, scores.data(), mb,
+                            m_kv.v(il, 0) + o, static_cast<int>(ekv), 0.0f, &m_attn[i0 * e + h * hd],
+                            static_cast<int>(e));
             }
         });
         return;

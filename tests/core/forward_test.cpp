@@ -378,6 +378,40 @@ TEST(Forward, CostCountsWhatThePassReads) {
 
 // ---- long contexts and BF16 prompts ----
 
+// A batch of 150 tokens after 20 cached ones takes the GEMM attention in blocks of 64 query rows (the last one
+// partial), each seeing the cached slots and the new ones up to its last row. Every row matches the same tokens
+// decoded one at a time, without a mask (causal blocks, the triangle above each skipped) and with an explicit causal
+// mask (every block sees every slot); for plain GQA and for gemma2's windows and soft-caps. A block offset or slot
+// count off by one moves the logits O(1).
+TEST(Forward, GemmAttentionInRowBlocksMatchesDecode) {
+    for (const char* arch : {"llama", "gemma2"}) {
+        SCOPED_TRACE(arch);
+        const Model m           = make_synthetic_model(std::string(arch) == "llama" ? test::spec_gqa(GgmlType::F32)
+                                                                                    : test::spec_arch(arch, GgmlType::F32));
+        constexpr int32_t kPast = 20, kNew = 150;
+        std::vector<int32_t> toks;
+        for (int32_t i = 0; i < kPast + kNew; ++i) toks.push_back((i * 29 + 3) % m.hparams().n_vocab);
+        InferenceContext seq(m, {.n_ctx = 192, .n_batch = 1, .path = ForwardPath::fast});
+        std::vector<std::vector<float>> want;
+        for (int32_t i = 0; i < kPast + kNew; ++i) want.push_back(copy_of(seq.decode(toks[i], i)));
+        const std::vector<int32_t> past(toks.begin(), toks.begin() + kPast), fresh(toks.begin() + kPast, toks.end());
+        std::vector<int32_t> past_pos(kPast), pos(kNew);
+        for (int32_t i = 0; i < kPast; ++i) past_pos[i] = i;
+        for (int32_t i = 0; i < kNew; ++i) pos[i] = kPast + i;
+        std::vector<uint8_t> causal(static_cast<size_t>(kNew) * kNew, 0);
+        for (int32_t i = 0; i < kNew; ++i)
+            for (int32_t j = 0; j <= i; ++j) causal[static_cast<size_t>(i) * kNew + j] = 1;
+        for (bool with_mask : {false, true}) {
+            SCOPED_TRACE(with_mask ? "explicit causal mask" : "no mask");
+            InferenceContext ctx(m, {.n_ctx = 192, .n_batch = kNew, .path = ForwardPath::fast});
+            ctx.forward_batch(past, past_pos);
+            const LogitsView v = ctx.forward_batch(fresh, pos, with_mask ? causal : std::vector<uint8_t>{});
+            for (int32_t i = 0; i < kNew; ++i)
+                EXPECT_LT(rel_diff(v.row(i), want[static_cast<size_t>(kPast + i)]), kBatchVsSequentialTol) << i;
+        }
+    }
+}
+
 // Long contexts take the fast path's GEMM attention for every batch (decode and verification too, once 256 slots are
 // cached): against the reference path on a 300-token prompt, then a token tree, for plain GQA and for gemma2's
 // windows and soft-caps.
