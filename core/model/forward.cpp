@@ -8,6 +8,7 @@
 #include "core/thread_team.h"
 #include "kernels/compact.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_f16.h"
 #include "kernels/gemv.h"
 
 #include <cblas.h>
@@ -478,6 +479,21 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
                 kernels::gemm_bf16act(y + i0 * ldy + r0, ldy, dense.data(),
                                       m_bf16act.data() + static_cast<size_t>(i0) * w.cols, m, w.cols, 0, r1 - r0);
             });
+        });
+        return;
+    }
+    // F16 prompts on AVX-512: the F16 kernel (kernels/gemm_f16.h) on the rows as they are, or as a compact draft's
+    // task decodes them, in tasks of at least 32 rows, about four per thread; a task keeps a block of tokens in L2
+    // while its row tiles pass over them. A row's result does not depend on the task, so a compact draft computes
+    // what its dense copy does.
+    if (w.type == kernels::GgmlType::F16 && kernels::gemm_f16_available()) {
+        const int64_t tasks = 4 * static_cast<int64_t>(region_threads());
+        parallel_for_tiles(w.rows, std::max<int64_t>(32, (w.rows + tasks - 1) / tasks), [&](int64_t r0, int64_t r1) {
+            if (!w.compact) return kernels::gemm_f16(y, ldy, w.data, x, n, w.cols, r0, r1);
+            thread_local std::vector<uint8_t> dense;  // the decoded rows [r0, r1)
+            dense.resize(static_cast<size_t>(r1 - r0) * w.row_bytes());
+            kernels::compact_decode_rows(dense.data(), *w.compact, r0, r1);
+            kernels::gemm_f16(y + r0, ldy, dense.data(), x, n, w.cols, 0, r1 - r0);
         });
         return;
     }

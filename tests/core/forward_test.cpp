@@ -188,17 +188,21 @@ TEST(Forward, PrefillInChunksMatchesLastDecode) {
 }
 
 TEST(Forward, LargeBatchBlasPathEqualsSequentialDecode) {
-    // 64 tokens >= the SGEMM threshold, f32 activations: dequantized tiles times the activations through OpenBLAS
-    // (with int8 activations Q4_0 would take its integer kernel), and the GEMM attention of large batches; the
-    // sequential decode it is compared with keeps f32 activations too.
-    const Model m = make_synthetic_model(test::spec_odd_tied(GgmlType::Q4_0));
-    std::vector<int32_t> toks, pos;
-    for (int32_t i = 0; i < 64; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
-    const auto seq = decode_all(m, toks, ForwardPath::fast, {}, /*int8_activations=*/false);
-    InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast, .int8_activations = false});
-    LogitsView v = ctx.forward_batch(toks, pos);
-    for (int32_t i = 0; i < 64; ++i)
-        EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+    // 64 tokens >= the prompt threshold, f32 activations: for Q4_0, dequantized tiles times the activations through
+    // OpenBLAS (with int8 activations Q4_0 would take its integer kernel); for F16 on AVX-512, the F16 kernel
+    // (kernels/gemm_f16.h), else OpenBLAS too; both with the GEMM attention of large batches. The sequential decode
+    // they are compared with keeps f32 activations too.
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::F16}) {
+        SCOPED_TRACE(ggml_type_traits(t)->name);
+        const Model m = make_synthetic_model(test::spec_odd_tied(t));
+        std::vector<int32_t> toks, pos;
+        for (int32_t i = 0; i < 64; ++i) toks.push_back((i * 37 + 11) % m.hparams().n_vocab), pos.push_back(i);
+        const auto seq = decode_all(m, toks, ForwardPath::fast, {}, /*int8_activations=*/false);
+        InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 64, .path = ForwardPath::fast, .int8_activations = false});
+        LogitsView v = ctx.forward_batch(toks, pos);
+        for (int32_t i = 0; i < 64; ++i)
+            EXPECT_LT(rel_diff(v.row(i), seq[static_cast<size_t>(i)]), kBatchVsSequentialTol) << i;
+    }
 }
 
 TEST(Forward, ManyHeadsAttendTheirOwnKvHeads) {
