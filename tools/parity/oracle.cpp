@@ -9,7 +9,8 @@
 //                                            "\\n" for a newline), ADD = 1 adds the assistant prefix
 //   oracle bench    MODEL.gguf PP TG THREADS prompt and generation throughput (tokens/s), llama-bench style
 //   oracle set      IN.gguf OUT.gguf KEY VALUE   a copy with one string (or "true"/"false") key set
-//   oracle quantize IN.gguf OUT.gguf TYPE    every 2-D weight quantized to TYPE by ggml (q4_k, q2_k, iq4_xs, ...)
+//   oracle quantize IN.gguf OUT.gguf TYPE    every 2-D weight quantized to TYPE by ggml (q4_k, q2_k, iq4_xs, ...;
+//                                            q4_k_m: llama-quantize's Q4_K / Q6_K mix)
 #include "gguf.h"
 #include "llama.h"
 
@@ -216,7 +217,8 @@ static int cmd_bench(int argc, char** argv) {
 }
 
 // Every 2-D weight of IN quantized to TYPE by ggml's own quantizer (lm_ggml_quantize_chunk, no importance matrix: what
-// llama-quantize calls per tensor; the npm mirror ships no llama-quant.cpp, so there are no per-tensor type mixes).
+// llama-quantize calls per tensor; the npm mirror ships no llama-quant.cpp, so the one per-tensor mix, q4_k_m, follows
+// llama-quantize's rule as written below).
 static int cmd_quantize(int argc, char** argv) {
     if (argc < 5) return 1;
     static const struct {
@@ -229,7 +231,10 @@ static int cmd_quantize(int argc, char** argv) {
         {"q6_k", LM_GGML_TYPE_Q6_K}, {"iq4_nl", LM_GGML_TYPE_IQ4_NL}, {"iq4_xs", LM_GGML_TYPE_IQ4_XS},
         {"bf16", LM_GGML_TYPE_BF16}, {"f16", LM_GGML_TYPE_F16},
     };
-    lm_ggml_type type = LM_GGML_TYPE_COUNT;
+    // q4_k_m: llama-quantize's Q4_K_M mix, by its rule: Q6_K for output.weight and for attn_v / ffn_down of the
+    // layers use_more_bits picks (the first and last eighth, and every third between), Q4_K for the rest.
+    const bool q4_k_m = std::strcmp(argv[4], "q4_k_m") == 0;
+    lm_ggml_type type = q4_k_m ? LM_GGML_TYPE_Q4_K : LM_GGML_TYPE_COUNT;
     for (const auto& t : types)
         if (std::strcmp(t.name, argv[4]) == 0) type = t.type;
     if (type == LM_GGML_TYPE_COUNT) {
@@ -248,8 +253,23 @@ static int cmd_quantize(int argc, char** argv) {
     for (int64_t i = 0; i < lm_gguf_get_n_tensors(in); ++i) {
         const char* name    = lm_gguf_get_tensor_name(in, i);
         lm_ggml_tensor* src = lm_ggml_get_tensor(in_data, name);
-        const bool quantize = lm_ggml_n_dims(src) == 2 && src->ne[0] % lm_ggml_blck_size(type) == 0;
-        lm_ggml_tensor* dst = lm_ggml_new_tensor(meta, quantize ? type : src->type, lm_ggml_n_dims(src), src->ne);
+        lm_ggml_type t      = type;
+        if (q4_k_m) {
+            const std::string nm = name;
+            int layer            = -1;
+            std::sscanf(name, "blk.%d.", &layer);
+            const int64_t ka      = lm_gguf_find_key(in, "general.architecture");
+            const std::string key = std::string(ka >= 0 ? lm_gguf_get_val_str(in, ka) : "llama") + ".block_count";
+            const int64_t kb      = lm_gguf_find_key(in, key.c_str());
+            const int n_layer     = kb >= 0 ? (int)lm_gguf_get_val_u32(in, kb) : 0;
+            const bool more =
+                layer >= 0 && (layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2);
+            const bool widened =
+                nm.find("attn_v.weight") != std::string::npos || nm.find("ffn_down.weight") != std::string::npos;
+            if (nm == "output.weight" || (widened && more)) t = LM_GGML_TYPE_Q6_K;
+        }
+        const bool quantize = lm_ggml_n_dims(src) == 2 && src->ne[0] % lm_ggml_blck_size(t) == 0;
+        lm_ggml_tensor* dst = lm_ggml_new_tensor(meta, quantize ? t : src->type, lm_ggml_n_dims(src), src->ne);
         lm_ggml_set_name(dst, name);
         if (quantize) {
             const int64_t n = lm_ggml_nelements(src), rows = n / src->ne[0];
@@ -262,8 +282,8 @@ static int cmd_quantize(int argc, char** argv) {
                 std::fprintf(stderr, "oracle: %s: quantize from f16 or f32 only\n", name);
                 return 2;
             }
-            keep.emplace_back(lm_ggml_row_size(type, src->ne[0]) * rows);
-            lm_ggml_quantize_chunk(type, f32.data(), keep.back().data(), 0, rows, src->ne[0], nullptr);
+            keep.emplace_back(lm_ggml_row_size(t, src->ne[0]) * rows);
+            lm_ggml_quantize_chunk(t, f32.data(), keep.back().data(), 0, rows, src->ne[0], nullptr);
         } else {
             keep.emplace_back((const char*)src->data, (const char*)src->data + lm_ggml_nbytes(src));
         }
