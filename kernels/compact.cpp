@@ -352,7 +352,7 @@ uint64_t compact_decode_rows_ref(void* dst, const CompactMatrix& w, int64_t r0, 
 
 bool compact_decoder_vectorized() {
     const CpuFeatures& c = cpu_features();
-    return kernel_isa() >= KernelIsa::avx512 && c.avx512vbmi2;
+    return kernel_isa() >= KernelIsa::avx512 && c.avx512vbmi2 && c.avx512vbmi && c.gfni;
 }
 
 uint64_t compact_decode_rows(void* dst, const CompactMatrix& w, int64_t r0, int64_t r1) {

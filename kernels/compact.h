@@ -154,7 +154,8 @@ void compact_gemm_bf16act_ref(float* y, int64_t ldy, const CompactMatrix& w, con
 void compact_gemm_bf16act(float* y, int64_t ldy, const CompactMatrix& w, const uint16_t* xp, int64_t n, int64_t r0,
                           int64_t r1, void* scratch);
 
-// True when this CPU decodes compact rows with vector instructions (AVX-512 VBMI2), not the scalar decoder.
+// True when this CPU decodes compact rows with vector instructions (AVX-512 VBMI2, VBMI and GFNI), not the scalar
+// decoder.
 bool compact_decoder_vectorized();
 
 // ---- strict-subset storage (Cassandra's headline, paper Sec. 2.5) ----

@@ -16,15 +16,17 @@
 #include <cstring>
 #include <type_traits>
 
-#define SPECULUM_VBMI2 \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
-#define SPECULUM_VBMI2_INLINE                                                                                         \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c"), \
+#define SPECULUM_VBMI2     \
+    __attribute__((target( \
+        "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vbmi,gfni,avx512vnni,avx2,bmi,bmi2,popcnt,fma,f16c")))
+#define SPECULUM_VBMI2_INLINE                                                                                        \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vbmi,gfni,avx512vnni,avx2,bmi,bmi2," \
+                          "popcnt,fma,f16c"),                                                                        \
                    always_inline)) inline
 
-#define SPECULUM_VBMI2_BF16                                                                          \
-    __attribute__((                                                                                  \
-        target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vnni,avx512bf16,avx2,bmi,bmi2," \
+#define SPECULUM_VBMI2_BF16                                                                                          \
+    __attribute__((                                                                                                  \
+        target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512vbmi,gfni,avx512vnni,avx512bf16,avx2,bmi,bmi2," \
                "popcnt,fma,f16c")))
 
 namespace speculum::kernels::detail {
@@ -100,6 +102,39 @@ SPECULUM_VBMI2_INLINE const uint8_t* step16(const uint8_t* p, int Rt, int a, uin
 constexpr int kTableWords     = kCompactTileRows + 1;
 constexpr int64_t kTableSteps = 512;
 
+// Bit planes to bytes: planes j < P of a group at p (pb bytes each, LSB-first: bit e of a plane is element e) as
+// bytes whose bit (top - j) is element e's bit of plane j. vgf2p8affineqb transposes each qword's 8 x 8 bits: the
+// permute puts plane j's byte q at byte 7 - (top - j) of qword q (the matrix row of output bit top - j), and the
+// operand's byte e holds 1 << (e % 8), which picks column e % 8. No mask moves from scalar registers (two
+// kmovq per group made the plane formats the slowest compact drafts). Bytes past the group's k elements are garbage;
+// the caller's expand drops them.
+template <int P, int kTop>
+SPECULUM_VBMI2_INLINE __m512i plane_bytes(const uint8_t* p, int64_t pb) {
+    struct Tables {
+        alignas(64) uint8_t idx[64], bit[64];
+        uint64_t keep;
+    };
+    static constexpr Tables t = [] {
+        Tables x{};
+        x.keep = 0;
+        for (int e = 0; e < 64; ++e) x.bit[e] = static_cast<uint8_t>(1u << (e % 8));
+        for (int q = 0; q < 8; ++q)
+            for (int j = 0; j < P; ++j) {
+                const int b = 8 * q + 7 - kTop + j;
+                x.idx[b]    = static_cast<uint8_t>(8 * j + q);
+                x.keep |= 1ull << b;
+            }
+        return x;
+    }();
+    __m128i lo2 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));  // may read past the planes: dropped
+    if constexpr (P >= 2) lo2 = _mm_unpacklo_epi64(lo2, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + pb)));
+    __m512i src = _mm512_castsi128_si512(lo2);
+    if constexpr (P >= 3)
+        src = _mm512_inserti32x4(src, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2 * pb)), 1);
+    const __m512i m = _mm512_maskz_permutexvar_epi8(t.keep, _mm512_load_si512(t.idx), src);
+    return _mm512_gf2p8affine_epi64_epi8(_mm512_load_si512(t.bit), m, 0);
+}
+
 // One group's body at p with presence mask `mask` (k of its bits set): the stored values as 16-bit words in two
 // registers (A: word j = position 2j, B: position 2j + 1).
 // W: bits of each stored element's low byte (8 - trunc_bits): a byte, or a nibble (W >= 4) and W % 4 bit planes.
@@ -128,11 +163,10 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
                                                         _mm512_set1_epi16(static_cast<short>(0xF0F0)), 0xA8);
             p += nb;
         }
-        const int64_t pb = (k + 7) >> 3;
-#pragma GCC unroll 4
-        for (int j = 0; j < kPlanes; ++j, p += pb) {
-            const uint64_t bits = load_u64(p);  // may read past the group: masked off
-            lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (kTopBit - j))));
+        if constexpr (kPlanes > 0) {
+            const int64_t pb = (k + 7) >> 3;
+            lo               = _mm512_or_si512(lo, plane_bytes<kPlanes, kTopBit>(p, pb));
+            p += kPlanes * pb;
         }
     }
     if constexpr (Rest) {  // the truncated bits of the stored elements: a nibble (T >= 4), then planes

@@ -20,7 +20,8 @@ const CpuFeatures& cpu_features() {
         f.avx512dq    = __builtin_cpu_supports("avx512dq");
         f.avx512vnni  = __builtin_cpu_supports("avx512vnni");
         f.avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
-        // GCC 12 has no builtin name for F16C or AVX512-BF16: read cpuid directly.
+        f.avx512vbmi  = __builtin_cpu_supports("avx512vbmi");
+        // GCC 12 has no builtin name for F16C, GFNI or AVX512-BF16: read cpuid directly.
         unsigned a = 0, b = 0, c = 0, d = 0;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
         char vendor[13] = {};
@@ -30,6 +31,8 @@ const CpuFeatures& cpu_features() {
                                                               : CpuVendor::other;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
         f.f16c = (c >> 29) & 1u;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+        f.gfni = (c >> 8) & 1u;
         __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
         f.avx512bf16 = f.avx512f && ((a >> 5) & 1u);
 #endif
@@ -60,6 +63,8 @@ std::string cpu_features_string() {
     add(f.avx512vnni, "avx512vnni");
     add(f.avx512bf16, "avx512bf16");
     add(f.avx512vbmi2, "avx512vbmi2");
+    add(f.avx512vbmi, "avx512vbmi");
+    add(f.gfni, "gfni");
     return s.empty() ? "scalar" : s;
 }
 

@@ -19,6 +19,8 @@ struct CpuFeatures {
     bool avx512vnni  = false;             // vpdpbusd: u8 x s8 dot products into int32
     bool avx512bf16  = false;             // vdpbf16ps and bf16 conversions
     bool avx512vbmi2 = false;             // vpexpandb / vpcompressb (the compact draft formats' decoder)
+    bool avx512vbmi  = false;             // vpermb (the compact formats' bit planes)
+    bool gfni        = false;             // vgf2p8affineqb (the compact formats' bit planes: 8 x 8 bit transposes)
 };
 
 // Detected once at first call (cpuid); the result never changes during the process.

@@ -87,6 +87,7 @@ std::vector<Case> cases() {
         {{GgmlType::BF16, false, 6}, 0.0, 77},  {{GgmlType::BF16, true, 2}, 0.9, 128},
         {{GgmlType::F16, true, 0}, 0.3, 192},   {{GgmlType::Q8_0, true, 0}, 0.5, 512},
         {{GgmlType::Q8_0, true, 0}, 0.05, 96},  {{GgmlType::BF16, true, 4}, 0.0, 64},
+        {{GgmlType::BF16, true, 5}, 0.4, 192},  {{GgmlType::BF16, false, 1}, 0.0, 100},  // three planes
     };
 }
 
