@@ -22,7 +22,7 @@
 // exactly the elements whose bits are +0 (q = 0), so decoding gives back the dense input bit for bit.
 //
 // Two GEMM paths. 16-bit rows on AVX-512 VBMI2 take a fused kernel: each group is decoded in registers (vpexpandb,
-// shifts and merges; the encoder stores a group's elements in the order that leaves them in) and multiplied at
+// byte unpacks; the encoder stores a group's elements in the order that leaves them in) and multiplied at
 // once, eight rows interleaved; it accumulates the same 16-lane partial sums as the dense AVX-512 kernel (tests hold
 // it to kCompactFusedRelTol of sum |w x|), and Q8_0 rows against int8 activations take a fused VNNI kernel equal
 // to gemm_q8act on the decoded rows bit for bit. Every other case decodes a tile of rows into caller scratch (L1/L2-

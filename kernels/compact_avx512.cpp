@@ -1,6 +1,6 @@
 // AVX-512 VBMI2 kernels of the compact draft formats (compact.h, layout rules in compact_detail.h). vpexpandb scatters
-// a group's stored bytes to the positions its presence mask names; merging pairs the low and high bytes into
-// 16-bit values (shifts and a ternary merge, no shuffles), and for BF16 a shift or a mask widens them to f32, so a
+// a group's stored bytes to the positions its presence mask names; vpunpck{l,h}bw pair the low and high bytes into
+// 16-bit values, and for BF16 a shift or a mask widens them to f32, so a
 // 64-element group becomes four f32 vectors in the activations' natural order (the encoder stored the elements in that
 // unpack order). The fused GEMM multiplies them straight away (no scratch, weights read once for up to 8 vectors),
 // a tile's rows together: each step reads the rows' headers, then their bodies, in stream order (compact.h). Loads
@@ -135,8 +135,21 @@ SPECULUM_VBMI2_INLINE __m512i plane_bytes(const uint8_t* p, int64_t pb) {
     return _mm512_gf2p8affine_epi64_epi8(_mm512_load_si512(t.bit), m, 0);
 }
 
+// Nibble field to bytes: byte c of the result holds stored element c's nibble (byte c / 2 of p, low nibble first)
+// in bits kAt + 3..kAt, and in its other four bits the neighbouring nibble (the caller masks them off). vpmovzxdq
+// gives qword q the nibbles 8q..8q+7 (bits 4m..4m+3); vpmultishiftqb takes byte b of each qword from bit 4b - kAt
+// on, rotating within the qword (for b = 0, kAt = 4: bits 60..63, zero, then nibble 0). Reads 32 bytes at p; bytes
+// past the k stored elements are garbage, which the caller's expand drops.
+template <int kAt>
+SPECULUM_VBMI2_INLINE __m512i nibble_bytes(const uint8_t* p) {
+    constexpr uint64_t kIdx = kAt == 4 ? 0x1814100C0804003Cull : 0x1C1814100C080400ull;
+    static_assert(kAt == 0 || kAt == 4);
+    const __m512i v = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_multishift_epi64_epi8(_mm512_set1_epi64(static_cast<long long>(kIdx)), v);
+}
+
 // One group's body at p with presence mask `mask` (k of its bits set): the stored values as 16-bit words in two
-// registers (A: word j = position 2j, B: position 2j + 1).
+// registers (word 8 l + i of A: position 16 l + i; of B: position 16 l + 8 + i; i < 8).
 // W: bits of each stored element's low byte (8 - trunc_bits): a byte, or a nibble (W >= 4) and W % 4 bit planes.
 // Rest: also merge the target's rest of this group (CompactRest: the m absent elements whole, at `rest`, then the
 // 8 - W low bits of the stored ones as planes), so that A and B hold the target's words (rm: the absent positions).
@@ -145,7 +158,6 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
                                        const uint8_t* rest = nullptr, uint64_t rm = 0, int64_t m = 0) {
     constexpr bool kByte = W == 8, kNibble = W >= 4 && W < 8;
     constexpr int kPlanes = kByte ? 0 : W % 4, kTopBit = kNibble ? 3 : 7;
-    const uint64_t kin = low_bits(k);
     // Plain loads: the expand below takes only the first k bytes (the rest lie in the stream or its kCompactPad
     // tail), and a full group (k = 64) has no tail. Masked loads made the sparse Q8_0 kernel twice as slow on Zen 4.
     const __m512i hi = load_reg(p);
@@ -156,12 +168,8 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
     } else {
         lo = _mm512_setzero_si512();
         if constexpr (kNibble) {
-            const int64_t nb = (k + 1) >> 1;
-            // Word i = nibbles 2i (low) and 2i + 1 (high) of byte i -> bytes (n << 4): ((v << 4) | (v << 8)) & 0xF0F0.
-            const __m512i v = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-            lo              = _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 4), _mm512_slli_epi16(v, 8),
-                                                        _mm512_set1_epi16(static_cast<short>(0xF0F0)), 0xA8);
-            p += nb;
+            lo = _mm512_and_si512(nibble_bytes<4>(p), _mm512_set1_epi8(static_cast<char>(0xF0)));
+            p += (k + 1) >> 1;
         }
         if constexpr (kPlanes > 0) {
             const int64_t pb = (k + 7) >> 3;
@@ -172,20 +180,11 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
     if constexpr (Rest) {  // the truncated bits of the stored elements: a nibble (T >= 4), then planes
         constexpr int T = 8 - W, kRestPlanes = T >= 4 ? T - 4 : T;
         const uint8_t* lb = rest + 2 * m;
-        if constexpr (T >= 4) {
-            // Word i = nibbles 2i (low) and 2i + 1 (high) of byte i -> bytes (n): (v | v << 4) & 0x0F0F. Bytes past
-            // the k stored ones are left out by the expand below.
-            const __m512i v = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lb)));
-            lo              = _mm512_or_si512(
-                             lo, _mm512_ternarylogic_epi32(v, _mm512_slli_epi16(v, 4), _mm512_set1_epi16(0x0F0F), 0xA8));
+        if constexpr (T >= 4) {  // the nibble as bits 3..0: (lo | n) where lo's are 0
+            lo = _mm512_ternarylogic_epi32(lo, nibble_bytes<0>(lb), _mm512_set1_epi8(0x0F), 0xF8);
             lb += (k + 1) >> 1;
         }
-        const int64_t rb = (k + 7) >> 3;
-#pragma GCC unroll 7
-        for (int j = 0; j < kRestPlanes; ++j) {
-            const uint64_t bits = load_u64(lb + j * rb);  // may read past the planes: masked off
-            lo = _mm512_mask_add_epi8(lo, bits & kin, lo, _mm512_set1_epi8(static_cast<char>(1 << (T - 1 - j))));
-        }
+        if constexpr (kRestPlanes > 0) lo = _mm512_or_si512(lo, plane_bytes<kRestPlanes, T - 1>(lb, (k + 7) >> 3));
     }
     __m512i he = hi, le = lo;
     if (Sparse || mask != ~0ull) {
@@ -198,9 +197,9 @@ SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p,
             le = _mm512_mask_expand_epi8(le, rm, load_reg(rest + m));
         }
     }
-    // Words of the even positions (le | he << 8) and of the odd ones (le >> 8 | he & 0xFF00): (a & c) | b.
-    A = _mm512_ternarylogic_epi32(le, _mm512_slli_epi16(he, 8), _mm512_set1_epi16(0x00FF), 0xEC);
-    B = _mm512_ternarylogic_epi32(he, _mm512_srli_epi16(le, 8), _mm512_set1_epi16(static_cast<short>(0xFF00)), 0xEC);
+    // Words (le | he << 8) of positions 16 l + i (A) and 16 l + 8 + i (B), i < 8, in 128-bit lane l.
+    A = _mm512_unpacklo_epi8(le, he);
+    B = _mm512_unpackhi_epi8(le, he);
 }
 
 // Software prefetch of tile t's stream. A pass of fewer rows than the tile (batched passes) walks it once per pass,
@@ -410,9 +409,9 @@ struct WordIndex {
 WordIndex word_index(GgmlType dense) {
     WordIndex wi{};
     const auto& perm = group_perm(dense);
-    for (int p = 0; p < 64; ++p) {  // position p is word p / 2 of A (even p) or of B (odd p)
+    for (int p = 0; p < 64; ++p) {  // position p = 16 l + 8 h + i is word 8 l + i of A (h = 0) or of B (h = 1)
         const int e            = perm[size_t(p)];
-        wi.idx[e / 32][e % 32] = static_cast<uint16_t>(32 * (p % 2) + p / 2);
+        wi.idx[e / 32][e % 32] = static_cast<uint16_t>(32 * ((p / 8) % 2) + 8 * (p / 16) + p % 8);
     }
     return wi;
 }

@@ -46,20 +46,20 @@ inline uint64_t compact_group_bytes(const CompactFormat& f, int64_t stored) {
 }
 
 // Element order inside a 64-element group. Stored elements go in the order of their position p = 0..63 (mask bit
-// p), and position p holds element perm(p) of the group: the order in which the AVX-512 kernel's shift-and-merge
-// leaves the values (16-bit words of the even positions, then of the odd ones; BF16 words then split into the
-// even and odd words of each 32-bit lane), so that its four f32 vectors come out as elements 0..15, 16..31, 32..47,
-// 48..63 and the activations are read in their natural order, with no shuffles.
-//   BF16: position 4i + r holds element 16 q(r) + i with q(0) = 0, q(2) = 1, q(1) = 2, q(3) = 3.
-//   F16 (vcvtph2ps of 16 consecutive words): positions 2i, 32 + 2i, 2i + 1, 33 + 2i (i < 16) hold 16 q + i for
-//   q = 0, 1, 2, 3.
+// p), and position p holds element perm(p) of the group: the order in which the AVX-512 kernel leaves the values, so
+// that its four f32 vectors come out as elements 0..15, 16..31, 32..47, 48..63 and the activations are read in their
+// natural order, with no shuffles. The kernel interleaves the expanded low and high bytes with vpunpcklbw /
+// vpunpckhbw, so position p = 16 l + 8 h + i (i < 8) becomes word j = 8 l + i of register h (A or B).
+//   BF16 (word j of a 32-bit lane pair, even words widened by a shift and odd ones by a mask): element
+//   32 h + 16 (j % 2) + j / 2.
+//   F16 (vcvtph2ps of 16 consecutive words): element 32 h + j.
 inline int perm_bf16(int p) {
-    static constexpr int q[4] = {0, 2, 1, 3};
-    return 16 * q[p % 4] + p / 4;
+    const int h = (p / 8) % 2, j = 8 * (p / 16) + p % 8;
+    return 32 * h + 16 * (j % 2) + j / 2;
 }
 inline int perm_f16(int p) {
-    const int odd = p % 2, word = p / 2;  // word of the even (odd) positions' register
-    return 16 * (2 * odd + word / 16) + word % 16;
+    const int h = (p / 8) % 2, j = 8 * (p / 16) + p % 8;
+    return 32 * h + j;
 }
 // position -> element of the dense type's order.
 inline const std::array<uint8_t, 64>& group_perm(GgmlType dense) {
