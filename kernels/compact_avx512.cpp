@@ -95,6 +95,41 @@ SPECULUM_VBMI2_INLINE const uint8_t* step16(const uint8_t* p, int Rt, int a, uin
     }
 }
 
+// The rows of one step, in order: row(r) gives row r's mask, stored count and body. A whole tile (R =
+// kCompactTileRows) reads each row's header as it comes to it, the bodies' offset running on from the last row's, so
+// only that offset stays live; with step16's eight masks, counts and offsets live at once, GCC spilled the code of the
+// formats with bit planes (sparse t 2 ran 60 % slower than t 4 in cache, Session 28). Passes of fewer rows take
+// step16's arrays.
+template <int W, bool Sparse, int R>
+struct Step16 {
+    static constexpr bool kWalk = R == kCompactTileRows && Sparse && W != 8 && W % 4 != 0;  // bit planes
+    const uint8_t* p;  // the step's headers (kWalk), then the next body
+    const uint8_t* q;
+    uint64_t fm;
+    uint64_t mask[kWalk ? 1 : R];
+    int64_t k[kWalk ? 1 : R];
+    const uint8_t* body[kWalk ? 1 : R];
+
+    SPECULUM_VBMI2_INLINE Step16(const uint8_t* at, int Rt, int a, uint64_t full) : p(at), q(nullptr), fm(full) {
+        if constexpr (kWalk)
+            q = at + (Sparse ? 8 * R : 0);
+        else
+            q = step16<W, Sparse, R>(at, Rt, a, full, mask, k, body);
+    }
+    SPECULUM_VBMI2_INLINE void row(int r, uint64_t& m, int64_t& kk, const uint8_t*& b) {
+        if constexpr (kWalk) {
+            m  = Sparse ? load_u64(p + 8 * r) : fm;
+            kk = _mm_popcnt_u64(m);
+            b  = q;
+            q += body16<W>(kk);
+        } else {
+            m = mask[r], kk = k[r], b = body[r];
+        }
+    }
+    // The next step (after every row() of a whole tile).
+    SPECULUM_VBMI2_INLINE const uint8_t* end() const { return q; }
+};
+
 // Offset tables for passes of fewer rows than a whole tile (batched Q8_0 passes): each pass would otherwise walk the
 // tile's headers again, each step's address waiting on the last step's sizes (passes of n = 3..8 vectors ran 2-4x
 // slower than with every row in its own stream). kTableWords per step: the offsets of the 8 rows' bodies from the
@@ -273,16 +308,17 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     const int64_t full = cols / kCompactGroup16;
-    uint64_t mask[R];
-    int64_t k[R];
-    const uint8_t* body[R];
     for (int64_t g = 0; g < full; ++g) {
         const float* xg = x + g * kCompactGroup16;
-        p               = step16<W, Sparse, R>(p, Rt, a, ~0ull, mask, k, body);
+        Step16<W, Sparse, R> st(p, Rt, a, ~0ull);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
+            uint64_t mask;
+            int64_t k;
+            const uint8_t* body;
+            st.row(r, mask, k, body);
             __m512i A, B;
-            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
+            group_words<W, Sparse>(A, B, body, mask, k);
             __m512 wv[4];
             widen<F16>(wv, A, B);
 #pragma GCC unroll 8
@@ -291,15 +327,20 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
                 for (int q = 0; q < 4; ++q)
                     acc[r][v] = _mm512_fmadd_ps(wv[q], _mm512_loadu_ps(xg + v * cols + 16 * q), acc[r][v]);
         }
+        p = st.end();
     }
     const int64_t rest = cols - full * kCompactGroup16;
     if (rest > 0) {  // the short last group: absent positions decode to 0, activations past cols are not read
         const float* xg = x + full * kCompactGroup16;
-        step16<W, Sparse, R>(p, Rt, a, full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest), mask, k, body);
+        Step16<W, Sparse, R> st(p, Rt, a, full_mask(F16 ? GgmlType::F16 : GgmlType::BF16, rest));
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
+            uint64_t mask;
+            int64_t k;
+            const uint8_t* body;
+            st.row(r, mask, k, body);
             __m512i A, B;
-            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
+            group_words<W, Sparse>(A, B, body, mask, k);
             __m512 wv[4];
             widen<F16>(wv, A, B);
             for (int v = 0; v < NV; ++v)
@@ -356,16 +397,17 @@ SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, i
     // The short last group, if any, runs as one more group: absent positions decode to 0 and its padding is 0.
     const int64_t rest = cols - full * kCompactGroup16, groups = full + (rest > 0 ? 1 : 0);
     const uint64_t last = rest > 0 ? full_mask(GgmlType::BF16, rest) : ~0ull;
-    uint64_t mask[R];
-    int64_t k[R];
-    const uint8_t* body[R];
     for (int64_t g = 0; g < groups; ++g) {
         const uint16_t* xg = xp + g * kCompactGroup16;
-        p                  = step16<W, Sparse, R>(p, Rt, a, g < full ? ~0ull : last, mask, k, body);
+        Step16<W, Sparse, R> st(p, Rt, a, g < full ? ~0ull : last);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
+            uint64_t mask;
+            int64_t k;
+            const uint8_t* body;
+            st.row(r, mask, k, body);
             __m512i A, B;
-            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
+            group_words<W, Sparse>(A, B, body, mask, k);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) {
                 const __m512i xa = _mm512_loadu_si512(xg + v * words);
@@ -374,6 +416,7 @@ SPECULUM_VBMI2_BF16 void tile_bf16act(float* y, int64_t ldy, const uint8_t* p, i
                 acc[r][v]        = _mm512_dpbf16_ps(acc[r][v], (__m512bh)B, (__m512bh)xb);
             }
         }
+        p = st.end();
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -437,17 +480,19 @@ SPECULUM_VBMI2 void decode_tile16(uint8_t* out, const uint8_t* p, int Rt, int a,
     const __m512i i0      = _mm512_load_si512(wi.idx[0]);
     const __m512i i1      = _mm512_load_si512(wi.idx[1]);
     const uint64_t tail_m = full_mask(dense, cols % kCompactGroup16);
-    uint64_t mask[R];
-    int64_t k[R];
-    const uint8_t* body[R];
     for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
         const int64_t n = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
-        p               = step16<W, Sparse, R>(p, Rt, a, n == 64 ? ~0ull : tail_m, mask, k, body);
+        Step16<W, Sparse, R> st(p, Rt, a, n == 64 ? ~0ull : tail_m);
         for (int r = 0; r < R; ++r) {
+            uint64_t mask;
+            int64_t k;
+            const uint8_t* body;
+            st.row(r, mask, k, body);
             __m512i A, B;
-            group_words<W, Sparse>(A, B, body[r], mask[r], k[r]);
+            group_words<W, Sparse>(A, B, body, mask, k);
             store_words(out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0, A, B, i0, i1, n);
         }
+        p = st.end();
     }
 }
 
@@ -461,24 +506,26 @@ SPECULUM_VBMI2 void rest_tiles16(uint8_t* out, const CompactMatrix& w, const Com
     const __m512i i1      = _mm512_load_si512(wi.idx[1]);
     const int64_t cols    = w.cols();
     const uint64_t tail_m = full_mask(GgmlType::BF16, cols % kCompactGroup16);
-    uint64_t mask[R];
-    int64_t k[R];
-    const uint8_t* body[R];
     for (int64_t t = t0; t < t1; ++t, out += static_cast<uint64_t>(R) * 2 * static_cast<uint64_t>(cols)) {
         const uint8_t* p = w.tile(t);
         const uint8_t* q = rest.tile(t);
         for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
             const int64_t n   = cols - g0 < kCompactGroup16 ? cols - g0 : kCompactGroup16;
             const uint64_t fm = n == 64 ? ~0ull : tail_m;
-            p                 = step16<W, Sparse, R>(p, R, 0, fm, mask, k, body);
+            Step16<W, Sparse, R> st(p, R, 0, fm);
             for (int r = 0; r < R; ++r) {
-                const int64_t m    = n - k[r];
+                uint64_t mask;
+                int64_t k;
+                const uint8_t* body;
+                st.row(r, mask, k, body);
+                const int64_t m    = n - k;
                 const uint8_t* own = q;
-                q += static_cast<uint64_t>(2 * m + (T >= 4 ? (k[r] + 1) >> 1 : 0) + kPlanes * ((k[r] + 7) >> 3));
+                q += static_cast<uint64_t>(2 * m + (T >= 4 ? (k + 1) >> 1 : 0) + kPlanes * ((k + 7) >> 3));
                 __m512i A, B;
-                group_words<W, Sparse, true>(A, B, body[r], mask[r], k[r], own, fm & ~mask[r], m);
+                group_words<W, Sparse, true>(A, B, body, mask, k, own, fm & ~mask, m);
                 store_words(out + static_cast<uint64_t>(r) * 2 * static_cast<uint64_t>(cols) + 2 * g0, A, B, i0, i1, n);
             }
+            p = st.end();
         }
     }
 }
