@@ -27,58 +27,15 @@ constexpr int64_t kTileRows = kCompactTileRows;  // rows decoded per dense-kerne
 bool is16(GgmlType t) {
     return t == GgmlType::F16 || t == GgmlType::BF16;
 }
-int64_t group_size(const CompactFormat& f) {
-    return is16(f.dense) ? kCompactGroup16 : detail::kCompactQ8Group;
-}
-int64_t n_groups(const CompactFormat& f, int64_t cols) {
-    return (cols + group_size(f) - 1) / group_size(f);
-}
+using detail::group_size;
+using detail::n_groups;
+using detail::walk_row;
 uint64_t group_bytes(const CompactFormat& f, int64_t stored) {
     return detail::compact_group_bytes(f, stored);
 }
 
 uint64_t load_u64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-}
-
-// Elements of group g of a row of `cols` (the last group may be shorter).
-int64_t group_elems(const CompactFormat& f, int64_t cols, int64_t g) {
-    return std::min(group_size(f), cols - g * group_size(f));
-}
-
-// Stored elements of a group of n elements, from its header (16-bit rows that are not sparse store all n).
-int64_t stored_at(const CompactFormat& f, const uint8_t* hdr, int64_t n) {
-    if (f.dense == GgmlType::Q8_0) return std::popcount(load_u64(hdr + 8)) + std::popcount(load_u64(hdr + 16));
-    if (f.sparse) return std::popcount(load_u64(hdr));
-    return n;
-}
-
-// Calls fn(g, header, body, n) for every group of row r, walking its tile's steps; returns the bytes of the row's
-// groups.
-template <class Fn>
-uint64_t walk_row(const CompactMatrix& w, int64_t r, Fn&& fn) {
-    const CompactFormat& f = w.format();
-    const int64_t t = r / kCompactTileRows, j = r % kCompactTileRows;
-    const int64_t rt = w.tile_rows(t), hb = static_cast<int64_t>(detail::compact_header_bytes(f));
-    const uint8_t* p = w.tile(t);
-    uint64_t own     = 0;
-    for (int64_t g = 0; g < n_groups(f, w.cols()); ++g) {
-        const int64_t n  = group_elems(f, w.cols(), g);
-        const uint8_t* q = p + rt * hb;  // the bodies
-        for (int64_t i = 0; i < rt; ++i) {
-            const uint8_t* hdr = p + i * hb;
-            const uint64_t bb  = detail::compact_body_bytes(f, stored_at(f, hdr, n));
-            if (i == j) {
-                fn(g, hdr, q, n);
-                own += static_cast<uint64_t>(hb) + bb;
-            }
-            q += bb;
-        }
-        p = q;
-    }
-    return own;
+    return detail::header_u64(p);
 }
 
 // One 16-bit group of `n` elements (n <= 64) into out (n dense 16-bit values), from its header and body.

@@ -4,8 +4,11 @@
 
 #include "kernels/compact.h"
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace speculum::kernels::detail {
 
@@ -92,6 +95,54 @@ inline int q8_block_of(int k, int pos) {
 inline int q8_elem_of(int k, int pos) {
     return 8 * k + pos % 8;
 }  // -> element of that block
+
+// ---- one row's groups, as the scalar code walks them ----
+inline uint64_t header_u64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+inline int64_t group_size(const CompactFormat& f) {
+    return f.dense == GgmlType::Q8_0 ? kCompactQ8Group : kCompactGroup16;
+}
+inline int64_t n_groups(const CompactFormat& f, int64_t cols) {
+    return (cols + group_size(f) - 1) / group_size(f);
+}
+// Elements of group g of a row of `cols` (the last group may be shorter).
+inline int64_t group_elems(const CompactFormat& f, int64_t cols, int64_t g) {
+    return std::min(group_size(f), cols - g * group_size(f));
+}
+// Stored elements of a group of n elements, from its header (16-bit rows that are not sparse store all n).
+inline int64_t stored_at(const CompactFormat& f, const uint8_t* hdr, int64_t n) {
+    if (f.dense == GgmlType::Q8_0) return std::popcount(header_u64(hdr + 8)) + std::popcount(header_u64(hdr + 16));
+    if (f.sparse) return std::popcount(header_u64(hdr));
+    return n;
+}
+// Calls fn(g, header, body, n) for every group of row r, walking its tile's steps; returns the bytes of the row's
+// groups.
+template <class Fn>
+uint64_t walk_row(const CompactMatrix& w, int64_t r, Fn&& fn) {
+    const CompactFormat& f = w.format();
+    const int64_t t = r / kCompactTileRows, j = r % kCompactTileRows;
+    const int64_t rt = w.tile_rows(t), hb = static_cast<int64_t>(compact_header_bytes(f));
+    const uint8_t* p = w.tile(t);
+    uint64_t own     = 0;
+    for (int64_t g = 0; g < n_groups(f, w.cols()); ++g) {
+        const int64_t n  = group_elems(f, w.cols(), g);
+        const uint8_t* q = p + rt * hb;  // the bodies
+        for (int64_t i = 0; i < rt; ++i) {
+            const uint8_t* hdr = p + i * hb;
+            const uint64_t bb  = compact_body_bytes(f, stored_at(f, hdr, n));
+            if (i == j) {
+                fn(g, hdr, q, n);
+                own += static_cast<uint64_t>(hb) + bb;
+            }
+            q += bb;
+        }
+        p = q;
+    }
+    return own;
+}
 
 // AVX-512 kernels (compact_avx512.cpp), used when compact_decoder_vectorized(). Decoders of rows [r0, r1) into
 // dense rows; the fused GEMM over 16-bit rows (f32 activations, decoded in registers: no scratch).

@@ -14,9 +14,7 @@ namespace speculum::kernels {
 namespace {
 
 uint64_t load_u64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
+    return detail::header_u64(p);
 }
 
 // The draft's presence mask and the element count of each 64-element group of row r.
@@ -24,20 +22,10 @@ void row_masks(const CompactMatrix& w, int64_t r, std::vector<uint64_t>& mask, s
     mask.clear();
     elems.clear();
     const CompactFormat& f = w.format();
-    const int64_t t = r / kCompactTileRows, j = r % kCompactTileRows, rt = w.tile_rows(t), cols = w.cols();
-    const int64_t hb = static_cast<int64_t>(detail::compact_header_bytes(f));
-    const uint8_t* p = w.tile(t);
-    for (int64_t g0 = 0; g0 < cols; g0 += kCompactGroup16) {
-        const int64_t n  = std::min(kCompactGroup16, cols - g0);
-        const uint64_t m = f.sparse ? load_u64(p + j * hb) : detail::full_mask(f.dense, n);
-        mask.push_back(m), elems.push_back(n);
-        uint64_t step = static_cast<uint64_t>(rt * hb);
-        for (int64_t i = 0; i < rt; ++i) {
-            const int64_t k = f.sparse ? std::popcount(load_u64(p + i * hb)) : n;
-            step += detail::compact_body_bytes(f, k);
-        }
-        p += step;
-    }
+    detail::walk_row(w, r, [&](int64_t, const uint8_t* hdr, const uint8_t*, int64_t n) {
+        mask.push_back(f.sparse ? load_u64(hdr) : detail::full_mask(f.dense, n));
+        elems.push_back(n);
+    });
 }
 
 // The low-bit fields of the stored elements (compact.h): a nibble (bits 3..0) when trunc_bits >= 4, and planes for
