@@ -21,7 +21,8 @@ using namespace speculum::kernels;
 int main(int argc, char** argv) {
     constexpr int64_t rows = 256, cols = 1024;
     const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 300;
-    if (!compact_decoder_vectorized()) std::printf("note: no AVX-512 VBMI2 decoder on this CPU; timing the scalar path\n");
+    if (!compact_decoder_vectorized())
+        std::printf("note: no AVX-512 VBMI2 decoder on this CPU; timing the scalar path\n");
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.0f, 0.05f);
     std::bernoulli_distribution drop(0.5);
@@ -31,8 +32,8 @@ int main(int argc, char** argv) {
     compact_pack_bf16act(xp.data(), x.data(), 1, cols);
     std::vector<float> y(rows);
     const char* names[3] = {"sparse, f32 activations", "truncated only, f32 act.", "sparse, BF16 activations"};
-    std::printf("ns per 64-weight group, one thread, %lld x %lld, %d passes (best of 5)\n", static_cast<long long>(rows),
-                static_cast<long long>(cols), reps);
+    std::printf("ns per 64-weight group, one thread, %lld x %lld, %d passes (best of 5)\n",
+                static_cast<long long>(rows), static_cast<long long>(cols), reps);
     for (int mode = 0; mode < 3; ++mode) {
         std::printf("%-26s", names[mode]);
         const bool sparse = mode != 1;
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
                 if (b == 0) b = 0x3f80;  // only pruning leaves zeros
                 v = sparse && drop(rng) ? uint16_t(0) : b;
             }
-            const CompactMatrix m = CompactMatrix::encode(CompactFormat{GgmlType::BF16, sparse, t}, d.data(), rows, cols);
+            const CompactMatrix m =
+                CompactMatrix::encode(CompactFormat{GgmlType::BF16, sparse, t}, d.data(), rows, cols);
             std::vector<uint8_t> scratch(static_cast<size_t>(compact_gemm_scratch_bytes(m)));
             double best = 1e9;
             for (int k = 0; k < 5; ++k) {
