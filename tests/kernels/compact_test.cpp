@@ -82,12 +82,22 @@ struct Case {
 
 std::vector<Case> cases() {
     return {
-        {{GgmlType::BF16, true, 0}, 0.5, 256},  {{GgmlType::BF16, true, 4}, 0.5, 1024},
-        {{GgmlType::BF16, true, 7}, 0.25, 200}, {{GgmlType::BF16, false, 3}, 0.0, 320},
-        {{GgmlType::BF16, false, 6}, 0.0, 77},  {{GgmlType::BF16, true, 2}, 0.9, 128},
-        {{GgmlType::F16, true, 0}, 0.3, 192},   {{GgmlType::Q8_0, true, 0}, 0.5, 512},
-        {{GgmlType::Q8_0, true, 0}, 0.05, 96},  {{GgmlType::BF16, true, 4}, 0.0, 64},
-        {{GgmlType::BF16, true, 5}, 0.4, 192},  {{GgmlType::BF16, false, 1}, 0.0, 100},  // three planes
+        {{GgmlType::BF16, true, 0}, 0.5, 256},
+        {{GgmlType::BF16, true, 4}, 0.5, 1024},
+        {{GgmlType::BF16, true, 7}, 0.25, 200},
+        {{GgmlType::BF16, false, 3}, 0.0, 320},
+        {{GgmlType::BF16, false, 6}, 0.0, 77},
+        {{GgmlType::BF16, true, 2}, 0.9, 128},
+        {{GgmlType::F16, true, 0}, 0.3, 192},
+        {{GgmlType::Q8_0, true, 0}, 0.5, 512},
+        {{GgmlType::Q8_0, true, 0}, 0.05, 96},
+        {{GgmlType::BF16, true, 4}, 0.0, 64},
+        {{GgmlType::BF16, true, 5}, 0.4, 192},
+        {{GgmlType::BF16, false, 1}, 0.0, 100},  // three planes
+        // Every sparse width with bit planes walks its tiles' rows (Step16); short last groups included.
+        {{GgmlType::BF16, true, 1}, 0.5, 136},
+        {{GgmlType::BF16, true, 3}, 0.6, 72},
+        {{GgmlType::BF16, true, 6}, 0.5, 1088},
     };
 }
 
@@ -384,7 +394,7 @@ TEST(CompactRest, DraftPlusRestGiveTheTargetBackAndCostOnlyTheMasks) {
     for (const RestCase& c :
          {RestCase{true, 4, 0.5, 24, 1024}, RestCase{true, 0, 0.5, 19, 200}, RestCase{false, 4, 0.0, 16, 256},
           RestCase{false, 3, 0.0, 21, 77}, RestCase{true, 7, 0.9, 8, 128}, RestCase{true, 2, 0.25, 17, 320},
-          RestCase{true, 1, 0.0, 9, 64}, RestCase{true, 5, 1.0, 16, 192}}) {
+          RestCase{true, 1, 0.0, 9, 64}, RestCase{true, 5, 1.0, 16, 192}, RestCase{true, 6, 0.5, 16, 136}}) {
         SCOPED_TRACE("sparse " + std::to_string(c.sparse) + " t " + std::to_string(c.trunc) + " p " +
                      std::to_string(c.prune) + " " + std::to_string(c.rows) + " x " + std::to_string(c.cols));
         const SubsetPair p    = subset_pair(c.rows, c.cols, c.prune, c.trunc, 11);
