@@ -5,8 +5,11 @@
 //   16-bit rows (F16, BF16), in groups of kCompactGroup16 = 64 elements (the last group of a row may be shorter):
 //     header: [presence mask, u64 little-endian] when sparse; none otherwise
 //     body:   [high bytes: bits 15..8 of each stored element, k bytes]      k = stored elements of the group
-//             [low-byte planes: for j = 0 .. 7 - trunc_bits, bit 7 - j of each stored element's low byte, packed
-//              LSB-first, ceil(k / 8) bytes per plane]
+//             [the top w = 8 - trunc_bits bits of each stored element's low byte: the whole byte (w = 8, k bytes);
+//              else bits 7..4 as nibbles when w >= 4 (element c in byte c / 2, low nibble first, ceil(k / 2)
+//              bytes), then one bit plane per remaining bit, highest first (bit 7 - j, or 3 - j after a nibble),
+//              packed LSB-first, ceil(k / 8) bytes each]
+//     Elements go in the order of the kernels' registers, not the row's (compact_detail.h, group_perm).
 //     A BF16 element with its t low mantissa bits dropped therefore costs 16 - t bits (plus one mask bit when
 //     sparse), as Cassandra's draft (paper Sec. 2.5, packed mantissas; bitmap sparsity for unstructured pruning).
 //   Q8_0 rows (sparse only), one group per four 32-element blocks (the int8 kernel's activation groups):
