@@ -103,22 +103,21 @@ SPECULUM_VBMI2_INLINE const uint8_t* step16(const uint8_t* p, int Rt, int a, uin
 template <int W, bool Sparse, int R>
 struct Step16 {
     static constexpr bool kWalk = R == kCompactTileRows && Sparse && W != 8 && W % 4 != 0;  // bit planes
-    const uint8_t* p;  // the step's headers (kWalk), then the next body
-    const uint8_t* q;
-    uint64_t fm;
+    const uint8_t* p;  // the step's headers (kWalk)
+    const uint8_t* q;  // the next body (kWalk), or the next step
     uint64_t mask[kWalk ? 1 : R];
     int64_t k[kWalk ? 1 : R];
     const uint8_t* body[kWalk ? 1 : R];
 
-    SPECULUM_VBMI2_INLINE Step16(const uint8_t* at, int Rt, int a, uint64_t full) : p(at), q(nullptr), fm(full) {
+    SPECULUM_VBMI2_INLINE Step16(const uint8_t* at, int Rt, int a, uint64_t full) : p(at), q(nullptr) {
         if constexpr (kWalk)
-            q = at + (Sparse ? 8 * R : 0);
+            q = at + 8 * R;
         else
             q = step16<W, Sparse, R>(at, Rt, a, full, mask, k, body);
     }
     SPECULUM_VBMI2_INLINE void row(int r, uint64_t& m, int64_t& kk, const uint8_t*& b) {
         if constexpr (kWalk) {
-            m  = Sparse ? load_u64(p + 8 * r) : fm;
+            m  = load_u64(p + 8 * r);
             kk = _mm_popcnt_u64(m);
             b  = q;
             q += body16<W>(kk);
@@ -187,7 +186,8 @@ SPECULUM_VBMI2_INLINE __m512i nibble_bytes(const uint8_t* p) {
 // registers (word 8 l + i of A: position 16 l + i; of B: position 16 l + 8 + i; i < 8).
 // W: bits of each stored element's low byte (8 - trunc_bits): a byte, or a nibble (W >= 4) and W % 4 bit planes.
 // Rest: also merge the target's rest of this group (CompactRest: the m absent elements whole, at `rest`, then the
-// 8 - W low bits of the stored ones as planes), so that A and B hold the target's words (rm: the absent positions).
+// 8 - W low bits of the stored ones as a nibble and planes), so that A and B hold the target's words (rm: the absent
+// positions).
 template <int W, bool Sparse, bool Rest = false>
 SPECULUM_VBMI2_INLINE void group_words(__m512i& A, __m512i& B, const uint8_t* p, uint64_t mask, int64_t k,
                                        const uint8_t* rest = nullptr, uint64_t rm = 0, int64_t m = 0) {
