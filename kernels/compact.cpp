@@ -34,13 +34,9 @@ uint64_t group_bytes(const CompactFormat& f, int64_t stored) {
     return detail::compact_group_bytes(f, stored);
 }
 
-uint64_t load_u64(const uint8_t* p) {
-    return detail::header_u64(p);
-}
-
 // One 16-bit group of `n` elements (n <= 64) into out (n dense 16-bit values), from its header and body.
 void decode_group16_ref(uint16_t* out, const uint8_t* hdr, const uint8_t* body, int64_t n, const CompactFormat& f) {
-    const uint64_t mask = f.sparse ? load_u64(hdr) : detail::full_mask(f.dense, n);
+    const uint64_t mask = f.sparse ? detail::header_u64(hdr) : detail::full_mask(f.dense, n);
     const int64_t k     = std::popcount(mask);
     const uint8_t* hi   = body;
     const uint8_t* lo   = body + k;  // the byte or nibble field

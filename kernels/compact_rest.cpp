@@ -13,17 +13,13 @@ namespace speculum::kernels {
 
 namespace {
 
-uint64_t load_u64(const uint8_t* p) {
-    return detail::header_u64(p);
-}
-
 // The draft's presence mask and the element count of each 64-element group of row r.
 void row_masks(const CompactMatrix& w, int64_t r, std::vector<uint64_t>& mask, std::vector<int64_t>& elems) {
     mask.clear();
     elems.clear();
     const CompactFormat& f = w.format();
     detail::walk_row(w, r, [&](int64_t, const uint8_t* hdr, const uint8_t*, int64_t n) {
-        mask.push_back(f.sparse ? load_u64(hdr) : detail::full_mask(f.dense, n));
+        mask.push_back(f.sparse ? detail::header_u64(hdr) : detail::full_mask(f.dense, n));
         elems.push_back(n);
     });
 }
