@@ -1,5 +1,6 @@
 // MaxGramDrafter (see maxgram_drafter.h).
 #include "core/drafts/maxgram_drafter.h"
+#include "core/clock.h"
 
 #include "core/drafts/model_drafter.h"
 
@@ -22,7 +23,7 @@ void MaxGramDrafter::sync(std::span<const int32_t> committed) {
 }
 
 DraftChain MaxGramDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = measure_clock::now();
     if (k < 0) throw std::invalid_argument("MaxGramDrafter::propose: k must be >= 0, got " + std::to_string(k));
     cancel.throw_if_cancelled();
     DraftChain out;
@@ -40,7 +41,7 @@ DraftChain MaxGramDrafter::propose(int32_t k, const ProposeParams& params, const
             out.q_dist.back()[size_t(t)] = 1.0f;
         }
     }
-    out.cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
     return out;
 }
 
@@ -76,9 +77,9 @@ DraftTree chain_as_tree(const DraftChain& chain, bool want_distributions) {
 }
 
 DraftTree MaxGramDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0     = std::chrono::steady_clock::now();
+    const auto t0     = measure_clock::now();
     DraftTree tree    = chain_as_tree(propose(rank0_path_length(shape), params, cancel), params.want_distributions);
-    tree.cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tree.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
     return tree;
 }
 

@@ -1,5 +1,6 @@
 // ModelDrafter (see model_drafter.h): prefix sync, chain drafting by decode, tree drafting by masked batches.
 #include "core/drafts/model_drafter.h"
+#include "core/clock.h"
 
 #include "core/drafts/draft_token.h"
 #include "core/model/sampler.h"
@@ -14,11 +15,7 @@ namespace speculum::drafts {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using Clock = measure_clock;
 
 void softmax(std::span<const float> logits, float temperature, std::vector<float>& p) {
     draft_softmax(logits, temperature, p);

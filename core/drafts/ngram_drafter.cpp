@@ -1,5 +1,6 @@
 // NgramDrafter (see ngram_drafter.h).
 #include "core/drafts/ngram_drafter.h"
+#include "core/clock.h"
 
 #include "core/drafts/maxgram_drafter.h"
 #include "core/drafts/model_drafter.h"
@@ -180,7 +181,7 @@ std::vector<int32_t> NgramDrafter::draft_tokens(int32_t k, std::vector<float>* p
 }
 
 DraftChain NgramDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = measure_clock::now();
     if (k < 0) throw std::invalid_argument("NgramDrafter::propose: k must be >= 0, got " + std::to_string(k));
     cancel.throw_if_cancelled();
     DraftChain out;
@@ -198,12 +199,12 @@ DraftChain NgramDrafter::propose(int32_t k, const ProposeParams& params, const C
             out.q_dist.back()[size_t(out.tokens[i])] = 1.0f;
         }
     }
-    out.cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
     return out;
 }
 
 DraftTree NgramDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = measure_clock::now();
     cancel.throw_if_cancelled();
     DraftTree tree;
     if (m_spec.method == NgramMethod::suffix && m_spec.suffix_tree && !params.want_distributions && !m_ctx.empty()) {
@@ -234,7 +235,7 @@ DraftTree NgramDrafter::propose_tree(const TreeShape& shape, const ProposeParams
     } else {
         tree = chain_as_tree(propose(rank0_path_length(shape), params, cancel), params.want_distributions);
     }
-    tree.cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tree.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
     return tree;
 }
 

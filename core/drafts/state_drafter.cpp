@@ -1,5 +1,6 @@
 // StateDrafter (see state_drafter.h).
 #include "core/drafts/state_drafter.h"
+#include "core/clock.h"
 
 #include "core/drafts/draft_token.h"
 #include "core/drafts/model_drafter.h"
@@ -10,14 +11,6 @@
 #include <stdexcept>
 
 namespace speculum::drafts {
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 StateDrafter::StateDrafter(const model::Model& target, model::Model block, std::vector<int32_t> layers,
                            int64_t state_width, model::ContextConfig ctx, std::string name)
@@ -101,7 +94,7 @@ bool StateDrafter::catch_up(DraftCost& cost) {
 }
 
 DraftCost StateDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = measure_clock::now();
     DraftCost cost;
     sync(committed);
     m_ctx.set_cancel(cancel);
@@ -112,7 +105,7 @@ DraftCost StateDrafter::prefill(std::span<const int32_t> committed, const Cancel
 }
 
 DraftChain StateDrafter::propose(int32_t k, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = measure_clock::now();
     DraftChain out;
     if (k < 0) throw std::invalid_argument(m_name + ": propose: k must be >= 0, got " + std::to_string(k));
     if (k == 0) return out;
@@ -141,7 +134,7 @@ DraftChain StateDrafter::propose(int32_t k, const ProposeParams& params, const C
 }
 
 DraftTree StateDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = measure_clock::now();
     std::vector<int32_t> parent, rank;
     tree_shape_nodes(shape, parent, rank);  // validates the shape (the static stand-in of a dynamic one)
     DraftTree tree;

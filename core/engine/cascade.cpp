@@ -1,5 +1,6 @@
 // Level tags, vertical and horizontal cascades, and the builder of a config's draft stack.
 #include "core/engine/cascade.h"
+#include "core/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,9 +9,9 @@
 namespace speculum::engine {
 
 namespace {
-using clock = std::chrono::steady_clock;
+using clock = measure_clock;
 double since(clock::time_point t0) {
-    return std::chrono::duration<double>(clock::now() - t0).count();
+    return seconds_since(t0);
 }
 
 void ensure_level(std::vector<LevelStats>& levels, int32_t level) {

@@ -1,5 +1,6 @@
 // CATS's three stages (see cats.h).
 #include "core/engine/cats.h"
+#include "core/clock.h"
 
 #include "core/model/sampler.h"
 
@@ -12,9 +13,9 @@
 namespace speculum::engine {
 
 namespace {
-using clock = std::chrono::steady_clock;
+using clock = measure_clock;
 double since(clock::time_point t0) {
-    return std::chrono::duration<double>(clock::now() - t0).count();
+    return seconds_since(t0);
 }
 constexpr int kDraft = 0, kVerifier = 1, kTarget = 2;
 }  // namespace

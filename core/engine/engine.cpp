@@ -1,5 +1,6 @@
 // The speculative decoding loop (sync -> draft -> verify -> accept -> commit/rollback), its statistics and the
 // autoregressive baseline. Reads like llama.cpp's speculative-simple; trees differ only in draft and verify.
+#include "core/clock.h"
 #include "core/engine/engine.h"
 
 #include "core/engine/cats.h"
@@ -16,9 +17,9 @@ namespace speculum::engine {
 // ---- statistics helpers ----
 
 namespace {
-using clock = std::chrono::steady_clock;
+using clock = measure_clock;
 double since(clock::time_point t0) {
-    return std::chrono::duration<double>(clock::now() - t0).count();
+    return seconds_since(t0);
 }
 
 // c per level: own time per forward pass (per call for levels without passes, e.g. Max-Gram) / t_unit.

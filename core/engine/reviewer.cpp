@@ -1,4 +1,5 @@
 // Reviewer: KV bookkeeping around batched verification passes.
+#include "core/clock.h"
 #include "core/engine/reviewer.h"
 
 #include <algorithm>
@@ -26,10 +27,10 @@ model::LogitsView Reviewer::pass(const std::vector<int32_t>& tokens, const std::
         for (int32_t j = 0; j < n; ++j) seen += mask.empty() ? (j <= i) : mask[size_t(i) * size_t(n) + size_t(j)] != 0;
         pairs += static_cast<uint64_t>(n_cached) + seen;
     }
-    const auto t0       = std::chrono::steady_clock::now();
+    const auto t0       = measure_clock::now();
     model::LogitsView v = m_ctx.forward_batch(tokens, pos, mask, m_opts);
     drafts::DraftCost c = drafts::pass_cost(m_cost_model, m_ctx.model().hparams(), m_opts, n, n_cached, pairs, n);
-    c.seconds           = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    c.seconds           = std::chrono::duration<double>(measure_clock::now() - t0).count();
     c.n_forward         = 1;
     m_cost += c;
     return v;

@@ -1,5 +1,6 @@
 // Autoregressive generation loop with prefill / decode timing.
 #include "core/model/generate.h"
+#include "core/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -69,7 +70,7 @@ namespace {
 GenerateStats generate_unchecked(InferenceContext& ctx, Sampler& sampler, const std::vector<int32_t>& prompt,
                                  int32_t n_new, const std::function<bool(int32_t)>& on_token, const CancelToken& cancel,
                                  int32_t eos, std::vector<int32_t>& seen) {
-    using clock = std::chrono::steady_clock;
+    using clock = measure_clock;
     if (prompt.empty()) throw std::invalid_argument("generate: empty prompt");
     if (ctx.kv().size() != 0) throw std::invalid_argument("generate: the context must be empty");
     const int64_t need = static_cast<int64_t>(prompt.size()) + n_new;

@@ -1,5 +1,6 @@
 // Draft stack assembly from DraftSpecs, prompt resolution, and the one run loop.
 #include "core/session/run.h"
+#include "core/clock.h"
 
 #include "core/data/dataset.h"
 #include "core/drafts/draft_bits.h"
@@ -169,8 +170,8 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
     RepeatSummary& rs          = out.repeats;
     std::vector<double> tps, base_tps, cost;
     const hw::CpuSample load_start = hw::cpu_sample();
-    const auto t_start             = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
+    const auto t_start             = measure_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(measure_clock::now() - t_start).count(); };
     for (int pass = 0;; ++pass) {
         const bool first = pass == 0;
         if (!first) stack->reset_learned();  // each pass drafts as the first did, not from its responses
@@ -215,24 +216,7 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
         rs.baseline_tokens_per_s = analytic::median_interval(base_tps);
         rs.cost_ratio            = analytic::median_interval(cost);
         rs.other_load            = hw::other_load(load_start, hw::cpu_sample());
-        // Go on while the minimum is not reached; then stop once the interval is narrow enough, at the most
-        // passes, or when the time budget is spent.
-        const bool enough  = rs.passes >= rep.min && rs.wall_s >= rep.min_time_s;
-        const bool precise = rs.speedup.n >= 6 && rs.speedup.rel_width() <= rep.rel_width;
-        char why[96];
-        if (rs.passes >= rep.max)
-            std::snprintf(why, sizeof why, "%d pass%s (the most)", rs.passes, rs.passes == 1 ? "" : "es");
-        else if (enough && rep.rel_width <= 0)
-            std::snprintf(why, sizeof why, "the minimum of %.3g s and %d passes reached", rep.min_time_s, rep.min);
-        else if (enough && precise)
-            std::snprintf(why, sizeof why, "interval within %.0f %%", 100.0 * rep.rel_width);
-        else if (rs.passes >= rep.min && rep.max_time_s > 0 && rs.wall_s >= rep.max_time_s)
-            std::snprintf(why, sizeof why, "time budget (%.0f s) spent", rep.max_time_s);
-        else if (rs.speedup_pairs.empty() && rs.passes >= rep.min && rs.wall_s >= rep.min_time_s)
-            std::snprintf(why, sizeof why, "no speedup pairs (no baseline)");
-        else
-            why[0] = 0;
-        rs.stop = why;
+        rs.stop                  = repeat_stop(rep, rs);
         if (hooks.on_pass_done) hooks.on_pass_done(rs);
         if (!rs.stop.empty()) break;
     }
@@ -246,6 +230,25 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
 }
 
 }  // namespace
+
+std::string repeat_stop(const engine::Repeats& rep, const RepeatSummary& rs) {
+    const bool enough  = rs.passes >= rep.min && rs.wall_s >= rep.min_time_s;
+    const bool precise = rs.speedup.n >= 6 && rs.speedup.rel_width() <= rep.rel_width;
+    char why[96];
+    if (rs.passes >= rep.max)
+        std::snprintf(why, sizeof why, "%d pass%s (the most)", rs.passes, rs.passes == 1 ? "" : "es");
+    else if (enough && rep.rel_width <= 0)
+        std::snprintf(why, sizeof why, "the minimum of %.3g s and %d passes reached", rep.min_time_s, rep.min);
+    else if (enough && precise)
+        std::snprintf(why, sizeof why, "interval within %.0f %%", 100.0 * rep.rel_width);
+    else if (rs.passes >= rep.min && rep.max_time_s > 0 && rs.wall_s >= rep.max_time_s)
+        std::snprintf(why, sizeof why, "time budget (%.0f s) spent", rep.max_time_s);
+    else if (rs.speedup_pairs.empty() && rs.passes >= rep.min && rs.wall_s >= rep.min_time_s)
+        std::snprintf(why, sizeof why, "no speedup pairs (no baseline)");
+    else
+        why[0] = 0;
+    return why;
+}
 
 // NaN or inf logits (a broken model) stop the run with where they first appear in the target on the first prompt,
 // which the app shows as the measurement's error; a draft's logits are named when the target's are all finite.

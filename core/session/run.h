@@ -60,6 +60,11 @@ struct RepeatSummary {
     bool loaded() const { return other_load && *other_load > kLoadedShare; }  // the figures are suspect
 };
 
+// Why the passes stop after the one `rs` has just summarised, or "" to go on: at cfg.repeats.max passes; once the
+// minimum (passes and min_time_s) is reached, when the speedup's interval is narrow enough (6 pairs at least) or
+// no width is asked for; when max_time_s is spent after the minimum passes; or when there are no pairs to repeat.
+std::string repeat_stop(const engine::Repeats& rep, const RepeatSummary& rs);
+
 // How run() reports while it works. Every hook is optional and is called on the running thread.
 struct RunHooks {
     CancelToken cancel;  // checked while building drafts, between prompts and inside the engine

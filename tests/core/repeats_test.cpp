@@ -1,6 +1,7 @@
 // Repeated measurement: the distribution-free interval of a median, the CPU share of other processes, and
 // session::run's passes (pairs per prompt, stop rules, the first pass's counts).
 #include "core/analytic/calibration.h"
+#include "core/clock.h"
 #include "core/hw/cpu_load.h"
 #include "core/session/run.h"
 
@@ -64,7 +65,47 @@ TEST(CpuLoad, LastLevelCacheFromSysfs) {
     EXPECT_LE(*llc, uint64_t(4) << 30);
 }
 
+TEST(RunRepeats, StopRulesOnGivenSummaries) {
+    engine::Repeats rep;
+    session::RepeatSummary rs;
+    rs.passes = 1;
+    EXPECT_EQ(session::repeat_stop(rep, rs), "1 pass (the most)");
+    rep.min = 2;
+    rep.max = 10;
+    EXPECT_EQ(session::repeat_stop(rep, rs), "") << "below the minimum";
+    rs.passes        = 2;
+    rs.speedup_pairs = {1.0, 2.0};
+    rs.speedup       = analytic::median_interval(rs.speedup_pairs);
+    EXPECT_EQ(session::repeat_stop(rep, rs), "") << "two pairs have no 95 % interval";
+    rs.passes        = 6;
+    rs.speedup_pairs = {1.0, 1.01, 1.02, 1.0, 1.01, 1.02};
+    rs.speedup       = analytic::median_interval(rs.speedup_pairs);
+    EXPECT_EQ(session::repeat_stop(rep, rs), "interval within 5 %");
+    rep.min_time_s = 2.0;
+    rs.wall_s      = 1.0;
+    EXPECT_EQ(session::repeat_stop(rep, rs), "") << "the minimum time is not reached";
+    rs.wall_s        = 3.0;
+    rs.speedup_pairs = {1.0, 3.0, 1.0, 3.0, 1.0, 3.0};
+    rs.speedup       = analytic::median_interval(rs.speedup_pairs);
+    EXPECT_EQ(session::repeat_stop(rep, rs), "") << "too wide";
+    rep.max_time_s = 2.5;
+    EXPECT_EQ(session::repeat_stop(rep, rs), "time budget (2 s) spent");
+    rep.rel_width = 0;
+    EXPECT_EQ(session::repeat_stop(rep, rs), "the minimum of 2 s and 2 passes reached");
+    session::RepeatSummary none;
+    none.passes    = 2;
+    none.wall_s    = 3.0;
+    rep.rel_width  = 0.05;
+    rep.max_time_s = 0;
+    EXPECT_EQ(session::repeat_stop(rep, none), "no speedup pairs (no baseline)");
+    none.passes = 10;
+    EXPECT_EQ(session::repeat_stop(rep, none), "10 passes (the most)");
+}
+
+// The engine's and the session's times come from a stepping clock (1 ms a reading), so every pass of the same greedy
+// decode measures the same speedup and the stop rules decide the same way on any machine, however loaded.
 TEST(RunRepeats, PassesGivePairsAndStopByTheRules) {
+    const SteppingClock clock(1'000'000);
     const session::Target target = session::load_target(session::TargetSource::random(model::SyntheticSpec{}));
     engine::SpecConfig cfg;
     drafts::DraftSpec self;
@@ -96,13 +137,15 @@ TEST(RunRepeats, PassesGivePairsAndStopByTheRules) {
     EXPECT_EQ(four.runs.size(), 1u);
     EXPECT_GE(four.repeats.speedup.hi, four.repeats.speedup.lo);
 
-    // A loose width stops at the sixth pair (the first with a 95 % interval), before the most.
+    EXPECT_EQ(four.repeats.speedup.lo, four.repeats.speedup.hi) << "the clock steps: every pass times the same";
+
+    // A width stops at the sixth pair (the first with a 95 % interval), before the most.
     cfg.repeats.min                 = 1;
     cfg.repeats.max                 = 50;
-    cfg.repeats.rel_width           = 10.0;
+    cfg.repeats.rel_width           = 0.01;
     const session::RunOutcome loose = session::run(cfg, target);
     EXPECT_EQ(loose.repeats.passes, 6);
-    EXPECT_EQ(loose.repeats.stop, "interval within 1000 %");
+    EXPECT_EQ(loose.repeats.stop, "interval within 1 %");
 
     cfg.repeats.rel_width            = 1e-9;  // never precise enough: the time budget ends it, after the minimum
     cfg.repeats.min                  = 3;
