@@ -21,7 +21,7 @@ bool attend_fast_available(int32_t hd) {
 }
 
 void attend_ref(float* out, const float* q, const float* k, const float* v, int64_t ld, const int64_t* kv_off,
-                const int32_t* slots, int32_t m, int32_t nh, int32_t hd, float scale, float cap) {
+                const int32_t* slots, int32_t m, int32_t nh, int32_t hd, float scale, float cap, const float* sinks) {
     for (int32_t b = 0; b < nh; ++b) {
         const float* qb = q + static_cast<int64_t>(b) * hd;
         float* ob       = out + static_cast<int64_t>(b) * hd;
@@ -45,7 +45,7 @@ void attend_ref(float* out, const float* q, const float* k, const float* v, int6
             for (int32_t d = 0; d < hd; ++d) ob[d] += p * vb[d];
             sum += p;
         }
-        const float inv = 1.0f / sum;
+        const float inv = 1.0f / (sum + (sinks ? std::exp(sinks[b] - max_s) : 0.0f));
         for (int32_t d = 0; d < hd; ++d) ob[d] *= inv;
     }
 }
@@ -105,7 +105,7 @@ SPECULUM_AVX512_ATTN inline void accumulate_values(float* ob, const float* v, in
 
 SPECULUM_AVX512_ATTN void attend_avx512(float* out, const float* q, const float* k, const float* v, int64_t ld,
                                         const int64_t* kv_off, const int32_t* slots, int32_t m, int32_t nh, int32_t hd,
-                                        float scale, float cap) {
+                                        float scale, float cap, const float* sinks) {
     const int32_t units = hd / 16;
     std::memset(out, 0, sizeof(float) * static_cast<size_t>(nh) * static_cast<size_t>(hd));
     if (m <= 0) return;
@@ -184,7 +184,7 @@ SPECULUM_AVX512_ATTN void attend_avx512(float* out, const float* q, const float*
     }
     for (int32_t b = 0; b < nh; ++b) {
         float* ob        = out + static_cast<int64_t>(b) * hd;
-        const __m512 inv = _mm512_set1_ps(1.0f / sm[b]);
+        const __m512 inv = _mm512_set1_ps(1.0f / (sm[b] + (sinks ? std::exp(sinks[b] - mx[b]) : 0.0f)));
         for (int32_t u = 0; u < units; ++u)
             _mm512_storeu_ps(ob + 16 * u, _mm512_mul_ps(_mm512_loadu_ps(ob + 16 * u), inv));
     }
@@ -193,11 +193,11 @@ SPECULUM_AVX512_ATTN void attend_avx512(float* out, const float* q, const float*
 }  // namespace
 
 void attend(float* out, const float* q, const float* k, const float* v, int64_t ld, const int64_t* kv_off,
-            const int32_t* slots, int32_t m, int32_t nh, int32_t hd, float scale, float cap) {
+            const int32_t* slots, int32_t m, int32_t nh, int32_t hd, float scale, float cap, const float* sinks) {
     if (nh >= 1 && nh <= kAttendMaxHeads && attend_fast_available(hd))
-        attend_avx512(out, q, k, v, ld, kv_off, slots, m, nh, hd, scale, cap);
+        attend_avx512(out, q, k, v, ld, kv_off, slots, m, nh, hd, scale, cap, sinks);
     else
-        attend_ref(out, q, k, v, ld, kv_off, slots, m, nh, hd, scale, cap);
+        attend_ref(out, q, k, v, ld, kv_off, slots, m, nh, hd, scale, cap, sinks);
 }
 
 }  // namespace speculum::kernels

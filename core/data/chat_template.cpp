@@ -44,6 +44,7 @@ constexpr FormatName k_names[] = {
     {ChatFormat::exaone3, "exaone3"},
     {ChatFormat::granite, "granite"},
     {ChatFormat::llama4, "llama4"},
+    {ChatFormat::gpt_oss, "gpt-oss"},
 };
 
 // Leading and trailing ASCII whitespace removed (llama.cpp's trim).
@@ -127,6 +128,7 @@ std::optional<ChatFormat> detect_chat_format(const std::string& t, std::string* 
         return ChatFormat::granite;
     }
     if (has("<|header_start|>") && has("<|header_end|>")) return ChatFormat::llama4;
+    if (has("<|start|>") && has("<|channel|>")) return ChatFormat::gpt_oss;
     return unknown("no known family's markers");
 }
 
@@ -329,6 +331,12 @@ std::string render_chat(ChatFormat f, const std::vector<ChatMessage>& messages, 
             for (const ChatMessage& m : messages)
                 ss << "<|header_start|>" << m.role << "<|header_end|>\n\n" << trim(m.content) << "<|eot|>";
             if (add_assistant) ss << "<|header_start|>assistant<|header_end|>\n\n";
+            break;
+        case ChatFormat::gpt_oss:  // Harmony, as llama.cpp renders it without tools or channels
+            for (const ChatMessage& m : messages)
+                ss << "<|start|>" << m.role << "<|message|>" << m.content
+                   << (m.role == "assistant" ? "<|return|>" : "<|end|>");
+            if (add_assistant) ss << "<|start|>assistant";
             break;
     }
     return ss.str();

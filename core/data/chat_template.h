@@ -43,6 +43,7 @@ enum class ChatFormat {
     exaone3,
     granite,
     llama4,
+    gpt_oss,
 };
 
 // llama.cpp's name of the format ("chatml", "llama3", "mistral-v7-tekken", ...).

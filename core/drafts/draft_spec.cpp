@@ -142,6 +142,8 @@ void DraftSpec::validate(int32_t n_layer) const {
                               std::to_string(exit_layer));
     check_layers(skip_attn, n_layer, "skip_attn");
     check_layers(skip_ffn, n_layer, "skip_ffn");
+    if (experts_used < 0 || experts_used > 1024)
+        bad("experts_used", "must be in [0, 1024], got " + std::to_string(experts_used));
     maxgram.validate();
     ngram.validate();
 
@@ -149,7 +151,7 @@ void DraftSpec::validate(int32_t n_layer) const {
     const DraftSpec d;
     const bool transforms = prune != d.prune || weight_trunc_bits != 0 || kv_trunc_bits != 0 || kv_drop_ratio != 0.0f ||
                             weight_format != WeightFormat::same || exit_layer != -1 || !skip_attn.empty() ||
-                            !skip_ffn.empty();
+                            !skip_ffn.empty() || experts_used != 0;
     if (strict_subset && kind != DraftKind::self) bad("strict_subset", "applies only to kind \"self\"");
     if (strict_subset && !compact) bad("strict_subset", "needs compact storage (compact true)");
     if (strict_subset && prune.ratio <= 0.0f && weight_trunc_bits == 0)
@@ -212,6 +214,7 @@ std::string DraftSpec::describe() const {
     if (kv_trunc_bits > 0) parts.push_back("kv t=" + std::to_string(kv_trunc_bits));
     if (kv_drop_ratio > 0.0f) parts.push_back("kv drop " + num(kv_drop_ratio * 100.0) + "%");
     if (exit_layer >= 0) parts.push_back("exit@" + std::to_string(exit_layer));
+    if (experts_used > 0) parts.push_back(std::to_string(experts_used) + " experts/token");
     auto list = [](const std::vector<int32_t>& v) {
         std::string s;
         for (int32_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
@@ -258,6 +261,7 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
         {"bigram_corpus", s.bigram_corpus},
     };
     if (s.strict_subset) j["strict_subset"] = true;  // written only when set: older files and reports stay as they were
+    if (s.experts_used != 0) j["experts_used"] = s.experts_used;
     if (s.kind == DraftKind::ngram || !(s.ngram == NgramSpec{})) to_json(j["ngram"], s.ngram);
     if (s.kind == DraftKind::mtp || s.mtp_layer != 0) j["mtp_layer"] = s.mtp_layer;
 }
@@ -392,6 +396,8 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
             read(v, key, r.skip_attn);
         else if (key == "skip_ffn")
             read(v, key, r.skip_ffn);
+        else if (key == "experts_used")
+            read(v, key, r.experts_used);
         else if (key == "model_path")
             read(v, key, r.model_path);
         else if (key == "maxgram") {

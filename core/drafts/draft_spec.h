@@ -76,6 +76,10 @@ struct DraftSpec {
     int32_t exit_layer  = -1;        // early exit after layer L (0-based, inclusive); -1 = every layer
     std::vector<int32_t> skip_attn;  // layers whose attention block is skipped
     std::vector<int32_t> skip_ffn;   // layers whose feed-forward block is skipped
+    // Expert-level pruning of a mixture-of-experts target: the draft routes each token to this many experts (the
+    // router's best, weights renormalised as the target does) instead of the target's expert_used_count, so a draft
+    // pass reads fewer experts; 0 = the target's count. Refused on a dense target.
+    int32_t experts_used = 0;
 
     // Separate model (kind == model): a GGUF whose vocabulary is compatible with the target's. An EAGLE-3 head
     // (kind == eagle3): its GGUF (eagle3.h); empty = the bundled target's head (resources/models). An MTP draft

@@ -20,7 +20,12 @@ ForwardCostModel ForwardCostModel::of(const model::Model& m) {
     for (const model::LayerWeights& L : w.layers) {
         cm.attn_bytes.push_back(L.wq.n_bytes() + L.wk.n_bytes() + L.wv.n_bytes() + L.wo.n_bytes() +
                                 L.attn_vector_bytes());
-        cm.ffn_bytes.push_back(L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes() + L.ffn_vector_bytes());
+        // A mixture of experts: what one token reads, its n_expert_used experts (more tokens read the union, which
+        // forward passes count as they run; analytic::expected_distinct_experts models it).
+        const model::Hparams& hp = m.hparams();
+        const uint64_t ffn       = hp.moe() ? L.expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used)
+                                            : L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes();
+        cm.ffn_bytes.push_back(ffn + L.ffn_vector_bytes());
     }
     cm.head_bytes     = w.output.n_bytes() + w.output_norm.size() * sizeof(float);
     cm.embd_row_bytes = w.token_embd.row_bytes();
@@ -31,7 +36,8 @@ DraftCost pass_cost(const ForwardCostModel& cm, const model::Hparams& hp, const 
                     int32_t n_new, int32_t n_cached, uint64_t attend_pairs, int32_t n_logits) {
     DraftCost c;
     if (n_new <= 0) return c;
-    const double e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff, n = n_new;
+    const double e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), n = n_new;
+    const double ff    = hp.moe() ? double(hp.n_ff_exp) * hp.n_expert_used : hp.n_ff;  // active FFN width per token
     c.n_forward        = 1;
     c.bytes_modeled    = cm.modeled;
     c.bytes_kv_modeled = cm.kv_modeled;

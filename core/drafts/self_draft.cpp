@@ -34,6 +34,12 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
         throw std::invalid_argument(
             "build_self_draft: Wanda pruning needs activation norms of this target "
             "(collect_activation_norms)");
+    // Mixture of experts: the experts are pruned and truncated as stacked matrices (row by row, as dense ones), but
+    // stay dense (the forward cuts experts out of the stack by rows), and Wanda has no per-expert activations yet.
+    if (hp.moe() && wanda && spec.prune.ffn)
+        throw std::invalid_argument(
+            "build_self_draft: Wanda pruning of a mixture of experts' FFN is not supported "
+            "(prune.method \"magnitude\", or prune.ffn false)");
     const WeightFormat format = spec.weight_trunc_bits > 0 && spec.weight_format == WeightFormat::same
                                     ? WeightFormat::bf16
                                     : spec.weight_format;
@@ -65,7 +71,7 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
             rec.pruned          = t.n_pruned;
             rec.trunc_bits      = tr.trunc_bits;
             rec.shared          = false;
-            if (spec.compact) {
+            if (spec.compact && !(hp.moe() && name.find("_exps.") != std::string::npos)) {
                 if (auto f = compact_format_for(v.type, t.n_pruned > 0, tr.trunc_bits)) {
                     v           = model::make_compact_view(kernels::CompactMatrix::encode(*f, v.data, v.rows, v.cols));
                     rec.compact = true;
@@ -90,9 +96,10 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
         apply(L.wk, p + "attn_k.weight", ra, pa, true, site(il, S::attn_in));
         apply(L.wv, p + "attn_v.weight", ra, pa, true, site(il, S::attn_in));
         apply(L.wo, p + "attn_output.weight", ra, pa, true, site(il, S::attn_out));
-        apply(L.w_gate, p + "ffn_gate.weight", rf, pf, true, site(il, S::ffn_in));
-        apply(L.w_up, p + "ffn_up.weight", rf, pf, true, site(il, S::ffn_in));
-        apply(L.w_down, p + "ffn_down.weight", rf, pf, true, site(il, S::ffn_down));
+        const std::string ffn = hp.moe() ? "_exps.weight" : ".weight";
+        apply(L.w_gate, p + "ffn_gate" + ffn, rf, pf, true, site(il, S::ffn_in));
+        apply(L.w_up, p + "ffn_up" + ffn, rf, pf, true, site(il, S::ffn_in));
+        apply(L.w_down, p + "ffn_down" + ffn, rf, pf, true, site(il, S::ffn_down));
     }
     apply(w.output, "output.weight", true, spec.prune.output, spec.format_output,
           wanda ? std::span<const float>(norms->head) : std::span<const float>());
@@ -100,8 +107,19 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     // Truncation keeps BF16's mantissa: an F16 target's matrices are converted first, and the name says so.
     if (format == WeightFormat::bf16 && target.weights().layers.front().wq.type == kernels::GgmlType::F16)
         d.storage_note = "f16 target converted to bf16";
+    // Expert-level pruning: the same experts, fewer of them per token (the router's best; weights renormalised).
+    model::Hparams dhp = hp;
+    if (spec.experts_used > 0) {
+        if (!hp.moe())
+            throw std::invalid_argument("draft.experts_used: the target " + target.name() +
+                                        " is not a mixture of experts");
+        if (spec.experts_used > hp.n_expert)
+            throw std::invalid_argument("draft.experts_used: " + std::to_string(spec.experts_used) +
+                                        " of the target's " + std::to_string(hp.n_expert) + " experts");
+        dhp.n_expert_used = spec.experts_used;
+    }
     d.model = model::Model::from_weights(
-        hp, std::move(w),
+        dhp, std::move(w),
         target.name() + " [" + spec.describe() + (d.storage_note.empty() ? "" : "; " + d.storage_note) + "]");
     d.forward.exit_layer = spec.exit_layer;
     if (!spec.skip_attn.empty()) {
@@ -132,6 +150,7 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
             da += modeled_bytes(r[k], *v);
         for (const auto& [k, v] : {std::pair{4, &L.w_gate}, {5, &L.w_up}, {6, &L.w_down}})
             df += modeled_bytes(r[k], *v);
+        if (dhp.moe()) df = df / dhp.n_expert * dhp.n_expert_used;  // a token reads its experts' share
         d.cost.attn_bytes[size_t(il)] = uint64_t(int64_t(d.cost.attn_bytes[size_t(il)]) + da);
         d.cost.ffn_bytes[size_t(il)]  = uint64_t(int64_t(d.cost.ffn_bytes[size_t(il)]) + df);
     }

@@ -1,7 +1,7 @@
 // The speculative decoding loop (sync -> draft -> verify -> accept -> commit/rollback), its statistics and the
 // autoregressive baseline. Reads like llama.cpp's speculative-simple; trees differ only in draft and verify.
-#include "core/clock.h"
 #include "core/engine/engine.h"
+#include "core/clock.h"
 
 #include "core/engine/cats.h"
 
@@ -378,6 +378,7 @@ void SpecEngine::finish_stats(RunState& st, RunResult& res) {
         t.flops                    = c.flops - st.target_at_start.flops;
         t.n_reviewed               = s.n_drafted;
         t.n_review_accepted        = s.n_accepted;
+        s.experts                  = st.target.experts();
     }
     // Until a baseline runs, c is relative to the target's verification pass.
     const LevelStats& t = s.levels[0];
@@ -448,6 +449,7 @@ void accumulate(RunStats& into, const RunStats& s) {
     for (size_t i = 0; i < s.pos_reached.size(); ++i) bump(into.pos_reached, i, s.pos_reached[i]);
     for (size_t i = 0; i < s.pos_accepted.size(); ++i) bump(into.pos_accepted, i, s.pos_accepted[i]);
     for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) bump(into.accepted_len_hist, i, s.accepted_len_hist[i]);
+    into.experts.add(s.experts);
     for (size_t i = 0; i < s.verify_width_passes.size(); ++i)
         bump(into.verify_width_passes, i, s.verify_width_passes[i]);
     for (size_t i = 0; i < s.verify_width_s.size(); ++i) bump(into.verify_width_s, i, s.verify_width_s[i]);

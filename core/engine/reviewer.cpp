@@ -1,6 +1,6 @@
 // Reviewer: KV bookkeeping around batched verification passes.
-#include "core/clock.h"
 #include "core/engine/reviewer.h"
+#include "core/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,10 +13,18 @@ Reviewer::Reviewer(const model::Model& model, model::ContextConfig cfg, model::F
                    std::optional<drafts::ForwardCostModel> cost)
     : m_ctx(model, cfg),
       m_opts(std::move(opts)),
-      m_cost_model(cost ? std::move(*cost) : drafts::ForwardCostModel::of(model)) {}
+      m_cost_model(cost ? std::move(*cost) : drafts::ForwardCostModel::of(model)) {
+    const model::Hparams& hp = model.hparams();
+    if (hp.moe()) {
+        const model::LayerWeights& L = model.weights().layers.at(0);
+        m_expert_bytes               = L.expert_bytes(hp.n_expert);
+        m_experts.n_expert = hp.n_expert, m_experts.n_expert_used = hp.n_expert_used, m_experts.n_layer = hp.n_layer;
+        m_experts.hist.assign(size_t(hp.n_layer) * size_t(hp.n_expert), 0);
+    }
+}
 
 model::LogitsView Reviewer::pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& pos,
-                                 const std::vector<uint8_t>& mask) {
+                                 const std::vector<uint8_t>& mask, bool scoring) {
     // What the pass reads (drafts::pass_cost): the weights of every block it runs once (the batch shares them),
     // the K/V rows each new token attends, and the output head for every row of logits.
     const int32_t n        = static_cast<int32_t>(tokens.size());
@@ -27,11 +35,29 @@ model::LogitsView Reviewer::pass(const std::vector<int32_t>& tokens, const std::
         for (int32_t j = 0; j < n; ++j) seen += mask.empty() ? (j <= i) : mask[size_t(i) * size_t(n) + size_t(j)] != 0;
         pairs += static_cast<uint64_t>(n_cached) + seen;
     }
-    const auto t0       = measure_clock::now();
-    model::LogitsView v = m_ctx.forward_batch(tokens, pos, mask, m_opts);
-    drafts::DraftCost c = drafts::pass_cost(m_cost_model, m_ctx.model().hparams(), m_opts, n, n_cached, pairs, n);
-    c.seconds           = std::chrono::duration<double>(measure_clock::now() - t0).count();
-    c.n_forward         = 1;
+    const auto t0            = measure_clock::now();
+    model::LogitsView v      = m_ctx.forward_batch(tokens, pos, mask, m_opts);
+    drafts::DraftCost c      = drafts::pass_cost(m_cost_model, m_ctx.model().hparams(), m_opts, n, n_cached, pairs, n);
+    c.seconds                = std::chrono::duration<double>(measure_clock::now() - t0).count();
+    c.n_forward              = 1;
+    const model::Hparams& hp = m_ctx.model().hparams();
+    if (hp.moe()) {
+        // What a mixture of experts read is the union of the experts the pass routed to: the modeled per-token
+        // experts are replaced by the distinct ones the forward ran (counted, not modeled).
+        uint64_t layers_run = 0;
+        for (int32_t il = 0; il < hp.n_layer; ++il) layers_run += m_ctx.last_experts(il).empty() ? 0 : 1;
+        c.bytes_weights += (m_ctx.last_cost().experts_read - layers_run * uint64_t(hp.n_expert_used)) * m_expert_bytes;
+        if (scoring) {
+            const size_t w = size_t(n);
+            if (m_experts.width_passes.size() <= w)
+                m_experts.width_passes.resize(w + 1), m_experts.width_distinct.resize(w + 1);
+            ++m_experts.width_passes[w];
+            m_experts.width_distinct[w] += int64_t(m_ctx.last_cost().experts_read);
+            for (int32_t il = 0; il < hp.n_layer; ++il)
+                for (const int32_t e : m_ctx.last_experts(il))
+                    ++m_experts.hist[size_t(il) * size_t(hp.n_expert) + size_t(e)];
+        }
+    }
     m_cost += c;
     return v;
 }
@@ -55,7 +81,7 @@ void Reviewer::sync(std::span<const int32_t> committed, const CancelToken& cance
                                   committed.begin() + static_cast<ptrdiff_t>(start + n));
         std::vector<int32_t> pos(n);
         for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(start + i);
-        pass(toks, pos, {});
+        pass(toks, pos, {}, false);
         m_cached.insert(m_cached.end(), toks.begin(), toks.end());
     }
 }
@@ -71,7 +97,7 @@ model::LogitsView Reviewer::score_chain(std::span<const int32_t> committed, std:
     m_pending.insert(m_pending.end(), draft.begin(), draft.end());
     std::vector<int32_t> pos(n);
     for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(m_cached.size() + i);
-    return pass(m_pending, pos, {});
+    return pass(m_pending, pos, {}, true);
 }
 
 model::LogitsView Reviewer::score_tree(std::span<const int32_t> committed, const drafts::DraftTree& tree) {
@@ -101,7 +127,7 @@ model::LogitsView Reviewer::score_tree(std::span<const int32_t> committed, const
         std::copy_n(mask.begin() + static_cast<ptrdiff_t>(prow * n), n, mask.begin() + static_cast<ptrdiff_t>(i * n));
         mask[i * n + i] = 1;
     }
-    return pass(m_pending, pos, mask);
+    return pass(m_pending, pos, mask, true);
 }
 
 void Reviewer::keep_chain(int32_t n_accepted) {

@@ -6,6 +6,7 @@
 #include "core/cancel.h"
 #include "core/drafts/drafter.h"
 #include "core/drafts/forward_cost.h"
+#include "core/engine/run_stats.h"
 #include "core/model/forward.h"
 
 #include <cstdint>
@@ -39,6 +40,8 @@ public:
     void keep_tree(const std::vector<int32_t>& path);
 
     const drafts::DraftCost& cost() const { return m_cost; }
+    // A mixture-of-experts model: the routing of its score passes (not of sync's prompt batches).
+    const ExpertUsage& experts() const { return m_experts; }
     int32_t n_batch() const { return m_ctx.config().n_batch; }
     int32_t n_ctx() const { return m_ctx.kv().capacity(); }
     int32_t n_vocab() const { return m_ctx.model().hparams().n_vocab; }
@@ -54,7 +57,7 @@ public:
 
 private:
     model::LogitsView pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& pos,
-                           const std::vector<uint8_t>& mask);
+                           const std::vector<uint8_t>& mask, bool scoring);
 
     model::InferenceContext m_ctx;
     model::ForwardOptions m_opts;
@@ -62,6 +65,8 @@ private:
     std::vector<int32_t> m_cached;   // tokens whose KV is in the cache, in slot order
     std::vector<int32_t> m_pending;  // tokens of the last scored batch (root first), for keep_*
     drafts::DraftCost m_cost;
+    ExpertUsage m_experts;
+    uint64_t m_expert_bytes = 0;  // one expert's three matrices (a MoE model)
 };
 
 }  // namespace speculum::engine

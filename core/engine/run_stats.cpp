@@ -1,6 +1,8 @@
 // RunStats derived figures and JSON.
 #include "core/engine/run_stats.h"
 
+#include <stdexcept>
+
 namespace speculum::engine {
 
 std::vector<double> RunStats::alpha() const {
@@ -105,10 +107,49 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"lossless_checked", s.lossless_checked},
                        {"lossless_mismatch", s.lossless_mismatch},
                        {"verifier_mismatch", s.verifier_mismatch}};
+    if (!s.experts.empty()) j["experts"] = s.experts;  // measured routing of the verification passes
     if (s.bpt_cats_eq4 > 0) {
         j["bpt_cats_eq4"] = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
         j["cats_layers"]  = s.cats_layers;   // {L_DM, L_SV, n_layer}
     }
+}
+
+double ExpertUsage::mean_distinct(size_t w) const {
+    if (w >= width_passes.size() || width_passes[w] == 0 || n_layer == 0) return 0.0;
+    return double(width_distinct[w]) / double(width_passes[w]) / double(n_layer);
+}
+
+std::vector<double> ExpertUsage::usage() const {
+    std::vector<double> u(size_t(n_expert), 0.0);
+    double slots = 0;
+    for (size_t i = 0; i < hist.size(); ++i) u[i % u.size()] += double(hist[i]), slots += double(hist[i]);
+    if (slots > 0)
+        for (double& x : u) x = x / slots * n_expert_used;
+    return u;
+}
+
+void ExpertUsage::add(const ExpertUsage& o) {
+    if (o.empty()) return;
+    if (empty()) {
+        *this = o;
+        return;
+    }
+    if (o.n_expert != n_expert || o.n_layer != n_layer || o.n_expert_used != n_expert_used)
+        throw std::invalid_argument("ExpertUsage::add: runs of different models");
+    for (size_t i = 0; i < o.hist.size() && i < hist.size(); ++i) hist[i] += o.hist[i];
+    if (width_passes.size() < o.width_passes.size())
+        width_passes.resize(o.width_passes.size()), width_distinct.resize(o.width_passes.size());
+    for (size_t w = 0; w < o.width_passes.size(); ++w)
+        width_passes[w] += o.width_passes[w], width_distinct[w] += o.width_distinct[w];
+}
+
+void to_json(nlohmann::json& j, const ExpertUsage& u) {
+    std::vector<double> mean(u.width_passes.size(), 0.0);
+    for (size_t w = 0; w < mean.size(); ++w) mean[w] = u.mean_distinct(w);
+    j = nlohmann::json{{"n_expert", u.n_expert},         {"n_expert_used", u.n_expert_used},
+                       {"n_layer", u.n_layer},           {"hist", u.hist},
+                       {"width_passes", u.width_passes}, {"width_distinct", u.width_distinct},
+                       {"mean_distinct_per_layer", mean}};
 }
 
 void to_json(nlohmann::json& j, const RunResult& r) {

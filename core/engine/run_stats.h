@@ -35,6 +35,26 @@ struct LevelStats {
     bool operator==(const LevelStats&) const = default;
 };
 
+// Mixture-of-experts targets (Hparams::moe()): the routing of the target's verification passes (the prompt's
+// evaluation left out), so a run says which experts its verified tokens used and how much the tokens of one pass
+// shared them: a pass of w tokens reads the union of their experts (analytic::expected_distinct_experts models it).
+struct ExpertUsage {
+    int32_t n_expert = 0, n_expert_used = 0, n_layer = 0;  // 0 experts: a dense target, nothing recorded
+    std::vector<int64_t> hist;                             // (n_layer, n_expert): token slots routed to each expert
+    std::vector<int64_t> width_passes;                     // [w]: verification passes of w tokens
+    std::vector<int64_t> width_distinct;  // [w]: distinct experts those passes read, summed over passes and layers
+    bool empty() const { return n_expert == 0; }
+    // Mean distinct experts one layer of a w-token pass read (0 where no such pass).
+    double mean_distinct(size_t w) const;
+    // Each expert's share of the routed slots, pooled over layers, times n_expert_used (sums to n_expert_used): the
+    // usage analytic::expected_distinct_experts takes.
+    std::vector<double> usage() const;
+    // Accumulates `o`'s counts (the same shape, or this one empty).
+    void add(const ExpertUsage& o);
+    bool operator==(const ExpertUsage&) const = default;
+};
+void to_json(nlohmann::json& j, const ExpertUsage& u);
+
 struct RunStats {
     int32_t n_prompt    = 0;  // prompt tokens
     int32_t n_generated = 0;  // tokens committed
@@ -54,6 +74,7 @@ struct RunStats {
     std::vector<int64_t> verify_width_passes;
     std::vector<double> verify_width_s;
     RankCounts rank_counts;          // trees only
+    ExpertUsage experts;             // mixture-of-experts targets only
     std::vector<LevelStats> levels;  // [0] = target, [i] = draft level i
 
     double tokens_per_s          = 0.0;  // n_generated / t_decode_s

@@ -75,15 +75,30 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
 
     const std::vector<float>& factors = m_model.weights().rope_freqs;  // Llama 3.1+ long-context divisors
-    auto inv_freq                     = [&](float base) {
+    auto inv_freq                     = [&](float base, float freq_scale) {
         std::vector<float> f(static_cast<size_t>(hp.n_rot / 2));
         for (int32_t i = 0; i < hp.n_rot / 2; ++i)
             f[static_cast<size_t>(i)] = static_cast<float>(std::pow(static_cast<double>(base), -2.0 * i / hp.n_rot) /
                                                            (factors.empty() ? 1.0 : factors[static_cast<size_t>(i)]));
+        if (hp.rope_yarn) {
+            // YaRN (ggml's rope_yarn): pair i turns by theta (scale (1 - mix_i) + mix_i), mix_i a ramp over the
+            // correction dims [lo, hi] of this base; folded into the frequencies, so the positions go unscaled.
+            auto corr = [&](float beta) {
+                return hp.n_rot * std::log(float(hp.yarn_orig_ctx) / (beta * 2.0f * float(M_PI))) /
+                       (2.0f * std::log(base));
+            };
+            const float lo = std::max(0.0f, std::floor(corr(hp.yarn_beta_fast)));
+            const float hi = std::min(float(hp.n_rot - 1), std::ceil(corr(hp.yarn_beta_slow)));
+            for (int32_t i = 0; i < hp.n_rot / 2; ++i) {
+                const float y   = (float(i) - lo) / std::max(0.001f, hi - lo);
+                const float mix = 1.0f - std::min(1.0f, std::max(0.0f, y));
+                f[static_cast<size_t>(i)] *= freq_scale * (1.0f - mix) + mix;
+            }
+        }
         return f;
     };
-    m_inv_freq     = inv_freq(hp.rope_freq_base);
-    m_inv_freq_swa = inv_freq(hp.rope_freq_base_swa);
+    m_inv_freq     = inv_freq(hp.rope_freq_base, hp.rope_freq_scale);
+    m_inv_freq_swa = inv_freq(hp.rope_freq_base_swa, hp.rope_freq_scale_swa);
 
     const size_t nb = static_cast<size_t>(m_cfg.n_batch);
     m_tokens.resize(nb);
@@ -92,8 +107,22 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_xn.resize(nb * hp.n_embd);
     m_q.resize(nb * hp.n_embd_q());
     m_attn.resize(nb * hp.n_embd_q());
-    m_gate.resize(nb * hp.n_ff);
-    m_up.resize(nb * hp.n_ff);
+    const size_t ffw = static_cast<size_t>(std::max(hp.n_ff, hp.ffn_width()));
+    m_gate.resize(nb * ffw);
+    m_up.resize(nb * ffw);
+    if (hp.moe()) {
+        const size_t ne = size_t(hp.n_expert), k = size_t(hp.n_expert_used), nl = size_t(hp.n_layer);
+        m_router.resize(nb * ne);
+        m_route.resize(nl * nb * k);
+        m_route_w.resize(nl * nb * k);
+        m_route_n.assign(nl, 0);
+        m_expert_probs.resize(ne);
+        m_expert_order.resize(ne);
+        m_expert_tokens.reserve(nb * k);
+        m_expert_weights.reserve(nb * k);
+        m_moe_in.resize(nb * size_t(hp.n_embd));
+        m_moe_out.resize(nb * size_t(hp.n_embd));
+    }
     m_logits.resize(nb * hp.n_vocab);
     m_scores.resize(static_cast<size_t>(m_cfg.n_ctx));
     // Largest quantized-activation buffer (the most vectors below the BLAS batch, of the widest matmul input), so
@@ -101,11 +130,23 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
         const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
         m_q8act.reserve(
-            static_cast<size_t>(kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), hp.n_ff}))));
+            static_cast<size_t>(kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), ffw}))));
     }
 }
 
 // ---- public entry points ----
+
+std::span<const int32_t> InferenceContext::last_experts(int32_t il) const {
+    if (m_route_n.empty() || il < 0 || il >= static_cast<int32_t>(m_route_n.size())) return {};
+    const size_t k = size_t(m_model.hparams().n_expert_used);
+    return {&m_route[size_t(il) * size_t(m_cfg.n_batch) * k], size_t(m_route_n[size_t(il)]) * k};
+}
+
+std::span<const float> InferenceContext::last_expert_weights(int32_t il) const {
+    if (m_route_n.empty() || il < 0 || il >= static_cast<int32_t>(m_route_n.size())) return {};
+    const size_t k = size_t(m_model.hparams().n_expert_used);
+    return {&m_route_w[size_t(il) * size_t(m_cfg.n_batch) * k], size_t(m_route_n[size_t(il)]) * k};
+}
 
 std::span<const float> InferenceContext::decode(int32_t token, int32_t pos, const ForwardOptions& opts) {
     m_tokens[0] = token;  // no per-call allocation on the hot path
@@ -529,6 +570,7 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             throw std::out_of_range("forward: token id " + std::to_string(m_tokens[i]) + " outside [0, " +
                                     std::to_string(hp.n_vocab) + ")");
     check_options(opts);
+    std::fill(m_route_n.begin(), m_route_n.end(), 0);
     m_kv.reserve_slots(n);
     const int32_t n_past = m_kv.size();
 
@@ -594,9 +636,11 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             if (opts.observer) opts.observer(il, ActivationSite::attn_in, xin, n, L.wq.cols);
             const MatmulJob qkv[] = {{m_q.data(), eq, &L.wq}, {k_new, ekv, &L.wk}, {v_new, ekv, &L.wv}};
             matmul_group(qkv, xin, n);
-            const bool swa         = hp.is_swa(il);
-            const float* inv_freq  = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
-            const float freq_scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+            const bool swa        = hp.is_swa(il);
+            const float* inv_freq = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
+            // YaRN's frequencies carry its scaling (m_inv_freq), and its magnitude correction scales the rotation.
+            const float freq_scale = hp.rope_yarn ? 1.0f : swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+            const float mscale     = hp.rope_yarn ? hp.yarn_mscale() : 1.0f;
             for (int32_t i = 0; i < n; ++i) {
                 float* q = &m_q[i * eq];
                 float* k = k_new + i * ekv;
@@ -612,8 +656,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
                         rms_norm(k + h * hd, k + h * hd, L.k_norm.data(), hd, hp.rms_eps);
                 }
                 if (hp.uses_rope(il)) {
-                    rope(q, hp.n_head, hd, hp.n_rot, inv_freq, m_pos[i], freq_scale, hp.rope_style);
-                    rope(k, hp.n_head_kv, hd, hp.n_rot, inv_freq, m_pos[i], freq_scale, hp.rope_style);
+                    rope(q, hp.n_head, hd, hp.n_rot, inv_freq, m_pos[i], freq_scale, hp.rope_style, mscale);
+                    rope(k, hp.n_head_kv, hd, hp.n_rot, inv_freq, m_pos[i], freq_scale, hp.rope_style, mscale);
                 }
             }
             if (opts.kv_transform) opts.kv_transform(il, k_new, v_new, n, ekv);
@@ -624,14 +668,26 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             cost.flops += 4.0 * static_cast<double>(attended) * hp.n_head * hd;
             if (opts.observer) opts.observer(il, ActivationSite::attn_out, m_attn.data(), n, eq);
             matmul(m_xn.data(), e, L.wo, m_attn.data(), n);
+            if (hp.attn_out_bias)
+                for (int32_t i = 0; i < n; ++i)
+                    for (int64_t c = 0; c < e; ++c) m_xn[i * e + c] += L.bo[c];
             if (hp.post_norms)  // gemma: the block's output is normed before the residual add
                 for (int32_t i = 0; i < n; ++i)
                     rms_norm(&m_xn[i * e], &m_xn[i * e], L.attn_post_norm.data(), e, hp.rms_eps);
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         }
 
-        // Feed-forward block (SwiGLU; GeGLU for gemma): x += W_down (act(W_gate xn) * (W_up xn)).
-        if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
+        // Feed-forward block (SwiGLU; GeGLU for gemma): x += W_down (act(W_gate xn) * (W_up xn)); a mixture of
+        // experts: x += the weighted sum of the chosen experts' SwiGLU blocks (forward_moe.cpp).
+        if (hp.moe()) m_route_n[size_t(il)] = 0;
+        if (hp.moe() && (opts.skip_ffn.empty() || !opts.skip_ffn[il])) {
+            for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
+            if (opts.observer) opts.observer(il, ActivationSite::ffn_in, m_xn.data(), n, e);
+            moe_ffn(il, L, n, cost);
+            m_route_n[size_t(il)] = n;
+            cost.bytes_weights += L.ffn_vector_bytes();
+            for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
+        } else if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
             if (opts.observer) opts.observer(il, ActivationSite::ffn_in, m_xn.data(), n, e);
             const MatmulJob gate_up[] = {{m_gate.data(), ff, &L.w_gate}, {m_up.data(), ff, &L.w_up}};

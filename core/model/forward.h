@@ -95,7 +95,13 @@ struct ForwardCost {
     uint64_t bytes_weights = 0;  // weight matrices, norms and biases of the blocks run, embedding rows, LM head
     uint64_t bytes_kv      = 0;  // K and V rows attended (each attended slot read once per pass) and written
     double flops           = 0;  // 2 per multiply-add: projections, FFN, LM head, attention scores and sums
+    uint64_t experts_read  = 0;  // mixture of experts: the (layer, expert) pairs the pass ran, each read once
 };
+
+// One token's experts (Hparams::moe()): from the router's logits (n_expert), the n_expert_used chosen experts in
+// descending order of their gate value (`ids`) and their weights (`weights`), as llama.cpp's build_moe_ffn gates
+// (Hparams::expert_gating, expert_weights_norm). `probs` (n_expert) and `order` (n_expert) are scratch.
+void route_experts(const Hparams& hp, const float* logits, int32_t* ids, float* weights, float* probs, int32_t* order);
 
 class InferenceContext {
 public:
@@ -117,6 +123,10 @@ public:
     std::span<const float> prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts = {});
 
     const ForwardCost& last_cost() const { return m_cost; }
+    // Mixture of experts: the experts each token of the last pass was routed to in layer il (n_expert_used ids per
+    // token, tokens in pass order), and their weights; empty spans for a dense model or a layer the pass skipped.
+    std::span<const int32_t> last_experts(int32_t il) const;
+    std::span<const float> last_expert_weights(int32_t il) const;
     KvCache& kv() { return m_kv; }
     const KvCache& kv() const { return m_kv; }
     const Model& model() const { return m_model; }
@@ -153,6 +163,8 @@ private:
     void prepare_activations(RowKernel k, const float* x, int32_t n, int64_t cols);
     void matmul_rows(RowKernel k, const MatmulJob& j, const float* x, int32_t n, int64_t r0, int64_t r1);
     void attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask, const ForwardOptions& opts);
+    // The MoE feed-forward of layer il over m_xn (n, n_embd), in place (forward_moe.cpp).
+    void moe_ffn(int32_t il, const LayerWeights& L, int32_t n, ForwardCost& cost);
     void check_options(const ForwardOptions& opts) const;
 
     Model m_model;
@@ -173,6 +185,16 @@ private:
     std::vector<float> m_scores;           // (n_ctx) attention scores of the reference path
     std::vector<uint8_t> m_q8act;          // quantized activations of one matmul (kernels::q8act_bytes)
     std::vector<uint16_t> m_bf16act;       // BF16-rounded activations of one prompt matmul (BF16 weights)
+    // Mixture of experts (empty for a dense model).
+    std::vector<float> m_router;             // (n_batch, n_expert) router logits
+    std::vector<int32_t> m_route;            // (n_layer, n_batch, n_expert_used) chosen experts
+    std::vector<float> m_route_w;            // (n_layer, n_batch, n_expert_used) their weights
+    std::vector<int32_t> m_route_n;          // (n_layer) tokens routed in the last pass (0: skipped)
+    std::vector<float> m_expert_probs;       // (n_expert)
+    std::vector<int32_t> m_expert_order;     // (n_expert)
+    std::vector<int32_t> m_expert_tokens;    // tokens routed to one expert (reserved n_batch)
+    std::vector<float> m_expert_weights;     // their weights
+    std::vector<float> m_moe_in, m_moe_out;  // (n_batch, n_embd): gathered rows / the block's output
 };
 
 }  // namespace speculum::model

@@ -4,6 +4,8 @@
 // the positions of their slots). Scores are scaled by Hparams::query_scale() and soft-capped where the model says.
 // Reference path: two-pass softmax over a score buffer, one thread. Fast path: one-pass online softmax (no
 // scratch) with (token, block of heads) items spread over threads; on AVX-512 CPUs kernels::attend runs each item.
+// Attention sinks (gpt-oss): head h's softmax also counts exp(sink_h), a logit that attends nothing, so its weights
+// sum to less than 1 (ggml's soft_max with sinks).
 #include "core/model/forward.h"
 
 #include "core/parallel.h"
@@ -49,13 +51,15 @@ inline float dot(const float* a, const float* b, int32_t n) {
 
 void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask,
                                  const ForwardOptions& opts) {
-    const Hparams& hp               = m_model.hparams();
-    const int32_t hd                = hp.head_dim();
-    const int64_t e                 = hp.n_embd_q();
-    const int32_t group             = hp.n_head / hp.n_head_kv;  // query heads per KV head (GQA)
-    const float scale               = hp.query_scale();
-    const float cap                 = hp.attn_softcap;  // 0 = no soft-capping
-    const std::vector<int32_t>* sel = opts.cached_slots ? &*opts.cached_slots : nullptr;
+    const Hparams& hp                = m_model.hparams();
+    const int32_t hd                 = hp.head_dim();
+    const int64_t e                  = hp.n_embd_q();
+    const int32_t group              = hp.n_head / hp.n_head_kv;  // query heads per KV head (GQA)
+    const float scale                = hp.query_scale();
+    const float cap                  = hp.attn_softcap;  // 0 = no soft-capping
+    const std::vector<int32_t>* sel  = opts.cached_slots ? &*opts.cached_slots : nullptr;
+    const std::vector<float>& sink_v = m_model.weights().layers[static_cast<size_t>(il)].attn_sinks;
+    const float* sinks               = hp.attn_sinks ? sink_v.data() : nullptr;  // (n_head) or none
     // Sliding window: token i sees positions > pos_i - n_swa only.
     const bool windowed = hp.is_swa(il);
     auto in_window      = [&](int32_t i, int32_t pos) { return !windowed || m_pos[i] - pos < hp.n_swa; };
@@ -95,7 +99,8 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                     max_s         = std::max(max_s, m_scores[m - 1]);
                 });
                 // Pass 2: softmax weights and the weighted sum of values.
-                double sum = 0.0;
+                if (sinks) max_s = std::max(max_s, sinks[h]);
+                double sum = sinks ? std::exp(double(sinks[h]) - max_s) : 0.0;
                 for (int32_t t = 0; t < m; ++t) sum += (m_scores[t] = std::exp(m_scores[t] - max_s));
                 std::fill(out, out + hd, 0.0f);
                 int32_t t = 0;
@@ -153,7 +158,8 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                             max_s             = std::max(max_s, row[s]);
                         }
                     }
-                    float sum = 0.0f;
+                    if (sinks) max_s = std::max(max_s, sinks[h]);
+                    float sum = sinks ? std::exp(sinks[h] - max_s) : 0.0f;
                     for (int32_t s = 0; s < lim; ++s) sum += (row[s] = std::exp(row[s] - max_s));
                     const float inv = 1.0f / sum;
                     for (int32_t s = 0; s < lim; ++s) row[s] *= inv;
@@ -188,7 +194,8 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
                 slots.clear();
                 for_each_slot(i, [&](int32_t s) { slots.push_back(s); });
                 kernels::attend(&m_attn[i * e + h0 * hd], &m_q[i * e + h0 * hd], m_kv.k(il, 0), m_kv.v(il, 0), ekv,
-                                kv_off, slots.data(), static_cast<int32_t>(slots.size()), nh, hd, scale, cap);
+                                kv_off, slots.data(), static_cast<int32_t>(slots.size()), nh, hd, scale, cap,
+                                sinks ? sinks + h0 : nullptr);
             }
         });
         return;
@@ -224,7 +231,7 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
             });
             for (int32_t b = 0; b < nh; ++b) {
                 float* acc      = &m_attn[i * e + (h0 + b) * hd];
-                const float inv = 1.0f / sum[b];
+                const float inv = 1.0f / (sum[b] + (sinks ? std::exp(sinks[h0 + b] - max_s[b]) : 0.0f));
                 for (int32_t d = 0; d < hd; ++d) acc[d] *= inv;
             }
         }

@@ -113,6 +113,15 @@ struct FdGuard {
 
 }  // namespace
 
+void GgufFile::release_tensor_pages() const {
+    if (!m_map || !m_map->map_base || m_data_offset >= m_map->map_bytes) return;
+    const uintptr_t page  = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t base  = reinterpret_cast<uintptr_t>(m_map->map_base);
+    const uintptr_t start = (base + m_data_offset + page - 1) / page * page;  // whole pages of tensor data only
+    const uintptr_t end   = base + m_map->map_bytes;
+    if (start < end) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+}
+
 GgufFile GgufFile::open(const std::string& path) {
     FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     if (fd.fd < 0) fail_io(path, "cannot open", errno);

@@ -112,6 +112,11 @@ public:
     const std::vector<GgufTensorInfo>& tensors() const { return m_tensors; }
     const GgufTensorInfo* tensor(std::string_view name) const;  // nullptr when absent
 
+    // Drops this process's resident pages of the tensor data section (madvise MADV_DONTNEED on the mapping; nothing
+    // for a heap copy): for a model whose weights were copied or repacked elsewhere, so they are resident once. The
+    // bytes stay readable: a later read faults them back in from the file.
+    void release_tensor_pages() const;
+
     // "FILE: what" for errors raised by callers about this file's content.
     [[noreturn]] void fail(const std::string& field, const std::string& reason) const;
 

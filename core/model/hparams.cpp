@@ -86,12 +86,12 @@ private:
 }  // namespace
 
 const char* supported_architectures() {
-    return "llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3";
+    return "llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, gemma3, phi3, smollm3";
 }
 
 bool is_supported_architecture(const std::string& a) {
-    return a == "llama" || a == "qwen2" || a == "qwen3" || a == "gemma2" || a == "gemma3" || a == "phi3" ||
-           a == "smollm3";
+    return a == "llama" || a == "qwen2" || a == "qwen3" || a == "qwen3moe" || a == "gpt-oss" || a == "gemma2" ||
+           a == "gemma3" || a == "phi3" || a == "smollm3";
 }
 
 namespace {
@@ -162,8 +162,30 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     if (h.n_head_kv > h.n_head || h.n_head % h.n_head_kv != 0)
         f.fail(a + "attention.head_count_kv", std::to_string(h.n_head_kv) + " KV heads do not divide the " +
                                                   std::to_string(h.n_head) + " query heads");
-    if (f.get_uint_or(a + "expert_count", 0) > 0)
-        f.fail(a + "expert_count", "mixture-of-experts models are not supported");
+    // Mixture of experts (llama.cpp's qwen3moe: softmax routing, the chosen weights normalised to sum 1).
+    if (h.arch == "qwen3moe" || h.arch == "gpt-oss") {
+        h.n_expert      = positive_int(f, a + "expert_count");
+        h.n_expert_used = positive_int(f, a + "expert_used_count");
+        if (h.n_expert_used > h.n_expert)
+            f.fail(a + "expert_used_count",
+                   std::to_string(h.n_expert_used) + " experts per token of " + std::to_string(h.n_expert));
+        h.n_ff_exp = h.arch == "gpt-oss"
+                         ? positive_int(f, a + "expert_feed_forward_length")
+                         : positive_int_or(f, a + "expert_feed_forward_length", h.n_ff / h.n_expert_used);
+        if (h.n_ff_exp < 1) f.fail(a + "expert_feed_forward_length", "absent, and feed_forward_length is too small");
+        h.expert_gating       = ExpertGating::softmax;
+        h.expert_weights_norm = true;
+        if (h.arch == "gpt-oss") {  // llama.cpp's openai-moe: softmax over the kept logits, no renormalisation
+            h.expert_gating       = ExpertGating::softmax_weight;
+            h.expert_weights_norm = false;
+            h.expert_act          = ExpertActivation::swiglu_oai;
+            h.moe_biases = h.attn_out_bias = h.attn_sinks = h.ffn_norm_named_post_attention = true;
+        }
+    } else if (f.get_uint_or(a + "expert_count", 0) > 0) {
+        f.fail(a + "expert_count", "mixture-of-experts '" + h.arch +
+                                       "' models are not supported (of the MoE "
+                                       "architectures, qwen3moe and gpt-oss are)");
+    }
 
     h.n_rot = positive_int_or(f, a + "rope.dimension_count", h.head_dim());
     if (h.arch == "llama" && h.n_rot != h.head_dim())  // llama.cpp enforces full rotary for llama
@@ -176,18 +198,41 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     h.rms_eps =
         finite_positive(f, a + "attention.layer_norm_rms_epsilon", f.get_float(a + "attention.layer_norm_rms_epsilon"));
 
-    // RoPE scaling: llama.cpp's default type is linear; 1/factor scales positions. Other types change the
-    // frequencies in ways the runtime does not implement, so they are refused rather than silently ignored.
+    // RoPE scaling: llama.cpp's default type is linear; 1/factor scales positions. YaRN blends interpolated and
+    // kept frequencies (gpt-oss). Other types change the frequencies in ways the runtime does not implement, so
+    // they are refused rather than silently ignored.
     std::string scaling = f.get_string_or(a + "rope.scaling.type", "linear");
-    if (scaling != "linear" && scaling != "none")
-        f.fail(a + "rope.scaling.type", "RoPE scaling '" + scaling + "' is not supported (only linear or none)");
+    if (scaling != "linear" && scaling != "none" && scaling != "yarn")
+        f.fail(a + "rope.scaling.type", "RoPE scaling '" + scaling + "' is not supported (linear, yarn or none)");
+    if (scaling == "yarn") {
+        h.rope_yarn     = true;
+        h.yarn_orig_ctx = positive_int_or(f, a + "rope.scaling.original_context_length", h.n_ctx_train);
+        auto yarn_float = [&](const std::string& key, float fallback) {
+            return f.find(key) ? finite_positive(f, key, f.get_float(key)) : fallback;
+        };
+        h.yarn_beta_fast   = yarn_float(a + "rope.scaling.yarn_beta_fast", 32.0f);
+        h.yarn_beta_slow   = yarn_float(a + "rope.scaling.yarn_beta_slow", 1.0f);
+        h.yarn_attn_factor = yarn_float(a + "rope.scaling.attn_factor", 1.0f);
+        if (f.get_float_or(a + "rope.scaling.yarn_log_multiplier", 0.0) != 0.0)
+            f.fail(a + "rope.scaling.yarn_log_multiplier", "DeepSeek's YaRN magnitude is not supported");
+    }
     double factor = f.get_float_or(a + "rope.scaling.factor", 0.0);
     if (factor == 0.0) factor = f.get_float_or(a + "rope.scale_linear", 0.0);  // the older key
     if (factor != 0.0) h.rope_freq_scale = 1.0f / finite_positive(f, a + "rope.scaling.factor", factor);
     h.rope_style = h.arch == "llama" || h.arch == "smollm3" ? RopeStyle::normal : RopeStyle::neox;
+    // gpt-oss: every other layer windowed (llama.cpp's set_swa_pattern(2) unless the file says), on the model's own
+    // RoPE base and scaling unless rope.freq_base_swa is given.
+    if (h.arch == "gpt-oss") {
+        h.n_swa               = positive_int(f, a + "attention.sliding_window");
+        h.swa_layers          = swa_layers_of(f, a + "attention.sliding_window_pattern", h.n_layer, 2);
+        h.rope_freq_base_swa  = h.rope_freq_base;
+        h.rope_freq_scale_swa = h.rope_freq_scale;
+        if (f.find(a + "rope.freq_base_swa"))
+            h.rope_freq_base_swa = finite_positive(f, a + "rope.freq_base_swa", f.get_float(a + "rope.freq_base_swa"));
+    }
 
     // ---- per-architecture parts (llama.cpp's load_arch_hparams for each) ----
-    h.qk_norm = h.arch == "qwen3" || h.arch == "gemma3";
+    h.qk_norm = h.arch == "qwen3" || h.arch == "qwen3moe" || h.arch == "gemma3";
     if (h.arch == "smollm3") h.nope_period = 4;  // llama.cpp's n_no_rope_layer_step: fixed, not in the file
     if (gemma) {
         h.post_norms = true, h.ffn_act = FfnActivation::gelu, h.scale_embd = true;
@@ -234,6 +279,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     const auto E = static_cast<uint64_t>(h.n_embd), V = static_cast<uint64_t>(h.n_vocab);
     const auto Q = static_cast<uint64_t>(h.n_embd_q()), KV = static_cast<uint64_t>(h.n_embd_kv());
     const auto FF = static_cast<uint64_t>(h.n_ff), HD = static_cast<uint64_t>(h.head_dim());
+    const auto NE = static_cast<uint64_t>(h.n_expert), FE = static_cast<uint64_t>(h.n_ff_exp);
     tc.check(embd, {E, V}, "[n_embd, n_vocab]", false);
     if (const GgufValue* toks = f.find("tokenizer.ggml.tokens"); toks && toks->array_size() != V)
         f.fail("tokenizer.ggml.tokens", std::to_string(toks->array_size()) + " tokens, but token_embd.weight has " +
@@ -265,6 +311,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             tc.require(p + "attn_v.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
         }
         tc.require(p + "attn_output.weight", {Q, E}, "[n_head * head_dim, n_embd]", false);
+        if (h.attn_out_bias) tc.require(p + "attn_output.bias", {E}, "[n_embd]", true);
+        if (h.attn_sinks) tc.require(p + "attn_sinks.weight", {static_cast<uint64_t>(h.n_head)}, "[n_head]", true);
         if (h.qkv_bias) {
             tc.require(p + "attn_q.bias", {Q}, "[n_embd_q] (blk.0 has q/k/v biases)", true);
             tc.require(p + "attn_k.bias", {KV}, "[n_embd_kv] (blk.0 has q/k/v biases)", true);
@@ -278,7 +326,21 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             tc.require(p + "post_attention_norm.weight", {E}, "[n_embd]", true);
             tc.require(p + "post_ffw_norm.weight", {E}, "[n_embd]", true);
         }
-        tc.require(p + "ffn_norm.weight", {E}, "[n_embd]", true);
+        tc.require(p + (h.ffn_norm_named_post_attention ? "post_attention_norm.weight" : "ffn_norm.weight"), {E},
+                   "[n_embd]", true);
+        if (h.moe()) {
+            if (h.moe_biases) {
+                tc.require(p + "ffn_gate_inp.bias", {NE}, "[n_expert]", true);
+                tc.require(p + "ffn_gate_exps.bias", {FE, NE}, "[n_ff_exp, n_expert]", true);
+                tc.require(p + "ffn_up_exps.bias", {FE, NE}, "[n_ff_exp, n_expert]", true);
+                tc.require(p + "ffn_down_exps.bias", {E, NE}, "[n_embd, n_expert]", true);
+            }
+            tc.require(p + "ffn_gate_inp.weight", {E, NE}, "[n_embd, n_expert]", false);
+            tc.require(p + "ffn_gate_exps.weight", {E, FE, NE}, "[n_embd, n_ff_exp, n_expert]", false);
+            tc.require(p + "ffn_up_exps.weight", {E, FE, NE}, "[n_embd, n_ff_exp, n_expert]", false);
+            tc.require(p + "ffn_down_exps.weight", {FE, E, NE}, "[n_ff_exp, n_embd, n_expert]", false);
+            continue;
+        }
         if (h.fused_gate_up) {
             tc.require(p + "ffn_up.weight", {E, 2 * FF}, "[n_embd, 2 n_ff] (gate and up, fused)", false);
         } else {

@@ -1,6 +1,7 @@
 // Hyper-parameters of a Llama-family decoder (architectures `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
-// `smollm3`), read from GGUF metadata with llama.cpp's key names, and validated against the tensors present. One
-// layer loop runs them all: the fields below switch its parts (docs/models.md lists which architecture sets what).
+// `smollm3`, and the mixture-of-experts `qwen3moe` and `gpt-oss`), read from GGUF metadata with llama.cpp's key names,
+// and validated against the tensors present. One layer loop runs them all: the fields below switch its parts
+// (docs/models.md lists which architecture sets what).
 #pragma once
 
 #include "core/model/gguf.h"
@@ -14,6 +15,12 @@ namespace speculum::model {
 
 enum class RopeStyle { normal, neox };    // llama: adjacent pairs (GGUF weights are permuted); qwen2: halves
 enum class FfnActivation { silu, gelu };  // SwiGLU (llama) or GeGLU with the tanh GELU (gemma)
+// How a mixture-of-experts layer weighs the experts it routes a token to (llama.cpp's gating functions): softmax over
+// all experts, then the top k (qwen3moe); or the top k of the raw router logits, then a softmax over those (gpt-oss).
+enum class ExpertGating { softmax, softmax_weight };
+// An expert's activation: SwiGLU, or gpt-oss's clamped variant (gate clamped above at 7, up to [-7, 7],
+// gate * sigmoid(1.702 gate) * (up + 1); ggml's swiglu_oai).
+enum class ExpertActivation { swiglu, swiglu_oai };
 
 // The architectures hparams_from_gguf accepts, as one comma-separated list for messages.
 const char* supported_architectures();
@@ -33,13 +40,25 @@ struct Hparams {
     int32_t n_rot         = 0;         // <arch>.rope.dimension_count (defaults to head dim)
     int32_t n_embd_head   = 0;         // <arch>.attention.key_length: the head dimension; 0 = n_embd / n_head
     float rope_freq_base  = 10000.0f;  // <arch>.rope.freq_base
-    float rope_freq_scale = 1.0f;      // 1 / <arch>.rope.scaling.factor (linear scaling), 1 when absent
-    float rms_eps         = 1e-5f;     // <arch>.attention.layer_norm_rms_epsilon
-    RopeStyle rope_style  = RopeStyle::normal;
-    bool tied_output      = false;  // no `output.weight`: the LM head reuses token_embd
-    bool qkv_bias         = false;  // qwen2: attn_q/k/v have biases
-    bool rope_freqs       = false;  // `rope_freqs.weight` present: [n_rot/2] f32 divisors of the rotary
-                                    // frequencies (Llama 3.1+ long-context scaling); the runtime must apply them
+    float rope_freq_scale = 1.0f;      // 1 / <arch>.rope.scaling.factor (linear or YaRN scaling), 1 when absent
+    // YaRN scaling (<arch>.rope.scaling.type "yarn", gpt-oss): frequencies below the correction range are
+    // interpolated by rope_freq_scale, those above kept, a linear ramp between; rotated values scaled by yarn_mscale.
+    bool rope_yarn         = false;
+    int32_t yarn_orig_ctx  = 0;      // <arch>.rope.scaling.original_context_length (default: context_length)
+    float yarn_beta_fast   = 32.0f;  // <arch>.rope.scaling.yarn_beta_fast
+    float yarn_beta_slow   = 1.0f;   // <arch>.rope.scaling.yarn_beta_slow
+    float yarn_attn_factor = 1.0f;   // <arch>.rope.scaling.attn_factor
+    // The magnitude YaRN gives the rotated values: (1 + 0.1 ln factor) for a factor above 1, times attn_factor.
+    float yarn_mscale() const {
+        const float factor = 1.0f / rope_freq_scale;
+        return (factor > 1.0f ? 1.0f + 0.1f * std::log(factor) : 1.0f) * yarn_attn_factor;
+    }
+    float rms_eps        = 1e-5f;  // <arch>.attention.layer_norm_rms_epsilon
+    RopeStyle rope_style = RopeStyle::normal;
+    bool tied_output     = false;  // no `output.weight`: the LM head reuses token_embd
+    bool qkv_bias        = false;  // qwen2: attn_q/k/v have biases
+    bool rope_freqs      = false;  // `rope_freqs.weight` present: [n_rot/2] f32 divisors of the rotary
+                                   // frequencies (Llama 3.1+ long-context scaling); the runtime must apply them
 
     // ---- parts other architectures switch on (all off for llama / qwen2) ----
     bool qk_norm = false;     // attn_q_norm / attn_k_norm: RMSNorm of each head of q and k before RoPE
@@ -67,6 +86,22 @@ struct Hparams {
     // Only one-layer models set it (the input exists for the first layer run only).
     int32_t n_embd_attn_in = 0;
 
+    // ---- mixture of experts (qwen3moe): every layer's FFN is n_expert experts of width n_ff_exp, of which the
+    // router (ffn_gate_inp) picks n_expert_used per token; 0 = a dense FFN of width n_ff ----
+    int32_t n_expert            = 0;  // <arch>.expert_count
+    int32_t n_expert_used       = 0;  // <arch>.expert_used_count
+    int32_t n_ff_exp            = 0;  // <arch>.expert_feed_forward_length (else n_ff / n_expert_used, as llama.cpp)
+    ExpertGating expert_gating  = ExpertGating::softmax;
+    bool expert_weights_norm    = true;  // the chosen experts' weights divided by their sum (qwen3moe)
+    ExpertActivation expert_act = ExpertActivation::swiglu;
+    // gpt-oss's parts: biases on the attention output, the router and every expert matrix; a learned per-head
+    // attention sink (a logit every query also softmaxes against, attending nothing); the FFN's input norm stored as
+    // post_attention_norm (the file's name only).
+    bool attn_out_bias                 = false;
+    bool moe_biases                    = false;
+    bool attn_sinks                    = false;
+    bool ffn_norm_named_post_attention = false;
+
     int32_t head_dim() const { return n_embd_head > 0 ? n_embd_head : (n_head > 0 ? n_embd / n_head : 0); }
     int32_t n_embd_q() const { return head_dim() * n_head; }  // rows of wq, columns of wo
     int32_t n_embd_kv() const { return head_dim() * n_head_kv; }
@@ -74,6 +109,8 @@ struct Hparams {
     bool is_swa(int32_t il) const {
         return n_swa > 0 && static_cast<size_t>(il) < swa_layers.size() && swa_layers[static_cast<size_t>(il)];
     }
+    bool moe() const { return n_expert > 0; }
+    int32_t ffn_width() const { return moe() ? n_ff_exp : n_ff; }  // rows of one (expert's) gate and up matrix
     bool uses_rope(int32_t il) const { return nope_period <= 0 || (il + 1) % nope_period != 0; }
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim())); }
     bool operator==(const Hparams&) const = default;
@@ -82,9 +119,9 @@ struct Hparams {
 // Reads and validates hparams from a GGUF: missing required keys, unsupported architectures, inconsistent
 // shapes (n_embd % n_head, n_head % n_head_kv, tensor dims that disagree with the metadata) and missing
 // tensors all throw GgufError naming the file and the key or tensor. Tensors the architecture does not define
-// (MoE experts, output/FFN biases, unknown names, layers past block_count) are rejected rather than ignored.
-// Norm vectors and biases may be F32, F16 or BF16; matrices may be any known ggml type (the runtime checks
-// which ones its kernels support).
+// (experts outside a MoE architecture, output/FFN biases, unknown names, layers past block_count) are rejected rather
+// than ignored. Norm vectors and biases may be F32, F16 or BF16; matrices may be any known ggml type (the runtime
+// checks which ones its kernels support).
 Hparams hparams_from_gguf(const GgufFile& file);
 
 }  // namespace speculum::model

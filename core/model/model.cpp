@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -40,6 +41,14 @@ WeightView row_range(const WeightView& v, int64_t r0, int64_t r1) {
     r.data       = v.row(r0);
     r.rows       = r1 - r0;
     return r;
+}
+
+WeightView LayerWeights::expert(const WeightView& stack, int32_t e, int32_t n_expert) {
+    if (n_expert <= 0 || stack.rows % n_expert != 0 || e < 0 || e >= n_expert)
+        throw std::invalid_argument("expert " + std::to_string(e) + " of " + std::to_string(n_expert) +
+                                    " in a stack of " + std::to_string(stack.rows) + " rows");
+    const int64_t per = stack.rows / n_expert;
+    return row_range(stack, per * e, per * (e + 1));
 }
 
 WeightView make_compact_view(kernels::CompactMatrix m) {
@@ -125,8 +134,10 @@ bool file_has_repackable(const GgufFile& file) {
 // leaving the views alone, when that would take more than half the available memory.
 bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel, bool repack_q8) {
     std::vector<WeightView*> views{&w.token_embd, &w.output};
-    for (LayerWeights& L : w.layers)
+    for (LayerWeights& L : w.layers) {
         for (WeightView* v : L.matrices()) views.push_back(v);
+        if (!L.ffn_gate_inp.empty()) views.push_back(&L.ffn_gate_inp);
+    }
     std::map<const void*, std::pair<uint64_t, uint64_t>> place;  // source bytes -> (offset in the buffer, bytes)
     uint64_t total = 0;
     for (const WeightView* v : views)
@@ -137,9 +148,13 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
     auto buf = std::make_shared<hw::LargePageBuffer>(total);
     std::shared_ptr<const void> keep(buf, buf->data());
     std::map<const void*, const WeightView*> repack;  // source bytes -> a view of them, when they are repacked
+    std::set<const void*> experts;                    // stacked expert matrices keep the file's row layout
+    for (const LayerWeights& L : w.layers)
+        if (!L.ffn_gate_inp.empty())
+            for (const WeightView* v : {&L.w_gate, &L.w_up, &L.w_down}) experts.insert(v->data);
     if (repack_q8)
         for (const WeightView* v : views)
-            if (!v->empty() && repackable(*v, w)) repack.emplace(v->data, v);
+            if (!v->empty() && repackable(*v, w) && !experts.count(v->data)) repack.emplace(v->data, v);
     size_t done = 0;
     for (const auto& [src, at] : place) {
         cancel.throw_if_cancelled();
@@ -185,6 +200,17 @@ std::vector<float> vector_of(const GgufFile& file, const std::string& name) {
     return out;
 }
 
+// A bias of any shape (gpt-oss's per-expert biases are 2-D) read whole as f32, in the file's element order.
+std::vector<float> stacked_vector_of(const GgufFile& file, const std::string& name) {
+    const GgufTensorInfo* t = file.tensor(name);
+    if (!t) file.fail("tensor '" + name + "'", "missing");
+    if (!kernels::kernels_support(t->type) || kernels::ggml_type_traits(t->type)->block_size != 1)
+        file.fail("tensor '" + name + "'", "a bias must be f32, f16 or bf16");
+    std::vector<float> out(t->n_elements);
+    kernels::dequantize_row_ref(out.data(), t->type, t->data, static_cast<int64_t>(t->n_elements));
+    return out;
+}
+
 void check_view(const WeightView& v, int64_t rows, int64_t cols, const std::string& what, const std::string& model) {
     auto fail = [&](const std::string& why) { throw std::invalid_argument(model + ": " + what + ": " + why); };
     if (v.empty()) fail("missing");
@@ -221,6 +247,8 @@ LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFi
         L.wv = view_of(file, owner, p + "attn_v.weight");
     }
     L.wo = view_of(file, owner, p + "attn_output.weight");
+    if (hp.attn_out_bias) L.bo = vector_of(file, p + "attn_output.bias");
+    if (hp.attn_sinks) L.attn_sinks = vector_of(file, p + "attn_sinks.weight");
     if (hp.qkv_bias) {
         L.bq = vector_of(file, p + "attn_q.bias");
         L.bk = vector_of(file, p + "attn_k.bias");
@@ -234,7 +262,21 @@ LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFi
         L.attn_post_norm = vector_of(file, p + "post_attention_norm.weight");
         L.ffn_post_norm  = vector_of(file, p + "post_ffw_norm.weight");
     }
-    L.ffn_norm = vector_of(file, p + "ffn_norm.weight");
+    L.ffn_norm =
+        vector_of(file, p + (hp.ffn_norm_named_post_attention ? "post_attention_norm.weight" : "ffn_norm.weight"));
+    if (hp.moe()) {  // 3-D expert tensors: each a stack of the experts' matrices by rows
+        L.ffn_gate_inp = view_of(file, owner, p + "ffn_gate_inp.weight");
+        if (hp.moe_biases) {  // 2-D bias tensors: read whole, as one vector per stack
+            L.ffn_gate_inp_b = stacked_vector_of(file, p + "ffn_gate_inp.bias");
+            L.exp_gate_b     = stacked_vector_of(file, p + "ffn_gate_exps.bias");
+            L.exp_up_b       = stacked_vector_of(file, p + "ffn_up_exps.bias");
+            L.exp_down_b     = stacked_vector_of(file, p + "ffn_down_exps.bias");
+        }
+        L.w_gate = view_of(file, owner, p + "ffn_gate_exps.weight");
+        L.w_up   = view_of(file, owner, p + "ffn_up_exps.weight");
+        L.w_down = view_of(file, owner, p + "ffn_down_exps.weight");
+        return L;
+    }
     if (hp.fused_gate_up) {  // gate rows then up rows (llama.cpp's swiglu of the one product)
         const WeightView gu = view_of(file, owner, p + "ffn_up.weight");
         L.w_gate = row_range(gu, 0, hp.n_ff), L.w_up = row_range(gu, hp.n_ff, 2 * int64_t(hp.n_ff));
@@ -275,6 +317,9 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
     if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim() || hp.n_rot % 2 != 0)
         throw std::invalid_argument(name + ": rope dimension " + std::to_string(hp.n_rot) +
                                     " must be even and <= " + std::to_string(hp.head_dim()));
+    if (hp.moe() && (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert || hp.n_ff_exp < 1))
+        throw std::invalid_argument(name + ": inconsistent experts (" + std::to_string(hp.n_expert_used) + " used of " +
+                                    std::to_string(hp.n_expert) + ", width " + std::to_string(hp.n_ff_exp) + ")");
     if (hp.n_swa > 0 && static_cast<int32_t>(hp.swa_layers.size()) != hp.n_layer)
         throw std::invalid_argument(name + ": swa_layers has " + std::to_string(hp.swa_layers.size()) +
                                     " entries for " + std::to_string(hp.n_layer) + " layers");
@@ -303,6 +348,8 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
         check_view(L.wk, ekv, ein, p + "attn_k.weight", name);
         check_view(L.wv, ekv, ein, p + "attn_v.weight", name);
         check_view(L.wo, e, eq, p + "attn_output.weight", name);
+        if (hp.attn_out_bias) check_vector(L.bo, e, p + "attn_output.bias", name);
+        if (hp.attn_sinks) check_vector(L.attn_sinks, hp.n_head, p + "attn_sinks.weight", name);
         if (hp.qkv_bias) {
             check_vector(L.bq, eq, p + "attn_q.bias", name);
             check_vector(L.bk, ekv, p + "attn_k.bias", name);
@@ -317,6 +364,24 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
             check_vector(L.ffn_post_norm, e, p + "post_ffw_norm.weight", name);
         }
         check_vector(L.ffn_norm, e, p + "ffn_norm.weight", name);
+        if (hp.moe()) {
+            const int64_t ne = hp.n_expert, fe = hp.n_ff_exp;
+            check_view(L.ffn_gate_inp, ne, e, p + "ffn_gate_inp.weight", name);
+            check_view(L.w_gate, ne * fe, e, p + "ffn_gate_exps.weight", name);
+            check_view(L.w_up, ne * fe, e, p + "ffn_up_exps.weight", name);
+            check_view(L.w_down, ne * e, fe, p + "ffn_down_exps.weight", name);
+            if (hp.moe_biases) {
+                check_vector(L.ffn_gate_inp_b, ne, p + "ffn_gate_inp.bias", name);
+                check_vector(L.exp_gate_b, ne * fe, p + "ffn_gate_exps.bias", name);
+                check_vector(L.exp_up_b, ne * fe, p + "ffn_up_exps.bias", name);
+                check_vector(L.exp_down_b, ne * e, p + "ffn_down_exps.bias", name);
+            }
+            if (L.w_gate.compact || L.w_up.compact || L.w_down.compact)
+                throw std::invalid_argument(name + ": " + p + "ffn_*_exps: compact expert matrices are not supported");
+            return;
+        }
+        if (!L.ffn_gate_inp.empty())
+            throw std::invalid_argument(name + ": " + p + "ffn_gate_inp.weight: a router in a dense layer");
         check_view(L.w_gate, ff, e, p + "ffn_gate.weight", name);
         check_view(L.w_up, ff, e, p + "ffn_up.weight", name);
         check_view(L.w_down, e, ff, p + "ffn_down.weight", name);
@@ -384,7 +449,11 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
         const ProgressFn copying = [&](double f, const std::string& what) {
             report(progress, span + (1.0 - span) * f, what);
         };
-        return with_large_pages(m, copying, cancel, memory == WeightMemory::large_pages_repacked);
+        Model c = with_large_pages(m, copying, cancel, memory == WeightMemory::large_pages_repacked);
+        // The weights now live in the copy: the file's pages that reading them brought in are released, so they
+        // are resident once (issue #49: a 1.5 GB Q8_0 file ran at 3.4 GB before).
+        if (c.m_memory != WeightMemory::mapped) file.release_tensor_pages();
+        return c;
     }
     report(progress, 1.0, "loaded");
     return m;
@@ -421,13 +490,20 @@ uint64_t Model::weight_bytes_per_token() const {
     uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);
     for (const LayerWeights& L : m_w.layers) {
         for (const WeightView* v : L.matrices()) b += v->n_bytes();
+        if (m_hp.moe())  // a token reads the experts it is routed to (matrices and biases)
+            b = b - (L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes()) +
+                L.expert_bytes(m_hp.n_expert) * uint64_t(m_hp.n_expert_used);
         b += L.vector_bytes();
     }
     return b;
 }
 
 uint64_t Model::weight_bytes_total() const {
-    uint64_t b = weight_bytes_per_token() - m_w.token_embd.row_bytes();
+    uint64_t b = m_w.output.n_bytes() + m_w.output_norm.size() * sizeof(float);
+    for (const LayerWeights& L : m_w.layers) {
+        for (const WeightView* v : L.matrices()) b += v->n_bytes();
+        b += L.vector_bytes() + (L.exp_gate_b.size() + L.exp_up_b.size() + L.exp_down_b.size()) * sizeof(float);
+    }
     if (m_w.output.data != m_w.token_embd.data) b += m_w.token_embd.n_bytes();
     return b;
 }

@@ -68,15 +68,37 @@ struct LayerWeights {
     std::vector<float> ffn_norm;                       // (n_embd)
     WeightView w_gate, w_up;                           // (n_ff, n_embd)
     WeightView w_down;                                 // (n_embd, n_ff)
+    // Mixture of experts (hparams.moe()): w_gate and w_up hold the experts' matrices stacked by rows,
+    // (n_expert n_ff_exp, n_embd), as the file's 3-D ffn_gate_exps / ffn_up_exps are laid out; w_down holds the
+    // experts' (n_embd, n_ff_exp) down matrices stacked the same way, (n_expert n_embd, n_ff_exp). expert() cuts one.
+    WeightView ffn_gate_inp;  // the router, (n_expert, n_embd); empty for a dense FFN
+    // gpt-oss (hparams.moe_biases, attn_out_bias, attn_sinks): the router's bias (n_expert), the experts' biases
+    // stacked as their matrices' rows ((n_expert n_ff_exp) for gate and up, (n_expert n_embd) for down), the
+    // attention output's bias (n_embd) and the per-head sink logits (n_head); empty otherwise.
+    std::vector<float> ffn_gate_inp_b, exp_gate_b, exp_up_b, exp_down_b;
+    std::vector<float> bo, attn_sinks;
 
-    // Bytes of the f32 vectors (norms and biases) one pass reads: of the attention block, the FFN block, both.
+    // Bytes of the f32 vectors (norms and biases; and a MoE router, small) one pass reads: of the attention block, the
+    // FFN block, both.
     uint64_t attn_vector_bytes() const {
         return (attn_norm.size() + bq.size() + bk.size() + bv.size() + q_norm.size() + k_norm.size() +
-                attn_post_norm.size()) *
+                attn_post_norm.size() + bo.size() + attn_sinks.size()) *
                sizeof(float);
     }
-    uint64_t ffn_vector_bytes() const { return (ffn_norm.size() + ffn_post_norm.size()) * sizeof(float); }
+    uint64_t ffn_vector_bytes() const {
+        return (ffn_norm.size() + ffn_post_norm.size() + ffn_gate_inp_b.size()) * sizeof(float) +
+               ffn_gate_inp.n_bytes();
+    }
     uint64_t vector_bytes() const { return attn_vector_bytes() + ffn_vector_bytes(); }
+
+    // Bytes one expert's matrices and biases take (a pass reads them when any of its tokens routes to the expert).
+    uint64_t expert_bytes(int32_t n_expert) const {
+        return (w_gate.n_bytes() + w_up.n_bytes() + w_down.n_bytes() +
+                (exp_gate_b.size() + exp_up_b.size() + exp_down_b.size()) * sizeof(float)) /
+               uint64_t(n_expert);
+    }
+    // Rows of expert e of a stacked expert matrix (w_gate, w_up or w_down), sharing its storage.
+    static WeightView expert(const WeightView& stack, int32_t e, int32_t n_expert);
 
     // The seven weight matrices in file order (attention q, k, v, output; ffn gate, up, down).
     std::array<WeightView*, 7> matrices() { return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down}; }
@@ -153,7 +175,8 @@ public:
     // The GGUF file this model was loaded from (metadata such as the vocabulary), or nullptr for in-memory models.
     const GgufFile* gguf() const { return m_file.get(); }
 
-    // Bytes of weights one decoded token reads: every layer matrix, the output matrix, norms and one embedding row.
+    // Bytes of weights one decoded token reads: every layer matrix, the output matrix, norms and one embedding row
+    // (of a mixture of experts: the n_expert_used experts a token is routed to, and the router).
     uint64_t weight_bytes_per_token() const;
     // Bytes of all distinct weight storage (token_embd counted once when tied).
     uint64_t weight_bytes_total() const;

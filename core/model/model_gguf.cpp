@@ -61,6 +61,8 @@ void add_layer(GgufWriter& g, const Hparams& hp, const LayerWeights& L, const st
         add_matrix(g, p + "attn_v.weight", L.wv);
     }
     add_matrix(g, p + "attn_output.weight", L.wo);
+    if (hp.attn_out_bias) add_vector(g, p + "attn_output.bias", L.bo);
+    if (hp.attn_sinks) add_vector(g, p + "attn_sinks.weight", L.attn_sinks);
     if (hp.qkv_bias) {
         add_vector(g, p + "attn_q.bias", L.bq);
         add_vector(g, p + "attn_k.bias", L.bk);
@@ -74,7 +76,31 @@ void add_layer(GgufWriter& g, const Hparams& hp, const LayerWeights& L, const st
         add_vector(g, p + "post_attention_norm.weight", L.attn_post_norm);
         add_vector(g, p + "post_ffw_norm.weight", L.ffn_post_norm);
     }
-    add_vector(g, p + "ffn_norm.weight", L.ffn_norm);
+    add_vector(g, p + (hp.ffn_norm_named_post_attention ? "post_attention_norm.weight" : "ffn_norm.weight"),
+               L.ffn_norm);
+    if (hp.moe()) {  // 3-D expert tensors [cols, rows of one expert, n_expert]
+        add_matrix(g, p + "ffn_gate_inp.weight", L.ffn_gate_inp);
+        const uint64_t ne = uint64_t(hp.n_expert);
+        if (hp.moe_biases) {  // per-expert biases as 2-D tensors [rows of one expert, n_expert]
+            add_vector(g, p + "ffn_gate_inp.bias", L.ffn_gate_inp_b);
+            auto add_bias = [&](const std::string& name, const std::vector<float>& b) {
+                g.add_tensor(name, {uint64_t(b.size()) / ne, ne}, kernels::GgmlType::F32, b.data(),
+                             b.size() * sizeof(float));
+            };
+            add_bias(p + "ffn_gate_exps.bias", L.exp_gate_b);
+            add_bias(p + "ffn_up_exps.bias", L.exp_up_b);
+            add_bias(p + "ffn_down_exps.bias", L.exp_down_b);
+        }
+        auto add_experts = [&](const std::string& name, const WeightView& v) {
+            if (v.compact || v.type == kernels::GgmlType::Q8_0_X8)
+                throw std::invalid_argument("GGUF writer: " + name + ": expert matrices are written as stored");
+            g.add_tensor(name, {uint64_t(v.cols), uint64_t(v.rows) / ne, ne}, v.type, v.data, v.n_bytes());
+        };
+        add_experts(p + "ffn_gate_exps.weight", L.w_gate);
+        add_experts(p + "ffn_up_exps.weight", L.w_up);
+        add_experts(p + "ffn_down_exps.weight", L.w_down);
+        return;
+    }
     if (hp.fused_gate_up) {
         add_stacked(g, p + "ffn_up.weight", {&L.w_gate, &L.w_up});
     } else {
@@ -109,13 +135,24 @@ void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer, int
     g.set_uint32(a + ".rope.dimension_count", static_cast<uint32_t>(hp.n_rot));
     g.set_float32(a + ".rope.freq_base", hp.rope_freq_base);
     g.set_float32(a + ".attention.layer_norm_rms_epsilon", hp.rms_eps);
-    if (hp.rope_freq_scale != 1.0f) {
-        g.set_string(a + ".rope.scaling.type", "linear");
+    if (hp.rope_freq_scale != 1.0f || hp.rope_yarn) {
+        g.set_string(a + ".rope.scaling.type", hp.rope_yarn ? "yarn" : "linear");
         g.set_float32(a + ".rope.scaling.factor", 1.0f / hp.rope_freq_scale);
+    }
+    if (hp.rope_yarn) {
+        g.set_uint32(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(hp.yarn_orig_ctx));
+        g.set_float32(a + ".rope.scaling.yarn_beta_fast", hp.yarn_beta_fast);
+        g.set_float32(a + ".rope.scaling.yarn_beta_slow", hp.yarn_beta_slow);
+        if (hp.yarn_attn_factor != 1.0f) g.set_float32(a + ".rope.scaling.attn_factor", hp.yarn_attn_factor);
     }
     if (hp.n_embd_head > 0) {
         g.set_uint32(a + ".attention.key_length", static_cast<uint32_t>(hp.n_embd_head));
         g.set_uint32(a + ".attention.value_length", static_cast<uint32_t>(hp.n_embd_head));
+    }
+    if (hp.moe()) {
+        g.set_uint32(a + ".expert_count", static_cast<uint32_t>(hp.n_expert));
+        g.set_uint32(a + ".expert_used_count", static_cast<uint32_t>(hp.n_expert_used));
+        g.set_uint32(a + ".expert_feed_forward_length", static_cast<uint32_t>(hp.n_ff_exp));
     }
     if (hp.final_softcap > 0.0f) g.set_float32(a + ".final_logit_softcapping", hp.final_softcap);
     if (hp.attn_softcap > 0.0f) g.set_float32(a + ".attn_logit_softcapping", hp.attn_softcap);

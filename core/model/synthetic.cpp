@@ -144,6 +144,18 @@ void SyntheticSpec::validate() const {
     if (n_head_kv < 1 || n_head % n_head_kv != 0) fail("n_head_kv", "must divide n_head");
     if (n_ff < 1 || n_ff > 262144) fail("n_ff", "must be in [1, 262144]");
     if (n_ctx < 1 || n_ctx > (1 << 20)) fail("n_ctx", "must be in [1, 2^20]");
+    if (arch == "qwen3moe" || arch == "gpt-oss") {
+        if (n_expert < 1 || n_expert > 1024) fail("n_expert", "must be in [1, 1024] for " + arch);
+        if (n_expert_used < 1 || n_expert_used > n_expert) fail("n_expert_used", "must be in [1, n_expert]");
+        if (n_ff_exp < 0 || n_ff_exp > 262144) fail("n_ff_exp", "must be in [0, 262144]");
+        if (n_ff_exp == 0 && n_ff / n_expert_used < 1) fail("n_ff_exp", "0 takes n_ff / n_expert_used, which is 0");
+    } else if (n_expert != 0 || n_expert_used != 0 || n_ff_exp != 0) {
+        fail("n_expert", "experts are for qwen3moe and gpt-oss only");
+    }
+    if (!(yarn_factor == 0.0f || (yarn_factor > 0.0f && yarn_factor <= 1024.0f)))
+        fail("yarn_factor", "must be 0 (none) or in (0, 1024]");
+    if (yarn_factor > 0.0f && rope_freq_scale != 1.0f) fail("yarn_factor", "replaces rope_freq_scale (leave it 1)");
+    if (yarn_orig_ctx < 0 || yarn_orig_ctx > (1 << 20)) fail("yarn_orig_ctx", "must be in [0, 2^20]");
     const int32_t head_dim = n_embd_head > 0 ? n_embd_head : n_embd / n_head;
     if (n_rot < 0 || n_rot > head_dim || n_rot % 2 != 0) fail("n_rot", "must be even and <= the head dim");
     if (arch == "llama" && n_rot != 0 && n_rot != head_dim) fail("n_rot", "llama rotates the whole head");
@@ -153,9 +165,10 @@ void SyntheticSpec::validate() const {
     const kernels::GgmlTypeTraits* tr = kernels::ggml_type_traits(type);
     if (!tr || !parse_weight_type(tr->name))
         fail("type", "expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4");
-    const int32_t bs = static_cast<int32_t>(tr->block_size);
-    if (n_embd % bs != 0 || n_ff % bs != 0 || (head_dim * n_head) % bs != 0)
-        fail("type", std::string("n_embd, n_ff and n_head * head_dim must be multiples of the ") + tr->name +
+    const int32_t bs     = static_cast<int32_t>(tr->block_size);
+    const int32_t ff_exp = n_ff_exp > 0 ? n_ff_exp : (n_expert_used > 0 ? n_ff / n_expert_used : 0);
+    if (n_embd % bs != 0 || n_ff % bs != 0 || (head_dim * n_head) % bs != 0 || ff_exp % bs != 0)
+        fail("type", std::string("n_embd, n_ff, n_ff_exp and n_head * head_dim must be multiples of the ") + tr->name +
                          " block size " + std::to_string(tr->block_size));
 }
 
@@ -179,6 +192,8 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
                        {"type", type_name(s.type)},
                        {"seed", s.seed}};
     if (s.n_nextn > 0) j["n_nextn"] = s.n_nextn;  // only when set: specs without it keep their hash
+    if (s.n_expert > 0) j["n_expert"] = s.n_expert, j["n_expert_used"] = s.n_expert_used, j["n_ff_exp"] = s.n_ff_exp;
+    if (s.yarn_factor > 0) j["yarn_factor"] = s.yarn_factor, j["yarn_orig_ctx"] = s.yarn_orig_ctx;
 }
 
 void from_json(const nlohmann::json& j, SyntheticSpec& s) {
@@ -188,10 +203,11 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
         throw std::invalid_argument("SyntheticSpec." + key + " " + why);
     };
     if (!j.is_object()) bad("", "must be a JSON object");
-    static const char* const keys[] = {"arch",       "n_vocab",    "n_embd",         "n_layer",         "n_head",
-                                       "n_head_kv",  "n_ff",       "n_ctx",          "n_rot",           "n_embd_head",
-                                       "n_swa",      "swa_period", "rope_freq_base", "rope_freq_scale", "tied_output",
-                                       "rope_freqs", "type",       "seed",           "n_nextn"};
+    static const char* const keys[] = {
+        "arch",           "n_vocab",         "n_embd",        "n_layer",     "n_head",      "n_head_kv",
+        "n_ff",           "n_ctx",           "n_rot",         "n_embd_head", "n_swa",       "swa_period",
+        "rope_freq_base", "rope_freq_scale", "tied_output",   "rope_freqs",  "type",        "seed",
+        "n_nextn",        "n_expert",        "n_expert_used", "n_ff_exp",    "yarn_factor", "yarn_orig_ctx"};
     for (const auto& [k, v] : j.items())
         if (std::find_if(std::begin(keys), std::end(keys), [&](const char* n) { return k == n; }) == std::end(keys))
             bad(k, "is not a known key");
@@ -225,6 +241,8 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     int_of("n_head", s.n_head), int_of("n_head_kv", s.n_head_kv), int_of("n_ff", s.n_ff), int_of("n_ctx", s.n_ctx);
     int_of("n_rot", s.n_rot), int_of("n_embd_head", s.n_embd_head), int_of("n_swa", s.n_swa);
     int_of("swa_period", s.swa_period), int_of("n_nextn", s.n_nextn);
+    int_of("n_expert", s.n_expert), int_of("n_expert_used", s.n_expert_used), int_of("n_ff_exp", s.n_ff_exp);
+    float_of("yarn_factor", s.yarn_factor), int_of("yarn_orig_ctx", s.yarn_orig_ctx);
     float_of("rope_freq_base", s.rope_freq_base), float_of("rope_freq_scale", s.rope_freq_scale);
     bool_of("tied_output", s.tied_output), bool_of("rope_freqs", s.rope_freqs);
     if (j.contains("type")) {
@@ -263,10 +281,32 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
     hp.rms_eps         = 1e-5f;
     hp.rope_style      = s.arch == "llama" || s.arch == "smollm3" ? RopeStyle::normal : RopeStyle::neox;
     hp.tied_output     = s.tied_output;
-    hp.qkv_bias        = s.arch == "qwen2";
+    hp.qkv_bias        = s.arch == "qwen2" || s.arch == "gpt-oss";
     hp.rope_freqs      = s.rope_freqs;
     // What hparams_from_gguf derives for each architecture from the file this spec writes.
-    hp.qk_norm = s.arch == "qwen3" || s.arch == "gemma3";
+    hp.qk_norm = s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3";
+    if (s.arch == "qwen3moe" || s.arch == "gpt-oss") {
+        hp.n_expert      = s.n_expert;
+        hp.n_expert_used = s.n_expert_used;
+        hp.n_ff_exp      = s.n_ff_exp > 0 ? s.n_ff_exp : s.n_ff / s.n_expert_used;
+    }
+    if (s.yarn_factor > 0) {
+        hp.rope_yarn       = true;
+        hp.rope_freq_scale = 1.0f / s.yarn_factor;
+        hp.yarn_orig_ctx   = s.yarn_orig_ctx > 0 ? s.yarn_orig_ctx : s.n_ctx;
+    }
+    if (s.arch == "gpt-oss") {  // what hparams_from_gguf sets for it
+        hp.qkv_bias = hp.attn_out_bias = hp.attn_sinks = hp.moe_biases = hp.ffn_norm_named_post_attention = true;
+        hp.expert_gating       = ExpertGating::softmax_weight;
+        hp.expert_weights_norm = false;
+        hp.expert_act          = ExpertActivation::swiglu_oai;
+        hp.n_swa               = s.n_swa > 0 ? s.n_swa : 128;
+        const uint32_t period  = s.swa_period > 0 ? static_cast<uint32_t>(s.swa_period) : 2u;
+        for (int32_t il = 0; il < s.n_layer; ++il)
+            hp.swa_layers.push_back(static_cast<uint32_t>(il) % period < period - 1);
+        hp.rope_freq_base_swa  = hp.rope_freq_base;
+        hp.rope_freq_scale_swa = hp.rope_freq_scale;
+    }
     if (s.arch == "smollm3") hp.nope_period = 4;
     if (s.arch == "phi3") hp.fused_qkv = hp.fused_gate_up = true;
     if (s.arch == "gemma2" || s.arch == "gemma3") {
@@ -292,7 +332,10 @@ uint64_t synthetic_weight_bytes(const SyntheticSpec& spec) {
     const auto rows  = [&](uint64_t n_rows, uint64_t cols) { return n_rows * kernels::ggml_row_size(spec.type, cols); };
     const uint64_t e = uint64_t(hp.n_embd), eq = uint64_t(hp.n_embd_q()), ekv = uint64_t(hp.n_embd_kv()),
                    ff        = uint64_t(hp.n_ff);
-    const uint64_t per_layer = rows(eq, e) + 2 * rows(ekv, e) + rows(e, eq) + 3 * rows(ff, e);
+    const uint64_t ffn       = hp.moe() ? 3 * uint64_t(hp.n_expert) * rows(uint64_t(hp.n_ff_exp), e) +
+                                        uint64_t(hp.n_expert) * e * sizeof(float)
+                                        : 3 * rows(ff, e);
+    const uint64_t per_layer = rows(eq, e) + 2 * rows(ekv, e) + rows(e, eq) + ffn;
     return rows(uint64_t(hp.n_vocab), e) * (spec.tied_output ? 1 : 2) + uint64_t(hp.n_layer + hp.n_nextn) * per_layer +
            uint64_t(hp.n_nextn) * rows(e, 2 * e);
 }
@@ -331,6 +374,8 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
         L.wk        = mat(ekv, e);
         L.wv        = mat(ekv, e);
         L.wo        = mat(e, eq);
+        if (hp.attn_out_bias) L.bo = random_vector(e, -0.2f, 0.2f, rng);
+        if (hp.attn_sinks) L.attn_sinks = random_vector(hp.n_head, -2.0f, 2.0f, rng);
         if (hp.qkv_bias) {
             L.bq = random_vector(eq, -0.2f, 0.2f, rng);
             L.bk = random_vector(ekv, -0.2f, 0.2f, rng);
@@ -345,9 +390,24 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
             L.ffn_post_norm  = random_vector(e, 0.8f, 1.2f, rng);
         }
         L.ffn_norm = random_vector(e, 0.8f, 1.2f, rng);
-        L.w_gate   = mat(ff, e);
-        L.w_up     = mat(ff, e);
-        L.w_down   = mat(e, ff);
+        if (hp.moe()) {  // the router in f32; each expert's matrices scaled by their own width, stacked by rows
+            const int64_t ne = hp.n_expert, fe = hp.n_ff_exp;
+            L.ffn_gate_inp = make_owned_view(GgmlType::F32, ne, e,
+                                             random_matrix(GgmlType::F32, ne, e, 1.0 / std::sqrt(double(e)), rng));
+            L.w_gate       = mat(ne * fe, e);
+            L.w_up         = mat(ne * fe, e);
+            L.w_down       = mat(ne * e, fe);
+            if (hp.moe_biases) {
+                L.ffn_gate_inp_b = random_vector(ne, -0.2f, 0.2f, rng);
+                L.exp_gate_b     = random_vector(ne * fe, -0.2f, 0.2f, rng);
+                L.exp_up_b       = random_vector(ne * fe, -0.2f, 0.2f, rng);
+                L.exp_down_b     = random_vector(ne * e, -0.2f, 0.2f, rng);
+            }
+            return L;
+        }
+        L.w_gate = mat(ff, e);
+        L.w_up   = mat(ff, e);
+        L.w_down = mat(e, ff);
         return L;
     };
     w.layers.resize(static_cast<size_t>(hp.n_layer));

@@ -17,7 +17,8 @@ namespace speculum::model {
 struct SyntheticSpec {
     // llama (normal RoPE), qwen2 (QKV biases, neox RoPE), qwen3 (q/k norms), gemma2 (GeGLU, post-norms, soft-caps,
     // sliding windows), gemma3 (gemma2's parts with q/k norms and no soft-caps), phi3 (fused QKV and gate/up),
-    // smollm3 (every 4th layer without RoPE)
+    // smollm3 (every 4th layer without RoPE), qwen3moe (qwen3's attention, a mixture of experts in every layer),
+    // gpt-oss (biases everywhere, attention sinks, every other layer windowed, clamped SwiGLU experts)
     std::string arch      = "llama";
     int32_t n_vocab       = 256;  // tokens
     int32_t n_embd        = 64;   // model width
@@ -36,8 +37,18 @@ struct SyntheticSpec {
     bool tied_output      = false;     // no output.weight: the LM head reuses token_embd
     bool rope_freqs       = false;     // llama: a rope_freqs.weight of Llama 3.1-style divisors (1 for high frequencies
                                        // rising to 8 for the lowest), as the long-context Llama 3.x files carry
-    kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms and biases are f32)
-    uint64_t seed          = 1;                       // weights are a pure function of the spec
+    // Mixture of experts (qwen3moe and gpt-oss, which need them): experts per layer, experts a token uses, and each
+    // expert's width (0 = n_ff / n_expert_used, as llama.cpp reads a file without expert_feed_forward_length).
+    int32_t n_expert      = 0;
+    int32_t n_expert_used = 0;
+    int32_t n_ff_exp      = 0;
+    // YaRN RoPE scaling by this factor (gpt-oss's files use 32); 0 = none. Its original context: yarn_orig_ctx
+    // (0 = n_ctx).
+    float yarn_factor      = 0.0f;
+    int32_t yarn_orig_ctx  = 0;
+    kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms, biases and a MoE
+                                                      // router are f32, as converters keep them)
+    uint64_t seed                               = 1;  // weights are a pure function of the spec
     bool operator==(const SyntheticSpec&) const = default;
     // Throws std::invalid_argument naming the field (also: cols not a multiple of the type's block size).
     void validate() const;

@@ -17,7 +17,7 @@ using testing::HasSubstr;
 
 namespace {
 
-const char* const kArchs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3"};
+const char* const kArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3"};
 
 // The model of `spec` as GGUF bytes, with `edit` applied to the writer before the tensors are added and the
 // tensor names in `drop` left out.
@@ -123,6 +123,14 @@ TEST(Architectures, EveryPartChangesTheLogits) {
         {"gemma3", "query scale", [](Hparams& h) { h.attn_scale = 0.5f; }},
         {"gemma3", "window RoPE base", [](Hparams& h) { h.rope_freq_base_swa = 500.0f; }},
         {"smollm3", "RoPE-less layers", [](Hparams& h) { h.nope_period = 0; }},
+        {"qwen3moe", "the kept experts' weights normalised", [](Hparams& h) { h.expert_weights_norm = false; }},
+        {"qwen3moe", "experts per token", [](Hparams& h) { h.n_expert_used = 3; }},
+        {"gpt-oss", "attention sinks", [](Hparams& h) { h.attn_sinks = false; }},
+        {"gpt-oss", "the attention output's bias", [](Hparams& h) { h.attn_out_bias = false; }},
+        {"gpt-oss", "the router's and experts' biases", [](Hparams& h) { h.moe_biases = false; }},
+        {"gpt-oss", "clamped SwiGLU", [](Hparams& h) { h.expert_act = ExpertActivation::swiglu; }},
+        {"gpt-oss", "YaRN (as linear scaling)", [](Hparams& h) { h.rope_yarn = false; }},
+        {"gpt-oss", "sliding window", [](Hparams& h) { h.n_swa = 0; }},
     };
     for (const Toggle& t : toggles) {
         SCOPED_TRACE(std::string(t.arch) + ": " + t.what);
@@ -132,6 +140,19 @@ TEST(Architectures, EveryPartChangesTheLogits) {
         const Model changed = Model::from_weights(hp, m.weights());
         EXPECT_GT(test::rel_diff(last_logits(m), last_logits(changed)), 1e-3);
     }
+}
+
+// A softmax over the kept experts' logits is the full softmax renormalised over them: with qwen3moe's weight
+// normalisation the two gatings give the same logits (so gpt-oss's gating needs no normalisation).
+TEST(Architectures, KeptSoftmaxEqualsNormalisedSoftmax) {
+    const std::vector<int32_t> tokens = {1, 17, 42, 5, 99, 3, 64, 7};
+    const Model m                     = make_synthetic_model(test::spec_arch("qwen3moe", GgmlType::F32));
+    Hparams hp                        = m.hparams();
+    hp.expert_gating                  = ExpertGating::softmax_weight;
+    hp.expert_weights_norm            = false;
+    const Model kept                  = Model::from_weights(hp, m.weights());
+    const auto a                      = test::decode_all(m, tokens, ForwardPath::reference).back();
+    EXPECT_LT(test::rel_diff(test::decode_all(kept, tokens, ForwardPath::reference).back(), a), 1e-5);
 }
 
 // Inside its window a windowed layer sees what a full one does: a sequence no longer than the window gives the

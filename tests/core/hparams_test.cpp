@@ -220,8 +220,8 @@ TEST(Hparams, RopeFreqsTensorIsReported) {
 
 TEST(Hparams, UnsupportedArchitecture) {
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.set("general.architecture", str("gpt2")); })),
-              "model.gguf: general.architecture: architecture 'gpt2' is not supported (llama, qwen2, qwen3, gemma2, "
-              "gemma3, phi3, smollm3 are)");
+              "model.gguf: general.architecture: architecture 'gpt2' is not supported (llama, qwen2, qwen3, qwen3moe, "
+              "gpt-oss, gemma2, gemma3, phi3, smollm3 are)");
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.drop_key("general.architecture"); })),
               "model.gguf: general.architecture: missing");
 }
@@ -251,8 +251,18 @@ TEST(Hparams, HeadsMustDivide) {
 }
 
 TEST(Hparams, UnsupportedRopeScalingOrRotaryDims) {
-    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.set("llama.rope.scaling.type", str("yarn")); })),
-                HasSubstr("llama.rope.scaling.type: RoPE scaling 'yarn' is not supported"));
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.set("llama.rope.scaling.type", str("longrope")); })),
+                HasSubstr("llama.rope.scaling.type: RoPE scaling 'longrope' is not supported (linear, yarn or none)"));
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.set("llama.rope.scaling.type", str("yarn"));
+                    d.set("llama.rope.scaling.yarn_log_multiplier", f32(0.1f));
+                })),
+                HasSubstr("llama.rope.scaling.yarn_log_multiplier: DeepSeek's YaRN magnitude is not supported"));
+    EXPECT_THAT(error_of(edited([](ModelDesc& d) {
+                    d.set("llama.rope.scaling.type", str("yarn"));
+                    d.set("llama.rope.scaling.yarn_beta_fast", f32(-1.0f));
+                })),
+                HasSubstr("llama.rope.scaling.yarn_beta_fast: value -1"));
     EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.set("llama.rope.dimension_count", u32(8)); })),
                 HasSubstr("llama.rope.dimension_count: 8 must equal the head dimension 16 for llama"));
     Shape q;
@@ -261,9 +271,12 @@ TEST(Hparams, UnsupportedRopeScalingOrRotaryDims) {
                 HasSubstr("qwen2.rope.dimension_count: 7 must be even"));
 }
 
+// Experts on a dense architecture are refused, naming the MoE architectures that are read (tests/core/moe_test.cpp
+// covers qwen3moe's own files).
 TEST(Hparams, MixtureOfExpertsRejected) {
     EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.set("llama.expert_count", u32(8)); })),
-                HasSubstr("llama.expert_count: mixture-of-experts models are not supported"));
+                HasSubstr("llama.expert_count: mixture-of-experts 'llama' models are not supported (of the MoE "
+                          "architectures, qwen3moe and gpt-oss are)"));
 }
 
 // ---- rejected tensors ----

@@ -45,6 +45,8 @@ inline model::SyntheticSpec spec_arch(const std::string& arch, kernels::GgmlType
     if (arch == "gemma2" || arch == "gemma3") s.n_swa = 3, s.tied_output = true;
     if (arch == "gemma3") s.swa_period = 2, s.n_layer = 3;
     if (arch == "smollm3") s.n_layer = 4;
+    if (arch == "qwen3moe") s.n_embd_head = 32, s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32;
+    if (arch == "gpt-oss") s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32, s.n_swa = 3, s.yarn_factor = 4.0f;
     return s;
 }
 

@@ -51,7 +51,7 @@ Data make(const Case& c, std::mt19937& rng) {
 std::vector<float> run(bool fast, const Case& c, const Data& d) {
     std::vector<float> out(static_cast<size_t>(c.nh) * c.hd, -7.0f);  // poisoned: every element must be written
     (fast ? attend : attend_ref)(out.data(), d.q.data(), d.k.data(), d.v.data(), d.ld, d.kv_off.data(), d.slots.data(),
-                                 c.m, c.nh, c.hd, 1.0f / std::sqrt(float(c.hd)), c.cap);
+                                 c.m, c.nh, c.hd, 1.0f / std::sqrt(float(c.hd)), c.cap, nullptr);
     return out;
 }
 
@@ -109,5 +109,37 @@ TEST(Attend, OneSlotGivesItsValuesAndNoSlotsGiveZeros) {
                     << b << " " << i;
         const Case none{4, 64, 2, 0, 1.0f, 0.0f};
         for (float x : run(fast, none, d)) EXPECT_EQ(x, 0.0f);
+    }
+}
+
+// Attention sinks (gpt-oss): each head's softmax also counts exp(sink), so the output is the sinkless one times
+// sum / (sum + exp(sink)); the fast kernel matches the reference with them, and a very negative sink changes nothing.
+TEST(Attend, SinksScaleTheWeightsDown) {
+    std::mt19937 rng(5);
+    const Case c{8, 64, 2, 37, 0.5f, 0.0f};
+    const Data d = make(c, rng);
+    std::vector<float> sinks(8), none(8, -1e4f);
+    std::normal_distribution<float> g(0.0f, 2.0f);
+    for (float& s : sinks) s = g(rng);
+    auto go = [&](bool fast, const float* sk) {
+        std::vector<float> out(static_cast<size_t>(c.nh) * c.hd, -7.0f);
+        (fast ? attend : attend_ref)(out.data(), d.q.data(), d.k.data(), d.v.data(), d.ld, d.kv_off.data(),
+                                     d.slots.data(), c.m, c.nh, c.hd, 1.0f / std::sqrt(float(c.hd)), c.cap, sk);
+        return out;
+    };
+    const std::vector<float> plain = go(false, nullptr), ref = go(false, sinks.data()), fast = go(true, sinks.data());
+    double vmax = 0;
+    for (float x : plain) vmax = std::max(vmax, double(std::fabs(x)));
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(fast[i], ref[i], kAttendRelTol * vmax) << i;
+    const std::vector<float> off = go(false, none.data());
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(off[i], plain[i], 1e-6 * vmax) << i;
+    // Head b scaled by one factor in (0, 1): the same for every element of the head.
+    for (int32_t b = 0; b < c.nh; ++b) {
+        const float* p = &plain[size_t(b) * c.hd];
+        const float* r = &ref[size_t(b) * c.hd];
+        const double f = double(r[0]) / p[0];
+        EXPECT_GT(f, 0.0);
+        EXPECT_LT(f, 1.0);
+        for (int32_t x = 1; x < c.hd; ++x) EXPECT_NEAR(r[x], f * p[x], 1e-5 * vmax);
     }
 }

@@ -17,7 +17,7 @@ import tempfile
 NAMES = ["chatml", "llama2", "llama2-sys", "llama2-sys-bos", "llama2-sys-strip", "mistral-v1", "mistral-v3",
          "mistral-v3-tekken", "mistral-v7", "mistral-v7-tekken", "phi3", "phi4", "falcon3", "zephyr", "monarch",
          "gemma", "openchat", "vicuna", "vicuna-orca", "deepseek", "deepseek2", "deepseek3", "command-r", "llama3",
-         "exaone3", "granite", "llama4"]
+         "exaone3", "granite", "llama4", "gpt-oss"]
 # Template texts of our own with each family's markers (not real templates): what detection keys on.
 MARKERS = {
     "{{ '<|im_start|>' + message['role'] }}": "chatml",
@@ -46,6 +46,7 @@ MARKERS = {
     "[|system|]{{ s }}[|endofturn|][|assistant|]": "exaone3",
     "<|start_of_role|>{{ role }}<|end_of_role|>": "granite",
     "<|header_start|>{{ role }}<|header_end|>": "llama4",
+    "<|start|>{{ role }}<|channel|>final<|message|>": "gpt-oss",
 }
 CONVERSATIONS = [
     [("system", "You are terse."), ("user", "Name a prime.")],

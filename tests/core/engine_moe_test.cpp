@@ -1,0 +1,146 @@
+// Speculative decoding on a mixture-of-experts target (issue #49): greedy verification stays lossless with the
+// drafts a MoE target allows (the target itself, an early exit, fewer experts per token, magnitude pruning of the
+// stacked experts, an n-gram drafter), drafts are accepted, and the run records the routing of its verification
+// passes: every verified token's experts, and the distinct experts each pass read.
+#include "core/drafts/make_drafter.h"
+#include "core/drafts/self_draft.h"
+#include "core/engine/engine.h"
+#include "core/model/synthetic.h"
+#include "engine_fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+using namespace speculum;
+using namespace speculum::test;
+
+namespace {
+
+const std::vector<int32_t> kPrompt{5, 17, 3, 42, 17, 3, 42, 8, 60, 11, 5, 17, 3, 42};
+constexpr int32_t kNew = 32;
+
+model::SyntheticSpec moe_target_spec() {
+    model::SyntheticSpec s = engine_target_spec(4, 31);
+    s.arch = "qwen3moe", s.n_embd_head = 32, s.n_expert = 16, s.n_expert_used = 4, s.n_ff_exp = 32;
+    return s;
+}
+
+struct MoeFixture {
+    model::Model target      = model::make_synthetic_model(moe_target_spec());
+    std::vector<int32_t> ref = greedy_reference(target, kPrompt, kNew);
+};
+MoeFixture& fx() {
+    static MoeFixture f;
+    return f;
+}
+
+engine::SpecConfig config(int32_t gamma = 4) {
+    engine::SpecConfig c;
+    c.levels.resize(1);
+    c.gamma          = {gamma};
+    c.max_new_tokens = kNew;
+    c.context        = exact_ctx();
+    c.baseline       = false;
+    return c;
+}
+
+engine::RunResult run(const engine::SpecConfig& c, std::shared_ptr<drafts::Drafter> d) {
+    return engine::SpecEngine(fx().target, c, std::move(d)).run(kPrompt);
+}
+
+std::shared_ptr<drafts::Drafter> self_draft(const drafts::DraftSpec& s) {
+    drafts::DrafterOptions o;
+    o.context = exact_ctx();
+    return drafts::make_drafter(s, fx().target, o);
+}
+
+}  // namespace
+
+TEST(EngineMoe, LosslessWithEveryDraftAMoeTargetAllows) {
+    struct Case {
+        const char* what;
+        drafts::DraftSpec spec;
+        bool always_accepted;
+    };
+    std::vector<Case> cases;
+    cases.push_back({"the target itself", {}, true});
+    drafts::DraftSpec exit;
+    exit.exit_layer = 2;
+    cases.push_back({"early exit", exit, false});
+    drafts::DraftSpec fewer;
+    fewer.experts_used = 2;  // expert-level pruning: 2 of the target's 4 experts per token
+    cases.push_back({"2 experts per token", fewer, false});
+    drafts::DraftSpec pruned;
+    pruned.prune.ratio = 0.3f;  // magnitude, row by row over the stacked experts (kept dense)
+    cases.push_back({"pruned experts", pruned, false});
+    for (const Case& cs : cases)
+        for (const bool tree : {false, true}) {
+            SCOPED_TRACE(std::string(cs.what) + (tree ? ", tree" : ", chain"));
+            engine::SpecConfig c = config();
+            if (tree) {
+                c.verification   = engine::Verification::tree;
+                c.tree.kind      = engine::TreeKind::static_shape;
+                c.tree.branching = {2, 2, 1};
+            }
+            c.levels[0]               = cs.spec;
+            const engine::RunResult r = run(c, self_draft(cs.spec));
+            EXPECT_EQ(r.tokens, fx().ref);
+            EXPECT_GT(r.stats.n_accepted, 0) << "drafts were accepted";
+            if (cs.always_accepted && !tree) EXPECT_EQ(r.stats.n_accepted, r.stats.n_drafted);
+        }
+}
+
+TEST(EngineMoe, FewerExpertsPerTokenReadLess) {
+    drafts::DraftSpec fewer;
+    fewer.experts_used = 1;
+    drafts::DrafterOptions o;
+    o.context                 = exact_ctx();
+    const drafts::SelfDraft d = drafts::build_self_draft(fx().target, fewer);
+    EXPECT_EQ(d.model.hparams().n_expert_used, 1);
+    EXPECT_LT(d.model.weight_bytes_per_token(), fx().target.weight_bytes_per_token());
+    drafts::DraftSpec dense_target = fewer;
+    EXPECT_THROW(drafts::build_self_draft(model::make_synthetic_model(engine_target_spec()), dense_target),
+                 std::invalid_argument)
+        << "a dense target has no experts to prune";
+    fewer.experts_used = 17;
+    EXPECT_THROW(drafts::build_self_draft(fx().target, fewer), std::invalid_argument);
+    drafts::DraftSpec wanda;
+    wanda.prune.ratio  = 0.3f;
+    wanda.prune.method = drafts::PruneMethod::wanda;
+    drafts::ActivationNorms none;
+    EXPECT_THROW(drafts::build_self_draft(fx().target, wanda, &none), std::invalid_argument);
+}
+
+TEST(EngineMoe, RunRecordsTheRoutingOfItsVerificationPasses) {
+    drafts::DraftSpec exit;
+    exit.exit_layer              = 2;
+    engine::SpecConfig c         = config(4);
+    c.levels[0]                  = exit;
+    const engine::RunResult r    = run(c, self_draft(exit));
+    const engine::ExpertUsage& u = r.stats.experts;
+    const model::Hparams& hp     = fx().target.hparams();
+    ASSERT_FALSE(u.empty());
+    EXPECT_EQ(u.n_expert, hp.n_expert);
+    EXPECT_EQ(u.n_layer, hp.n_layer);
+    EXPECT_EQ(std::accumulate(u.width_passes.begin(), u.width_passes.end(), int64_t(0)), r.stats.n_steps);
+    int64_t tokens = 0;
+    for (size_t w = 0; w < u.width_passes.size(); ++w) {
+        tokens += int64_t(w) * u.width_passes[w];
+        if (u.width_passes[w] == 0) continue;
+        EXPECT_GE(u.mean_distinct(w), double(hp.n_expert_used)) << w;
+        EXPECT_LE(u.mean_distinct(w), double(std::min<int64_t>(hp.n_expert, int64_t(w) * hp.n_expert_used))) << w;
+    }
+    EXPECT_EQ(std::accumulate(u.hist.begin(), u.hist.end(), int64_t(0)), tokens * hp.n_expert_used * hp.n_layer)
+        << "every verified token's experts, in every layer";
+    const std::vector<double> usage = u.usage();
+    EXPECT_NEAR(std::accumulate(usage.begin(), usage.end(), 0.0), double(hp.n_expert_used), 1e-9);
+    // The target's bytes count the distinct experts read, not the per-token model.
+    EXPECT_GT(r.stats.levels[0].bytes_weights, 0u);
+    engine::RunStats twice = r.stats;
+    engine::accumulate(twice, r.stats);
+    EXPECT_EQ(twice.experts.width_passes[4], 2 * u.width_passes[4]);
+    const nlohmann::json j = r.stats;
+    EXPECT_TRUE(j.contains("experts"));
+    EXPECT_FALSE(nlohmann::json(engine::RunStats{}).contains("experts")) << "dense runs keep their report";
+}
