@@ -20,6 +20,81 @@ void validate(const ModelSpec& m, const std::string& f) {
     require_count(m.kv_dim, 0, 1 << 20, f + ".kv_dim");
     if (m.compute != "fp16" && m.compute != "bf16" && m.compute != "fp32" && m.compute != "int8")
         throw InvalidInput(f + ".compute must be fp16, bf16, fp32 or int8, got '" + m.compute + "'");
+    if (m.n_expert != 0 || m.expert_params_b != 0 || m.n_expert_used != 0) {
+        require_count(m.n_expert, 1, 1 << 16, f + ".n_expert");
+        require_count(m.n_expert_used, 1, m.n_expert, f + ".n_expert_used");
+        require_positive(m.expert_params_b, f + ".expert_params_b");
+        const double active_experts = m.expert_params_b * m.n_expert_used / m.n_expert;
+        if (active_experts > m.params_b * (1 + 1e-9))
+            throw InvalidInput(f + ".expert_params_b: its " + std::to_string(m.n_expert_used) + " of " +
+                               std::to_string(m.n_expert) + " experts (" + std::to_string(active_experts) +
+                               " B) exceed params_b, what one token reads");
+    }
+}
+
+double expected_distinct_experts(int n_expert, int n_expert_used, int n_tokens) {
+    require_count(n_expert, 1, 1 << 16, "n_expert");
+    require_count(n_expert_used, 1, n_expert, "n_expert_used");
+    require_count(n_tokens, 0, 1 << 20, "n_tokens");
+    return n_expert * (1.0 - std::pow(1.0 - double(n_expert_used) / n_expert, n_tokens));
+}
+
+double expected_distinct_experts(const std::vector<double>& usage, int n_tokens) {
+    require_count(n_tokens, 0, 1 << 20, "n_tokens");
+    double d = 0;
+    for (size_t e = 0; e < usage.size(); ++e) {
+        const double p = usage[e];
+        if (!(p >= 0 && p <= 1)) throw InvalidInput("usage[" + std::to_string(e) + "] must be in [0, 1]");
+        d += 1.0 - std::pow(1.0 - p, n_tokens);
+    }
+    return d;
+}
+
+double expected_distinct_experts(const std::vector<double>& usage, int n_tokens, double rho) {
+    if (!(rho >= 0 && rho <= 1)) throw InvalidInput("rho must be in [0, 1]");
+    require_count(n_tokens, 0, 1 << 20, "n_tokens");
+    if (n_tokens == 0) return 0.0;
+    const double k_eff = std::pow(double(n_tokens), rho);
+    double d           = 0;
+    for (size_t e = 0; e < usage.size(); ++e) {
+        const double p = usage[e];
+        if (!(p >= 0 && p <= 1)) throw InvalidInput("usage[" + std::to_string(e) + "] must be in [0, 1]");
+        d += 1.0 - std::pow(1.0 - p, k_eff);
+    }
+    return d;
+}
+
+double fit_expert_sharing(const std::vector<double>& usage, const std::vector<std::pair<int, double>>& observed) {
+    auto loss = [&](double rho) {
+        double l = 0;
+        for (const auto& [n, d] : observed)
+            if (n > 1 && d > 0) {
+                const double r = expected_distinct_experts(usage, n, rho) / d - 1.0;
+                l += r * r;
+            }
+        return l;
+    };
+    bool any = false;
+    for (const auto& [n, d] : observed) any = any || (n > 1 && d > 0);
+    if (!any) return 1.0;
+    // The loss is smooth in rho: a coarse grid, then ternary search around its best point.
+    double best = 1.0, best_l = loss(1.0);
+    for (int i = 0; i < 100; ++i)
+        if (const double l = loss(i / 100.0); l < best_l) best = i / 100.0, best_l = l;
+    double lo = std::max(0.0, best - 0.01), hi = std::min(1.0, best + 0.01);
+    for (int it = 0; it < 40; ++it) {
+        const double a = lo + (hi - lo) / 3, b = hi - (hi - lo) / 3;
+        (loss(a) < loss(b) ? hi : lo) = loss(a) < loss(b) ? b : a;
+    }
+    return 0.5 * (lo + hi);
+}
+
+double weight_bytes(const ModelSpec& m, int n_tokens) {
+    if (m.n_expert <= 0) return weight_bytes(m);
+    const double per_expert = m.expert_params_b / m.n_expert;
+    const double dense      = m.params_b - per_expert * m.n_expert_used;
+    const double experts    = per_expert * expected_distinct_experts(m.n_expert, m.n_expert_used, n_tokens);
+    return (dense + experts) * 1e9 * m.weight_bits / 8.0;
 }
 
 double kv_bytes_per_token(const ModelSpec& m) {
@@ -37,7 +112,7 @@ ForwardCost forward_cost(const hw::HardwareProfile& hw, const ModelSpec& m, int 
     require_nonnegative(stream_gb, "stream_gb");
     ForwardCost c;
     double kv = kv_bytes_per_token(m);
-    c.bytes   = weight_bytes(m) + kv * context + kv * n_tokens;
+    c.bytes   = weight_bytes(m, n_tokens) + kv * context + kv * n_tokens;
     c.flops =
         2.0 * m.params_b * 1e9 * n_tokens + 4.0 * m.n_layers * double(m.d_model) * n_tokens * (context + n_tokens);
     c.t_memory   = c.bytes / (hw.mem_bw_gbps * 1e9);

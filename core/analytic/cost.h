@@ -8,22 +8,44 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace speculum::analytic {
 
 // One model level (target or draft) as the roofline sees it.
 struct ModelSpec {
-    double params_b                         = 7.0;  // parameters read per forward, billions
-    double weight_bits                      = 16;   // bits per weight element (fp16 16, q8_0 8.5, q4_0 4.5, MXFP4 4.25)
-    int n_layers                            = 32;   // decoder layers (for the KV cache and attention FLOPs)
-    int d_model                             = 4096;    // hidden size (attention FLOPs)
-    int kv_dim                              = 4096;    // n_kv_heads × head_dim per layer (K and V each)
-    double kv_bits                          = 16;      // bits per KV element
-    std::string compute                     = "fp16";  // which peak applies: fp16, bf16, fp32, int8
+    double params_b     = 7.0;     // parameters read per forward, billions
+    double weight_bits  = 16;      // bits per weight element (fp16 16, q8_0 8.5, q4_0 4.5, MXFP4 4.25)
+    int n_layers        = 32;      // decoder layers (for the KV cache and attention FLOPs)
+    int d_model         = 4096;    // hidden size (attention FLOPs)
+    int kv_dim          = 4096;    // n_kv_heads × head_dim per layer (K and V each)
+    double kv_bits      = 16;      // bits per KV element
+    std::string compute = "fp16";  // which peak applies: fp16, bf16, fp32, int8
+    // Mixture of experts (0 = dense): params_b stays what one token reads (the dense part and its n_expert_used
+    // experts); expert_params_b is every expert of every layer. A pass of n tokens reads the union of the experts
+    // they route to: expected_distinct_experts(n) of each layer's n_expert (analytic/moe.h).
+    double expert_params_b                  = 0;
+    int n_expert                            = 0;
+    int n_expert_used                       = 0;
     bool operator==(const ModelSpec&) const = default;
 };
 void validate(const ModelSpec& m, const std::string& field);
+
+// Expected distinct experts a pass of n tokens reads in one layer, when each token picks n_expert_used of n_expert
+// uniformly at random and independently of the others: E (1 - (1 - u/E)^n). With `usage` (each expert's share of
+// the routed slots, summing to n_expert_used: a run's recorded histogram), sum over experts of 1 - (1 - p_e)^n.
+double expected_distinct_experts(int n_expert, int n_expert_used, int n_tokens);
+double expected_distinct_experts(const std::vector<double>& usage, int n_tokens);
+// Tokens of one pass route alike (they share a context): counted as n^rho independent tokens, rho in [0, 1]
+// (1 = independent, 0 = every token routes as the first). The distinct experts of such a pass, from a usage
+// histogram.
+double expected_distinct_experts(const std::vector<double>& usage, int n_tokens, double rho);
+// rho fitted to what passes read: observed[i] = {tokens in the pass, mean distinct experts per layer}, least squares
+// in relative error over a grid refined by bisection; 1 when nothing is observed past one token.
+double fit_expert_sharing(const std::vector<double>& usage, const std::vector<std::pair<int, double>>& observed);
+// Weight bytes of one forward over n tokens: the dense part, plus the expected distinct experts (uniform routing).
+double weight_bytes(const ModelSpec& m, int n_tokens);
 
 // Bytes of KV cache per token of context: 2 (K, V) × layers × kv_dim × kv_bits / 8.
 double kv_bytes_per_token(const ModelSpec& m);

@@ -101,20 +101,27 @@ std::vector<T> read_array(Reader& r, const std::string& key, Fn&& read_one) {
 
 ModelSpec read_model(const json& j, const std::string& path, ModelSpec m) {
     Reader r(j, path);
-    m.params_b    = r.num("params_b", m.params_b);
-    m.weight_bits = r.num("weight_bits", m.weight_bits);
-    m.n_layers    = r.integer("n_layers", m.n_layers);
-    m.d_model     = r.integer("d_model", m.d_model);
-    m.kv_dim      = r.integer("kv_dim", m.kv_dim);
-    m.kv_bits     = r.num("kv_bits", m.kv_bits);
-    m.compute     = r.str("compute", m.compute);
+    m.params_b        = r.num("params_b", m.params_b);
+    m.weight_bits     = r.num("weight_bits", m.weight_bits);
+    m.n_layers        = r.integer("n_layers", m.n_layers);
+    m.d_model         = r.integer("d_model", m.d_model);
+    m.kv_dim          = r.integer("kv_dim", m.kv_dim);
+    m.kv_bits         = r.num("kv_bits", m.kv_bits);
+    m.compute         = r.str("compute", m.compute);
+    m.expert_params_b = r.num("expert_params_b", m.expert_params_b);
+    m.n_expert        = r.integer("n_expert", m.n_expert);
+    m.n_expert_used   = r.integer("n_expert_used", m.n_expert_used);
     r.finish();
     return m;
 }
 
 json model_json(const ModelSpec& m) {
-    return {{"params_b", m.params_b}, {"weight_bits", m.weight_bits}, {"n_layers", m.n_layers}, {"d_model", m.d_model},
-            {"kv_dim", m.kv_dim},     {"kv_bits", m.kv_bits},         {"compute", m.compute}};
+    json j = {{"params_b", m.params_b}, {"weight_bits", m.weight_bits}, {"n_layers", m.n_layers},
+              {"d_model", m.d_model},   {"kv_dim", m.kv_dim},           {"kv_bits", m.kv_bits},
+              {"compute", m.compute}};
+    if (m.n_expert > 0)  // only for a mixture of experts: dense specs keep their JSON
+        j["expert_params_b"] = m.expert_params_b, j["n_expert"] = m.n_expert, j["n_expert_used"] = m.n_expert_used;
+    return j;
 }
 
 json shape_json(const LayerShape& s) {

@@ -17,6 +17,14 @@ analytic::ModelSpec model_spec_from_summary(const ModelSummary& m) {
         s.n_layers = m.hparams->n_layer;
         s.d_model  = m.hparams->n_embd;
         s.kv_dim   = m.hparams->n_embd_kv();
+        if (const model::Hparams& hp = *m.hparams; hp.moe()) {
+            // A mixture of experts: one token reads the dense part and its experts; a pass of n tokens the union.
+            const double experts = 3.0 * hp.n_layer * double(hp.n_expert) * hp.n_ff_exp * hp.n_embd;
+            s.expert_params_b    = experts / 1e9;
+            s.params_b           = (double(m.n_params) - experts + experts * hp.n_expert_used / hp.n_expert) / 1e9;
+            s.n_expert           = hp.n_expert;
+            s.n_expert_used      = hp.n_expert_used;
+        }
     }
     return s;
 }
