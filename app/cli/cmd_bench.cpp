@@ -5,6 +5,7 @@
 
 #include "core/resources.h"
 
+#include "core/analytic/cost.h"
 #include "core/model/runtime_bench.h"
 #include "core/model/synthetic.h"
 #include "kernels/cpu_info.h"
@@ -48,8 +49,8 @@ int cmd_bench(int argc, char** argv) {
     Args args("bench",
               {{"model", 'm', true, "FILE", "GGUF model to measure (default: the bundled target)"},
                {"synthetic", 0, true, "TYPE", "measure a random-weight model built in memory: f16, q8_0, ..."},
-               {"arch", 0, true, "A", "synthetic: architecture (default llama; qwen3moe for a mixture of experts)"},
-               {"experts", 0, true, "E", "synthetic qwen3moe: experts per layer (default 128)"},
+               {"arch", 0, true, "ARCH", "synthetic: architecture (default llama; qwen3moe for a mixture of experts)"},
+               {"experts", 0, true, "N", "synthetic qwen3moe: experts per layer (default 128)"},
                {"experts-used", 0, true, "K", "synthetic qwen3moe: experts per token (default 8)"},
                {"ff-exp", 0, true, "F", "synthetic qwen3moe: one expert's width (default 3 D / 8)"},
                {"layers", 0, true, "N", "synthetic: blocks (default 4)"},
@@ -175,6 +176,9 @@ int cmd_bench(int argc, char** argv) {
     if (r.anon_huge_page_bytes >= 0)
         std::cout << " (process memory in huge pages: " << r.anon_huge_page_bytes / mb << " MiB)";
     std::cout << "\n";
+    if (r.resident_bytes >= 0)
+        std::cout << "resident memory:  " << r.resident_bytes / mb << " MiB after the timed passes (weights "
+                  << m->weight_bytes_total() / mb << " MiB)\n";
     std::snprintf(buf, sizeof buf,
                   "threads:          %d%s\n"
                   "prompt:           %.1f tokens/s (%d tokens)\n"
@@ -193,9 +197,20 @@ int cmd_bench(int argc, char** argv) {
         std::cout << buf;
     }
     std::cout << "batched verification (one causal pass of n tokens vs n = 1):\n";
+    const model::Hparams& hp = m->hparams();
+    const uint64_t bytes_one = r.batches.empty() ? 0 : r.batches.front().bytes_weights;
     for (const model::BatchCost& b : r.batches) {
-        std::snprintf(buf, sizeof buf, "  n = %4d  %9.3f ms  %6.2fx\n", b.n, b.seconds * 1e3, b.vs_single);
+        std::snprintf(buf, sizeof buf, "  n = %4d  %9.3f ms  %6.2fx", b.n, b.seconds * 1e3, b.vs_single);
         std::cout << buf;
+        if (hp.moe()) {
+            // What the pass read: measured routing (distinct experts per layer) and its bytes against the first
+            // pass's, beside the uniform-routing model's experts (analytic::expected_distinct_experts).
+            std::snprintf(buf, sizeof buf, "  experts/layer %5.1f (uniform model %5.1f)  weights read %6.2fx",
+                          b.experts_per_layer, analytic::expected_distinct_experts(hp.n_expert, hp.n_expert_used, b.n),
+                          bytes_one ? double(b.bytes_weights) / double(bytes_one) : 0.0);
+            std::cout << buf;
+        }
+        std::cout << "\n";
     }
     return 0;
 }

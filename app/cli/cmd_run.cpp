@@ -4,6 +4,7 @@
 // lossless check when greedy) on stdout, the full report as JSON with --report, a manifest with --manifest-out.
 #include "cli.h"
 
+#include "core/analytic/cost.h"
 #include "core/export/manifest.h"
 #include "core/file_io.h"
 #include "core/json_input.h"
@@ -85,6 +86,17 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
     os << ", decode " << fmt("%.3f s", s.t_decode_s) << " (draft " << fmt("%.3f s", s.t_draft_s) << ", verify "
        << fmt("%.3f s", s.t_verify_s) << ")\n";
     os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token)) << "\n";
+    if (const engine::ExpertUsage& u = s.experts; !u.empty()) {
+        // A mixture of experts: what the verification passes read, measured, beside the modeled union under
+        // independent uniform routing (analytic::expected_distinct_experts).
+        os << "experts (" << u.n_expert_used << " of " << u.n_expert << " per token): distinct experts per layer and "
+           << "pass, measured (modeled uniform):";
+        for (size_t w = 1; w < u.width_passes.size(); ++w)
+            if (u.width_passes[w] > 0)
+                os << "  " << w << " tokens: " << fmt("%.1f", u.mean_distinct(w)) << " ("
+                   << fmt("%.1f", analytic::expected_distinct_experts(u.n_expert, u.n_expert_used, int(w))) << ")";
+        os << "\n";
+    }
     if (s.bpt_cats_eq4 > 0 && s.cats_layers.size() == 3)
         os << "CATS BPT (Eq. 4, decoder weights only; layers: draft 0.." << s.cats_layers[0] - 1
            << ", shallow verifier " << s.cats_layers[0] << ".." << s.cats_layers[1] - 1 << ", target "

@@ -69,6 +69,20 @@ int64_t anon_huge_page_bytes() {
     return -1;
 }
 
+int64_t resident_bytes() {
+    std::ifstream in("/proc/self/smaps_rollup");
+    std::string key;
+    while (in >> key) {
+        if (key == "Rss:") {
+            int64_t kb = -1;
+            in >> kb;
+            return kb < 0 ? -1 : kb * 1024;
+        }
+        in.ignore(1 << 16, '\n');
+    }
+    return -1;
+}
+
 uint64_t available_memory_bytes() {
     if (std::ifstream in("/proc/meminfo"); in) {
         std::string key;

@@ -38,6 +38,9 @@ private:
 // This process's anonymous memory backed by huge pages (AnonHugePages of /proc/self/smaps_rollup), or -1 where
 // the kernel does not report it.
 int64_t anon_huge_page_bytes();
+// The process's resident memory (Rss of /proc/self/smaps_rollup: anonymous and mapped file pages); -1 when the
+// kernel does not report it.
+int64_t resident_bytes();
 
 // Memory available now for new allocations without swapping (MemAvailable of /proc/meminfo: free memory plus the
 // page cache that can be dropped; sysconf _SC_AVPHYS_PAGES where that is missing), or 0 when unknown.

@@ -142,9 +142,11 @@ Hparams hparams_from_gguf(const GgufFile& f) {
                                                    "block of the " + std::to_string(blocks) + " in block_count");
         h.n_nextn = int32_t(nextn);
     }
-    h.n_layer   = blocks - h.n_nextn;
-    h.n_ff      = positive_int(f, a + "feed_forward_length");
-    h.n_head    = positive_int(f, a + "attention.head_count");
+    h.n_layer = blocks - h.n_nextn;
+    // A mixture of experts may leave the dense width out (its experts have their own): 0 until the experts are read.
+    const bool moe_arch = h.arch == "qwen3moe" || h.arch == "gpt-oss";
+    h.n_ff   = moe_arch ? positive_int_or(f, a + "feed_forward_length", 0) : positive_int(f, a + "feed_forward_length");
+    h.n_head = positive_int(f, a + "attention.head_count");
     h.n_head_kv = positive_int_or(f, a + "attention.head_count_kv", h.n_head);
     // The head dimension: key_length where given (Gemma, Qwen 3, Mistral Nemo: not n_embd / n_head), else the
     // even split of the width.
@@ -163,7 +165,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
         f.fail(a + "attention.head_count_kv", std::to_string(h.n_head_kv) + " KV heads do not divide the " +
                                                   std::to_string(h.n_head) + " query heads");
     // Mixture of experts (llama.cpp's qwen3moe: softmax routing, the chosen weights normalised to sum 1).
-    if (h.arch == "qwen3moe" || h.arch == "gpt-oss") {
+    if (moe_arch) {
         h.n_expert      = positive_int(f, a + "expert_count");
         h.n_expert_used = positive_int(f, a + "expert_used_count");
         if (h.n_expert_used > h.n_expert)
@@ -172,7 +174,9 @@ Hparams hparams_from_gguf(const GgufFile& f) {
         h.n_ff_exp = h.arch == "gpt-oss"
                          ? positive_int(f, a + "expert_feed_forward_length")
                          : positive_int_or(f, a + "expert_feed_forward_length", h.n_ff / h.n_expert_used);
-        if (h.n_ff_exp < 1) f.fail(a + "expert_feed_forward_length", "absent, and feed_forward_length is too small");
+        if (h.n_ff_exp < 1)
+            f.fail(a + "expert_feed_forward_length", "absent, and feed_forward_length is absent or too small");
+        if (h.n_ff == 0) h.n_ff = h.n_ff_exp;
         h.expert_gating       = ExpertGating::softmax;
         h.expert_weights_norm = true;
         if (h.arch == "gpt-oss") {  // llama.cpp's openai-moe: softmax over the kept logits, no renormalisation

@@ -95,9 +95,14 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
                        {"memory_probe_bytes", r.membw_bytes},
                        {"bandwidth_ratio", r.bandwidth_ratio},
                        {"weight_memory", r.weight_memory},
-                       {"anon_huge_page_bytes", r.anon_huge_page_bytes}};
+                       {"anon_huge_page_bytes", r.anon_huge_page_bytes},
+                       {"resident_bytes", r.resident_bytes}};
     for (const BatchCost& b : r.batches)
-        j["batches"].push_back({{"n", b.n}, {"seconds", b.seconds}, {"vs_single", b.vs_single}});
+        j["batches"].push_back({{"n", b.n},
+                                {"seconds", b.seconds},
+                                {"vs_single", b.vs_single},
+                                {"bytes_weights", b.bytes_weights},
+                                {"experts_per_layer", b.experts_per_layer}});
 }
 
 BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress,
@@ -192,11 +197,14 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
             ctx.kv().truncate(base);
         }
         if (n == 1 && single == 0.0) single = best;
-        r.batches.push_back({n, best, 0.0});
+        const ForwardCost& c = ctx.last_cost();
+        r.batches.push_back(
+            {n, best, 0.0, c.bytes_weights, hp.moe() ? double(c.experts_read) / double(hp.n_layer) : 0.0});
     }
     if (single == 0.0 && !r.batches.empty()) single = 1.0 / r.decode_tps;  // no n = 1 entry: compare to decode
     for (BatchCost& b : r.batches) b.vs_single = b.seconds / single;
     r.anon_huge_page_bytes = hw::anon_huge_page_bytes();
+    r.resident_bytes       = hw::resident_bytes();
     report(progress, 1.0, "done");
     return r;
 }

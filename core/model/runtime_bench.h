@@ -31,9 +31,11 @@ void to_json(nlohmann::json& j, const BenchConfig& c);
 void from_json(const nlohmann::json& j, BenchConfig& c);
 
 struct BatchCost {
-    int32_t n        = 0;    // tokens in the pass
-    double seconds   = 0.0;  // fastest of the repeats
-    double vs_single = 0.0;  // seconds / seconds of the n = 1 pass
+    int32_t n                = 0;    // tokens in the pass
+    double seconds           = 0.0;  // fastest of the repeats
+    double vs_single         = 0.0;  // seconds / seconds of the n = 1 pass
+    uint64_t bytes_weights   = 0;    // weights the pass read (counted from the shapes and, for experts, the routing)
+    double experts_per_layer = 0.0;  // mixture of experts: distinct experts the pass read per layer; 0 = dense
 };
 
 struct BenchResult {
@@ -49,6 +51,7 @@ struct BenchResult {
     uint64_t membw_bytes            = 0;      // buffer size of that probe
     double bandwidth_ratio          = 0.0;    // effective_gbs / membw_read_gbs (0 when skipped)
     std::string weight_memory;                // weight_memory_name(model.weight_memory())
+    int64_t resident_bytes       = -1;        // the process's resident memory after the timed passes; -1 unknown
     int64_t anon_huge_page_bytes = -1;        // the process's huge-page-backed memory after the timed passes; -1
                                               // when the kernel does not report it
     std::vector<BatchCost> batches;
