@@ -122,6 +122,16 @@ void GgufFile::release_tensor_pages() const {
     if (start < end) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
 }
 
+void GgufFile::release_pages(const void* p, uint64_t n) const {
+    if (!m_map || !m_map->map_base || !p) return;
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t base = reinterpret_cast<uintptr_t>(m_map->map_base);
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + n;
+    if (a < base || b > base + m_map->map_bytes) return;
+    const uintptr_t start = (a + page - 1) / page * page, end = b / page * page;
+    if (start < end) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+}
+
 GgufFile GgufFile::open(const std::string& path) {
     FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     if (fd.fd < 0) fail_io(path, "cannot open", errno);

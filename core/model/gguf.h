@@ -116,6 +116,9 @@ public:
     // for a heap copy): for a model whose weights were copied or repacked elsewhere, so they are resident once. The
     // bytes stay readable: a later read faults them back in from the file.
     void release_tensor_pages() const;
+    // The same for the whole pages of [p, p + n) when they lie in this file's mapping; nothing otherwise (a heap
+    // buffer is never touched).
+    void release_pages(const void* p, uint64_t n) const;
 
     // "FILE: what" for errors raised by callers about this file's content.
     [[noreturn]] void fail(const std::string& field, const std::string& reason) const;

@@ -132,7 +132,10 @@ bool file_has_repackable(const GgufFile& file) {
 // Copies every distinct weight matrix (a tied output shares token_embd's bytes) into one LargePageBuffer and
 // points the views at it; with repack_q8, repackable() matrices are repacked to Q8_0_X8 instead of copied. False,
 // leaving the views alone, when that would take more than half the available memory.
-bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel, bool repack_q8) {
+// `file`, when the views point into its mapping: each source's pages are released once copied, so the load never
+// holds the file and the copy at once (peak resident memory about one copy; issue #49).
+bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const CancelToken& cancel, bool repack_q8,
+                         const GgufFile* file) {
     std::vector<WeightView*> views{&w.token_embd, &w.output};
     for (LayerWeights& L : w.layers) {
         for (WeightView* v : L.matrices()) views.push_back(v);
@@ -162,6 +165,7 @@ bool copy_to_large_pages(ModelWeights& w, const ProgressFn& progress, const Canc
             kernels::repack_q8_0_x8(buf->data() + at.first, src, it->second->rows, it->second->cols);
         else
             std::memcpy(buf->data() + at.first, src, at.second);
+        if (file) file->release_pages(src, at.second);
         report(progress, static_cast<double>(++done) / static_cast<double>(place.size()),
                repack_q8 ? "repacking weights into large pages" : "copying weights to large pages");
     }
@@ -462,7 +466,7 @@ Model Model::from_gguf(GgufFile file_in, const ProgressFn& progress, const Cance
 Model Model::with_large_pages(const Model& m, const ProgressFn& progress, const CancelToken& cancel, bool repack_q8) {
     Model c           = m;
     const bool repack = repack_q8 && kernels::q8_0_x8_preferred();
-    if (copy_to_large_pages(c.m_w, progress, cancel, repack))
+    if (copy_to_large_pages(c.m_w, progress, cancel, repack, m.m_file.get()))
         c.m_memory = repack ? WeightMemory::large_pages_repacked : WeightMemory::large_pages;
     return c;
 }

@@ -2,6 +2,8 @@
 // file I/O (mmap path), and the two real llama.cpp vocabulary files from ../shared.
 #include "core/model/gguf.h"
 #include "core/model/gguf_writer.h"
+#include "core/model/synthetic.h"
+#include "model_fixtures.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -276,4 +278,30 @@ TEST(Gguf, ConcurrentWritersOfOnePathBothSucceed) {
     std::ifstream in(path, std::ios::binary);
     std::vector<uint8_t> disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(disk, w.to_bytes());
+}
+
+// Released pages of the mapping read back the same bytes (they fault in from the file again); a heap image is never
+// touched, and ranges outside the mapping are ignored (issue #49: a repacked copy releases the file's pages).
+TEST(Gguf, ReleasedPagesReadBackTheFile) {
+    const SyntheticSpec spec = speculum::test::spec_gqa(speculum::kernels::GgmlType::Q8_0);
+    const std::string path   = (speculum::test::tmp_dir() / "release_pages.gguf").string();
+    write_synthetic_gguf(spec, path);
+    const GgufFile f        = GgufFile::open(path);
+    const GgufTensorInfo* t = f.tensor("blk.0.ffn_down.weight");
+    ASSERT_NE(t, nullptr);
+    const std::vector<uint8_t> before(static_cast<const uint8_t*>(t->data),
+                                      static_cast<const uint8_t*>(t->data) + t->n_bytes);
+    f.release_pages(t->data, t->n_bytes);
+    f.release_tensor_pages();
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), static_cast<const uint8_t*>(t->data)));
+    std::vector<uint8_t> heap(4096, 7);
+    f.release_pages(heap.data(), heap.size());  // not in the mapping: nothing happens
+    EXPECT_EQ(heap[100], 7);
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const GgufFile img       = GgufFile::from_bytes(std::move(bytes), "image");
+    const GgufTensorInfo* ti = img.tensor("blk.0.ffn_down.weight");
+    img.release_pages(ti->data, ti->n_bytes);  // a heap image: nothing happens
+    img.release_tensor_pages();
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), static_cast<const uint8_t*>(ti->data)));
 }
