@@ -49,10 +49,11 @@ int cmd_bench(int argc, char** argv) {
     Args args("bench",
               {{"model", 'm', true, "FILE", "GGUF model to measure (default: the bundled target)"},
                {"synthetic", 0, true, "TYPE", "measure a random-weight model built in memory: f16, q8_0, ..."},
-               {"arch", 0, true, "ARCH", "synthetic: architecture (default llama; qwen3moe for a mixture of experts)"},
-               {"experts", 0, true, "N", "synthetic qwen3moe: experts per layer (default 128)"},
-               {"experts-used", 0, true, "K", "synthetic qwen3moe: experts per token (default 8)"},
-               {"ff-exp", 0, true, "F", "synthetic qwen3moe: one expert's width (default 3 D / 8)"},
+               {"arch", 0, true, "ARCH",
+                "synthetic: architecture (default llama; qwen3moe or gpt-oss for a mixture of experts)"},
+               {"experts", 0, true, "N", "synthetic MoE: experts per layer (default 128; gpt-oss 32)"},
+               {"experts-used", 0, true, "K", "synthetic MoE: experts per token (default 8; gpt-oss 4)"},
+               {"ff-exp", 0, true, "F", "synthetic MoE: one expert's width (default 3 D / 8; gpt-oss D)"},
                {"layers", 0, true, "N", "synthetic: blocks (default 4)"},
                {"embd", 0, true, "D", "synthetic: width (default 2048; ~660 MB of f16 weights with 4 layers)"},
                {"ff", 0, true, "F", "synthetic: feed-forward width (default 8/3 D rounded up to 256)"},
@@ -135,12 +136,16 @@ int cmd_bench(int argc, char** argv) {
         s.n_head_kv = static_cast<int32_t>(args.int_or("kv-heads", s.n_head, 1, 4096));
         s.n_ctx     = bc.n_prompt + bc.n_decode + 4096 + 1;
         s.arch      = args.value("arch").value_or("llama");
-        if (s.arch == "qwen3moe") {  // Qwen3-30B-A3B's proportions: 128 experts, 8 per token, width 3/8 of the model's
-            s.n_expert      = static_cast<int32_t>(args.int_or("experts", 128, 1, 1024));
-            s.n_expert_used = static_cast<int32_t>(args.int_or("experts-used", 8, 1, 1024));
-            s.n_ff_exp = static_cast<int32_t>(args.int_or("ff-exp", (3 * s.n_embd / 8 + 31) / 32 * 32, 32, 262144));
+        if (s.arch == "qwen3moe" || s.arch == "gpt-oss") {
+            // Qwen3-30B-A3B's proportions (128 experts, 8 per token, width 3/8 of the model's) or gpt-oss-20b's
+            // (32 experts, 4 per token, the model's width).
+            const bool oss  = s.arch == "gpt-oss";
+            s.n_expert      = static_cast<int32_t>(args.int_or("experts", oss ? 32 : 128, 1, 1024));
+            s.n_expert_used = static_cast<int32_t>(args.int_or("experts-used", oss ? 4 : 8, 1, 1024));
+            s.n_ff_exp      = static_cast<int32_t>(
+                args.int_or("ff-exp", oss ? s.n_embd : (3 * s.n_embd / 8 + 31) / 32 * 32, 32, 262144));
         } else if (args.has("experts") || args.has("experts-used") || args.has("ff-exp")) {
-            throw UsageError("--experts, --experts-used and --ff-exp need --arch qwen3moe");
+            throw UsageError("--experts, --experts-used and --ff-exp need --arch qwen3moe or gpt-oss");
         }
         try {
             s.validate();

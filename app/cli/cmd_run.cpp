@@ -267,6 +267,9 @@ int cmd_run(int argc, char** argv) {
                   << model::weight_memory_name(target.weight_memory()) << ")\n"
                   << "drafter: " << drafter << "\n"
                   << (tgt.verifier ? "verifier: " + tgt.verifier_note + "\n" : "");
+        if (args.has("synthetic"))  // costs are real; what a random model accepts says nothing about a trained one
+            std::cout << "note: random weights: times, bytes and experts read are real; acceptance and speedup are "
+                         "meaningless for any trained model\n";
     };
     hooks.on_prompt_done = [&](size_t, const session::PromptRun& pr, const engine::RunStats&) {
         const session::RunPrompt& p = pr.prompt;
@@ -287,6 +290,7 @@ int cmd_run(int argc, char** argv) {
     const session::RepeatSummary& rs = outcome.repeats;
     nlohmann::json report{{"config", cfg},
                           {"target", target_path},
+                          {"random_weights", args.has("synthetic")},
                           {"drafter", outcome.drafter},
                           {"target_memory", model::weight_memory_name(target.weight_memory())},
                           {"verifier_memory", model::weight_memory_name(tgt.verifying().weight_memory())}};

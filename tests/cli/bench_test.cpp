@@ -114,3 +114,18 @@ TEST(CliBench, UsageErrors) {
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--no-repack", "--repack"}).exit_code, 2);
     EXPECT_EQ(run_cli({"bench", "--synthetic", "f16", "--no-repack", "--large-pages"}).exit_code, 2);
 }
+
+// A synthetic mixture of experts: each batched pass says how many experts it read against the uniform model, and the
+// expert options need --arch qwen3moe.
+TEST(CliBench, SyntheticMoeReportsExpertsPerPass) {
+    std::vector<std::string> a = {"bench",  "--synthetic", "q8_0",      "--membw-mb", "0",
+                                  "--arch", "qwen3moe",    "--experts", "16",         "--experts-used",
+                                  "4",      "--ff-exp",    "64"};
+    a.insert(a.end(), kTiny.begin(), kTiny.end());
+    auto r = run_cli(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* s : {"synthetic qwen3moe", "experts/layer   4.0 (uniform model   4.0)", "weights read   1.00x",
+                          "resident memory:"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    EXPECT_EQ(run_cli({"bench", "--synthetic", "q8_0", "--experts", "8"}).exit_code, 2) << "needs --arch qwen3moe";
+}

@@ -168,3 +168,30 @@ TEST(CliRun, BadConfigsGetClearErrors) {
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("--report"), std::string::npos);
 }
+
+// A mixture-of-experts target from --synthetic: the run prints the experts its verification passes read beside the
+// uniform model, says random acceptance means nothing, and stays lossless with an expert-pruned self-draft.
+TEST(CliRun, SyntheticMoeReportsItsExperts) {
+    const std::string spec = write_config(
+        "run_moe_spec.json", R"({"arch":"qwen3moe","n_vocab":128,"n_embd":64,"n_layer":2,"n_head":4,"n_head_kv":2,
+        "n_embd_head":16,"n_ff":128,"n_ctx":256,"n_expert":16,"n_expert_used":4,"n_ff_exp":32,"type":"f32"})");
+    const std::string cfg = write_config(
+        "run_moe.json", R"({"levels":[{"kind":"self","experts_used":2}],"gamma":[3],"prompt_ids":[1,2,3,4,5],
+        "max_new_tokens":16})");
+    const std::string report = (speculum::test::tmp_dir() / "run_moe_report.json").string();
+    auto r = run_cli({"run", "--config", cfg, "--synthetic", spec, "--reference", "--report", report});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* s : {"drafter: 2 experts/token", "note: random weights", "experts (4 of 16 per token)",
+                          "(modeled uniform)", "lossless check: identical"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    std::ifstream in(report);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    EXPECT_TRUE(j["random_weights"].get<bool>());
+    EXPECT_EQ(j["total"]["experts"]["n_expert"], 16) << j["total"].dump().substr(0, 400);
+    // Expert-level pruning of a dense target is a clear error.
+    const std::string dense = write_config("run_moe_dense.json", R"({"levels":[{"kind":"self","experts_used":2}],
+        "gamma":[3],"prompt_ids":[1,2,3],"max_new_tokens":4})");
+    r                       = run_cli({"run", "--config", dense, "-m", tiny_target(), "--reference"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("experts_used"), std::string::npos) << r.err;
+}
