@@ -16,7 +16,7 @@ ActivationNorms collect_activation_norms(const model::Model& target, const std::
         l[0].assign(size_t(hp.n_embd), 0.0);
         l[1].assign(size_t(hp.n_embd), 0.0);
         l[2].assign(size_t(hp.n_embd), 0.0);
-        l[3].assign(size_t(hp.n_ff), 0.0);
+        l[3].assign(size_t(hp.ffn_width()), 0.0);  // a MoE: its experts' width
     }
     std::vector<double> head(size_t(hp.n_embd), 0.0);
 

@@ -107,7 +107,8 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_xn.resize(nb * hp.n_embd);
     m_q.resize(nb * hp.n_embd_q());
     m_attn.resize(nb * hp.n_embd_q());
-    const size_t ffw = static_cast<size_t>(std::max(hp.n_ff, hp.ffn_width()));
+    // A mixture of experts never reads n_ff (its dense width may be anything its file says): the experts' width.
+    const size_t ffw = static_cast<size_t>(hp.ffn_width());
     m_gate.resize(nb * ffw);
     m_up.resize(nb * ffw);
     if (hp.moe()) {

@@ -186,3 +186,65 @@ TEST(Moe, SyntheticSpecValidatesExperts) {
     EXPECT_FALSE(nlohmann::json(test::spec_arch("qwen3", GgmlType::F16)).contains("n_expert"))
         << "dense specs keep their JSON (and hash)";
 }
+
+// Hostile metadata in MoE files (issue #51's rule for new input kinds): every expert, window and YaRN key set to
+// zero, one, a huge value, a 64-bit value past 32 bits, a negative one or a non-finite float either loads a model
+// that decodes, or is refused with a GgufError naming the file; nothing crashes or allocates absurdly.
+TEST(Moe, HostileMetadataLoadsOrIsRefusedByName) {
+    const SyntheticSpec qwen = moe_spec(GgmlType::F16);
+    SyntheticSpec oss        = test::spec_arch("gpt-oss", GgmlType::F16);
+    const Model mq = make_synthetic_model(qwen), mo = make_synthetic_model(oss);
+    const std::vector<std::string> int_keys   = {"expert_count",
+                                                 "expert_used_count",
+                                                 "expert_feed_forward_length",
+                                                 "attention.sliding_window",
+                                                 "attention.sliding_window_pattern",
+                                                 "rope.scaling.original_context_length",
+                                                 "feed_forward_length"};
+    const std::vector<std::string> float_keys = {"rope.scaling.yarn_beta_fast", "rope.scaling.yarn_beta_slow",
+                                                 "rope.scaling.attn_factor", "rope.scaling.factor",
+                                                 "rope.scaling.yarn_log_multiplier"};
+    int loaded = 0, refused = 0;
+    for (const Model* m : {&mq, &mo}) {
+        const std::string arch = m->hparams().arch;
+        auto file_with         = [&](const std::function<void(GgufWriter&)>& edit) {
+            GgufWriter g;
+            g.set_string("general.architecture", arch);
+            add_hparams_metadata(g, m->hparams(), m->hparams().n_layer);
+            edit(g);
+            add_model_tensors(g, m->hparams(), m->weights(), m->hparams().n_layer, !m->hparams().tied_output);
+            return GgufFile::from_bytes(g.to_bytes(), "hostile.gguf");
+        };
+        auto attempt = [&](const std::function<void(GgufWriter&)>& edit, const std::string& what) {
+            SCOPED_TRACE(arch + ": " + what);
+            try {
+                const Model got = Model::from_gguf(file_with(edit));
+                InferenceContext ctx(got, {.n_ctx = 16, .n_batch = 4});
+                ctx.forward_batch({1, 2, 3}, {0, 1, 2});
+                ++loaded;
+            } catch (const GgufError& e) {
+                EXPECT_EQ(std::string(e.what()).rfind("hostile.gguf: ", 0), 0u) << e.what();
+                ++refused;
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << "unexpected exception: " << e.what();
+            }
+        };
+        for (const std::string& k : int_keys)
+            for (const uint64_t v :
+                 {uint64_t(0), uint64_t(1), uint64_t(3), uint64_t(INT32_MAX), (uint64_t(1) << 32) + 4})
+                attempt([&](GgufWriter& g) { g.set_uint64(arch + "." + k, v); }, k + " = " + std::to_string(v));
+        for (const std::string& k : int_keys)
+            attempt([&](GgufWriter& g) { g.set_int32(arch + "." + k, -1); }, k + " = -1");
+        for (const std::string& k : float_keys)
+            for (const float v : {0.0f, -1.0f, std::nanf(""), INFINITY, 1e30f}) {
+                attempt(
+                    [&](GgufWriter& g) {
+                        g.set_string(arch + ".rope.scaling.type", "yarn");
+                        g.set_float32(arch + "." + k, v);
+                    },
+                    k + " = " + std::to_string(v));
+            }
+    }
+    EXPECT_GT(loaded, 0);
+    EXPECT_GT(refused, 0);
+}
