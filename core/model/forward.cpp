@@ -121,7 +121,9 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
         m_expert_order.resize(ne);
         m_expert_tokens.reserve(nb * k);
         m_expert_weights.reserve(nb * k);
-        m_moe_in.resize(nb * size_t(hp.n_embd));
+        m_moe_in.resize(std::max(nb, k) * size_t(hp.n_embd));
+        m_expert_views.resize(2 * k);
+        if (k > nb) m_gate.resize(k * ffw), m_up.resize(k * ffw);  // one token's experts side by side
         m_moe_out.resize(nb * size_t(hp.n_embd));
     }
     m_logits.resize(nb * hp.n_vocab);

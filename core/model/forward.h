@@ -145,7 +145,7 @@ private:
         int64_t ldy;
         const WeightView* w;
     };
-    static constexpr size_t kMaxGroup = 4;
+    static constexpr size_t kMaxGroup = 32;  // q k v (3), gate up (2), a token's experts' gate and up (2 k)
     void matmul_group(std::span<const MatmulJob> jobs, const float* x, int32_t n);
     enum class RowKernel : uint8_t {
         none,
@@ -195,6 +195,7 @@ private:
     std::vector<int32_t> m_expert_tokens;    // tokens routed to one expert (reserved n_batch)
     std::vector<float> m_expert_weights;     // their weights
     std::vector<float> m_moe_in, m_moe_out;  // (n_batch, n_embd): gathered rows / the block's output
+    std::vector<WeightView> m_expert_views;  // one token's experts' gate and up (2 n_expert_used)
 };
 
 }  // namespace speculum::model

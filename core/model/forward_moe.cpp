@@ -7,6 +7,7 @@
 #include "core/model/rope.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -64,6 +65,54 @@ void InferenceContext::moe_ffn(int32_t il, const LayerWeights& L, int32_t n, For
     for (int32_t i = 0; i < n; ++i)
         route_experts(hp, &m_router[size_t(i) * size_t(ne)], ids + size_t(i) * k, weights + size_t(i) * k,
                       m_expert_probs.data(), m_expert_order.data());
+
+    // One token (decode, a draft step): its experts' gate and up products share the input, so they run in one
+    // parallel region; then each expert's down product. Experts are taken in ascending index, as the batched path
+    // below takes them, so a token's output does not depend on the pass it is in.
+    if (n == 1 && size_t(2 * k) <= kMaxGroup) {
+        m_cancel.throw_if_cancelled();
+        std::array<std::pair<int32_t, float>, kMaxGroup / 2> chosen;
+        for (int32_t j = 0; j < k; ++j) chosen[size_t(j)] = {ids[j], weights[j]};
+        std::sort(chosen.begin(), chosen.begin() + k);
+        std::array<MatmulJob, kMaxGroup> jobs;
+        for (int32_t j = 0; j < k; ++j) {
+            const int32_t ex                  = chosen[size_t(j)].first;
+            m_expert_views[size_t(2 * j)]     = LayerWeights::expert(L.w_gate, ex, ne);
+            m_expert_views[size_t(2 * j + 1)] = LayerWeights::expert(L.w_up, ex, ne);
+            jobs[size_t(2 * j)]               = {&m_gate[size_t(j) * fe], fe, &m_expert_views[size_t(2 * j)]};
+            jobs[size_t(2 * j + 1)]           = {&m_up[size_t(j) * fe], fe, &m_expert_views[size_t(2 * j + 1)]};
+        }
+        matmul_group(std::span<const MatmulJob>(jobs.data(), size_t(2 * k)), m_xn.data(), 1);
+        std::fill(m_moe_out.begin(), m_moe_out.begin() + e, 0.0f);
+        for (int32_t j = 0; j < k; ++j) {
+            const int32_t ex = chosen[size_t(j)].first;
+            float* g         = &m_gate[size_t(j) * fe];
+            float* u         = &m_up[size_t(j) * fe];
+            if (hp.moe_biases) {
+                const float* bg = &L.exp_gate_b[size_t(ex) * size_t(fe)];
+                const float* bu = &L.exp_up_b[size_t(ex) * size_t(fe)];
+                for (int64_t c = 0; c < fe; ++c) g[c] += bg[c], u[c] += bu[c];
+            }
+            if (hp.expert_act == ExpertActivation::swiglu_oai)
+                swiglu_oai(g, u, fe);
+            else
+                swiglu(g, u, fe);
+            const WeightView d = LayerWeights::expert(L.w_down, ex, ne);
+            float* y           = &m_moe_in[size_t(j) * e];
+            matmul(y, e, d, g, 1);
+            if (hp.moe_biases) {
+                const float* bd = &L.exp_down_b[size_t(ex) * size_t(e)];
+                for (int64_t c = 0; c < e; ++c) y[c] += bd[c];
+            }
+            const float w = chosen[size_t(j)].second;
+            for (int64_t c = 0; c < e; ++c) m_moe_out[size_t(c)] += w * y[c];
+            cost.bytes_weights += L.expert_bytes(ne);
+            cost.flops += 2.0 * 3.0 * double(fe) * double(e);
+            ++cost.experts_read;
+        }
+        std::copy_n(m_moe_out.begin(), e, m_xn.begin());
+        return;
+    }
 
     // Each expert once over the tokens routed to it: gather their rows, gate and up, SwiGLU, down, and add each
     // token's share, weighted, to its output row.
