@@ -307,3 +307,23 @@ TEST(AppController, ADraftHeadsCostIsModeledFromItsFile) {
     c.handle(ui::ActionSetConfig{cfg});
     EXPECT_FALSE(c.snapshot().head_cost.has_value());
 }
+
+// The Model panel's random mixtures of experts (issue #49): each preset builds, opens with the bundled tokenizer, and
+// feeds the modeled panels its experts; an unknown architecture is a message, and the open model stays.
+TEST(AppController, OpensARandomMixtureOfExperts) {
+    for (const char* arch : {"qwen3moe", "gpt-oss"}) {
+        SCOPED_TRACE(arch);
+        ui::AppController c;
+        EXPECT_TRUE(c.handle(ui::ActionOpenSyntheticModel{arch}));
+        ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().model_state == ui::ModelState::loaded; }));
+        const ui::ModelSummary& m = *c.snapshot().model;
+        ASSERT_TRUE(m.hparams);
+        EXPECT_EQ(m.hparams->arch, arch);
+        EXPECT_TRUE(m.hparams->moe());
+        EXPECT_EQ(m.name.rfind("synthetic ", 0), 0u) << "the panel labels random weights by this name";
+        EXPECT_EQ(m.hparams->n_vocab, 2048) << "the bundled tokenizer's vocabulary";
+        EXPECT_EQ(c.snapshot().modeled.target_spec.n_expert, m.hparams->n_expert) << "the modeled panels see experts";
+        c.open_synthetic_model("llama4");
+        EXPECT_EQ(c.snapshot().model->hparams->arch, arch) << "an unknown preset keeps the model";
+    }
+}

@@ -23,6 +23,11 @@ struct ActionOpenDatasetDialog {};  // the app shows a file dialog, then sends A
 struct ActionOpenModel {
     std::string path;  // GGUF file
 };
+// A random-weight model of a 2026 shape (a mixture of experts: "qwen3moe" or "gpt-oss"), built, written beside the
+// other temporary files with the bundled target's tokenizer, and opened: MoE costs explored with no model file.
+struct ActionOpenSyntheticModel {
+    std::string arch;
+};
 struct ActionOpenDataset {
     std::string path;  // JSONL prompt suite
 };
@@ -61,11 +66,12 @@ struct ActionSaveExportDialog {   // the app asks where (starting from `suggeste
     std::string suggested;
 };
 
-using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
-                            ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
-                            ActionRunSweep, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
-                            ActionOpenResults, ActionLoadResultConfig, ActionPinRun, ActionClearHistory,
-                            ActionMeasureMachine, ActionSaveDraftDialog, ActionSaveExportDialog>;
+using Action =
+    std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog, ActionOpenModel,
+                 ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob, ActionRunSweep,
+                 ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog, ActionOpenResults,
+                 ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine, ActionSaveDraftDialog,
+                 ActionSaveExportDialog, ActionOpenSyntheticModel>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

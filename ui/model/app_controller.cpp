@@ -7,6 +7,7 @@
 #include "core/hw/cpu_load.h"
 #include "core/hw/microbench.h"
 #include "core/model/gguf.h"
+#include "core/model/synthetic.h"
 #include "core/resources.h"
 #include "ui/model/result_config.h"
 #include "ui/model/spec_mapping.h"
@@ -158,6 +159,8 @@ bool AppController::handle(const Action& action) {
         set_config(a->config);
     else if (auto* a = std::get_if<ActionOpenModel>(&action))
         open_model(a->path);
+    else if (auto* a = std::get_if<ActionOpenSyntheticModel>(&action))
+        open_synthetic_model(a->arch);
     else if (auto* a = std::get_if<ActionOpenDataset>(&action))
         open_dataset(a->path);
     else if (auto* a = std::get_if<ActionSelectTask>(&action)) {
@@ -286,7 +289,50 @@ void AppController::open_model(const std::string& path) {
     m_rerun_at.reset();
     m_snap.model_state = ModelState::reading;
     changed();
-    submit("model", "Loading model " + file_name(path), [this, path](jobs::JobContext& ctx) -> Apply {
+    submit("model", "Loading model " + file_name(path),
+           [this, path](jobs::JobContext& ctx) -> Apply { return load_model_job(path, ctx); });
+}
+
+std::optional<model::SyntheticSpec> synthetic_preset(const std::string& arch) {
+    // Small enough to build in seconds, large enough that the experts' costs show: width 512, 4 layers, 8 heads of
+    // 64, the bundled tokenizer's 2048 tokens. qwen3moe: Qwen3-30B-A3B's proportions (64 experts, 8 per token, width
+    // 3/8); gpt-oss: gpt-oss-20b's (16 experts, 4 per token, the model's width; MXFP4, window 128).
+    model::SyntheticSpec s;
+    s.arch = arch, s.n_vocab = 2048, s.n_embd = 512, s.n_layer = 4, s.n_head = 8, s.n_head_kv = 2;
+    s.n_embd_head = 64, s.n_ctx = 2048, s.seed = 49;
+    if (arch == "qwen3moe") {
+        s.n_ff = 1536, s.n_expert = 64, s.n_expert_used = 8, s.n_ff_exp = 192, s.type = kernels::GgmlType::Q8_0;
+    } else if (arch == "gpt-oss") {
+        s.n_ff = 512, s.n_expert = 16, s.n_expert_used = 4, s.n_ff_exp = 512, s.n_swa = 128;
+        s.rope_freq_base = 150000.0f, s.type = kernels::GgmlType::MXFP4;
+    } else {
+        return std::nullopt;
+    }
+    return s;
+}
+
+void AppController::open_synthetic_model(const std::string& arch) {
+    const std::optional<model::SyntheticSpec> spec = synthetic_preset(arch);
+    if (!spec) {
+        message(MessageLevel::error, "No random-weight preset for '" + arch + "' (qwen3moe, gpt-oss)");
+        return;
+    }
+    cancel_job(m_jobs.latest("measure"), false);
+    m_rerun_at.reset();
+    m_snap.model_state = ModelState::reading;
+    changed();
+    submit("model", "Loading model: random " + arch, [this, s = *spec](jobs::JobContext& ctx) -> Apply {
+        const model::Model m = model::make_synthetic_model(s, ctx.progress_fn(), ctx.token());
+        const std::string path =
+            (std::filesystem::temp_directory_path() / ("speculum-random-" + s.arch + ".gguf")).string();
+        const model::GgufFile vocab = model::GgufFile::open(resource_path(kBundledTargetModel).string());
+        model::write_model_gguf(m, path, &vocab);
+        return load_model_job(path, ctx);
+    });
+}
+
+AppController::Apply AppController::load_model_job(const std::string& path, jobs::JobContext& ctx) {
+    {
         model::GgufFile file = model::GgufFile::open(path);
         ModelSummary summary = summarize_gguf(file);
         if (!summary.hparams) throw std::runtime_error(summary.hparams_error);
@@ -305,7 +351,7 @@ void AppController::open_model(const std::string& path) {
             schedule_rerun();
             refresh_head_cost();
         };
-    });
+    }
 }
 
 void AppController::open_dataset(const std::string& path) {

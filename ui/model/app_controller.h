@@ -8,6 +8,7 @@
 #include "core/cancel.h"
 #include "core/jobs/job_system.h"
 #include "core/model/model.h"
+#include "core/model/synthetic.h"
 #include "ui/model/actions.h"
 #include "ui/model/snapshot.h"
 
@@ -19,6 +20,10 @@
 #include <string>
 
 namespace speculum::ui {
+
+// The app's random-weight model of `arch` (qwen3moe, gpt-oss): the shape the Model panel's buttons build; nullopt for
+// other architectures.
+std::optional<model::SyntheticSpec> synthetic_preset(const std::string& arch);
 
 class AppController {
 public:
@@ -50,6 +55,9 @@ public:
     // Handles a Qt-free action; returns false for actions the app shell must handle (dialogs, quit, messages).
     bool handle(const Action& action);
     void open_model(const std::string& path);
+    // Builds a random-weight model of `arch` at the app's preset shape (synthetic_preset), writes it as a GGUF with
+    // the bundled tokenizer, and opens it as open_model does. Unknown architectures are an error message.
+    void open_synthetic_model(const std::string& arch);
     void open_dataset(const std::string& path);
     void set_config(const AppConfig& config);
     // Opens a sweep result store read-only on a worker (ui/model/store_view); an unreadable file becomes an error
@@ -93,6 +101,8 @@ private:
     void start_measured_sweep(const ActionRunSweep& a);  // an axis only a measurement shows (pruning, truncation)
     // What a sweep job posts (rows as they finish) and returns: the view into the snapshot.
     Apply show_sweep(SweepView s);
+    // Opens, summarises and loads a GGUF on a job; the returned Apply installs it (open_model, open_synthetic_model).
+    Apply load_model_job(const std::string& path, jobs::JobContext& ctx);
     void measure_machine();                           // microbenchmarks -> the cached "This machine" profile
     void add_machine_profile(hw::HardwareProfile p);  // first in the list, replacing an older one
     void record_run(const MeasuredView& view, const AppConfig& cfg);  // into the history (Run history panel)

@@ -34,7 +34,12 @@ void model_summary(const ModelSummary& m) {
             const auto& h = *m.hparams;
             row("Architecture", h.arch);
             row("Layers", std::to_string(h.n_layer));
-            row("Width / FFN", std::to_string(h.n_embd) + " / " + std::to_string(h.n_ff));
+            if (h.moe())
+                row("Width / experts", std::to_string(h.n_embd) + " / " + std::to_string(h.n_expert) + " of width " +
+                                           std::to_string(h.n_ff_exp) + ", " + std::to_string(h.n_expert_used) +
+                                           " per token");
+            else
+                row("Width / FFN", std::to_string(h.n_embd) + " / " + std::to_string(h.n_ff));
             row("Heads (KV)", std::to_string(h.n_head) + " (" + std::to_string(h.n_head_kv) + ")");
             row("Vocabulary", std::to_string(h.n_vocab));
             row("Context", std::to_string(h.n_ctx_train));
@@ -42,6 +47,10 @@ void model_summary(const ModelSummary& m) {
         ImGui::EndTable();
     }
     if (!m.hparams) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Not runnable: %s", m.hparams_error.c_str());
+    if (m.name.rfind("synthetic ", 0) == 0)
+        text_colored_wrapped(ImVec4(1, 0.8f, 0.3f, 1),
+                             "Random weights: times, bytes and experts read are real; acceptance and speedup mean "
+                             "nothing for a trained model.");
     if (ImGui::BeginTable("types", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Borders)) {
         ImGui::TableSetupColumn("tensor type");
         ImGui::TableSetupColumn("tensors");
@@ -74,6 +83,17 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
         same_line_if_fits(button_width(name.c_str()));
         if (ImGui::Button(name.c_str())) actions.push(ActionOpenModel{path});
     }
+    // Random-weight mixtures of experts (synthetic_preset): their costs are real, their acceptance means nothing.
+    for (const char* arch : {"qwen3moe", "gpt-oss"}) {
+        const std::string label = std::string("random ") + arch;
+        same_line_if_fits(button_width(label.c_str()));
+        if (ImGui::Button(label.c_str())) actions.push(ActionOpenSyntheticModel{arch});
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "A random-weight %s model (mixture of experts) built now: what verification costs is "
+                "real, acceptance on random weights means nothing",
+                arch);
+    }
     for (const auto& job : snap.jobs)
         if (job.name.rfind("Loading model", 0) == 0) {
             ImGui::ProgressBar(float(job.progress), ImVec2(-80, 0), job.what.c_str());
@@ -82,7 +102,8 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
         }
     switch (snap.model_state) {
         case ModelState::none:
-            if (!snap.model) empty_state("No model open. Open a GGUF file (llama or qwen2 architecture).");
+            if (!snap.model)
+                empty_state("No model open. Open a GGUF file, a bundled model, or a random mixture of experts.");
             break;
         case ModelState::reading:
             if (!snap.model) ImGui::TextUnformatted("Reading the GGUF header...");
