@@ -12,7 +12,9 @@
 #include "kernels/gemv.h"
 
 #include <gtest/gtest.h>
+
 #include <oneapi/tbb/task_arena.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
@@ -57,12 +59,15 @@ SyntheticSpec spec_of(const Case& c) {
 }
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
-    return std::string(info.param.shape) + "_" + kernels::ggml_type_traits(info.param.type)->name;
+    std::string shape = info.param.shape;
+    std::replace(shape.begin(), shape.end(), '-', '_');  // gtest names: letters, digits and underscores
+    return shape + "_" + kernels::ggml_type_traits(info.param.type)->name;
 }
 
 std::vector<Case> all_cases() {
     std::vector<Case> v;
-    for (const char* shape : {"gqa", "odd_tied", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3"})
+    for (const char* shape :
+         {"gqa", "odd_tied", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3"})
         for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
                            GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})
             v.push_back({shape, t});
@@ -70,6 +75,25 @@ std::vector<Case> all_cases() {
 }
 
 class ForwardByType : public testing::TestWithParam<Case> {};
+
+// How many leading tokens the reference path and the fast path with int8 activations route to the same experts in
+// every layer (all of them for a dense model).
+size_t routed_alike(const Model& m, const std::vector<int32_t>& tokens) {
+    if (!m.hparams().moe()) return tokens.size();
+    InferenceContext a(m, {.n_ctx = 64, .n_batch = 16, .path = ForwardPath::reference});
+    InferenceContext b(m, {.n_ctx = 64, .n_batch = 16, .path = ForwardPath::fast, .int8_activations = true});
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        a.decode(tokens[i], int32_t(i));
+        b.decode(tokens[i], int32_t(i));
+        for (int32_t il = 0; il < m.hparams().n_layer; ++il) {
+            const auto x = a.last_experts(il), y = b.last_experts(il);
+            std::vector<int32_t> sx(x.begin(), x.end()), sy(y.begin(), y.end());
+            std::sort(sx.begin(), sx.end()), std::sort(sy.begin(), sy.end());
+            if (sx != sy) return i;
+        }
+    }
+    return tokens.size();
+}
 
 }  // namespace
 
@@ -99,10 +123,15 @@ TEST_P(ForwardByType, Int8ActivationsStayNearReference) {
     const auto exact = decode_all(m, kTokens, ForwardPath::fast, {}, /*int8_activations=*/false);
     const bool used  = kernels::gemm_prefers_q8act(c.type) ||  // else both runs are the same f32 path
                       (c.type == GgmlType::BF16 && kernels::gemm_bf16act_available());
+    // A mixture of experts is discontinuous: where int8 rounding moves a router logit past its neighbour, a token
+    // goes to another expert and its logits part by far more than the rounding. Such tokens, and every later one
+    // (their K and V differ), are compared only where both runs routed every token so far alike.
+    const size_t alike = routed_alike(m, kTokens);
+    EXPECT_GE(alike, 2u) << "the comparison must cover some tokens";
     double worst = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         const double d = rel_diff(fast[i], ref[i]);
-        EXPECT_LT(d, kInt8ActivationsTol) << "token " << i;
+        if (i < alike) EXPECT_LT(d, kInt8ActivationsTol) << "token " << i;
         if (!used) {
             EXPECT_EQ(fast[i], exact[i]) << "token " << i;
         }
