@@ -40,14 +40,7 @@ double expected_distinct_experts(int n_expert, int n_expert_used, int n_tokens) 
 }
 
 double expected_distinct_experts(const std::vector<double>& usage, int n_tokens) {
-    require_count(n_tokens, 0, 1 << 20, "n_tokens");
-    double d = 0;
-    for (size_t e = 0; e < usage.size(); ++e) {
-        const double p = usage[e];
-        if (!(p >= 0 && p <= 1)) throw InvalidInput("usage[" + std::to_string(e) + "] must be in [0, 1]");
-        d += 1.0 - std::pow(1.0 - p, n_tokens);
-    }
-    return d;
+    return expected_distinct_experts(usage, n_tokens, 1.0);  // n^1: independent tokens
 }
 
 double expected_distinct_experts(const std::vector<double>& usage, int n_tokens, double rho) {

@@ -55,11 +55,14 @@ void LargePageBuffer::release() {
     m_data = nullptr, m_size = 0, m_bytes = 0, m_advised = false;
 }
 
-int64_t anon_huge_page_bytes() {
+namespace {
+
+// A field of /proc/self/smaps_rollup in bytes ("AnonHugePages:", "Rss:"); -1 when the kernel does not report it.
+int64_t smaps_rollup_bytes(const char* field) {
     std::ifstream in("/proc/self/smaps_rollup");
     std::string key;
     while (in >> key) {
-        if (key == "AnonHugePages:") {
+        if (key == field) {
             int64_t kb = -1;
             in >> kb;
             return kb < 0 ? -1 : kb * 1024;
@@ -69,18 +72,14 @@ int64_t anon_huge_page_bytes() {
     return -1;
 }
 
+}  // namespace
+
+int64_t anon_huge_page_bytes() {
+    return smaps_rollup_bytes("AnonHugePages:");
+}
+
 int64_t resident_bytes() {
-    std::ifstream in("/proc/self/smaps_rollup");
-    std::string key;
-    while (in >> key) {
-        if (key == "Rss:") {
-            int64_t kb = -1;
-            in >> kb;
-            return kb < 0 ? -1 : kb * 1024;
-        }
-        in.ignore(1 << 16, '\n');
-    }
-    return -1;
+    return smaps_rollup_bytes("Rss:");
 }
 
 uint64_t available_memory_bytes() {

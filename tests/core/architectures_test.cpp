@@ -19,23 +19,7 @@ namespace {
 
 const char* const kArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3"};
 
-// The model of `spec` as GGUF bytes, with `edit` applied to the writer before the tensors are added and the
-// tensor names in `drop` left out.
-GgufFile file_of(const SyntheticSpec& spec, const std::function<void(GgufWriter&)>& edit = {},
-                 const std::vector<std::string>& drop = {}) {
-    const Model m = make_synthetic_model(spec);
-    GgufWriter g;
-    g.set_string("general.architecture", spec.arch);
-    add_hparams_metadata(g, m.hparams(), m.hparams().n_layer);
-    if (edit) edit(g);
-    GgufWriter all;
-    add_model_tensors(all, m.hparams(), m.weights(), m.hparams().n_layer, !m.hparams().tied_output);
-    const GgufFile full = GgufFile::from_bytes(all.to_bytes(), "tensors.gguf");
-    for (const GgufTensorInfo& t : full.tensors())
-        if (std::find(drop.begin(), drop.end(), t.name) == drop.end())
-            g.add_tensor(t.name, t.dims, t.type, t.data, t.n_bytes);
-    return GgufFile::from_bytes(g.to_bytes(), "model.gguf");
-}
+using test::file_of;
 
 std::string error_of(const GgufFile& f) {
     try {

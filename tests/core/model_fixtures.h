@@ -3,6 +3,8 @@
 #pragma once
 
 #include "core/model/forward.h"
+#include "core/model/gguf_writer.h"
+#include "core/model/model_gguf.h"
 #include "core/model/synthetic.h"
 #include "support/test_paths.h"
 
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,6 +51,25 @@ inline model::SyntheticSpec spec_arch(const std::string& arch, kernels::GgmlType
     if (arch == "qwen3moe") s.n_embd_head = 32, s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32;
     if (arch == "gpt-oss") s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32, s.n_swa = 3, s.yarn_factor = 4.0f;
     return s;
+}
+
+// The model of `spec` as GGUF bytes, with `edit` applied to the writer before the tensors are added and the
+// tensor names in `drop` left out (files that lack a part or carry a bad key, for the loaders' tests).
+inline model::GgufFile file_of(const model::SyntheticSpec& spec,
+                               const std::function<void(model::GgufWriter&)>& edit = {},
+                               const std::vector<std::string>& drop                = {}) {
+    const model::Model m = model::make_synthetic_model(spec);
+    model::GgufWriter g;
+    g.set_string("general.architecture", spec.arch);
+    model::add_hparams_metadata(g, m.hparams(), m.hparams().n_layer);
+    if (edit) edit(g);
+    model::GgufWriter all;
+    model::add_model_tensors(all, m.hparams(), m.weights(), m.hparams().n_layer, !m.hparams().tied_output);
+    const model::GgufFile full = model::GgufFile::from_bytes(all.to_bytes(), "tensors.gguf");
+    for (const model::GgufTensorInfo& t : full.tensors())
+        if (std::find(drop.begin(), drop.end(), t.name) == drop.end())
+            g.add_tensor(t.name, t.dims, t.type, t.data, t.n_bytes);
+    return model::GgufFile::from_bytes(g.to_bytes(), "model.gguf");
 }
 
 // Writes the spec's model to tmp_dir()/NAME.gguf and loads it back through the GGUF reader.

@@ -137,18 +137,8 @@ TEST(Moe, PerTokenBytesCountTheUsedExperts) {
 TEST(Moe, InconsistentFilesAreRefusedByName) {
     auto error_of = [](const SyntheticSpec& spec, const std::function<void(GgufWriter&)>& edit,
                        const std::string& drop = "") {
-        const Model m = make_synthetic_model(spec);
-        GgufWriter g;
-        g.set_string("general.architecture", spec.arch);
-        add_hparams_metadata(g, m.hparams(), m.hparams().n_layer);
-        if (edit) edit(g);
-        GgufWriter all;
-        add_model_tensors(all, m.hparams(), m.weights(), m.hparams().n_layer, !m.hparams().tied_output);
-        const GgufFile full = GgufFile::from_bytes(all.to_bytes(), "tensors.gguf");
-        for (const GgufTensorInfo& t : full.tensors())
-            if (t.name != drop) g.add_tensor(t.name, t.dims, t.type, t.data, t.n_bytes);
         try {
-            hparams_from_gguf(GgufFile::from_bytes(g.to_bytes(), "model.gguf"));
+            hparams_from_gguf(test::file_of(spec, edit, drop.empty() ? std::vector<std::string>{} : std::vector{drop}));
         } catch (const GgufError& e) {
             return std::string(e.what());
         }
