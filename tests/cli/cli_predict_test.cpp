@@ -107,3 +107,29 @@ TEST(CliCalibrate, QuickWritesAValidProfile) {
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_GT(nlohmann::json::parse(p.out)["hardware"]["t_autoregressive_s"].get<double>(), 0);
 }
+
+// The MoE term in predict (issue #49): the same active size verifies 7 tokens much dearer as a mixture of experts
+// (it reads the union of their experts), so docs/examples/predict_moe.json's chain pays on the dense target and not
+// on Qwen3-30B-A3B's shape; a bad expert field is an error naming it.
+TEST(CliPredict, MixtureOfExpertsVerificationCostsMore) {
+    const auto example = speculum::test::source_dir() / "docs/examples/predict_moe.json";
+    auto r             = run_cli({"predict", example.string(), "--compact"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto moe = nlohmann::json::parse(r.out)["hardware"];
+    std::ifstream in(example);
+    nlohmann::json dense_in = nlohmann::json::parse(in);
+    for (const char* k : {"expert_params_b", "n_expert", "n_expert_used"}) dense_in["hardware"]["target"].erase(k);
+    r = run_cli({"predict", "-", "--compact"}, dense_in.dump());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto dense = nlohmann::json::parse(r.out)["hardware"];
+    EXPECT_DOUBLE_EQ(moe["t_autoregressive_s"].get<double>(), dense["t_autoregressive_s"].get<double>())
+        << "one token reads the same active bytes";
+    EXPECT_GT(moe["t_verify_s"].get<double>(), 3.0 * dense["t_verify_s"].get<double>());
+    EXPECT_LT(moe["speedup"].get<double>(), 1.0);
+    EXPECT_GT(dense["speedup"].get<double>(), 1.0);
+    nlohmann::json bad                         = nlohmann::json::parse(std::ifstream(example));
+    bad["hardware"]["target"]["n_expert_used"] = 200;
+    r                                          = run_cli({"predict", "-"}, bad.dump());
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("n_expert_used"), std::string::npos) << r.err;
+}
