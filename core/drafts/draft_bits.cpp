@@ -153,7 +153,15 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
             small_bytes += L.attn_vector_bytes();
         }
         if (runs(il, spec.skip_ffn)) {
-            for (const model::WeightView* v : {&L.w_gate, &L.w_up, &L.w_down}) add(*v, self && spec.prune.ffn, self);
+            if (dh.moe()) {  // a token reads its experts' matrices (every expert has one shape and type)
+                const int32_t used = self && spec.experts_used > 0 ? spec.experts_used : dh.n_expert_used;
+                for (int32_t x = 0; x < used; ++x)
+                    for (const model::WeightView* v : {&L.w_gate, &L.w_up, &L.w_down})
+                        add(model::LayerWeights::expert(*v, 0, dh.n_expert), self && spec.prune.ffn, self);
+            } else {
+                for (const model::WeightView* v : {&L.w_gate, &L.w_up, &L.w_down})
+                    add(*v, self && spec.prune.ffn, self);
+            }
             small_bytes += L.ffn_vector_bytes();
         }
     }

@@ -2,6 +2,7 @@
 // drafts a MoE target allows (the target itself, an early exit, fewer experts per token, magnitude pruning of the
 // stacked experts, an n-gram drafter), drafts are accepted, and the run records the routing of its verification
 // passes: every verified token's experts, and the distinct experts each pass read.
+#include "core/drafts/draft_bits.h"
 #include "core/drafts/make_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/engine/engine.h"
@@ -143,4 +144,18 @@ TEST(EngineMoe, RunRecordsTheRoutingOfItsVerificationPasses) {
     const nlohmann::json j = r.stats;
     EXPECT_TRUE(j.contains("experts"));
     EXPECT_FALSE(nlohmann::json(engine::RunStats{}).contains("experts")) << "dense runs keep their report";
+}
+
+// The bits a self-draft of a MoE target reads per forward count the experts a token uses, as the built draft does.
+TEST(EngineMoe, DraftBitsCountTheUsedExperts) {
+    drafts::DraftSpec same, fewer;
+    fewer.experts_used          = 1;
+    const drafts::DraftBits all = drafts::draft_bits(same, fx().target);
+    const drafts::DraftBits one = drafts::draft_bits(fewer, fx().target);
+    const drafts::SelfDraft d   = drafts::build_self_draft(fx().target, fewer);
+    EXPECT_LT(one.weight_bytes_per_forward_real, all.weight_bytes_per_forward_real);
+    EXPECT_NEAR(double(all.weight_bytes_per_forward_real), double(fx().target.weight_bytes_per_token()),
+                0.01 * double(fx().target.weight_bytes_per_token()));
+    EXPECT_NEAR(double(one.weight_bytes_per_forward_real), double(d.model.weight_bytes_per_token()),
+                0.01 * double(d.model.weight_bytes_per_token()));
 }
