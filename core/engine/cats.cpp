@@ -20,12 +20,15 @@ double since(clock::time_point t0) {
 constexpr int kDraft = 0, kVerifier = 1, kTarget = 2;
 }  // namespace
 
-uint64_t layer_bytes(const model::Model& m, int32_t a, int32_t b) {
+uint64_t layer_bytes(const model::Model& m, int32_t a, int32_t b, bool resident) {
     uint64_t bytes = 0;
     for (int32_t il = a; il < b; ++il) {
         const model::LayerWeights& L = m.weights().layers[static_cast<size_t>(il)];
         for (const model::WeightView* w : L.matrices()) bytes += w->n_bytes();
         bytes += L.vector_bytes();
+        if (const model::Hparams& hp = m.hparams(); hp.moe() && !resident)  // a token's experts, not every expert
+            bytes = bytes - (L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes()) +
+                    L.expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used);
     }
     return bytes;
 }
@@ -35,7 +38,8 @@ uint64_t cats_resident_bytes(const model::Model& m, int32_t sv, int64_t n_ctx) {
     const uint64_t kv_per_layer  = 2ull * sizeof(float) * static_cast<uint64_t>(m.hparams().n_embd_kv());
     uint64_t bytes               = W.token_embd.n_bytes() + W.output_norm.size() * sizeof(float);
     if (W.output.data != W.token_embd.data) bytes += W.output.n_bytes();  // a tied head is the embedding itself
-    return bytes + layer_bytes(m, 0, sv) + kv_per_layer * static_cast<uint64_t>(sv) * static_cast<uint64_t>(n_ctx);
+    return bytes + layer_bytes(m, 0, sv, /*resident=*/true) +
+           kv_per_layer * static_cast<uint64_t>(sv) * static_cast<uint64_t>(n_ctx);
 }
 
 CatsLayers cats_layers(const CatsConfig& c, const model::Model& target, int64_t n_ctx) {

@@ -34,8 +34,9 @@ struct CatsLayers {
     bool from_budget        = false;  // L_SV was chosen by dram_budget_gb
 };
 
-// Bytes of decoder layers [a, b) of `m` (matrices, norms and biases).
-uint64_t layer_bytes(const model::Model& m, int32_t a, int32_t b);
+// Bytes of decoder layers [a, b) of `m` (matrices, norms and biases) one token's pass reads: of a mixture of experts,
+// the experts a token uses; with `resident`, every expert (what must be in memory).
+uint64_t layer_bytes(const model::Model& m, int32_t a, int32_t b, bool resident = false);
 // Resident set of a verifier reaching sv layers: embeddings, output head and norm, layers [0, sv) and their f32 KV
 // for n_ctx tokens.
 uint64_t cats_resident_bytes(const model::Model& m, int32_t sv, int64_t n_ctx);
