@@ -5,6 +5,7 @@
 #include "core/drafts/draft_bits.h"
 #include "core/drafts/make_drafter.h"
 #include "core/drafts/self_draft.h"
+#include "core/engine/cats.h"
 #include "core/engine/engine.h"
 #include "core/model/synthetic.h"
 #include "engine_fixtures.h"
@@ -158,4 +159,14 @@ TEST(EngineMoe, DraftBitsCountTheUsedExperts) {
                 0.01 * double(fx().target.weight_bytes_per_token()));
     EXPECT_NEAR(double(one.weight_bytes_per_forward_real), double(d.model.weight_bytes_per_token()),
                 0.01 * double(d.model.weight_bytes_per_token()));
+}
+
+// CATS's stage bytes per pass count a token's experts; its resident set counts every expert.
+TEST(EngineMoe, CatsLayerBytesCountTheUsedExperts) {
+    const model::Model& t        = fx().target;
+    const model::Hparams& hp     = t.hparams();
+    const model::LayerWeights& L = t.weights().layers[0];
+    const uint64_t all_experts   = L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes();
+    EXPECT_EQ(engine::layer_bytes(t, 0, 1, true) - engine::layer_bytes(t, 0, 1),
+              all_experts - L.expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used));
 }
