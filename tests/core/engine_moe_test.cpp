@@ -89,7 +89,9 @@ TEST(EngineMoe, LosslessWithEveryDraftAMoeTargetAllows) {
             const engine::RunResult r = run(c, self_draft(cs.spec));
             EXPECT_EQ(r.tokens, fx().ref);
             EXPECT_GT(r.stats.n_accepted, 0) << "drafts were accepted";
-            if (cs.always_accepted && !tree) EXPECT_EQ(r.stats.n_accepted, r.stats.n_drafted);
+            if (cs.always_accepted && !tree) {
+                EXPECT_EQ(r.stats.n_accepted, r.stats.n_drafted);
+            }
         }
 }
 
