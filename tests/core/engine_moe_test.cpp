@@ -38,12 +38,8 @@ MoeFixture& fx() {
 }
 
 engine::SpecConfig config(int32_t gamma = 4) {
-    engine::SpecConfig c;
-    c.levels.resize(1);
-    c.gamma          = {gamma};
-    c.max_new_tokens = kNew;
-    c.context        = exact_ctx();
-    c.baseline       = false;
+    engine::SpecConfig c = lossless_config(gamma);  // one plain level, the exact path, no baseline
+    c.max_new_tokens     = kNew;
     return c;
 }
 
