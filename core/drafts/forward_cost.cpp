@@ -22,10 +22,7 @@ ForwardCostModel ForwardCostModel::of(const model::Model& m) {
                                 L.attn_vector_bytes());
         // A mixture of experts: what one token reads, its n_expert_used experts (more tokens read the union, which
         // forward passes count as they run; analytic::expected_distinct_experts models it).
-        const model::Hparams& hp = m.hparams();
-        const uint64_t ffn       = hp.moe() ? L.expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used)
-                                            : L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes();
-        cm.ffn_bytes.push_back(ffn + L.ffn_vector_bytes());
+        cm.ffn_bytes.push_back(L.ffn_bytes_per_token(m.hparams()) + L.ffn_vector_bytes());
     }
     cm.head_bytes     = w.output.n_bytes() + w.output_norm.size() * sizeof(float);
     cm.embd_row_bytes = w.token_embd.row_bytes();

@@ -24,11 +24,9 @@ uint64_t layer_bytes(const model::Model& m, int32_t a, int32_t b, bool resident)
     uint64_t bytes = 0;
     for (int32_t il = a; il < b; ++il) {
         const model::LayerWeights& L = m.weights().layers[static_cast<size_t>(il)];
-        for (const model::WeightView* w : L.matrices()) bytes += w->n_bytes();
-        bytes += L.vector_bytes();
-        if (const model::Hparams& hp = m.hparams(); hp.moe() && !resident)  // a token's experts, not every expert
-            bytes = bytes - (L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes()) +
-                    L.expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used);
+        for (const model::WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo}) bytes += w->n_bytes();
+        bytes += L.vector_bytes() + (resident ? L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes()
+                                              : L.ffn_bytes_per_token(m.hparams()));  // a MoE: a token's experts
     }
     return bytes;
 }

@@ -165,6 +165,10 @@ private:
     void attention(int32_t il, int32_t n, int32_t n_past, const uint8_t* mask, const ForwardOptions& opts);
     // The MoE feed-forward of layer il over m_xn (n, n_embd), in place (forward_moe.cpp).
     void moe_ffn(int32_t il, const LayerWeights& L, int32_t n, ForwardCost& cost);
+    // Expert ex after its gate and up products over `rows` tokens ((rows, n_ff_exp) each): their biases, the
+    // activation (into gate), the down product into y (rows, n_embd) and its bias; counts the expert's bytes once.
+    void expert_down(const LayerWeights& L, int32_t ex, int32_t rows, float* gate, float* up, float* y,
+                     ForwardCost& cost);
     void check_options(const ForwardOptions& opts) const;
 
     Model m_model;

@@ -85,30 +85,10 @@ void InferenceContext::moe_ffn(int32_t il, const LayerWeights& L, int32_t n, For
         matmul_group(std::span<const MatmulJob>(jobs.data(), size_t(2 * k)), m_xn.data(), 1);
         std::fill(m_moe_out.begin(), m_moe_out.begin() + e, 0.0f);
         for (int32_t j = 0; j < k; ++j) {
-            const int32_t ex = chosen[size_t(j)].first;
-            float* g         = &m_gate[size_t(j) * fe];
-            float* u         = &m_up[size_t(j) * fe];
-            if (hp.moe_biases) {
-                const float* bg = &L.exp_gate_b[size_t(ex) * size_t(fe)];
-                const float* bu = &L.exp_up_b[size_t(ex) * size_t(fe)];
-                for (int64_t c = 0; c < fe; ++c) g[c] += bg[c], u[c] += bu[c];
-            }
-            if (hp.expert_act == ExpertActivation::swiglu_oai)
-                swiglu_oai(g, u, fe);
-            else
-                swiglu(g, u, fe);
-            const WeightView d = LayerWeights::expert(L.w_down, ex, ne);
-            float* y           = &m_moe_in[size_t(j) * e];
-            matmul(y, e, d, g, 1);
-            if (hp.moe_biases) {
-                const float* bd = &L.exp_down_b[size_t(ex) * size_t(e)];
-                for (int64_t c = 0; c < e; ++c) y[c] += bd[c];
-            }
+            float* y = &m_moe_in[size_t(j) * e];
+            expert_down(L, chosen[size_t(j)].first, 1, &m_gate[size_t(j) * fe], &m_up[size_t(j) * fe], y, cost);
             const float w = chosen[size_t(j)].second;
             for (int64_t c = 0; c < e; ++c) m_moe_out[size_t(c)] += w * y[c];
-            cost.bytes_weights += L.expert_bytes(ne);
-            cost.flops += 2.0 * 3.0 * double(fe) * double(e);
-            ++cost.experts_read;
         }
         std::copy_n(m_moe_out.begin(), e, m_xn.begin());
         return;
@@ -131,37 +111,43 @@ void InferenceContext::moe_ffn(int32_t il, const LayerWeights& L, int32_t n, For
         m_cancel.throw_if_cancelled();
         for (int32_t r = 0; r < cnt; ++r)
             std::copy_n(&m_xn[size_t(m_expert_tokens[size_t(r)]) * e], e, &m_moe_in[size_t(r) * e]);
-        const WeightView g = LayerWeights::expert(L.w_gate, ex, ne), u = LayerWeights::expert(L.w_up, ex, ne),
-                         d        = LayerWeights::expert(L.w_down, ex, ne);
+        const WeightView g = LayerWeights::expert(L.w_gate, ex, ne), u = LayerWeights::expert(L.w_up, ex, ne);
         const MatmulJob gate_up[] = {{m_gate.data(), fe, &g}, {m_up.data(), fe, &u}};
         matmul_group(gate_up, m_moe_in.data(), cnt);
-        if (hp.moe_biases) {  // gpt-oss: each expert's biases (rows of the stacked bias vectors)
-            const float* bg = &L.exp_gate_b[size_t(ex) * size_t(fe)];
-            const float* bu = &L.exp_up_b[size_t(ex) * size_t(fe)];
-            for (int32_t r = 0; r < cnt; ++r)
-                for (int64_t c = 0; c < fe; ++c) m_gate[size_t(r) * fe + c] += bg[c], m_up[size_t(r) * fe + c] += bu[c];
-        }
-        if (hp.expert_act == ExpertActivation::swiglu_oai)
-            swiglu_oai(m_gate.data(), m_up.data(), cnt * fe);
-        else
-            swiglu(m_gate.data(), m_up.data(), cnt * fe);
-        matmul(m_moe_in.data(), e, d, m_gate.data(), cnt);
-        if (hp.moe_biases) {
-            const float* bd = &L.exp_down_b[size_t(ex) * size_t(e)];
-            for (int32_t r = 0; r < cnt; ++r)
-                for (int64_t c = 0; c < e; ++c) m_moe_in[size_t(r) * e + c] += bd[c];
-        }
+        expert_down(L, ex, cnt, m_gate.data(), m_up.data(), m_moe_in.data(), cost);
         for (int32_t r = 0; r < cnt; ++r) {
             const float w  = m_expert_weights[size_t(r)];
             const float* y = &m_moe_in[size_t(r) * e];
             float* out     = &m_moe_out[size_t(m_expert_tokens[size_t(r)]) * e];
             for (int64_t c = 0; c < e; ++c) out[c] += w * y[c];
         }
-        cost.bytes_weights += L.expert_bytes(ne);
-        for (const WeightView* v : {&g, &u, &d}) cost.flops += 2.0 * double(v->rows) * double(v->cols) * cnt;
-        ++cost.experts_read;
     }
     std::copy_n(m_moe_out.begin(), n * e, m_xn.begin());
+}
+
+void InferenceContext::expert_down(const LayerWeights& L, int32_t ex, int32_t rows, float* gate, float* up, float* y,
+                                   ForwardCost& cost) {
+    const Hparams& hp = m_model.hparams();
+    const int64_t e = hp.n_embd, fe = hp.n_ff_exp;
+    if (hp.moe_biases) {  // gpt-oss: the expert's biases (its rows of the stacked bias vectors)
+        const float* bg = &L.exp_gate_b[size_t(ex) * size_t(fe)];
+        const float* bu = &L.exp_up_b[size_t(ex) * size_t(fe)];
+        for (int32_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < fe; ++c) gate[size_t(r) * fe + c] += bg[c], up[size_t(r) * fe + c] += bu[c];
+    }
+    if (hp.expert_act == ExpertActivation::swiglu_oai)
+        swiglu_oai(gate, up, rows * fe);
+    else
+        swiglu(gate, up, rows * fe);
+    matmul(y, e, LayerWeights::expert(L.w_down, ex, hp.n_expert), gate, rows);
+    if (hp.moe_biases) {
+        const float* bd = &L.exp_down_b[size_t(ex) * size_t(e)];
+        for (int32_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < e; ++c) y[size_t(r) * e + c] += bd[c];
+    }
+    cost.bytes_weights += L.expert_bytes(hp.n_expert);
+    cost.flops += 2.0 * 3.0 * double(fe) * double(e) * rows;
+    ++cost.experts_read;
 }
 
 }  // namespace speculum::model

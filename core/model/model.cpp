@@ -493,11 +493,8 @@ Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {
 uint64_t Model::weight_bytes_per_token() const {
     uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);
     for (const LayerWeights& L : m_w.layers) {
-        for (const WeightView* v : L.matrices()) b += v->n_bytes();
-        if (m_hp.moe())  // a token reads the experts it is routed to (matrices and biases)
-            b = b - (L.w_gate.n_bytes() + L.w_up.n_bytes() + L.w_down.n_bytes()) +
-                L.expert_bytes(m_hp.n_expert) * uint64_t(m_hp.n_expert_used);
-        b += L.vector_bytes();
+        for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo}) b += v->n_bytes();
+        b += L.ffn_bytes_per_token(m_hp) + L.vector_bytes();  // a MoE: the experts a token is routed to
     }
     return b;
 }

@@ -97,6 +97,12 @@ struct LayerWeights {
                 (exp_gate_b.size() + exp_up_b.size() + exp_down_b.size()) * sizeof(float)) /
                uint64_t(n_expert);
     }
+    // Bytes of the FFN matrices one token reads: gate, up and down, or of a mixture of experts (hp.moe()) the
+    // n_expert_used experts it is routed to, their biases included.
+    uint64_t ffn_bytes_per_token(const Hparams& hp) const {
+        return hp.moe() ? expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used)
+                        : w_gate.n_bytes() + w_up.n_bytes() + w_down.n_bytes();
+    }
     // Rows of expert e of a stacked expert matrix (w_gate, w_up or w_down), sharing its storage.
     static WeightView expert(const WeightView& stack, int32_t e, int32_t n_expert);
 
