@@ -102,4 +102,33 @@ void gemm_q8act(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq
     gemm_q8act_ref(y, ldy, t, w, xq, n, cols, r0, r1);
 }
 
+// ---- K-quant activations ----
+
+bool q8act_k_preferred(GgmlType t) {
+    return (t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K) && kernel_isa() >= KernelIsa::avx512;
+}
+
+uint64_t q8act_k_bytes(int64_t n, int64_t cols) {
+    return static_cast<uint64_t>(n) * static_cast<uint64_t>(cols / 256) * sizeof(detail::Q8ActKGroup);
+}
+
+void quantize_q8act_k(void* xq, const float* x, int64_t n, int64_t cols) {
+    detail::check_type_and_cols("quantize_q8act_k", GgmlType::Q4_K, cols);
+    if (kernel_isa() >= KernelIsa::avx512) {
+        detail::quantize_q8act_k_avx512(xq, x, n, cols);
+        return;
+    }
+    quantize_q8act_k_ref(xq, x, n, cols);
+}
+
+void gemm_q8act_k(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                  int64_t r1) {
+    detail::check_q8act_k_type("gemm_q8act_k", t, cols);
+    if (kernel_isa() >= KernelIsa::avx512) {
+        detail::gemm_q8act_k_avx512(y, ldy, t, w, xq, n, cols, r0, r1);
+        return;
+    }
+    gemm_q8act_k_ref(y, ldy, t, w, xq, n, cols, r0, r1);
+}
+
 }  // namespace speculum::kernels

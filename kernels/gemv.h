@@ -93,6 +93,29 @@ void gemm_q8act_x8_ref(float* y, int64_t ldy, const void* w, const void* xq, int
 void gemm_q8act_x8(float* y, int64_t ldy, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
                    int64_t r1);
 
+// ---- K-quant weights (Q4_K, Q5_K, Q6_K) with int8 activations in 512-bit registers ----
+// The super-block formats of the *_K_M files, in the file's layout: a 512-bit register holds 8 bytes of each of a
+// super-block's eight 32-element blocks, so one vpdpbusd does twice the work of gemm_q8act's 256-bit ones and each
+// row's super-block is decoded once for every vector of the pass. The activations have their own layout
+// (q8act_k_bytes; the same quantization as quantize_q8act, so every block dot is the same exact int32 sum) with the
+// row-independent terms computed once. Every batch size sums a row's terms in the same order, so a batched pass
+// equals one vector at a time bit for bit (greedy speculative decoding stays lossless). docs/performance.md has the
+// measurements.
+
+// True when t is Q4_K, Q5_K or Q6_K and this CPU has the kernel (KernelIsa::avx512).
+bool q8act_k_preferred(GgmlType t);
+// Bytes of the activation buffer for n vectors of cols (a multiple of 256).
+uint64_t q8act_k_bytes(int64_t n, int64_t cols);
+// xq = X (n, cols) quantized as quantize_q8act does, in the K layout with its terms. Fast = reference, bit for bit.
+void quantize_q8act_k_ref(void* xq, const float* x, int64_t n, int64_t cols);
+void quantize_q8act_k(void* xq, const float* x, int64_t n, int64_t cols);
+// Y[i][r] = dot(W[r, :], dequantized xq vector i) for i < n, r in [r0, r1); W is (rows, cols) of type t (Q4_K,
+// Q5_K or Q6_K), else std::invalid_argument. The reference sums as gemm_q8act_ref does.
+void gemm_q8act_k_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                      int64_t r0, int64_t r1);
+void gemm_q8act_k(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                  int64_t r0, int64_t r1);
+
 // y[0..n) = the n elements of one row of type t, as f32 (n a multiple of the type's block size).
 void dequantize_row_ref(float* y, GgmlType t, const void* x, int64_t n);
 void dequantize_row(float* y, GgmlType t, const void* x, int64_t n);

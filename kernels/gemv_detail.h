@@ -92,6 +92,35 @@ static_assert(sizeof(Q8ActX8Group) == 320, "Q8ActX8Group must be 5 cache lines")
 inline const Q8ActX8Group* q8act_x8_vec(const void* xq, int64_t i, int64_t cols) {
     return reinterpret_cast<const Q8ActX8Group*>(static_cast<const uint8_t*>(xq)) + i * (cols / 256);
 }
+// ---- K-quant activations (gemm_q8act_k) ----
+// One vector of `cols` (a multiple of 256) is cols / 256 groups of 8 blocks of 32, one per weight super-block, each
+// block quantized as quantize_q8act does. Inside a group the quants are four 64-byte registers, register k holding
+// elements 8k .. 8k+7 of blocks 0..7 side by side (element e of block j at 64 * (e / 8) + 8 * j + e % 8), so one
+// 512-bit vpdpbusd reduces each block into its own pair of int32 lanes (2j, 2j + 1) and one conversion and FMA scale
+// all eight. The row-independent terms are computed once here: d (the block scales), s (the minimum's term) and s16
+// (the 16-element sub-blocks' sums, for Q6_K's offset).
+struct Q8ActKGroup {
+    int8_t q[256];
+    float d[16];    // lanes 2j and 2j + 1: scale of block j
+    float s[16];    // lane 2j: d_j * (sum of block j's quants); lane 2j + 1: 0
+    float s16[16];  // lane 2j: d_j * (sum of quants 0..15 of block j); lane 2j + 1: of quants 16..31
+};
+static_assert(sizeof(Q8ActKGroup) == 448, "Q8ActKGroup must be 7 cache lines");
+inline int q8act_k_index(int j, int e) {
+    return 64 * (e / 8) + 8 * j + e % 8;
+}
+inline uint64_t q8act_k_vec_bytes(int64_t cols) {
+    return static_cast<uint64_t>(cols / 256) * sizeof(Q8ActKGroup);
+}
+inline const Q8ActKGroup* q8act_k_vec(const void* xq, int64_t i, int64_t cols) {
+    return reinterpret_cast<const Q8ActKGroup*>(xq) + i * (cols / 256);
+}
+// Throws std::invalid_argument naming `who` unless t is Q4_K, Q5_K or Q6_K and cols a positive multiple of 256.
+void check_q8act_k_type(const char* who, GgmlType t, int64_t cols);
+void quantize_q8act_k_avx512(void* xq, const float* x, int64_t n, int64_t cols);
+void gemm_q8act_k_avx512(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                         int64_t r0, int64_t r1);
+
 // Throws std::invalid_argument naming `who` unless cols is a positive multiple of 256 (n >= 0).
 void check_q8_0_x8_cols(const char* who, int64_t cols);
 void quantize_q8act_x8_avx512(void* xq, const float* x, int64_t n, int64_t cols);

@@ -28,6 +28,16 @@ void check_q8act_type(const char* who, GgmlType t, int64_t cols) {
     check_type_and_cols(who, t, cols);
 }
 
+void check_q8act_k_type(const char* who, GgmlType t, int64_t cols) {
+    if (t != GgmlType::Q4_K && t != GgmlType::Q5_K && t != GgmlType::Q6_K) {
+        const GgmlTypeTraits* tr = ggml_type_traits(t);
+        throw std::invalid_argument(std::string(who) + ": weight type " +
+                                    (tr ? tr->name : std::to_string(static_cast<uint32_t>(t))) +
+                                    " has no K-quant activation kernel (q4_K, q5_K, q6_K)");
+    }
+    check_type_and_cols(who, t, cols);
+}
+
 float quantize_block_q8act_ref(const float* xb, int8_t q[kQ8ActBlock], int32_t* sum) {
     float amax = 0.0f;
     for (int e = 0; e < kQ8ActBlock; ++e) amax = std::fmax(amax, std::fabs(xb[e]));
@@ -243,6 +253,73 @@ void gemm_q8act_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void
                 sum += dw * grp.d[2 * j] * static_cast<float>(isum);
                 // the minimum times the block's activations: m * dx * sum(quants), the sum from the offset lane
                 if (mw != 0.0f) sum += mw * grp.d[2 * j] * static_cast<float>(grp.off[2 * j] / -128);
+            }
+            y[i * ldy + r] = sum;
+        }
+    }
+}
+
+void quantize_q8act_k_ref(void* xq, const float* x, int64_t n, int64_t cols) {
+    detail::check_type_and_cols("quantize_q8act_k", GgmlType::Q4_K, cols);
+    for (int64_t i = 0; i < n; ++i) {
+        auto* groups    = const_cast<detail::Q8ActKGroup*>(detail::q8act_k_vec(xq, i, cols));
+        const float* xi = x + i * cols;
+        for (int64_t g = 0; g < cols / 256; ++g) {
+            detail::Q8ActKGroup& grp = groups[g];
+            for (int j = 0; j < 8; ++j) {
+                int8_t q[detail::kQ8ActBlock];
+                int32_t sum    = 0;
+                const float db = detail::quantize_block_q8act_ref(xi + 256 * g + 32 * j, q, &sum);
+                int32_t lo     = 0;
+                for (int e = 0; e < detail::kQ8ActBlock; ++e) {
+                    grp.q[detail::q8act_k_index(j, e)] = q[e];
+                    if (e < 16) lo += q[e];
+                }
+                grp.d[2 * j] = grp.d[2 * j + 1] = db;
+                grp.s[2 * j]                    = db * static_cast<float>(sum);
+                grp.s[2 * j + 1]                = 0.0f;
+                grp.s16[2 * j]                  = db * static_cast<float>(lo);
+                grp.s16[2 * j + 1]              = db * static_cast<float>(sum - lo);
+            }
+        }
+    }
+}
+
+// As gemm_q8act_ref, block by block, on the K layout; the activation sums are counted from the quants.
+void gemm_q8act_k_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
+                      int64_t r0, int64_t r1) {
+    detail::check_q8act_k_type("gemm_q8act_k", t, cols);
+    const uint64_t row_bytes = ggml_row_size(t, static_cast<uint64_t>(cols));
+    const int64_t nb         = cols / detail::kQ8ActBlock;
+    for (int64_t r = r0; r < r1; ++r) {
+        const uint8_t* row = static_cast<const uint8_t*>(w) + r * row_bytes;
+        for (int64_t i = 0; i < n; ++i) {
+            const detail::Q8ActKGroup* groups = detail::q8act_k_vec(xq, i, cols);
+            float sum                         = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                const detail::Q8ActKGroup& grp = groups[b / 8];
+                const int j                    = static_cast<int>(b % 8);
+                const float dx                 = grp.d[2 * j];
+                int8_t wq[32];
+                if (t == GgmlType::Q6_K) {  // two 16-element sub-blocks
+                    float d2[2], m2[2];
+                    block_ints16(t, row, b, wq, d2, m2);
+                    for (int h = 0; h < 2; ++h) {
+                        int32_t isum = 0;
+                        for (int e = 16 * h; e < 16 * h + 16; ++e) isum += wq[e] * grp.q[detail::q8act_k_index(j, e)];
+                        sum += d2[h] * dx * static_cast<float>(isum);
+                    }
+                    continue;
+                }
+                float mw       = 0.0f;
+                const float dw = block_ints(t, row, b, wq, &mw);
+                int32_t isum = 0, xsum = 0;
+                for (int e = 0; e < detail::kQ8ActBlock; ++e) {
+                    const int8_t xe = grp.q[detail::q8act_k_index(j, e)];
+                    isum += wq[e] * xe, xsum += xe;
+                }
+                sum += dw * dx * static_cast<float>(isum);
+                if (mw != 0.0f) sum += mw * dx * static_cast<float>(xsum);
             }
             y[i * ldy + r] = sum;
         }

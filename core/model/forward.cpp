@@ -132,8 +132,9 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     // matmul never allocates.
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
         const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
-        m_q8act.reserve(
-            static_cast<size_t>(kernels::q8act_bytes(n_q8, std::max<int64_t>({hp.n_embd, hp.n_embd_q(), ffw}))));
+        const int64_t widest = std::max<int64_t>({hp.n_embd, hp.n_embd_q(), static_cast<int64_t>(ffw)});
+        m_q8act.reserve(static_cast<size_t>(std::max(kernels::q8act_bytes(n_q8, widest),
+                                                     widest % 256 == 0 ? kernels::q8act_k_bytes(n_q8, widest) : uint64_t{0})));
     }
 }
 
@@ -308,6 +309,7 @@ InferenceContext::RowKernel InferenceContext::row_kernel(const WeightView& w, in
         return n < kBlasMinBatch ? RowKernel::compact_f32 : RowKernel::none;
     }
     if (int8 && w.type == kernels::GgmlType::Q8_0_X8) return RowKernel::q8act_x8;  // repacked Q8_0
+    if (int8 && kernels::q8act_k_preferred(w.type)) return RowKernel::q8act_k;  // K-quants, every batch size
     if (int8 && kernels::gemm_prefers_q8act(w.type)) return RowKernel::q8act;
     // BF16 weights on CPUs with vdpbf16ps, every batch size: BF16-rounded activations, two products per f32 lane
     // (llama.cpp rounds them the same way, for decode too), row tiles kept in cache across chunks of tokens as the
@@ -325,6 +327,10 @@ void InferenceContext::prepare_activations(RowKernel k, const float* x, int32_t 
         case RowKernel::q8act_x8:
             m_q8act.resize(static_cast<size_t>(kernels::q8act_x8_bytes(1, cols)) * nn);
             kernels::quantize_q8act_x8(m_q8act.data(), x, n, cols);
+            break;
+        case RowKernel::q8act_k:
+            m_q8act.resize(static_cast<size_t>(kernels::q8act_k_bytes(1, cols)) * nn);
+            kernels::quantize_q8act_k(m_q8act.data(), x, n, cols);
             break;
         case RowKernel::q8act:
         case RowKernel::compact_q8act:
@@ -377,6 +383,14 @@ void InferenceContext::matmul_rows(RowKernel k, const MatmulJob& j, const float*
             for_token_chunks(n, [&](int32_t i0, int32_t m) {
                 kernels::gemm_q8act_x8(y + i0 * ldy, ldy, w.data, m_q8act.data() + vec * static_cast<uint64_t>(i0), m,
                                        w.cols, r0, r1);
+            });
+            break;
+        }
+        case RowKernel::q8act_k: {
+            const uint64_t vec = kernels::q8act_k_bytes(1, w.cols);
+            for_token_chunks(n, [&](int32_t i0, int32_t m) {
+                kernels::gemm_q8act_k(y + i0 * ldy, ldy, w.type, w.data,
+                                      m_q8act.data() + vec * static_cast<uint64_t>(i0), m, w.cols, r0, r1);
             });
             break;
         }

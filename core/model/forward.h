@@ -150,6 +150,7 @@ private:
     enum class RowKernel : uint8_t {
         none,
         q8act_x8,
+        q8act_k,  // Q4_K, Q5_K, Q6_K: 512-bit registers, a super-block per register (kernels::gemm_q8act_k)
         q8act,
         bf16act,
         f32,

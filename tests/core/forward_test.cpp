@@ -7,6 +7,7 @@
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
 #include "core/parallel.h"
+#include "support/test_paths.h"
 #include "kernels/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
@@ -18,6 +19,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 using namespace speculum;
 using namespace speculum::model;
@@ -158,6 +160,27 @@ TEST_P(ForwardByType, BatchedEqualsSequentialDecode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ForwardByType, testing::ValuesIn(all_cases()), case_name);
+
+// The K-quant files (llama.cpp-quantized Q4_K, Q5_K, Q6_K, the parity goldens' models) take the 512-bit K-quant
+// kernel (kernels::gemm_q8act_k) at every batch size: a verification pass of 6 tokens gives each token the logits
+// that decoding it alone gives, bit for bit, as greedy speculative decoding needs to stay lossless.
+TEST(Forward, KQuantFilesBatchedEqualsSequentialBitForBit) {
+    for (const char* name : {"llama-q4_k.gguf", "llama-q5_k.gguf", "llama-q6_k.gguf"}) {
+        SCOPED_TRACE(name);
+        const auto file = test::source_dir() / "tests/core/golden/parity" / name;
+        ASSERT_TRUE(std::filesystem::exists(file)) << file;
+        const Model m = Model::load(file.string(), {}, {}, WeightMemory::mapped);
+        const std::vector<int32_t> tokens(kTokens.begin(), kTokens.begin() + 7);
+        const auto seq = decode_all(m, tokens, ForwardPath::fast);
+        InferenceContext ctx(m, {.n_ctx = 64, .n_batch = 16, .path = ForwardPath::fast});
+        ctx.forward_batch({tokens.begin(), tokens.begin() + 1}, {0});
+        const LogitsView b = ctx.forward_batch({tokens.begin() + 1, tokens.end()}, {1, 2, 3, 4, 5, 6});
+        for (int32_t i = 0; i < 6; ++i) {
+            const std::span<const float> row = b.row(i);
+            EXPECT_TRUE(std::equal(row.begin(), row.end(), seq[1 + i].begin())) << "token " << 1 + i;
+        }
+    }
+}
 
 // ---- products in shared parallel regions ----
 
