@@ -113,8 +113,8 @@ void quantize_q8act_k(void* xq, const float* x, int64_t n, int64_t cols);
 // Q5_K or Q6_K), else std::invalid_argument. The reference sums as gemm_q8act_ref does.
 void gemm_q8act_k_ref(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
                       int64_t r0, int64_t r1);
-void gemm_q8act_k(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols,
-                  int64_t r0, int64_t r1);
+void gemm_q8act_k(float* y, int64_t ldy, GgmlType t, const void* w, const void* xq, int64_t n, int64_t cols, int64_t r0,
+                  int64_t r1);
 
 // y[0..n) = the n elements of one row of type t, as f32 (n a multiple of the type's block size).
 void dequantize_row_ref(float* y, GgmlType t, const void* x, int64_t n);

@@ -24,11 +24,12 @@ SPECULUM_VNNI inline __attribute__((always_inline)) void transpose8(const __m512
     const __m512i t0 = _mm512_unpacklo_epi64(s[0], s[1]), t1 = _mm512_unpackhi_epi64(s[0], s[1]);
     const __m512i t2 = _mm512_unpacklo_epi64(s[2], s[3]), t3 = _mm512_unpackhi_epi64(s[2], s[3]);
     // t0's 128-bit lanes: [b0.q0 b1.q0] [b0.q2 b1.q2] [b4.q0 b5.q0] [b4.q2 b5.q2]; t2 the same for blocks 2, 3, 6, 7
-    const __m512i even = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), odd = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    wk[0] = _mm512_permutex2var_epi64(t0, even, t2);
-    wk[1] = _mm512_permutex2var_epi64(t1, even, t3);
-    wk[2] = _mm512_permutex2var_epi64(t0, odd, t2);
-    wk[3] = _mm512_permutex2var_epi64(t1, odd, t3);
+    const __m512i even = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13),
+                  odd  = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    wk[0]              = _mm512_permutex2var_epi64(t0, even, t2);
+    wk[1]              = _mm512_permutex2var_epi64(t1, even, t3);
+    wk[2]              = _mm512_permutex2var_epi64(t0, odd, t2);
+    wk[3]              = _mm512_permutex2var_epi64(t1, odd, t3);
 }
 
 // Eight bytes as sixteen f32 lanes, each byte in lanes 2j and 2j + 1.
@@ -45,8 +46,8 @@ struct KQ45 {
     static constexpr bool kSixteen       = false;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* sb, __m512i wk[4], __m512& dw,
                                                                          __m512& mw, __m512&) {
-        const auto* b    = reinterpret_cast<const Block*>(sb);
-        const __m512i a  = _mm512_loadu_si512(b->qs), c = _mm512_loadu_si512(b->qs + 64);
+        const auto* b   = reinterpret_cast<const Block*>(sb);
+        const __m512i a = _mm512_loadu_si512(b->qs), c = _mm512_loadu_si512(b->qs + 64);
         const __m512i p0 = _mm512_shuffle_i64x2(a, c, 0x44), p1 = _mm512_shuffle_i64x2(a, c, 0xee);  // [h0 | h1]
         const __m512i m4 = _mm512_set1_epi8(0x0f);
         __m512i s[4]     = {_mm512_and_si512(p0, m4), _mm512_and_si512(_mm512_srli_epi16(p0, 4), m4),
@@ -65,10 +66,10 @@ struct KQ45 {
         // the eight 6-bit scales and mins as bytes (q4_k_scale_min, branch-free on the three words of `scales`)
         uint32_t w3[3];
         std::memcpy(w3, b->scales, 12);
-        const uint64_t sc = (w3[0] & 0x3f3f3f3fu) |
-                            uint64_t((w3[2] & 0x0f0f0f0fu) | ((w3[0] >> 2) & 0x30303030u)) << 32;
-        const uint64_t mn = (w3[1] & 0x3f3f3f3fu) |
-                            uint64_t(((w3[2] >> 4) & 0x0f0f0f0fu) | ((w3[1] >> 2) & 0x30303030u)) << 32;
+        const uint64_t sc = (w3[0] & 0x3f3f3f3fu) | uint64_t((w3[2] & 0x0f0f0f0fu) | ((w3[0] >> 2) & 0x30303030u))
+                                                        << 32;
+        const uint64_t mn =
+            (w3[1] & 0x3f3f3f3fu) | uint64_t(((w3[2] >> 4) & 0x0f0f0f0fu) | ((w3[1] >> 2) & 0x30303030u)) << 32;
         dw = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(b->d)), bytes_pairs(sc));
         mw = _mm512_mul_ps(_mm512_set1_ps(-_cvtsh_ss(b->dmin)), bytes_pairs(mn));
     }
@@ -81,22 +82,21 @@ struct KQ6 {
     static constexpr bool kSixteen       = true;
     SPECULUM_VNNI static inline __attribute__((always_inline)) void load(const uint8_t* sb, __m512i wk[4], __m512& dw,
                                                                          __m512& mw, __m512& ma) {
-        const auto* b    = reinterpret_cast<const BlockQ6_K*>(sb);
-        const __m512i a  = _mm512_loadu_si512(b->ql), c = _mm512_loadu_si512(b->ql + 64);
+        const auto* b   = reinterpret_cast<const BlockQ6_K*>(sb);
+        const __m512i a = _mm512_loadu_si512(b->ql), c = _mm512_loadu_si512(b->ql + 64);
         const __m512i l0 = _mm512_shuffle_i64x2(a, c, 0x44), l1 = _mm512_shuffle_i64x2(a, c, 0xee);
         const __m512i h  = _mm512_loadu_si512(b->qh);  // [qh of half 0 | of half 1]
         const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x30);
         // quadrant qd of each half: low nibbles of l0 / l1 (qd 0, 1) or high (2, 3), bits 2 qd of h as bits 4-5
-        const __m512i s[4] = {
-            _mm512_or_si512(_mm512_and_si512(l0, m4), _mm512_and_si512(_mm512_slli_epi16(h, 4), m2)),
-            _mm512_or_si512(_mm512_and_si512(l1, m4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m2)),
-            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l0, 4), m4), _mm512_and_si512(h, m2)),
-            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 4), m4),
-                            _mm512_and_si512(_mm512_srli_epi16(h, 2), m2))};
+        const __m512i s[4] = {_mm512_or_si512(_mm512_and_si512(l0, m4), _mm512_and_si512(_mm512_slli_epi16(h, 4), m2)),
+                              _mm512_or_si512(_mm512_and_si512(l1, m4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m2)),
+                              _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l0, 4), m4), _mm512_and_si512(h, m2)),
+                              _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 4), m4),
+                                              _mm512_and_si512(_mm512_srli_epi16(h, 2), m2))};
         transpose8(s, wk);
-        const __m512 all = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(b->d)),
-                                         _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
-                                             reinterpret_cast<const __m128i*>(b->scales)))));
+        const __m512 all = _mm512_mul_ps(
+            _mm512_set1_ps(_cvtsh_ss(b->d)),
+            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)))));
         dw = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14), all);
         mw = _mm512_permutexvar_ps(_mm512_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15), all);
         ma = _mm512_mul_ps(all, _mm512_set1_ps(-32.0f));  // exact: a power of two
@@ -156,14 +156,15 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
         __m512 dw[RD], mw[RD], ma[RD];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-            const int d                 = NV == 1 ? 0 : r;
-            const uint8_t* sb           = row0 + r * row_bytes + g * W::kSuperBytes;
-            const char* ahead           = reinterpret_cast<const char*>(sb + kPrefetchRows * row_bytes);
+            const int d       = NV == 1 ? 0 : r;
+            const uint8_t* sb = row0 + r * row_bytes + g * W::kSuperBytes;
+            const char* ahead = reinterpret_cast<const char*>(sb + kPrefetchRows * row_bytes);
 #pragma GCC unroll 4
             for (int64_t off = 0; off < W::kSuperBytes; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T1);
             ma[d] = _mm512_setzero_ps();
             W::load(sb, wk[d], dw[d], mw[d], ma[d]);
-            if constexpr (NV == 1) acc[r][0] = dot_group<W>(acc[r][0], wk[0], dw[0], mw[0], ma[0], act_regs<W>(xv[0][g]));
+            if constexpr (NV == 1)
+                acc[r][0] = dot_group<W>(acc[r][0], wk[0], dw[0], mw[0], ma[0], act_regs<W>(xv[0][g]));
         }
         if constexpr (NV > 1) {
 #pragma GCC unroll 4

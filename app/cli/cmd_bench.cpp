@@ -66,6 +66,7 @@ int cmd_bench(int argc, char** argv) {
                {"batches", 0, true, "LIST", "batched pass sizes (default 1,2,4,8,16)"},
                {"repeats", 0, true, "N", "timed passes per batch size, fastest counts (default 5)"},
                {"membw-mb", 0, true, "MB", "bandwidth probe buffer in MiB; 0 = skip (default 512)"},
+               {"no-peak", 0, false, "", "skip the int8 peak probe (the compute floor beside each batched pass)"},
                {"cpu-time", 0, false, "",
                 "time with the thread CPU clock (needs --threads 1): ignores time other "
                 "jobs take the CPU away"},
@@ -98,6 +99,7 @@ int cmd_bench(int argc, char** argv) {
     if (args.has("batches")) bc.batch_sizes = parse_sizes(*args.value("batches"));
     const int threads  = static_cast<int>(args.int_or("threads", 0, 0, 4096));
     bc.thread_cpu_time = args.has("cpu-time");
+    bc.peak_probe      = !args.has("no-peak");
     if (bc.thread_cpu_time && threads != 1) throw UsageError("--cpu-time needs --threads 1");
     if (args.has("isa")) {
         const std::string isa = *args.value("isa");
@@ -201,12 +203,25 @@ int cmd_bench(int argc, char** argv) {
                       r.membw_read_gbs, r.threads, r.membw_bytes / mb, bc.repeats, 100.0 * r.bandwidth_ratio);
         std::cout << buf;
     }
-    std::cout << "batched verification (one causal pass of n tokens vs n = 1):\n";
+    if (r.int8_peak_gmacs > 0) {
+        std::snprintf(buf, sizeof buf, "int8 peak:        %.1f GMAC/s (measured: %d thread(s), 512-bit vpdpbusd)\n",
+                      r.int8_peak_gmacs, r.threads);
+        std::cout << buf;
+    }
+    std::cout << "batched verification (one causal pass of n tokens vs n = 1";
+    if (r.membw_read_gbs > 0 || r.int8_peak_gmacs > 0)
+        std::cout << "; floors: its weight and KV bytes at the measured bandwidth, its multiply-adds at the int8 peak";
+    std::cout << "):\n";
     const model::Hparams& hp = m->hparams();
     const uint64_t bytes_one = r.batches.empty() ? 0 : r.batches.front().bytes_weights;
     for (const model::BatchCost& b : r.batches) {
         std::snprintf(buf, sizeof buf, "  n = %4d  %9.3f ms  %6.2fx", b.n, b.seconds * 1e3, b.vs_single);
         std::cout << buf;
+        if (b.vs_floor > 0) {
+            std::snprintf(buf, sizeof buf, "  floors: memory %.2f ms, compute %.2f ms (%.2fx the larger)",
+                          b.floor_memory_s * 1e3, b.floor_compute_s * 1e3, b.vs_floor);
+            std::cout << buf;
+        }
         if (hp.moe()) {
             // What the pass read: measured routing (distinct experts per layer) and its bytes against the first
             // pass's, beside the uniform-routing model's experts (analytic::expected_distinct_experts).

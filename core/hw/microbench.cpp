@@ -4,12 +4,14 @@
 
 #include "core/hw/large_pages.h"
 #include "core/parallel.h"
+#include "kernels/peak.h"
 
 #include <cblas.h>
 #include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <numeric>
@@ -81,6 +83,27 @@ double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelTok
         }
         best = std::max(best, double(n) * sizeof(float) / seconds_since(t0) / 1e9);
         report(progress, double(r + 1) / reps, "read bandwidth, " + std::to_string(threads) + " thread(s)");
+    }
+    return best;
+}
+
+double bench_int8_peak(int threads, int reps, const CancelToken& cancel, const ProgressFn& progress) {
+    constexpr int64_t kRounds = 2'000'000;  // 1.5 G multiply-accumulates per thread: a few ms at tens of GMAC/s
+    if (kernels::int8_peak_burst(1) == 0) return 0.0;
+    threads = std::max(1, threads);
+    tbb::task_arena arena(threads);
+    double best = 0;
+    for (int r = 0; r < reps; ++r) {
+        cancel.throw_if_cancelled();
+        std::atomic<int64_t> macs{0};
+        auto t0 = Clock::now();
+        arena.execute([&] {
+            parallel_for(0, threads, 1, [&](int64_t lo, int64_t hi) {
+                for (int64_t t = lo; t < hi; ++t) macs += kernels::int8_peak_burst(kRounds);
+            });
+        });
+        best = std::max(best, double(macs.load()) / seconds_since(t0) / 1e9);
+        report(progress, double(r + 1) / reps, "int8 peak, " + std::to_string(threads) + " thread(s)");
     }
     return best;
 }

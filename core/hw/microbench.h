@@ -36,6 +36,10 @@ double bench_read_bandwidth(size_t bytes, int threads, int reps, const CancelTok
                             bool large_pages = false);
 double bench_sgemv(int n, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
 double bench_sgemm(int n, int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
+// Int8 multiply-accumulates per second (GMAC/s, 1e9) of all `threads` running the int8 kernels' instruction set
+// flat out (kernels::int8_peak_burst), best of `reps`; 0 where the CPU has no int8 kernel. The compute floor of a
+// verification pass is its multiply-accumulates over this.
+double bench_int8_peak(int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
 double bench_call_overhead_us(int threads, int reps, const CancelToken& cancel, const ProgressFn& progress);
 
 MicrobenchResult run_microbenchmarks(const MicrobenchOptions& opt, const CancelToken& cancel,

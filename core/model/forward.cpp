@@ -131,10 +131,11 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     // Largest quantized-activation buffer (the most vectors below the BLAS batch, of the widest matmul input), so
     // matmul never allocates.
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
-        const int64_t n_q8 = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
+        const int64_t n_q8   = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
         const int64_t widest = std::max<int64_t>({hp.n_embd, hp.n_embd_q(), static_cast<int64_t>(ffw)});
-        m_q8act.reserve(static_cast<size_t>(std::max(kernels::q8act_bytes(n_q8, widest),
-                                                     widest % 256 == 0 ? kernels::q8act_k_bytes(n_q8, widest) : uint64_t{0})));
+        m_q8act.reserve(
+            static_cast<size_t>(std::max(kernels::q8act_bytes(n_q8, widest),
+                                         widest % 256 == 0 ? kernels::q8act_k_bytes(n_q8, widest) : uint64_t{0})));
     }
 }
 
@@ -309,7 +310,7 @@ InferenceContext::RowKernel InferenceContext::row_kernel(const WeightView& w, in
         return n < kBlasMinBatch ? RowKernel::compact_f32 : RowKernel::none;
     }
     if (int8 && w.type == kernels::GgmlType::Q8_0_X8) return RowKernel::q8act_x8;  // repacked Q8_0
-    if (int8 && kernels::q8act_k_preferred(w.type)) return RowKernel::q8act_k;  // K-quants, every batch size
+    if (int8 && kernels::q8act_k_preferred(w.type)) return RowKernel::q8act_k;     // K-quants, every batch size
     if (int8 && kernels::gemm_prefers_q8act(w.type)) return RowKernel::q8act;
     // BF16 weights on CPUs with vdpbf16ps, every batch size: BF16-rounded activations, two products per f32 lane
     // (llama.cpp rounds them the same way, for decode too), row tiles kept in cache across chunks of tokens as the

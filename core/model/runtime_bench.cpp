@@ -69,7 +69,8 @@ void BenchConfig::validate() const {
 void to_json(nlohmann::json& j, const BenchConfig& c) {
     j = nlohmann::json{{"n_prompt", c.n_prompt},       {"n_decode", c.n_decode},
                        {"batch_sizes", c.batch_sizes}, {"repeats", c.repeats},
-                       {"membw_bytes", c.membw_bytes}, {"thread_cpu_time", c.thread_cpu_time}};
+                       {"membw_bytes", c.membw_bytes}, {"thread_cpu_time", c.thread_cpu_time},
+                       {"peak_probe", c.peak_probe}};
 }
 
 void from_json(const nlohmann::json& j, BenchConfig& c) {
@@ -80,6 +81,7 @@ void from_json(const nlohmann::json& j, BenchConfig& c) {
     c.repeats         = j.value("repeats", d.repeats);
     c.membw_bytes     = j.value("membw_bytes", d.membw_bytes);
     c.thread_cpu_time = j.value("thread_cpu_time", d.thread_cpu_time);
+    c.peak_probe      = j.value("peak_probe", d.peak_probe);
 }
 
 void to_json(nlohmann::json& j, const BenchResult& r) {
@@ -94,6 +96,7 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
                        {"memory_read_gb_per_s", r.membw_read_gbs},
                        {"memory_probe_bytes", r.membw_bytes},
                        {"bandwidth_ratio", r.bandwidth_ratio},
+                       {"int8_peak_gmac_per_s", r.int8_peak_gmacs},
                        {"weight_memory", r.weight_memory},
                        {"anon_huge_page_bytes", r.anon_huge_page_bytes},
                        {"resident_bytes", r.resident_bytes}};
@@ -102,7 +105,12 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
                                 {"seconds", b.seconds},
                                 {"vs_single", b.vs_single},
                                 {"bytes_weights", b.bytes_weights},
-                                {"experts_per_layer", b.experts_per_layer}});
+                                {"experts_per_layer", b.experts_per_layer},
+                                {"bytes_kv", b.bytes_kv},
+                                {"flops", b.flops},
+                                {"floor_memory_seconds", b.floor_memory_s},
+                                {"floor_compute_seconds", b.floor_compute_s},
+                                {"vs_floor", b.vs_floor}});
 }
 
 BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress,
@@ -136,6 +144,10 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
                                ? read_bandwidth_thread_cpu(cfg.membw_bytes, cfg.repeats, large, cancel)
                                : hw::bench_read_bandwidth(cfg.membw_bytes, r.threads, cfg.repeats, cancel, {}, large);
         r.membw_bytes    = cfg.membw_bytes;
+    }
+    if (cfg.peak_probe) {
+        report(progress, 0.05, "measuring the int8 peak");
+        r.int8_peak_gmacs = hw::bench_int8_peak(r.threads, cfg.repeats, cancel, {});
     }
     cancel.throw_if_cancelled();
 
@@ -198,8 +210,14 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
         }
         if (n == 1 && single == 0.0) single = best;
         const ForwardCost& c = ctx.last_cost();
-        r.batches.push_back(
-            {n, best, 0.0, c.bytes_weights, hp.moe() ? double(c.experts_read) / double(hp.n_layer) : 0.0});
+        BatchCost b;
+        b.n = n, b.seconds = best, b.bytes_weights = c.bytes_weights, b.bytes_kv = c.bytes_kv, b.flops = c.flops;
+        b.experts_per_layer = hp.moe() ? double(c.experts_read) / double(hp.n_layer) : 0.0;
+        if (r.membw_read_gbs > 0) b.floor_memory_s = double(c.bytes_weights + c.bytes_kv) / (r.membw_read_gbs * 1e9);
+        if (r.int8_peak_gmacs > 0) b.floor_compute_s = c.flops / 2.0 / (r.int8_peak_gmacs * 1e9);
+        const double floor = std::max(b.floor_memory_s, b.floor_compute_s);
+        if (floor > 0) b.vs_floor = best / floor;
+        r.batches.push_back(b);
     }
     if (single == 0.0 && !r.batches.empty()) single = 1.0 / r.decode_tps;  // no n = 1 entry: compare to decode
     for (BatchCost& b : r.batches) b.vs_single = b.seconds / single;

@@ -21,6 +21,7 @@ struct BenchConfig {
     int32_t repeats                  = 5;  // timed passes per batch size (the fastest counts), and of the
                                            // bandwidth probe
     uint64_t membw_bytes = 512ull << 20;   // buffer of the bandwidth probe; 0 = skip the probe
+    bool peak_probe      = true;           // measure the int8 multiply-accumulate peak (the compute floor)
     // Time with the calling thread's CPU clock instead of wall time (needs 1 thread): on a machine shared with other
     // jobs, time the thread spends descheduled is not counted, so the figures describe the code, not the load.
     bool thread_cpu_time                      = false;
@@ -36,6 +37,13 @@ struct BatchCost {
     double vs_single         = 0.0;  // seconds / seconds of the n = 1 pass
     uint64_t bytes_weights   = 0;    // weights the pass read (counted from the shapes and, for experts, the routing)
     double experts_per_layer = 0.0;  // mixture of experts: distinct experts the pass read per layer; 0 = dense
+    uint64_t bytes_kv        = 0;    // K and V the pass read and wrote
+    double flops             = 0.0;  // 2 per multiply-add (ForwardCost::flops)
+    // The pass's floors on this machine: its weight and KV bytes at the measured read bandwidth, and its
+    // multiply-adds at the measured int8 peak (0 when the probe was skipped). vs_floor = seconds / the larger.
+    double floor_memory_s  = 0.0;
+    double floor_compute_s = 0.0;
+    double vs_floor        = 0.0;
 };
 
 struct BenchResult {
@@ -50,10 +58,12 @@ struct BenchResult {
     double membw_read_gbs           = 0.0;    // STREAM-like all-thread read bandwidth (core/hw); 0 when skipped
     uint64_t membw_bytes            = 0;      // buffer size of that probe
     double bandwidth_ratio          = 0.0;    // effective_gbs / membw_read_gbs (0 when skipped)
-    std::string weight_memory;                // weight_memory_name(model.weight_memory())
-    int64_t resident_bytes       = -1;        // the process's resident memory after the timed passes; -1 unknown
-    int64_t anon_huge_page_bytes = -1;        // the process's huge-page-backed memory after the timed passes; -1
-                                              // when the kernel does not report it
+    double int8_peak_gmacs          = 0.0;  // int8 multiply-adds per second of all threads, 1e9 (hw::bench_int8_peak);
+                                            // 0 when skipped or the CPU has no int8 kernel
+    std::string weight_memory;              // weight_memory_name(model.weight_memory())
+    int64_t resident_bytes       = -1;      // the process's resident memory after the timed passes; -1 unknown
+    int64_t anon_huge_page_bytes = -1;      // the process's huge-page-backed memory after the timed passes; -1
+                                            // when the kernel does not report it
     std::vector<BatchCost> batches;
 };
 void to_json(nlohmann::json& j, const BenchResult& r);

@@ -7,10 +7,10 @@
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
 #include "core/parallel.h"
-#include "support/test_paths.h"
 #include "kernels/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemv.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 

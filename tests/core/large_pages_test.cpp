@@ -4,6 +4,8 @@
 #include "core/model/runtime_bench.h"
 #include "model_fixtures.h"
 
+#include "kernels/gemv.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -130,6 +132,31 @@ TEST(LargePageWeights, BenchReportsWhereTheWeightsLive) {
     EXPECT_EQ(j.at("weight_memory"), "large-pages");
     EXPECT_TRUE(j.contains("anon_huge_page_bytes"));
     EXPECT_GT(r.membw_read_gbs, 0.0);
+}
+
+// Each batched pass stands beside its floors: its bytes at the measured bandwidth, its multiply-adds at the measured
+// int8 peak (where the CPU has the int8 kernels), and vs_floor is its time over the larger.
+TEST(LargePageWeights, BenchSetsEachPassBesideItsFloors) {
+    const Model m = model::make_synthetic_model(test::spec_gqa(GgmlType::Q8_0));
+    model::BenchConfig c;
+    c.n_prompt = 4, c.n_decode = 2, c.batch_sizes = {1, 4}, c.repeats = 1, c.membw_bytes = 4u << 20;
+    const model::BenchResult r = model::run_bench(m, c);
+    EXPECT_EQ(r.int8_peak_gmacs > 0, kernels::kernel_isa() >= kernels::KernelIsa::avx512);
+    ASSERT_EQ(r.batches.size(), 2u);
+    for (const model::BatchCost& b : r.batches) {
+        EXPECT_GT(b.flops, 0.0);
+        EXPECT_NEAR(b.floor_memory_s, double(b.bytes_weights + b.bytes_kv) / (r.membw_read_gbs * 1e9),
+                    1e-12 + 1e-9 * b.floor_memory_s);
+        if (r.int8_peak_gmacs > 0)
+            EXPECT_NEAR(b.floor_compute_s * r.int8_peak_gmacs * 1e9, b.flops / 2, b.flops * 1e-9);
+        EXPECT_DOUBLE_EQ(b.vs_floor, b.seconds / std::max(b.floor_memory_s, b.floor_compute_s));
+    }
+    EXPECT_NEAR(r.batches[1].flops, 4 * r.batches[0].flops, 0.5 * r.batches[0].flops);  // attention grows too
+    c.peak_probe               = false;
+    const model::BenchResult q = model::run_bench(m, c);
+    EXPECT_EQ(q.int8_peak_gmacs, 0.0);
+    EXPECT_EQ(q.batches[0].floor_compute_s, 0.0);
+    EXPECT_GT(q.batches[0].vs_floor, 0.0);  // the memory floor alone
 }
 
 }  // namespace

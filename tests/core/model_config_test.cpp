@@ -17,8 +17,13 @@ TEST(ContextConfig, JsonRoundTripAndValidation) {
 }
 
 TEST(BenchConfig, JsonRoundTripAndValidation) {
-    const BenchConfig c{
-        .n_prompt = 16, .n_decode = 4, .batch_sizes = {1, 8}, .repeats = 2, .membw_bytes = 0, .thread_cpu_time = true};
+    const BenchConfig c{.n_prompt        = 16,
+                        .n_decode        = 4,
+                        .batch_sizes     = {1, 8},
+                        .repeats         = 2,
+                        .membw_bytes     = 0,
+                        .peak_probe      = false,
+                        .thread_cpu_time = true};
     EXPECT_EQ(nlohmann::json(c).get<BenchConfig>(), c);
     EXPECT_EQ(nlohmann::json::object().get<BenchConfig>(), BenchConfig{});
     EXPECT_THROW((BenchConfig{.batch_sizes = {0}}).validate(), std::invalid_argument);
