@@ -4,9 +4,8 @@
 // n = 1..17 and odd row ranges, a batched GEMM against single vectors (bit for bit), and its refusals.
 #include "kernels/gemv.h"
 
-#include "kernels/fp16.h"
 #include "kernels/gemv_detail.h"
-#include "kernels/quant_blocks.h"
+#include "support/random_blocks.h"
 
 #include <gtest/gtest.h>
 
@@ -31,24 +30,11 @@ struct IsaCapGuard {
 
 constexpr GgmlType kTypes[] = {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
-// Random super-blocks: random quants and packed scales, with the f16 super-block scales set to small normal values
-// (random bits there would give infinities and NaNs).
 std::vector<uint8_t> random_k(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
     std::mt19937 rng(seed);
     const uint64_t rb = ggml_row_size(t, static_cast<uint64_t>(cols));
     std::vector<uint8_t> w(rows * rb);
-    for (auto& b : w) b = static_cast<uint8_t>(rng());
-    const int64_t sb_bytes = static_cast<int64_t>(rb) / (cols / 256);
-    std::uniform_real_distribution<float> scale(0.0005f, 0.004f);
-    for (int64_t o = 0; o < static_cast<int64_t>(w.size()); o += sb_bytes) {
-        const uint16_t d = f32_to_f16(scale(rng)), dmin = f32_to_f16(scale(rng));
-        if (t == GgmlType::Q6_K) {
-            std::memcpy(&w[o + offsetof(BlockQ6_K, d)], &d, 2);
-        } else {
-            std::memcpy(&w[o], &d, 2);
-            std::memcpy(&w[o + 2], &dmin, 2);
-        }
-    }
+    for (int64_t r = 0; r < rows; ++r) speculum::test::random_block_row(w.data() + r * rb, t, cols, rng);
     return w;
 }
 
