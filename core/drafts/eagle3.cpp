@@ -106,9 +106,19 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
     hp.n_ctx_train    = int32_t(std::min<uint64_t>(f.get_uint_or(key("context_length"), 4096), 1u << 20));
     hp.rms_eps        = float(f.get_float_or(key("attention.layer_norm_rms_epsilon"), 1e-5));
     hp.rope_freq_base = float(f.get_float_or(key("rope.freq_base"), 10000.0));
-    if (hp.n_head_kv < 1 || hp.n_head % hp.n_head_kv != 0 || hp.n_embd % hp.n_head != 0)
-        f.fail(key("attention.head_count_kv"), "heads do not divide the embedding / each other");
-    hp.n_rot               = int32_t(f.get_uint_or(key("rope.dimension_count"), uint64_t(hp.n_embd / hp.n_head)));
+    // The head dimension: key_length where given (heads for Qwen 3 and gpt-oss targets: not n_embd / n_head), else
+    // the even split of the width, as the target's own loader reads it.
+    if (f.find(key("attention.key_length"))) {
+        hp.n_embd_head = small_uint(f, "attention.key_length", 2, 1024);
+        if (hp.n_embd_head % 2 != 0) f.fail(key("attention.key_length"), "must be even");
+        if (f.get_uint_or(key("attention.value_length"), uint64_t(hp.n_embd_head)) != uint64_t(hp.n_embd_head))
+            f.fail(key("attention.value_length"), "differs from key_length (not supported)");
+    } else if (hp.n_embd % hp.n_head != 0) {
+        f.fail(key("attention.head_count"), "heads do not divide the embedding (and attention.key_length is absent)");
+    }
+    if (hp.n_head_kv < 1 || hp.n_head % hp.n_head_kv != 0)
+        f.fail(key("attention.head_count_kv"), "KV heads do not divide the heads");
+    hp.n_rot               = int32_t(f.get_uint_or(key("rope.dimension_count"), uint64_t(hp.head_dim())));
     hp.n_embd_attn_in      = 2 * hp.n_embd;
     h.norm_before_residual = f.get_bool_or(key("norm_before_residual"), false);
 
@@ -240,6 +250,10 @@ std::vector<uint8_t> eagle3_synthetic_gguf(const model::Model& target, const Eag
     g.set_uint32(key("feed_forward_length"), uint32_t(spec.n_ff));
     g.set_uint32(key("attention.head_count"), uint32_t(thp.n_head));
     g.set_uint32(key("attention.head_count_kv"), uint32_t(thp.n_head_kv));
+    if (hd * thp.n_head != e) {  // a head dimension of its own, as the target has
+        g.set_uint32(key("attention.key_length"), uint32_t(hd));
+        g.set_uint32(key("attention.value_length"), uint32_t(hd));
+    }
     g.set_uint32(key("rope.dimension_count"), uint32_t(thp.n_rot));
     g.set_float32(key("rope.freq_base"), thp.rope_freq_base);
     g.set_float32(key("attention.layer_norm_rms_epsilon"), thp.rms_eps);

@@ -95,6 +95,16 @@ TEST(Eagle3Head, BadHeadsAreRefusedByName) {
     // A head trained for a target of another width.
     expect(edited(good, "", [](model::GgufWriter& g) { g.set_uint32("eagle3.target_hidden_size", 128); }),
            "target_hidden_size");
+    // A head dimension that is odd, or whose value length differs (key_length: heads whose attention is not
+    // n_embd / n_head wide, as for Qwen 3 and gpt-oss targets).
+    expect(edited(good, "", [](model::GgufWriter& g) { g.set_uint32("eagle3.attention.key_length", 7); }),
+           "key_length");
+    expect(edited(good, "",
+                  [](model::GgufWriter& g) {
+                      g.set_uint32("eagle3.attention.key_length", 16);
+                      g.set_uint32("eagle3.attention.value_length", 32);
+                  }),
+           "value_length");
     // fc missing; an unknown tensor.
     expect(edited(good, "fc.weight", [](model::GgufWriter&) {}), "fc.weight");
     expect(edited(good, "",

@@ -1,9 +1,14 @@
 // Speculative decoding on a mixture-of-experts target (issue #49): greedy verification stays lossless with the
-// drafts a MoE target allows (the target itself, an early exit, fewer experts per token, magnitude pruning of the
-// stacked experts, an n-gram drafter), drafts are accepted, and the run records the routing of its verification
-// passes: every verified token's experts, and the distinct experts each pass read.
+// drafts a MoE target allows (the target itself, an early exit, a layer skip, fewer experts per token, magnitude
+// pruning of the stacked experts; an EAGLE-3 head, a separate draft model, the n-gram drafters and suffix
+// decoding), drafts are accepted, and the run records the routing of its verification passes: every verified
+// token's experts, and the distinct experts each pass read.
 #include "core/drafts/draft_bits.h"
+#include "core/drafts/eagle3.h"
+#include "core/drafts/eagle3_drafter.h"
 #include "core/drafts/make_drafter.h"
+#include "core/drafts/model_drafter.h"
+#include "core/drafts/ngram_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/engine/cats.h"
 #include "core/engine/engine.h"
@@ -12,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <numeric>
 
 using namespace speculum;
@@ -66,6 +72,9 @@ TEST(EngineMoe, LosslessWithEveryDraftAMoeTargetAllows) {
     drafts::DraftSpec exit;
     exit.exit_layer = 2;
     cases.push_back({"early exit", exit, false});
+    drafts::DraftSpec skip;
+    skip.skip_attn = {1}, skip.skip_ffn = {2};
+    cases.push_back({"layer skip", skip, false});
     drafts::DraftSpec fewer;
     fewer.experts_used = 2;  // expert-level pruning: 2 of the target's 4 experts per token
     cases.push_back({"2 experts per token", fewer, false});
@@ -88,6 +97,89 @@ TEST(EngineMoe, LosslessWithEveryDraftAMoeTargetAllows) {
             if (cs.always_accepted && !tree) {
                 EXPECT_EQ(r.stats.n_accepted, r.stats.n_drafted);
             }
+        }
+}
+
+namespace {
+
+// A MoE target whose layers add nothing (attention output and every expert's down matrix zero) and whose head is its
+// embedding table: its greedy continuation repeats the last token, so drafters that predict a repeat are accepted
+// while the routers still choose experts for every token.
+model::Model moe_repeat_target() {
+    model::SyntheticSpec s = moe_target_spec();
+    s.tied_output          = true;
+    const model::Model m   = model::make_synthetic_model(s);
+    model::ModelWeights w  = m.weights();
+    for (model::LayerWeights& L : w.layers)
+        for (model::WeightView* v : {&L.wo, &L.w_down}) {
+            std::vector<uint8_t> zero(size_t(v->rows * v->cols) * 4, 0);
+            *v = model::make_owned_view(kernels::GgmlType::F32, v->rows, v->cols, std::move(zero));
+        }
+    w.output_norm.assign(w.output_norm.size(), 1.0f);
+    return model::Model::from_weights(m.hparams(), std::move(w), "moe repeat target");
+}
+
+}  // namespace
+
+TEST(EngineMoe, LosslessWithHeadsSeparateDraftsAndStatisticalDrafters) {
+    const model::Model target = moe_repeat_target();
+    ASSERT_TRUE(target.hparams().moe());
+    const std::vector<int32_t> prompt{5, 17, 3, 42, 17, 3, 42, 8};
+    const std::vector<int32_t> ref = greedy_reference(target, prompt, kNew);
+    struct Case {
+        std::string what;
+        std::function<std::shared_ptr<drafts::Drafter>()> make;
+        drafts::DraftKind kind;
+    };
+    const drafts::Eagle3Head head = drafts::eagle3_head_from_gguf(
+        model::GgufFile::from_bytes(drafts::eagle3_synthetic_gguf(target, {.echo = true}), "head"), target);
+    std::vector<Case> cases;
+    cases.push_back({"EAGLE-3 head", [&] { return std::make_shared<drafts::Eagle3Drafter>(target, head, exact_ctx()); },
+                     drafts::DraftKind::eagle3});
+    cases.push_back({"separate draft model (a dense llama)",
+                     [&] {
+                         model::SyntheticSpec d = engine_target_spec(2, 5);  // same vocabulary, 2 layers
+                         d.tied_output          = true;
+                         const model::Model dm  = model::make_synthetic_model(d);
+                         model::ModelWeights w  = dm.weights();
+                         w.token_embd           = target.weights().token_embd;  // the target's tokens
+                         w.output               = target.weights().output;
+                         for (model::LayerWeights& L : w.layers)
+                             for (model::WeightView* v : {&L.wo, &L.w_down}) {
+                                 std::vector<uint8_t> zero(size_t(v->rows * v->cols) * 4, 0);
+                                 *v = model::make_owned_view(kernels::GgmlType::F32, v->rows, v->cols, std::move(zero));
+                             }
+                         w.output_norm.assign(w.output_norm.size(), 1.0f);
+                         drafts::ModelDrafterConfig mc;
+                         mc.context = exact_ctx();
+                         return std::make_shared<drafts::ModelDrafter>(
+                             model::Model::from_weights(dm.hparams(), std::move(w), "dense draft"), mc);
+                     },
+                     drafts::DraftKind::model});
+    for (const drafts::NgramMethod m : {drafts::NgramMethod::prompt_lookup, drafts::NgramMethod::suffix}) {
+        drafts::NgramSpec ns;
+        ns.method = m, ns.size_n = 2, ns.size_m = 8;
+        cases.push_back({drafts::to_string(m),
+                         [&target, ns] { return std::make_shared<drafts::NgramDrafter>(target.hparams().n_vocab, ns); },
+                         drafts::DraftKind::ngram});
+    }
+    for (const Case& cs : cases)
+        for (const bool tree : {false, true}) {
+            SCOPED_TRACE(cs.what + (tree ? ", tree" : ", chain"));
+            engine::SpecConfig c = config();
+            c.levels[0].kind     = cs.kind;
+            if (cs.kind == drafts::DraftKind::eagle3 || cs.kind == drafts::DraftKind::model)
+                c.levels[0].model_path = "draft.gguf";
+            if (tree) {
+                c.verification   = engine::Verification::tree;
+                c.tree.kind      = engine::TreeKind::static_shape;
+                c.tree.branching = {2, 1, 1};
+            }
+            const engine::RunResult r = engine::SpecEngine(target, c, cs.make()).run(prompt);
+            EXPECT_EQ(r.tokens, ref);
+            EXPECT_GT(r.stats.n_accepted, r.stats.n_drafted / 4) << "drafts were accepted";
+            EXPECT_LT(r.stats.n_steps, kNew) << "fewer target passes than tokens";
+            EXPECT_FALSE(r.stats.experts.empty()) << "the verification passes' routing was recorded";
         }
 }
 
