@@ -53,6 +53,12 @@ void print_table(std::ostream& os, const analytic::EngineCalibration& c) {
                 any = true;
             }
         if (any) os << " (these replace the line where a run gives its widths)\n";
+        if (t.verify_per_expert > 0)
+            os << "    mixture of experts: v(w) = " << fmt("%.3f", t.verify_fixed) << " + "
+               << fmt("%.3f", t.verify_per_token) << " x w + " << fmt("%.4f", t.verify_per_expert)
+               << " x D(w), D(w) = distinct experts per layer (measured where passes were; else the runs' usage with "
+                  "sharing rho = "
+               << fmt("%.2f", t.expert_sharing) << ")\n";
     }
     for (const auto& l : c.levels)
         os << "  level " << short_name(l.name) << (l.role == "drafter" ? "" : " as " + l.role)

@@ -3,6 +3,7 @@
 #include "core/analytic/run_calibration.h"
 
 #include "core/analytic/checks.h"
+#include "core/analytic/cost.h"
 #include "core/analytic/kmatrix.h"
 #include "core/analytic/trees.h"
 
@@ -298,6 +299,98 @@ void validate(const MeasuredEngineRun& r) {
 
 // ---- calibration ----
 
+namespace {
+
+// Weighted least squares of v = x . beta over rows (x, v, weight) with 2 or 3 unknowns; false when singular.
+bool least_squares(const std::vector<std::array<double, 3>>& x, const std::vector<double>& v,
+                   const std::vector<double>& wt, int k, std::array<double, 3>& beta) {
+    double a[3][4] = {};
+    for (size_t i = 0; i < x.size(); ++i)
+        for (int r = 0; r < k; ++r) {
+            for (int c = 0; c < k; ++c) a[r][c] += wt[i] * x[i][size_t(r)] * x[i][size_t(c)];
+            a[r][3] += wt[i] * x[i][size_t(r)] * v[i];
+        }
+    for (int c = 0; c < k; ++c) {  // Gauss-Jordan with partial pivoting
+        int p = c;
+        for (int r = c + 1; r < k; ++r)
+            if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
+        if (std::abs(a[p][c]) < 1e-12) return false;
+        std::swap(a[c], a[p]);
+        for (int r = 0; r < k; ++r)
+            if (r != c) {
+                const double f = a[r][c] / a[c][c];
+                for (int q = c; q < 4; ++q) a[r][q] -= f * a[c][q];
+            }
+    }
+    beta = {0, 0, 0};
+    for (int r = 0; r < k; ++r) beta[size_t(r)] = a[r][3] / a[r][r];
+    return true;
+}
+
+// The MoE term of a target whose runs recorded their routing: pooled usage and distinct experts by width, the
+// sharing exponent, and v(w) = fixed + per_token w + per_expert D(w) over the measured widths (passes[w] each).
+void fit_moe_term(FittedTarget& t, const std::vector<MeasuredEngineRun>& runs, const std::vector<double>& passes) {
+    std::vector<double> usage, dsum, dpass;
+    int usage_runs = 0;
+    for (const auto& r : runs) {
+        if (r.target != t.target || r.expert_usage.empty()) continue;
+        if (usage.empty()) usage.assign(r.expert_usage.size(), 0.0);
+        if (r.expert_usage.size() != usage.size()) continue;  // runs of another model under one name: skip it
+        for (size_t e = 0; e < usage.size(); ++e) usage[e] += r.expert_usage[e];
+        ++usage_runs;
+        for (size_t w = 0; w < r.distinct_by_width.size() && w < r.verify_width_passes.size(); ++w) {
+            if (dsum.size() <= w) dsum.resize(w + 1, 0.0), dpass.resize(w + 1, 0.0);
+            dsum[w] += r.distinct_by_width[w] * double(r.verify_width_passes[w]);
+            dpass[w] += double(r.verify_width_passes[w]);
+        }
+    }
+    if (usage_runs == 0) return;
+    for (double& u : usage) u /= usage_runs;
+    t.expert_usage = usage;
+    t.distinct_by_width.assign(dsum.size(), 0.0);
+    std::vector<std::pair<int, double>> observed;
+    std::vector<std::array<double, 3>> x;
+    std::vector<double> v, wt;
+    for (size_t w = 1; w < dsum.size(); ++w) {
+        if (dpass[w] <= 0) continue;
+        t.distinct_by_width[w] = dsum[w] / dpass[w];
+        observed.push_back({int(w), t.distinct_by_width[w]});
+        if (w < t.verify_by_width.size() && t.verify_by_width[w] > 0 && w < passes.size())
+            x.push_back({1.0, double(w), t.distinct_by_width[w]}), v.push_back(t.verify_by_width[w]),
+                wt.push_back(passes[w]);
+    }
+    t.expert_sharing = observed.empty() ? 1.0 : fit_expert_sharing(usage, observed);
+    if (x.size() < 3) return;  // three widths at least: the fixed part, the tokens and the experts apart
+    // All three terms; where one comes out negative (noise, or D(w) and w too alike over the widths measured), the
+    // fit without it: no part may be negative.
+    for (const std::array<int, 3>& cols : {std::array<int, 3>{0, 1, 2}, {0, 2, -1}, {1, 2, -1}}) {
+        const int k = cols[2] < 0 ? 2 : 3;
+        std::vector<std::array<double, 3>> xs;
+        for (const auto& row : x) xs.push_back({row[size_t(cols[0])], row[size_t(cols[1])], k == 3 ? row[2] : 0.0});
+        std::array<double, 3> b{};
+        if (!least_squares(xs, v, wt, k, b)) continue;
+        std::array<double, 3> beta{};  // fixed, per token, per expert
+        for (int c = 0; c < k; ++c) beta[size_t(cols[size_t(c)])] = b[size_t(c)];
+        if (beta[0] < 0 || beta[1] < 0 || !(beta[2] > 0)) continue;
+        t.verify_fixed = beta[0], t.verify_per_token = beta[1], t.verify_per_expert = beta[2];
+        return;
+    }  // no fit with every part >= 0 and a cost per expert: the line stands
+}
+
+}  // namespace
+
+double FittedTarget::verify_modeled(int w) const {
+    double v = verify_fixed + verify_per_token * double(w);
+    if (verify_per_expert > 0) {
+        const size_t uw = size_t(std::max(w, 0));
+        const double d  = uw < distinct_by_width.size() && distinct_by_width[uw] > 0
+                              ? distinct_by_width[uw]
+                              : expected_distinct_experts(expert_usage, w, expert_sharing);
+        v += verify_per_expert * d;
+    }
+    return v;
+}
+
 EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& runs) {
     if (runs.empty()) throw InvalidInput("calibration needs at least one measured run");
     for (const auto& r : runs) validate(r);
@@ -361,6 +454,7 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
         }
         t.verify_by_width.assign(secs.size(), 0.0);
         for (size_t w = 0; w < secs.size(); ++w) t.verify_by_width[w] = passes[w] > 0 ? secs[w] / passes[w] : 0.0;
+        fit_moe_term(t, runs, passes);
     }
 
     // Each level's time per modeled unit in plain steps, pooled by (target, name).
@@ -402,9 +496,8 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
         double n_pass = 0, v_sum = 0;
         for (size_t w = 0; w < r.verify_width_passes.size(); ++w) {
             if (r.verify_width_passes[w] <= 0) continue;
-            const double v = w < t.verify_by_width.size() && t.verify_by_width[w] > 0
-                                 ? t.verify_by_width[w]
-                                 : t.verify_fixed + t.verify_per_token * double(w);
+            const double v = w < t.verify_by_width.size() && t.verify_by_width[w] > 0 ? t.verify_by_width[w]
+                                                                                      : t.verify_modeled(int(w));
             n_pass += double(r.verify_width_passes[w]);
             v_sum += double(r.verify_width_passes[w]) * v;
         }
@@ -453,6 +546,9 @@ void to_json(nlohmann::json& j, const EngineCalibration& c) {
                            {"verify_per_token", t.verify_per_token},
                            {"overhead_per_step", t.overhead_per_step},
                            {"verify_by_width", t.verify_by_width},
+                           {"verify_per_expert", t.verify_per_expert},
+                           {"expert_sharing", t.expert_sharing},
+                           {"distinct_experts_by_width", t.distinct_by_width},
                            {"runs", t.runs}});
     for (const auto& l : c.levels)
         levels.push_back({{"target", l.target},

@@ -42,6 +42,11 @@ struct MeasuredEngineRun {
     std::vector<std::vector<int64_t>> rank_offered, rank_accepted;
     std::vector<int64_t> verify_width_passes;  // [w]: the target's verification passes over w tokens (may be empty)
     std::vector<double> verify_width_s;        // [w]: their seconds
+    // A mixture-of-experts target (the report's total.experts; empty for a dense one): each expert's share of the
+    // routed token slots pooled over layers (sums to n_expert_used), and [w] the mean distinct experts one layer of a
+    // w-token verification pass read (0 where no such pass).
+    std::vector<double> expert_usage;
+    std::vector<double> distinct_by_width;
     double t_decode_s = 0, t_draft_s = 0, t_verify_s = 0;  // s
     double baseline_tokens_per_s = 0;   // plain decoding of the same target (the speedup's denominator)
     double speedup               = 0;   // measured: tokens/s ÷ baseline tokens/s
@@ -60,6 +65,17 @@ struct FittedTarget {
     // Measured per width where the reports give passes by width: [w] = mean pass over w tokens in plain steps,
     // pooled over the runs (0 = no pass of that width; the line above stands in).
     std::vector<double> verify_by_width;
+    // A mixture-of-experts target whose runs recorded their routing: the pass is fitted as
+    // v(w) = verify_fixed + verify_per_token w + verify_per_expert D(w), D(w) the distinct experts one layer of it
+    // reads (the compute grows with the tokens, the reads with the experts), over the measured widths (3 or more);
+    // D(w) of an unmeasured width from the pooled usage and the fitted sharing exponent (analytic/cost.h,
+    // expected_distinct_experts with rho). verify_per_expert = 0: no MoE term (a dense target, or too few widths).
+    double verify_per_expert = 0;
+    double expert_sharing    = 1;           // rho fitted to the measured distinct experts (1 = independent tokens)
+    std::vector<double> expert_usage;       // pooled over the runs (sums to n_expert_used)
+    std::vector<double> distinct_by_width;  // [w]: measured mean distinct experts per layer (0 = none measured)
+    // The modeled pass over w tokens in plain steps (the line, or with the MoE term).
+    double verify_modeled(int w) const;
     double overhead_per_step = 0;  // decode time outside drafting and verification per target step, in plain steps
     int runs                 = 0;
 };

@@ -183,6 +183,30 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
             r.verify_width_s.push_back(ws[i].get<double>());
         }
     }
+    // A mixture-of-experts target's recorded routing (RunStats::experts): the usage shares and the distinct experts
+    // per layer by pass width, for calibration's MoE term.
+    if (t.contains("experts")) {
+        const json& e        = t["experts"];
+        const std::string ep = "total.experts";
+        const int64_t ne = f.count(e, "n_expert", ep), nu = f.count(e, "n_expert_used", ep);
+        const int64_t nl                = f.count(e, "n_layer", ep);
+        const std::vector<int64_t> hist = f.counts(e, "hist", ep);
+        if (ne < 1 || ne > 4096 || nu < 1 || nu > ne || nl < 1 || hist.size() != size_t(ne * nl))
+            f.fail(ep, "n_expert, n_expert_used, n_layer and hist (n_layer x n_expert counts) do not agree");
+        std::vector<double> share(size_t(ne), 0.0);
+        double total = 0;
+        for (size_t i = 0; i < hist.size(); ++i) share[i % size_t(ne)] += double(hist[i]), total += double(hist[i]);
+        if (total > 0)
+            for (double& x : share) x *= double(nu) / total;
+        r.expert_usage = total > 0 ? share : std::vector<double>{};
+        const json& md = f.at(e, "mean_distinct_per_layer", ep);
+        if (!md.is_array() || md.size() > 4096) f.fail(ep + ".mean_distinct_per_layer", "must be an array of numbers");
+        for (size_t i = 0; i < md.size(); ++i) {
+            if (!md[i].is_number() || !(md[i].get<double>() >= 0.0) || md[i].get<double>() > double(ne))
+                f.fail(ep + ".mean_distinct_per_layer[" + std::to_string(i) + "]", "must be a number in [0, n_expert]");
+            r.distinct_by_width.push_back(md[i].get<double>());
+        }
+    }
     int64_t total_generated = f.count(t, "n_generated", tp);
     int64_t sum             = 0;
     for (int g : r.generated) sum += g;

@@ -2,6 +2,7 @@
 // short drafts, a vertical cascade) is simulated step by step with known acceptance and a known time law, and
 // the fit must recover the law and predict the speedup; bad runs are rejected naming the field.
 #include "core/analytic/checks.h"
+#include "core/analytic/cost.h"
 #include "core/analytic/montecarlo.h"
 #include "core/analytic/run_calibration.h"
 
@@ -22,7 +23,15 @@ struct Law {
     double t_maxgram        = 0.00002;  // one Max-Gram call
     double overhead         = 0.0005;   // per target step
     double knee             = 0.0;      // extra seconds per token beyond 4 tokens in a pass (a compute-bound CPU)
-    double verify(int w) const { return verify_fixed + verify_per_token * w + knee * std::max(0, w - 4); }
+    // A mixture of experts: seconds per distinct expert one layer of the pass reads, from this usage and sharing
+    double per_expert = 0.0;
+    std::vector<double> usage;
+    double rho = 1.0;
+    double distinct(int w) const { return expected_distinct_experts(usage, w, rho); }
+    double verify(int w) const {
+        return verify_fixed + verify_per_token * w + knee * std::max(0, w - 4) +
+               (per_expert > 0 ? per_expert * distinct(w) : 0.0);
+    }
 };
 
 struct Sim {
@@ -186,6 +195,43 @@ TEST(RunCalibration, VerificationCostByWidthReplacesTheLine) {
     ASSERT_GE(v.size(), 9u);
     EXPECT_NEAR(v[1], law.verify(1) / law.t_plain, 1e-9);
     EXPECT_NEAR(v[8], law.verify(8) / law.t_plain, 1e-9);
+}
+
+// A mixture-of-experts target (issue #49): a pass costs a fixed part, a part per token and a part per distinct
+// expert a layer reads, whose count grows slower than the tokens (routers share experts across a pass's tokens).
+// Runs that record their routing let calibration fit the three apart and the sharing exponent, and model a width no
+// run verified from the usage; a run without the routing keeps the line.
+TEST(RunCalibration, MixtureOfExpertsTermFromTheRecordedRouting) {
+    Law law;
+    law.verify_per_token = 0.0004, law.per_expert = 0.0009, law.rho = 0.6;
+    law.usage.assign(16, 0.0);
+    for (int e = 0; e < 16; ++e) law.usage[size_t(e)] = 4.0 * (e < 4 ? 0.15 : 0.4 / 12.0);  // skewed, sums to 4
+    Sim a{.alpha = std::vector<double>(8, 0.6), .gamma = 3, .maxgram_leaf = true, .short_chance = 0.4, .seed = 3};
+    Sim b   = a;
+    b.gamma = 7, b.seed = 4;
+    a.record_widths = b.record_widths = true;
+    auto routed                       = [&](MeasuredEngineRun r) {
+        r.expert_usage = law.usage;
+        r.distinct_by_width.assign(r.verify_width_passes.size(), 0.0);
+        for (size_t w = 1; w < r.verify_width_passes.size(); ++w)
+            if (r.verify_width_passes[w] > 0) r.distinct_by_width[w] = law.distinct(int(w));
+        return r;
+    };
+    const auto cal        = calibrate_engine_runs({routed(simulate(a, law)), routed(simulate(b, law))});
+    const FittedTarget& t = cal.targets[0];
+    EXPECT_NEAR(t.verify_per_expert, law.per_expert / law.t_plain, 1e-6);
+    EXPECT_NEAR(t.verify_per_token, law.verify_per_token / law.t_plain, 1e-6);
+    EXPECT_NEAR(t.verify_fixed, law.verify_fixed / law.t_plain, 1e-6);
+    EXPECT_NEAR(t.expert_sharing, law.rho, 0.02);
+    // A width no run verified: from the usage and the fitted sharing, within 1 %.
+    EXPECT_EQ(t.distinct_by_width.size() > 12 ? t.distinct_by_width[12] : 0.0, 0.0);
+    EXPECT_NEAR(t.verify_modeled(12), law.verify(12) / law.t_plain, 0.01 * law.verify(12) / law.t_plain);
+    for (const auto& p : cal.runs) EXPECT_LT(std::abs(p.residual), 0.01) << p.source;
+    // Without the routing: no MoE term, and the modeled pass is the line.
+    const auto plain = calibrate_engine_runs({simulate(a, law), simulate(b, law)});
+    EXPECT_EQ(plain.targets[0].verify_per_expert, 0.0);
+    EXPECT_DOUBLE_EQ(plain.targets[0].verify_modeled(12),
+                     plain.targets[0].verify_fixed + 12 * plain.targets[0].verify_per_token);
 }
 
 TEST(RunCalibration, AModelDraftingAndReviewingIsTwoCosts) {

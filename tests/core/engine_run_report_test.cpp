@@ -213,6 +213,36 @@ TEST(RunReport, ForeignAndMalformedReportsNameTheProblem) {
     bad["runs"].erase(1);  // the total no longer adds up
     EXPECT_NE(error_of(bad).find("total.n_generated"), std::string::npos) << error_of(bad);
     EXPECT_THROW(engine::load_run_report("/nonexistent/report.json"), std::invalid_argument);
+    bad                     = chain_report(3);
+    bad["total"]["experts"] = {{"n_expert", 4},
+                               {"n_expert_used", 2},
+                               {"n_layer", 2},
+                               {"hist", {1, 2, 3}},
+                               {"mean_distinct_per_layer", json::array()}};
+    EXPECT_NE(error_of(bad).find("total.experts"), std::string::npos) << error_of(bad);
+}
+
+// A mixture-of-experts run's recorded routing (RunStats::experts, as the report writes it) becomes the usage
+// shares (pooled over layers, summing to the experts per token) and the distinct experts by pass width.
+TEST(RunReport, MoeRoutingBecomesUsageAndDistinctExpertsByWidth) {
+    json rep                = chain_report(3);
+    rep["total"]["experts"] = {{"n_expert", 4},
+                               {"n_expert_used", 2},
+                               {"n_layer", 2},
+                               {"hist", {6, 2, 0, 4, 2, 2, 0, 4}},
+                               {"width_passes", {0, 3}},
+                               {"width_distinct", {0, 10}},
+                               {"mean_distinct_per_layer", {0.0, 1.5, 2.5}}};
+    const auto r            = engine::measured_run_from_report(rep, "moe.json");
+    ASSERT_EQ(r.expert_usage.size(), 4u);
+    EXPECT_DOUBLE_EQ(r.expert_usage[0], 2.0 * 8 / 20);
+    EXPECT_DOUBLE_EQ(r.expert_usage[2], 0.0);
+    EXPECT_DOUBLE_EQ(r.expert_usage[0] + r.expert_usage[1] + r.expert_usage[2] + r.expert_usage[3], 2.0);
+    EXPECT_EQ(r.distinct_by_width, (std::vector<double>{0.0, 1.5, 2.5}));
+    rep["total"]["experts"]["mean_distinct_per_layer"][1] = 9.0;  // more than the experts there are
+    EXPECT_NE(error_of(rep).find("mean_distinct_per_layer[1]"), std::string::npos) << error_of(rep);
+    const auto dense = engine::measured_run_from_report(chain_report(3), "dense.json");
+    EXPECT_TRUE(dense.expert_usage.empty());
 }
 
 }  // namespace speculum::test
