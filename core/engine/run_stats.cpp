@@ -58,6 +58,21 @@ double RunStats::draft_flops_per_pass() const {
     return levels[1].flops / static_cast<double>(levels[1].n_forward);
 }
 
+std::vector<VerifyCost> RunStats::verify_cost_curve() const {
+    std::vector<VerifyCost> out;
+    for (size_t w = 0; w < verify_width_passes.size() && w < verify_width_s.size(); ++w) {
+        if (verify_width_passes[w] <= 0) continue;
+        VerifyCost c;
+        c.width            = static_cast<int32_t>(w);
+        c.passes           = verify_width_passes[w];
+        c.seconds          = verify_width_s[w] / static_cast<double>(verify_width_passes[w]);
+        c.steps            = baseline_tokens_per_s > 0 ? c.seconds * baseline_tokens_per_s : 0.0;
+        c.distinct_experts = experts.mean_distinct(w);
+        out.push_back(c);
+    }
+    return out;
+}
+
 bool RunStats::draft_bytes_modeled() const {
     return levels.size() > 1 && levels[1].bytes_modeled;
 }

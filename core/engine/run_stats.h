@@ -55,6 +55,15 @@ struct ExpertUsage {
 };
 void to_json(nlohmann::json& j, const ExpertUsage& u);
 
+// One width of the measured verification cost curve (RunStats::verify_cost_curve).
+struct VerifyCost {
+    int32_t width           = 0;    // tokens in the pass
+    int64_t passes          = 0;    // passes of this width
+    double seconds          = 0.0;  // mean seconds of one
+    double steps            = 0.0;  // the same in plain decoding steps of the target (0 = no baseline)
+    double distinct_experts = 0.0;  // mixture of experts: mean distinct experts one layer read (0 = dense)
+};
+
 struct RunStats {
     int32_t n_prompt    = 0;  // prompt tokens
     int32_t n_generated = 0;  // tokens committed
@@ -107,6 +116,8 @@ struct RunStats {
     bool draft_bytes_modeled() const;
     // Level 1's floating-point operations per forward pass; 0 = no such level or passes.
     double draft_flops_per_pass() const;
+    // The target's verification passes by width, measured: every width that ran, narrowest first.
+    std::vector<VerifyCost> verify_cost_curve() const;
     bool operator==(const RunStats&) const = default;
 };
 void to_json(nlohmann::json& j, const RunStats& s);

@@ -235,6 +235,21 @@ TEST(EngineMoe, RunRecordsTheRoutingOfItsVerificationPasses) {
     const nlohmann::json j = r.stats;
     EXPECT_TRUE(j.contains("experts"));
     EXPECT_FALSE(nlohmann::json(engine::RunStats{}).contains("experts")) << "dense runs keep their report";
+    // The measured verification cost curve (the Speedup panel's): every width that ran, its mean pass, and the
+    // distinct experts it read; in plain decoding steps once there is a baseline.
+    const std::vector<engine::VerifyCost> curve = r.stats.verify_cost_curve();
+    ASSERT_FALSE(curve.empty());
+    int64_t passes = 0;
+    for (const engine::VerifyCost& v : curve) {
+        passes += v.passes;
+        EXPECT_DOUBLE_EQ(v.seconds, r.stats.verify_width_s[size_t(v.width)] / double(v.passes));
+        EXPECT_DOUBLE_EQ(v.distinct_experts, u.mean_distinct(size_t(v.width)));
+        EXPECT_EQ(v.steps, 0.0) << "no baseline in this run";
+    }
+    EXPECT_EQ(passes, r.stats.n_steps);
+    engine::RunStats with_base      = r.stats;
+    with_base.baseline_tokens_per_s = 200.0;
+    EXPECT_DOUBLE_EQ(with_base.verify_cost_curve()[0].steps, curve[0].seconds * 200.0);
 }
 
 // The bits a self-draft of a MoE target reads per forward count the experts a token uses, as the built draft does.

@@ -3,6 +3,8 @@
 
 #include "ui/widgets.h"
 
+#include "core/analytic/cost.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -40,6 +42,60 @@ void bars(const std::vector<Bar>& items) {
     // The 1x line: no speedup.
     float x1 = first.x + left + float(1.0 / top) * width;
     dl->AddLine(ImVec2(x1, first.y), ImVec2(x1, ImGui::GetCursorScreenPos().y), IM_COL32(200, 200, 200, 160));
+}
+
+// The measured verification cost curve: one bar per pass width, its mean pass in plain decoding steps (seconds
+// without a baseline), a line at one step; a mixture of experts also shows the distinct experts a layer read beside
+// independent uniform routing's (modeled) in each bar's tooltip.
+void verify_curve(const engine::RunStats& r) {
+    const std::vector<engine::VerifyCost> curve = r.verify_cost_curve();
+    if (curve.size() < 2) return;
+    const bool steps = curve.front().steps > 0;
+    ImGui::TextWrapped("verification pass by width (%s):", steps ? "plain decoding steps" : "ms");
+    measured_tag();
+    help_marker(
+        "Each bar is the mean of the target's verification passes over that many tokens in this run (the draft "
+        "tokens and the bonus). Where it stays near 1, verifying more tokens is nearly free (memory-bound); where it "
+        "grows with the width, the pass is compute-bound, or (a mixture of experts) reads the union of the experts "
+        "its tokens route to.");
+    double top = steps ? 1.0 : 0.0;
+    for (const auto& c : curve) top = std::max(top, steps ? c.steps : c.seconds * 1e3);
+    const float h = 70, avail = std::max(80.0f, ImGui::GetContentRegionAvail().x);
+    const float bw = std::min(36.0f, avail / float(curve.size())) - 2;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float th = ImGui::GetTextLineHeight();
+    ImGui::Dummy(ImVec2(1, th));  // room for the value over the tallest bar
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    for (size_t i = 0; i < curve.size(); ++i) {
+        const engine::VerifyCost& c = curve[i];
+        const double v              = steps ? c.steps : c.seconds * 1e3;
+        const float x0 = o.x + float(i) * (bw + 2), y1 = o.y + h, y0 = y1 - float(v / top) * h;
+        dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + bw, y1), IM_COL32(110, 210, 120, 255));
+        ImGui::SetCursorScreenPos(ImVec2(x0, o.y));
+        ImGui::InvisibleButton(("##w" + std::to_string(c.width)).c_str(), ImVec2(bw, h));
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            ImGui::Text("%d tokens: %.2f %s (%lld passes, %.2f ms each)", c.width, v, steps ? "steps" : "ms",
+                        static_cast<long long>(c.passes), c.seconds * 1e3);
+            if (c.distinct_experts > 0)
+                ImGui::Text("experts read per layer %.1f of %d; independent uniform routing: %.1f (modeled)",
+                            c.distinct_experts, r.experts.n_expert,
+                            analytic::expected_distinct_experts(r.experts.n_expert, r.experts.n_expert_used, c.width));
+            ImGui::EndTooltip();
+        }
+        char label[16];
+        std::snprintf(label, sizeof label, "%d", c.width);
+        dl->AddText(ImVec2(x0 + 2, y1 + 1), IM_COL32(200, 200, 200, 255), label);
+        std::snprintf(label, sizeof label, v < 10 ? "%.1f" : "%.0f", v);
+        if (ImGui::CalcTextSize(label).x <= bw + 2)
+            dl->AddText(ImVec2(x0 + 1, y0 - th), IM_COL32(230, 230, 230, 255), label);
+    }
+    if (steps) {  // one plain decoding step
+        const float y = o.y + h - float(1.0 / top) * h;
+        dl->AddLine(ImVec2(o.x, y), ImVec2(o.x + float(curve.size()) * (bw + 2), y), IM_COL32(200, 200, 200, 160));
+    }
+    ImGui::SetCursorScreenPos(ImVec2(o.x, o.y + h + th + 2));
+    ImGui::Dummy(ImVec2(1, 1));
 }
 
 }  // namespace
@@ -139,6 +195,7 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                                rs.cost_ratio.median, rs.cost_ratio.lo, rs.cost_ratio.hi);
         else if (r.draft_cost_ratio() > 0)
             ImGui::TextWrapped("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
+        verify_curve(r);
         if (r.draft_bytes_per_pass() > 0) {
             ImGui::TextWrapped("draft reads %s of weights per pass",
                                format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
