@@ -57,7 +57,9 @@ void check_value_kind(const OptionSpec& spec, const std::string& value) {
 bool Args::parse(int argc, char** argv) {
     bool only_positional  = false;
     size_t max_positional = m_positional_names.size();
-    bool variadic         = !m_positional_names.empty() && m_positional_names.back().ends_with("...");
+    // A last positional written NAME... or [NAME...] (optional) takes any number of arguments.
+    bool variadic = !m_positional_names.empty() &&
+                    (m_positional_names.back().ends_with("...") || m_positional_names.back().ends_with("...]"));
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (only_positional || arg == "-" || arg.empty() || arg[0] != '-') {

@@ -114,15 +114,20 @@ int cmd_ngram_cache(int argc, char** argv) {
             }
         } else {
             // Pieces of the file, counted with the last 3 tokens of the one before (n-grams span the cuts).
-            std::ifstream in = open_input_file(*args.value("file"), kMaxTextFileBytes, "text file");
+            const std::string file = *args.value("file");
+            std::ifstream in       = open_input_file(file, kMaxTextFileBytes, "text file");
             std::vector<int32_t> seq;
-            tok.encode_stream(in, false, false, [&](const std::vector<int32_t>& ids) {
-                const size_t keep = std::min<size_t>(seq.size(), 3);
-                seq.erase(seq.begin(), seq.end() - std::ptrdiff_t(keep));
-                seq.insert(seq.end(), ids.begin(), ids.end());
-                drafts::ngram_counts_update(c, seq, keep, 1, lo, hi);
-                tokens += int64_t(ids.size());
-            });
+            try {
+                tok.encode_stream(in, false, false, [&](const std::vector<int32_t>& ids) {
+                    const size_t keep = std::min<size_t>(seq.size(), 3);
+                    seq.erase(seq.begin(), seq.end() - std::ptrdiff_t(keep));
+                    seq.insert(seq.end(), ids.begin(), ids.end());
+                    drafts::ngram_counts_update(c, seq, keep, 1, lo, hi);
+                    tokens += int64_t(ids.size());
+                });
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(file + ": " + e.what() + " (nothing written)");
+            }
         }
         drafts::ngram_counts_save(c, *out);
         std::cout << "counted " << tokens << " tokens\n";

@@ -4,9 +4,12 @@
 
 #include "core/version.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
 
 namespace speculum::cli {
 
@@ -48,20 +51,37 @@ static void print_help() {
 
 }  // namespace speculum::cli
 
+namespace {
+
+// What a command printed must have reached standard output (a full disk, a closed pipe): results, exports and tables
+// are its product, so a lost write fails the command (exit 1) instead of passing for a success.
+int stdout_checked(int rc, const std::string& who) {
+    errno = 0;
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::cerr << who << ": error: writing to standard output failed"
+                  << (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) << '\n';
+        return 1;
+    }
+    return rc;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace speculum::cli;
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
         print_help();
-        return argc < 2 ? 2 : 0;
+        return stdout_checked(argc < 2 ? 2 : 0, "speculum-cli");
     }
     if (!std::strcmp(argv[1], "--version")) {
         std::cout << "speculum-cli " << SPECULUM_VERSION << '\n';
-        return 0;
+        return stdout_checked(0, "speculum-cli");
     }
     for (const auto& c : commands()) {
         if (std::strcmp(argv[1], c.name) != 0) continue;
         try {
-            return c.run(argc - 1, argv + 1);
+            return stdout_checked(c.run(argc - 1, argv + 1), std::string("speculum-cli ") + c.name);
         } catch (const UsageError& e) {
             std::cerr << "speculum-cli " << c.name << ": " << e.what() << "\n(see: speculum-cli " << c.name
                       << " --help)\n";

@@ -371,7 +371,10 @@ NgramCounts ngram_counts_load(const std::string& path, int32_t n_vocab) {
     };
     auto read_i32 = [&](int32_t& v) { return bool(in.read(reinterpret_cast<char*>(&v), sizeof v)); };
     in.seekg(0, std::ios::end);
-    const uint64_t size = uint64_t(in.tellg());
+    const std::streamoff end = in.tellg();
+    if (end < 0)  // a device or a /proc file: no size to check the records against
+        throw std::runtime_error("n-gram cache " + path + ": cannot be read as a file (its size cannot be told)");
+    const uint64_t size = uint64_t(end);
     in.seekg(0);
     // Hash maps take several times the file's 8 bytes per count: refuse before filling memory.
     const uint64_t need = size * 8, avail = hw::available_memory_bytes();

@@ -269,7 +269,7 @@ uint64_t Tokenizer::encode_stream(std::istream& in, bool add_special, bool parse
     for (bool eof = false; !eof;) {
         in.read(buf.data(), std::streamsize(buf.size()));
         const auto n = size_t(in.gcount());
-        if (in.bad()) throw std::runtime_error("read error");
+        if (in.bad()) throw std::runtime_error("read error after " + std::to_string(total) + " bytes");
         eof = n == 0 || in.eof();
         pending.append(buf.data(), n);
         total += n;
