@@ -6,6 +6,7 @@
 #include "kernels/gemv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -52,6 +53,19 @@ int32_t small_uint(const model::GgufFile& f, const char* k, uint64_t lo, uint64_
     if (v < lo || v > hi)
         f.fail(key(k), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
     return int32_t(v);
+}
+
+// An optional unsigned key in [lo, hi] (all 64 bits checked: 2^32 + 4 is not 4), else `def`.
+int32_t small_uint_or(const model::GgufFile& f, const char* k, uint64_t def, uint64_t lo, uint64_t hi) {
+    return f.find(key(k)) ? small_uint(f, k, lo, hi) : int32_t(def);
+}
+
+// An optional float key that must be positive and finite (norm epsilon, RoPE base), as the model loader requires.
+float positive_finite_or(const model::GgufFile& f, const char* k, double def) {
+    const double v = f.get_float_or(key(k), def);
+    if (!(v > 0.0) || !std::isfinite(v) || !std::isfinite(float(v)))
+        f.fail(key(k), "must be positive and finite, got " + std::to_string(v));
+    return float(v);
 }
 
 }  // namespace
@@ -101,25 +115,25 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
     hp.n_embd         = small_uint(f, "embedding_length", 1, 1u << 16);
     hp.n_layer        = small_uint(f, "block_count", 1, 1);
     hp.n_head         = small_uint(f, "attention.head_count", 1, 1024);
-    hp.n_head_kv      = int32_t(f.get_uint_or(key("attention.head_count_kv"), uint64_t(hp.n_head)));
+    hp.n_head_kv      = small_uint_or(f, "attention.head_count_kv", uint64_t(hp.n_head), 1, 1024);
     hp.n_ff           = small_uint(f, "feed_forward_length", 1, 1u << 20);
     hp.n_ctx_train    = int32_t(std::min<uint64_t>(f.get_uint_or(key("context_length"), 4096), 1u << 20));
-    hp.rms_eps        = float(f.get_float_or(key("attention.layer_norm_rms_epsilon"), 1e-5));
-    hp.rope_freq_base = float(f.get_float_or(key("rope.freq_base"), 10000.0));
+    hp.rms_eps        = positive_finite_or(f, "attention.layer_norm_rms_epsilon", 1e-5);
+    hp.rope_freq_base = positive_finite_or(f, "rope.freq_base", 10000.0);
     // The head dimension: key_length where given (heads for Qwen 3 and gpt-oss targets: not n_embd / n_head), else
     // the even split of the width, as the target's own loader reads it.
     if (f.find(key("attention.key_length"))) {
         hp.n_embd_head = small_uint(f, "attention.key_length", 2, 1024);
         if (hp.n_embd_head % 2 != 0) f.fail(key("attention.key_length"), "must be even");
-        if (f.get_uint_or(key("attention.value_length"), uint64_t(hp.n_embd_head)) != uint64_t(hp.n_embd_head))
+        if (small_uint_or(f, "attention.value_length", uint64_t(hp.n_embd_head), 2, 1024) != hp.n_embd_head)
             f.fail(key("attention.value_length"), "differs from key_length (not supported)");
     } else if (hp.n_embd % hp.n_head != 0) {
         f.fail(key("attention.head_count"), "heads do not divide the embedding (and attention.key_length is absent)");
     }
     if (hp.n_head_kv < 1 || hp.n_head % hp.n_head_kv != 0)
         f.fail(key("attention.head_count_kv"), "KV heads do not divide the heads");
-    hp.n_rot               = int32_t(f.get_uint_or(key("rope.dimension_count"), uint64_t(hp.head_dim())));
-    hp.n_embd_attn_in      = 2 * hp.n_embd;
+    hp.n_rot          = small_uint_or(f, "rope.dimension_count", uint64_t(hp.head_dim()), 0, uint64_t(hp.head_dim()));
+    hp.n_embd_attn_in = 2 * hp.n_embd;
     h.norm_before_residual = f.get_bool_or(key("norm_before_residual"), false);
 
     // The target streams fc reads.

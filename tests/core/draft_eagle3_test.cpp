@@ -105,6 +105,17 @@ TEST(Eagle3Head, BadHeadsAreRefusedByName) {
                       g.set_uint32("eagle3.attention.value_length", 32);
                   }),
            "value_length");
+    // Norm epsilon and RoPE base: positive and finite, as the model loader requires (issue #51, item 3).
+    for (const float bad : {std::nanf(""), 0.0f, -1.0f, INFINITY})
+        for (const char* k : {"eagle3.attention.layer_norm_rms_epsilon", "eagle3.rope.freq_base"})
+            expect(edited(good, "", [&](model::GgufWriter& g) { g.set_float32(k, bad); }), k);
+    // 64-bit counts are checked whole, not cut to 32 bits (item 4).
+    expect(edited(good, "",
+                  [](model::GgufWriter& g) { g.set_uint64("eagle3.attention.head_count_kv", (1ull << 32) + 4); }),
+           "head_count_kv");
+    expect(
+        edited(good, "", [](model::GgufWriter& g) { g.set_uint64("eagle3.rope.dimension_count", (1ull << 32) + 64); }),
+        "rope.dimension_count");
     // fc missing; an unknown tensor.
     expect(edited(good, "fc.weight", [](model::GgufWriter&) {}), "fc.weight");
     expect(edited(good, "",
