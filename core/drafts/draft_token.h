@@ -13,8 +13,10 @@
 
 namespace speculum::drafts {
 
-// softmax(logits / T) into p (T > 0).
+// softmax(logits / T) into p (T > 0). Throws model::NonFiniteLogits on a NaN or +inf, or when every logit is -inf,
+// as model::argmax does: a broken draft fails the run the same way whether it drafts a chain or a tree.
 inline void draft_softmax(std::span<const float> logits, float temperature, std::vector<float>& p) {
+    model::check_finite_logits(logits);
     p.resize(logits.size());
     const float mx = *std::max_element(logits.begin(), logits.end());
     double sum     = 0.0;

@@ -46,6 +46,10 @@ int32_t argmax(std::span<const float> logits) {
     return static_cast<int32_t>(best);
 }
 
+void check_finite_logits(std::span<const float> logits) {
+    if (!logits.empty()) argmax(logits);
+}
+
 Sampler::Sampler(SamplerConfig cfg) : m_cfg(cfg), m_rng(cfg.seed) {
     m_cfg.validate();
 }

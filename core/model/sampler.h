@@ -47,6 +47,8 @@ struct NonFiniteLogits : std::runtime_error {
 
 // Index of the largest logit (the lowest index on ties). Throws NonFiniteLogits (naming the first bad index).
 int32_t argmax(std::span<const float> logits);
+// Throws what argmax throws for these logits (a NaN or +inf, or every one -inf); else nothing.
+void check_finite_logits(std::span<const float> logits);
 
 class Sampler {
 public:

@@ -9,9 +9,12 @@
 #include "core/drafts/model_drafter.h"
 #include "core/engine/reviewer.h"
 #include "core/model/generate.h"
+#include "core/model/sampler.h"
 #include "kernels/attention.h"
 #include "kernels/gemv.h"
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 
 namespace speculum::test {
@@ -101,6 +104,39 @@ TEST(EngineLossless, Trees) {
     c.tree.kind        = engine::TreeKind::sequoia;
     c.tree.node_budget = 12, c.tree.max_depth = 5, c.tree.refit_every = 3;
     expect_lossless(c, drafter(), "sequoia");
+}
+
+// A draft whose weights hold a NaN fails the run with the same error in a tree as in a chain (issue #51, item 2):
+// before, dynamic and top-k trees ranked NaN probabilities, drafted tokens the target rejected and exited 0.
+TEST(EngineLossless, NonFiniteDraftLogitsFailTreesAsChains) {
+    model::ModelWeights w = fx().target.weights();
+    model::WeightView& g  = w.layers[0].w_gate;
+    std::vector<float> dense(size_t(g.rows * g.cols));
+    for (int64_t r = 0; r < g.rows; ++r)
+        kernels::dequantize_row_ref(&dense[size_t(r * g.cols)], g.type, g.row(r), g.cols);
+    dense[7] = std::nanf("");
+    std::vector<uint8_t> bytes(dense.size() * 4);
+    std::memcpy(bytes.data(), dense.data(), bytes.size());
+    g                         = model::make_owned_view(kernels::GgmlType::F32, g.rows, g.cols, std::move(bytes));
+    const model::Model broken = model::Model::from_weights(fx().target.hparams(), std::move(w), "NaN draft");
+    for (int mode = 0; mode < 4; ++mode) {
+        SCOPED_TRACE(mode == 0 ? "chain" : mode == 1 ? "static tree" : mode == 2 ? "top-k tree" : "dynamic tree");
+        SpecConfig c = base_config(4);
+        if (mode > 0) c.verification = engine::Verification::tree;
+        if (mode == 1) c.tree.kind = engine::TreeKind::static_shape, c.tree.branching = {2, 2, 1};
+        if (mode == 2) c.tree.kind = engine::TreeKind::top_k, c.tree.top_k = 2, c.tree.depth = 3;
+        if (mode == 3)
+            c.tree.kind = engine::TreeKind::dynamic, c.tree.top_k = 2, c.tree.depth = 3, c.tree.node_budget = 6;
+        drafts::ModelDrafterConfig mc;
+        mc.context = exact_ctx();
+        SpecEngine eng(fx().target, c, std::make_shared<drafts::ModelDrafter>(broken, mc));
+        try {
+            eng.run(kPrompt);
+            ADD_FAILURE() << "a draft with NaN logits ran to the end";
+        } catch (const model::NonFiniteLogits& e) {
+            EXPECT_NE(std::string(e.what()).find("NaN"), std::string::npos) << e.what();
+        }
+    }
 }
 
 // Every architecture (issue #23): a windowed gemma layer, a RoPE-less smollm3 layer or phi3's fused matrices must
