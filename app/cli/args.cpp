@@ -1,6 +1,7 @@
 // Strict argument parser for speculum-cli subcommands (see cli.h).
 #include "cli.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -27,6 +28,15 @@ const OptionSpec* Args::find_short(char c) const {
 
 namespace {
 
+// A number as people write it in decimal: digits, a point, a sign and an exponent. strtod alone would also take
+// "0x10" (16: `--min-time 0x10` waited 16 s), "inf" and "nan".
+bool decimal_text(const std::string& v) {
+    for (char c : v)
+        if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+            return false;
+    return true;
+}
+
 // A numeric option's value is checked as it is parsed, whatever mode the command then takes: "--level abc" was
 // accepted (exit 0) where the format did not use it, and "--bench 1e21" built a draft before it was read. The kind
 // comes from the value's name in help: N, MS, MB, K, D, F, H, V are integers; A, W, S, P, T numbers. Ranges are
@@ -47,7 +57,7 @@ void check_value_kind(const OptionSpec& spec, const std::string& value) {
             throw UsageError("option '--" + spec.long_name + "' expects an integer, got '" + value + "'");
     } else if (is(numbers)) {
         const double x = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x))
+        if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x) || !decimal_text(value))
             throw UsageError("option '--" + spec.long_name + "' expects a number, got '" + value + "'");
     }
 }
@@ -144,7 +154,7 @@ double Args::float_or(const std::string& long_name, double fallback, double lo, 
     errno     = 0;
     char* end = nullptr;
     double x  = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || errno == ERANGE || x != x)
+    if (v->empty() || *end != '\0' || errno == ERANGE || x != x || !decimal_text(*v))
         throw UsageError("option '--" + long_name + "' expects a number, got '" + *v + "'");
     if (x < lo || x > hi) {
         std::ostringstream msg;

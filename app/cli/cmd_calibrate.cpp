@@ -156,6 +156,8 @@ int cmd_calibrate(int argc, char** argv) {
         return calibrate_from_reports(args);
     }
     if (args.has("json")) throw UsageError("--json goes with --report (the hardware profile is always JSON)");
+    // The id is checked before the measurement, not after it (hw::validate refuses an empty one).
+    if (auto id = args.value("id"); id && id->empty()) throw UsageError("--id must not be empty");
     hw::MicrobenchOptions opt;
     opt.quick   = args.has("quick");
     opt.threads = int(args.int_or("threads", 0, 0, 4096));

@@ -173,6 +173,9 @@ int cmd_draft(int argc, char** argv) {
         calib.push_back(ids);
     }
     const DraftSpec spec = read_spec(*args.value("spec"));
+    if (args.has("calibration-ids") && !spec.uses_wanda())  // before any model is loaded or built
+        throw UsageError(
+            "--calibration-ids feeds Wanda pruning, which this spec does not use (prune.method \"wanda\")");
 
     const model::Model target =
         args.has("synthetic") ? bundled_size_model(*args.value("synthetic"))

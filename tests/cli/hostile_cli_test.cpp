@@ -1,11 +1,13 @@
-// `speculum-cli ngram-cache` against the real binary: caches created from two suites merge and report together
-// (the multi-file forms its help documents), and unreadable inputs name the file (issue #51, items 1 and 9).
+// Hostile and loose command lines, second pass (issue #51), against the real binary: `ngram-cache` caches created
+// from two suites merge and report together (the multi-file forms its help documents), unreadable inputs name the
+// file, a write error on standard output fails the command, and loose values are refused before any work.
 #include "support/fresh_path.h"
 #include "support/run_process.h"
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -63,4 +65,38 @@ TEST(CliStdout, WriteErrorsOnStandardOutputFail) {
         EXPECT_EQ(r.exit_code, 1) << cmd[0] << " " << (cmd.size() > 1 ? cmd[1] : "") << ": " << r.err;
         EXPECT_NE(r.err.find("standard output"), std::string::npos) << r.err;
     }
+}
+
+// Late or loose validation (issue #51, item 10): hex numbers, an option nothing uses, an id refused only after the
+// measurement. Each is refused at once (exit 2) and names the option.
+TEST(CliValidation, LooseValuesAreRefusedBeforeAnyWork) {
+    auto r = run_cli({"run", "--min-time", "0x10", "--max-new", "4"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--min-time"), std::string::npos) << r.err;
+    r = run_cli({"run", "--max-time", "inf", "--max-new", "4"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    const std::string spec = speculum::test::fresh_tmp_path("exit_spec.json").string();
+    {
+        std::FILE* f = std::fopen(spec.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("{\"kind\":\"self\",\"exit_layer\":2}", f);
+        std::fclose(f);
+    }
+    r = run_cli({"draft", "--spec", spec, "--calibration-ids", "999999"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--calibration-ids"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("target:"), std::string::npos) << "refused before loading the target";
+    r = run_cli({"calibrate", "--id", ""});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--id"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("calibrating:"), std::string::npos) << "refused before measuring";
+}
+
+// `--repeats N --max-time S` (issue #51, item 6): the budget stops the passes before N (it used to run all N).
+TEST(CliValidation, MaxTimeStopsAFixedNumberOfRepeats) {
+    const auto r =
+        run_cli({"run", "--config", (speculum::test::source_dir() / "resources/configs/default.json").string(), "-p",
+                 "The old house", "-n", "8", "--repeats", "1000", "--max-time", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("stopped: time budget (1 s) spent"), std::string::npos) << r.out;
 }
