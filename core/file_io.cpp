@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <vector>
 
@@ -161,6 +162,20 @@ void OutputFile::commit() {
 void write_file_atomic(const std::string& path, std::string_view bytes) {
     OutputFile out(path);
     out.write(bytes);
+    out.commit();
+}
+
+void copy_file_atomic(const std::string& src, const std::string& path) {
+    std::ifstream in(src, std::ios::binary);
+    if (!in) throw std::runtime_error(src + ": cannot open: " + std::strerror(errno));
+    OutputFile out(path);
+    std::vector<char> buf(size_t(1) << 20);
+    while (in) {
+        in.read(buf.data(), std::streamsize(buf.size()));
+        const auto n = size_t(in.gcount());
+        if (in.bad()) throw std::runtime_error(path + ": write failed, nothing written: " + src + ": read error");
+        if (n > 0) out.write(std::string_view(buf.data(), n));
+    }
     out.commit();
 }
 

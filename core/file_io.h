@@ -67,5 +67,8 @@ void check_output_file(const std::string& path);
 
 // OutputFile for bytes already in memory.
 void write_file_atomic(const std::string& path, std::string_view bytes);
+// OutputFile for a copy of the file at `src` (read in chunks): a full disk or a read error leaves `path` as it was and
+// says "write failed, nothing written" (std::filesystem::copy_file left a partial file and printed its own text).
+void copy_file_atomic(const std::string& src, const std::string& path);
 
 }  // namespace speculum

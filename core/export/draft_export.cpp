@@ -41,8 +41,7 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
             // The head is already a GGUF in llama.cpp's layout: copied beside the target, like a draft model.
             const std::string src      = drafts::eagle3_head_path(spec_in.model_path);
             const drafts::Eagle3Head h = drafts::load_eagle3_head(src, target);
-            if (fs::weakly_canonical(src) != fs::weakly_canonical(path))
-                fs::copy_file(src, path, fs::copy_options::overwrite_existing);
+            if (fs::weakly_canonical(src) != fs::weakly_canonical(path)) copy_file_atomic(src, path);
             r.n_layer    = h.block.hparams().n_layer;
             r.file_bytes = fs::file_size(path);
             return r;
@@ -58,7 +57,7 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
             const model::Model d =
                 model::Model::load(spec_in.model_path, {}, options.drafter.cancel, model::WeightMemory::mapped);
             if (fs::weakly_canonical(spec_in.model_path) != fs::weakly_canonical(path))
-                fs::copy_file(spec_in.model_path, path, fs::copy_options::overwrite_existing);
+                copy_file_atomic(spec_in.model_path, path);
             r.n_layer    = d.hparams().n_layer;
             r.file_bytes = fs::file_size(path);
             return r;

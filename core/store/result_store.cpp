@@ -6,6 +6,7 @@
 #include "core/store/filter.h"
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,9 +112,33 @@ void exec(sqlite3* db, const std::string& sql, const fs::path& file) {
     }
 }
 
+bool on_read_only_fs(const fs::path& file) {
+    struct statvfs vfs {};
+    return ::statvfs(file.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0;
+}
+
 sqlite3* open_connection(const fs::path& file, int flags) {
     sqlite3* db = nullptr;
-    int rc      = sqlite3_open_v2(file.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+    int rc      = SQLITE_OK;
+    if (on_read_only_fs(file)) {
+        // Nothing can change a file on a read-only file system: opened immutable, SQLite reads it without the
+        // locks and the -shm index it could not create there (a WAL store whose -shm was removed on its last close
+        // could not be read at all; a rollback-journal store could).
+        std::string uri = "file:";
+        for (char c : file.string()) {
+            if (c == '%' || c == '?' || c == '#') {
+                char esc[4];
+                std::snprintf(esc, sizeof esc, "%%%02X", static_cast<unsigned char>(c));
+                uri += esc;
+            } else {
+                uri += c;
+            }
+        }
+        uri += "?immutable=1";
+        rc = sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+    } else {
+        rc = sqlite3_open_v2(file.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+    }
     if (rc != SQLITE_OK) {
         std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
         sqlite3_close(db);
@@ -289,15 +314,35 @@ std::unique_ptr<ResultStore> ResultStore::open(const fs::path& file, Mode mode) 
         // deadlock (two readers both wanting to write, or both switching to WAL) is refused by SQLite at once,
         // without the busy handler, so those steps are retried here until the busy timeout.
         const auto start = std::chrono::steady_clock::now();
-        for (int attempt = 0;; ++attempt) {
-            try {
-                if (fresh) create_schema(db, file);
-                exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", file);
-                break;
-            } catch (const StoreBusy&) {
-                if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(kBusyTimeoutMs)) throw;
-                std::this_thread::sleep_for(std::chrono::milliseconds(2 + (attempt * 7 + getpid()) % 13));
+        try {
+            for (int attempt = 0;; ++attempt) {
+                try {
+                    if (fresh) create_schema(db, file);
+                    exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", file);
+                    break;
+                } catch (const StoreBusy&) {
+                    if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(kBusyTimeoutMs)) throw;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(2 + (attempt * 7 + getpid()) % 13));
+                    continue;
+                } catch (const StoreError&) {
+                    // An existing store on a read-only file system (or in a folder we may not write): what it holds
+                    // is read as usual, so a sweep whose every cell is cached runs, whatever its journal mode (a WAL
+                    // store already did and a rollback-journal one failed); storing a new result fails naming why.
+                    if (fresh || !on_read_only_fs(file)) throw;
+                    store->m_read_only     = true;
+                    store->m_read_only_why = "on a read-only file system: new results cannot be stored";
+                    break;
+                }
             }
+        } catch (...) {
+            // A store this call created and could not make (a full disk): no empty file is left behind. One that
+            // another process has written to by now is left alone.
+            store.reset();
+            if (!exists && fs::file_size(file, ec) == 0 && !ec) {
+                fs::remove(file, ec);
+                fs::remove(fs::path(file.string() + "-journal"), ec);
+            }
+            throw;
         }
     }
     return store;
@@ -381,7 +426,7 @@ std::vector<std::optional<ResultRow>> ResultStore::find_many(const std::vector<R
 }
 
 void ResultStore::check_writable_locked(const ResultRow& row) const {
-    if (m_read_only) throw StoreError(m_file.string() + ": opened read-only");
+    if (m_read_only) throw StoreError(m_file.string() + ": " + m_read_only_why);
     for (const auto& [name, v] : row.metrics)
         if (std::find(metric_columns().begin(), metric_columns().end(), name) == metric_columns().end())
             throw StoreError("unknown metric column '" + name + "'");

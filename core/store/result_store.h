@@ -101,8 +101,9 @@ private:
     void insert_locked(const ResultRow& row);
     std::optional<ResultRow> find_locked(const ResultKey& key) const;
     std::filesystem::path m_file;
-    sqlite3* m_db    = nullptr;
-    bool m_read_only = false;
+    sqlite3* m_db               = nullptr;
+    bool m_read_only            = false;
+    std::string m_read_only_why = "opened read-only";  // what a write is told
     mutable std::mutex m_mutex;  // one connection shared by the sweep's worker threads; guards the statements too
     // Statements prepared once per connection (preparing cost more than the insert itself for small rows).
     mutable sqlite3_stmt* m_insert = nullptr;

@@ -6,9 +6,12 @@
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 using speculum::test::run_cli;
@@ -99,4 +102,67 @@ TEST(CliValidation, MaxTimeStopsAFixedNumberOfRepeats) {
                  "The old house", "-n", "8", "--repeats", "1000", "--max-time", "1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("stopped: time budget (1 s) spent"), std::string::npos) << r.out;
+}
+
+namespace {
+
+// A small tmpfs of its own (root only: mount), unmounted on destruction.
+struct SmallFs {
+    std::filesystem::path dir;
+    bool mounted = false;
+    explicit SmallFs(const std::string& name, const char* size) {
+        dir = speculum::test::tmp_dir() / (name + "_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        if (::geteuid() != 0) return;
+        mounted = speculum::test::run_process(
+                      {"/bin/mount", "-t", "tmpfs", "-o", std::string("size=") + size, "tmpfs", dir.string()})
+                      .exit_code == 0;
+    }
+    bool remount_read_only() const {
+        return speculum::test::run_process({"/bin/mount", "-o", "remount,ro", dir.string()}).exit_code == 0;
+    }
+    ~SmallFs() {
+        if (mounted) speculum::test::run_process({"/bin/umount", dir.string()});
+    }
+};
+
+std::string sweep_spec() {
+    return (speculum::test::source_dir() / "docs/examples/sweep_predict.json").string();
+}
+
+}  // namespace
+
+// Result stores on a full disk and on a read-only file system (issue #51, item 11): a store that cannot be made
+// leaves no empty file; on a read-only file system a sweep whose every cell is cached runs on a WAL store and on a
+// rollback-journal one alike.
+TEST(CliStores, FullAndReadOnlyFileSystems) {
+    {
+        SmallFs full("store_full", "64k");
+        if (!full.mounted) GTEST_SKIP() << "a small tmpfs needs root (mount)";
+        {
+            std::ofstream filler(full.dir / "filler", std::ios::binary);
+            const std::string block(4096, 'x');
+            for (int i = 0; i < 100 && filler.write(block.data(), std::streamsize(block.size())); ++i) filler.flush();
+        }
+        const auto db = full.dir / "results.sqlite";
+        const auto r  = run_cli({"sweep", sweep_spec(), "--db", db.string()});
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_FALSE(std::filesystem::exists(db)) << "no empty store is left";
+    }
+    SmallFs ro("store_ro", "8m");
+    ASSERT_TRUE(ro.mounted);
+    const auto wal = ro.dir / "wal.sqlite", journal = ro.dir / "journal.sqlite";
+    for (const auto& db : {wal, journal}) ASSERT_EQ(run_cli({"sweep", sweep_spec(), "--db", db.string()}).exit_code, 0);
+    {  // the second store back to a rollback journal, as a store written by another SQLite client may be
+        sqlite3* h = nullptr;
+        ASSERT_EQ(sqlite3_open(journal.c_str(), &h), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(h, "PRAGMA journal_mode=DELETE;", nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(h);
+    }
+    ASSERT_TRUE(ro.remount_read_only());
+    for (const auto& db : {wal, journal}) {
+        const auto r = run_cli({"sweep", sweep_spec(), "--db", db.string()});
+        EXPECT_EQ(r.exit_code, 0) << db << ": " << r.err;
+        EXPECT_NE(r.out.find("288 cached"), std::string::npos) << db << ": " << r.out;
+    }
 }

@@ -199,6 +199,16 @@ TEST(HostileFiles, AFullDiskIsAnErrorAndLeavesEarlierFilesWhole) {
         {"export", "--format", "manifest", "--config", cfg, "-m", target, "-o", (disk.dir / "manifest.json").string()});
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_FALSE(fs::exists(disk.dir / "manifest.json"));
+    // A separate draft model exported as draft GGUF is a copy of its file (issue #51, item 7: raw std::filesystem
+    // text and a 0-byte file before).
+    const std::string sep =
+        write("full_disk_sep.json",
+              std::string(R"({"levels": [{"kind": "model", "model_path": ")") + target + R"("}], "gamma": [3]})");
+    r = test::run_cli(
+        {"export", "--format", "draft-gguf", "--config", sep, "-m", target, "-o", (disk.dir / "draft.gguf").string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "write failed, nothing written")) << r.err;
+    EXPECT_FALSE(fs::exists(disk.dir / "draft.gguf"));
     EXPECT_EQ(disk.leftovers(), 0u) << "no temporary file is left behind";
 }
 
