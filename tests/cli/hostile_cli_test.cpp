@@ -97,9 +97,10 @@ TEST(CliValidation, LooseValuesAreRefusedBeforeAnyWork) {
 
 // `--repeats N --max-time S` (issue #51, item 6): the budget stops the passes before N (it used to run all N).
 TEST(CliValidation, MaxTimeStopsAFixedNumberOfRepeats) {
+    const std::string cfg = speculum::test::fresh_tmp_path("max_time_cfg.json").string();
+    std::ofstream(cfg) << R"({"levels": [{"kind": "self", "exit_layer": 2}], "gamma": [3]})";
     const auto r =
-        run_cli({"run", "--config", (speculum::test::source_dir() / "resources/configs/default.json").string(), "-p",
-                 "The old house", "-n", "8", "--repeats", "1000", "--max-time", "1"});
+        run_cli({"run", "--config", cfg, "-p", "The old house", "-n", "8", "--repeats", "1000", "--max-time", "1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("stopped: time budget (1 s) spent"), std::string::npos) << r.out;
 }
