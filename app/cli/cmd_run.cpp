@@ -157,7 +157,7 @@ int cmd_run(int argc, char** argv) {
          {"no-baseline", 0, false, "", "skip the autoregressive baseline (no speedup, no lossless check)"},
          {"repeats", 0, true, "N",
           "passes over the prompts, each prompt's speculative run and baseline back to back (A B A B): exactly N, "
-          "or at most N with --min-time/--ci-width (default 1)"},
+          "or at most N with --min-time/--ci-width/--max-time (default 1)"},
          {"min-time", 0, true, "S", "repeat passes for at least S seconds (up to --repeats, default 1000)"},
          {"max-time", 0, true, "S", "start no pass after S seconds"},
          {"ci-width", 0, true, "W",
@@ -211,6 +211,9 @@ int cmd_run(int argc, char** argv) {
     if (args.has("no-baseline")) cfg.baseline = false;
     engine::Repeats& rep = cfg.repeats;
     if (args.has("repeats")) rep.min = rep.max = static_cast<int32_t>(args.int_or("repeats", 1, 1, 1000));
+    // --max-time starts no pass after its budget: with --repeats N, N is the most, not a minimum to honour first
+    // (`--repeats 1000 --max-time 3` ran all 1,000 passes).
+    if (args.has("max-time")) rep.min = 1;
     if (args.has("min-time") || args.has("ci-width")) {
         // Adaptive: at least one pass (or --repeats' count is the most), stopping by time or by precision.
         rep.max = args.has("repeats") ? rep.max : 1000;

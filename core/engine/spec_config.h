@@ -84,7 +84,7 @@ struct Repeats {
     int32_t min       = 1;     // passes always run, in [1, 1000]
     int32_t max       = 1;     // passes never exceeded, in [min, 1000]
     double min_time_s = 0.0;   // keep repeating (up to max) until this much wall time has passed
-    double max_time_s = 0.0;   // start no pass after this much wall time (0 = no budget), even below min
+    double max_time_s = 0.0;   // start no pass after this much wall time, once min passes ran (0 = no budget)
     double rel_width  = 0.05;  // stop once (hi − lo) / median of the speedup's 95 % interval is below this
     bool operator==(const Repeats&) const = default;
 };

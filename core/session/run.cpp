@@ -241,7 +241,7 @@ std::string repeat_stop(const engine::Repeats& rep, const RepeatSummary& rs) {
         std::snprintf(why, sizeof why, "the minimum of %.3g s and %d passes reached", rep.min_time_s, rep.min);
     else if (enough && precise)
         std::snprintf(why, sizeof why, "interval within %.0f %%", 100.0 * rep.rel_width);
-    else if (rep.max_time_s > 0 && rs.wall_s >= rep.max_time_s)  // a hard budget, above the minimum passes too
+    else if (rs.passes >= rep.min && rep.max_time_s > 0 && rs.wall_s >= rep.max_time_s)
         std::snprintf(why, sizeof why, "time budget (%.0f s) spent", rep.max_time_s);
     else if (rs.speedup_pairs.empty() && rs.passes >= rep.min && rs.wall_s >= rep.min_time_s)
         std::snprintf(why, sizeof why, "no speedup pairs (no baseline)");
