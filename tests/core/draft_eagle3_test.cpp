@@ -242,12 +242,7 @@ model::Model repeat_target() {
     s.tied_output          = true;
     const model::Model m   = model::make_synthetic_model(s);
     model::ModelWeights w  = m.weights();
-    for (model::LayerWeights& L : w.layers)
-        for (model::WeightView* v : {&L.wo, &L.w_down}) {
-            std::vector<uint8_t> zero(size_t(v->rows * v->cols) * 4, 0);
-            *v = model::make_owned_view(kernels::GgmlType::F32, v->rows, v->cols, std::move(zero));
-        }
-    w.output_norm.assign(w.output_norm.size(), 1.0f);  // logits = E rmsnorm(e_x): the largest is x's own
+    silence_layers(w);  // logits = E rmsnorm(e_x): the largest is x's own
     return model::Model::from_weights(m.hparams(), std::move(w), "repeat target");
 }
 

@@ -110,12 +110,7 @@ model::Model moe_repeat_target() {
     s.tied_output          = true;
     const model::Model m   = model::make_synthetic_model(s);
     model::ModelWeights w  = m.weights();
-    for (model::LayerWeights& L : w.layers)
-        for (model::WeightView* v : {&L.wo, &L.w_down}) {
-            std::vector<uint8_t> zero(size_t(v->rows * v->cols) * 4, 0);
-            *v = model::make_owned_view(kernels::GgmlType::F32, v->rows, v->cols, std::move(zero));
-        }
-    w.output_norm.assign(w.output_norm.size(), 1.0f);
+    silence_layers(w);
     return model::Model::from_weights(m.hparams(), std::move(w), "moe repeat target");
 }
 
@@ -144,12 +139,7 @@ TEST(EngineMoe, LosslessWithHeadsSeparateDraftsAndStatisticalDrafters) {
                          model::ModelWeights w  = dm.weights();
                          w.token_embd           = target.weights().token_embd;  // the target's tokens
                          w.output               = target.weights().output;
-                         for (model::LayerWeights& L : w.layers)
-                             for (model::WeightView* v : {&L.wo, &L.w_down}) {
-                                 std::vector<uint8_t> zero(size_t(v->rows * v->cols) * 4, 0);
-                                 *v = model::make_owned_view(kernels::GgmlType::F32, v->rows, v->cols, std::move(zero));
-                             }
-                         w.output_norm.assign(w.output_norm.size(), 1.0f);
+                         silence_layers(w);
                          drafts::ModelDrafterConfig mc;
                          mc.context = exact_ctx();
                          return std::make_shared<drafts::ModelDrafter>(
