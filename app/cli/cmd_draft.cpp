@@ -88,9 +88,11 @@ void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) 
     if (b.verification_data_bits_per_element >= 0)
         std::cout << "verification data (Cassandra split): " << fmt("%.4f", b.verification_data_bits_per_element)
                   << " bits/element beyond the speculation data (modeled)\n";
-    std::cout << "Cassandra J terms: (1-w_p)(16-w_t) = " << fmt("%.4f", b.j_weight_bits) << " bits x "
-              << b.weight_elements_per_forward << " weights; (1-kv_p)(16-kv_t) = " << fmt("%.4f", b.j_kv_bits)
-              << " bits x " << b.kv_elements_per_token << " KV values per token\n";
+    std::cout << "Cassandra J terms: (1-w_p)(B-w_t) = " << fmt("%.4f", b.j_weight_bits) << " bits x "
+              << b.weight_elements_per_forward << " weights; (1-kv_p)(B_kv-kv_t) = " << fmt("%.4f", b.j_kv_bits)
+              << " bits x " << b.kv_elements_per_token
+              << " KV values per token (B: the stored bits per weight, 16 where truncated; B_kv: 32 for the f32 "
+                 "cache, 16 for a truncated view)\n";
     if (b.verify_weight_bytes_per_forward > 0)
         std::cout << "c (memory-bound: draft bytes per forward / target bytes per forward): "
                   << fmt("%.4f", double(b.weight_bytes_per_forward) / double(b.verify_weight_bytes_per_forward))

@@ -136,8 +136,11 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         elems += double(n);
         modeled           = modeled || mb.is_modeled;
         b.weights_compact = b.weights_compact || mb.compact;
-        // J's B is the target's stored bits per element (16 BF16/F16, 8.5 Q8_0, ...), less the truncated bits.
-        j_bits += (1.0 - double(pruned) / double(n)) * (type_bits(v.type) - tb) * double(n);
+        // J's B is the stored bits per element of what the draft reads, less the truncated bits: the target's type
+        // (16 BF16/F16, 8.5 Q8_0, ...), or, where the draft truncates mantissas, the float format it re-encodes the
+        // weights in (BF16): a quantized target has no mantissa, and 4.5 - 5 went negative for Q4_0 at t = 5.
+        const double b_bits = tb > 0 ? type_bits(stored) : type_bits(v.type);
+        j_bits += (1.0 - double(pruned) / double(n)) * (b_bits - tb) * double(n);
         // Verification data: the full value of each pruned element and the truncated low bits of each kept one.
         v_bits += double(pruned) * type_bits(v.type) + double(n - pruned) * tb;
         const bool float_src = v.type == GgmlType::F32 || v.type == GgmlType::F16 || v.type == GgmlType::BF16;

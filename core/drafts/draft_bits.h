@@ -57,8 +57,9 @@ struct DraftBits {
     // a subset of the target's bits (a re-encoded copy, a separate model).
     double verification_data_bits_per_element = -1;
 
-    // Cassandra's J denominator per element: sum (1 - w_p)(B - w_t) / elements with B the target's stored bits of
-    // each matrix (16 BF16/F16, 8.5 Q8_0, 4.5 Q4_0, ...), and (1 - kv_p)(B_kv - kv_t) with B_kv = 32 for the f32
+    // Cassandra's J denominator per element: sum (1 - w_p)(B - w_t) / elements with B the stored bits of what the
+    // draft reads of each matrix (the target's 16 BF16/F16, 8.5 Q8_0, 4.5 Q4_0, ...; 16 where it truncates, as it
+    // re-encodes the weights in BF16), and (1 - kv_p)(B_kv - kv_t) with B_kv = 32 for the f32
     // cache (16 - kv_t for a truncated view, read in BF16 form).
     double j_weight_bits = 0;
     double j_kv_bits     = 0;

@@ -1,4 +1,6 @@
-// CATS (paper 001) as the paper runs it, on the target itself in three stages over one token's residual stream:
+// CATS (paper 001) as the paper runs it, without its trained adapters (the paper trains small adapters on the draft
+// and the shallow verifier; here both read the target's own head), on the target itself in three stages over one
+// token's residual stream:
 //   draft            layers [0, L_DM) and the head: drafts a chain autoregressively;
 //   shallow verifier layers [L_DM, L_SV) and the head: continues from the draft's hidden states (no recomputation
 //                    from layer 0) in one batched pass over the chain, and wherever its argmax disagrees with the

@@ -49,7 +49,8 @@ struct TreeConfig {
     bool operator==(const TreeConfig&) const = default;
 };
 
-// CATS (paper 001) as the paper runs it: the target's first draft_layers layers draft a chain of gamma[0] tokens; a
+// CATS (paper 001) as the paper runs it, without its trained adapters (both early stages read the target's own
+// head): the target's first draft_layers layers draft a chain of gamma[0] tokens; a
 // shallow verifier, layers [draft_layers, sv_layers), continues from the draft's hidden states (it does not
 // recompute from layer 0) and adds its own argmax as a leaf wherever it disagrees with the draft (the correction
 // tree); the target's remaining layers continue from the verifier's hidden states and verify the tree.

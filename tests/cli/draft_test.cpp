@@ -35,6 +35,9 @@ TEST(CliDraft, PrintsAccountingWithModeledLabels) {
     EXPECT_NE(r.out.find("(real, counted from the draft's buffers)"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("compact format; the draft stores dense copies"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("(real: compact formats, expected for uniformly spread pruning)"), std::string::npos);
+    // J's terms say what B is (issue #52: the label claimed 16 whatever the target stores)
+    EXPECT_NE(r.out.find("Cassandra J terms: (1-w_p)(B-w_t) = "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("16-w_t"), std::string::npos) << r.out;
     auto dense = run_cli({"draft", "-m", tiny_target(), "--spec",
                           R"({"prune": {"ratio": 0.5}, "weight_trunc_bits": 3, "compact": false})"});
     ASSERT_EQ(dense.exit_code, 0) << dense.err;

@@ -121,6 +121,14 @@ TEST(DraftBits, CassandraJUsesTheTargetsStoredBits) {
     DraftSpec kv;
     kv.kv_drop_ratio = 0.25f;
     EXPECT_DOUBLE_EQ(draft_bits(kv, t).j_kv_bits, 0.75 * 32);
+    // A truncated quantized target: the draft re-encodes the weights in BF16 and truncates there, so B is 16, not the
+    // target's 4.5 bits (issue #52: 4.5 - 5 made J's denominator negative for Q4_0 at t = 5).
+    const model::Model q4 = model::make_synthetic_model(test::spec_gqa(GgmlType::Q4_0));
+    DraftSpec tr;
+    tr.weight_trunc_bits = 5;
+    const DraftBits bt   = draft_bits(tr, q4);
+    EXPECT_DOUBLE_EQ(bt.j_weight_bits, 16.0 - 5.0);  // every matrix truncated (the head too, as format_output)
+    EXPECT_GT(cassandra_objective(0.8, bt, 100), 0.0);
 }
 
 // Rewrites a synthetic GGUF with tokenizer metadata.
