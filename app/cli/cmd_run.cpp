@@ -74,7 +74,8 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
     for (const engine::LevelStats& l : s.levels) {
         os << "  " << l.level << " " << (l.level == 0 ? "target " : "draft  ") << l.name << ": calls " << l.n_calls
            << ", passes " << l.n_forward << ", " << fmt("%.3f s", l.t_s) << ", c = " << fmt("%.3f", l.cost_ratio)
-           << ", read " << mib(l.bytes_weights + l.bytes_kv) << (l.bytes_modeled ? " (modeled)" : "");
+           << ", read " << mib(l.bytes_weights + l.bytes_kv)
+           << (l.bytes_modeled || l.bytes_kv_modeled ? " (modeled)" : "");
         if (l.flops > 0) os << ", " << fmt("%.3g", l.flops / 1e9) << " GFLOP";
         if (l.n_reviewed > 0) os << ", reviewed " << l.n_reviewed << " accepted " << l.n_review_accepted;
         os << "\n";
@@ -85,7 +86,9 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
     if (drafts_prompt > 0.0005) os << " (drafts " << fmt("%.3f s", drafts_prompt) << ")";
     os << ", decode " << fmt("%.3f s", s.t_decode_s) << " (draft " << fmt("%.3f s", s.t_draft_s) << ", verify "
        << fmt("%.3f s", s.t_verify_s) << ")\n";
-    os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token)) << "\n";
+    os << "bytes read per generated token (BPT): " << mib(static_cast<uint64_t>(s.bytes_per_token))
+       << (s.any_bytes_modeled() ? " (modeled: a draft's compressed weights or KV are counted as modeled)" : "")
+       << "\n";
     if (const engine::ExpertUsage& u = s.experts; !u.empty()) {
         // A mixture of experts: what the verification passes read, measured, beside the modeled union under
         // independent uniform routing (analytic::expected_distinct_experts).

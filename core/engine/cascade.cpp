@@ -28,7 +28,8 @@ void add_into(LevelStats& to, const LevelStats& s) {
     to.bytes_weights += s.bytes_weights;
     to.bytes_kv += s.bytes_kv;
     to.flops += s.flops;
-    to.bytes_modeled = to.bytes_modeled || s.bytes_modeled;
+    to.bytes_modeled    = to.bytes_modeled || s.bytes_modeled;
+    to.bytes_kv_modeled = to.bytes_kv_modeled || s.bytes_kv_modeled;
     to.n_reviewed += s.n_reviewed;
     to.n_review_accepted += s.n_review_accepted;
 }
@@ -57,7 +58,8 @@ void LevelDrafter::add(const drafts::DraftCost& c) {
     m_stats.bytes_weights += c.bytes_weights;
     m_stats.bytes_kv += c.bytes_kv;
     m_stats.flops += c.flops;
-    m_stats.bytes_modeled = m_stats.bytes_modeled || c.bytes_modeled;
+    m_stats.bytes_modeled    = m_stats.bytes_modeled || c.bytes_modeled;
+    m_stats.bytes_kv_modeled = m_stats.bytes_kv_modeled || c.bytes_kv_modeled;
 }
 
 drafts::DraftCost LevelDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {

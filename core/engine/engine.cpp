@@ -468,7 +468,8 @@ void accumulate(RunStats& into, const RunStats& s) {
         a.n_calls += b.n_calls, a.n_forward += b.n_forward, a.t_s += b.t_s;
         a.t_prefill_s += b.t_prefill_s;
         a.bytes_weights += b.bytes_weights, a.bytes_kv += b.bytes_kv, a.flops += b.flops,
-            a.bytes_modeled = a.bytes_modeled || b.bytes_modeled;
+            a.bytes_modeled    = a.bytes_modeled || b.bytes_modeled,
+            a.bytes_kv_modeled = a.bytes_kv_modeled || b.bytes_kv_modeled;
         a.n_reviewed += b.n_reviewed, a.n_review_accepted += b.n_review_accepted;
     }
     into.tokens_per_s          = into.t_decode_s > 0 ? into.n_generated / into.t_decode_s : 0.0;

@@ -73,6 +73,12 @@ std::vector<VerifyCost> RunStats::verify_cost_curve() const {
     return out;
 }
 
+bool RunStats::any_bytes_modeled() const {
+    for (const LevelStats& l : levels)
+        if (l.bytes_modeled || l.bytes_kv_modeled) return true;
+    return false;
+}
+
 bool RunStats::draft_bytes_modeled() const {
     return levels.size() > 1 && levels[1].bytes_modeled;
 }
@@ -87,6 +93,7 @@ static nlohmann::json level_json(const LevelStats& l) {
             {"bytes_weights", l.bytes_weights},
             {"bytes_kv", l.bytes_kv},
             {"bytes_modeled", l.bytes_modeled},
+            {"bytes_kv_modeled", l.bytes_kv_modeled},
             {"flops", l.flops},
             {"n_reviewed", l.n_reviewed},
             {"n_review_accepted", l.n_review_accepted},

@@ -19,16 +19,17 @@ namespace speculum::engine {
 struct LevelStats {
     int32_t level = 0;
     std::string name;
-    int64_t n_calls        = 0;    // propose calls (drafters) or verification passes (target)
-    int64_t n_forward      = 0;    // forward passes of this level's model (0 for Max-Gram)
-    double t_s             = 0.0;  // wall time spent in this level's own work (children excluded)
-    double t_prefill_s     = 0.0;  // its prompt passes (Drafter::prefill), in the run's prompt time, not in t_s
-    uint64_t bytes_weights = 0;    // bytes of weights read (counted from the tensors each pass reads)
-    uint64_t bytes_kv      = 0;    // bytes of KV cache read
-    bool bytes_modeled     = false;
-    double flops           = 0.0;   // floating-point operations (2 per multiply-add) the kernels executed: a
-                                    // pruned draft's zeros are expanded and multiplied too, so pruning keeps them
-    int64_t n_reviewed        = 0;  // draft tokens this level reviewed (target and intermediate levels)
+    int64_t n_calls        = 0;      // propose calls (drafters) or verification passes (target)
+    int64_t n_forward      = 0;      // forward passes of this level's model (0 for Max-Gram)
+    double t_s             = 0.0;    // wall time spent in this level's own work (children excluded)
+    double t_prefill_s     = 0.0;    // its prompt passes (Drafter::prefill), in the run's prompt time, not in t_s
+    uint64_t bytes_weights = 0;      // bytes of weights read (counted from the tensors each pass reads)
+    uint64_t bytes_kv      = 0;      // bytes of KV cache read
+    bool bytes_modeled     = false;  // bytes_weights is modeled (a pruned or truncated draft stored dense)
+    bool bytes_kv_modeled  = false;  // bytes_kv is modeled (a compressed draft KV kept in the f32 cache)
+    double flops           = 0.0;    // floating-point operations (2 per multiply-add) the kernels executed: a
+                                     // pruned draft's zeros are expanded and multiplied too, so pruning keeps them
+    int64_t n_reviewed        = 0;   // draft tokens this level reviewed (target and intermediate levels)
     int64_t n_review_accepted = 0;
     double cost_ratio         = 0.0;  // c: time per forward pass (per call without passes) / one plain target
                                       // decoding step (the baseline's; the verification pass without a baseline)
@@ -116,6 +117,8 @@ struct RunStats {
     bool draft_bytes_modeled() const;
     // Level 1's floating-point operations per forward pass; 0 = no such level or passes.
     double draft_flops_per_pass() const;
+    // True when any level's bytes (weights or KV) are modeled: BPT and the levels' reads are then modeled too.
+    bool any_bytes_modeled() const;
     // The target's verification passes by width, measured: every width that ran, narrowest first.
     std::vector<VerifyCost> verify_cost_curve() const;
     bool operator==(const RunStats&) const = default;

@@ -195,3 +195,17 @@ TEST(CliRun, SyntheticMoeReportsItsExperts) {
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.err.find("experts_used"), std::string::npos) << r.err;
 }
+
+// A draft whose KV is compressed in the f32 cache reads modeled KV bytes: its level and the BPT line say "modeled"
+// (issue #52).
+TEST(CliRun, ModeledDraftKvBytesAreLabelled) {
+    const std::string cfg = write_config(
+        "kv_modeled.json",
+        R"({"levels": [{"kind": "self", "exit_layer": 1, "kv_trunc_bits": 4, "kv_from_target": false}], "gamma": [3],
+            "max_new_tokens": 8, "prompt_ids": [5, 17, 3, 42]})");
+    const auto r = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--reference", "--no-baseline"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("bytes read per generated token (BPT): "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(modeled: a draft's compressed weights or KV are counted as modeled)"), std::string::npos)
+        << r.out;
+}

@@ -1,6 +1,7 @@
 // The engine's statistics are exact counts: an oracle drafter with errors injected at chosen draft positions gives
 // known α_i, accepted-length histograms, acceptance by rank and token provenance. Also cancellation, progress,
 // the baseline/speedup fields, per-level figures of a cascade and the JSON report.
+#include "core/drafts/make_drafter.h"
 #include "engine_fixtures.h"
 
 #include <gtest/gtest.h>
@@ -249,6 +250,39 @@ TEST(EngineStats, LevelsCountTheFlopsOfTheirPasses) {
     EXPECT_DOUBLE_EQ(r.stats.draft_flops_per_pass(), d.flops / double(d.n_forward));
     const nlohmann::json j = r.stats;
     EXPECT_DOUBLE_EQ(j.at("levels").at(1).at("flops").get<double>(), d.flops);
+}
+
+// A draft that keeps its KV compressed (truncated, in the f32 cache) has modeled KV bytes: the level says so, it
+// survives accumulation, and BPT is then modeled (issue #52: bytes_kv_modeled was dropped, BPT shown as measured).
+TEST(EngineStats, ModeledDraftKvBytesAreLabelledAndSurviveAccumulation) {
+    drafts::DraftSpec kv;
+    kv.exit_layer     = 1;
+    kv.kv_trunc_bits  = 4;
+    kv.kv_from_target = false;
+    drafts::DrafterOptions o;
+    o.context        = exact_ctx();
+    SpecConfig c     = lossless_config(3);
+    c.levels         = {kv};
+    c.max_new_tokens = 16;
+    const engine::RunResult r =
+        SpecEngine(target(), c, std::shared_ptr<drafts::Drafter>(drafts::make_drafter(kv, target(), o))).run(kPrompt);
+    ASSERT_EQ(r.stats.levels.size(), 2u);
+    EXPECT_TRUE(r.stats.levels[1].bytes_kv_modeled);
+    EXPECT_FALSE(r.stats.levels[0].bytes_kv_modeled) << "the target's KV is read as it is";
+    EXPECT_TRUE(r.stats.any_bytes_modeled());
+    engine::RunStats total;
+    engine::accumulate(total, r.stats);
+    engine::accumulate(total, r.stats);
+    EXPECT_TRUE(total.levels[1].bytes_kv_modeled) << "accumulation keeps the label";
+    EXPECT_TRUE(total.any_bytes_modeled());
+    EXPECT_TRUE(nlohmann::json(r.stats).at("levels").at(1).at("bytes_kv_modeled").get<bool>());
+    drafts::DraftSpec plain;
+    plain.exit_layer = 1;
+    c.levels         = {plain};
+    const engine::RunResult p =
+        SpecEngine(target(), c, std::shared_ptr<drafts::Drafter>(drafts::make_drafter(plain, target(), o)))
+            .run(kPrompt);
+    EXPECT_FALSE(p.stats.any_bytes_modeled()) << "an exit-layer draft reads what it counts";
 }
 
 TEST(EngineStats, AccumulateSumsCounts) {

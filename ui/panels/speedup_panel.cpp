@@ -178,12 +178,14 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
             text_disabled_wrapped("median of %d A/B pairs in %d passes, %.0f %% interval; %s", rs.speedup.n, rs.passes,
                                   100.0 * rs.speedup.coverage,
                                   snap.measured->complete ? ("stopped: " + rs.stop).c_str() : "more passes running");
-            ImGui::TextWrapped("%.2f tokens/pass, BPT %s", r.mean_accepted_length(),
-                               format_bytes(uint64_t(r.bytes_per_token)).c_str());
+            ImGui::TextWrapped("%.2f tokens/pass, BPT %s%s", r.mean_accepted_length(),
+                               format_bytes(uint64_t(r.bytes_per_token)).c_str(),
+                               r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "");
         } else {
-            ImGui::TextWrapped("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s",
+            ImGui::TextWrapped("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s%s",
                                r.tokens_per_s, r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
                                format_bytes(uint64_t(r.bytes_per_token)).c_str(),
+                               r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "",
                                snap.measured->complete ? "" : " (streaming)");
             measured_tag();
         }
