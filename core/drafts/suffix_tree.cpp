@@ -168,7 +168,9 @@ SuffixDraft SuffixTree::speculate(std::span<const int32_t> context, int32_t max_
         const int32_t budget = std::min(max_tokens, int32_t(std::floor(double(alpha) * double(p))));
         if (budget <= 0) continue;
         SuffixDraft d = draft_from(node, budget, min_prob, tree, max_tree_depth);
-        if (d.score > best.score) {
+        // Equal scores: the longer match wins, as both Arctic Inference versions decide (>=, matches tried shortest
+        // first).
+        if (d.score > 0 && d.score >= best.score) {
             d.match_len = int32_t(p);
             best        = std::move(d);
         }

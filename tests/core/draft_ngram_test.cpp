@@ -316,6 +316,17 @@ TEST(SuffixTree, CountsAreOccurrencesWithinTheDepthAndRemovalUndoes) {
     }
 }
 
+// Two matches whose drafts score the same: the longer match wins, as in Arctic Inference (issue #52: the shorter did).
+TEST(SuffixTree, EqualScoresPreferTheLongerMatch) {
+    drafts::SuffixTree t(8);
+    t.append(0, std::vector<int32_t>{1, 2, 3, 9, 1, 2, 3});
+    const std::vector<int32_t> ctx{7, 1, 2};
+    // One token of budget either way (alpha 10): "2" -> 3 and "1 2" -> 3 both draft [3] with probability 1.
+    const drafts::SuffixDraft d = t.speculate(ctx, 1, 10.0f, 0.1f, false, 8);
+    ASSERT_EQ(d.tokens, (std::vector<int32_t>{3}));
+    EXPECT_EQ(d.match_len, 2);
+}
+
 TEST(SuffixTree, DraftsRespectBudgetProbabilityAndDepth) {
     std::mt19937 rng(9);
     drafts::SuffixTree tree(8);
