@@ -123,7 +123,9 @@ void ModelDrafter::sync(std::span<const int32_t> committed) {
     // Reading the target's cache: slots this draft computed itself are replaced by the target's once it has them.
     if (m_target_kv && target_prefix(committed) > m_from_target) lcp = std::min(lcp, m_from_target);
     m_from_target = std::min(m_from_target, lcp);
+    lcp           = size_t(m_ctx.kv().restorable(static_cast<int32_t>(lcp)));  // a hybrid's horizon (else lcp)
     m_ctx.kv().truncate(static_cast<int32_t>(lcp));
+    m_ctx.kv().commit();  // drafts roll back to here at most
     m_cached.resize(lcp);
     m_committed.assign(committed.begin(), committed.end());
 }

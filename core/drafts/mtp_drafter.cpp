@@ -57,6 +57,7 @@ model::Model mtp_block_model(const model::Model& target, const model::NextnWeigh
     const model::ModelWeights& tw = target.weights();
     model::Hparams hp             = target.hparams();
     hp.n_layer = 1, hp.n_nextn = 0, hp.n_swa = 0, hp.swa_layers.clear(), hp.nope_period = 0;
+    hp.recurrent_layers.clear();  // a hybrid's NextN block is gated attention
     model::ModelWeights w;
     w.token_embd  = n.embed.empty() ? tw.token_embd : n.embed;
     w.layers      = {n.block};

@@ -70,6 +70,8 @@ void Reviewer::sync(std::span<const int32_t> committed, const CancelToken& cance
                                  " tokens does not fit the context length " + std::to_string(m_ctx.kv().capacity()));
     size_t lcp = 0;
     while (lcp < m_cached.size() && lcp < want && m_cached[lcp] == committed[lcp]) ++lcp;
+    // A hybrid's recurrent state rolls back only within its horizon; before it, the cache starts again.
+    lcp = size_t(m_ctx.kv().restorable(static_cast<int32_t>(lcp)));
     m_ctx.kv().truncate(static_cast<int32_t>(lcp));
     m_cached.resize(lcp);
     m_ctx.set_cancel(cancel);
@@ -84,6 +86,7 @@ void Reviewer::sync(std::span<const int32_t> committed, const CancelToken& cance
         pass(toks, pos, {}, false);
         m_cached.insert(m_cached.end(), toks.begin(), toks.end());
     }
+    m_ctx.kv().commit();  // the committed context never rolls back: a recurrent state checkpoints here
 }
 
 model::LogitsView Reviewer::score_chain(std::span<const int32_t> committed, std::span<const int32_t> draft) {

@@ -432,7 +432,7 @@ void from_json(const nlohmann::json& j, SpecConfig& c) {
     get(j, w, "task", c.task);
     get(j, w, "max_prompts", c.max_prompts);
     if (auto it = j.find("context"); it != j.end()) {
-        check_keys(*it, "spec.context", {"n_ctx", "n_batch", "path", "int8_activations"});
+        check_keys(*it, "spec.context", {"n_ctx", "n_batch", "path", "int8_activations", "rollback", "max_rollback"});
         get(j, w, "context", c.context);
     }
     get(j, w, "baseline", c.baseline);

@@ -42,13 +42,18 @@ void ContextConfig::validate() const {
     if (n_ctx < 0) throw std::invalid_argument("ContextConfig.n_ctx: must be >= 0, got " + std::to_string(n_ctx));
     if (n_batch < 1 || n_batch > 4096)
         throw std::invalid_argument("ContextConfig.n_batch: must be in [1, 4096], got " + std::to_string(n_batch));
+    if (max_rollback < 1 || max_rollback > 4096)
+        throw std::invalid_argument("ContextConfig.max_rollback: must be in [1, 4096], got " +
+                                    std::to_string(max_rollback));
 }
 
 void to_json(nlohmann::json& j, const ContextConfig& c) {
     j = nlohmann::json{{"n_ctx", c.n_ctx},
                        {"n_batch", c.n_batch},
                        {"path", c.path == ForwardPath::fast ? "fast" : "reference"},
-                       {"int8_activations", c.int8_activations}};
+                       {"int8_activations", c.int8_activations},
+                       {"rollback", to_string(c.rollback)},
+                       {"max_rollback", c.max_rollback}};
 }
 
 void from_json(const nlohmann::json& j, ContextConfig& c) {
@@ -58,8 +63,14 @@ void from_json(const nlohmann::json& j, ContextConfig& c) {
     const std::string p = j.value("path", std::string("fast"));
     if (p != "fast" && p != "reference")
         throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
-    c.path             = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
-    c.int8_activations = j.value("int8_activations", d.int8_activations);
+    c.path              = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
+    c.int8_activations  = j.value("int8_activations", d.int8_activations);
+    const std::string r = j.value("rollback", std::string(to_string(d.rollback)));
+    const auto strategy = parse_rollback_strategy(r);
+    if (!strategy)
+        throw std::invalid_argument("ContextConfig.rollback: expected \"snapshot\" or \"rerun\", got \"" + r + "\"");
+    c.rollback     = *strategy;
+    c.max_rollback = j.value("max_rollback", d.max_rollback);
 }
 
 // ---- construction ----
@@ -68,11 +79,40 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_cfg.validate();
     const Hparams& hp = m_model.hparams();
     if (m_cfg.n_ctx == 0) m_cfg.n_ctx = std::min(hp.n_ctx_train, kDefaultMaxCtx);
-    const double kv_gib = 8.0 * hp.n_layer * static_cast<double>(m_cfg.n_ctx) * hp.n_embd_kv() / (1u << 30);
+    const int32_t kv_layers = hp.n_layer - hp.n_recurrent();
+    const double kv_gib     = 8.0 * kv_layers * static_cast<double>(m_cfg.n_ctx) * hp.n_embd_kv() / (1u << 30);
     if (kv_gib > kMaxKvGiB)
         throw std::invalid_argument("InferenceContext: a KV cache for " + std::to_string(m_cfg.n_ctx) +
                                     " tokens would take " + std::to_string(kv_gib) + " GiB; use a smaller n_ctx");
-    m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
+    if (hp.hybrid()) {
+        // The DeltaNet layers' recurrent state replaces their K/V rows (recurrent_state.h).
+        std::vector<uint8_t> has_kv(size_t(hp.n_layer), 1);
+        std::vector<std::vector<float>> conv_w;
+        m_rec_index.assign(size_t(hp.n_layer), -1);
+        for (int32_t il = 0; il < hp.n_layer; ++il)
+            if (hp.is_recurrent(il)) {
+                has_kv[size_t(il)]      = 0;
+                m_rec_index[size_t(il)] = int32_t(conv_w.size());
+                conv_w.push_back(m_model.weights().layers[size_t(il)].ssm_conv1d);
+            }
+        const DeltaNetShape shape = DeltaNetShape::of(hp);
+        m_kv                      = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv(), has_kv,
+                                            RecurrentState(shape, std::move(conv_w), m_cfg.rollback, m_cfg.max_rollback,
+                                                           m_cfg.path == ForwardPath::reference));
+        const size_t nbh          = static_cast<size_t>(m_cfg.n_batch);
+        m_dn_in.resize(nbh * size_t(shape.input_floats()));
+        m_dn_z.resize(nbh * size_t(shape.value_dim()));
+        m_dn_o.resize(nbh * size_t(shape.value_dim()));
+        m_dn_ba.resize(nbh * size_t(2 * shape.n_v_heads));
+        m_dn_conv.resize(nbh * size_t(shape.conv_dim()));
+    } else {
+        m_kv = KvCache(hp.n_layer, m_cfg.n_ctx, hp.n_embd_kv());
+    }
+    // RoPE of several axes over the text positions (p, p, p, 0): the fourth axis's pairs turn by 0.
+    auto zero_unrotated = [&](std::vector<float>& f) {
+        for (int32_t i = 0; i < static_cast<int32_t>(f.size()); ++i)
+            if (!hp.rope_pair_rotates(i)) f[static_cast<size_t>(i)] = 0.0f;
+    };
 
     const std::vector<float>& factors = m_model.weights().rope_freqs;  // Llama 3.1+ long-context divisors
     auto inv_freq                     = [&](float base, float freq_scale) {
@@ -99,6 +139,7 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     };
     m_inv_freq     = inv_freq(hp.rope_freq_base, hp.rope_freq_scale);
     m_inv_freq_swa = inv_freq(hp.rope_freq_base_swa, hp.rope_freq_scale_swa);
+    zero_unrotated(m_inv_freq), zero_unrotated(m_inv_freq_swa);
 
     const size_t nb = static_cast<size_t>(m_cfg.n_batch);
     m_tokens.resize(nb);
@@ -107,6 +148,11 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     m_xn.resize(nb * hp.n_embd);
     m_q.resize(nb * hp.n_embd_q());
     m_attn.resize(nb * hp.n_embd_q());
+    if (hp.attn_gate) m_qg.resize(nb * 2 * hp.n_embd_q()), m_attn_gate.resize(nb * hp.n_embd_q());
+    if (hp.n_ff_shexp > 0) {
+        m_sh_gate.resize(nb * size_t(hp.n_ff_shexp)), m_sh_up.resize(nb * size_t(hp.n_ff_shexp));
+        m_sh_out.resize(nb * size_t(hp.n_embd));
+    }
     // A mixture of experts never reads n_ff (its dense width may be anything its file says): the experts' width.
     const size_t ffw = static_cast<size_t>(hp.ffn_width());
     m_gate.resize(nb * ffw);
@@ -132,7 +178,8 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
     // matmul never allocates.
     if (m_cfg.path == ForwardPath::fast && m_cfg.int8_activations) {
         const int64_t n_q8   = std::min<int64_t>(m_cfg.n_batch, 512);  // larger prompt batches grow it once
-        const int64_t widest = std::max<int64_t>({hp.n_embd, hp.n_embd_q(), static_cast<int64_t>(ffw)});
+        const int64_t widest = std::max<int64_t>(
+            {hp.n_embd, hp.n_embd_q(), static_cast<int64_t>(ffw), int64_t(hp.n_ff_shexp), int64_t(hp.ssm_value_dim())});
         m_q8act.reserve(
             static_cast<size_t>(std::max(kernels::q8act_bytes(n_q8, widest),
                                          widest % 256 == 0 ? kernels::q8act_k_bytes(n_q8, widest) : uint64_t{0})));
@@ -578,11 +625,7 @@ void InferenceContext::matmul(float* y, int64_t ldy, const WeightView& w, const 
 // ---- the layer loop ----
 
 void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts) {
-    const Hparams& hp     = m_model.hparams();
-    const ModelWeights& W = m_model.weights();
-    const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff;
-    const int32_t hd = hp.head_dim();
-    const bool ref   = m_cfg.path == ForwardPath::reference;
+    const Hparams& hp = m_model.hparams();
     for (int32_t i = 0; i < n; ++i)
         if (m_tokens[i] < 0 || m_tokens[i] >= hp.n_vocab)
             throw std::out_of_range("forward: token id " + std::to_string(m_tokens[i]) + " outside [0, " +
@@ -590,6 +633,32 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
     check_options(opts);
     std::fill(m_route_n.begin(), m_route_n.end(), 0);
     m_kv.reserve_slots(n);
+    const int32_t n_past = m_kv.size();
+    if (hp.hybrid()) {  // the recurrent layers follow each token's path; rollback data is kept as configured
+        const std::vector<int32_t> parent = tree_parents(mask, n);
+        m_dn_chain                        = true;
+        for (int32_t i = 0; i < n; ++i) m_dn_chain = m_dn_chain && parent[size_t(i)] == i - 1;
+        m_keeping          = m_kv.recurrent().begin_pass(n_past, n);
+        const double kept0 = m_dn_keep_seconds;
+        try {
+            run_layers(n, mask, logits_first, opts, parent);
+        } catch (...) {
+            m_kv.recurrent().abort_pass(n_past);
+            throw;
+        }
+        m_kv.recurrent().end_pass(n_past + n, m_dn_keep_seconds - kept0);
+        return;
+    }
+    run_layers(n, mask, logits_first, opts, {});
+}
+
+void InferenceContext::run_layers(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts,
+                                  const std::vector<int32_t>& parent) {
+    const Hparams& hp     = m_model.hparams();
+    const ModelWeights& W = m_model.weights();
+    const int64_t e = hp.n_embd, eq = hp.n_embd_q(), ekv = hp.n_embd_kv(), ff = hp.n_ff;
+    const int32_t hd     = hp.head_dim();
+    const bool ref       = m_cfg.path == ForwardPath::reference;
     const int32_t n_past = m_kv.size();
 
     // Cost accounting from the shapes: every matrix of a block that runs is read once for all n tokens.
@@ -639,10 +708,18 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         const LayerWeights& L = W.layers[static_cast<size_t>(il)];
         keep_states(il);
 
+        // A hybrid's Gated DeltaNet layer in place of attention (forward_delta_net.cpp); skipped, its state stays.
+        if (hp.is_recurrent(il) && (opts.skip_attn.empty() || !opts.skip_attn[il])) {
+            for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.attn_norm.data(), e, hp.rms_eps);
+            if (opts.observer) opts.observer(il, ActivationSite::attn_in, m_xn.data(), n, e);
+            delta_net(il, L, m_xn.data(), n, parent, cost);  // reads m_xn before its output overwrites it
+            cost.bytes_weights += L.attn_vector_bytes();
+            for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
+        }
         // Attention block. Project the normed stream to q (into scratch) and k, v (straight into this layer's
         // new KV slots n_past.., which are contiguous rows), rotate q and k by position, attend, and add the
         // output projection to the residual.
-        if (opts.skip_attn.empty() || !opts.skip_attn[il]) {
+        else if (opts.skip_attn.empty() || !opts.skip_attn[il]) {
             // The attention input: attn_norm of the stream, or the caller's wide rows (an EAGLE-3 layer).
             const float* xin = opts.attn_in;
             if (!xin) {
@@ -652,8 +729,18 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             float* k_new = m_kv.k(il, n_past);
             float* v_new = m_kv.v(il, n_past);
             if (opts.observer) opts.observer(il, ActivationSite::attn_in, xin, n, L.wq.cols);
-            const MatmulJob qkv[] = {{m_q.data(), eq, &L.wq}, {k_new, ekv, &L.wk}, {v_new, ekv, &L.wv}};
+            const MatmulJob qkv[] = {
+                hp.attn_gate ? MatmulJob{m_qg.data(), 2 * eq, &L.wq} : MatmulJob{m_q.data(), eq, &L.wq},
+                {k_new, ekv, &L.wk},
+                {v_new, ekv, &L.wv}};
             matmul_group(qkv, xin, n);
+            if (hp.attn_gate)  // each head's rows: its query, then its output gate
+                for (int32_t i = 0; i < n; ++i)
+                    for (int32_t h = 0; h < hp.n_head; ++h) {
+                        const float* src = &m_qg[i * 2 * eq + 2 * h * hd];
+                        std::copy_n(src, hd, &m_q[i * eq + h * hd]);
+                        std::copy_n(src + hd, hd, &m_attn_gate[i * eq + h * hd]);
+                    }
             const bool swa        = hp.is_swa(il);
             const float* inv_freq = swa ? m_inv_freq_swa.data() : m_inv_freq.data();
             // YaRN's frequencies carry its scaling (m_inv_freq), and its magnitude correction scales the rotation.
@@ -680,6 +767,8 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
             }
             if (opts.kv_transform) opts.kv_transform(il, k_new, v_new, n, ekv);
             attention(il, n, n_past, mask, opts);
+            if (hp.attn_gate)  // qwen35: the output times sigmoid(gate)
+                for (int64_t c = 0; c < n * eq; ++c) m_attn[c] *= 1.0f / (1.0f + std::exp(-m_attn_gate[c]));
             add_matmul(L.wq, n), add_matmul(L.wk, n), add_matmul(L.wv, n), add_matmul(L.wo, n);
             cost.bytes_weights += L.attn_vector_bytes();
             cost.bytes_kv += static_cast<uint64_t>(cached_read + 2 * n) * ekv * 2 * sizeof(float);  // read + write
@@ -701,9 +790,12 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         if (hp.moe() && (opts.skip_ffn.empty() || !opts.skip_ffn[il])) {
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);
             if (opts.observer) opts.observer(il, ActivationSite::ffn_in, m_xn.data(), n, e);
+            if (hp.n_ff_shexp > 0) shared_expert(L, n, cost);  // from the same input, before moe_ffn overwrites it
             moe_ffn(il, L, n, cost);
             m_route_n[size_t(il)] = n;
             cost.bytes_weights += L.ffn_vector_bytes();
+            if (hp.n_ff_shexp > 0)
+                for (int64_t c = 0; c < n * e; ++c) m_xn[c] += m_sh_out[c];
             for (int64_t c = 0; c < n * e; ++c) m_x[c] += m_xn[c];
         } else if (opts.skip_ffn.empty() || !opts.skip_ffn[il]) {
             for (int32_t i = 0; i < n; ++i) rms_norm(&m_xn[i * e], &m_x[i * e], L.ffn_norm.data(), e, hp.rms_eps);

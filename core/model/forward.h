@@ -33,7 +33,11 @@ struct ContextConfig {
     // multiply activations quantized to int8 blocks (kernels::gemm_q8act; AVX-512 VNNI), and BF16 weights multiply
     // BF16-rounded activations (kernels::gemm_bf16act; AVX-512 BF16; compact BF16 drafts from 64 tokens). false = f32
     // activations throughout (exact up to summation order, slower); the reference path always uses f32 activations.
-    bool int8_activations                       = true;
+    bool int8_activations = true;
+    // A hybrid model's recurrent state (recurrent_state.h): how a rejected draft is rolled back, and how many tokens
+    // of speculation it can roll back (passes longer than this, prompts, keep nothing per token).
+    RollbackStrategy rollback                   = RollbackStrategy::snapshot;
+    int32_t max_rollback                        = 64;
     bool operator==(const ContextConfig&) const = default;
     // Throws std::invalid_argument naming the field.
     void validate() const;
@@ -96,7 +100,14 @@ struct ForwardCost {
     uint64_t bytes_kv      = 0;  // K and V rows attended (each attended slot read once per pass) and written
     double flops           = 0;  // 2 per multiply-add: projections, FFN, LM head, attention scores and sums
     uint64_t experts_read  = 0;  // mixture of experts: the (layer, expert) pairs the pass ran, each read once
+    uint64_t bytes_state   = 0;  // a hybrid's recurrent state: the live state read and written, and what the pass
+                                 // kept for rollback (recurrent_state.h)
 };
+
+// The parent of each token of a pass under `mask` (n, n) (null = causal: i - 1), -1 for a token that sees none of
+// the pass's others. Throws std::invalid_argument when a row is not its parent's row plus the token (not a tree):
+// a recurrent layer follows one path per token.
+std::vector<int32_t> tree_parents(const uint8_t* mask, int32_t n);
 
 // One token's experts (Hparams::moe()): from the router's logits (n_expert), the n_expert_used chosen experts in
 // descending order of their gate value (`ids`) and their weights (`weights`), as llama.cpp's build_moe_ffn gates
@@ -123,6 +134,8 @@ public:
     std::span<const float> prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts = {});
 
     const ForwardCost& last_cost() const { return m_cost; }
+    // A hybrid model: seconds the passes have spent keeping what a rollback of the recurrent state needs.
+    double recurrent_keep_seconds() const { return m_dn_keep_seconds; }
     // Mixture of experts: the experts each token of the last pass was routed to in layer il (n_expert_used ids per
     // token, tokens in pass order), and their weights; empty spans for a dense model or a layer the pass skipped.
     std::span<const int32_t> last_experts(int32_t il) const;
@@ -137,6 +150,9 @@ public:
 private:
     // Runs tokens [0, n) of m_tokens through the model; computes logits for tokens [logits_first, n).
     void run(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts);
+    // The layer loop and head of run(); `parent` (a hybrid's): each token's parent in the pass.
+    void run_layers(int32_t n, const uint8_t* mask, int32_t logits_first, const ForwardOptions& opts,
+                    const std::vector<int32_t>& parent);
     // Y = W x_i for i < n; Y has row stride ldy.
     void matmul(float* y, int64_t ldy, const WeightView& w, const float* x, int32_t n);
     // Products that share their input x, in one parallel region when they can (forward.cpp).
@@ -171,6 +187,11 @@ private:
     void expert_down(const LayerWeights& L, int32_t ex, int32_t rows, float* gate, float* up, float* y,
                      ForwardCost& cost);
     void check_options(const ForwardOptions& opts) const;
+    // Layer il's Gated DeltaNet over xin (n, n_embd) into m_xn, tokens following `parent` (forward_delta_net.cpp).
+    void delta_net(int32_t il, const LayerWeights& L, const float* xin, int32_t n, const std::vector<int32_t>& parent,
+                   ForwardCost& cost);
+    // qwen35moe's shared expert over m_xn (n, n_embd) into m_sh_out, scaled by its gate (forward_moe.cpp).
+    void shared_expert(const LayerWeights& L, int32_t n, ForwardCost& cost);
 
     Model m_model;
     ContextConfig m_cfg;
@@ -201,6 +222,20 @@ private:
     std::vector<float> m_expert_weights;     // their weights
     std::vector<float> m_moe_in, m_moe_out;  // (n_batch, n_embd): gathered rows / the block's output
     std::vector<WeightView> m_expert_views;  // one token's experts' gate and up (2 n_expert_used)
+    std::vector<float> m_sh_gate, m_sh_up;   // (n_batch, n_ff_shexp): the shared expert's products
+    std::vector<float> m_sh_out;             // (n_batch, n_embd): its output
+    // Hybrid models (empty otherwise): gated attention's query-and-gate rows and gate, and the DeltaNet scratch.
+    std::vector<float> m_qg, m_attn_gate;  // (n_batch, 2 n_embd_q), (n_batch, n_embd_q)
+    std::vector<int32_t> m_rec_index;      // (n_layer) layer -> its index in the recurrent state, -1 for attention
+    std::vector<float> m_dn_in;            // (n_batch, input_floats): raw q k v, g, beta per token
+    std::vector<float> m_dn_z, m_dn_o;     // (n_batch, value_dim): output gate; recurrence output
+    std::vector<float> m_dn_ba;            // (n_batch, 2 n_v_heads): beta and alpha projections
+    std::vector<float> m_dn_conv;          // (n_batch, conv_dim): convolved, normalized q k v
+    std::vector<float> m_dn_tree;          // (tree nodes, n_v_heads, S, S): per-branch states of a tree pass
+    std::vector<float> m_dn_window;        // (d_conv - 1, conv_dim)
+    bool m_keeping           = false;      // this pass keeps per-token rollback data
+    bool m_dn_chain          = true;       // this pass is one causal chain (states updated in place)
+    double m_dn_keep_seconds = 0;
 };
 
 }  // namespace speculum::model

@@ -125,6 +125,23 @@ void InferenceContext::moe_ffn(int32_t il, const LayerWeights& L, int32_t n, For
     std::copy_n(m_moe_out.begin(), n * e, m_xn.begin());
 }
 
+void InferenceContext::shared_expert(const LayerWeights& L, int32_t n, ForwardCost& cost) {
+    const Hparams& hp = m_model.hparams();
+    const int64_t e = hp.n_embd, fs = hp.n_ff_shexp;
+    const MatmulJob gate_up[] = {{m_sh_gate.data(), fs, &L.w_gate_shexp}, {m_sh_up.data(), fs, &L.w_up_shexp}};
+    matmul_group(gate_up, m_xn.data(), n);
+    swiglu(m_sh_gate.data(), m_sh_up.data(), n * fs);
+    matmul(m_sh_out.data(), e, L.w_down_shexp, m_sh_gate.data(), n);
+    for (int32_t i = 0; i < n; ++i) {  // scaled by sigmoid(shexp_gate . x): how much of it this token takes
+        double z = 0;
+        for (int64_t c = 0; c < e; ++c) z += double(L.shexp_gate[size_t(c)]) * m_xn[size_t(i) * size_t(e) + size_t(c)];
+        const float g = 1.0f / (1.0f + std::exp(-float(z)));
+        for (int64_t c = 0; c < e; ++c) m_sh_out[size_t(i) * size_t(e) + size_t(c)] *= g;
+    }
+    cost.bytes_weights += L.shexp_bytes();
+    cost.flops += 2.0 * 3.0 * double(fs) * double(e) * n + 2.0 * double(e) * n;
+}
+
 void InferenceContext::expert_down(const LayerWeights& L, int32_t ex, int32_t rows, float* gate, float* up, float* y,
                                    ForwardCost& cost) {
     const Hparams& hp = m_model.hparams();

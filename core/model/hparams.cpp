@@ -86,12 +86,23 @@ private:
 }  // namespace
 
 const char* supported_architectures() {
-    return "llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, gemma3, phi3, smollm3";
+    return "llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, gemma3, phi3, smollm3, qwen35, qwen35moe";
 }
 
 bool is_supported_architecture(const std::string& a) {
     return a == "llama" || a == "qwen2" || a == "qwen3" || a == "qwen3moe" || a == "gpt-oss" || a == "gemma2" ||
-           a == "gemma3" || a == "phi3" || a == "smollm3";
+           a == "gemma3" || a == "phi3" || a == "smollm3" || a == "qwen35" || a == "qwen35moe";
+}
+
+bool Hparams::rope_pair_rotates(int32_t i) const {
+    const int32_t s0 = rope_sections[0], s1 = rope_sections[1], s2 = rope_sections[2];
+    const int32_t dims = s0 + s1 + s2 + rope_sections[3];
+    if (dims <= 0) return true;
+    const int32_t sector = i % dims;  // ggml's mrope cache: the axis of a pair by its sector
+    if (rope_interleaved)
+        return (sector % 3 == 1 && sector < 3 * s1) || (sector % 3 == 2 && sector < 3 * s2) ||
+               (sector % 3 == 0 && sector < 3 * s0);
+    return sector < s0 + s1 + s2;
 }
 
 namespace {
@@ -144,7 +155,8 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     }
     h.n_layer = blocks - h.n_nextn;
     // A mixture of experts may leave the dense width out (its experts have their own): 0 until the experts are read.
-    const bool moe_arch = h.arch == "qwen3moe" || h.arch == "gpt-oss";
+    const bool moe_arch = h.arch == "qwen3moe" || h.arch == "gpt-oss" || h.arch == "qwen35moe";
+    const bool hybrid   = h.arch == "qwen35" || h.arch == "qwen35moe";
     h.n_ff   = moe_arch ? positive_int_or(f, a + "feed_forward_length", 0) : positive_int(f, a + "feed_forward_length");
     h.n_head = positive_int(f, a + "attention.head_count");
     h.n_head_kv = positive_int_or(f, a + "attention.head_count_kv", h.n_head);
@@ -188,7 +200,42 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     } else if (f.get_uint_or(a + "expert_count", 0) > 0) {
         f.fail(a + "expert_count", "mixture-of-experts '" + h.arch +
                                        "' models are not supported (of the MoE "
-                                       "architectures, qwen3moe and gpt-oss are)");
+                                       "architectures, qwen3moe, gpt-oss and qwen35moe are)");
+    }
+    if (h.arch == "qwen35moe") {  // the shared expert (llama.cpp: its own width, else feed_forward_length)
+        h.n_ff_shexp = positive_int_or(f, a + "expert_shared_feed_forward_length", h.n_ff);
+        if (h.n_ff_shexp < 1) f.fail(a + "expert_shared_feed_forward_length", "absent, and feed_forward_length too");
+    }
+    if (hybrid) {  // llama.cpp's qwen35 / qwen35moe: Gated DeltaNet layers between gated attention layers
+        h.ssm_d_conv  = positive_int(f, a + "ssm.conv_kernel");
+        h.ssm_d_state = positive_int(f, a + "ssm.state_size");
+        h.ssm_n_group = positive_int(f, a + "ssm.group_count");
+        h.ssm_dt_rank = positive_int(f, a + "ssm.time_step_rank");
+        if (h.ssm_d_conv < 2 || h.ssm_d_conv > 64)
+            f.fail(a + "ssm.conv_kernel", std::to_string(h.ssm_d_conv) + " taps (2 to 64 supported)");
+        if (h.ssm_d_state > 1024) f.fail(a + "ssm.state_size", std::to_string(h.ssm_d_state) + " is out of range");
+        if (h.ssm_dt_rank % h.ssm_n_group != 0)
+            f.fail(a + "ssm.time_step_rank", std::to_string(h.ssm_dt_rank) + " value heads are not a multiple of the " +
+                                                 std::to_string(h.ssm_n_group) + " key heads (ssm.group_count)");
+        if (int64_t(h.ssm_dt_rank) * h.ssm_d_state > (1 << 20))
+            f.fail(a + "ssm.time_step_rank", "value width out of range");
+        const int32_t inner = positive_int(f, a + "ssm.inner_size");
+        if (inner != h.ssm_value_dim())
+            f.fail(a + "ssm.inner_size", std::to_string(inner) + " is not state_size x time_step_rank = " +
+                                             std::to_string(h.ssm_value_dim()));
+        h.recurrent_layers.assign(size_t(h.n_layer), 0);
+        if (const GgufValue* v = f.find(a + "attention.recurrent_layers"); v) {
+            if (v->type != GgufType::ARRAY || v->ints.size() < size_t(h.n_layer))
+                f.fail(a + "attention.recurrent_layers",
+                       "expected one flag per block (" + std::to_string(h.n_layer + h.n_nextn) + ")");
+            for (int32_t il = 0; il < h.n_layer; ++il) h.recurrent_layers[size_t(il)] = v->ints[size_t(il)] != 0;
+        } else {
+            const uint64_t every = f.get_uint_or(a + "full_attention_interval", 4);
+            if (every < 1 || every > uint64_t(h.n_layer) + 1)
+                f.fail(a + "full_attention_interval", std::to_string(every) + " is out of range");
+            for (int32_t il = 0; il < h.n_layer; ++il) h.recurrent_layers[size_t(il)] = (uint64_t(il) + 1) % every != 0;
+        }
+        h.attn_gate = h.qk_norm = h.ffn_norm_named_post_attention = true;
     }
 
     h.n_rot = positive_int_or(f, a + "rope.dimension_count", h.head_dim());
@@ -224,6 +271,22 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     if (factor == 0.0) factor = f.get_float_or(a + "rope.scale_linear", 0.0);  // the older key
     if (factor != 0.0) h.rope_freq_scale = 1.0f / finite_positive(f, a + "rope.scaling.factor", factor);
     h.rope_style = h.arch == "llama" || h.arch == "smollm3" ? RopeStyle::normal : RopeStyle::neox;
+    if (hybrid) {  // IMROPE over (p, p, p, 0): the pairs of the fourth axis do not turn
+        const GgufValue* v = f.find(a + "rope.dimension_sections");
+        if (!v || v->type != GgufType::ARRAY || v->ints.size() < 3 || v->ints.size() > 4)
+            f.fail(a + "rope.dimension_sections", "missing, or not an array of 3 or 4 section sizes");
+        int64_t sum = 0;
+        for (size_t i = 0; i < v->ints.size(); ++i) {
+            if (v->ints[i] < 0 || v->ints[i] > h.n_rot) f.fail(a + "rope.dimension_sections", "a size out of range");
+            h.rope_sections[i] = int32_t(v->ints[i]), sum += v->ints[i];
+        }
+        if (sum < 1 || sum > h.head_dim())
+            f.fail(a + "rope.dimension_sections", "sizes sum to " + std::to_string(sum) +
+                                                      ", expected 1 to the head "
+                                                      "dimension " +
+                                                      std::to_string(h.head_dim()));
+        h.rope_interleaved = true;
+    }
     // gpt-oss: every other layer windowed (llama.cpp's set_swa_pattern(2) unless the file says), on the model's own
     // RoPE base and scaling unless rope.freq_base_swa is given.
     if (h.arch == "gpt-oss") {
@@ -236,7 +299,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
     }
 
     // ---- per-architecture parts (llama.cpp's load_arch_hparams for each) ----
-    h.qk_norm = h.arch == "qwen3" || h.arch == "qwen3moe" || h.arch == "gemma3";
+    h.qk_norm = h.arch == "qwen3" || h.arch == "qwen3moe" || h.arch == "gemma3" || hybrid;
     if (h.arch == "smollm3") h.nope_period = 4;  // llama.cpp's n_no_rope_layer_step: fixed, not in the file
     if (gemma) {
         h.post_norms = true, h.ffn_act = FfnActivation::gelu, h.scale_embd = true;
@@ -300,13 +363,29 @@ Hparams hparams_from_gguf(const GgufFile& f) {
         if (f.tensor("rope_freqs.weight")->type != GgmlType::F32) f.fail("tensor 'rope_freqs.weight'", "must be f32");
     }
 
-    h.fused_qkv     = f.tensor("blk.0.attn_qkv.weight") != nullptr;
+    h.fused_qkv     = !hybrid && f.tensor("blk.0.attn_qkv.weight") != nullptr;  // a hybrid's is the DeltaNet's
     h.fused_gate_up = h.arch == "phi3";  // phi3's ffn_up holds the gate too (llama.cpp reads no ffn_gate)
     h.qkv_bias      = f.tensor("blk.0.attn_q.bias") != nullptr;
+    const auto S = uint64_t(h.ssm_d_state), HV = uint64_t(h.ssm_dt_rank), CONV = uint64_t(h.ssm_conv_dim());
+    const auto VD = uint64_t(h.ssm_value_dim()), FS = uint64_t(h.n_ff_shexp);
     for (int32_t il = 0; il < h.n_layer + h.n_nextn; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         tc.require(p + "attn_norm.weight", {E}, "[n_embd]", true);
-        if (h.fused_qkv) {
+        if (h.is_recurrent(il)) {  // Gated DeltaNet in place of attention
+            tc.require(p + "attn_qkv.weight", {E, CONV}, "[n_embd, 2 state_size group_count + inner_size]", false);
+            tc.require(p + "attn_gate.weight", {E, VD}, "[n_embd, inner_size]", false);
+            tc.require(p + "ssm_conv1d.weight", {uint64_t(h.ssm_d_conv), CONV}, "[conv_kernel, conv channels]", true);
+            tc.require(p + "ssm_dt.bias", {HV}, "[time_step_rank]", true);
+            tc.require(p + "ssm_a", {HV}, "[time_step_rank]", true);
+            tc.require(p + "ssm_beta.weight", {E, HV}, "[n_embd, time_step_rank]", false);
+            tc.require(p + "ssm_alpha.weight", {E, HV}, "[n_embd, time_step_rank]", false);
+            tc.require(p + "ssm_norm.weight", {S}, "[state_size]", true);
+            tc.require(p + "ssm_out.weight", {VD, E}, "[inner_size, n_embd]", false);
+        } else if (h.attn_gate) {
+            tc.require(p + "attn_q.weight", {E, 2 * Q}, "[n_embd, 2 n_head head_dim] (query and gate)", false);
+            tc.require(p + "attn_k.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
+            tc.require(p + "attn_v.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
+        } else if (h.fused_qkv) {
             tc.require(p + "attn_qkv.weight", {E, Q + 2 * KV}, "[n_embd, n_embd_q + 2 n_embd_kv] (blk.0 is fused)",
                        false);
         } else {
@@ -314,7 +393,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             tc.require(p + "attn_k.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
             tc.require(p + "attn_v.weight", {E, KV}, "[n_embd, n_embd_kv]", false);
         }
-        tc.require(p + "attn_output.weight", {Q, E}, "[n_head * head_dim, n_embd]", false);
+        if (!h.is_recurrent(il)) tc.require(p + "attn_output.weight", {Q, E}, "[n_head * head_dim, n_embd]", false);
         if (h.attn_out_bias) tc.require(p + "attn_output.bias", {E}, "[n_embd]", true);
         if (h.attn_sinks) tc.require(p + "attn_sinks.weight", {static_cast<uint64_t>(h.n_head)}, "[n_head]", true);
         if (h.qkv_bias) {
@@ -322,7 +401,7 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             tc.require(p + "attn_k.bias", {KV}, "[n_embd_kv] (blk.0 has q/k/v biases)", true);
             tc.require(p + "attn_v.bias", {KV}, "[n_embd_kv] (blk.0 has q/k/v biases)", true);
         }
-        if (h.qk_norm) {
+        if (h.qk_norm && !h.is_recurrent(il)) {
             tc.require(p + "attn_q_norm.weight", {HD}, "[head_dim]", true);
             tc.require(p + "attn_k_norm.weight", {HD}, "[head_dim]", true);
         }
@@ -343,6 +422,12 @@ Hparams hparams_from_gguf(const GgufFile& f) {
             tc.require(p + "ffn_gate_exps.weight", {E, FE, NE}, "[n_embd, n_ff_exp, n_expert]", false);
             tc.require(p + "ffn_up_exps.weight", {E, FE, NE}, "[n_embd, n_ff_exp, n_expert]", false);
             tc.require(p + "ffn_down_exps.weight", {FE, E, NE}, "[n_ff_exp, n_embd, n_expert]", false);
+            if (h.n_ff_shexp > 0) {
+                tc.require(p + "ffn_gate_inp_shexp.weight", {E}, "[n_embd]", true);
+                tc.require(p + "ffn_gate_shexp.weight", {E, FS}, "[n_embd, n_ff_shexp]", false);
+                tc.require(p + "ffn_up_shexp.weight", {E, FS}, "[n_embd, n_ff_shexp]", false);
+                tc.require(p + "ffn_down_shexp.weight", {FS, E}, "[n_ff_shexp, n_embd]", false);
+            }
             continue;
         }
         if (h.fused_gate_up) {

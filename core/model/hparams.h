@@ -1,11 +1,13 @@
 // Hyper-parameters of a Llama-family decoder (architectures `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
-// `smollm3`, and the mixture-of-experts `qwen3moe` and `gpt-oss`), read from GGUF metadata with llama.cpp's key names,
+// `smollm3`, the mixture-of-experts `qwen3moe` and `gpt-oss`, and the hybrid Gated DeltaNet `qwen35` and `qwen35moe`),
+// read from GGUF metadata with llama.cpp's key names,
 // and validated against the tensors present. One layer loop runs them all: the fields below switch its parts
 // (docs/models.md lists which architecture sets what).
 #pragma once
 
 #include "core/model/gguf.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -101,6 +103,25 @@ struct Hparams {
     bool moe_biases                    = false;
     bool attn_sinks                    = false;
     bool ffn_norm_named_post_attention = false;
+    int32_t n_ff_shexp = 0;  // qwen35moe: a shared expert of this width beside the routed ones, gated by
+                             // sigmoid(ffn_gate_inp_shexp . x); 0 = none
+
+    // ---- hybrid linear attention (qwen35, qwen35moe; llama.cpp's delta-net models) ----
+    // Layers recurrent_layers marks replace attention with a Gated DeltaNet: a causal convolution of d_conv taps over
+    // the projected q, k, v (its state: the last d_conv - 1 inputs) and a gated delta rule over a state matrix of
+    // (ssm_d_state x ssm_d_state) per value head (delta_net.h). The other layers are gated full attention.
+    std::vector<uint8_t> recurrent_layers;  // (n_layer) 1 = Gated DeltaNet; empty = none
+    int32_t ssm_d_conv  = 0;                // <arch>.ssm.conv_kernel: taps of the convolution
+    int32_t ssm_d_state = 0;                // <arch>.ssm.state_size: head dimension of q, k and v
+    int32_t ssm_n_group = 0;                // <arch>.ssm.group_count: q and k heads
+    int32_t ssm_dt_rank = 0;                // <arch>.ssm.time_step_rank: v heads (a multiple of the k heads)
+    // Gated attention (qwen35): wq yields 2 head_dim rows per head, the query then a gate; the attention output is
+    // multiplied by sigmoid(gate) before wo.
+    bool attn_gate = false;
+    // Multi-axis RoPE as llama.cpp's rope_multi reads it for text (the positions (p, p, p, 0)): rotary pair i takes
+    // the position p or 0 by its sector i mod sum(sections); interleaved (qwen35's IMROPE) or in blocks.
+    std::array<int32_t, 4> rope_sections{};  // all 0 = ordinary RoPE
+    bool rope_interleaved = false;
 
     int32_t head_dim() const { return n_embd_head > 0 ? n_embd_head : (n_head > 0 ? n_embd / n_head : 0); }
     int32_t n_embd_q() const { return head_dim() * n_head; }  // rows of wq, columns of wo
@@ -110,6 +131,19 @@ struct Hparams {
         return n_swa > 0 && static_cast<size_t>(il) < swa_layers.size() && swa_layers[static_cast<size_t>(il)];
     }
     bool moe() const { return n_expert > 0; }
+    bool hybrid() const { return !recurrent_layers.empty(); }
+    bool is_recurrent(int32_t il) const {
+        return static_cast<size_t>(il) < recurrent_layers.size() && recurrent_layers[static_cast<size_t>(il)];
+    }
+    int32_t n_recurrent() const {
+        int32_t c = 0;
+        for (uint8_t r : recurrent_layers) c += r ? 1 : 0;
+        return c;
+    }
+    int32_t ssm_value_dim() const { return ssm_d_state * ssm_dt_rank; }                       // rows of attn_gate
+    int32_t ssm_conv_dim() const { return 2 * ssm_d_state * ssm_n_group + ssm_value_dim(); }  // rows of attn_qkv
+    // Whether rotary pair i (i < n_rot / 2) turns with the token's position (else by 0: the fourth axis).
+    bool rope_pair_rotates(int32_t i) const;
     int32_t ffn_width() const { return moe() ? n_ff_exp : n_ff; }  // rows of one (expert's) gate and up matrix
     bool uses_rope(int32_t il) const { return nope_period <= 0 || (il + 1) % nope_period != 0; }
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim())); }

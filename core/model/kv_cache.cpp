@@ -1,18 +1,27 @@
 // KV cache bookkeeping: capacity checks, rollback and tree-path compaction.
 #include "core/model/kv_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 namespace speculum::model {
 
 KvCache::KvCache(int32_t n_layer, int32_t n_ctx, int32_t n_embd_kv)
-    : m_n_layer(n_layer), m_n_ctx(n_ctx), m_n_embd_kv(n_embd_kv) {
+    : KvCache(n_layer, n_ctx, n_embd_kv, std::vector<uint8_t>(size_t(std::max(0, n_layer)), 1), RecurrentState{}) {}
+
+KvCache::KvCache(int32_t n_layer, int32_t n_ctx, int32_t n_embd_kv, const std::vector<uint8_t>& has_kv,
+                 RecurrentState state)
+    : m_n_layer(n_layer), m_n_ctx(n_ctx), m_n_embd_kv(n_embd_kv), m_state(std::move(state)) {
     if (n_layer <= 0 || n_ctx <= 0 || n_embd_kv <= 0)
         throw std::invalid_argument("KvCache: n_layer, n_ctx and n_embd_kv must be positive (got " +
                                     std::to_string(n_layer) + ", " + std::to_string(n_ctx) + ", " +
                                     std::to_string(n_embd_kv) + ")");
-    const size_t n = static_cast<size_t>(n_layer) * n_ctx * n_embd_kv;
+    if (has_kv.size() != size_t(n_layer)) throw std::invalid_argument("KvCache: has_kv needs one flag per layer");
+    m_kv_index.assign(size_t(n_layer), -1);
+    for (int32_t il = 0; il < n_layer; ++il)
+        if (has_kv[size_t(il)]) m_kv_index[size_t(il)] = m_n_kv_layers++;
+    const size_t n = static_cast<size_t>(m_n_kv_layers) * n_ctx * n_embd_kv;
     m_k.assign(n, 0.0f);
     m_v.assign(n, 0.0f);
 }
@@ -32,6 +41,7 @@ void KvCache::truncate(int32_t n) {
     if (n < 0 || n > m_size)
         throw std::out_of_range("KvCache::truncate(" + std::to_string(n) + "): cache holds " + std::to_string(m_size) +
                                 " tokens");
+    if (!m_state.empty()) m_state.truncate(m_size, n);
     m_size = n;
 }
 
@@ -47,10 +57,12 @@ void KvCache::compact(int32_t n_prefix, const std::vector<int32_t>& keep) {
                                     std::to_string(s));
         prev = s;
     }
+    if (!m_state.empty()) m_state.compact(m_size, n_prefix, keep);
     // Destination slot n_prefix + i <= keep[i], so moving in increasing order never overwrites a source
     // that is still needed.
     const size_t row = static_cast<size_t>(m_n_embd_kv) * sizeof(float);
     for (int32_t il = 0; il < m_n_layer; ++il) {
+        if (m_kv_index[size_t(il)] < 0) continue;
         for (size_t i = 0; i < keep.size(); ++i) {
             const int32_t dst = n_prefix + static_cast<int32_t>(i);
             if (dst == keep[i]) continue;

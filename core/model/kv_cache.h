@@ -1,6 +1,10 @@
 // Per-layer key/value cache in f32 for one sequence: append, roll back (truncate) and, after a batched pass
-// over a token tree, compact the accepted path into contiguous slots. Keys are stored after RoPE.
+// over a token tree, compact the accepted path into contiguous slots. Keys are stored after RoPE. A hybrid model's
+// Gated DeltaNet layers keep no K/V rows but a recurrent state (recurrent_state.h), which truncate and compact roll
+// back with the rows.
 #pragma once
+
+#include "core/model/recurrent_state.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -19,20 +23,38 @@ public:
     // n_ctx slots of n_embd_kv floats for K and for V in each of n_layer layers (2 * 4 * n_layer * n_ctx *
     // n_embd_kv bytes, allocated once).
     KvCache(int32_t n_layer, int32_t n_ctx, int32_t n_embd_kv);
+    // Only the layers `has_kv` marks (n_layer flags) keep K/V rows (a hybrid's attention layers); `state` is the
+    // recurrent state of the others.
+    KvCache(int32_t n_layer, int32_t n_ctx, int32_t n_embd_kv, const std::vector<uint8_t>& has_kv,
+            RecurrentState state);
 
     int32_t size() const { return m_size; }       // slots in use (cached tokens)
     int32_t capacity() const { return m_n_ctx; }  // maximum slots (the context length)
     int32_t n_layer() const { return m_n_layer; }
     int32_t n_embd_kv() const { return m_n_embd_kv; }
-    uint64_t bytes_per_token() const { return 2ull * 4 * m_n_layer * m_n_embd_kv; }  // K + V, all layers
+    int32_t n_kv_layers() const { return m_n_kv_layers; }                                // layers with K/V rows
+    uint64_t bytes_per_token() const { return 2ull * 4 * m_n_kv_layers * m_n_embd_kv; }  // K + V, all such layers
 
     // Throws KvCacheFull ("KV cache full: N + M tokens exceed the context length C") when n more slots don't fit.
     void reserve_slots(int32_t n) const;
     // Marks n more slots as used (the forward pass has written them).
     void grow(int32_t n);
-    // Rolls back to the first n slots (n <= size()): rejected draft tokens are forgotten.
+    // Rolls back to the first n slots (n <= size()): rejected draft tokens are forgotten. A recurrent state rolls
+    // back with them where restorable(n) == n (else std::logic_error).
     void truncate(int32_t n);
-    void clear() { m_size = 0; }
+    void clear() {
+        m_size = 0;
+        if (!m_state.empty()) m_state.clear();
+    }
+    // The largest count <= n this cache can roll back to: n, except that a recurrent state only returns within its
+    // horizon (recurrent_state.h), else to 0 (start again).
+    int32_t restorable(int32_t n) const { return m_state.restorable(m_size, n); }
+    // Declares that no rollback will go before size(): a recurrent state's checkpoint moves here (cheaper reruns).
+    void commit() {
+        if (!m_state.empty()) m_state.commit(m_size);
+    }
+    RecurrentState& recurrent() { return m_state; }
+    const RecurrentState& recurrent() const { return m_state; }
 
     // Keeps slots [0, n_prefix) and then the slots `keep` (strictly increasing, each >= n_prefix, < size()),
     // moved down to n_prefix, n_prefix + 1, ...; size() becomes n_prefix + keep.size(). This is how the accepted
@@ -60,12 +82,17 @@ public:
 
 private:
     size_t offset(int32_t il, int32_t slot) const {
-        return (static_cast<size_t>(il) * m_n_ctx + static_cast<size_t>(slot)) * m_n_embd_kv;
+        return (static_cast<size_t>(m_kv_index.empty() ? il : m_kv_index[static_cast<size_t>(il)]) * m_n_ctx +
+                static_cast<size_t>(slot)) *
+               m_n_embd_kv;
     }
-    int32_t m_n_layer   = 0;
-    int32_t m_n_ctx     = 0;
-    int32_t m_n_embd_kv = 0;
-    int32_t m_size      = 0;
+    int32_t m_n_layer     = 0;
+    int32_t m_n_ctx       = 0;
+    int32_t m_n_embd_kv   = 0;
+    int32_t m_size        = 0;
+    int32_t m_n_kv_layers = 0;
+    std::vector<int32_t> m_kv_index;  // layer -> its K/V rows (-1: none); empty = every layer in order
+    RecurrentState m_state;
     std::vector<float> m_k;  // (n_layer, n_ctx, n_embd_kv)
     std::vector<float> m_v;  // (n_layer, n_ctx, n_embd_kv)
     int32_t m_n_embd_hidden = 0;

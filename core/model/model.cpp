@@ -241,7 +241,17 @@ LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFi
     LayerWeights L;
     const std::string p = "blk." + std::to_string(il) + ".";
     L.attn_norm         = vector_of(file, p + "attn_norm.weight");
-    if (hp.fused_qkv) {  // q, k and v stacked by rows: three views of the one tensor
+    if (hp.is_recurrent(il)) {  // Gated DeltaNet (llama.cpp's qwen35 names)
+        L.ssm_qkv    = view_of(file, owner, p + "attn_qkv.weight");
+        L.ssm_z      = view_of(file, owner, p + "attn_gate.weight");
+        L.ssm_beta   = view_of(file, owner, p + "ssm_beta.weight");
+        L.ssm_alpha  = view_of(file, owner, p + "ssm_alpha.weight");
+        L.ssm_out    = view_of(file, owner, p + "ssm_out.weight");
+        L.ssm_conv1d = stacked_vector_of(file, p + "ssm_conv1d.weight");
+        L.ssm_dt     = vector_of(file, p + "ssm_dt.bias");
+        L.ssm_a      = vector_of(file, p + "ssm_a");
+        L.ssm_norm   = vector_of(file, p + "ssm_norm.weight");
+    } else if (hp.fused_qkv) {  // q, k and v stacked by rows: three views of the one tensor
         const WeightView qkv = view_of(file, owner, p + "attn_qkv.weight");
         const int64_t q = hp.n_embd_q(), kv = hp.n_embd_kv();
         L.wq = row_range(qkv, 0, q), L.wk = row_range(qkv, q, q + kv), L.wv = row_range(qkv, q + kv, q + 2 * kv);
@@ -250,7 +260,7 @@ LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFi
         L.wk = view_of(file, owner, p + "attn_k.weight");
         L.wv = view_of(file, owner, p + "attn_v.weight");
     }
-    L.wo = view_of(file, owner, p + "attn_output.weight");
+    if (!hp.is_recurrent(il)) L.wo = view_of(file, owner, p + "attn_output.weight");
     if (hp.attn_out_bias) L.bo = vector_of(file, p + "attn_output.bias");
     if (hp.attn_sinks) L.attn_sinks = vector_of(file, p + "attn_sinks.weight");
     if (hp.qkv_bias) {
@@ -258,7 +268,7 @@ LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFi
         L.bk = vector_of(file, p + "attn_k.bias");
         L.bv = vector_of(file, p + "attn_v.bias");
     }
-    if (hp.qk_norm) {
+    if (hp.qk_norm && !hp.is_recurrent(il)) {
         L.q_norm = vector_of(file, p + "attn_q_norm.weight");
         L.k_norm = vector_of(file, p + "attn_k_norm.weight");
     }
@@ -279,6 +289,12 @@ LayerWeights load_layer(const GgufFile& file, const std::shared_ptr<const GgufFi
         L.w_gate = view_of(file, owner, p + "ffn_gate_exps.weight");
         L.w_up   = view_of(file, owner, p + "ffn_up_exps.weight");
         L.w_down = view_of(file, owner, p + "ffn_down_exps.weight");
+        if (hp.n_ff_shexp > 0) {
+            L.shexp_gate   = vector_of(file, p + "ffn_gate_inp_shexp.weight");
+            L.w_gate_shexp = view_of(file, owner, p + "ffn_gate_shexp.weight");
+            L.w_up_shexp   = view_of(file, owner, p + "ffn_up_shexp.weight");
+            L.w_down_shexp = view_of(file, owner, p + "ffn_down_shexp.weight");
+        }
         return L;
     }
     if (hp.fused_gate_up) {  // gate rows then up rows (llama.cpp's swiglu of the one product)
@@ -346,12 +362,35 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
     if (static_cast<int32_t>(w.layers.size()) != hp.n_layer)
         throw std::invalid_argument(name + ": " + std::to_string(w.layers.size()) + " layers, hparams say " +
                                     std::to_string(hp.n_layer));
-    auto check_layer = [&](const LayerWeights& L, const std::string& p) {
+    if (hp.hybrid()) {
+        if (static_cast<int32_t>(hp.recurrent_layers.size()) != hp.n_layer)
+            throw std::invalid_argument(name + ": recurrent_layers has " + std::to_string(hp.recurrent_layers.size()) +
+                                        " entries for " + std::to_string(hp.n_layer) + " layers");
+        if (hp.ssm_d_conv < 2 || hp.ssm_d_state < 1 || hp.ssm_n_group < 1 || hp.ssm_dt_rank % hp.ssm_n_group != 0)
+            throw std::invalid_argument(name + ": inconsistent Gated DeltaNet shape (conv " +
+                                        std::to_string(hp.ssm_d_conv) + ", state " + std::to_string(hp.ssm_d_state) +
+                                        ", heads " + std::to_string(hp.ssm_n_group) + "/" +
+                                        std::to_string(hp.ssm_dt_rank) + ")");
+    }
+    auto check_layer = [&](const LayerWeights& L, const std::string& p, bool recurrent) {
         check_vector(L.attn_norm, e, p + "attn_norm.weight", name);
-        check_view(L.wq, eq, ein, p + "attn_q.weight", name);
-        check_view(L.wk, ekv, ein, p + "attn_k.weight", name);
-        check_view(L.wv, ekv, ein, p + "attn_v.weight", name);
-        check_view(L.wo, e, eq, p + "attn_output.weight", name);
+        if (recurrent) {
+            const int64_t conv = hp.ssm_conv_dim(), vd = hp.ssm_value_dim(), hv = hp.ssm_dt_rank;
+            check_view(L.ssm_qkv, conv, e, p + "attn_qkv.weight", name);
+            check_view(L.ssm_z, vd, e, p + "attn_gate.weight", name);
+            check_view(L.ssm_beta, hv, e, p + "ssm_beta.weight", name);
+            check_view(L.ssm_alpha, hv, e, p + "ssm_alpha.weight", name);
+            check_view(L.ssm_out, e, vd, p + "ssm_out.weight", name);
+            check_vector(L.ssm_conv1d, conv * hp.ssm_d_conv, p + "ssm_conv1d.weight", name);
+            check_vector(L.ssm_dt, hv, p + "ssm_dt.bias", name);
+            check_vector(L.ssm_a, hv, p + "ssm_a", name);
+            check_vector(L.ssm_norm, hp.ssm_d_state, p + "ssm_norm.weight", name);
+        } else {
+            check_view(L.wq, hp.attn_gate ? 2 * eq : eq, ein, p + "attn_q.weight", name);
+            check_view(L.wk, ekv, ein, p + "attn_k.weight", name);
+            check_view(L.wv, ekv, ein, p + "attn_v.weight", name);
+            check_view(L.wo, e, eq, p + "attn_output.weight", name);
+        }
         if (hp.attn_out_bias) check_vector(L.bo, e, p + "attn_output.bias", name);
         if (hp.attn_sinks) check_vector(L.attn_sinks, hp.n_head, p + "attn_sinks.weight", name);
         if (hp.qkv_bias) {
@@ -359,7 +398,7 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
             check_vector(L.bk, ekv, p + "attn_k.bias", name);
             check_vector(L.bv, ekv, p + "attn_v.bias", name);
         }
-        if (hp.qk_norm) {
+        if (hp.qk_norm && !recurrent) {
             check_vector(L.q_norm, hp.head_dim(), p + "attn_q_norm.weight", name);
             check_vector(L.k_norm, hp.head_dim(), p + "attn_k_norm.weight", name);
         }
@@ -380,6 +419,12 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
                 check_vector(L.exp_up_b, ne * fe, p + "ffn_up_exps.bias", name);
                 check_vector(L.exp_down_b, ne * e, p + "ffn_down_exps.bias", name);
             }
+            if (hp.n_ff_shexp > 0) {
+                check_vector(L.shexp_gate, e, p + "ffn_gate_inp_shexp.weight", name);
+                check_view(L.w_gate_shexp, hp.n_ff_shexp, e, p + "ffn_gate_shexp.weight", name);
+                check_view(L.w_up_shexp, hp.n_ff_shexp, e, p + "ffn_up_shexp.weight", name);
+                check_view(L.w_down_shexp, e, hp.n_ff_shexp, p + "ffn_down_shexp.weight", name);
+            }
             if (L.w_gate.compact || L.w_up.compact || L.w_down.compact)
                 throw std::invalid_argument(name + ": " + p + "ffn_*_exps: compact expert matrices are not supported");
             return;
@@ -390,14 +435,15 @@ void Model::validate(const Hparams& hp, const ModelWeights& w, const std::string
         check_view(L.w_up, ff, e, p + "ffn_up.weight", name);
         check_view(L.w_down, e, ff, p + "ffn_down.weight", name);
     };
-    for (size_t il = 0; il < w.layers.size(); ++il) check_layer(w.layers[il], "blk." + std::to_string(il) + ".");
+    for (size_t il = 0; il < w.layers.size(); ++il)
+        check_layer(w.layers[il], "blk." + std::to_string(il) + ".", hp.is_recurrent(int32_t(il)));
     if (static_cast<int32_t>(w.nextn.size()) != hp.n_nextn)
         throw std::invalid_argument(name + ": " + std::to_string(w.nextn.size()) +
                                     " multi-token-prediction blocks, hparams say " + std::to_string(hp.n_nextn));
     for (size_t j = 0; j < w.nextn.size(); ++j) {
         const NextnWeights& n = w.nextn[j];
         const std::string p   = "blk." + std::to_string(hp.n_layer + int32_t(j)) + ".";
-        check_layer(n.block, p);
+        check_layer(n.block, p, false);
         check_view(n.eh_proj, e, 2 * e, p + "nextn.eh_proj.weight", name);
         check_vector(n.enorm, e, p + "nextn.enorm.weight", name);
         check_vector(n.hnorm, e, p + "nextn.hnorm.weight", name);
@@ -493,8 +539,8 @@ Model Model::from_weights(Hparams hp, ModelWeights weights, std::string name) {
 uint64_t Model::weight_bytes_per_token() const {
     uint64_t b = m_w.output.n_bytes() + m_w.token_embd.row_bytes() + m_w.output_norm.size() * sizeof(float);
     for (const LayerWeights& L : m_w.layers) {
-        for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo}) b += v->n_bytes();
-        b += L.ffn_bytes_per_token(m_hp) + L.vector_bytes();  // a MoE: the experts a token is routed to
+        b += L.mixer_bytes() + L.ffn_bytes_per_token(m_hp) +
+             L.vector_bytes();  // a MoE: the experts a token is routed to
     }
     return b;
 }

@@ -77,16 +77,33 @@ struct LayerWeights {
     // attention output's bias (n_embd) and the per-head sink logits (n_head); empty otherwise.
     std::vector<float> ffn_gate_inp_b, exp_gate_b, exp_up_b, exp_down_b;
     std::vector<float> bo, attn_sinks;
+    // qwen35moe's shared expert (Hparams::n_ff_shexp): a SwiGLU block every token runs, its output scaled by
+    // sigmoid(shexp_gate . x); empty otherwise.
+    std::vector<float> shexp_gate;        // (n_embd)
+    WeightView w_gate_shexp, w_up_shexp;  // (n_ff_shexp, n_embd)
+    WeightView w_down_shexp;              // (n_embd, n_ff_shexp)
+    // A Gated DeltaNet layer (Hparams::is_recurrent; its wq, wk, wv and wo are empty): the projections of the stream
+    // to the convolution's input q, k, v (ssm_qkv), the output gate z (ssm_z), the update strength beta and the decay
+    // alpha (one per value head), the convolution taps, the decay's bias dt and scale a (-exp(A_log)), the per-head
+    // output norm and the output projection (delta_net.h).
+    WeightView ssm_qkv;                // (conv_dim, n_embd)
+    WeightView ssm_z;                  // (value_dim, n_embd)
+    WeightView ssm_beta, ssm_alpha;    // (n_v_heads, n_embd)
+    WeightView ssm_out;                // (n_embd, value_dim)
+    std::vector<float> ssm_conv1d;     // (conv_dim, d_conv): channel c's taps, oldest input first
+    std::vector<float> ssm_dt, ssm_a;  // (n_v_heads)
+    std::vector<float> ssm_norm;       // (state_size)
 
     // Bytes of the f32 vectors (norms and biases; and a MoE router, small) one pass reads: of the attention block, the
     // FFN block, both.
     uint64_t attn_vector_bytes() const {
         return (attn_norm.size() + bq.size() + bk.size() + bv.size() + q_norm.size() + k_norm.size() +
-                attn_post_norm.size() + bo.size() + attn_sinks.size()) *
+                attn_post_norm.size() + bo.size() + attn_sinks.size() + ssm_conv1d.size() + ssm_dt.size() +
+                ssm_a.size() + ssm_norm.size()) *
                sizeof(float);
     }
     uint64_t ffn_vector_bytes() const {
-        return (ffn_norm.size() + ffn_post_norm.size() + ffn_gate_inp_b.size()) * sizeof(float) +
+        return (ffn_norm.size() + ffn_post_norm.size() + ffn_gate_inp_b.size() + shexp_gate.size()) * sizeof(float) +
                ffn_gate_inp.n_bytes();
     }
     uint64_t vector_bytes() const { return attn_vector_bytes() + ffn_vector_bytes(); }
@@ -100,15 +117,28 @@ struct LayerWeights {
     // Bytes of the FFN matrices one token reads: gate, up and down, or of a mixture of experts (hp.moe()) the
     // n_expert_used experts it is routed to, their biases included.
     uint64_t ffn_bytes_per_token(const Hparams& hp) const {
-        return hp.moe() ? expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used)
+        return hp.moe() ? expert_bytes(hp.n_expert) * uint64_t(hp.n_expert_used) + shexp_bytes()
                         : w_gate.n_bytes() + w_up.n_bytes() + w_down.n_bytes();
+    }
+    uint64_t shexp_bytes() const { return w_gate_shexp.n_bytes() + w_up_shexp.n_bytes() + w_down_shexp.n_bytes(); }
+    // Bytes of the mixer's matrices one pass reads: attention's four, or a Gated DeltaNet's five.
+    uint64_t mixer_bytes() const {
+        return wq.n_bytes() + wk.n_bytes() + wv.n_bytes() + wo.n_bytes() + ssm_qkv.n_bytes() + ssm_z.n_bytes() +
+               ssm_beta.n_bytes() + ssm_alpha.n_bytes() + ssm_out.n_bytes();
     }
     // Rows of expert e of a stacked expert matrix (w_gate, w_up or w_down), sharing its storage.
     static WeightView expert(const WeightView& stack, int32_t e, int32_t n_expert);
 
-    // The seven weight matrices in file order (attention q, k, v, output; ffn gate, up, down).
-    std::array<WeightView*, 7> matrices() { return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down}; }
-    std::array<const WeightView*, 7> matrices() const { return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down}; }
+    // The seven weight matrices in file order (attention q, k, v, output; ffn gate, up, down), then the Gated
+    // DeltaNet's five and the shared expert's three (empty views where the layer has none).
+    std::array<WeightView*, 15> matrices() {
+        return {&wq,    &wk,       &wv,        &wo,      &w_gate,       &w_up,       &w_down,      &ssm_qkv,
+                &ssm_z, &ssm_beta, &ssm_alpha, &ssm_out, &w_gate_shexp, &w_up_shexp, &w_down_shexp};
+    }
+    std::array<const WeightView*, 15> matrices() const {
+        return {&wq,    &wk,       &wv,        &wo,      &w_gate,       &w_up,       &w_down,      &ssm_qkv,
+                &ssm_z, &ssm_beta, &ssm_alpha, &ssm_out, &w_gate_shexp, &w_up_shexp, &w_down_shexp};
+    }
 };
 
 // A multi-token-prediction ("NextN") block, as llama.cpp stores one after the main blocks (blk.N.nextn.*): an

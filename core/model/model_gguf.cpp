@@ -53,14 +53,27 @@ void add_matrix(GgufWriter& g, const std::string& name, const WeightView& v) {
 
 void add_layer(GgufWriter& g, const Hparams& hp, const LayerWeights& L, const std::string& p) {
     add_vector(g, p + "attn_norm.weight", L.attn_norm);
-    if (hp.fused_qkv) {
+    const bool recurrent = !L.ssm_qkv.empty();
+    if (recurrent) {  // a Gated DeltaNet layer (llama.cpp's qwen35 names)
+        add_matrix(g, p + "attn_qkv.weight", L.ssm_qkv);
+        add_matrix(g, p + "attn_gate.weight", L.ssm_z);
+        const uint64_t conv = uint64_t(L.ssm_qkv.rows);
+        g.add_tensor(p + "ssm_conv1d.weight", {L.ssm_conv1d.size() / conv, conv}, kernels::GgmlType::F32,
+                     L.ssm_conv1d.data(), L.ssm_conv1d.size() * sizeof(float));
+        add_vector(g, p + "ssm_dt.bias", L.ssm_dt);
+        add_vector(g, p + "ssm_a", L.ssm_a);
+        add_matrix(g, p + "ssm_beta.weight", L.ssm_beta);
+        add_matrix(g, p + "ssm_alpha.weight", L.ssm_alpha);
+        add_vector(g, p + "ssm_norm.weight", L.ssm_norm);
+        add_matrix(g, p + "ssm_out.weight", L.ssm_out);
+    } else if (hp.fused_qkv) {
         add_stacked(g, p + "attn_qkv.weight", {&L.wq, &L.wk, &L.wv});
     } else {
         add_matrix(g, p + "attn_q.weight", L.wq);
         add_matrix(g, p + "attn_k.weight", L.wk);
         add_matrix(g, p + "attn_v.weight", L.wv);
     }
-    add_matrix(g, p + "attn_output.weight", L.wo);
+    if (!recurrent) add_matrix(g, p + "attn_output.weight", L.wo);
     if (hp.attn_out_bias) add_vector(g, p + "attn_output.bias", L.bo);
     if (hp.attn_sinks) add_vector(g, p + "attn_sinks.weight", L.attn_sinks);
     if (hp.qkv_bias) {
@@ -68,7 +81,7 @@ void add_layer(GgufWriter& g, const Hparams& hp, const LayerWeights& L, const st
         add_vector(g, p + "attn_k.bias", L.bk);
         add_vector(g, p + "attn_v.bias", L.bv);
     }
-    if (hp.qk_norm) {
+    if (hp.qk_norm && !recurrent) {
         add_vector(g, p + "attn_q_norm.weight", L.q_norm);
         add_vector(g, p + "attn_k_norm.weight", L.k_norm);
     }
@@ -99,6 +112,12 @@ void add_layer(GgufWriter& g, const Hparams& hp, const LayerWeights& L, const st
         add_experts(p + "ffn_gate_exps.weight", L.w_gate);
         add_experts(p + "ffn_up_exps.weight", L.w_up);
         add_experts(p + "ffn_down_exps.weight", L.w_down);
+        if (hp.n_ff_shexp > 0) {
+            add_vector(g, p + "ffn_gate_inp_shexp.weight", L.shexp_gate);
+            add_matrix(g, p + "ffn_gate_shexp.weight", L.w_gate_shexp);
+            add_matrix(g, p + "ffn_up_shexp.weight", L.w_up_shexp);
+            add_matrix(g, p + "ffn_down_shexp.weight", L.w_down_shexp);
+        }
         return;
     }
     if (hp.fused_gate_up) {
@@ -153,6 +172,33 @@ void add_hparams_metadata(GgufWriter& g, const Hparams& hp, int32_t n_layer, int
         g.set_uint32(a + ".expert_count", static_cast<uint32_t>(hp.n_expert));
         g.set_uint32(a + ".expert_used_count", static_cast<uint32_t>(hp.n_expert_used));
         g.set_uint32(a + ".expert_feed_forward_length", static_cast<uint32_t>(hp.n_ff_exp));
+    }
+    if (hp.n_ff_shexp > 0) g.set_uint32(a + ".expert_shared_feed_forward_length", uint32_t(hp.n_ff_shexp));
+    if (hp.hybrid()) {  // llama.cpp's qwen35 keys
+        g.set_uint32(a + ".ssm.conv_kernel", uint32_t(hp.ssm_d_conv));
+        g.set_uint32(a + ".ssm.state_size", uint32_t(hp.ssm_d_state));
+        g.set_uint32(a + ".ssm.group_count", uint32_t(hp.ssm_n_group));
+        g.set_uint32(a + ".ssm.time_step_rank", uint32_t(hp.ssm_dt_rank));
+        g.set_uint32(a + ".ssm.inner_size", uint32_t(hp.ssm_value_dim()));
+        uint32_t every = 0;  // the full-attention interval these flags follow, if any
+        for (uint32_t p = 1; p <= uint32_t(n_layer) + 1 && every == 0; ++p) {
+            bool same = true;
+            for (int32_t il = 0; il < n_layer && same; ++il)
+                same = hp.is_recurrent(il) == ((uint32_t(il) + 1) % p != 0);
+            if (same) every = p;
+        }
+        if (every > 0) {
+            g.set_uint32(a + ".full_attention_interval", every);
+        } else {  // one flag per block, the NextN blocks' 0
+            GgufValue v;
+            v.type = GgufType::ARRAY, v.array_type = GgufType::BOOL;
+            for (int32_t il = 0; il < n_layer + n_nextn; ++il) v.ints.push_back(hp.is_recurrent(il) ? 1 : 0);
+            g.set_value(a + ".attention.recurrent_layers", v);
+        }
+        GgufValue sec;
+        sec.type = GgufType::ARRAY, sec.array_type = GgufType::INT32;
+        for (int32_t x : hp.rope_sections) sec.ints.push_back(x);
+        g.set_value(a + ".rope.dimension_sections", sec);
     }
     if (hp.final_softcap > 0.0f) g.set_float32(a + ".final_logit_softcapping", hp.final_softcap);
     if (hp.attn_softcap > 0.0f) g.set_float32(a + ".attn_logit_softcapping", hp.attn_softcap);

@@ -144,13 +144,31 @@ void SyntheticSpec::validate() const {
     if (n_head_kv < 1 || n_head % n_head_kv != 0) fail("n_head_kv", "must divide n_head");
     if (n_ff < 1 || n_ff > 262144) fail("n_ff", "must be in [1, 262144]");
     if (n_ctx < 1 || n_ctx > (1 << 20)) fail("n_ctx", "must be in [1, 2^20]");
-    if (arch == "qwen3moe" || arch == "gpt-oss") {
+    const bool hybrid = arch == "qwen35" || arch == "qwen35moe";
+    for (const auto& [field, v] : {std::pair{"ssm_d_state", ssm_d_state},
+                                   {"ssm_n_group", ssm_n_group},
+                                   {"ssm_dt_rank", ssm_dt_rank},
+                                   {"ssm_d_conv", ssm_d_conv},
+                                   {"full_attention_interval", full_attention_interval},
+                                   {"n_ff_shexp", n_ff_shexp}}) {
+        if (v < 0 || v > 65536) fail(field, "must be in [0, 65536]");
+        if (v != 0 && !hybrid) fail(field, "is for the hybrid qwen35 and qwen35moe only");
+    }
+    if (n_ff_shexp != 0 && arch != "qwen35moe") fail("n_ff_shexp", "is for qwen35moe only");
+    if (hybrid) {
+        const int32_t groups = ssm_n_group > 0 ? ssm_n_group : 2, heads = ssm_dt_rank > 0 ? ssm_dt_rank : 4;
+        if (heads % groups != 0) fail("ssm_dt_rank", "must be a multiple of ssm_n_group");
+        if (ssm_d_conv == 1 || ssm_d_conv > 64) fail("ssm_d_conv", "must be in [2, 64]");
+        if (full_attention_interval > n_layer + 1) fail("full_attention_interval", "must be at most n_layer + 1");
+        if (ssm_d_state > 1024) fail("ssm_d_state", "must be at most 1024");
+    }
+    if (arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen35moe") {
         if (n_expert < 1 || n_expert > 1024) fail("n_expert", "must be in [1, 1024] for " + arch);
         if (n_expert_used < 1 || n_expert_used > n_expert) fail("n_expert_used", "must be in [1, n_expert]");
         if (n_ff_exp < 0 || n_ff_exp > 262144) fail("n_ff_exp", "must be in [0, 262144]");
         if (n_ff_exp == 0 && n_ff / n_expert_used < 1) fail("n_ff_exp", "0 takes n_ff / n_expert_used, which is 0");
     } else if (n_expert != 0 || n_expert_used != 0 || n_ff_exp != 0) {
-        fail("n_expert", "experts are for qwen3moe and gpt-oss only");
+        fail("n_expert", "experts are for qwen3moe, gpt-oss and qwen35moe only");
     }
     if (!(yarn_factor == 0.0f || (yarn_factor > 0.0f && yarn_factor <= 1024.0f)))
         fail("yarn_factor", "must be 0 (none) or in (0, 1024]");
@@ -194,6 +212,13 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
     if (s.n_nextn > 0) j["n_nextn"] = s.n_nextn;  // only when set: specs without it keep their hash
     if (s.n_expert > 0) j["n_expert"] = s.n_expert, j["n_expert_used"] = s.n_expert_used, j["n_ff_exp"] = s.n_ff_exp;
     if (s.yarn_factor > 0) j["yarn_factor"] = s.yarn_factor, j["yarn_orig_ctx"] = s.yarn_orig_ctx;
+    for (const auto& [key, v] : {std::pair{"ssm_d_state", s.ssm_d_state},
+                                 {"ssm_n_group", s.ssm_n_group},
+                                 {"ssm_dt_rank", s.ssm_dt_rank},
+                                 {"ssm_d_conv", s.ssm_d_conv},
+                                 {"full_attention_interval", s.full_attention_interval},
+                                 {"n_ff_shexp", s.n_ff_shexp}})
+        if (v != 0) j[key] = v;
 }
 
 void from_json(const nlohmann::json& j, SyntheticSpec& s) {
@@ -203,11 +228,36 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
         throw std::invalid_argument("SyntheticSpec." + key + " " + why);
     };
     if (!j.is_object()) bad("", "must be a JSON object");
-    static const char* const keys[] = {
-        "arch",           "n_vocab",         "n_embd",        "n_layer",     "n_head",      "n_head_kv",
-        "n_ff",           "n_ctx",           "n_rot",         "n_embd_head", "n_swa",       "swa_period",
-        "rope_freq_base", "rope_freq_scale", "tied_output",   "rope_freqs",  "type",        "seed",
-        "n_nextn",        "n_expert",        "n_expert_used", "n_ff_exp",    "yarn_factor", "yarn_orig_ctx"};
+    static const char* const keys[] = {"arch",
+                                       "n_vocab",
+                                       "n_embd",
+                                       "n_layer",
+                                       "n_head",
+                                       "n_head_kv",
+                                       "n_ff",
+                                       "n_ctx",
+                                       "n_rot",
+                                       "n_embd_head",
+                                       "n_swa",
+                                       "swa_period",
+                                       "rope_freq_base",
+                                       "rope_freq_scale",
+                                       "tied_output",
+                                       "rope_freqs",
+                                       "type",
+                                       "seed",
+                                       "n_nextn",
+                                       "n_expert",
+                                       "n_expert_used",
+                                       "n_ff_exp",
+                                       "yarn_factor",
+                                       "yarn_orig_ctx",
+                                       "ssm_d_state",
+                                       "ssm_n_group",
+                                       "ssm_dt_rank",
+                                       "ssm_d_conv",
+                                       "full_attention_interval",
+                                       "n_ff_shexp"};
     for (const auto& [k, v] : j.items())
         if (std::find_if(std::begin(keys), std::end(keys), [&](const char* n) { return k == n; }) == std::end(keys))
             bad(k, "is not a known key");
@@ -243,6 +293,9 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
     int_of("swa_period", s.swa_period), int_of("n_nextn", s.n_nextn);
     int_of("n_expert", s.n_expert), int_of("n_expert_used", s.n_expert_used), int_of("n_ff_exp", s.n_ff_exp);
     float_of("yarn_factor", s.yarn_factor), int_of("yarn_orig_ctx", s.yarn_orig_ctx);
+    int_of("ssm_d_state", s.ssm_d_state), int_of("ssm_n_group", s.ssm_n_group), int_of("ssm_dt_rank", s.ssm_dt_rank);
+    int_of("ssm_d_conv", s.ssm_d_conv), int_of("full_attention_interval", s.full_attention_interval);
+    int_of("n_ff_shexp", s.n_ff_shexp);
     float_of("rope_freq_base", s.rope_freq_base), float_of("rope_freq_scale", s.rope_freq_scale);
     bool_of("tied_output", s.tied_output), bool_of("rope_freqs", s.rope_freqs);
     if (j.contains("type")) {
@@ -285,7 +338,21 @@ Hparams synthetic_hparams(const SyntheticSpec& s) {
     hp.rope_freqs      = s.rope_freqs;
     // What hparams_from_gguf derives for each architecture from the file this spec writes.
     hp.qk_norm = s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3";
-    if (s.arch == "qwen3moe" || s.arch == "gpt-oss") {
+    if (s.arch == "qwen35" || s.arch == "qwen35moe") {  // what hparams_from_gguf reads for them
+        hp.ssm_d_state      = s.ssm_d_state > 0 ? s.ssm_d_state : 32;
+        hp.ssm_n_group      = s.ssm_n_group > 0 ? s.ssm_n_group : 2;
+        hp.ssm_dt_rank      = s.ssm_dt_rank > 0 ? s.ssm_dt_rank : 4;
+        hp.ssm_d_conv       = s.ssm_d_conv > 0 ? s.ssm_d_conv : 4;
+        const int32_t every = s.full_attention_interval > 0 ? s.full_attention_interval : 4;
+        for (int32_t il = 0; il < s.n_layer; ++il) hp.recurrent_layers.push_back((il + 1) % every != 0);
+        hp.attn_gate = hp.qk_norm = hp.ffn_norm_named_post_attention = true;
+        const int32_t half = hp.n_rot / 2;  // Qwen 3.5's split of the rotary pairs into three axes (11, 11, 10)
+        const int32_t s0 = (half + 2) / 3, s1 = std::min(s0, half - s0);
+        hp.rope_sections    = {s0, s1, half - s0 - s1, 0};
+        hp.rope_interleaved = true;
+        if (s.arch == "qwen35moe") hp.n_ff_shexp = s.n_ff_shexp > 0 ? s.n_ff_shexp : s.n_ff;
+    }
+    if (s.arch == "qwen3moe" || s.arch == "gpt-oss" || s.arch == "qwen35moe") {
         hp.n_expert      = s.n_expert;
         hp.n_expert_used = s.n_expert_used;
         hp.n_ff_exp      = s.n_ff_exp > 0 ? s.n_ff_exp : s.n_ff / s.n_expert_used;
@@ -331,13 +398,19 @@ uint64_t synthetic_weight_bytes(const SyntheticSpec& spec) {
     const Hparams hp = synthetic_hparams(spec);
     const auto rows  = [&](uint64_t n_rows, uint64_t cols) { return n_rows * kernels::ggml_row_size(spec.type, cols); };
     const uint64_t e = uint64_t(hp.n_embd), eq = uint64_t(hp.n_embd_q()), ekv = uint64_t(hp.n_embd_kv()),
-                   ff        = uint64_t(hp.n_ff);
-    const uint64_t ffn       = hp.moe() ? 3 * uint64_t(hp.n_expert) * rows(uint64_t(hp.n_ff_exp), e) +
+                   ff    = uint64_t(hp.n_ff);
+    const uint64_t ffn   = hp.moe() ? 3 * uint64_t(hp.n_expert) * rows(uint64_t(hp.n_ff_exp), e) +
                                         uint64_t(hp.n_expert) * e * sizeof(float)
-                                        : 3 * rows(ff, e);
-    const uint64_t per_layer = rows(eq, e) + 2 * rows(ekv, e) + rows(e, eq) + ffn;
-    return rows(uint64_t(hp.n_vocab), e) * (spec.tied_output ? 1 : 2) + uint64_t(hp.n_layer + hp.n_nextn) * per_layer +
-           uint64_t(hp.n_nextn) * rows(e, 2 * e);
+                                    : 3 * rows(ff, e);
+    const uint64_t shexp = hp.n_ff_shexp > 0 ? 3 * rows(uint64_t(hp.n_ff_shexp), e) : 0;
+    const uint64_t attn  = rows(hp.attn_gate ? 2 * eq : eq, e) + 2 * rows(ekv, e) + rows(e, eq);
+    const uint64_t vd    = uint64_t(hp.ssm_value_dim());
+    const uint64_t dn =
+        rows(uint64_t(hp.ssm_conv_dim()), e) + rows(vd, e) + rows(e, vd) + 2 * rows(uint64_t(hp.ssm_dt_rank), e);
+    const uint64_t n_rec = uint64_t(hp.n_recurrent());
+    return rows(uint64_t(hp.n_vocab), e) * (spec.tied_output ? 1 : 2) +
+           (uint64_t(hp.n_layer + hp.n_nextn) - n_rec) * attn + n_rec * dn +
+           uint64_t(hp.n_layer + hp.n_nextn) * (ffn + shexp) + uint64_t(hp.n_nextn) * rows(e, 2 * e);
 }
 
 namespace {
@@ -367,13 +440,26 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
     };
     ModelWeights w;
     w.token_embd    = mat(hp.n_vocab, e);
-    auto make_layer = [&] {
+    auto make_layer = [&](bool recurrent) {
         LayerWeights L;
         L.attn_norm = random_vector(e, 0.8f, 1.2f, rng);
-        L.wq        = mat(eq, e);
-        L.wk        = mat(ekv, e);
-        L.wv        = mat(ekv, e);
-        L.wo        = mat(e, eq);
+        if (recurrent) {  // a Gated DeltaNet: decays from about 0.3 to 0.98 per token, as trained ones have
+            const int64_t conv = hp.ssm_conv_dim(), vd = hp.ssm_value_dim(), hv = hp.ssm_dt_rank;
+            L.ssm_qkv    = mat(conv, e);
+            L.ssm_z      = mat(vd, e);
+            L.ssm_beta   = mat(hv, e);
+            L.ssm_alpha  = mat(hv, e);
+            L.ssm_out    = mat(e, vd);
+            L.ssm_conv1d = random_vector(conv * hp.ssm_d_conv, -0.6f, 0.6f, rng);
+            L.ssm_dt     = random_vector(hv, -4.0f, -1.0f, rng);
+            L.ssm_a      = random_vector(hv, -4.0f, -0.5f, rng);
+            L.ssm_norm   = random_vector(hp.ssm_d_state, 0.8f, 1.2f, rng);
+        } else {
+            L.wq = mat(hp.attn_gate ? 2 * eq : eq, e);
+            L.wk = mat(ekv, e);
+            L.wv = mat(ekv, e);
+            L.wo = mat(e, eq);
+        }
         if (hp.attn_out_bias) L.bo = random_vector(e, -0.2f, 0.2f, rng);
         if (hp.attn_sinks) L.attn_sinks = random_vector(hp.n_head, -2.0f, 2.0f, rng);
         if (hp.qkv_bias) {
@@ -381,7 +467,7 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
             L.bk = random_vector(ekv, -0.2f, 0.2f, rng);
             L.bv = random_vector(ekv, -0.2f, 0.2f, rng);
         }
-        if (hp.qk_norm) {
+        if (hp.qk_norm && !recurrent) {
             L.q_norm = random_vector(hp.head_dim(), 0.8f, 1.2f, rng);
             L.k_norm = random_vector(hp.head_dim(), 0.8f, 1.2f, rng);
         }
@@ -403,6 +489,12 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
                 L.exp_up_b       = random_vector(ne * fe, -0.2f, 0.2f, rng);
                 L.exp_down_b     = random_vector(ne * e, -0.2f, 0.2f, rng);
             }
+            if (hp.n_ff_shexp > 0) {
+                L.shexp_gate   = random_vector(e, -0.1f, 0.1f, rng);
+                L.w_gate_shexp = mat(hp.n_ff_shexp, e);
+                L.w_up_shexp   = mat(hp.n_ff_shexp, e);
+                L.w_down_shexp = mat(e, hp.n_ff_shexp);
+            }
             return L;
         }
         L.w_gate = mat(ff, e);
@@ -414,7 +506,7 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         cancel.throw_if_cancelled();
         report(progress, static_cast<double>(il) / hp.n_layer, "layer " + std::to_string(il + 1));
-        w.layers[static_cast<size_t>(il)] = make_layer();
+        w.layers[static_cast<size_t>(il)] = make_layer(hp.is_recurrent(il));
     }
     w.output_norm = random_vector(e, 0.8f, 1.2f, rng);
     if (hp.rope_freqs) {  // divisors 1 .. 8 over the pairs, high frequencies (small i) untouched: Llama 3.1's shape
@@ -426,7 +518,7 @@ Model make_synthetic_model(const SyntheticSpec& spec, const ProgressFn& progress
     // Multi-token-prediction blocks last, so a spec without them draws the same weights as before.
     for (int32_t j = 0; j < hp.n_nextn; ++j) {
         NextnWeights n;
-        n.block     = make_layer();
+        n.block     = make_layer(false);
         n.eh_proj   = mat(e, 2 * e);
         n.enorm     = random_vector(e, 0.8f, 1.2f, rng);
         n.hnorm     = random_vector(e, 0.8f, 1.2f, rng);

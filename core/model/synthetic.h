@@ -18,7 +18,8 @@ struct SyntheticSpec {
     // llama (normal RoPE), qwen2 (QKV biases, neox RoPE), qwen3 (q/k norms), gemma2 (GeGLU, post-norms, soft-caps,
     // sliding windows), gemma3 (gemma2's parts with q/k norms and no soft-caps), phi3 (fused QKV and gate/up),
     // smollm3 (every 4th layer without RoPE), qwen3moe (qwen3's attention, a mixture of experts in every layer),
-    // gpt-oss (biases everywhere, attention sinks, every other layer windowed, clamped SwiGLU experts)
+    // gpt-oss (biases everywhere, attention sinks, every other layer windowed, clamped SwiGLU experts), qwen35 (Gated
+    // DeltaNet layers, every 4th gated attention with partial IMROPE), qwen35moe (qwen35 with experts and a shared one)
     std::string arch      = "llama";
     int32_t n_vocab       = 256;  // tokens
     int32_t n_embd        = 64;   // model width
@@ -44,11 +45,20 @@ struct SyntheticSpec {
     int32_t n_ff_exp      = 0;
     // YaRN RoPE scaling by this factor (gpt-oss's files use 32); 0 = none. Its original context: yarn_orig_ctx
     // (0 = n_ctx).
-    float yarn_factor      = 0.0f;
-    int32_t yarn_orig_ctx  = 0;
-    kernels::GgmlType type = kernels::GgmlType::F16;  // storage type of every matrix (norms, biases and a MoE
-                                                      // router are f32, as converters keep them)
-    uint64_t seed                               = 1;  // weights are a pure function of the spec
+    float yarn_factor     = 0.0f;
+    int32_t yarn_orig_ctx = 0;
+    // Hybrid Gated DeltaNet models (qwen35, qwen35moe; 0 = the default in brackets): the state size per head [32],
+    // key heads [2], value heads [4], convolution taps [4], every full_attention_interval-th layer gated attention
+    // [4]; qwen35moe's shared expert width [n_ff].
+    int32_t ssm_d_state             = 0;
+    int32_t ssm_n_group             = 0;
+    int32_t ssm_dt_rank             = 0;
+    int32_t ssm_d_conv              = 0;
+    int32_t full_attention_interval = 0;
+    int32_t n_ff_shexp              = 0;
+    kernels::GgmlType type          = kernels::GgmlType::F16;  // storage type of every matrix (norms, biases and a MoE
+                                                               // router are f32, as converters keep them)
+    uint64_t seed                               = 1;           // weights are a pure function of the spec
     bool operator==(const SyntheticSpec&) const = default;
     // Throws std::invalid_argument naming the field (also: cols not a multiple of the type's block size).
     void validate() const;

@@ -45,6 +45,14 @@ ARCH = {
     # biases, sinks, clamped SwiGLU experts, a window of 5 on every other layer, YaRN x4 from an original context of 64
     "gpt-oss": {"n_embd_head": 64, "n_expert": 8, "n_expert_used": 2, "n_ff_exp": 64, "n_swa": 5,
                 "rope_freq_base": 150000.0, "yarn_factor": 4.0, "yarn_orig_ctx": 64},
+    # Gated DeltaNet layers 0-2 (state 32 per head, 2 key and 4 value heads, 4 taps), gated attention in layer 3 with
+    # partial IMROPE (16 of 64 dims, sections 3/3/2), as Qwen 3.5 at a scaled-down shape
+    "qwen35": {"n_layer": 4, "n_embd_head": 64, "n_rot": 16, "rope_freq_base": 1000000.0, "ssm_d_state": 32,
+               "ssm_n_group": 2, "ssm_dt_rank": 4, "ssm_d_conv": 4},
+    # the same with 16 experts of width 64 (4 per token) and a gated shared expert of width 128
+    "qwen35moe": {"n_layer": 4, "n_embd_head": 64, "n_rot": 16, "rope_freq_base": 1000000.0, "ssm_d_state": 32,
+                  "ssm_n_group": 2, "ssm_dt_rank": 4, "ssm_d_conv": 4, "n_expert": 16, "n_expert_used": 4,
+                  "n_ff_exp": 64, "n_ff_shexp": 128},
 }
 # A mixture of experts routes each token to its top k experts: where two router logits are closer than the
 # activation rounding of a quantized matmul (llama.cpp's Q8_0 activations against ours), the two programs pick
