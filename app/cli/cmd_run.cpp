@@ -100,6 +100,15 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
                    << fmt("%.1f", analytic::expected_distinct_experts(u.n_expert, u.n_expert_used, int(w))) << ")";
         os << "\n";
     }
+    if (const engine::RecurrentReport& r = s.recurrent; !r.empty()) {
+        // A hybrid target: what its recurrent state cost to keep and roll back (measured; bytes held by the strategy).
+        const double per = r.passes > 0 ? 1e3 / double(r.passes) : 0.0;
+        os << "recurrent state (" << r.strategy << " rollback): " << r.rollbacks << " rollbacks in " << r.passes
+           << " verification passes; per pass " << fmt("%.3f ms", (r.keep_s + r.restore_s) * per) << " (keep "
+           << fmt("%.3f", r.keep_s * per) << ", restore " << fmt("%.3f", r.restore_s * per) << ")";
+        if (r.tokens_rerun > 0) os << ", " << r.tokens_rerun << " tokens rerun";
+        os << "; held at most " << mib(r.peak_bytes) << " beside the " << mib(r.state_bytes) << " state\n";
+    }
     if (s.bpt_cats_eq4 > 0 && s.cats_layers.size() == 3)
         os << "CATS BPT (Eq. 4, decoder weights only; layers: draft 0.." << s.cats_layers[0] - 1
            << ", shallow verifier " << s.cats_layers[0] << ".." << s.cats_layers[1] - 1 << ", target "

@@ -146,9 +146,10 @@ model::LogitsView ModelDrafter::pass(const std::vector<int32_t>& tokens, const s
 
 void ModelDrafter::attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
     const model::Hparams& hp = m_ctx.model().hparams();
-    const bool fits          = kv && tokens && kv->n_layer() == hp.n_layer && kv->n_embd_kv() == hp.n_embd_kv();
-    m_target_kv              = m_cfg.read_target_kv && fits ? kv : nullptr;
-    m_target_tokens          = m_target_kv ? tokens : nullptr;
+    // A hybrid draft evaluates the prompt itself: its recurrent state cannot be copied out of the target's K/V rows.
+    const bool fits = kv && tokens && !hp.hybrid() && kv->n_layer() == hp.n_layer && kv->n_embd_kv() == hp.n_embd_kv();
+    m_target_kv     = m_cfg.read_target_kv && fits ? kv : nullptr;
+    m_target_tokens = m_target_kv ? tokens : nullptr;
 }
 
 size_t ModelDrafter::target_prefix(std::span<const int32_t> committed) const {

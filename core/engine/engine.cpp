@@ -72,11 +72,12 @@ struct SpecEngine::RunState {
     model::Sampler sampler;
     std::vector<int32_t> committed;
     RunStats stats;
-    int32_t gamma = 0;                  // level-1 draft length now (adaptive γ changes it)
-    drafts::TreeShape shape;            // the tree expanded each step
-    int32_t steps_since_refit = 0;      // sequoia
-    drafts::DraftCost target_at_start;  // the target's counters after prefill
-    std::unique_ptr<CatsStages> cats;   // verification cats: the target's three stages
+    int32_t gamma = 0;                   // level-1 draft length now (adaptive γ changes it)
+    drafts::TreeShape shape;             // the tree expanded each step
+    int32_t steps_since_refit = 0;       // sequoia
+    drafts::DraftCost target_at_start;   // the target's counters after prefill
+    RecurrentReport recurrent_at_start;  // a hybrid target's recurrent-state counters after prefill
+    std::unique_ptr<CatsStages> cats;    // verification cats: the target's three stages
 };
 
 SpecEngine::SpecEngine(const model::Model& target, SpecConfig cfg, std::shared_ptr<drafts::Drafter> drafter,
@@ -315,10 +316,11 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
         // The drafters evaluate the prompt too, now (after the target: drafts that read its cache or its states
         // need them), so that their first propose costs what every later one does.
         m_drafter->prefill(st.committed, cancel);
-        st.stats.t_prefill_s = since(t_start);
-        st.target_at_start   = st.target.cost();
-        t_start              = clock::now();
-        const int32_t n_new  = m_cfg.max_new_tokens;
+        st.stats.t_prefill_s  = since(t_start);
+        st.target_at_start    = st.target.cost();
+        st.recurrent_at_start = st.target.recurrent();
+        t_start               = clock::now();
+        const int32_t n_new   = m_cfg.max_new_tokens;
         while (st.stats.n_generated < n_new) {
             cancel.throw_if_cancelled();  // before drafting
             const int32_t remaining = n_new - st.stats.n_generated;
@@ -379,6 +381,11 @@ void SpecEngine::finish_stats(RunState& st, RunResult& res) {
         t.n_reviewed               = s.n_drafted;
         t.n_review_accepted        = s.n_accepted;
         s.experts                  = st.target.experts();
+        // The recurrent state's cost in this run's verification: the counters since prefill (the peak is the run's).
+        RecurrentReport r = st.target.recurrent(), a = st.recurrent_at_start;
+        r.passes -= a.passes, r.rollbacks -= a.rollbacks, r.tokens_kept -= a.tokens_kept;
+        r.tokens_rerun -= a.tokens_rerun, r.keep_s -= a.keep_s, r.restore_s -= a.restore_s;
+        s.recurrent = r;
     }
     // Until a baseline runs, c is relative to the target's verification pass.
     const LevelStats& t = s.levels[0];
@@ -450,6 +457,7 @@ void accumulate(RunStats& into, const RunStats& s) {
     for (size_t i = 0; i < s.pos_accepted.size(); ++i) bump(into.pos_accepted, i, s.pos_accepted[i]);
     for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) bump(into.accepted_len_hist, i, s.accepted_len_hist[i]);
     into.experts.add(s.experts);
+    into.recurrent.add(s.recurrent);
     for (size_t i = 0; i < s.verify_width_passes.size(); ++i)
         bump(into.verify_width_passes, i, s.verify_width_passes[i]);
     for (size_t i = 0; i < s.verify_width_s.size(); ++i) bump(into.verify_width_s, i, s.verify_width_s[i]);

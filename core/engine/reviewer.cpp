@@ -133,6 +133,23 @@ model::LogitsView Reviewer::score_tree(std::span<const int32_t> committed, const
     return pass(m_pending, pos, mask, true);
 }
 
+RecurrentReport Reviewer::recurrent() const {
+    RecurrentReport r;
+    const model::RecurrentState& rs = m_ctx.kv().recurrent();
+    if (rs.empty()) return r;
+    const model::RecurrentStats& s = rs.stats();
+    r.strategy                     = model::to_string(rs.strategy());
+    r.passes                       = int64_t(s.passes);
+    r.rollbacks                    = int64_t(s.rollbacks);
+    r.tokens_kept                  = int64_t(s.tokens_kept);
+    r.tokens_rerun                 = int64_t(s.tokens_rerun);
+    r.keep_s                       = s.keep_seconds;
+    r.restore_s                    = s.restore_seconds;
+    r.peak_bytes                   = s.peak_bytes;
+    r.state_bytes                  = rs.live_bytes();
+    return r;
+}
+
 void Reviewer::keep_chain(int32_t n_accepted) {
     if (n_accepted < 0 || static_cast<size_t>(n_accepted) + 1 > m_pending.size())
         throw std::logic_error("Reviewer::keep_chain: more tokens kept than scored");

@@ -48,6 +48,8 @@ public:
     const model::Model& model() const { return m_ctx.model(); }
     // The cache and the tokens whose K/V it holds, in slot order (what a self-draft reads between passes).
     const model::KvCache& kv() const { return m_ctx.kv(); }
+    // A hybrid target: the recurrent state's counters and the seconds its passes spent keeping rollback data.
+    RecurrentReport recurrent() const;
     // Keep the model's residual stream at `layers` beside the K/V (KvCache::keep_hidden; drafts that read the
     // target's states ask for them).
     void keep_hidden(std::vector<int32_t> layers) {

@@ -1,6 +1,8 @@
 // RunStats derived figures and JSON.
 #include "core/engine/run_stats.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 namespace speculum::engine {
@@ -130,10 +132,27 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"lossless_mismatch", s.lossless_mismatch},
                        {"verifier_mismatch", s.verifier_mismatch}};
     if (!s.experts.empty()) j["experts"] = s.experts;  // measured routing of the verification passes
+    if (!s.recurrent.empty()) j["recurrent"] = s.recurrent;
     if (s.bpt_cats_eq4 > 0) {
         j["bpt_cats_eq4"] = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
         j["cats_layers"]  = s.cats_layers;   // {L_DM, L_SV, n_layer}
     }
+}
+
+void RecurrentReport::add(const RecurrentReport& o) {
+    if (o.empty()) return;
+    if (empty()) strategy = o.strategy, state_bytes = o.state_bytes;
+    passes += o.passes, rollbacks += o.rollbacks, tokens_kept += o.tokens_kept, tokens_rerun += o.tokens_rerun;
+    keep_s += o.keep_s, restore_s += o.restore_s;
+    peak_bytes = std::max(peak_bytes, o.peak_bytes);
+}
+
+void to_json(nlohmann::json& j, const RecurrentReport& r) {
+    j = nlohmann::json{{"strategy", r.strategy},         {"passes", r.passes},
+                       {"rollbacks", r.rollbacks},       {"tokens_kept", r.tokens_kept},
+                       {"tokens_rerun", r.tokens_rerun}, {"keep_seconds", r.keep_s},
+                       {"restore_seconds", r.restore_s}, {"peak_bytes", r.peak_bytes},
+                       {"state_bytes", r.state_bytes}};
 }
 
 double ExpertUsage::mean_distinct(size_t w) const {

@@ -56,6 +56,24 @@ struct ExpertUsage {
 };
 void to_json(nlohmann::json& j, const ExpertUsage& u);
 
+// A hybrid target's recurrent state (model/recurrent_state.h): what keeping and rolling it back cost the run's
+// verification (the prompt's evaluation left out). Times are measured; bytes are what the strategy held.
+struct RecurrentReport {
+    std::string strategy;      // "snapshot" or "rerun"; empty = the target has no recurrent layers
+    int64_t passes       = 0;  // verification passes
+    int64_t rollbacks    = 0;  // of which rolled the state back (rejected drafts)
+    int64_t tokens_kept  = 0;  // snapshot: states stored; rerun: token inputs stored
+    int64_t tokens_rerun = 0;  // rerun: tokens whose recurrence ran again
+    double keep_s        = 0;  // seconds storing what a rollback needs (inside the passes)
+    double restore_s     = 0;  // seconds rolling back
+    uint64_t peak_bytes  = 0;  // most bytes held for rollback at once
+    uint64_t state_bytes = 0;  // the live state (all DeltaNet layers)
+    bool empty() const { return strategy.empty(); }
+    void add(const RecurrentReport& o);
+    bool operator==(const RecurrentReport&) const = default;
+};
+void to_json(nlohmann::json& j, const RecurrentReport& r);
+
 // One width of the measured verification cost curve (RunStats::verify_cost_curve).
 struct VerifyCost {
     int32_t width           = 0;    // tokens in the pass
@@ -85,6 +103,7 @@ struct RunStats {
     std::vector<double> verify_width_s;
     RankCounts rank_counts;          // trees only
     ExpertUsage experts;             // mixture-of-experts targets only
+    RecurrentReport recurrent;       // hybrid targets only
     std::vector<LevelStats> levels;  // [0] = target, [i] = draft level i
 
     double tokens_per_s          = 0.0;  // n_generated / t_decode_s

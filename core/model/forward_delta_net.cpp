@@ -11,6 +11,7 @@
 #include "kernels/delta_net.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -130,7 +131,11 @@ void InferenceContext::delta_net(int32_t il, const LayerWeights& L, const float*
         m_dn_tree.resize(size_t(n) * size_t(s.ssm_state_floats()));
     const int64_t hs = s.head_state_floats();
     auto head_fn     = ref ? kernels::delta_net_head_ref : kernels::delta_net_head;
-    auto run_heads   = [&](int64_t h0, int64_t h1) {
+    // A snapshot's matrix copies run inside the heads' loop, timed there. (Its entries were allocated above, so
+    // concurrent kept() calls only read.)
+    std::atomic<int64_t> copy_ns{0};
+    auto run_heads = [&](int64_t h0, int64_t h1) {
+        int64_t ns = 0;
         for (int64_t h = h0; h < h1; ++h) {
             const int64_t hk = h % s.n_k_heads;
             for (int32_t i = 0; i < n; ++i) {
@@ -145,10 +150,15 @@ void InferenceContext::delta_net(int32_t il, const LayerWeights& L, const float*
                     std::copy_n(from, hs, M);
                 }
                 head_fn(int32_t(S), M, c + hk * S, c + s.key_dim() + hk * S, c + 2 * s.key_dim() + h * S, in[conv + h],
-                          in[conv + hv + h], &m_dn_o[size_t(i) * size_t(vd) + size_t(h * S)]);
-                if (snap) std::copy_n(M, hs, rs.kept(n_past + i, r) + s.conv_state_floats() + h * hs);
+                        in[conv + hv + h], &m_dn_o[size_t(i) * size_t(vd) + size_t(h * S)]);
+                if (snap) {
+                    const auto t0 = measure_clock::now();
+                    std::copy_n(M, hs, rs.kept(n_past + i, r) + s.conv_state_floats() + h * hs);
+                    ns += std::chrono::duration_cast<std::chrono::nanoseconds>(measure_clock::now() - t0).count();
+                }
             }
         }
+        copy_ns += ns;
     };
     if (ref || double(hs) * hv * n < 65536.0)
         run_heads(0, hv);
@@ -167,7 +177,7 @@ void InferenceContext::delta_net(int32_t il, const LayerWeights& L, const float*
         std::copy(tmp.begin(), tmp.end(), live);
         if (tree) std::copy_n(&m_dn_tree[size_t(n - 1) * size_t(hv) * size_t(hs)], hv * hs, live_M);
     }
-    m_dn_keep_seconds += keep_seconds;  // a snapshot's matrix copies run inside the heads' loop, not counted here
+    m_dn_keep_seconds += keep_seconds + double(copy_ns.load()) * 1e-9;
 
     // Output: each head's RMS norm (ssm_norm) times SiLU(z), then ssm_out into m_xn.
     for (int32_t i = 0; i < n; ++i)
