@@ -50,7 +50,8 @@ int cmd_bench(int argc, char** argv) {
               {{"model", 'm', true, "FILE", "GGUF model to measure (default: the bundled target)"},
                {"synthetic", 0, true, "TYPE", "measure a random-weight model built in memory: f16, q8_0, ..."},
                {"arch", 0, true, "ARCH",
-                "synthetic: architecture (default llama; qwen3moe or gpt-oss for a mixture of experts)"},
+                "synthetic: architecture (default llama; qwen3moe or gpt-oss for a mixture of experts; qwen35 or "
+                "qwen35moe for Gated DeltaNet hybrids, with Qwen 3.5's proportions)"},
                {"experts", 0, true, "N", "synthetic MoE: experts per layer (default 128; gpt-oss 32)"},
                {"experts-used", 0, true, "K", "synthetic MoE: experts per token (default 8; gpt-oss 4)"},
                {"ff-exp", 0, true, "F", "synthetic MoE: one expert's width (default 3 D / 8; gpt-oss D)"},
@@ -138,7 +139,18 @@ int cmd_bench(int argc, char** argv) {
         s.n_head_kv = static_cast<int32_t>(args.int_or("kv-heads", s.n_head, 1, 4096));
         s.n_ctx     = bc.n_prompt + bc.n_decode + 4096 + 1;
         s.arch      = args.value("arch").value_or("llama");
-        if (s.arch == "qwen3moe" || s.arch == "gpt-oss") {
+        if (s.arch == "qwen35" || s.arch == "qwen35moe") {
+            // Qwen 3.5's proportions: heads of 256 with a quarter rotated, 4 query heads per KV head; DeltaNet heads
+            // with a 128-wide state, 2 value heads per 128 of width (at most 32), as many key heads up to 16.
+            s.n_embd_head = s.n_embd % 256 == 0 && s.n_embd >= 512 ? 256 : 64;
+            s.n_head      = static_cast<int32_t>(args.int_or("heads", std::max(1, s.n_embd / 128), 1, 4096));
+            s.n_head_kv   = static_cast<int32_t>(args.int_or("kv-heads", std::max(1, s.n_head / 4), 1, 4096));
+            s.n_rot       = s.n_embd_head / 4;
+            s.ssm_d_state = 128;
+            s.ssm_dt_rank = std::min(32, std::max(1, s.n_embd / 64));
+            s.ssm_n_group = s.ssm_dt_rank > 16 ? s.ssm_dt_rank / 2 : s.ssm_dt_rank;
+        }
+        if (s.arch == "qwen3moe" || s.arch == "gpt-oss" || s.arch == "qwen35moe") {
             // Qwen3-30B-A3B's proportions (128 experts, 8 per token, width 3/8 of the model's) or gpt-oss-20b's
             // (32 experts, 4 per token, the model's width).
             const bool oss  = s.arch == "gpt-oss";
@@ -147,7 +159,7 @@ int cmd_bench(int argc, char** argv) {
             s.n_ff_exp      = static_cast<int32_t>(
                 args.int_or("ff-exp", oss ? s.n_embd : (3 * s.n_embd / 8 + 31) / 32 * 32, 32, 262144));
         } else if (args.has("experts") || args.has("experts-used") || args.has("ff-exp")) {
-            throw UsageError("--experts, --experts-used and --ff-exp need --arch qwen3moe or gpt-oss");
+            throw UsageError("--experts, --experts-used and --ff-exp need --arch qwen3moe, gpt-oss or qwen35moe");
         }
         try {
             s.validate();
@@ -231,6 +243,25 @@ int cmd_bench(int argc, char** argv) {
             std::cout << buf;
         }
         std::cout << "\n";
+    }
+    if (!r.rollback.empty()) {
+        // A hybrid model: what keeping and rolling back the recurrent state costs a verification pass (measured,
+        // interleaved with a pass that keeps nothing and so could not roll back).
+        std::snprintf(buf, sizeof buf,
+                      "recurrent state rollback (state %.2f MiB; pass of n tokens keeping what a rollback needs, then "
+                      "back to n/2):\n",
+                      double(r.recurrent_state_bytes) / (1 << 20));
+        std::cout << buf;
+        for (size_t i = 0; i + 2 < r.rollback.size(); i += 3) {
+            const model::RollbackCost &none = r.rollback[i], &snap = r.rollback[i + 1], &rerun = r.rollback[i + 2];
+            std::snprintf(buf, sizeof buf,
+                          "  n = %4d  none %8.3f ms | snapshot %8.3f + %6.3f ms, %8.2f MiB held | rerun %8.3f + %6.3f "
+                          "ms, %8.2f MiB held\n",
+                          none.n, none.pass_s * 1e3, snap.pass_s * 1e3, snap.restore_s * 1e3,
+                          double(snap.held_bytes) / (1 << 20), rerun.pass_s * 1e3, rerun.restore_s * 1e3,
+                          double(rerun.held_bytes) / (1 << 20));
+            std::cout << buf;
+        }
     }
     return 0;
 }

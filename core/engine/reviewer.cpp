@@ -76,6 +76,12 @@ void Reviewer::sync(std::span<const int32_t> committed, const CancelToken& cance
     m_cached.resize(lcp);
     m_ctx.set_cancel(cancel);
     const size_t nb = static_cast<size_t>(m_ctx.config().n_batch);
+    // Committed tokens: a recurrent state keeps nothing to roll them back.
+    m_ctx.kv().recurrent().pause_keeping(true);
+    struct Resume {
+        model::KvCache& kv;
+        ~Resume() { kv.recurrent().pause_keeping(false); }
+    } resume{m_ctx.kv()};
     while (m_cached.size() < want) {
         cancel.throw_if_cancelled();
         const size_t start = m_cached.size(), n = std::min(nb, want - start);

@@ -144,9 +144,11 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
             "Speculum's rejection sampling");
     if (mtp)
         s.notes.push_back(
-            "draft-mtp drafts with the target's NextN layer (llama.cpp detects it from blk.{L-1}.nextn.eh_proj); "
-            "llama.cpp runs it for the architectures it implements NextN for (GLM-4.5, DeepSeek-V3, Qwen3.5, "
-            "MiMo): a llama-architecture file with NextN blocks, as Speculum writes for tests, is not among them");
+            "draft-mtp drafts with the target's NextN layer (llama.cpp detects it from blk.{L-1}.nextn.eh_proj), "
+            "chaining it --spec-draft-n-max steps and stopping below --spec-draft-p-min (draft-mtp-adaptive adds "
+            "hysteresis to that stop); llama.cpp runs it for the architectures it implements NextN for (qwen35 and "
+            "qwen35moe, which Speculum runs too; GLM-4.5, DeepSeek-V3, MiMo): a llama-architecture file with NextN "
+            "blocks, as Speculum writes for tests, is not among them");
     if (eagle3)
         s.notes.push_back(
             "draft-eagle3 loads the head (general.architecture eagle3, llama.cpp's convert_hf_to_gguf.py layout) "

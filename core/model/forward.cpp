@@ -638,7 +638,7 @@ void InferenceContext::run(int32_t n, const uint8_t* mask, int32_t logits_first,
         const std::vector<int32_t> parent = tree_parents(mask, n);
         m_dn_chain                        = true;
         for (int32_t i = 0; i < n; ++i) m_dn_chain = m_dn_chain && parent[size_t(i)] == i - 1;
-        m_keeping          = m_kv.recurrent().begin_pass(n_past, n);
+        m_keeping          = m_kv.recurrent().begin_pass(n_past, n, logits_first == 0);  // a prompt keeps nothing
         const double kept0 = m_dn_keep_seconds;
         try {
             run_layers(n, mask, logits_first, opts, parent);

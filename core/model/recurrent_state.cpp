@@ -88,7 +88,7 @@ float* RecurrentState::entry(int32_t index) {
 
 void RecurrentState::clear() {
     std::fill(m_live.begin(), m_live.end(), 0.0f);
-    m_floor = 0, m_span = 0, m_rolled_back = false, m_keeping = false;
+    m_floor = 0, m_span = 0, m_rolled_back = false, m_keeping = false, m_only_floor = false;
     if (m_layers == 0) return;
     if (m_strategy == RollbackStrategy::snapshot)
         std::copy(m_live.begin(), m_live.end(), entry(0));
@@ -96,12 +96,13 @@ void RecurrentState::clear() {
         m_checkpoint = m_live;
 }
 
-bool RecurrentState::begin_pass(int32_t size, int32_t n) {
+bool RecurrentState::begin_pass(int32_t size, int32_t n, bool may_keep) {
     ++m_stats.passes;
-    m_keeping = n <= m_max_rollback;
-    if (m_rolled_back || size < m_floor || size - m_floor + n > m_max_rollback) {
+    m_keeping    = may_keep && !m_paused && n <= m_max_rollback;
+    m_pass_start = size;
+    if (m_rolled_back || size < m_floor || size - m_floor + n > m_max_rollback || (m_only_floor && size != m_floor)) {
         // A new speculation begins here: the state at `size` becomes the floor.
-        m_floor = size, m_span = 0, m_rolled_back = false;
+        m_floor = size, m_span = 0, m_rolled_back = false, m_only_floor = false;
         if (m_strategy == RollbackStrategy::snapshot)
             std::copy(m_live.begin(), m_live.end(), entry(0));
         else
@@ -119,8 +120,11 @@ float* RecurrentState::kept(int32_t slot, int32_t r) {
 
 void RecurrentState::end_pass(int32_t size, double keep_seconds) {
     m_stats.keep_seconds += keep_seconds;
-    if (!m_keeping) {  // a prompt: nothing per token was kept, so the speculation can only start after it
-        m_floor = size, m_span = 0;
+    if (!m_keeping && m_floor == m_pass_start) {
+        // Nothing per token was kept, but the state at the pass's start is: the whole pass can still be undone.
+        m_only_floor = true, m_span = size - m_floor;
+    } else if (!m_keeping) {  // nothing per token, and older kept data: the speculation can only start after it
+        m_floor = size, m_span = 0, m_only_floor = false;
         if (m_strategy == RollbackStrategy::snapshot)
             std::copy(m_live.begin(), m_live.end(), entry(0));
         else
@@ -140,10 +144,10 @@ void RecurrentState::end_pass(int32_t size, double keep_seconds) {
 
 void RecurrentState::commit(int32_t size) {
     if (m_layers == 0 || size == m_floor) return;
-    if (size < m_floor || size - m_floor != m_span)
+    if (size < m_floor || size - m_floor != m_span)  // (a pass that kept nothing has the same span)
         throw std::logic_error("recurrent state: commit at " + std::to_string(size) + " tokens, the state holds " +
                                std::to_string(m_floor + m_span));
-    m_floor = size, m_span = 0, m_rolled_back = false;
+    m_floor = size, m_span = 0, m_rolled_back = false, m_only_floor = false;
     if (m_strategy == RollbackStrategy::snapshot)
         std::copy(m_live.begin(), m_live.end(), entry(0));
     else
@@ -163,6 +167,7 @@ void RecurrentState::abort_pass(int32_t size) {
 
 int32_t RecurrentState::restorable(int32_t size, int32_t n) const {
     if (m_layers == 0 || n >= size) return n;
+    if (m_only_floor) return n == m_floor ? n : 0;
     return n >= m_floor ? n : 0;
 }
 
@@ -187,6 +192,7 @@ void RecurrentState::restore(int32_t count, const std::vector<int32_t>& slots) {
     }
     m_span        = count - m_floor;
     m_rolled_back = true;
+    m_only_floor  = false;
     ++m_stats.rollbacks;
     m_stats.restore_seconds += std::chrono::duration<double>(measure_clock::now() - t0).count();
 }
@@ -197,9 +203,11 @@ void RecurrentState::truncate(int32_t size, int32_t n) {
         clear();
         return;
     }
-    if (n < m_floor)
+    if (n < m_floor || (m_only_floor && n != m_floor))
         throw std::logic_error("recurrent state: cannot roll back to " + std::to_string(n) + " tokens; the oldest " +
-                               "state kept is after " + std::to_string(m_floor) + " (KvCache::restorable)");
+                               "state kept is after " + std::to_string(m_floor) + " (KvCache::restorable; a pass " +
+                               "longer than ContextConfig.max_rollback = " + std::to_string(m_max_rollback) +
+                               " keeps nothing to roll back)");
     std::vector<int32_t> slots;
     for (int32_t s = m_floor; s < n; ++s) slots.push_back(s);
     restore(n, slots);
@@ -210,7 +218,7 @@ void RecurrentState::compact(int32_t size, int32_t n_prefix, const std::vector<i
     bool identity = n_prefix + int32_t(keep.size()) == size;
     for (size_t i = 0; identity && i < keep.size(); ++i) identity = keep[i] == n_prefix + int32_t(i);
     if (identity) return;
-    if (n_prefix < m_floor)
+    if (n_prefix < m_floor || (m_only_floor && !(n_prefix == m_floor && keep.empty())))
         throw std::logic_error("recurrent state: cannot compact from " + std::to_string(n_prefix) +
                                " tokens; the oldest state kept is after " + std::to_string(m_floor));
     // Move each kept token's stored state (snapshot) or inputs (rerun) to its new slot, in increasing order (the

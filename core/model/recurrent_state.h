@@ -16,10 +16,10 @@
 // scratch); after the accepted path is compacted, either strategy restores the state at its end.
 //
 // The rollback horizon: states (or inputs) are kept from the "floor", the point where the current speculation began:
-// the size at the start of the first pass after a rollback (or when a pass would run past max_rollback tokens of
-// history). A rollback may return anywhere in [floor, size]; restorable() says where a caller can go (further back
-// means starting the sequence again: 0). Passes longer than max_rollback tokens (prompts) keep nothing per token and
-// move the floor to their end.
+// the size at the start of the first pass after a rollback or a commit (or when a pass would run past max_rollback
+// tokens of history). A rollback may return anywhere in [floor, size]; restorable() says where a caller can go
+// (further back means starting the sequence again: 0). Passes that keep nothing per token (longer than max_rollback,
+// prompts, or keeping paused) can be undone only whole, back to the floor when they started there.
 #pragma once
 
 #include "core/model/hparams.h"
@@ -88,8 +88,12 @@ public:
     const float* live(int32_t r) const { return m_live.data() + size_t(r) * size_t(m_shape.state_floats()); }
 
     // A pass of n tokens after `size` cached ones begins: moves the floor where needed. Returns whether the pass
-    // stores per-token states / inputs (n <= max_rollback).
-    bool begin_pass(int32_t size, int32_t n);
+    // stores per-token states / inputs: n <= max_rollback, `may_keep` (the caller wants every token's logits: not a
+    // prompt) and keeping not paused.
+    bool begin_pass(int32_t size, int32_t n, bool may_keep = true);
+    // Pauses keeping for passes of tokens that are committed anyway (a verifier's catch-up over the prompt): they
+    // move the floor to their end instead of storing per-token data.
+    void pause_keeping(bool paused) { m_paused = paused; }
     // Where the pass stores what token `slot` leaves: snapshot: layer r's state after it; rerun: its inputs.
     float* kept(int32_t slot, int32_t r);
     // The pass ended with `size` tokens cached (a tree pass: the live state is its last node's, until compact).
@@ -127,10 +131,13 @@ private:
     std::vector<float> m_checkpoint;            // the state at the floor (snapshot: entry 0 holds it)
     std::vector<std::vector<float>> m_entries;  // snapshot: state after count floor + i (entry 0 = the floor's);
                                                 // rerun: inputs of slot floor + i
-    int32_t m_floor    = 0;
-    int32_t m_span     = 0;  // entries valid from the floor
-    bool m_rolled_back = false;
-    bool m_keeping     = false;
+    int32_t m_floor      = 0;
+    int32_t m_span       = 0;  // entries valid from the floor
+    bool m_rolled_back   = false;
+    bool m_keeping       = false;
+    bool m_paused        = false;
+    bool m_only_floor    = false;  // the last pass kept nothing per token: only the floor itself is restorable
+    int32_t m_pass_start = 0;
     RecurrentStats m_stats;
 };
 

@@ -111,7 +111,65 @@ void to_json(nlohmann::json& j, const BenchResult& r) {
                                 {"floor_memory_seconds", b.floor_memory_s},
                                 {"floor_compute_seconds", b.floor_compute_s},
                                 {"vs_floor", b.vs_floor}});
+    if (r.recurrent_state_bytes > 0) j["recurrent_state_bytes"] = r.recurrent_state_bytes;
+    for (const RollbackCost& c : r.rollback)
+        j["rollback"].push_back({{"n", c.n},
+                                 {"strategy", c.strategy},
+                                 {"pass_seconds", c.pass_s},
+                                 {"restore_seconds", c.restore_s},
+                                 {"held_bytes", c.held_bytes}});
 }
+
+namespace {
+
+// The recurrent state's cost per verification width: three contexts (keeping nothing, snapshots, rerun) over the
+// same prompt; each repeat times every strategy's pass and rollback in turn (interleaved), the fastest counts.
+void bench_rollback(const Model& model, const BenchConfig& cfg, int32_t n_ctx, int32_t max_batch,
+                    const std::vector<int32_t>& prompt, BenchResult& r, const CancelToken& cancel, double (*now)()) {
+    const char* names[] = {"none", "snapshot", "rerun"};
+    std::vector<std::unique_ptr<InferenceContext>> ctx;
+    for (int k = 0; k < 3; ++k) {
+        ContextConfig c{.n_ctx = n_ctx, .n_batch = max_batch, .path = ForwardPath::fast};
+        c.rollback     = k == 2 ? RollbackStrategy::rerun : RollbackStrategy::snapshot;
+        c.max_rollback = std::max(1, max_batch);
+        ctx.push_back(std::make_unique<InferenceContext>(model, c));
+        ctx.back()->set_cancel(cancel);
+        ctx.back()->prefill(prompt);
+        ctx.back()->kv().commit();
+        if (k == 0) ctx.back()->kv().recurrent().pause_keeping(true);
+    }
+    r.recurrent_state_bytes = ctx[0]->kv().recurrent().live_bytes();
+    const int32_t base      = ctx[0]->kv().size();
+    Rng rng(4321);
+    for (const int32_t n : cfg.batch_sizes) {
+        std::vector<int32_t> toks(static_cast<size_t>(n)), pos(static_cast<size_t>(n));
+        for (int32_t i = 0; i < n; ++i)
+            toks[size_t(i)] = int32_t(rng.next_u64() % uint64_t(model.hparams().n_vocab)), pos[size_t(i)] = base + i;
+        RollbackCost best[3];
+        for (int k = 0; k < 3; ++k)
+            best[k].n = n, best[k].strategy = names[k], best[k].pass_s = best[k].restore_s = 1e300;
+        for (int32_t rep = 0; rep < cfg.repeats; ++rep)
+            for (int k = 0; k < 3; ++k) {
+                InferenceContext& c = *ctx[size_t(k)];
+                double a            = now();
+                c.forward_batch(toks, pos);
+                best[k].pass_s     = std::min(best[k].pass_s, now() - a);
+                best[k].held_bytes = c.kv().recurrent().rollback_bytes();
+                if (k == 0) {  // keeping nothing: only back to the start of the pass (the floor)
+                    c.kv().truncate(base);
+                    best[k].restore_s = 0.0;
+                    continue;
+                }
+                a = now();
+                c.kv().truncate(base + n / 2);  // half the drafts accepted
+                best[k].restore_s = std::min(best[k].restore_s, now() - a);
+                c.kv().truncate(base);
+            }
+        for (RollbackCost& b : best) r.rollback.push_back(b);
+    }
+}
+
+}  // namespace
 
 BenchResult run_bench(const Model& model, const BenchConfig& cfg, const ProgressFn& progress,
                       const CancelToken& cancel) {
@@ -219,6 +277,7 @@ BenchResult run_bench(const Model& model, const BenchConfig& cfg, const Progress
         if (floor > 0) b.vs_floor = best / floor;
         r.batches.push_back(b);
     }
+    if (model.hparams().hybrid()) bench_rollback(model, cfg, n_ctx, max_batch, prompt, r, cancel, now);
     if (single == 0.0 && !r.batches.empty()) single = 1.0 / r.decode_tps;  // no n = 1 entry: compare to decode
     for (BatchCost& b : r.batches) b.vs_single = b.seconds / single;
     r.anon_huge_page_bytes = hw::anon_huge_page_bytes();

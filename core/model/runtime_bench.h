@@ -46,6 +46,17 @@ struct BatchCost {
     double vs_floor        = 0.0;
 };
 
+// A hybrid model's recurrent state at one verification width, per rollback strategy (recurrent_state.h): the pass of
+// n tokens keeping what a rollback needs, and the rollback to half of them accepted, against the same pass keeping
+// nothing (`none`, which could not roll back). Fastest of the repeats, measured interleaved.
+struct RollbackCost {
+    int32_t n = 0;
+    std::string strategy;       // "none", "snapshot" or "rerun"
+    double pass_s       = 0.0;  // the pass
+    double restore_s    = 0.0;  // truncate to the first n / 2 tokens (0 for none)
+    uint64_t held_bytes = 0;    // bytes held for rollback after the pass
+};
+
 struct BenchResult {
     int threads                     = 0;      // worker threads available to parallel_for
     bool thread_cpu_time            = false;  // timings are thread CPU time (see BenchConfig)
@@ -65,6 +76,8 @@ struct BenchResult {
     int64_t anon_huge_page_bytes = -1;      // the process's huge-page-backed memory after the timed passes; -1
                                             // when the kernel does not report it
     std::vector<BatchCost> batches;
+    uint64_t recurrent_state_bytes = 0;  // a hybrid model's live recurrent state (all DeltaNet layers); 0 = none
+    std::vector<RollbackCost> rollback;  // a hybrid model: per batch size, none / snapshot / rerun
 };
 void to_json(nlohmann::json& j, const BenchResult& r);
 

@@ -248,6 +248,7 @@ TEST(Hybrid, WhatCannotBeRolledBackIsRefused) {
     EXPECT_EQ(ctx.kv().restorable(5), 0) << "inside the prompt: start again";
     EXPECT_EQ(ctx.kv().restorable(int32_t(kPrompt.size())), int32_t(kPrompt.size()));
     EXPECT_THROW(ctx.kv().truncate(5), std::logic_error);
+    EXPECT_EQ(ctx.kv().restorable(0), 0) << "a pass that kept nothing can still be undone whole";
     // A mask that is not a tree (token 2 sees token 0 but not its parent 1's path) is refused by name.
     std::vector<uint8_t> bad{1, 0, 0, 0, 1, 0, 1, 1, 1};  // row 2 sees 0 and 1, but 1 does not see 0
     try {
@@ -292,10 +293,11 @@ TEST(Hybrid, SnapshotsHoldStatesRerunHoldsInputs) {
         held[r == RollbackStrategy::rerun] = ctx.kv().recurrent().rollback_bytes();
         const DeltaNetShape s              = ctx.kv().recurrent().shape();
         const uint64_t layers = 3, f = sizeof(float);
+        // The prompt keeps nothing per token; the 8-token pass keeps from its start (3 tokens).
         if (r == RollbackStrategy::snapshot)
-            EXPECT_EQ(held[0], 12 * layers * uint64_t(s.state_floats()) * f) << "the states after 0 .. 11 tokens";
+            EXPECT_EQ(held[0], 9 * layers * uint64_t(s.state_floats()) * f) << "the states after 3 .. 11 tokens";
         else
-            EXPECT_EQ(held[1], layers * uint64_t(s.state_floats() + 11 * s.input_floats()) * f);
+            EXPECT_EQ(held[1], layers * uint64_t(s.state_floats() + 8 * s.input_floats()) * f);
     }
     EXPECT_LT(held[1], held[0]);
 }
