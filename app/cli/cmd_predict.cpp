@@ -70,7 +70,10 @@ const char* kFields = R"(Input JSON (every field optional; defaults in brackets;
                 context  int        tokens in the KV cache [512]
                 memory_budget_gb number  0 = the profile's capacity; overflow streams from flash [0] }
               model = {params_b (billions) [7], weight_bits [16], n_layers [32], d_model [4096],
-                       kv_dim [4096], kv_bits [16], compute "fp16"|"bf16"|"fp32"|"int8" ["fp16"]}
+                       kv_dim [4096], kv_bits [16], compute "fp16"|"bf16"|"fp32"|"int8" ["fp16"],
+                       a mixture of experts: expert_params_b, n_expert, n_expert_used [0: dense],
+                       a hybrid's recurrent state (modeled): state_mb [0: none], state_input_kb [0],
+                       rollback "snapshot"|"rerun" ["snapshot"]}
 
 Output JSON: position_acceptance, expected_tokens, ewif, best_k, best_ewif, predicted_speedup (hardware
 roofline if given, else EWIF), and per section: cascade {expected_tokens, cost, ewif}, horizontal {ewif,

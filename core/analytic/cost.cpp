@@ -20,6 +20,11 @@ void validate(const ModelSpec& m, const std::string& f) {
     require_count(m.kv_dim, 0, 1 << 20, f + ".kv_dim");
     if (m.compute != "fp16" && m.compute != "bf16" && m.compute != "fp32" && m.compute != "int8")
         throw InvalidInput(f + ".compute must be fp16, bf16, fp32 or int8, got '" + m.compute + "'");
+    if (!(m.state_mb >= 0 && m.state_mb < 1e7)) throw InvalidInput(f + ".state_mb must be in [0, 1e7)");
+    if (!(m.state_input_kb >= 0 && m.state_input_kb < 1e7))
+        throw InvalidInput(f + ".state_input_kb must be in [0, 1e7)");
+    if (m.rollback != "snapshot" && m.rollback != "rerun")
+        throw InvalidInput(f + ".rollback must be snapshot or rerun, got '" + m.rollback + "'");
     if (m.n_expert != 0 || m.expert_params_b != 0 || m.n_expert_used != 0) {
         require_count(m.n_expert, 1, 1 << 16, f + ".n_expert");
         require_count(m.n_expert_used, 1, m.n_expert, f + ".n_expert_used");
@@ -94,6 +99,14 @@ double kv_bytes_per_token(const ModelSpec& m) {
     return 2.0 * m.n_layers * double(m.kv_dim) * m.kv_bits / 8.0;
 }
 
+double state_bytes(const ModelSpec& m, int n_tokens) {
+    if (m.state_mb <= 0) return 0.0;
+    const double state = m.state_mb * 1e6;
+    // The live state read and written once, and what a rollback needs: n states, or n inputs and a checkpoint copy
+    // (read and written) plus its restore.
+    return 2.0 * state + (m.rollback == "rerun" ? n_tokens * m.state_input_kb * 1e3 + 4.0 * state : n_tokens * state);
+}
+
 double weight_bytes(const ModelSpec& m) {
     return m.params_b * 1e9 * m.weight_bits / 8.0;
 }
@@ -105,7 +118,7 @@ ForwardCost forward_cost(const hw::HardwareProfile& hw, const ModelSpec& m, int 
     require_nonnegative(stream_gb, "stream_gb");
     ForwardCost c;
     double kv = kv_bytes_per_token(m);
-    c.bytes   = weight_bytes(m, n_tokens) + kv * context + kv * n_tokens;
+    c.bytes   = weight_bytes(m, n_tokens) + kv * context + kv * n_tokens + state_bytes(m, n_tokens);
     c.flops =
         2.0 * m.params_b * 1e9 * n_tokens + 4.0 * m.n_layers * double(m.d_model) * n_tokens * (context + n_tokens);
     c.t_memory   = c.bytes / (hw.mem_bw_gbps * 1e9);

@@ -25,9 +25,15 @@ struct ModelSpec {
     // Mixture of experts (0 = dense): params_b stays what one token reads (the dense part and its n_expert_used
     // experts); expert_params_b is every expert of every layer. A pass of n tokens reads the union of the experts
     // they route to: expected_distinct_experts(n) of each layer's n_expert (analytic/moe.h).
-    double expert_params_b                  = 0;
-    int n_expert                            = 0;
-    int n_expert_used                       = 0;
+    double expert_params_b = 0;
+    int n_expert           = 0;
+    int n_expert_used      = 0;
+    // A hybrid's recurrent state (Gated DeltaNet layers; 0 = none, model/recurrent_state.h): its size, the bytes one
+    // token's rollback inputs take, and how a rejected draft is rolled back. A pass of n tokens reads and writes the
+    // state once, and keeps for rollback n states ("snapshot") or n tokens' inputs and one checkpoint ("rerun").
+    double state_mb                         = 0;
+    double state_input_kb                   = 0;
+    std::string rollback                    = "snapshot";
     bool operator==(const ModelSpec&) const = default;
 };
 void validate(const ModelSpec& m, const std::string& field);
@@ -36,6 +42,8 @@ void validate(const ModelSpec& m, const std::string& field);
 // uniformly at random and independently of the others: E (1 - (1 - u/E)^n). With `usage` (each expert's share of
 // the routed slots, summing to n_expert_used: a run's recorded histogram), sum over experts of 1 - (1 - p_e)^n.
 double expected_distinct_experts(int n_expert, int n_expert_used, int n_tokens);
+// Bytes a pass of n tokens moves for a hybrid's recurrent state and its rollback (0 without one; modeled).
+double state_bytes(const ModelSpec& m, int n_tokens);
 double expected_distinct_experts(const std::vector<double>& usage, int n_tokens);
 // Tokens of one pass route alike (they share a context): counted as n^rho independent tokens, rho in [0, 1]
 // (1 = independent, 0 = every token routes as the first). The distinct experts of such a pass, from a usage

@@ -111,6 +111,9 @@ ModelSpec read_model(const json& j, const std::string& path, ModelSpec m) {
     m.expert_params_b = r.num("expert_params_b", m.expert_params_b);
     m.n_expert        = r.integer("n_expert", m.n_expert);
     m.n_expert_used   = r.integer("n_expert_used", m.n_expert_used);
+    m.state_mb        = r.num("state_mb", m.state_mb);
+    m.state_input_kb  = r.num("state_input_kb", m.state_input_kb);
+    m.rollback        = r.str("rollback", m.rollback);
     r.finish();
     return m;
 }
@@ -121,6 +124,8 @@ json model_json(const ModelSpec& m) {
               {"compute", m.compute}};
     if (m.n_expert > 0)  // only for a mixture of experts: dense specs keep their JSON
         j["expert_params_b"] = m.expert_params_b, j["n_expert"] = m.n_expert, j["n_expert_used"] = m.n_expert_used;
+    if (m.state_mb > 0)  // only for a hybrid
+        j["state_mb"] = m.state_mb, j["state_input_kb"] = m.state_input_kb, j["rollback"] = m.rollback;
     return j;
 }
 

@@ -83,3 +83,23 @@ TEST(Cost, ChainRooflineHasTheThreeOperatingPoints) {
     EXPECT_DOUBLE_EQ(pts[1].flops_per_s, five.flops / five.time);
     EXPECT_GT(pts[1].intensity, pts[0].intensity) << "verifying 5 tokens reads the weights once for 5x the FLOPs";
 }
+
+// A hybrid's recurrent state (issue #50): snapshots move a state per verified token, rerun one token's inputs and a
+// checkpoint; a dense spec is unchanged; bad values are refused by name and the JSON round-trips.
+TEST(AnalyticCost, RecurrentStateRollbackTerm) {
+    ModelSpec m;
+    EXPECT_EQ(state_bytes(m, 8), 0.0);
+    m.state_mb = 20, m.state_input_kb = 100;
+    EXPECT_DOUBLE_EQ(state_bytes(m, 8), 2 * 20e6 + 8 * 20e6);
+    m.rollback = "rerun";
+    EXPECT_DOUBLE_EQ(state_bytes(m, 8), 2 * 20e6 + 8 * 100e3 + 4 * 20e6);
+    EXPECT_LT(state_bytes(m, 16), [&] {
+        ModelSpec s = m;
+        s.rollback  = "snapshot";
+        return state_bytes(s, 16);
+    }()) << "at 16 tokens rerun moves less";
+    m.rollback = "checkpoints";
+    EXPECT_THROW(validate(m, "target"), InvalidInput);
+    m.rollback = "rerun", m.state_mb = -1;
+    EXPECT_THROW(validate(m, "target"), InvalidInput);
+}

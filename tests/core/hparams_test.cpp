@@ -221,7 +221,7 @@ TEST(Hparams, RopeFreqsTensorIsReported) {
 TEST(Hparams, UnsupportedArchitecture) {
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.set("general.architecture", str("gpt2")); })),
               "model.gguf: general.architecture: architecture 'gpt2' is not supported (llama, qwen2, qwen3, qwen3moe, "
-              "gpt-oss, gemma2, gemma3, phi3, smollm3 are)");
+              "gpt-oss, gemma2, gemma3, phi3, smollm3, qwen35, qwen35moe are)");
     EXPECT_EQ(error_of(edited([](ModelDesc& d) { d.drop_key("general.architecture"); })),
               "model.gguf: general.architecture: missing");
 }
@@ -276,7 +276,7 @@ TEST(Hparams, UnsupportedRopeScalingOrRotaryDims) {
 TEST(Hparams, MixtureOfExpertsRejected) {
     EXPECT_THAT(error_of(edited([](ModelDesc& d) { d.set("llama.expert_count", u32(8)); })),
                 HasSubstr("llama.expert_count: mixture-of-experts 'llama' models are not supported (of the MoE "
-                          "architectures, qwen3moe and gpt-oss are)"));
+                          "architectures, qwen3moe, gpt-oss and qwen35moe are)"));
 }
 
 // ---- rejected tensors ----

@@ -156,8 +156,8 @@ TEST(Moe, InconsistentFilesAreRefusedByName) {
     // A dense architecture that declares experts is refused with what is supported.
     EXPECT_THAT(
         error_of(test::spec_arch("qwen3", GgmlType::F16), [](GgufWriter& g) { g.set_uint32("qwen3.expert_count", 8); }),
-        HasSubstr("mixture-of-experts 'qwen3' models are not supported (of the MoE architectures, qwen3moe and "
-                  "gpt-oss are)"));
+        HasSubstr("mixture-of-experts 'qwen3' models are not supported (of the MoE architectures, qwen3moe, "
+                  "gpt-oss and qwen35moe are)"));
 }
 
 TEST(Moe, SyntheticSpecValidatesExperts) {

@@ -294,9 +294,10 @@ void AppController::open_model(const std::string& path) {
 }
 
 std::optional<model::SyntheticSpec> synthetic_preset(const std::string& arch) {
-    // Small enough to build in seconds, large enough that the experts' costs show: width 512, 4 layers, 8 heads of
-    // 64, the bundled tokenizer's 2048 tokens. qwen3moe: Qwen3-30B-A3B's proportions (64 experts, 8 per token, width
-    // 3/8); gpt-oss: gpt-oss-20b's (16 experts, 4 per token, the model's width; MXFP4, window 128).
+    // Small enough to build in seconds, large enough that the experts' (and a recurrent state's) costs show: width
+    // 512, 4 layers, 8 heads of 64, the bundled tokenizer's 2048 tokens. qwen3moe: Qwen3-30B-A3B's proportions (64
+    // experts, 8 per token, width 3/8); gpt-oss: gpt-oss-20b's (16 experts, 4 per token, the model's width; MXFP4,
+    // window 128).
     model::SyntheticSpec s;
     s.arch = arch, s.n_vocab = 2048, s.n_embd = 512, s.n_layer = 4, s.n_head = 8, s.n_head_kv = 2;
     s.n_embd_head = 64, s.n_ctx = 2048, s.seed = 49;
@@ -305,6 +306,13 @@ std::optional<model::SyntheticSpec> synthetic_preset(const std::string& arch) {
     } else if (arch == "gpt-oss") {
         s.n_ff = 512, s.n_expert = 16, s.n_expert_used = 4, s.n_ff_exp = 512, s.n_swa = 128;
         s.rope_freq_base = 150000.0f, s.type = kernels::GgmlType::MXFP4;
+    } else if (arch == "qwen35" || arch == "qwen35moe") {
+        // Qwen 3.5's proportions: DeltaNet heads with a 128-wide state (4 key, 8 value heads), every 4th layer gated
+        // attention with a quarter of each head rotated; one MTP layer; qwen35moe adds 32 experts (4 per token) and a
+        // shared expert.
+        s.n_ff = 1536, s.n_rot = 16, s.ssm_d_state = 128, s.ssm_n_group = 4, s.ssm_dt_rank = 8, s.n_nextn = 1;
+        s.type = kernels::GgmlType::Q8_0;
+        if (arch == "qwen35moe") s.n_expert = 32, s.n_expert_used = 4, s.n_ff_exp = 192, s.n_ff_shexp = 512;
     } else {
         return std::nullopt;
     }

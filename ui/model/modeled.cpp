@@ -4,6 +4,7 @@
 
 #include "core/analytic/cost.h"
 #include "core/engine/predict_mapping.h"
+#include "core/model/recurrent_state.h"
 
 #include <algorithm>
 
@@ -24,6 +25,11 @@ analytic::ModelSpec model_spec_from_summary(const ModelSummary& m) {
             s.params_b           = (double(m.n_params) - experts + experts * hp.n_expert_used / hp.n_expert) / 1e9;
             s.n_expert           = hp.n_expert;
             s.n_expert_used      = hp.n_expert_used;
+        }
+        if (const model::Hparams& hp = *m.hparams; hp.hybrid()) {  // the recurrent state and its rollback inputs
+            const model::DeltaNetShape d = model::DeltaNetShape::of(hp);
+            s.state_mb                   = double(hp.n_recurrent()) * double(d.state_floats()) * 4 / 1e6;
+            s.state_input_kb             = double(hp.n_recurrent()) * double(d.input_floats()) * 4 / 1e3;
         }
     }
     return s;

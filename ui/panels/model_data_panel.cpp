@@ -84,15 +84,16 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
         if (ImGui::Button(name.c_str())) actions.push(ActionOpenModel{path});
     }
     // Random-weight mixtures of experts (synthetic_preset): their costs are real, their acceptance means nothing.
-    for (const char* arch : {"qwen3moe", "gpt-oss"}) {
+    for (const char* arch : {"qwen3moe", "gpt-oss", "qwen35", "qwen35moe"}) {
         const std::string label = std::string("random ") + arch;
         same_line_if_fits(button_width(label.c_str()));
         if (ImGui::Button(label.c_str())) actions.push(ActionOpenSyntheticModel{arch});
+        const bool hybrid = std::string(arch).rfind("qwen35", 0) == 0;
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(
-                "A random-weight %s model (mixture of experts) built now: what verification costs is "
-                "real, acceptance on random weights means nothing",
-                arch);
+                "A random-weight %s model (%s) built now: what verification costs is real, acceptance on random "
+                "weights means nothing",
+                arch, hybrid ? "Gated DeltaNet hybrid with an MTP layer" : "mixture of experts");
     }
     for (const auto& job : snap.jobs)
         if (job.name.rfind("Loading model", 0) == 0) {

@@ -98,6 +98,26 @@ void verify_curve(const engine::RunStats& r) {
     ImGui::Dummy(ImVec2(1, 1));
 }
 
+// A hybrid target's recurrent state in the cost breakdown: what keeping and rolling it back cost per verification
+// pass, measured, and the memory the strategy held.
+void recurrent_cost(const engine::RunStats& r) {
+    const engine::RecurrentReport& rr = r.recurrent;
+    if (rr.empty() || rr.passes <= 0) return;
+    const double per = 1e3 / double(rr.passes);
+    ImGui::TextWrapped(
+        "recurrent state (%s rollback): %.3f ms per verification pass (keep %.3f, restore %.3f); "
+        "%lld of %lld passes rolled back; held at most %.2f MiB beside the %.2f MiB state",
+        rr.strategy.c_str(), (rr.keep_s + rr.restore_s) * per, rr.keep_s * per, rr.restore_s * per,
+        static_cast<long long>(rr.rollbacks), static_cast<long long>(rr.passes), double(rr.peak_bytes) / (1 << 20),
+        double(rr.state_bytes) / (1 << 20));
+    measured_tag();
+    help_marker(
+        "A hybrid model's DeltaNet layers keep one state per sequence, overwritten by every token, so rejected drafts "
+        "are undone by restoring it: 'snapshot' stores the whole state after every verified token; 'rerun' stores "
+        "each token's small inputs and one checkpoint, and runs the recurrence again over the accepted tokens. "
+        "Choose it in the run config (context.rollback).");
+}
+
 }  // namespace
 
 void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
@@ -198,6 +218,7 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         else if (r.draft_cost_ratio() > 0)
             ImGui::TextWrapped("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
         verify_curve(r);
+        recurrent_cost(r);
         if (r.draft_bytes_per_pass() > 0) {
             ImGui::TextWrapped("draft reads %s of weights per pass",
                                format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
