@@ -98,7 +98,7 @@ void RecurrentState::clear() {
 
 bool RecurrentState::begin_pass(int32_t size, int32_t n, bool may_keep) {
     ++m_stats.passes;
-    m_keeping    = may_keep && !m_paused && n <= m_max_rollback;
+    m_keeping    = m_armed && may_keep && !m_paused && n <= m_max_rollback;
     m_pass_start = size;
     if (m_rolled_back || size < m_floor || size - m_floor + n > m_max_rollback || (m_only_floor && size != m_floor)) {
         // A new speculation begins here: the state at `size` becomes the floor.
@@ -143,7 +143,9 @@ void RecurrentState::end_pass(int32_t size, double keep_seconds) {
 }
 
 void RecurrentState::commit(int32_t size) {
-    if (m_layers == 0 || size == m_floor) return;
+    if (m_layers == 0) return;
+    m_armed = true;  // the context speculates: passes keep what a rollback needs from now on
+    if (size == m_floor) return;
     if (size < m_floor || size - m_floor != m_span)  // (a pass that kept nothing has the same span)
         throw std::logic_error("recurrent state: commit at " + std::to_string(size) + " tokens, the state holds " +
                                std::to_string(m_floor + m_span));
@@ -207,7 +209,8 @@ void RecurrentState::truncate(int32_t size, int32_t n) {
         throw std::logic_error("recurrent state: cannot roll back to " + std::to_string(n) + " tokens; the oldest " +
                                "state kept is after " + std::to_string(m_floor) + " (KvCache::restorable; a pass " +
                                "longer than ContextConfig.max_rollback = " + std::to_string(m_max_rollback) +
-                               " keeps nothing to roll back)");
+                               " keeps nothing to roll back, and so does every pass before the first "
+                               "KvCache::commit)");
     std::vector<int32_t> slots;
     for (int32_t s = m_floor; s < n; ++s) slots.push_back(s);
     restore(n, slots);
@@ -244,7 +247,9 @@ uint64_t RecurrentState::rollback_bytes() const {
         uint64_t(m_strategy == RollbackStrategy::snapshot ? m_shape.state_floats() : m_shape.input_floats()) *
         sizeof(float);
     // Entries in use: snapshot: the floor's state and one per kept count; rerun: the checkpoint and one per slot.
-    const uint64_t used = m_strategy == RollbackStrategy::snapshot ? uint64_t(m_span) + 1 : uint64_t(m_span);
+    // (After a pass that kept nothing, only the floor's state: no per-token entries.)
+    const uint64_t kept = m_only_floor ? 0 : uint64_t(m_span);
+    const uint64_t used = m_strategy == RollbackStrategy::snapshot ? kept + 1 : kept;
     return used * per + (m_strategy == RollbackStrategy::rerun ? m_checkpoint.size() * sizeof(float) : 0);
 }
 

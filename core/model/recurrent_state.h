@@ -15,6 +15,8 @@
 // A token tree's pass computes one state per node from its parent's (per-branch states, transient in the pass's
 // scratch); after the accepted path is compacted, either strategy restores the state at its end.
 //
+// Only a context that speculates keeps anything: the first commit() arms it (the verifier and the drafters commit
+// where each speculation begins); plain decoding keeps nothing per token.
 // The rollback horizon: states (or inputs) are kept from the "floor", the point where the current speculation began:
 // the size at the start of the first pass after a rollback or a commit (or when a pass would run past max_rollback
 // tokens of history). A rollback may return anywhere in [floor, size]; restorable() says where a caller can go
@@ -100,7 +102,8 @@ public:
     void end_pass(int32_t size, double keep_seconds);
 
     // The sequence will not roll back before `size` (the caller committed it): the floor moves there, so a rerun
-    // starts from here rather than from an older checkpoint.
+    // starts from here rather than from an older checkpoint. The first commit also arms the state: until then no
+    // pass keeps per-token data (plain decoding pays nothing), and a pass can only be undone whole.
     void commit(int32_t size);
     // A pass that began at `size` failed (cancelled): the live state back to what it was at its start.
     void abort_pass(int32_t size);
@@ -136,6 +139,7 @@ private:
     bool m_rolled_back   = false;
     bool m_keeping       = false;
     bool m_paused        = false;
+    bool m_armed         = false;  // a commit was made: this context speculates, so passes keep rollback data
     bool m_only_floor    = false;  // the last pass kept nothing per token: only the floor itself is restorable
     int32_t m_pass_start = 0;
     RecurrentStats m_stats;

@@ -186,6 +186,7 @@ TEST(Hybrid, MultiPassSpeculationRollsBackAcrossPasses) {
         InferenceContext ctx(m, ctx_of(r));
         std::vector<int32_t> committed = kPrompt;
         ctx.prefill(committed);
+        ctx.kv().commit();  // speculation begins: passes keep what a rollback needs
         for (int32_t round = 0; round < 4; ++round) {
             const int32_t base = ctx.kv().size();
             for (int32_t j = 0; j < 3; ++j) ctx.decode(60 + round + j, base + j);  // three drafted tokens
@@ -220,6 +221,7 @@ TEST(Hybrid, TreePassesRunEachBranchFromItsParentsState) {
         SCOPED_TRACE(to_string(r));
         InferenceContext ctx(m, ctx_of(r));
         ctx.prefill(kPrompt);
+        ctx.kv().commit();
         const int32_t base = ctx.kv().size();
         std::vector<int32_t> pos(static_cast<size_t>(n));
         for (int32_t i = 0; i < n; ++i) pos[size_t(i)] = base + depth[size_t(i)];
@@ -268,6 +270,19 @@ TEST(Hybrid, WhatCannotBeRolledBackIsRefused) {
     EXPECT_LT(max_diff(ctx.decode(90, 10), before), 1e-4);
 }
 
+// Plain decoding (no commit) keeps nothing per token; a pass can still be undone whole.
+TEST(Hybrid, PlainDecodingKeepsNothing) {
+    const Model m = make_synthetic_model(hybrid_spec("qwen35"));
+    InferenceContext ctx(m, ctx_of(RollbackStrategy::snapshot));
+    for (int32_t i = 0; i < 8; ++i) ctx.decode(kPrompt[size_t(i)], i);
+    EXPECT_EQ(ctx.kv().recurrent().stats().tokens_kept, 0u);
+    EXPECT_EQ(ctx.kv().restorable(6), 0);
+    ctx.kv().truncate(7);  // the last pass, whole
+    EXPECT_LT(max_diff(copy(ctx.decode(90, 7)),
+                       sequential(m, {1, 17, 200, 33, 5, 250, 99, 90}, ctx_of(RollbackStrategy::snapshot))),
+              1e-4);
+}
+
 TEST(Hybrid, ConfigChoosesTheStrategyAndRoundTrips) {
     ContextConfig c;
     EXPECT_EQ(c.rollback, RollbackStrategy::snapshot);
@@ -288,6 +303,7 @@ TEST(Hybrid, SnapshotsHoldStatesRerunHoldsInputs) {
     for (const RollbackStrategy r : {RollbackStrategy::snapshot, RollbackStrategy::rerun}) {
         InferenceContext ctx(m, ctx_of(r));
         ctx.prefill({1, 2, 3});
+        ctx.kv().commit();
         std::vector<int32_t> pos{3, 4, 5, 6, 7, 8, 9, 10};
         ctx.forward_batch({4, 5, 6, 7, 8, 9, 10, 11}, pos);
         held[r == RollbackStrategy::rerun] = ctx.kv().recurrent().rollback_bytes();
