@@ -34,6 +34,12 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
         throw std::invalid_argument(
             "build_self_draft: Wanda pruning needs activation norms of this target "
             "(collect_activation_norms)");
+    // A hybrid's DeltaNet matrices have no compact or reduced-precision path yet: its self-drafts skip layers or exit
+    // early (a skipped DeltaNet layer leaves the draft's own state alone).
+    if (hp.hybrid() && (spec.prune.ratio > 0 || spec.weight_trunc_bits > 0 || spec.weight_format != WeightFormat::same))
+        throw std::invalid_argument(
+            "build_self_draft: pruning, truncation and weight formats are not done for a hybrid (Gated DeltaNet) "
+            "target; its self-drafts skip layers (skip_attn, skip_ffn) or exit early (exit_layer)");
     // Mixture of experts: the experts are pruned and truncated as stacked matrices (row by row, as dense ones), but
     // stay dense (the forward cuts experts out of the stack by rows), and Wanda has no per-expert activations yet.
     if (hp.moe() && wanda && spec.prune.ffn)

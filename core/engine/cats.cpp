@@ -82,6 +82,8 @@ CatsLayers cats_layers(const CatsConfig& c, const model::Model& target, int64_t 
 
 CatsStages::CatsStages(const model::Model& target, const model::ContextConfig& ctx, const CatsConfig& cfg)
     : m_target(target), m_cfg(cfg), m_draft(target, ctx), m_sv(target, ctx), m_tgt(target, ctx) {
+    if (target.hparams().hybrid())  // its stages would each need the recurrent state of their layers rolled back
+        throw std::invalid_argument("CATS: a hybrid (Gated DeltaNet) target is not supported; use a chain or a tree");
     m_layers          = cats_layers(cfg, target, m_tgt.kv().capacity());
     draft_stats.level = 1;
     draft_stats.name  = "draft: layers 0.." + std::to_string(m_layers.draft - 1);

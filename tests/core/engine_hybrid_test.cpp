@@ -151,3 +151,24 @@ TEST(EngineHybrid, PMinStopsAnUnsureMtpChainEarly) {
     EXPECT_EQ(b.tokens, ref);
     EXPECT_LT(b.stats.n_drafted, a.stats.n_drafted) << "p_min cut chains short";
 }
+
+TEST(EngineHybrid, WhatIsNotDoneForHybridsIsRefusedByName) {
+    const model::Model target = model::make_synthetic_model(hybrid_target_spec("qwen35"));
+    drafts::DraftSpec pruned;
+    pruned.prune.ratio = 0.3f;
+    try {
+        drafter(pruned, target, model::RollbackStrategy::snapshot);
+        FAIL() << "pruning a hybrid's self-draft should be refused";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("hybrid"), std::string::npos) << e.what();
+    }
+    engine::SpecConfig c = config(model::RollbackStrategy::snapshot, false);
+    c.verification       = engine::Verification::cats;
+    c.cats.draft_layers = 1, c.cats.sv_layers = 2;
+    try {
+        engine::SpecEngine(target, c, drafter({}, target, model::RollbackStrategy::snapshot)).run(kPrompt);
+        FAIL() << "CATS on a hybrid should be refused";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("hybrid"), std::string::npos) << e.what();
+    }
+}
