@@ -17,7 +17,8 @@ using testing::HasSubstr;
 
 namespace {
 
-const char* const kArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3"};
+const char* const kArchs[] = {"llama",  "qwen2", "qwen3",   "qwen3moe", "gpt-oss",  "gemma2",
+                              "gemma3", "phi3",  "smollm3", "qwen35",   "qwen35moe"};
 
 using test::file_of;
 

@@ -133,6 +133,7 @@ private:
     std::vector<float> catch_up(const CancelToken& cancel) {
         size_t lcp = 0;
         while (lcp < m_cached.size() && lcp + 1 < m_committed.size() && m_cached[lcp] == m_committed[lcp]) ++lcp;
+        lcp = size_t(m_ctx.kv().restorable(static_cast<int32_t>(lcp)));  // a hybrid's horizon (else lcp itself)
         m_ctx.kv().truncate(static_cast<int32_t>(lcp));
         m_cached.resize(lcp);
         std::vector<float> l;
@@ -140,6 +141,7 @@ private:
             cancel.throw_if_cancelled();
             l = eval(m_committed[i]);
         }
+        m_ctx.kv().commit();  // drafts roll back to here at most (a hybrid keeps its state's rollback data from here)
         return l;
     }
     model::InferenceContext m_ctx;

