@@ -5,21 +5,6 @@
 
 namespace speculum::kernels {
 
-namespace {
-
-// <a, b> over n floats with eight partial sums (vectorizes without -ffast-math).
-inline float dot8(const float* a, const float* b, int32_t n) {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int32_t i  = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int32_t l = 0; l < 8; ++l) s[l] += a[i + l] * b[i + l];
-    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; i < n; ++i) t += a[i] * b[i];
-    return t;
-}
-
-}  // namespace
-
 void delta_net_head_ref(int32_t S, float* M, const float* q, const float* k, const float* v, float g, float beta,
                         float* o) {
     const float decay = std::exp(g), scale = 1.0f / std::sqrt(float(S));
@@ -45,9 +30,9 @@ void delta_net_head(int32_t S, float* M, const float* q, const float* k, const f
     for (int32_t j = 0; j < S; ++j) {
         float* row = M + int64_t(j) * S;
         for (int32_t i = 0; i < S; ++i) row[i] *= decay;
-        const float d = (v[j] - dot8(row, k, S)) * beta;
+        const float d = (v[j] - dot_f32(row, k, S)) * beta;
         for (int32_t i = 0; i < S; ++i) row[i] += d * k[i];
-        if (o) o[j] = dot8(row, q, S) * scale;
+        if (o) o[j] = dot_f32(row, q, S) * scale;
     }
 }
 

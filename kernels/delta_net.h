@@ -24,6 +24,18 @@ void delta_net_head(int32_t S, float* M, const float* q, const float* k, const f
 void causal_conv_silu(int64_t channels, int32_t K, const float* w, const float* const* window, const float* x,
                       float* out);
 
+// <a, b> over n floats with eight partial sums in a fixed order (vectorizes without -ffast-math; the attention's
+// reference dot product uses it too).
+inline float dot_f32(const float* a, const float* b, int32_t n) {
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int32_t i  = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int32_t l = 0; l < 8; ++l) s[l] += a[i + l] * b[i + l];
+    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; i < n; ++i) t += a[i] * b[i];
+    return t;
+}
+
 // x (n) scaled to unit L2 norm: x / max(|x|, eps) (ggml's l2_norm).
 void l2_normalize(float* x, int32_t n, float eps);
 

@@ -11,6 +11,7 @@
 #include "core/parallel.h"
 #include "core/thread_team.h"
 #include "kernels/attention.h"
+#include "kernels/delta_net.h"
 
 #include <cblas.h>
 
@@ -36,15 +37,9 @@ constexpr int32_t kGemmAttentionMinCached = 256;
 // against a 4096-slot context take 1 MiB.
 constexpr int32_t kGemmAttentionRows = 64;
 
-// dot(a, b) over n floats with independent partial sums so the compiler can vectorize without -ffast-math.
+// dot(a, b) with independent partial sums so the compiler can vectorize without -ffast-math (kernels::dot_f32).
 inline float dot(const float* a, const float* b, int32_t n) {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int32_t i  = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int32_t l = 0; l < 8; ++l) s[l] += a[i + l] * b[i + l];
-    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; i < n; ++i) t += a[i] * b[i];
-    return t;
+    return kernels::dot_f32(a, b, n);
 }
 
 }  // namespace

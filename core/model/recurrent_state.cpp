@@ -88,12 +88,18 @@ float* RecurrentState::entry(int32_t index) {
 
 void RecurrentState::clear() {
     std::fill(m_live.begin(), m_live.end(), 0.0f);
-    m_floor = 0, m_span = 0, m_rolled_back = false, m_keeping = false, m_only_floor = false;
+    m_keeping = false;
     if (m_layers == 0) return;
+    set_floor(0);
+}
+
+void RecurrentState::set_floor(int32_t size) {
+    m_floor = size, m_span = 0, m_rolled_back = false, m_only_floor = false;
     if (m_strategy == RollbackStrategy::snapshot)
         std::copy(m_live.begin(), m_live.end(), entry(0));
     else
         m_checkpoint = m_live;
+    m_stats.bytes_copied += live_bytes();
 }
 
 bool RecurrentState::begin_pass(int32_t size, int32_t n, bool may_keep) {
@@ -101,13 +107,7 @@ bool RecurrentState::begin_pass(int32_t size, int32_t n, bool may_keep) {
     m_keeping    = m_armed && may_keep && !m_paused && n <= m_max_rollback;
     m_pass_start = size;
     if (m_rolled_back || size < m_floor || size - m_floor + n > m_max_rollback || (m_only_floor && size != m_floor)) {
-        // A new speculation begins here: the state at `size` becomes the floor.
-        m_floor = size, m_span = 0, m_rolled_back = false, m_only_floor = false;
-        if (m_strategy == RollbackStrategy::snapshot)
-            std::copy(m_live.begin(), m_live.end(), entry(0));
-        else
-            m_checkpoint = m_live;
-        m_stats.bytes_copied += live_bytes();
+        set_floor(size);  // a new speculation begins here
     }
     return m_keeping;
 }
@@ -124,12 +124,7 @@ void RecurrentState::end_pass(int32_t size, double keep_seconds) {
         // Nothing per token was kept, but the state at the pass's start is: the whole pass can still be undone.
         m_only_floor = true, m_span = size - m_floor;
     } else if (!m_keeping) {  // nothing per token, and older kept data: the speculation can only start after it
-        m_floor = size, m_span = 0, m_only_floor = false;
-        if (m_strategy == RollbackStrategy::snapshot)
-            std::copy(m_live.begin(), m_live.end(), entry(0));
-        else
-            m_checkpoint = m_live;
-        m_stats.bytes_copied += live_bytes();
+        set_floor(size);
     } else {
         const int32_t added = size - m_floor - m_span;
         m_stats.tokens_kept += uint64_t(std::max(0, added));
@@ -149,12 +144,7 @@ void RecurrentState::commit(int32_t size) {
     if (size < m_floor || size - m_floor != m_span)  // (a pass that kept nothing has the same span)
         throw std::logic_error("recurrent state: commit at " + std::to_string(size) + " tokens, the state holds " +
                                std::to_string(m_floor + m_span));
-    m_floor = size, m_span = 0, m_rolled_back = false, m_only_floor = false;
-    if (m_strategy == RollbackStrategy::snapshot)
-        std::copy(m_live.begin(), m_live.end(), entry(0));
-    else
-        m_checkpoint = m_live;
-    m_stats.bytes_copied += live_bytes();
+    set_floor(size);
 }
 
 void RecurrentState::abort_pass(int32_t size) {

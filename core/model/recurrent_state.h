@@ -121,7 +121,8 @@ public:
     const RecurrentStats& stats() const { return m_stats; }
 
 private:
-    float* entry(int32_t index);  // the index-th stored state / input row from the floor, allocated on first use
+    void set_floor(int32_t size);  // the live state (at `size`) becomes the floor: entry 0, or the checkpoint
+    float* entry(int32_t index);   // the index-th stored state / input row from the floor, allocated on first use
     void restore(int32_t count, const std::vector<int32_t>& slots);  // live = state after `slots` from the floor
 
     DeltaNetShape m_shape;
