@@ -8,14 +8,12 @@
 #include "core/model/gguf_writer.h"
 #include "core/model/model_gguf.h"
 #include "core/model/synthetic.h"
-#include "kernels/delta_net.h"
 #include "model_fixtures.h"
 #include "support/fresh_path.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 using namespace speculum;
 using namespace speculum::model;
@@ -100,30 +98,6 @@ TEST(Hybrid, RopeSectionsTurnOnlyTheTextAxesPairs) {
     EXPECT_TRUE(hp.rope_pair_rotates(3));
     EXPECT_FALSE(hp.rope_pair_rotates(4));
     EXPECT_TRUE(hp.rope_pair_rotates(6)) << "sectors wrap every sum(sections) pairs";
-}
-
-TEST(Hybrid, DeltaRuleFastEqualsReference) {
-    std::mt19937 rng(3);
-    std::normal_distribution<float> nd;
-    for (const int32_t S : {1, 7, 16, 33}) {
-        std::vector<float> M(static_cast<size_t>(S * S)), q(static_cast<size_t>(S)), k(static_cast<size_t>(S)),
-            v(static_cast<size_t>(S));
-        for (float& x : M) x = nd(rng);
-        for (auto* vec : {&q, &k, &v})
-            for (float& x : *vec) x = nd(rng);
-        kernels::l2_normalize(q.data(), S, 1e-6f), kernels::l2_normalize(k.data(), S, 1e-6f);
-        std::vector<float> M2 = M, o1(static_cast<size_t>(S)), o2(static_cast<size_t>(S));
-        kernels::delta_net_head_ref(S, M.data(), q.data(), k.data(), v.data(), -0.3f, 0.7f, o1.data());
-        kernels::delta_net_head(S, M2.data(), q.data(), k.data(), v.data(), -0.3f, 0.7f, o2.data());
-        constexpr double kDeltaRuleTol = 1e-5;  // float sums in another order, |M| ~ 1
-        EXPECT_LT(max_diff(M, M2), kDeltaRuleTol) << S;
-        EXPECT_LT(max_diff(o1, o2), kDeltaRuleTol) << S;
-    }
-    // The rule itself on S = 1: M <- e^g M; d = beta (v - M k); M += d k; o = M q.
-    float M = 2.0f, q = 1.0f, k = 1.0f, v = 1.0f, o = 0.0f;
-    kernels::delta_net_head_ref(1, &M, &q, &k, &v, std::log(0.5f), 0.5f, &o);
-    EXPECT_NEAR(M, 1.0f, 1e-6);  // 2 * 0.5 = 1; d = 0.5 (1 - 1) = 0
-    EXPECT_NEAR(o, 1.0f, 1e-6);
 }
 
 // A batched causal pass equals the same tokens decoded one at a time (the state runs token by token either way).
