@@ -134,8 +134,6 @@ public:
     std::span<const float> prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts = {});
 
     const ForwardCost& last_cost() const { return m_cost; }
-    // A hybrid model: seconds the passes have spent keeping what a rollback of the recurrent state needs.
-    double recurrent_keep_seconds() const { return m_dn_keep_seconds; }
     // Mixture of experts: the experts each token of the last pass was routed to in layer il (n_expert_used ids per
     // token, tokens in pass order), and their weights; empty spans for a dense model or a layer the pass skipped.
     std::span<const int32_t> last_experts(int32_t il) const;

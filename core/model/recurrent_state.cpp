@@ -99,7 +99,6 @@ void RecurrentState::set_floor(int32_t size) {
         std::copy(m_live.begin(), m_live.end(), entry(0));
     else
         m_checkpoint = m_live;
-    m_stats.bytes_copied += live_bytes();
 }
 
 bool RecurrentState::begin_pass(int32_t size, int32_t n, bool may_keep) {
@@ -128,10 +127,6 @@ void RecurrentState::end_pass(int32_t size, double keep_seconds) {
     } else {
         const int32_t added = size - m_floor - m_span;
         m_stats.tokens_kept += uint64_t(std::max(0, added));
-        m_stats.bytes_copied +=
-            uint64_t(std::max(0, added)) * size_t(m_layers) *
-            size_t(m_strategy == RollbackStrategy::snapshot ? m_shape.state_floats() : m_shape.input_floats()) *
-            sizeof(float);
         m_span = size - m_floor;
     }
     m_stats.peak_bytes = std::max(m_stats.peak_bytes, rollback_bytes());
@@ -168,7 +163,6 @@ void RecurrentState::restore(int32_t count, const std::vector<int32_t>& slots) {
     if (m_strategy == RollbackStrategy::snapshot) {
         const float* e = entry(count - m_floor);
         std::copy(e, e + m_live.size(), m_live.begin());
-        m_stats.bytes_copied += live_bytes();
     } else {
         // Back to the checkpoint, then the recurrence over the kept tokens' inputs (no outputs needed).
         m_live = m_checkpoint;
@@ -180,7 +174,6 @@ void RecurrentState::restore(int32_t count, const std::vector<int32_t>& slots) {
                                 in + size_t(r) * size_t(m_shape.input_floats()), nullptr, scratch.data(), m_reference);
         }
         m_stats.tokens_rerun += slots.size();
-        m_stats.bytes_copied += live_bytes();
     }
     m_span        = count - m_floor;
     m_rolled_back = true;

@@ -65,7 +65,6 @@ struct RecurrentStats {
     uint64_t rollbacks     = 0;  // truncate / compact calls that restored an earlier state
     uint64_t tokens_kept   = 0;  // snapshot: per-token states stored; rerun: per-token inputs stored
     uint64_t tokens_rerun  = 0;  // rerun: tokens whose recurrence ran again
-    uint64_t bytes_copied  = 0;  // states and inputs copied for rollback (stores, checkpoints, restores)
     double keep_seconds    = 0;  // time passes spent storing what a rollback needs
     double restore_seconds = 0;  // time rollbacks took
     uint64_t peak_bytes    = 0;  // most bytes held for rollback at once (beside the live state)
