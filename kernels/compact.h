@@ -141,11 +141,12 @@ void compact_gemm_q8act(float* y, int64_t ldy, const CompactMatrix& w, const voi
 // kCompactBf16ActRelTol of the reference, tests/kernels/compact_test.cpp).
 bool compact_bf16act_available(const CompactMatrix& w);  // BF16 rows, AVX-512 BF16 and VBMI2 within the kernel cap
 // Whether decode and verification passes (below prompt size) of rows in format `f` should take BF16 activations
-// rather than the fused f32 kernel, on a CPU from `vendor` (both kernels present). Measured, docs/performance.md
-// (Sessions 20 and 22): on Zen 4 the BF16 kernel was 5-26 % faster for 11 of the 12 sparse formats and 4-8 % slower
-// for truncation alone, whose groups need no expand and whose two dependent vdpbf16ps per row then bind; on a
-// Sapphire/Emerald Rapids Xeon, which issues vdpbf16ps on one port against two for FMA, it was 0-10 % slower in 14 of
-// the 16 formats. So: sparse BF16 formats on AMD; f32 everywhere else. Either choice gives the same bytes read.
+// rather than the fused f32 kernel, on a CPU from `vendor` (both kernels present). Measured,
+// docs/performance-notebook.md (Sessions 20 and 22): on Zen 4 the BF16 kernel was 5-26 % faster for 11 of the 12 sparse
+// formats and 4-8 % slower for truncation alone, whose groups need no expand and whose two dependent vdpbf16ps per row
+// then bind; on a Sapphire/Emerald Rapids Xeon, which issues vdpbf16ps on one port against two for FMA, it was 0-10 %
+// slower in 14 of the 16 formats. So: sparse BF16 formats on AMD; f32 everywhere else. Either choice gives the same
+// bytes read.
 bool compact_bf16act_preferred(const CompactFormat& f, CpuVendor vendor);
 // compact_bf16act_available(w) and compact_bf16act_preferred for this CPU.
 bool compact_bf16act_chosen(const CompactMatrix& w);

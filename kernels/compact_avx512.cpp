@@ -361,8 +361,8 @@ SPECULUM_VBMI2 void tile16(float* y, int64_t ldy, const uint8_t* p, int Rt, int 
 // Rows [r0, r1) against n vectors. A whole tile takes one pass of its 8 rows per block of up to 3 vectors
 // (for_vector_blocks), the blocks one after the other while the tile is in L1; each pass decodes the rows again, but
 // walks the steps in order. Passes of fewer rows over more vectors, with a table of the tile's offsets, cost 15-45 %
-// more for n = 3..8 (docs/performance.md, Session 24). A partial tile takes its rows one at a time. Each (row, vector)
-// sum runs the same operations in the same order however the vectors are blocked.
+// more for n = 3..8 (docs/performance-notebook.md, Session 24). A partial tile takes its rows one at a time. Each (row,
+// vector) sum runs the same operations in the same order however the vectors are blocked.
 template <int W, bool Sparse, bool F16>
 SPECULUM_VBMI2 void gemm16(float* y, int64_t ldy, const CompactMatrix& w, const float* x, int64_t n, int64_t r0,
                            int64_t r1) {

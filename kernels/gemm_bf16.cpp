@@ -80,7 +80,8 @@ SPECULUM_AVX512BF16 void tile(float* y, int64_t ldy, const uint16_t* w, const ui
 // Rows [r, r + R) against all n tokens: in one group when n <= 6 and R <= 4 (4 x 6 accumulators, 4 weights and one
 // activation fit the 32 registers), else in groups of up to 4 (T = the group's size). A verification pass of 5 or 6
 // tokens then reads each row tile once: split 4 + 1 or 4 + 2, the second group re-read the tile from L1 and reduced
-// its accumulators again, which made 5 tokens cost half as much again as 4 (docs/performance.md, "Session 25").
+// its accumulators again, which made 5 tokens cost half as much again as 4 (docs/performance-notebook.md, "Session
+// 25").
 template <int R, int T>
 SPECULUM_AVX512BF16 void group(float* y, int64_t ldy, const uint16_t* w, const uint16_t* xb, int64_t cols, int64_t r,
                                int64_t i) {

@@ -2,8 +2,8 @@
 // registers (vcvtph2ps) and multiplies them by 16 activations of 6 tokens, 24 accumulators of 16 lanes. It replaces
 // dequantizing tiles to f32 and OpenBLAS SGEMM for F16 prompts: Debian 12's OpenBLAS (0.3.21) does not know Zen 5
 // and runs its AVX2 Haswell kernel there, and the tiles' conversion, OpenBLAS's packing and its zeroing of Y cost
-// 12 % of an F16 prompt (docs/performance.md, "Session 27"). llama.cpp multiplies F16 prompts the same way (f32 FMA on
-// widened weights).
+// 12 % of an F16 prompt (docs/performance-notebook.md, "Session 27"). llama.cpp multiplies F16 prompts the same way
+// (f32 FMA on widened weights).
 #pragma once
 
 #include <cstdint>

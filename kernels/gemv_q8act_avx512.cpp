@@ -516,7 +516,7 @@ SPECULUM_VNNI void tile(float* y, int64_t ldy, const uint8_t* row0, uint64_t row
 
 // Super-block formats against more than one group of vectors: the first group of 4 keeps the decoded rows in a
 // scratch of 32 KiB (L1/L2) and the other groups read them, since the decode is most of a K-quant tile's work
-// (n = 8: 4-12 % less, docs/performance.md "Session 26"). Not inlined: its frame would otherwise make every
+// (n = 8: 4-12 % less, docs/performance-notebook.md "Session 26"). Not inlined: its frame would otherwise make every
 // row_tile call probe the stack.
 template <int R>
 constexpr int64_t kCachedGroups = 32768 / (R * int64_t(sizeof(DecodedGroup)));
@@ -627,7 +627,7 @@ SPECULUM_VNNI void quantize_impl(void* xq, const float* x, int64_t n, int64_t co
 
 // Row tiles of 8 rows for n <= 2 (memory-bound: the most concurrent DRAM streams that fit the registers), 4 rows
 // against all 5 vectors at once (6 for super-block formats; verification passes: each tile decoded once, 5-22 %
-// faster, docs/performance.md "Session 25"), else 6 rows against groups of 4
+// faster, docs/performance-notebook.md "Session 25"), else 6 rows against groups of 4
 // vectors (compute-bound; on Zen 4 a few % faster than 4 x 4, and 2 x 8 or 3 x 8 tiles were slower), then tiles of
 // 4, 2 and 1 row for the rest of the range.
 template <class W>

@@ -2,9 +2,9 @@
 // (bit-identical to quantize_q8act_x8_ref) and the int8 GEMM. A 32-byte run of a block already holds 4 quants of
 // each of 8 blocks as unsigned bytes, so a weight load feeds vpdpbusd directly, and the 8 block sums of a group share
 // one conversion, one scale multiply and one FMA per vector: 8 + 2 pipe slots per 8 blocks, against gemm_q8act's
-// 8 + 4 (docs/performance.md, "Session 4" and "Session 6"). The activation offset (-128 * sum) cancels the + 128
-// exactly, so every block dot is the reference's exact int32 sum.
-// Every function carries the target attribute and lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
+// 8 + 4 (docs/performance-notebook.md, "Session 4" and "Session 6"). The activation offset (-128 * sum) cancels the +
+// 128 exactly, so every block dot is the reference's exact int32 sum. Every function carries the target attribute and
+// lives in an anonymous namespace (no AVX-512 code leaks via COMDAT).
 #include "kernels/vnni_common.h"
 
 #include "kernels/quant_blocks.h"
@@ -22,13 +22,13 @@ constexpr int64_t kBlock        = sizeof(BlockQ8_0x8);
 // Blocks per chunk, the unit every path sums a row in (gemm_q8act_x8_avx512). When n > 1, also the columns of one
 // pass over the rows: 4 vectors' activations of 8 blocks (10 KiB) and the 3 rows of a tile
 // stay in L1 while a task's row tiles go by. Whole rows of 5632 columns (28 KiB of activations) made the pass
-// L2-bound and slower than gemm_q8act (docs/performance.md, "Session 6").
+// L2-bound and slower than gemm_q8act (docs/performance-notebook.md, "Session 6").
 constexpr int64_t kChunkBlocks = 8;
 
 // L2 prefetch of the cache line that starts in the kSlice bytes at p, if one does (kSlice < 64: at most one).
 // A group is prefetched in 8 slices, one beside each of its 8 loads, so the prefetches of the rows ahead go out at
 // the pace of the loads: issued all at a group's start (one per 64 bytes, some lines twice) they made the n = 1
-// stream 1.2-1.6x slower than gemm_q8act's; one per line, spread, it streams as fast (docs/performance.md,
+// stream 1.2-1.6x slower than gemm_q8act's; one per line, spread, it streams as fast (docs/performance-notebook.md,
 // "Session 8").
 constexpr int64_t kSlice = kBlock / 8;
 SPECULUM_VNNI inline __attribute__((always_inline)) void prefetch_slice(const uint8_t* p) {

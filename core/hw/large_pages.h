@@ -1,6 +1,6 @@
 // Anonymous memory for streamed data (model weights, the bandwidth probe's buffer) aligned to 2 MiB and advised
 // for transparent huge pages. On this project's reference VM (Zen 4, THP in `madvise` mode) one thread reads
-// 4 KiB-page memory at 21-26 GB/s and huge-page memory at 25-29 GB/s. See docs/performance.md ("Session 4").
+// 4 KiB-page memory at 21-26 GB/s and huge-page memory at 25-29 GB/s. See docs/performance-notebook.md ("Session 4").
 #pragma once
 
 #include <cstddef>

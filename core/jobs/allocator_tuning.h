@@ -1,9 +1,9 @@
-// glibc malloc settings that make the pool's threads allocate as cheaply as the main thread. Measured (docs/
-// performance.md, "Jobs and sweeps"): with glibc's defaults, small-allocation-heavy work (the analytic evaluator
-// makes ~300 allocations per configuration) costs 15-30 % more CPU on any thread but the main one. Each thread
-// gets its own arena, and a thread arena consolidates its fastbins and trims/regrows its heap far more often than
-// the main arena. Without fastbins (the per-thread tcache still serves small sizes) and with a trim threshold
-// of a few MB, a worker runs the same loop at the main thread's speed. SPECULUM_MALLOC_TUNING=0 turns it off.
+// glibc malloc settings that make the pool's threads allocate as cheaply as the main thread. Measured
+// (docs/performance-notebook.md, "Jobs and sweeps"): with glibc's defaults, small-allocation-heavy work (the analytic
+// evaluator makes ~300 allocations per configuration) costs 15-30 % more CPU on any thread but the main one. Each
+// thread gets its own arena, and a thread arena consolidates its fastbins and trims/regrows its heap far more often
+// than the main arena. Without fastbins (the per-thread tcache still serves small sizes) and with a trim threshold of a
+// few MB, a worker runs the same loop at the main thread's speed. SPECULUM_MALLOC_TUNING=0 turns it off.
 #pragma once
 
 namespace speculum::jobs {

@@ -30,7 +30,7 @@ namespace {
 // token's attention then depends only on its own slots, not on how many tokens share its pass or where the pass
 // started (the GEMM path switched at 256 cached slots, so a verification pass that started below 256 and the plain
 // decode step of the same position computed it differently). At 900 cached slots the kernel is as fast as the GEMMs
-// for a decode step and faster for 4 tokens (docs/performance.md, "Session 20").
+// for a decode step and faster for 4 tokens (docs/performance-notebook.md, "Session 20").
 constexpr int32_t kGemmAttentionMin       = 32;
 constexpr int32_t kGemmAttentionMinCached = 256;
 // Tokens per score block of the GEMM attention: the causal triangle above a block is skipped, and a block's scores
@@ -115,7 +115,7 @@ void InferenceContext::attention(int32_t il, int32_t n, int32_t n_past, const ui
     // SGEMM, masked and soft-maxed row by row, then one SGEMM with the values. Without a mask (causal) a block sees
     // the n_past cached slots and the new ones up to its last token, so the masked triangle above the block is never
     // computed; inside the block's square the masked entries are computed and discarded. The GEMMs win by far over
-    // per-pair dot products (docs/performance.md, "Session 13").
+    // per-pair dot products (docs/performance-notebook.md, "Session 13").
     const bool long_context = n_past >= kGemmAttentionMinCached && !kernels::attend_fast_available(hd);
     if (!sel && (n >= kGemmAttentionMin || long_context)) {
         const int32_t m      = n_past + n;      // slots every row may see before masking

@@ -28,7 +28,7 @@ namespace {
 constexpr int32_t kBlasMinBatch = 64;
 // The int8 kernels take the tokens of a large batch (a prompt) this many at a time, each row tile of the weights
 // staying in cache across the chunks: their per-token cost is flat from about 32 tokens on, and 4x the MACs per
-// instruction of f32 SGEMM (docs/performance.md, "Session 13").
+// instruction of f32 SGEMM (docs/performance-notebook.md, "Session 13").
 constexpr int32_t kQ8ActChunk    = 64;
 constexpr int64_t kBlasTileBytes = 2 << 20;  // f32 weight tile per SGEMM call: large enough to amortise packing
 }  // namespace
@@ -39,7 +39,7 @@ namespace {
 
 // parallel_for over rows [0, rows) in whole tiles of kDecodeTileRows (the last task takes the ragged end). The int8
 // kernels decode in 8-row tiles and give the rows left over at a task's end to smaller, slower tiles: with tasks of
-// any size, up to 7 rows in every ~24 went there (docs/performance.md, "Session 8"). A row's result does not
+// any size, up to 7 rows in every ~24 went there (docs/performance-notebook.md, "Session 8"). A row's result does not
 // depend on the tile it is computed in, so this changes timing only.
 constexpr int64_t kDecodeTileRows = 8;
 // Rows a strict-subset target decodes per dense-kernel call (a multiple of kDecodeTileRows; 8 measured the same).
@@ -113,7 +113,7 @@ InferenceContext::RowKernel InferenceContext::row_kernel(const WeightView& w, in
     // (llama.cpp rounds them the same way, for decode too), row tiles kept in cache across chunks of tokens as the
     // int8 path does. One kernel for decode, verification and prompts, so a token's logits do not depend on the
     // batch it is in; decode reads the weights as fast as the f32 kernel and verification passes of 5-8 tokens cost
-    // 13-15 % less (docs/performance.md, "Session 20").
+    // 13-15 % less (docs/performance-notebook.md, "Session 20").
     if (int8 && w.type == kernels::GgmlType::BF16 && kernels::gemm_bf16act_available()) return RowKernel::bf16act;
     return n < kBlasMinBatch ? RowKernel::f32 : RowKernel::none;
 }
@@ -262,7 +262,8 @@ void InferenceContext::matmul_rows(RowKernel k, const MatmulJob& j, const float*
 // instead of 8 (q k v, attention, o, gate up, down). Rows start at tile boundaries of their own matrix, and a row's
 // result does not depend on the task it is in, so the results are those of one product at a time.
 // (Tried: gate and up sharing one range, each task computing its rows of both and then the gate's activation on them,
-// so that SwiGLU ran on both threads. Within the noise of the one-process A/B of docs/performance.md, Session 24.)
+// so that SwiGLU ran on both threads. Within the noise of the one-process A/B of docs/performance-notebook.md,
+// Session 24.)
 void InferenceContext::matmul_group(std::span<const MatmulJob> jobs, const float* x, int32_t n) {
     if (jobs.empty()) return;
     const RowKernel k = row_kernel(*jobs[0].w, n);

@@ -173,7 +173,7 @@ enum class WeightMemory {
     large_pages_repacked,
     // A request only (Model::load's default; weight_memory() never returns it): large_pages_repacked where
     // kernels::q8_0_x8_preferred() and the model has a matrix to repack, else mapped. The repacked layout decodes
-    // about as fast as the file's and verifies 8 tokens much cheaper (docs/performance.md, "Session 8").
+    // about as fast as the file's and verifies 8 tokens much cheaper (docs/performance-notebook.md, "Session 8").
     automatic,
 };
 // "mapped", "large-pages", "in-memory", "large-pages-repacked", "automatic"

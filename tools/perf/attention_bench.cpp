@@ -1,8 +1,8 @@
 // Times decode attention (kernels::attend) as one decode step of a model with 4 layers of 16 query heads of 128 and 8
-// KV heads (the synthetic GGUF of docs/performance.md, Sessions 13 and 25) runs it: per layer, two blocks of 8 heads
-// over m cached slots of f32 K and V rows (4 KiB each). One thread, microseconds per step, the median of 9 batches of
-// 5 steps, for m = 64..2048. docs/performance.md ("Session 25") cites it; build it against the kernels library of
-// the commit you want to time:
+// KV heads (the synthetic GGUF of docs/performance-notebook.md, Sessions 13 and 25) runs it: per layer, two blocks of 8
+// heads over m cached slots of f32 K and V rows (4 KiB each). One thread, microseconds per step, the median of 9
+// batches of 5 steps, for m = 64..2048. docs/performance-notebook.md ("Session 25") cites it; build it against the
+// kernels library of the commit you want to time:
 //   cmake --build build --target speculum_kernels && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/attention_bench.cpp \
 //       build/kernels/libspeculum_kernels.a -lopenblas -o /tmp/attention_bench
 //   /tmp/attention_bench

@@ -1,8 +1,8 @@
 // Times the batched matrix kernels a verification pass runs, one thread, for n = 1..8 activation vectors: the BF16
 // kernel (gemm_bf16act) and the int8-activation kernel (gemm_q8act) of a few weight types, on 1024 columns of
 // 256 rows (about 0.1-0.5 MiB, cache-resident: the compute) and of 65536 rows (read from DRAM). Microseconds per call,
-// the median of 5 timed batches. Random weights; only the timing matters. docs/performance.md ("Session 25") cites
-// it; build it against the kernels library of the commit you want to time:
+// the median of 5 timed batches. Random weights; only the timing matters. docs/performance-notebook.md ("Session 25")
+// cites it; build it against the kernels library of the commit you want to time:
 //   cmake --build build --target speculum_kernels && g++ -O2 -DNDEBUG -std=c++20 -I. \
 //       tools/perf/batch_kernel_bench.cpp build/kernels/libspeculum_kernels.a -lopenblas -o /tmp/batch_kernel_bench
 //   /tmp/batch_kernel_bench

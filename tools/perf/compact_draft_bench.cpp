@@ -2,7 +2,7 @@
 // model, in one process, interleaved: each round times the target's decode step, then every draft's, so the drafts'
 // cost ratio c = draft pass / target pass is taken against the same machine state. Also measures the read
 // bandwidth (the same microbenchmark as `calibrate`) and prints each draft's bytes / bandwidth next to its time.
-// docs/performance.md ("Session 9: compact drafts") cites it.
+// docs/performance-notebook.md ("Session 9: compact drafts") cites it.
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/compact_draft_bench.cpp \
 //       build/core/libspeculum_core.a build/kernels/libspeculum_kernels.a -ltbb -lopenblas -o /tmp/compact_draft_bench
 //   /tmp/compact_draft_bench [--type bf16|q8_0] [--threads N] [--rounds R] [--steps S] [--embd D] [--ff F]
@@ -15,10 +15,10 @@
 // run the same).
 // --interleave times that draft's passes the way a run interleaves them with the target's 5-token verification passes.
 // --team-ab times the target's decode step and 5-token pass and that draft's pass with the forward pass's regions on
-// the ThreadTeam and on oneTBB, alternated round by round (docs/performance.md, "Session 25").
+// the ThreadTeam and on oneTBB, alternated round by round (docs/performance-notebook.md, "Session 25").
 // --split times the target stored as that draft plus the rest of its bits (strict-subset storage,
 // drafts::split_target) against the dense target, alternated round by round: decode step and 5-token pass, and the
-// bytes of both storages (docs/performance.md, "Session 26").
+// bytes of both storages (docs/performance-notebook.md, "Session 26").
 // --only builds just that draft. Exits non-zero when a draft's logits differ from its dense copy's (compared with f32
 // activations).
 #include "core/drafts/self_draft.h"

@@ -2,7 +2,7 @@
 // 300 KiB compact) multiplied by one vector again and again, for every truncation t = 0..7, sparse at prune 0.5 with
 // f32 activations (compact_gemm) and BF16 ones (compact_gemm_bf16act), and truncated only (compact_gemm). Isolates the
 // decode's instruction cost from DRAM (compact_matmul_bench streams the whole draft). Best of 5 timings of R passes.
-// docs/performance.md ("Session 28") cites it.
+// docs/performance-notebook.md ("Session 28") cites it.
 //   cmake --build build --target speculum_kernels && g++ -O2 -DNDEBUG -std=c++20 -I. \
 //       tools/perf/compact_group_bench.cpp build/kernels/libspeculum_kernels.a -lopenblas -o /tmp/compact_group_bench
 //   /tmp/compact_group_bench [R]

@@ -4,7 +4,8 @@
 // Session 24 q, k, v and gate, up share a region, so the forward pass's tasks are larger), the dense ones with
 // kernels::gemv and the compact ones with the kernel the forward pass picks (compact_gemm_bf16act where
 // compact_bf16act_chosen, else compact_gemm). Passes alternate, dense then compact, and the figure is the median of
-// the per-pair ratios, so a neighbour's load on this shared VM moves both sides of a ratio. docs/performance.md
+// the per-pair ratios, so a neighbour's load on this shared VM moves both sides of a ratio.
+// docs/performance-notebook.md
 // ("Session 23") cites it.
 //   cmake --build build --target speculum_kernels && g++ -O2 -DNDEBUG -std=c++20 -I. \
 //       tools/perf/compact_matmul_bench.cpp build/kernels/libspeculum_kernels.a -ltbb -lopenblas \

@@ -1,6 +1,7 @@
 // Times the shipped int8 kernels on one Q8_0 matrix in its file layout (gemm_q8act) against the same matrix repacked
 // to the in-memory Q8_0_X8 layout (gemm_q8act_x8), single thread, alternating calls, the matrix in huge pages and
-// called in row chunks as core's parallel_for hands them out. docs/performance.md ("Session 5", "Session 6") cites it.
+// called in row chunks as core's parallel_for hands them out. docs/performance-notebook.md ("Session 5", "Session 6")
+// cites it.
 //   g++ -O3 -DNDEBUG -std=c++20 -I. kernels/*.cpp tools/perf/q8_repack_probe.cpp -o /tmp/q8_repack_probe -lopenblas
 //   /tmp/q8_repack_probe [ROWS=24576] [RUNS=15] [COLS=2048]      (COLS a multiple of 256)
 // Prints the fastest call of each kernel for n = 1, 4 and 8 vectors, and exits non-zero unless both kernels agree

@@ -2,7 +2,7 @@
 // traffic), each followed by a short serial gap as the norms and RoPE between a forward pass's products are, forked
 // through oneTBB (speculum::parallel_for), the spinning ThreadTeam (speculum::team_for) and run serially, in rounds
 // that alternate the three. Prints microseconds per region and, for the two parallel ways, the share of the tasks the
-// calling thread ran and how long after the fork the other thread started its first task. docs/performance.md
+// calling thread ran and how long after the fork the other thread started its first task. docs/performance-notebook.md
 // ("Session 25") cites it.
 //   cmake --build build --target speculum_core && g++ -O2 -DNDEBUG -std=c++20 -I. tools/perf/region_bench.cpp \
 //       build/core/libspeculum_core.a -ltbb -o /tmp/region_bench

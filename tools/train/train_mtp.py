@@ -124,7 +124,7 @@ def card_section(metrics):
             ", ".join("position %d: %.3f" % (k + 1, a) for k, a in enumerate(m["val_greedy_match"])) +
             " (held-out cross-entropy against the target's token " +
             ", ".join("%.3f" % x for x in m["val_loss"]) + " nats). Measured speculative decoding with it, per "
-            "task: docs/performance.md (\"The engines' drafters on the bundled target\").", ""]
+            "task: docs/performance-notebook.md (\"The engines' drafters on the bundled target\").", ""]
 
 
 def write_card(card_path, gguf_path, metrics):
