@@ -1,6 +1,7 @@
 // Strict JSON for the k-matrix cascade (see kmatrix.h): every error names its path, e.g. "kmatrix.alpha[1][2]".
 #include "core/analytic/checks.h"
 #include "core/analytic/kmatrix.h"
+#include "core/json_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,7 @@ void only_keys(const json& j, const std::string& path, std::initializer_list<con
     for (const auto& [key, _] : j.items()) {
         bool known = false;
         for (const char* k : keys) known = known || key == k;
-        if (!known) fail(path + "." + key, "unknown field (see speculum-cli predict --help)");
+        if (!known) throw InvalidInput(unknown_key_message(json_path(path, key)));
     }
 }
 

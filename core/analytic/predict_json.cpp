@@ -1,6 +1,7 @@
 // JSON for PredictInput (strict: unknown keys and wrong types name their path) and PredictOutput.
 #include "core/analytic/checks.h"
 #include "core/analytic/predict.h"
+#include "core/json_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,29 +15,22 @@ namespace {
 
 using nlohmann::json;
 
-// Reads one JSON object; every error names the path ("hardware.target.params_b").
+// Reads one JSON object; every error names the path ("hardware.target.params_b"). The keys, the unknown-key check and
+// the paths are core/json_reader.h's; errors are InvalidInput.
 class Reader {
 public:
-    Reader(const json& j, std::string path) : m_j(j), m_path(std::move(path)) {
-        if (!j.is_object()) fail(m_path.empty() ? "input" : m_path, "must be a JSON object");
-    }
-    // Call after reading: any key not read is unknown.
-    void finish() const {
-        for (const auto& [key, _] : m_j.items())
-            if (!m_read.count(key)) fail(at(key), "unknown field (see speculum-cli predict --help)");
-    }
-    bool has(const std::string& key) {
-        m_read.insert(key);
-        return m_j.contains(key);
-    }
+    Reader(const json& j, const std::string& path) : m_json(checked(j, path)), m_r(j, path, &Reader::fail) {}
+    // Call after reading: any key not read is unknown ("PATH: is not a known key").
+    void finish() const { m_r.finish(); }
+    bool has(const std::string& key) { return m_r.sub(intern(key)) != nullptr; }
     double num(const std::string& key, double def) {
         if (!has(key)) return def;
-        if (!m_j[key].is_number()) fail(at(key), "must be a number");
-        return m_j[key].get<double>();
+        if (!m_j()[key].is_number()) fail(at(key), "must be a number");
+        return m_j()[key].get<double>();
     }
     int integer(const std::string& key, int def) {
         if (!has(key)) return def;
-        const auto& v = m_j[key];
+        const auto& v = m_j()[key];
         if (!v.is_number_integer() && !(v.is_number() && v.get<double>() == std::floor(v.get<double>())))
             fail(at(key), "must be an integer");
         double d = v.get<double>();
@@ -45,26 +39,27 @@ public:
     }
     bool boolean(const std::string& key, bool def) {
         if (!has(key)) return def;
-        if (!m_j[key].is_boolean()) fail(at(key), "must be true or false");
-        return m_j[key].get<bool>();
+        if (!m_j()[key].is_boolean()) fail(at(key), "must be true or false");
+        return m_j()[key].get<bool>();
     }
     std::string str(const std::string& key, const std::string& def) {
         if (!has(key)) return def;
-        if (!m_j[key].is_string()) fail(at(key), "must be a string");
-        return m_j[key].get<std::string>();
+        if (!m_j()[key].is_string()) fail(at(key), "must be a string");
+        return m_j()[key].get<std::string>();
     }
     // A number or an array of numbers (scalar α or per-position α).
     std::vector<double> nums(const std::string& key, std::vector<double> def, bool allow_scalar) {
         if (!has(key)) return def;
-        const auto& v = m_j[key];
+        const auto& v = m_j()[key];
         if (allow_scalar && v.is_number()) return {v.get<double>()};
         return array_of_numbers(v, at(key));
     }
     const json& sub(const std::string& key) {
-        m_read.insert(key);
-        return m_j[key];
+        const json* v = m_r.sub(intern(key));
+        if (!v) fail(at(key), "is missing");
+        return *v;
     }
-    std::string at(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }
+    std::string at(const std::string& key) const { return m_r.at(key); }
 
     static std::vector<double> array_of_numbers(const json& v, const std::string& path) {
         if (!v.is_array()) fail(path, "must be a number or an array of numbers");
@@ -81,9 +76,17 @@ public:
     }
 
 private:
-    const json& m_j;
-    std::string m_path;
-    std::set<std::string> m_read;
+    static const json& checked(const json& j, const std::string& path) {
+        if (!j.is_object()) fail(path.empty() ? "input" : path, "must be a JSON object");
+        return j;
+    }
+    // JsonReader keeps the keys it was asked for as views: the names live as long as the reader.
+    const char* intern(const std::string& key) { return m_names.emplace(key).first->c_str(); }
+    const json& m_j() const { return m_json; }
+
+    const json& m_json;
+    std::set<std::string> m_names;
+    JsonReader m_r;
 };
 
 template <class T, class Fn>

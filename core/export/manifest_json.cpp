@@ -3,6 +3,7 @@
 
 #include "core/file_io.h"
 #include "core/json_input.h"
+#include "core/json_reader.h"
 
 #include <fstream>
 #include <sstream>
@@ -18,88 +19,7 @@ using nlohmann::json;
     throw std::invalid_argument(where + ": " + why);
 }
 
-// One JSON object read key by key: every read checks the type, and finish() rejects keys nobody asked for.
-class Obj {
-public:
-    Obj(const json& j, std::string where) : m_j(j), m_where(std::move(where)) {
-        if (!j.is_object()) bad(m_where, std::string("expected a JSON object, got ") + j.type_name());
-    }
-    const json* find(const char* key) {
-        m_known.push_back(key);
-        auto it = m_j.find(key);
-        return it == m_j.end() ? nullptr : &*it;
-    }
-    std::string at(const char* key) const { return m_where + "." + key; }
-    void get(const char* key, std::string& out) {
-        if (const json* v = find(key)) out = string(*v, at(key));
-    }
-    void get(const char* key, double& out) {
-        if (const json* v = find(key)) out = number(*v, at(key));
-    }
-    void get(const char* key, int32_t& out) {
-        if (const json* v = find(key)) out = static_cast<int32_t>(integer(*v, at(key), INT32_MIN, INT32_MAX));
-    }
-    void get(const char* key, int64_t& out) {
-        if (const json* v = find(key)) out = integer(*v, at(key), INT64_MIN, INT64_MAX);
-    }
-    void get(const char* key, uint64_t& out) {
-        if (const json* v = find(key)) {
-            if (!v->is_number_unsigned()) bad(at(key), "expected a non-negative integer, got " + kind(*v));
-            out = v->get<uint64_t>();
-        }
-    }
-    void get(const char* key, std::vector<double>& out) {
-        if (const json* v = find(key)) {
-            if (!v->is_array()) bad(at(key), "expected an array of numbers, got " + kind(*v));
-            out.clear();
-            for (size_t i = 0; i < v->size(); ++i)
-                out.push_back(number((*v)[i], at(key) + "[" + std::to_string(i) + "]"));
-        }
-    }
-    void get(const char* key, std::vector<int64_t>& out) {
-        if (const json* v = find(key)) {
-            if (!v->is_array()) bad(at(key), "expected an array of integers, got " + kind(*v));
-            out.clear();
-            for (size_t i = 0; i < v->size(); ++i)
-                out.push_back(integer((*v)[i], at(key) + "[" + std::to_string(i) + "]", INT64_MIN, INT64_MAX));
-        }
-    }
-    void ignore(const char* key) { m_known.push_back(key); }  // written for readers, recomputed on load
-    void finish() const {
-        for (auto it = m_j.begin(); it != m_j.end(); ++it) {
-            bool known = false;
-            for (const char* k : m_known) known |= it.key() == k;
-            if (!known) bad(m_where + "." + it.key(), "is not a known key");
-        }
-    }
-
-    static std::string kind(const json& v) {
-        if (v.is_number_float()) return "a fractional number";
-        if (v.is_number_integer()) return "an integer";
-        return v.type_name();
-    }
-    static std::string string(const json& v, const std::string& where) {
-        if (!v.is_string()) bad(where, "expected a string, got " + kind(v));
-        return v.get<std::string>();
-    }
-    static double number(const json& v, const std::string& where) {
-        if (!v.is_number()) bad(where, "expected a number, got " + kind(v));
-        return v.get<double>();
-    }
-    static int64_t integer(const json& v, const std::string& where, int64_t lo, int64_t hi) {
-        if (!v.is_number_integer()) bad(where, "expected an integer, got " + kind(v));
-        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-            bad(where, "is out of range");
-        const int64_t x = v.get<int64_t>();
-        if (x < lo || x > hi) bad(where, "is out of range");
-        return x;
-    }
-
-private:
-    const json& m_j;
-    std::string m_where;
-    std::vector<const char*> m_known;
-};
+using Obj = JsonReader;  // core/json_reader.h
 
 json measured_json(const MeasuredFigures& m) {
     return json{{"speedup", m.speedup},
@@ -200,7 +120,7 @@ void from_json(const nlohmann::json& j, Manifest& out) {
     o.get("name", m.name);
     o.get("generator", m.generator);
     o.get("created_at", m.created_at);
-    if (const json* v = o.find("model")) {
+    if (const json* v = o.sub("model")) {
         Obj mo(*v, "manifest.model");
         mo.get("path", m.model.path);
         mo.get("sha256", m.model.sha256);
@@ -212,7 +132,7 @@ void from_json(const nlohmann::json& j, Manifest& out) {
         mo.get("file_bytes", m.model.file_bytes);
         mo.finish();
     }
-    if (const json* v = o.find("config")) {
+    if (const json* v = o.sub("config")) {
         try {
             from_json(*v, m.config);
         } catch (const std::invalid_argument& e) {
@@ -221,15 +141,15 @@ void from_json(const nlohmann::json& j, Manifest& out) {
             bad("manifest.config", e.what());
         }
     }
-    if (const json* v = o.find("figures")) {
+    if (const json* v = o.sub("figures")) {
         Obj fo(*v, "manifest.figures");
-        if (const json* x = fo.find("measured"); x && !x->is_null())
+        if (const json* x = fo.sub("measured"); x && !x->is_null())
             m.figures.measured = read_measured(*x, "manifest.figures.measured");
-        if (const json* x = fo.find("predicted"); x && !x->is_null())
+        if (const json* x = fo.sub("predicted"); x && !x->is_null())
             m.figures.predicted = read_predicted(*x, "manifest.figures.predicted");
         fo.finish();
     }
-    if (const json* v = o.find("hardware"); v && !v->is_null()) {
+    if (const json* v = o.sub("hardware"); v && !v->is_null()) {
         try {
             m.hardware = v->get<hw::HardwareProfile>();
         } catch (const std::exception& e) {

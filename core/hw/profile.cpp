@@ -1,5 +1,6 @@
 // Hardware profile data, JSON round-trip, validation and lookup (see profile.h).
 #include "core/hw/profile.h"
+#include "core/json_reader.h"
 
 #include "core/file_io.h"
 #include "core/json_input.h"
@@ -89,7 +90,7 @@ void from_json(const nlohmann::json& j, HardwareProfile& p) {
     std::set<std::string> known{"id", "name", "kind", "sources", "estimates", "measured"};
     for (const auto& f : kNumFields) known.insert(f.key);
     for (const auto& [key, _] : j.items())
-        if (!known.count(key)) fail(key, "unknown field");
+        if (!known.count(key)) throw_unknown_key("hardware profile." + key);
     p        = HardwareProfile{};
     auto str = [&](const char* key, std::string& out, bool required) {
         if (!j.contains(key)) {

@@ -1,6 +1,7 @@
 // Random-weight models: bit patterns of each storage type with a power-of-two scale near 1/sqrt(cols), so no
 // float->f16 or quantization code is needed (the kernels own those), plus the GGUF writer for any Model.
 #include "core/model/synthetic.h"
+#include "core/json_reader.h"
 
 #include "core/hw/large_pages.h"
 #include "core/model/gguf_writer.h"
@@ -260,7 +261,7 @@ void from_json(const nlohmann::json& j, SyntheticSpec& s) {
                                        "n_ff_shexp"};
     for (const auto& [k, v] : j.items())
         if (std::find_if(std::begin(keys), std::end(keys), [&](const char* n) { return k == n; }) == std::end(keys))
-            bad(k, "is not a known key");
+            throw_unknown_key("SyntheticSpec." + k);
     auto int_of = [&](const char* key, int32_t& out) {
         if (!j.contains(key)) return;
         const auto& v = j[key];

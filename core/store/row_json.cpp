@@ -1,6 +1,7 @@
 // ResultRow <-> JSON (see row_json.h). The checks mirror what the store would accept, so a row that passes
 // row_from_json can be put() as is.
 #include "core/store/row_json.h"
+#include "core/json_reader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -67,7 +68,7 @@ ResultRow row_from_json(const json& j) {
     static const std::set<std::string> known = {"key",   "sweep",       "task",    "status",    "message", "config",
                                                 "stats", "predictions", "metrics", "objective", "prompts", "wall_s"};
     for (const auto& [k, v] : j.items())
-        if (!known.count(k)) throw std::invalid_argument("row." + k + " is not a known key");
+        if (!known.count(k)) throw_unknown_key("row." + k);
     ResultRow r;
     const json& key = object(j, "key");
     if (key.size() != 3) throw std::invalid_argument("row.key must have config_hash, model_hash, dataset_hash");

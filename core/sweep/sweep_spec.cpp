@@ -1,5 +1,6 @@
 // SweepSpec parsing, validation and grid indexing (see sweep_spec.h).
 #include "core/sweep/sweep_spec.h"
+#include "core/json_reader.h"
 
 #include "core/json_input.h"
 
@@ -26,7 +27,7 @@ namespace {
 void check_keys(const json& j, const std::string& field, const std::set<std::string>& allowed) {
     if (!j.is_object()) bad(field, "must be an object");
     for (const auto& [k, v] : j.items())
-        if (!allowed.count(k)) bad(field + "." + k, "is not a known key");
+        if (!allowed.count(k)) throw_unknown_key(json_path(field, k));
 }
 
 const json& get(const json& j, const char* key) {

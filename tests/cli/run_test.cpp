@@ -142,7 +142,7 @@ TEST(CliRun, BadConfigsGetClearErrors) {
     };
     const Case cases[] = {
         {R"({"levels": [{"kind": "maxgram"}], "gamma": [4], "lenience": [2, 1], "prompt_ids": [1]})", "lenience[0]"},
-        {R"({"levels": [{"kind": "maxgram"}], "gamma": [4], "gama": 3})", "unknown key \"gama\""},
+        {R"({"levels": [{"kind": "maxgram"}], "gamma": [4], "gama": 3})", "spec.gama: is not a known key"},
         {R"({"levels": [{"kind": "self", "exit_layer": 9}], "gamma": [4], "prompt_ids": [1]})", "exit_layer"},
         {R"({"levels": [], "prompt_ids": [1]})", "spec.levels"},
         {R"({"levels": [{"kind": "maxgram"}], "gamma": [0], "prompt_ids": [1]})", "spec.gamma[0]"},

@@ -135,7 +135,7 @@ TEST(Predict, InvalidInputNamesTheField) {
     expect_error(R"({"alpha": [0.5, -0.1]})", "alpha[1]");
     expect_error(R"({"c": -1})", "c must be");
     expect_error(R"({"k": "four"})", "k: must be an integer");
-    expect_error(R"({"colour": 1})", "colour: unknown field");
+    expect_error(R"({"colour": 1})", "colour: is not a known key");
     expect_error(R"({"cascade": [{"alpha": 0.5}, {"alpha": 2}]})", "cascade.levels[1].alpha[0]");
     expect_error(R"({"cascade": [{"alphas": 0.5}]})", "cascade[0].alphas");
     expect_error(R"({"tree": {"parents": []}})", "tree.parents");

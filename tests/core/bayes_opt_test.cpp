@@ -221,7 +221,7 @@ TEST(BayesOpt, SpecFieldsRoundTripAndValidate) {
     EXPECT_NE(with("initial", 41).find("sampling.initial"), std::string::npos);
     EXPECT_NE(with("n", kMaxBayesianBudget + 1).find("sampling.n must be <= 500"), std::string::npos);
     EXPECT_NE(with("mode", "bayes").find("grid, random, adaptive or bayesian"), std::string::npos);
-    EXPECT_NE(with("acquisition", "ucb").find("sampling.acquisition is not a known key"), std::string::npos);
+    EXPECT_NE(with("acquisition", "ucb").find("sampling.acquisition: is not a known key"), std::string::npos);
     auto axis = [&](size_t i, json encoding) {
         json k                   = bump_spec("bayesian", 40, 9);
         k["axes"][i]["encoding"] = std::move(encoding);

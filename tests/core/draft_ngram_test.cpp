@@ -82,7 +82,7 @@ TEST(NgramSpec, BadValuesNameTheField) {
               std::string::npos);
     EXPECT_NE(err(R"({"kind":"ngram","ngram":{"size_m":"48"}})").find("draft.ngram.size_m must be an integer"),
               std::string::npos);
-    EXPECT_NE(err(R"({"kind":"ngram","ngram":{"typo":1}})").find("draft.ngram.typo is not a known key"),
+    EXPECT_NE(err(R"({"kind":"ngram","ngram":{"typo":1}})").find("draft.ngram.typo: is not a known key"),
               std::string::npos);
     EXPECT_NE(err(R"({"kind":"ngram","ngram":{"lookup_min":6,"lookup_max":3}})").find("draft.ngram.lookup_min"),
               std::string::npos);

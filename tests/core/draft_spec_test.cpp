@@ -78,7 +78,7 @@ TEST(DraftSpec, JsonRoundTrip) {
 
 TEST(DraftSpec, StrictJsonNamesTheKey) {
     auto parse = [](const char* text) { return error_of([&] { (void)nlohmann::json::parse(text).get<DraftSpec>(); }); };
-    EXPECT_NE(parse(R"({"prune_ratio": 0.5})").find("draft.prune_ratio is not a known key"), std::string::npos);
+    EXPECT_NE(parse(R"({"prune_ratio": 0.5})").find("draft.prune_ratio: is not a known key"), std::string::npos);
     EXPECT_NE(parse(R"({"prune": {"ratoi": 0.5}})").find("draft.prune.ratoi"), std::string::npos);
     EXPECT_NE(parse(R"({"weight_trunc_bits": "3"})").find("draft.weight_trunc_bits must be an integer"),
               std::string::npos);

@@ -110,7 +110,7 @@ TEST(Manifest, UnknownKeysAndWrongTypesAreNamed) {
     EXPECT_EQ(error_of(R"({"format": "speculum.manifest", "model": {"file_bytes": -3}})"),
               "manifest.model.file_bytes: expected a non-negative integer, got an integer");
     EXPECT_NE(error_of(R"({"format": "speculum.manifest", "config": {"levels": [{"kind": "self", "oops": 1}]}})")
-                  .find("manifest.config: spec.levels[0]: draft.oops is not a known key"),
+                  .find("manifest.config: spec.levels[0]: draft.oops: is not a known key"),
               std::string::npos);
     EXPECT_NE(error_of(R"({"format": "speculum.manifest", "hardware": {"id": 3}})").find("manifest.hardware"),
               std::string::npos);

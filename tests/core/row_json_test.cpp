@@ -102,7 +102,7 @@ TEST(RowJson, MalformedRowsNameTheField) {
     };
     EXPECT_EQ(without("status"), "row.status is missing");
     EXPECT_EQ(without("key"), "row.key is missing");
-    EXPECT_EQ(with("/extra", 1), "row.extra is not a known key");
+    EXPECT_EQ(with("/extra", 1), "row.extra: is not a known key");
     EXPECT_EQ(with("/status", "running"), "row.status must be done or failed");
     EXPECT_EQ(with("/status", 1), "row.status must be a string");
     EXPECT_EQ(with("/key/config_hash", ""), "row.key.config_hash must not be empty");

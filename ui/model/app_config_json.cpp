@@ -1,6 +1,7 @@
 // AppConfig JSON: the settings the app persists between runs, {"spec", "modeled", "preferences"}, and the flat
 // layout older versions wrote. Missing keys keep their defaults; unknown keys and wrong types are errors naming the
 // key ("ui.modeled.context: expected an integer, got \"x\"").
+#include "core/json_reader.h"
 #include "ui/model/app_config.h"
 
 #include <stdexcept>
@@ -78,7 +79,7 @@ void read_legacy_tree(const nlohmann::json& j, const std::string& w, AppConfig& 
         } else if (key == "rank_acceptance") {
             read_list(v, f, c.spec.tree.prior);
         } else {
-            bad(f, "is not a known key");
+            throw_unknown_key(f);
         }
     }
 }
@@ -109,7 +110,7 @@ void read_segments(const nlohmann::json& v, const std::string& f, std::vector<an
             else if (k == "count")
                 read(x, fk, s.count);
             else
-                bad(fk, "is not a known key");
+                throw_unknown_key(fk);
         }
         out.push_back(s);
     }
@@ -138,7 +139,7 @@ void read_legacy_cascade(const nlohmann::json& v, const std::string& f, AppConfi
             else if (k == "steps")
                 read(x, fk, steps);
             else
-                bad(fk, "is not a known key");
+                throw_unknown_key(fk);
         }
         if (d.kind == drafts::DraftKind::self) d.exit_layer = 0, d.label = "self: exit@0";
         c.spec.levels.push_back(d), c.spec.gamma.push_back(steps), c.modeled.levels.push_back(a);
@@ -180,7 +181,7 @@ void from_legacy_json(const nlohmann::json& j, const std::string& w, AppConfig& 
         else if (key == "measure_prompts")
             read(v, f, c.spec.max_prompts);
         else
-            bad(f, "is not a known key");
+            throw_unknown_key(f);
     }
     if (!cascade.is_null()) read_legacy_cascade(cascade, w + ".cascade", c);
 }
@@ -205,7 +206,7 @@ void read_modeled(const nlohmann::json& j, const std::string& w, ModeledAssumpti
                     else if (k == "c")
                         read(x, fi + ".c", a.c);
                     else
-                        bad(fi + "." + k, "is not a known key");
+                        throw_unknown_key(fi + "." + k);
                 }
                 m.levels.push_back(a);
             }
@@ -216,7 +217,7 @@ void read_modeled(const nlohmann::json& j, const std::string& w, ModeledAssumpti
         else if (key == "context")
             read(v, f, m.context);
         else
-            bad(f, "is not a known key");
+            throw_unknown_key(f);
     }
 }
 
@@ -224,7 +225,7 @@ void read_preferences(const nlohmann::json& j, const std::string& w, Preferences
     require_object(j, w);
     for (const auto& [key, v] : j.items()) {
         const std::string f = w + "." + key;
-        if (key != "tree_prior") bad(f, "is not a known key");
+        if (key != "tree_prior") throw_unknown_key(f);
         std::string s;
         read(v, f, s);
         if (s != "assumed" && s != "measured") bad(f, "expected \"assumed\" or \"measured\", got \"" + s + "\"");
@@ -270,7 +271,7 @@ void from_json(const nlohmann::json& j, AppConfig& out) {
             else if (key == "preferences")
                 read_preferences(v, f, c.prefs);
             else
-                bad(f, "is not a known key");
+                throw_unknown_key(f);
         }
     }
     normalize(c);
