@@ -1,6 +1,8 @@
 // Shared panel helpers (Tracy's TracyImGui.hpp role).
 #include "ui/widgets.h"
 
+#include "core/export/plot.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -271,20 +273,9 @@ ImU32 origin_color(TokenOrigin origin) {
 }
 
 ImU32 heat_color(double t) {
-    if (!std::isfinite(t)) return IM_COL32(60, 60, 60, 255);
-    t = std::clamp(t, 0.0, 1.0);
-    // A short viridis-like ramp: dark blue → teal → green → yellow.
-    static const float stops[][3] = {{0.27f, 0.00f, 0.33f},
-                                     {0.23f, 0.32f, 0.55f},
-                                     {0.13f, 0.57f, 0.55f},
-                                     {0.37f, 0.79f, 0.38f},
-                                     {0.99f, 0.91f, 0.14f}};
-    double x                      = t * 4.0;
-    int i                         = std::min(3, int(x));
-    float f                       = float(x - i);
-    float r = stops[i][0] + f * (stops[i + 1][0] - stops[i][0]), g = stops[i][1] + f * (stops[i + 1][1] - stops[i][1]),
-          b = stops[i][2] + f * (stops[i + 1][2] - stops[i][2]);
-    return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, 1));
+    if (!std::isfinite(t)) return IM_COL32(60, 60, 60, 255);  // darker than the SVG export's grey, for the dark theme
+    const exporting::Rgba c = exporting::heat_rgba(t);        // the ramp the exported plots use
+    return IM_COL32(c.r, c.g, c.b, 255);
 }
 
 }  // namespace speculum::ui

@@ -6,6 +6,7 @@
 #include "core/analytic/run_calibration.h"
 #include "core/engine/run_report.h"
 #include "core/file_io.h"
+#include "core/format.h"
 #include "core/hw/microbench.h"
 
 #include <nlohmann/json.hpp>
@@ -18,12 +19,6 @@
 namespace speculum::cli {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-    char b[64];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
 
 // Paths inside names shortened to their file name ("model /a/b/draft.gguf" → "model draft.gguf").
 std::string short_name(const std::string& s) {

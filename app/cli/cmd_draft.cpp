@@ -12,6 +12,7 @@
 #include "core/drafts/model_drafter.h"
 #include "core/drafts/self_draft.h"
 #include "core/drafts/vocab_compat.h"
+#include "core/format.h"
 #include "core/model/synthetic.h"
 
 #include <oneapi/tbb/global_control.h>
@@ -31,13 +32,8 @@ using drafts::DraftBits;
 using drafts::DraftKind;
 using drafts::DraftSpec;
 
-std::string fmt(const char* f, double v) {
-    char b[64];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
-
-std::string mib(uint64_t bytes) {
+// The draft's bit accounting prints a thousandth of a MiB (format.h's mib prints a hundredth).
+std::string mib3(uint64_t bytes) {
     return fmt("%.3f MiB", double(bytes) / (1024.0 * 1024.0));
 }
 
@@ -75,15 +71,15 @@ void print_bits(const DraftBits& b, int64_t n_ctx, std::optional<double> alpha) 
                                          : " (real)";
     std::cout << "draft weights: " << fmt("%.4f", b.weight_bits_per_element) << " bits/element" << wl
               << "; kernels read " << fmt("%.4f", b.weight_bits_per_element_real) << " bits/element (real)\n";
-    std::cout << "draft bytes per forward: " << b.weight_bytes_per_forward << " B = " << mib(b.weight_bytes_per_forward)
-              << (b.weights_modeled ? " (modeled)" : " (real)") << "; real " << b.weight_bytes_per_forward_real
-              << " B\n";
+    std::cout << "draft bytes per forward: " << b.weight_bytes_per_forward
+              << " B = " << mib3(b.weight_bytes_per_forward) << (b.weights_modeled ? " (modeled)" : " (real)")
+              << "; real " << b.weight_bytes_per_forward_real << " B\n";
     std::cout << "draft KV: " << fmt("%.4f", b.kv_bits_per_element) << " bits/value"
               << (b.kv_modeled ? " (modeled: compressed KV in the f32 cache)" : " (real, f32 cache)") << "; "
               << b.kv_bytes_per_token << " B per cached token" << (b.kv_modeled ? " (modeled)" : "") << ", real "
               << b.kv_bytes_per_token_real << " B\n";
     std::cout << "target (verification): " << fmt("%.4f", b.verify_weight_bits_per_element) << " bits/element, "
-              << b.verify_weight_bytes_per_forward << " B per forward = " << mib(b.verify_weight_bytes_per_forward)
+              << b.verify_weight_bytes_per_forward << " B per forward = " << mib3(b.verify_weight_bytes_per_forward)
               << ", KV " << b.verify_kv_bytes_per_token << " B per cached token (real)\n";
     if (b.verification_data_bits_per_element >= 0)
         std::cout << "verification data (Cassandra split): " << fmt("%.4f", b.verification_data_bits_per_element)
@@ -189,7 +185,7 @@ int cmd_draft(int argc, char** argv) {
         throw std::runtime_error(e.what());
     }
     std::cout << "target: " << target.name() << " (" << target.hparams().n_layer << " layers, n_embd "
-              << target.hparams().n_embd << ", " << mib(target.weight_bytes_total()) << ")\n";
+              << target.hparams().n_embd << ", " << mib3(target.weight_bytes_total()) << ")\n";
     std::cout << "draft: " << (spec.label.empty() ? spec.describe() : spec.label + " = " + spec.describe()) << "\n";
     auto progress = [last = -1](double f, const std::string& what) mutable {
         const int pct = static_cast<int>(f * 100.0);
@@ -216,8 +212,8 @@ int cmd_draft(int argc, char** argv) {
         int transformed           = 0;
         for (const auto& m : d.matrices) transformed += !m.shared;
         std::cout << "build: " << fmt("%.3f", total) << " s (transforms " << fmt("%.3f", d.build_seconds) << " s), "
-                  << transformed << " of " << d.matrices.size() << " matrices transformed, " << mib(d.bytes_owned)
-                  << " owned, " << mib(d.bytes_shared) << " shared with the target\n";
+                  << transformed << " of " << d.matrices.size() << " matrices transformed, " << mib3(d.bytes_owned)
+                  << " owned, " << mib3(d.bytes_shared) << " shared with the target\n";
         int compact = 0;
         for (const auto& m : d.matrices) compact += m.compact;
         if (compact > 0)

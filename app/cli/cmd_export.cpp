@@ -9,6 +9,7 @@
 #include "core/export/report.h"
 #include "core/export/snippets.h"
 #include "core/file_io.h"
+#include "core/format.h"
 #include "core/model/model.h"
 #include "core/store/csv.h"
 #include "core/store/filter.h"
@@ -46,12 +47,6 @@ const char* kExportHelp = R"(Formats (--format):
 Inputs: --config takes a manifest or a SpecConfig (docs/engine.md); measured figures come from a manifest or
 from `speculum-cli run --report FILE` given as --run-report. Engine snippets print what the engine cannot
 express and what the export falls back to, in the snippet and on stderr.)";
-
-std::string mib(uint64_t bytes) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.2f MiB", double(bytes) / (1024.0 * 1024.0));
-    return b;
-}
 
 // Text to -o FILE or stdout.
 void emit(const std::optional<std::string>& out, const std::string& text, const std::string& what) {

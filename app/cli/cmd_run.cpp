@@ -7,6 +7,7 @@
 #include "core/analytic/cost.h"
 #include "core/export/manifest.h"
 #include "core/file_io.h"
+#include "core/format.h"
 #include "core/json_input.h"
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
@@ -48,16 +49,6 @@ std::vector<int32_t> parse_id_list(const std::string& s) {
     }
     if (ids.empty()) throw UsageError("--prompt-ids: no token ids given");
     return ids;
-}
-
-std::string fmt(const char* f, double v) {
-    char b[64];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
-
-std::string mib(uint64_t bytes) {
-    return fmt("%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
 }
 
 void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, bool baseline, bool repacked) {

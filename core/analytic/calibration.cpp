@@ -1,6 +1,7 @@
 // Fit of per-position α and per-level c from a measured run, and predicted vs measured speedup (see
 // calibration.h).
 #include "core/analytic/calibration.h"
+#include "core/json_reader.h"
 
 #include "core/analytic/checks.h"
 #include "core/analytic/csdrafting.h"
@@ -47,7 +48,7 @@ void from_json(const nlohmann::json& j, MeasuredRun& r) {
     for (const auto& [key, _] : j.items())
         if (key != "k" && key != "reached" && key != "accepted" && key != "level_time_s" &&
             key != "t_autoregressive_s" && key != "measured_speedup")
-            throw InvalidInput("run." + key + ": unknown field");
+            throw InvalidInput(unknown_key_message("run." + key));
     r = MeasuredRun{};
     try {
         r.k                  = j.at("k").get<int>();
@@ -64,7 +65,7 @@ void from_json(const nlohmann::json& j, MeasuredRun& r) {
 
 Interval wilson_interval(int64_t s, int64_t n, double z) {
     if (n <= 0) return {0.0, 1.0};
-    double p = double(s) / double(n), z2 = z * z, nn = double(n);
+    double p = double(std::clamp<int64_t>(s, 0, n)) / double(n), z2 = z * z, nn = double(n);
     double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
     double half   = z * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / (1 + z2 / nn);
     return {std::max(0.0, centre - half), std::min(1.0, centre + half)};

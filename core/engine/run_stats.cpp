@@ -7,12 +7,16 @@
 
 namespace speculum::engine {
 
-std::vector<double> RunStats::alpha() const {
-    std::vector<double> a(pos_reached.size(), 0.0);
+std::vector<double> conditional_alpha(const std::vector<int64_t>& reached, const std::vector<int64_t>& accepted) {
+    std::vector<double> a(reached.size(), 0.0);
     for (size_t i = 0; i < a.size(); ++i)
-        if (pos_reached[i] > 0 && i < pos_accepted.size())
-            a[i] = static_cast<double>(pos_accepted[i]) / static_cast<double>(pos_reached[i]);
+        if (reached[i] > 0 && i < accepted.size())
+            a[i] = static_cast<double>(accepted[i]) / static_cast<double>(reached[i]);
     return a;
+}
+
+std::vector<double> RunStats::alpha() const {
+    return conditional_alpha(pos_reached, pos_accepted);
 }
 
 double RunStats::mean_accepted_length() const {

@@ -15,6 +15,10 @@
 
 namespace speculum::engine {
 
+// α_i = accepted[i] / reached[i], 0 where position i + 1 was never reached: the conditional per-position acceptance
+// of every report (RunStats here, a manifest's measured figures).
+std::vector<double> conditional_alpha(const std::vector<int64_t>& reached, const std::vector<int64_t>& accepted);
+
 // One level of the cascade. Level 0 is the target; level i drafts for level i − 1.
 struct LevelStats {
     int32_t level = 0;

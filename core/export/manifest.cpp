@@ -3,6 +3,7 @@
 
 #include "core/analytic/predict.h"
 #include "core/engine/predict_mapping.h"
+#include "core/engine/run_stats.h"
 #include "core/export/sha256.h"
 #include "core/version.h"
 
@@ -58,10 +59,7 @@ void check_predicted(const PredictedFigures& p) {
 }  // namespace
 
 std::vector<double> MeasuredFigures::alpha() const {
-    std::vector<double> a(pos_reached.size(), 0.0);
-    for (size_t i = 0; i < a.size() && i < pos_accepted.size(); ++i)
-        if (pos_reached[i] > 0) a[i] = double(pos_accepted[i]) / double(pos_reached[i]);
-    return a;
+    return engine::conditional_alpha(pos_reached, pos_accepted);
 }
 
 std::vector<double> MeasuredFigures::acceptance_rate_per_position() const {

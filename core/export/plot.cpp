@@ -1,5 +1,7 @@
 // The plot builders: acceptance per position, speedup bars and the design-space heatmap as Plot lists (see plot.h).
 #include "core/export/plot.h"
+#include "core/analytic/calibration.h"
+#include "core/format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,12 +21,6 @@ constexpr Rgba kModeledFill{230, 150, 40, 90};
 constexpr Rgba kSpeedupMeasured{70, 170, 90, 255};
 constexpr float kCharW = 7.0f;  // advance of a 13 px monospace glyph (ImGui's ProggyClean), for layout
 
-std::string fmt(const char* f, double v) {
-    char b[64];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
-
 void header(Plot& p, const std::string& title, const std::string& subtitle) {
     p.title = title;
     p.texts.push_back({16, 26, title, kInk, 16});
@@ -37,16 +33,6 @@ void legend(Plot& p, float x, float y, Rgba c, const std::string& text) {
 }
 
 }  // namespace
-
-void wilson_interval(int64_t successes, int64_t trials, double z, double& lo, double& hi) {
-    lo = 0, hi = 1;
-    if (trials <= 0) return;
-    const double n = double(trials), ph = double(std::clamp<int64_t>(successes, 0, trials)) / n, z2 = z * z;
-    const double denom  = 1 + z2 / n;
-    const double center = (ph + z2 / (2 * n)) / denom;
-    const double half   = z * std::sqrt(ph * (1 - ph) / n + z2 / (4 * n * n)) / denom;
-    lo = std::max(0.0, center - half), hi = std::min(1.0, center + half);
-}
 
 Rgba heat_rgba(double t) {
     if (!std::isfinite(t)) return {150, 150, 150, 255};
@@ -94,8 +80,7 @@ Plot acceptance_plot(const AcceptanceData& d, int width, int height) {
                                "alpha_" + std::to_string(i + 1) + " = " + fmt("%.3f", alpha) + " (" +
                                    std::to_string(a) + "/" + std::to_string(r) + ", measured)"});
             if (r > 0) {
-                double lo = 0, hi = 1;
-                wilson_interval(a, r, 1.96, lo, hi);
+                const auto [lo, hi] = analytic::wilson_interval(a, r);
                 p.lines.push_back({xm, y_of(lo), xm, y_of(hi), kInk, 1.5f});
                 p.lines.push_back({xm - 4, y_of(hi), xm + 4, y_of(hi), kInk, 1});
                 p.lines.push_back({xm - 4, y_of(lo), xm + 4, y_of(lo), kInk, 1});

@@ -75,8 +75,6 @@ Plot speedup_plot(const std::vector<SpeedupBar>& bars, const std::string& subtit
 // One cell per (x, y) coloured by the metric (dark blue = lowest, yellow = highest), values printed when they fit.
 Plot heatmap_plot(const HeatmapData& d, int width = 640, int height = 480);
 
-// Wilson score interval of `successes` in `trials` at z (1.96 = 95 %); {0, 1} when trials == 0.
-void wilson_interval(int64_t successes, int64_t trials, double z, double& lo, double& hi);
 // Viridis-like ramp: t in [0, 1] -> dark blue .. yellow; NaN -> grey.
 Rgba heat_rgba(double t);
 

@@ -1,6 +1,7 @@
 // Reports and plot data (see report.h).
 #include "core/export/report.h"
 
+#include "core/analytic/calibration.h"
 #include "core/store/summary.h"
 
 #include <algorithm>
@@ -150,8 +151,7 @@ nlohmann::json make_report(const Manifest& m, const nlohmann::json& run_report) 
     for (size_t i = 0; i < n; ++i) {
         json p = {{"position", i + 1}};
         if (i < a.reached.size()) {
-            double lo = 0, hi = 1;
-            wilson_interval(a.accepted[i], a.reached[i], 1.96, lo, hi);
+            const auto [lo, hi]  = analytic::wilson_interval(a.accepted[i], a.reached[i]);
             p["reached"]         = a.reached[i];
             p["accepted"]        = a.accepted[i];
             p["alpha"]           = a.reached[i] > 0 ? double(a.accepted[i]) / double(a.reached[i]) : 0.0;

@@ -1,6 +1,7 @@
 // Loading a target: weight-memory policy, the repacked verifier, the tokenizer-or-none.
 #include "core/session/target.h"
 
+#include "core/format.h"
 #include "core/resources.h"
 #include "kernels/gemv.h"
 
@@ -36,12 +37,6 @@ int repacked_matrices(const model::Model& m) {
 }
 
 namespace {
-
-std::string mib(uint64_t bytes) {
-    char b[48];
-    std::snprintf(b, sizeof b, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-    return b;
-}
 
 void add_tokenizer(Target& t) {
     if (!t.model->gguf()) {

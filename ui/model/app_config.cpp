@@ -1,5 +1,6 @@
 // AppConfig: defaults, checks, level bookkeeping, the editor's tree modes, `--set` keys and short labels.
 #include "ui/model/app_config.h"
+#include "core/format.h"
 
 #include "ui/model/spec_mapping.h"
 
@@ -11,14 +12,7 @@
 
 namespace speculum::ui {
 
-namespace {
-std::string fmt(const char* f, double v) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 LevelAssumption default_assumption(drafts::DraftKind k) {
     if (drafts::is_statistical(k)) return {0.5, 0.0};  // statistical: no forward pass
