@@ -174,9 +174,7 @@ void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
 void MainWindow::save_export_dialog(const std::string& suggested) {
     const QString path = QFileDialog::getSaveFileName(this, "Save export", QString::fromStdString(suggested));
     if (path.isEmpty()) return;
-    const std::string error = m_host->dashboard().export_panel.save_as(path.toStdString());
-    m_controller.message(error.empty() ? ui::MessageLevel::info : ui::MessageLevel::error,
-                         error.empty() ? "Exported to " + path.toStdString() : "Export not saved: " + error);
+    m_controller.handle(m_host->dashboard().export_panel.save_action(path.toStdString()));  // written on a job
     m_host->schedule_frames(2);
 }
 

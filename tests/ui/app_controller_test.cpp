@@ -1,13 +1,15 @@
 // AppController: config edits update the modeled view in the same call; models load off the UI thread with
 // errors as messages; measured re-runs are debounced and a newer one supersedes the stale one; a draft head's cost is
-// modeled from its file.
+// modeled from its file; the Export panel's hashing and saving run on jobs.
 #include "ui/ui_fixtures.h"
 
 #include "core/drafts/draft_bits.h"
 #include "core/drafts/eagle3.h"
+#include "core/export/sha256.h"
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
 
 using namespace speculum;
 using namespace std::chrono_literals;
@@ -326,4 +328,33 @@ TEST(AppController, OpensARandomMixtureOfExperts) {
         c.open_synthetic_model("llama4");
         EXPECT_EQ(c.snapshot().model->hparams->arch, arch) << "an unknown preset keeps the model";
     }
+}
+
+// The Export panel's work runs here, on jobs (issue #53): the target's digest once per file, and documents written
+// off the GUI thread, with the outcome in the snapshot and the status bar.
+TEST(AppController, HashesTheModelAndSavesExportsOnJobs) {
+    ui::AppController c;
+    const std::string path = test::synthetic_gguf();
+    ASSERT_TRUE(c.handle(ui::ActionHashModel{path}));
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.snapshot().model_digest.sha256.empty() && !c.busy(); }));
+    EXPECT_EQ(c.snapshot().model_digest.path, path);
+    EXPECT_EQ(c.snapshot().model_digest.sha256, exporting::sha256_file(path));
+    ASSERT_TRUE(c.handle(ui::ActionHashModel{path}));
+    EXPECT_FALSE(c.busy()) << "a file already hashed is not hashed again";
+
+    ASSERT_TRUE(c.handle(ui::ActionHashModel{(test::tmp_dir() / "no_such_model.gguf").string()}));
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    EXPECT_FALSE(c.snapshot().model_digest.error.empty()) << "a file that cannot be read is an error, not a digest";
+
+    const auto out = test::tmp_dir() / "controller_export.sh";
+    ASSERT_TRUE(c.handle(ui::ActionSaveExport{out.string(), "vllm serve x\n", {}}));
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.snapshot().export_status.empty() && !c.busy(); }));
+    EXPECT_EQ(c.snapshot().export_status, "saved to " + out.string());
+    std::stringstream saved;
+    saved << std::ifstream(out).rdbuf();
+    EXPECT_EQ(saved.str(), "vllm serve x\n");
+
+    ASSERT_TRUE(c.handle(ui::ActionSaveExport{(test::tmp_dir() / "no_such_dir" / "x.sh").string(), "x", {}}));
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().export_status.rfind("not saved: ", 0) == 0; }));
+    EXPECT_EQ(c.snapshot().messages.back().level, ui::MessageLevel::error);
 }

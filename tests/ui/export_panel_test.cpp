@@ -128,7 +128,9 @@ TEST(ExportContent, DocumentsFromASnapshot) {
     EXPECT_NE(ui::make_export(ui::ExportFormat::svg_heatmap, snap, "").text.find("<svg"), std::string::npos);
 }
 
-TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
+// The panel emits actions and does no work itself (issue #53): it asks for the target's digest once per file, shows
+// the snapshot's, and hands the document as shown to the app for saving.
+TEST(ExportPanel, AsksForTheDigestSwitchesFormatsAndHandsOverWhatToSave) {
     test::HeadlessImGui im;
     ui::ExportPanel panel;
     panel.visible = true;
@@ -136,16 +138,25 @@ TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
     ui::UiSnapshot snap = test::modeled_snapshot();
     ASSERT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     EXPECT_NE(panel.document().error.find("open a model first"), std::string::npos);
+    EXPECT_TRUE(actions.queue.empty()) << "no model, no digest to ask for";
 
-    snap                   = snapshot_with_model();
-    const std::string want = exporting::sha256_file(test::synthetic_gguf());
-    for (int frame = 0; frame < 2000 && panel.model_sha256().empty(); ++frame) {
-        test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    ASSERT_EQ(panel.model_sha256(), want) << "the target is hashed off the GUI thread";
+    snap = snapshot_with_model();
     test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    ASSERT_EQ(actions.queue.size(), 1u) << "asked once per file";
+    const auto* ask = std::get_if<ui::ActionHashModel>(&actions.queue[0]);
+    ASSERT_NE(ask, nullptr);
+    EXPECT_EQ(ask->path, snap.model->path);
+    EXPECT_TRUE(panel.model_sha256().empty());
+
+    const std::string want = exporting::sha256_file(test::synthetic_gguf());
+    snap.model_digest      = {snap.model->path, want, ""};
+    test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    EXPECT_EQ(panel.model_sha256(), want);
     EXPECT_NE(panel.document().text.find(want), std::string::npos) << "the manifest records the digest";
+    snap.model_digest = {"/another/model.gguf", "00", ""};
+    test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); });
+    EXPECT_TRUE(panel.model_sha256().empty()) << "a digest of another file is not this model's";
 
     panel.set_format(ui::ExportFormat::vllm);
     snap.config.spec.p_min = 0.3f;
@@ -156,13 +167,12 @@ TEST(ExportPanel, DrawsHashesSwitchesFormatsAndSaves) {
               std::string::npos)
         << panel.document().notes[0];
 
-    const auto path = test::tmp_dir() / "export_panel_vllm.sh";
-    EXPECT_EQ(panel.save(path.string()), "");
-    std::stringstream saved;
-    saved << std::ifstream(path).rdbuf();
-    EXPECT_EQ(saved.str(), panel.document().text);
-    EXPECT_NE(panel.save((test::tmp_dir() / "no_such_dir" / "x.sh").string()), "");
-    EXPECT_TRUE(actions.queue.empty()) << "nothing was clicked";
+    const ui::ActionSaveExport save = panel.save_action("/tmp/x/export_panel_vllm.sh");
+    EXPECT_EQ(save.path, "/tmp/x/export_panel_vllm.sh");
+    EXPECT_EQ(save.text, panel.document().text);
+    EXPECT_TRUE(save.bytes.empty());
+    EXPECT_STREQ(panel.suggested_path(), "/tmp/x/export_panel_vllm.sh");
+    EXPECT_EQ(actions.queue.size(), 1u) << "nothing was clicked";
 }
 
 TEST(ExportPanel, ListedInTheDashboard) {

@@ -61,17 +61,29 @@ struct ActionPinRun {  // keep a run in the history (and compare it with the oth
 struct ActionClearHistory {};     // drops the runs that are not pinned
 struct ActionMeasureMachine {};   // microbenchmarks -> the "This machine" profile, cached and chosen
 struct ActionSaveDraftDialog {};  // the app asks where, then calls AppController::export_draft
-struct ActionSaveExportDialog {   // the app asks where (starting from `suggested`), then saves the Export panel's
-                                  // document
+struct ActionSaveExportDialog {   // the app asks where (starting from `suggested`), then sends ActionSaveExport with
+                                  // the Export panel's document
     std::string suggested;
 };
 
+// The Export panel needs the open model's SHA-256 (its manifest records it): the controller hashes the file on a job
+// (progress and cancel in the Jobs panel) and puts the digest in the snapshot (UiSnapshot::model_digest).
+struct ActionHashModel {
+    std::string path;
+};
+// Writes an export document to `path` on a job (a temporary file, then a rename); the outcome goes to the status bar
+// and UiSnapshot::export_status.
+struct ActionSaveExport {
+    std::string path;
+    std::string text;            // text formats
+    std::vector<uint8_t> bytes;  // PNG: written instead of `text` when not empty
+};
 using Action =
     std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog, ActionOpenModel,
                  ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob, ActionRunSweep,
                  ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog, ActionOpenResults,
                  ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine, ActionSaveDraftDialog,
-                 ActionSaveExportDialog, ActionOpenSyntheticModel>;
+                 ActionSaveExportDialog, ActionOpenSyntheticModel, ActionHashModel, ActionSaveExport>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

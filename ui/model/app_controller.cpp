@@ -3,7 +3,6 @@
 
 #include "core/data/dataset.h"
 #include "core/drafts/draft_bits.h"
-#include "core/export/draft_export.h"
 #include "core/hw/cpu_load.h"
 #include "core/hw/microbench.h"
 #include "core/model/gguf.h"
@@ -76,36 +75,6 @@ void AppController::add_machine_profile(hw::HardwareProfile p) {
     p.name = "This machine (measured)";
     std::erase_if(m_snap.profiles, [](const hw::HardwareProfile& q) { return q.id == hw::kMachineProfileId; });
     m_snap.profiles.insert(m_snap.profiles.begin(), std::move(p));
-}
-
-void AppController::export_draft(const std::string& path) {
-    if (!m_model) {
-        message(MessageLevel::error, "Export draft: open a model first (Model and data)");
-        return;
-    }
-    drafts::DraftSpec spec;
-    try {
-        spec = spec_config_from_app(m_snap.config, {m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}})
-                   .levels.at(0);
-    } catch (const std::exception& e) {
-        message(MessageLevel::error, std::string("Export draft: ") + e.what());
-        return;
-    }
-    submit("export", "Writing the draft GGUF " + file_name(path),
-           [this, path, spec, model = m_model](jobs::JobContext& ctx) -> Apply {
-               exporting::DraftExportOptions eo;
-               eo.drafter.progress                  = ctx.progress_fn();
-               eo.drafter.cancel                    = ctx.token();
-               const exporting::DraftExportResult r = exporting::export_draft_gguf(*model, spec, path, eo);
-               return [this, r] {
-                   char text[512];
-                   std::snprintf(
-                       text, sizeof text, "Wrote the draft (%s) to %s: %d layers, %.1f MiB%s%s", r.description.c_str(),
-                       r.path.c_str(), r.n_layer, double(r.file_bytes) / (1 << 20),
-                       r.dropped.empty() ? "" : "; not carried: ", r.dropped.empty() ? "" : r.dropped.front().c_str());
-                   message(MessageLevel::info, text);
-               };
-           });
 }
 
 void AppController::measure_machine() {
@@ -187,6 +156,10 @@ bool AppController::handle(const Action& action) {
         changed();
     } else if (std::holds_alternative<ActionMeasureMachine>(action)) {
         measure_machine();
+    } else if (auto* hash = std::get_if<ActionHashModel>(&action)) {
+        hash_model(hash->path);
+    } else if (auto* save = std::get_if<ActionSaveExport>(&action)) {
+        save_export(*save);
     } else if (std::holds_alternative<ActionClearHistory>(action)) {
         std::erase_if(m_snap.history, [](const RunRecord& r) { return !r.pinned; });
         changed();

@@ -64,8 +64,12 @@ public:
     // message and a snapshot store with its error set.
     void open_results(const std::string& path);
     // Writes level 1 of the configuration as a standalone draft GGUF (llama.cpp -md) on the job system, with
-    // progress; the result or the reason is a message.
+    // progress; the result or the reason is a message. (app_controller_export.cpp, with the two below.)
     void export_draft(const std::string& path);
+    // The model file's SHA-256 into the snapshot's model_digest, on a job, once per file (ActionHashModel).
+    void hash_model(const std::string& path);
+    // Writes an Export panel document on a job; the outcome goes to export_status and the status bar.
+    void save_export(const ActionSaveExport& a);
     // Maps a stored row's configuration onto the editor and says what could not be loaded.
     void load_result_config(const ActionLoadResultConfig& a);
 
@@ -121,6 +125,7 @@ private:
     uint64_t m_revision    = 1;
     bool m_measure_started = false;
     std::string m_head_pending;                 // the head key a "head" job is reading
+    std::string m_hashing;                      // the file a "hash" job is hashing
     std::map<jobs::JobId, JobInfo> m_job_info;  // submitted jobs whose final message has not been drained
     jobs::JobSystem m_jobs;                     // last member: destroyed (every job cancelled and finished) first
 };

@@ -56,6 +56,13 @@ struct HeadCost {
     std::string error;  // why the head could not be read ("" = c is set)
 };
 
+// The open model file's SHA-256, computed on a job when the Export panel asks (ActionHashModel).
+struct ModelDigest {
+    std::string path;    // the file it is for ("" = none yet)
+    std::string sha256;  // lower-case hex; empty while hashing or after an error
+    std::string error;   // why hashing failed
+};
+
 struct UiSnapshot {
     BuildInfo build;              // shown in the Overview panel and the About box
     std::string status_line;      // last message for the user (errors included)
@@ -90,6 +97,9 @@ struct UiSnapshot {
 
     std::optional<SweepView> sweep;          // the latest design-space sweep (streaming while rows_done < ys.size())
     std::shared_ptr<const StoreView> store;  // the opened result store (read-only snapshot; error set if unreadable)
+
+    ModelDigest model_digest;   // the open model's SHA-256, once asked for
+    std::string export_status;  // after the last export save: "saved to PATH" or "not saved: why"
 };
 
 }  // namespace speculum::ui

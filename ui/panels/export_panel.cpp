@@ -1,15 +1,12 @@
 // Export panel: format picker, notes, preview, copy and save (see export_panel.h).
 #include "ui/panels/export_panel.h"
 
-#include "core/export/plot_raster.h"
-#include "core/export/sha256.h"
 #include "ui/plot_font.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 namespace speculum::ui {
@@ -18,56 +15,20 @@ ExportPanel::ExportPanel() {
     std::strncpy(m_path, export_default_file(m_format), sizeof m_path - 1);
 }
 
-ExportPanel::~ExportPanel() {
-    m_hash_cancel.cancel();
-    if (m_hash.valid()) m_hash.wait();
+ActionSaveExport ExportPanel::save_action(const std::string& path) {
+    std::strncpy(m_path, path.c_str(), sizeof m_path - 1);  // suggested next time
+    m_path[sizeof m_path - 1] = 0;
+    return {path, m_doc.text, export_format_binary(m_format) ? m_doc.bytes : std::vector<uint8_t>{}};
 }
 
-std::string ExportPanel::save_as(const std::string& path) {
-    const std::string error = save(path);
-    m_saved                 = error.empty() ? "saved to " + path : "not saved: " + error;
-    if (error.empty()) {
-        std::strncpy(m_path, path.c_str(), sizeof m_path - 1);
-        m_path[sizeof m_path - 1] = 0;
-    }
-    return error;
-}
-
-std::string ExportPanel::save(const std::string& path) const {
-    if (!m_doc.error.empty()) return m_doc.error;
-    if (path.empty()) return "no file name";
-    try {
-        if (export_format_binary(m_format))
-            exporting::write_file(path, m_doc.bytes);
-        else
-            exporting::write_file(path, m_doc.text);
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
-}
-
-void ExportPanel::hash_model(const UiSnapshot& snap) {
+void ExportPanel::follow_digest(const UiSnapshot& snap, UiActions& actions) {
     const std::string path = snap.model ? snap.model->path : "";
-    if (path != m_sha_path) {  // another model: drop the old digest, stop an old hash
-        m_hash_cancel.cancel();
-        if (m_hash.valid()) m_hash.wait();
-        m_sha_path    = path, m_sha.clear(), m_hash_error.clear();
-        m_hash_cancel = CancelToken{};
-        if (!path.empty()) {
-            m_hash_progress->store(0.0);
-            m_hash = std::async(std::launch::async, [path, cancel = m_hash_cancel, progress = m_hash_progress] {
-                return exporting::sha256_file(path, cancel,
-                                              [progress](double f, const std::string&) { progress->store(f); });
-            });
-        }
-    }
-    if (m_hash.valid() && m_hash.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        try {
-            m_sha = m_hash.get();
-        } catch (const std::exception& e) {
-            m_hash_error = e.what();
-        }
+    const bool ours        = !path.empty() && snap.model_digest.path == path;
+    m_sha                  = ours ? snap.model_digest.sha256 : "";
+    m_hash_error           = ours ? snap.model_digest.error : "";
+    if (!path.empty() && !ours && m_requested != path) {  // ask the controller once per file
+        actions.push(ActionHashModel{path});
+        m_requested = path;
     }
 }
 
@@ -91,7 +52,7 @@ void ExportPanel::refresh(const UiSnapshot& snap) {
 void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     ImGui::SetNextWindowBgAlpha(1.0f);  // it floats over the other panels: opaque, so its text stays readable
     if (!begin_panel(title, &visible, ImVec2(0.5f, 0.2f), ImVec2(0.3f, 0.6f), fill)) return;
-    hash_model(snap);
+    follow_digest(snap, actions);
 
     float widest = 0;  // the combo as wide as its longest choice, so the button beside it fits
     for (ExportFormat f : kExportFormats) widest = std::max(widest, text_width(export_format_name(f)));
@@ -122,9 +83,12 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
             text_disabled_wrapped("sha256 %s", m_sha.c_str());
         else if (!m_hash_error.empty())
             text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "sha256 not computed: %s", m_hash_error.c_str());
-        else
-            text_disabled_wrapped("sha256: hashing %.0f%% (the manifest records it when done)",
-                                  m_hash_progress->load() * 100);
+        else {
+            double progress = 0;  // the controller's hashing job, as the Jobs panel shows it
+            for (const JobView& j : snap.jobs)
+                if (j.name.rfind("Hashing ", 0) == 0) progress = j.progress;
+            text_disabled_wrapped("sha256: hashing %.0f%% (the manifest records it when done)", progress * 100);
+        }
     }
 
     const bool ok     = m_doc.error.empty();
@@ -145,9 +109,9 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     if (ImGui::Button("Save...")) actions.push(ActionSaveExportDialog{m_path});  // the app asks where
     probe_item("export_save");
     if (!ok) ImGui::EndDisabled();
-    if (!m_saved.empty()) {
+    if (!snap.export_status.empty()) {
         ImGui::SameLine();
-        text_disabled_wrapped("%s", m_saved.c_str());
+        text_disabled_wrapped("%s", snap.export_status.c_str());
     }
 
     if (!ok) {

@@ -1,15 +1,12 @@
 // Export panel: pick a format (manifest, llama.cpp / vLLM / SGLang snippets, JSON report, sweep CSV, SVG / PNG
-// plots), preview it, copy it to the clipboard or save it. The target's SHA-256 is computed off the GUI thread.
+// plots), preview it, copy it to the clipboard or save it. The panel only emits actions: the controller hashes the
+// target (ActionHashModel, once per file) and writes the files (ActionSaveExport), both on jobs.
 #pragma once
 
-#include "core/cancel.h"
 #include "ui/model/actions.h"
 #include "ui/model/export_content.h"
 #include "ui/model/snapshot.h"
 
-#include <atomic>
-#include <future>
-#include <memory>
 #include <optional>
 #include <string>
 
@@ -19,9 +16,6 @@ class ExportPanel {
 public:
     static constexpr const char* title = "Export";
     ExportPanel();
-    ~ExportPanel();  // cancels a running hash and waits for it
-    ExportPanel(const ExportPanel&)            = delete;
-    ExportPanel& operator=(const ExportPanel&) = delete;
 
     // Draws from `snap` and pushes intents into `actions`; `fill` covers the whole display (screenshots).
     void draw(const UiSnapshot& snap, UiActions& actions, bool fill = false);
@@ -30,11 +24,11 @@ public:
     // What the buttons do, callable without drawing (tests, scripts).
     void set_format(ExportFormat f) { m_format = f; }
     ExportFormat format() const { return m_format; }
-    const ExportDocument& document() const { return m_doc; }  // as of the last draw()
-    const std::string& model_sha256() const { return m_sha; }
-    std::string save(const std::string& path) const;  // "" on success, else why not
-    // save(), and the panel then shows where it went (or why not) and suggests that path next time.
-    std::string save_as(const std::string& path);
+    const ExportDocument& document() const { return m_doc; }   // as of the last draw()
+    const std::string& model_sha256() const { return m_sha; }  // the snapshot's digest of the open model, if any
+    // The action that saves the document as shown to `path` (the app sends it after its file dialog); the panel
+    // suggests that path next time.
+    ActionSaveExport save_action(const std::string& path);
     const char* suggested_path() const { return m_path; }
 
 private:
@@ -52,7 +46,8 @@ private:
         bool operator==(const Inputs&) const = default;
     };
     void refresh(const UiSnapshot& snap);
-    void hash_model(const UiSnapshot& snap);
+    // The digest of the open model from the snapshot; asks the controller for it once per file.
+    void follow_digest(const UiSnapshot& snap, UiActions& actions);
 
     ExportFormat m_format = ExportFormat::manifest;
     ExportDocument m_doc;
@@ -60,12 +55,9 @@ private:
     char m_path[1024]          = {};
     ExportFormat m_path_format = ExportFormat::manifest;  // the format m_path's default name was chosen for
     double m_copied_at         = -1;                      // ImGui time of the last Copy (the "copied" feedback)
-    std::string m_saved;                                  // "saved to PATH" / "not saved: why", after a Save
 
-    std::string m_sha_path, m_sha, m_hash_error;  // the file hashed, its digest, or why hashing failed
-    std::future<std::string> m_hash;
-    CancelToken m_hash_cancel;
-    std::shared_ptr<std::atomic<double>> m_hash_progress = std::make_shared<std::atomic<double>>(0.0);
+    std::string m_sha, m_hash_error;  // the open model's digest, or why hashing failed (from the snapshot)
+    std::string m_requested;          // the file whose digest was asked for
 };
 
 }  // namespace speculum::ui
