@@ -43,21 +43,7 @@ void check_layers(const std::vector<int32_t>& layers, int32_t n_layer, const std
 }  // namespace
 
 const char* to_string(DraftKind k) {
-    switch (k) {
-        case DraftKind::self:
-            return "self";
-        case DraftKind::model:
-            return "model";
-        case DraftKind::maxgram:
-            return "maxgram";
-        case DraftKind::ngram:
-            return "ngram";
-        case DraftKind::mtp:
-            return "mtp";
-        case DraftKind::eagle3:
-            return "eagle3";
-    }
-    return "?";
+    return draft_kind_info(k).name;
 }
 const char* to_string(PruneMethod m) {
     return m == PruneMethod::magnitude ? "magnitude" : "wanda";

@@ -3,6 +3,7 @@
 // small model, or Max-Gram. A value type: defaults, validation with messages naming the field, JSON round-trip.
 #pragma once
 
+#include "core/drafts/draft_kind.h"
 #include "core/drafts/maxgram.h"
 #include "core/drafts/ngram.h"
 
@@ -16,18 +17,6 @@
 
 namespace speculum::drafts {
 
-// derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h) |
-// the target's own multi-token-prediction layer (mtp_drafter.h) | an EAGLE-3 head reading the target's states
-// (eagle3_drafter.h)
-enum class DraftKind { self, model, maxgram, ngram, mtp, eagle3 };
-// The heads that read the target's hidden states (its cache keeps them): one level, drafting for the target.
-inline bool reads_target_states(DraftKind k) {
-    return k == DraftKind::mtp || k == DraftKind::eagle3;
-}
-// Max-Gram and the n-gram family: no model, no KV; a cascade's last level only.
-inline bool is_statistical(DraftKind k) {
-    return k == DraftKind::maxgram || k == DraftKind::ngram;
-}
 enum class PruneMethod { magnitude, wanda };          // |W| | Wanda's |W| * ||X|| with calibration activations
 enum class WeightFormat { same, bf16, q8_0, mxfp4 };  // storage of transformed matrices (compact kernels)
 using MantissaRounding = kernels::MantissaRounding;   // toward_zero (Cassandra's) | nearest_even

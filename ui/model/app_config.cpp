@@ -15,11 +15,8 @@ namespace speculum::ui {
 namespace {}  // namespace
 
 LevelAssumption default_assumption(drafts::DraftKind k) {
-    if (drafts::is_statistical(k)) return {0.5, 0.0};  // statistical: no forward pass
-    // A one-layer head over a many-layer target reads about an eighth of its bytes (the bundled EAGLE-3 head:
-    // 0.13, speculum-cli draft); a run replaces the assumption with the measured c.
-    if (drafts::reads_target_states(k)) return {0.6, 0.12};
-    return {};
+    const drafts::DraftKindInfo& info = drafts::draft_kind_info(k);
+    return {info.assumed_alpha, info.assumed_c};
 }
 
 drafts::DraftSpec default_draft() {
@@ -261,21 +258,7 @@ const char* tree_mode_name(TreeMode m) {
 }
 
 const char* draft_kind_name(drafts::DraftKind k) {
-    switch (k) {
-        case drafts::DraftKind::self:
-            return "self-draft";
-        case drafts::DraftKind::model:
-            return "separate model";
-        case drafts::DraftKind::maxgram:
-            return "Max-Gram";
-        case drafts::DraftKind::ngram:
-            return "n-gram / suffix";
-        case drafts::DraftKind::mtp:
-            return "MTP head";
-        case drafts::DraftKind::eagle3:
-            return "EAGLE-3 head";
-    }
-    return "?";
+    return drafts::draft_kind_info(k).display;
 }
 
 std::string describe_draft(const drafts::DraftSpec& d) {

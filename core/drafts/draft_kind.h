@@ -1,0 +1,52 @@
+// The draft kinds and what each one is, in one table. Adding a kind means a row here, in enum order, and
+// kDraftKindCount (DraftKinds.EveryKindHasARow checks the rows against the enum), plus the places CONTRIBUTING's
+// "a drafter" recipe lists; the switches over DraftKind (make_drafter, the draft export) have no default, so the
+// compiler names each one that misses the new kind.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace speculum::drafts {
+
+// derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h) |
+// the target's own multi-token-prediction layer (mtp_drafter.h) | an EAGLE-3 head reading the target's states
+// (eagle3_drafter.h)
+enum class DraftKind : uint8_t { self, model, maxgram, ngram, mtp, eagle3 };
+inline constexpr int kDraftKindCount = 6;
+
+struct DraftKindInfo {
+    DraftKind kind;
+    const char* name;     // in JSON, the CLI and reports ("eagle3")
+    const char* display;  // in the app ("EAGLE-3 head")
+    // The app's modeled assumption for a new level of this kind, until a run measures it: acceptance by the level
+    // above and the cost of one call against one target step.
+    double assumed_alpha;
+    double assumed_c;
+    bool statistical;          // no model, no KV (Max-Gram, the n-gram family): a cascade's last level only
+    bool reads_target_states;  // a head on the target's hidden states (its cache keeps them): one level, for the target
+};
+
+// One row per kind, in enum order. A one-layer head over a many-layer target reads about an eighth of its bytes (the
+// bundled EAGLE-3 head: 0.13, speculum-cli draft); statistical drafters run no forward pass.
+inline constexpr std::array<DraftKindInfo, kDraftKindCount> kDraftKinds{{
+    {DraftKind::self, "self", "self-draft", 0.8, 0.05, false, false},
+    {DraftKind::model, "model", "separate model", 0.8, 0.05, false, false},
+    {DraftKind::maxgram, "maxgram", "Max-Gram", 0.5, 0.0, true, false},
+    {DraftKind::ngram, "ngram", "n-gram / suffix", 0.5, 0.0, true, false},
+    {DraftKind::mtp, "mtp", "MTP head", 0.6, 0.12, false, true},
+    {DraftKind::eagle3, "eagle3", "EAGLE-3 head", 0.6, 0.12, false, true},
+}};
+
+constexpr const DraftKindInfo& draft_kind_info(DraftKind k) {
+    return kDraftKinds[static_cast<size_t>(k)];
+}
+inline bool reads_target_states(DraftKind k) {
+    return draft_kind_info(k).reads_target_states;
+}
+inline bool is_statistical(DraftKind k) {
+    return draft_kind_info(k).statistical;
+}
+
+}  // namespace speculum::drafts
