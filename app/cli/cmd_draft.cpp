@@ -198,16 +198,9 @@ int cmd_draft(int argc, char** argv) {
     if (spec.kind == DraftKind::self) {
         // Wanda's activation norms over --calibration-ids, else the spec's calibration suite (make_drafter's way).
         drafts::DrafterOptions dopts;
-        dopts.calibration_tokens = calib;
-        dopts.progress           = progress;
-        const bool wanda         = spec.uses_wanda();
-        drafts::ActivationNorms norms;
-        try {
-            norms = drafts::wanda_norms(spec, target, dopts);
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(e.what());
-        }
-        const drafts::SelfDraft d = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr, progress);
+        dopts.calibration_tokens  = calib;
+        dopts.progress            = progress;
+        const drafts::SelfDraft d = drafts::build_self_draft(target, spec, dopts);  // make_drafter's build
         const double total        = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         int transformed           = 0;
         for (const auto& m : d.matrices) transformed += !m.shared;

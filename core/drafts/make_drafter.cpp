@@ -59,6 +59,11 @@ ActivationNorms wanda_norms(const DraftSpec& spec, const model::Model& target, c
     return collect_activation_norms(target, seqs, spec.prune.calibration_tokens, options.progress, options.cancel);
 }
 
+SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, const DrafterOptions& options) {
+    const ActivationNorms norms = wanda_norms(spec, target, options);
+    return build_self_draft(target, spec, spec.uses_wanda() ? &norms : nullptr, options.progress, options.cancel);
+}
+
 std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,
                                       const DrafterOptions& options) {
     const model::Hparams& hp = target.hparams();
@@ -98,9 +103,7 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
             return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
         }
         case DraftKind::self: {
-            const bool wanda            = spec.uses_wanda();
-            const ActivationNorms norms = wanda_norms(spec, target, options);
-            SelfDraft d = build_self_draft(target, spec, wanda ? &norms : nullptr, options.progress, options.cancel);
+            SelfDraft d = build_self_draft(target, spec, options);
             ModelDrafterConfig cfg{.context        = draft_context(options, target),
                                    .forward        = d.forward,
                                    .name           = label,

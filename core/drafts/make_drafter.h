@@ -28,10 +28,16 @@ struct DrafterOptions {
 };
 
 struct ActivationNorms;  // self_draft.h
+struct SelfDraft;        // self_draft.h
 
 // Wanda's activation norms for a self-draft spec that prunes by Wanda: over options.calibration_tokens, else the
 // spec's calibration suite tokenized as make_drafter does. Empty norms for any other spec. (Include self_draft.h.)
 ActivationNorms wanda_norms(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options);
+
+// The one build sequence of a self-draft (kind self), shared by make_drafter, `speculum-cli draft` and the draft
+// export: Wanda's activation norms first when its pruning needs them (wanda_norms), then build_self_draft with
+// options.progress and options.cancel. What it built (matrices, bytes owned and shared, build time) is the result's.
+SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, const DrafterOptions& options);
 
 // Validates the spec against the target and builds the drafter. Throws std::invalid_argument (bad spec,
 // incompatible vocabulary, missing tokenizer), GgufError (unreadable draft model) or Cancelled.

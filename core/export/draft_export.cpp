@@ -81,10 +81,7 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
         r.dropped.push_back("KV-cache transforms (engines keep a full-precision KV cache)");
         spec.kv_trunc_bits = 0, spec.kv_drop_ratio = 0.0f;
     }
-    const bool wanda                    = spec.uses_wanda();
-    const drafts::ActivationNorms norms = drafts::wanda_norms(spec, target, options.drafter);
-    const drafts::SelfDraft d           = drafts::build_self_draft(target, spec, wanda ? &norms : nullptr,
-                                                                   options.drafter.progress, options.drafter.cancel);
+    const drafts::SelfDraft d = drafts::build_self_draft(target, spec, options.drafter);
     drafts::save_self_draft_gguf(target, d, spec, path);
     r.n_layer    = spec.exit_layer >= 0 ? spec.exit_layer + 1 : target.hparams().n_layer;
     r.file_bytes = fs::file_size(path);
