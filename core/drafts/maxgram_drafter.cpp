@@ -41,7 +41,7 @@ DraftChain MaxGramDrafter::propose(int32_t k, const ProposeParams& params, const
             out.q_dist.back()[size_t(t)] = 1.0f;
         }
     }
-    out.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
+    out.cost.seconds = seconds_since(t0);
     return out;
 }
 
@@ -79,7 +79,7 @@ DraftTree chain_as_tree(const DraftChain& chain, bool want_distributions) {
 DraftTree MaxGramDrafter::propose_tree(const TreeShape& shape, const ProposeParams& params, const CancelToken& cancel) {
     const auto t0     = measure_clock::now();
     DraftTree tree    = chain_as_tree(propose(rank0_path_length(shape), params, cancel), params.want_distributions);
-    tree.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
+    tree.cost.seconds = seconds_since(t0);
     return tree;
 }
 

@@ -199,7 +199,7 @@ DraftChain NgramDrafter::propose(int32_t k, const ProposeParams& params, const C
             out.q_dist.back()[size_t(out.tokens[i])] = 1.0f;
         }
     }
-    out.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
+    out.cost.seconds = seconds_since(t0);
     return out;
 }
 
@@ -235,7 +235,7 @@ DraftTree NgramDrafter::propose_tree(const TreeShape& shape, const ProposeParams
     } else {
         tree = chain_as_tree(propose(rank0_path_length(shape), params, cancel), params.want_distributions);
     }
-    tree.cost.seconds = std::chrono::duration<double>(measure_clock::now() - t0).count();
+    tree.cost.seconds = seconds_since(t0);
     return tree;
 }
 

@@ -38,7 +38,7 @@ model::LogitsView Reviewer::pass(const std::vector<int32_t>& tokens, const std::
     const auto t0            = measure_clock::now();
     model::LogitsView v      = m_ctx.forward_batch(tokens, pos, mask, m_opts);
     drafts::DraftCost c      = drafts::pass_cost(m_cost_model, m_ctx.model().hparams(), m_opts, n, n_cached, pairs, n);
-    c.seconds                = std::chrono::duration<double>(measure_clock::now() - t0).count();
+    c.seconds                = seconds_since(t0);
     c.n_forward              = 1;
     const model::Hparams& hp = m_ctx.model().hparams();
     if (hp.moe()) {

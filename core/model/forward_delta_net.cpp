@@ -122,7 +122,7 @@ void InferenceContext::delta_net(int32_t il, const LayerWeights& L, const float*
             float* dst = rs.kept(n_past + i, r);
             for (int32_t j = 0; j + 1 < taps; ++j) std::copy_n(window[j], conv, dst + j * conv);
         }
-    double keep_seconds = std::chrono::duration<double>(measure_clock::now() - t_keep0).count();
+    double keep_seconds = seconds_since(t_keep0);
 
     // The delta rule, head by head (heads are independent): a causal pass in place on the live matrices; a tree from
     // each node's parent's matrices, kept per node in scratch.

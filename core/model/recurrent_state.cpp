@@ -179,7 +179,7 @@ void RecurrentState::restore(int32_t count, const std::vector<int32_t>& slots) {
     m_rolled_back = true;
     m_only_floor  = false;
     ++m_stats.rollbacks;
-    m_stats.restore_seconds += std::chrono::duration<double>(measure_clock::now() - t0).count();
+    m_stats.restore_seconds += seconds_since(t0);
 }
 
 void RecurrentState::truncate(int32_t size, int32_t n) {

@@ -171,7 +171,7 @@ RunOutcome run_unchecked(const SpecConfig& cfg, const Target& target, const RunH
     std::vector<double> tps, base_tps, cost;
     const hw::CpuSample load_start = hw::cpu_sample();
     const auto t_start             = measure_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(measure_clock::now() - t_start).count(); };
+    auto elapsed                   = [&] { return seconds_since(t_start); };
     for (int pass = 0;; ++pass) {
         const bool first = pass == 0;
         if (!first) stack->reset_learned();  // each pass drafts as the first did, not from its responses
