@@ -25,12 +25,12 @@ public:
     bool has(const std::string& key) { return m_r.sub(intern(key)) != nullptr; }
     double num(const std::string& key, double def) {
         if (!has(key)) return def;
-        if (!m_j()[key].is_number()) fail(at(key), "must be a number");
-        return m_j()[key].get<double>();
+        if (!m_json[key].is_number()) fail(at(key), "must be a number");
+        return m_json[key].get<double>();
     }
     int integer(const std::string& key, int def) {
         if (!has(key)) return def;
-        const auto& v = m_j()[key];
+        const auto& v = m_json[key];
         if (!v.is_number_integer() && !(v.is_number() && v.get<double>() == std::floor(v.get<double>())))
             fail(at(key), "must be an integer");
         double d = v.get<double>();
@@ -39,18 +39,18 @@ public:
     }
     bool boolean(const std::string& key, bool def) {
         if (!has(key)) return def;
-        if (!m_j()[key].is_boolean()) fail(at(key), "must be true or false");
-        return m_j()[key].get<bool>();
+        if (!m_json[key].is_boolean()) fail(at(key), "must be true or false");
+        return m_json[key].get<bool>();
     }
     std::string str(const std::string& key, const std::string& def) {
         if (!has(key)) return def;
-        if (!m_j()[key].is_string()) fail(at(key), "must be a string");
-        return m_j()[key].get<std::string>();
+        if (!m_json[key].is_string()) fail(at(key), "must be a string");
+        return m_json[key].get<std::string>();
     }
     // A number or an array of numbers (scalar α or per-position α).
     std::vector<double> nums(const std::string& key, std::vector<double> def, bool allow_scalar) {
         if (!has(key)) return def;
-        const auto& v = m_j()[key];
+        const auto& v = m_json[key];
         if (allow_scalar && v.is_number()) return {v.get<double>()};
         return array_of_numbers(v, at(key));
     }
@@ -82,7 +82,6 @@ private:
     }
     // JsonReader keeps the keys it was asked for as views: the names live as long as the reader.
     const char* intern(const std::string& key) { return m_names.emplace(key).first->c_str(); }
-    const json& m_j() const { return m_json; }
 
     const json& m_json;
     std::set<std::string> m_names;
