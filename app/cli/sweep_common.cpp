@@ -6,6 +6,7 @@
 #include "core/json_input.h"
 #include "core/sweep/engine_evaluator.h"
 #include "core/sweep/predict_evaluator.h"
+#include "core/sweep/spec_predict_evaluator.h"
 
 #include <cstdio>
 #include <fstream>
@@ -35,6 +36,9 @@ sweep::SweepSpec load_spec(const std::string& file) {
 std::unique_ptr<sweep::Evaluator> make_evaluator(const sweep::SweepSpec& spec, const std::string& resources,
                                                  int slow_ms) {
     if (spec.evaluator == "predict") return std::make_unique<sweep::PredictEvaluator>(resources, slow_ms);
+    if (slow_ms > 0 && spec.evaluator == "spec-predict")
+        throw UsageError("--slow-ms applies to the predict evaluator only");
+    if (spec.evaluator == "spec-predict") return std::make_unique<sweep::SpecPredictEvaluator>();
     if (slow_ms > 0) throw UsageError("--slow-ms applies to the predict evaluator only");
     return std::make_unique<sweep::EngineEvaluator>(spec.target);
 }
@@ -80,7 +84,7 @@ void print_summary(const sweep::SweepSpec& spec, const sweep::SweepSummary& s) {
     }
     if (s.best) {
         std::cout << "best " << spec.objective.metric << " = " << fmt(*s.best->metric(spec.objective.metric), 4)
-                  << (spec.evaluator == "predict" ? " (modeled)" : "") << "  config " << s.best->key.config_hash << ": "
+                  << (spec.evaluator != "engine" ? " (modeled)" : "") << "  config " << s.best->key.config_hash << ": "
                   << s.best->config.dump() << '\n';
     } else {
         std::cout << "no feasible configuration (failed, or outside the constraints)\n";

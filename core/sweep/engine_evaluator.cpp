@@ -25,6 +25,11 @@ EngineEvaluator::EngineEvaluator(const nlohmann::json& target, const CancelToken
         source.synthetic ? store::json_hash({{"synthetic", target.at("synthetic")}}) : store::file_hash(m_target.path);
 }
 
+EngineEvaluator::EngineEvaluator(session::Target target, std::string model_hash)
+    : m_target(std::move(target)), m_model_hash(std::move(model_hash)) {
+    if (!m_target.model) throw std::invalid_argument("EngineEvaluator: no target model");
+}
+
 EngineEvaluator::~EngineEvaluator() = default;
 
 std::string EngineEvaluator::dataset_hash(const nlohmann::json& config, int prompts) const {
@@ -87,6 +92,8 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
     for (const auto& l : total.levels)
         if (l.level > 0 && l.n_forward > 0) draft_bytes += static_cast<double>(l.bytes_weights) / l.n_forward;
     res.metrics["draft_bytes"] = draft_bytes;
+    // The Pareto's cost axis beside draft_bytes: draft work per target pass, gamma x level 1's measured c.
+    if (!cfg.gamma.empty()) res.stats["draft_work"] = double(cfg.gamma[0]) * total.draft_cost_ratio();
     // Greedy runs: the share of each prompt's tokens equal to the target's own output.
     if (out.agreement) res.metrics["quality"] = *out.agreement;
     // Cassandra's objective from the measured acceptance (single self-draft levels), so J-driven grid searches run on

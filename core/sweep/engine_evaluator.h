@@ -18,6 +18,9 @@ public:
     // target: a GGUF path (string), {"synthetic": SyntheticSpec} for a random-weight model (benchmarks, tests),
     // or null for the bundled target. Loads the model now; errors name the file or field.
     explicit EngineEvaluator(const nlohmann::json& target, const CancelToken& cancel = {});
+    // A target already open (the app's model): `model_hash` identifies it in the store (store::file_hash of its
+    // file, or any stable identity the caller owns).
+    EngineEvaluator(session::Target target, std::string model_hash);
     ~EngineEvaluator() override;
 
     std::string kind() const override { return "engine"; }

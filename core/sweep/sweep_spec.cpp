@@ -223,12 +223,12 @@ void SweepSpec::validate() const {
     };
     check_length("name", name);
     check_length("task", task);
-    if (evaluator != "predict" && evaluator != "engine")
-        bad("evaluator", "must be predict or engine, got '" + evaluator + "'");
+    if (evaluator != "predict" && evaluator != "spec-predict" && evaluator != "engine")
+        bad("evaluator", "must be predict, spec-predict or engine, got '" + evaluator + "'");
     if (!base.is_object()) bad("base", "must be an object");
     if (!target.is_null() && !target.is_string() && !(target.is_object() && target.contains("synthetic")))
         bad("target", "must be a GGUF path or {\"synthetic\": {...}}");
-    if (evaluator == "predict" && !target.is_null()) bad("target", "applies to the engine evaluator only");
+    if (evaluator != "engine" && !target.is_null()) bad("target", "applies to the engine evaluator only");
     if (prompts < 0) bad("prompts", "must be >= 0");
     std::set<std::string> paths;
     for (size_t i = 0; i < axes.size(); ++i) {

@@ -55,8 +55,10 @@ struct Constraint {
 };
 
 struct SweepSpec {
-    std::string name      = "sweep";
-    std::string evaluator = "predict";                 // "predict" (analytic, modeled) | "engine" (measured)
+    std::string name = "sweep";
+    // "predict" (a predict() input, modeled) | "spec-predict" (a SpecConfig with assumed figures, modeled) |
+    // "engine" (a SpecConfig, measured)
+    std::string evaluator = "predict";
     nlohmann::json base   = nlohmann::json::object();  // the configuration every axis edits
     std::vector<Axis> axes;
     Sampling sampling;
