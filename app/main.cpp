@@ -5,6 +5,7 @@
 #include "scripted_run.h"
 
 #include "core/resources.h"
+#include "ui/model/app_sweep.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -117,23 +118,16 @@ int main(int argc, char** argv) {
     }
     if (parser.isSet(set) && !apply_settings(controller, parser.values(set))) return 2;
     if (parser.isSet(sweep)) {
-        auto axis = [](const QString& name, speculum::ui::SweepAxis& out) {
-            using speculum::ui::SweepAxis;
-            const std::pair<const char*, SweepAxis> names[] = {{"gamma", SweepAxis::gamma},
-                                                               {"alpha", SweepAxis::alpha},
-                                                               {"c", SweepAxis::cost_ratio},
-                                                               {"budget", SweepAxis::tree_budget}};
-            for (const auto& [n, a] : names)
-                if (name == n) return out = a, true;
-            return false;
+        const QStringList xy = parser.value(sweep).split(',');
+        auto modeled_axis    = [](const QString& name) {
+            const speculum::ui::AppSweepAxis* a = speculum::ui::find_app_sweep_axis(name.toStdString());
+            return a && a->needs != speculum::ui::AppSweepAxis::Needs::measurement;
         };
-        QStringList xy = parser.value(sweep).split(',');
-        speculum::ui::ActionRunSweep run;
-        if (xy.size() != 2 || !axis(xy[0], run.x) || !axis(xy[1], run.y)) {
+        if (xy.size() != 2 || !modeled_axis(xy[0]) || !modeled_axis(xy[1])) {
             std::fprintf(stderr, "speculum: --sweep expects two of gamma, alpha, c, budget (e.g. gamma,alpha)\n");
             return 2;
         }
-        controller.handle(run);
+        controller.handle(speculum::ui::ActionRunSweep{xy[0].toStdString(), xy[1].toStdString(), false});
     }
     // The files of the last session come back with it (when they still exist), unless others are named.
     std::error_code ec;

@@ -21,6 +21,7 @@
 #include <QProgressBar>
 #include <QScreen>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolButton>
@@ -37,6 +38,13 @@ MainWindow::MainWindow(bool use_settings, const QString& settings_file)
     setWindowTitle("Speculum");
     m_controller.set_build(build_info());
     m_controller.set_measurer(ui::measure_with_engine);  // the real engine, on the controller's job arena
+    // The app's sweeps are stored beside the settings (so a run again resumes), or in the temporary directory when
+    // no settings are kept (screenshots).
+    if (!settings_file.isEmpty())
+        m_controller.set_sweep_dir((QFileInfo(settings_file).absolutePath() + "/sweeps").toStdString());
+    else if (use_settings)
+        m_controller.set_sweep_dir(
+            (QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/sweeps").toStdString());
     m_host = new ImGuiHostWidget(m_controller, this);
     setCentralWidget(m_host);
     m_progress_timer = new QTimer(this);

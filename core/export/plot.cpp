@@ -141,6 +141,8 @@ Plot heatmap_plot(const HeatmapData& d, int width, int height) {
     p.width = width, p.height = height;
     header(p, d.metric + " over " + d.x_label + " and " + d.y_label, "source: " + d.source);
     const size_t nx = d.xs.size(), ny = d.ys.size();
+    auto x_tick = [&](size_t i) { return i < d.x_text.size() ? d.x_text[i] : fmt("%g", d.xs[i]); };
+    auto y_tick = [&](size_t i) { return i < d.y_text.size() ? d.y_text[i] : fmt("%g", d.ys[i]); };
     if (nx == 0 || ny == 0 || d.values.size() != nx * ny) {
         p.texts.push_back({float(width) / 2, float(height) / 2, "no sweep results", kAxisText, 13, TextAnchor::middle});
         return p;
@@ -159,8 +161,7 @@ Plot heatmap_plot(const HeatmapData& d, int width, int height) {
             const double v = d.values[iy * nx + ix];
             const double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
             const float x = left + cw * float(ix), y = top + ch * float(ny - 1 - iy);  // y grows upwards
-            const std::string where =
-                d.x_label + " = " + fmt("%g", d.xs[ix]) + ", " + d.y_label + " = " + fmt("%g", d.ys[iy]);
+            const std::string where = d.x_label + " = " + x_tick(ix) + ", " + d.y_label + " = " + y_tick(iy);
             p.rects.push_back({x, y, cw - 1, ch - 1, heat_rgba(std::isfinite(v) ? t : NAN),
                                where + ": " + (std::isfinite(v) ? d.metric + " = " + fmt("%.4g", v) : "no result")});
             if (std::isfinite(v) && cw >= 44 && ch >= 16)
@@ -169,12 +170,11 @@ Plot heatmap_plot(const HeatmapData& d, int width, int height) {
         }
     const size_t xstep = std::max<size_t>(1, size_t(std::ceil(float(nx) * 48.0f / (right - left))));
     for (size_t ix = 0; ix < nx; ix += xstep)
-        p.texts.push_back(
-            {left + cw * (float(ix) + 0.5f), bottom + 16, fmt("%g", d.xs[ix]), kAxisText, 12, TextAnchor::middle});
+        p.texts.push_back({left + cw * (float(ix) + 0.5f), bottom + 16, x_tick(ix), kAxisText, 12, TextAnchor::middle});
     const size_t ystep = std::max<size_t>(1, size_t(std::ceil(float(ny) * 18.0f / (bottom - top))));
     for (size_t iy = 0; iy < ny; iy += ystep)
-        p.texts.push_back({left - 6, top + ch * (float(ny - 1 - iy) + 0.5f) + 4, fmt("%g", d.ys[iy]), kAxisText, 12,
-                           TextAnchor::end});
+        p.texts.push_back(
+            {left - 6, top + ch * (float(ny - 1 - iy) + 0.5f) + 4, y_tick(iy), kAxisText, 12, TextAnchor::end});
     p.texts.push_back({(left + right) / 2, float(height) - 8, d.x_label + " (x)", kAxisText, 12, TextAnchor::middle});
     p.texts.push_back({left, top - 8, d.y_label + " (y)", kAxisText, 12});
     return p;

@@ -62,8 +62,9 @@ struct SpeedupBar {
 };
 
 struct HeatmapData {
-    std::vector<double> xs, ys;  // axis values
-    std::vector<double> values;  // ys.size() x xs.size(), row-major by y; NaN = no result
+    std::vector<double> xs, ys;               // axis values
+    std::vector<std::string> x_text, y_text;  // the values as tick text (non-numeric axes); empty = "%g" of xs, ys
+    std::vector<double> values;               // ys.size() x xs.size(), row-major by y; NaN = no result
     std::string x_label, y_label, metric;
     std::string source = "modeled";  // "modeled" or "measured"
 };

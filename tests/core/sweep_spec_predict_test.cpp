@@ -6,11 +6,13 @@
 #include "core/sweep/sweep_runner.h"
 
 #include "support/fresh_path.h"
+#include "support/test_paths.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 using namespace speculum;
 using namespace speculum::sweep;
@@ -120,4 +122,18 @@ TEST(SpecPredictEvaluator, GridSweepOverSpecPointersIsStoredAndResumes) {
     // The best cell: alpha 0.9 and, at c 0.05, gamma 8 ((1 - 0.9^9) / 0.1 / 1.4 = 4.38 against 3.41 at gamma 4).
     EXPECT_EQ(summary.best->config["gamma"][0], 8);
     EXPECT_EQ(summary.best->config["modeled"]["levels"][0]["alpha"], 0.9);
+}
+
+// docs/sweeps.md's example runs as the page says.
+TEST(SpecPredictEvaluator, TheDocumentedExampleRuns) {
+    std::ifstream in(test::source_dir() / "docs/examples/sweep_spec_predict.json");
+    const SweepSpec spec = sweep_spec_from_json(json::parse(in));
+    auto store           = store::ResultStore::open(test::fresh_tmp_path("spec_predict_example.sqlite"),
+                                                    store::ResultStore::Mode::read_write);
+    SpecPredictEvaluator ev;
+    const SweepSummary s = run_sweep(spec, ev, *store, CancelToken{});
+    EXPECT_EQ(s.evaluated, 32u);
+    ASSERT_TRUE(s.best);
+    EXPECT_EQ(s.best->config["gamma"][0], 6);
+    EXPECT_NEAR(*s.best->metric("predicted_speedup"), 2.0868, 1e-4);
 }

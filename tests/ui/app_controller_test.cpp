@@ -1,6 +1,8 @@
 // AppController: config edits update the modeled view in the same call; models load off the UI thread with
 // errors as messages; measured re-runs are debounced and a newer one supersedes the stale one; a draft head's cost is
 // modeled from its file; the Export panel's hashing and saving run on jobs.
+#include "core/store/result_store.h"
+#include "ui/model/engine_measurer.h"
 #include "ui/ui_fixtures.h"
 
 #include "core/drafts/draft_bits.h"
@@ -205,41 +207,69 @@ TEST(AppController, OpeningAnotherModelDropsTheRunningMeasurement) {
     for (const auto& m : c.snapshot().messages) EXPECT_EQ(m.text.find("cancelled"), std::string::npos) << m.text;
 }
 
-// Pruning and truncation axes run a measured sweep on the job system: one measurement per cell with the cell's
-// configuration, rows streamed into the snapshot; without a model the sweep is refused with a message.
-TEST(AppController, MeasuredSweepOverPruningAndTruncation) {
+// Pruning and truncation axes run a measured sweep on the job system: core/sweep's EngineEvaluator on the open model,
+// one engine run with its baseline per cell, rows streamed into the snapshot and stored; without a model, or on a
+// draft that cannot be pruned, the sweep is refused with a message. A cancelled sweep run again resumes: the cells
+// it measured come from the store, not from new runs.
+TEST(AppController, MeasuredSweepOverPruningAndTruncationIsStoredAndResumes) {
+    const auto dir = test::tmp_dir() / "measured_sweeps";
+    std::filesystem::remove_all(dir);
     ui::AppController c;
-    std::atomic<int> runs{0};
-    c.set_measurer([&](const ui::AppController::MeasureRequest& req, const CancelToken&, const ProgressFn&,
-                       const std::function<void(const ui::MeasuredView&)>&) {
-        ++runs;
-        const double c = 1.0 - 0.5 * req.config.draft().prune.ratio;
-        return test::measured_with_cost(c, 2.0 - c);
-    });
-    const ui::ActionRunSweep sweep{ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
-                                   ui::SweepMetric::cost_ratio};
+    c.set_sweep_dir(dir.string());
+    c.set_measurer(ui::measure_with_engine);
+    const ui::ActionRunSweep sweep{"prune", "trunc", false};
     EXPECT_TRUE(c.handle(sweep));
     ASSERT_FALSE(c.snapshot().messages.empty());
     EXPECT_NE(c.snapshot().messages.back().text.find("open a model first"), std::string::npos);
-    EXPECT_EQ(runs, 0);
 
     c.open_model(test::synthetic_gguf());
-    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
     EXPECT_TRUE(c.handle(sweep));  // the default draft is a separate model, which cannot be pruned
     EXPECT_NE(c.snapshot().messages.back().text.find("cannot run on this configuration"), std::string::npos)
         << c.snapshot().messages.back().text;
-    EXPECT_EQ(runs, 0);
+    EXPECT_FALSE(c.busy());
     ui::AppConfig self = c.snapshot().config;
     self.draft()       = drafts::DraftSpec{};
     c.handle(ui::ActionSetConfig{self});
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));  // the re-measure the edit started
+    auto sweep_job = [&] {
+        for (const auto& j : c.snapshot().jobs)
+            if (j.name.rfind("Sweeping", 0) == 0) return j.id;
+        return uint64_t(0);
+    };
+    auto rows = [&] { return c.snapshot().store ? c.snapshot().store->rows.size() : size_t(0); };
+    EXPECT_TRUE(c.handle(sweep));
+    ASSERT_NE(sweep_job(), 0u);
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return rows() >= 3 || sweep_job() == 0; }, std::chrono::seconds(120)));
+    ASSERT_GE(rows(), 3u) << c.snapshot().status_line;
+    c.handle(ui::ActionCancelJob{sweep_job()});
+    ASSERT_TRUE(test::poll_until(c, [&] { return sweep_job() == 0; }));
+    const std::string file     = c.snapshot().store->path;
+    const ui::StoreView& first = *c.snapshot().store;
+    EXPECT_EQ(first.n_measured, first.rows.size()) << "measured cells";
+    for (const auto& r : first.rows) EXPECT_GT(r.metrics.at("speedup"), 0) << r.config.dump();
+    std::map<std::string, double> wall;  // each stored cell's evaluation time: a re-evaluated cell gets a new one
+    auto stored = [&] {
+        std::map<std::string, double> m;
+        auto st = store::ResultStore::open(file, store::ResultStore::Mode::read_only);
+        for (const auto& r : st->query()) m[r.key.config_hash] = r.wall_s;
+        return m;
+    };
+    wall = stored();
+    ASSERT_GE(wall.size(), 3u);
+    ASSERT_LT(wall.size(), 80u);
+
     EXPECT_TRUE(c.handle(sweep));
     ASSERT_TRUE(test::poll_until(
-        c, [&] { return c.snapshot().sweep && c.snapshot().sweep->rows_done == int(c.snapshot().sweep->ys.size()); }));
-    const ui::SweepView& s = *c.snapshot().sweep;
-    EXPECT_EQ(s.source, "measured");
-    EXPECT_GE(runs, int(s.values.size()));
-    EXPECT_NEAR(s.at(4, 0), 0.8, 1e-6);  // prune 0.4 (a float in the config)
-    EXPECT_LT(s.at(8, 3), s.at(2, 3));
+        c, [&] { return rows() > wall.size(); }, std::chrono::seconds(120)));
+    c.handle(ui::ActionCancelJob{sweep_job()});
+    ASSERT_TRUE(test::poll_until(c, [&] { return sweep_job() == 0; }));
+    EXPECT_EQ(c.snapshot().store->path, file) << "the same sweep, the same store";
+    const auto after = stored();
+    EXPECT_GT(after.size(), wall.size());
+    for (const auto& [key, seconds] : wall)
+        EXPECT_EQ(after.at(key), seconds) << "cell " << key << " was measured again";
 }
 
 // A draft head's cost is modeled from its file once a worker has read it (issue #28): its bytes per pass over the

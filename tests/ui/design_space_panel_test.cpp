@@ -1,73 +1,124 @@
-// Design space: the modeled sweep fills every cell, is cancellable, refuses axes that need measurement; the panel
-// draws the empty state and the heatmap, and a click on a cell loads that cell's configuration.
+// Design space: the app's sweeps are core/sweep specs over the editor's pointers (modeled cells equal what the
+// panels model), run by the controller into a stored, resumable result store, and drawn from it: the empty state,
+// the Run button, one heatmap whose click loads the cell's configuration.
 #include "ui/ui_fixtures.h"
 
+#include "core/store/result_store.h"
+#include "core/sweep/spec_predict_evaluator.h"
+#include "ui/model/app_sweep.h"
+#include "ui/model/result_config.h"
 #include "ui/panels/design_space_panel.h"
 
 #include <cmath>
 
 using namespace speculum;
 
-static const ui::AppConfig kBase;
+namespace {
 
-TEST(Sweep, ModeledGridAndPareto) {
-    CancelToken cancel;
-    int rows = 0;
-    auto s   = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha, ui::SweepMetric::ewif,
-                                     cancel, {}, [&](const ui::SweepView&) { ++rows; });
-    EXPECT_EQ(rows, int(s.ys.size()));
-    ASSERT_EQ(s.values.size(), s.xs.size() * s.ys.size());
-    for (double v : s.values) EXPECT_TRUE(std::isfinite(v));
-    // At fixed γ, a higher assumed α gives a higher EWIF.
-    EXPECT_GT(s.at(3, s.ys.size() - 1), s.at(3, 0));
-    auto front = ui::pareto_front(s);
-    EXPECT_FALSE(front.empty());
-    EXPECT_LT(front.size(), s.values.size());
+ui::AppSweepRequest request(const ui::AppConfig& cfg, const char* x, const char* y,
+                            const ui::MeasuredView* measured = nullptr) {
+    ui::AppSweepRequest r;
+    r.config = cfg, r.measured = measured;
+    r.x = ui::find_app_sweep_axis(x), r.y = ui::find_app_sweep_axis(y);
+    return r;
 }
 
-TEST(Sweep, CancelAndMeasuredAxes) {
-    CancelToken cancel;
-    cancel.cancel();
-    EXPECT_THROW(ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
-                                       ui::SweepMetric::speedup, cancel, {}),
-                 Cancelled);
-    EXPECT_THROW(ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::prune_ratio, ui::SweepAxis::alpha,
-                                       ui::SweepMetric::speedup, CancelToken{}, {}),
-                 std::invalid_argument);
+std::string error_of(const ui::AppSweepRequest& r) {
+    try {
+        (void)ui::app_sweep_spec(r);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The figure the panels show for a configuration (the Speedup panel's modeled speedup).
+double panels_speedup(const ui::ModeledView& v) {
+    return v.output.kmatrix ? v.output.kmatrix->ewif : v.output.ewif;
+}
+
+}  // namespace
+
+TEST(AppSweep, IsAGridOverTheEditorsPointersAndRefusesWhatCannotRun) {
+    const ui::AppConfig cfg;
+    const sweep::SweepSpec s = ui::app_sweep_spec(request(cfg, "gamma", "alpha"));
+    EXPECT_EQ(s.evaluator, "spec-predict");
+    EXPECT_EQ(s.objective.metric, "predicted_speedup");
+    ASSERT_EQ(s.axes.size(), 2u);
+    EXPECT_EQ(s.axes[0].path, "/gamma/0");
+    EXPECT_EQ(s.axes[1].path, "/modeled/levels/0/alpha");
+    EXPECT_EQ(s.grid_size(), 12u * 10u);
+    EXPECT_NE(s.name.find("alpha assumed"), std::string::npos) << s.name;
+
+    EXPECT_NE(error_of(request(cfg, "gamma", "gamma")).find("two different axes"), std::string::npos);
+    ui::AppSweepRequest measured = request(cfg, "prune", "alpha");
+    EXPECT_TRUE(ui::app_sweep_measured(measured)) << "pruning changes acceptance: only a measurement shows it";
+    EXPECT_NE(error_of(measured).find("measures alpha and c"), std::string::npos);
+    // The default draft is a separate model, which cannot be pruned.
+    EXPECT_NE(error_of(request(cfg, "prune", "trunc")).find("cannot run on this configuration"), std::string::npos);
+    // A tree-budget axis puts the base in budget tree mode.
+    const sweep::SweepSpec b = ui::app_sweep_spec(request(cfg, "gamma", "budget"));
+    EXPECT_EQ(b.base["verification"], "tree");
+    EXPECT_EQ(b.base["tree"]["kind"], "sequoia");
 }
 
 // Issue #26: a clicked cell's figure is the figure the panels then show. With a measured run the panels model with
-// its α per position and c (compute_modeled), so the sweep's cells do too, and say so; an axis that sets α or c
-// takes that figure from the axis instead.
-TEST(Sweep, CellsUseTheMeasuredFiguresThePanelsUse) {
-    ui::MeasuredView m = test::sample_measured();  // α 0.8 0.75 0.67 0.5
+// its alpha per position and c, so the cells do too and the sweep says so; an axis that sets alpha takes it from
+// the axis instead.
+TEST(AppSweep, CellsEqualWhatThePanelsModel) {
+    ui::MeasuredView m = test::sample_measured();  // alpha 0.8 0.75 0.67 0.5
     m.stats.levels     = test::measured_with_cost(0.2, 1.0).stats.levels;
-    const auto s       = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::tree_budget,
-                                               ui::SweepMetric::ewif, CancelToken{}, {}, {}, &m);
-    EXPECT_EQ(s.alpha_source, "measured");
-    EXPECT_EQ(s.c_source, "measured");
-    bool compared = false;
-    for (size_t iy = 0; iy < s.ys.size(); ++iy)
-        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
-            const ui::AppConfig cell =
-                ui::apply_axis(ui::apply_axis(kBase, s.x, s.xs[ix]), s.y, s.ys[iy]);  // what a click loads
-            const ui::ModeledView panels = ui::compute_modeled(cell, nullptr, nullptr, &m);
-            if (!panels.error.empty()) continue;
-            EXPECT_DOUBLE_EQ(s.at(ix, iy), panels.output.ewif) << "cell " << ix << "," << iy;
-            compared = true;
-        }
-    EXPECT_TRUE(compared);
-    // Without the run the same cells use the assumptions and differ.
-    const auto assumed = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::tree_budget,
-                                               ui::SweepMetric::ewif, CancelToken{}, {});
-    EXPECT_EQ(assumed.alpha_source, "assumed");
-    EXPECT_NE(assumed.at(3, 0), s.at(3, 0));
-    // An α axis sets α; c still comes from the run.
-    const auto by_alpha = ui::run_modeled_sweep(kBase, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
-                                                ui::SweepMetric::ewif, CancelToken{}, {}, {}, &m);
-    EXPECT_EQ(by_alpha.alpha_source, "assumed");
-    EXPECT_EQ(by_alpha.c_source, "measured");
-    EXPECT_GT(by_alpha.at(3, by_alpha.ys.size() - 1), by_alpha.at(3, 0));
+    m.complete         = true;
+    const ui::AppConfig base;
+    const sweep::SweepSpec s = ui::app_sweep_spec(request(base, "gamma", "budget", &m));
+    EXPECT_NE(s.name.find("alpha measured by the last run, c measured by the last run"), std::string::npos) << s.name;
+    sweep::SpecPredictEvaluator ev;
+    int compared = 0;
+    for (uint64_t i = 0; i < s.grid_size(); ++i) {
+        const nlohmann::json cell     = s.config_at(i);
+        const ui::ResultConfigLoad ld = ui::app_config_from_result(cell, base);  // what a click loads
+        ASSERT_EQ(ld.kind, "modeled") << cell.dump();
+        const ui::ModeledView panels = ui::compute_modeled(ld.config, nullptr, nullptr, &m);
+        if (!panels.error.empty()) continue;
+        EXPECT_DOUBLE_EQ(ev.evaluate(cell, {}).metrics.at("predicted_speedup"), panels_speedup(panels))
+            << s.describe(i);
+        ++compared;
+    }
+    EXPECT_GT(compared, 100);
+    // An alpha axis sets alpha: higher alpha, higher speedup at the same gamma; c still comes from the run.
+    const sweep::SweepSpec a = ui::app_sweep_spec(request(base, "gamma", "alpha", &m));
+    EXPECT_NE(a.name.find("c measured by the last run"), std::string::npos) << a.name;
+    const auto speedup = [&](uint64_t i) { return ev.evaluate(a.config_at(i), {}).metrics.at("predicted_speedup"); };
+    EXPECT_GT(speedup(3 * 10 + 9), speedup(3 * 10 + 0));  // gamma 4: alpha 0.95 against 0.5
+}
+
+// The app's sweep lands in a result store under the sweep directory that speculum-cli results reads, streams into
+// the snapshot, and the same sweep run again takes every cell from the store.
+TEST(AppController, ModeledSweepIsStoredAndRunAgainResumes) {
+    const auto dir = test::tmp_dir() / "app_sweeps";
+    std::filesystem::remove_all(dir);
+    ui::AppController c;
+    c.set_sweep_dir(dir.string());
+    ASSERT_TRUE(c.handle(ui::ActionRunSweep{"gamma", "alpha", false}));
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    ASSERT_TRUE(c.snapshot().store);
+    const ui::StoreView& v = *c.snapshot().store;
+    EXPECT_EQ(v.error, "");
+    EXPECT_EQ(v.rows.size(), 120u);
+    EXPECT_EQ(v.n_measured, 0u) << "modeled cells";
+    EXPECT_EQ(v.preferred_axes, (std::vector<std::string>{"/gamma/0", "/modeled/levels/0/alpha"}));
+    EXPECT_EQ(std::filesystem::path(v.path).parent_path(), dir);
+    EXPECT_NE(std::find(v.metrics.begin(), v.metrics.end(), "draft_work"), v.metrics.end()) << "the Pareto's cost";
+    auto store = store::ResultStore::open(v.path, store::ResultStore::Mode::read_only);
+    EXPECT_EQ(store->count(), 120u);
+    store.reset();
+    EXPECT_NE(c.snapshot().status_line.find("120 cells evaluated"), std::string::npos) << c.snapshot().status_line;
+
+    ASSERT_TRUE(c.handle(ui::ActionRunSweep{"gamma", "alpha", false}));
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy(); }));
+    EXPECT_NE(c.snapshot().status_line.find("0 cells evaluated, 120 from the store"), std::string::npos)
+        << c.snapshot().status_line;
+    EXPECT_EQ(c.snapshot().store->rows.size(), 120u);
 }
 
 TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
@@ -84,50 +135,36 @@ TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
     ASSERT_EQ(actions.queue.size(), 1u);
     auto* run = std::get_if<ui::ActionRunSweep>(&actions.queue[0]);
     ASSERT_NE(run, nullptr);
-    EXPECT_NE(run->x, run->y);
+    EXPECT_EQ(run->x, "gamma");
+    EXPECT_EQ(run->y, "alpha");
+    EXPECT_FALSE(run->measure) << "no model open";
     actions.queue.clear();
 
-    snap.sweep = ui::run_modeled_sweep(snap.config, nullptr, ui::SweepAxis::gamma, ui::SweepAxis::alpha,
-                                       ui::SweepMetric::speedup, CancelToken{}, {});
-    w          = test::draw_once(im, panel.title, frame);
-    ASSERT_TRUE(im.find_item(w->GetID("heatmap"), w->Rect(), frame, &at, 8.0f));
-    at.x += 52, at.y += 10;  // past the y-axis labels, into the cells
+    // The controller's sweep, drawn from its store.
+    const auto dir = test::tmp_dir() / "panel_sweeps";
+    std::filesystem::remove_all(dir);
+    ui::AppController c;
+    c.set_sweep_dir(dir.string());
+    c.handle(*run);
+    ASSERT_TRUE(test::poll_until(c, [&] { return !c.busy() && c.snapshot().store; }));
+    snap.store                    = c.snapshot().store;
+    w                             = test::draw_once(im, panel.title, frame);
+    const ui::DesignSelection sel = panel.store_view().selection();
+    EXPECT_EQ(sel.x, "/gamma/0") << "the sweep's own axes first";
+    EXPECT_EQ(sel.y, "/modeled/levels/0/alpha");
+    EXPECT_EQ(sel.metric, "predicted_speedup");
+    ASSERT_FALSE(actions.queue.empty());
+    EXPECT_NE(std::get_if<ui::ActionSelectDesignGrid>(&actions.queue[0]), nullptr) << "the Export panel follows it";
+    actions.queue.clear();
+    ASSERT_TRUE(im.find_item(w->GetID("store heatmap"), w->Rect(), frame, &at, 8.0f));
+    at.x += 80, at.y += 10;  // past the y-axis labels, into the cells
     im.click(at, frame);
-    ASSERT_EQ(actions.queue.size(), 1u);
-    auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue[0]);
-    ASSERT_NE(set, nullptr) << "clicking a heatmap cell loads its configuration";
-    bool gamma_on_axis = false, alpha_on_axis = false;
-    for (double g : snap.sweep->xs) gamma_on_axis |= int(g) == set->config.gamma();
-    for (double a : snap.sweep->ys) alpha_on_axis |= std::abs(a - set->config.level1().alpha) < 1e-12;
-    EXPECT_TRUE(gamma_on_axis && alpha_on_axis);
-}
-
-// A measured sweep runs one measurement per cell (here a fake whose c falls with pruning and truncation), streams
-// rows, records the measured metric and the work γ·c, leaves failing cells empty and stops on cancel.
-TEST(Sweep, MeasuredGridFromRuns) {
-    ui::AppConfig self;  // pruning and truncation derive the draft from the target
-    self.draft() = drafts::DraftSpec{};
-    int runs = 0, rows = 0;
-    auto measure = [&](const ui::AppConfig& cfg, const CancelToken&) {
-        ++runs;
-        if (cfg.draft().weight_trunc_bits == 7 && cfg.draft().prune.ratio > 0.85f) throw std::runtime_error("no room");
-        const double c = 1.0 - 0.5 * cfg.draft().prune.ratio - 0.02 * cfg.draft().weight_trunc_bits;
-        return test::measured_with_cost(c, 1.0 / (0.5 + c));
-    };
-    const ui::SweepView s = ui::run_measured_sweep(self, ui::SweepAxis::prune_ratio, ui::SweepAxis::weight_trunc_bits,
-                                                   ui::SweepMetric::cost_ratio, measure, CancelToken{}, {},
-                                                   [&](const ui::SweepView&) { ++rows; });
-    EXPECT_EQ(s.source, "measured");
-    EXPECT_EQ(runs, int(s.values.size()));
-    EXPECT_EQ(rows, int(s.ys.size()));
-    EXPECT_NEAR(s.at(0, 0), 1.0, 1e-9);
-    EXPECT_NEAR(s.at(5, 4), 1.0 - 0.25 - 0.08, 1e-6);
-    EXPECT_LT(s.at(9, 0), s.at(1, 0)) << "c falls as the pruning ratio rises";
-    EXPECT_TRUE(std::isnan(s.at(9, 7))) << "a cell whose run failed stays empty";
-    EXPECT_NEAR(s.work[1], self.gamma() * s.at(1, 0), 1e-9);
-    CancelToken cancel;
-    cancel.cancel();
-    EXPECT_THROW(ui::run_measured_sweep(self, ui::SweepAxis::prune_ratio, ui::SweepAxis::gamma,
-                                        ui::SweepMetric::speedup, measure, cancel, {}),
-                 Cancelled);
+    const ui::ActionLoadResultConfig* load = nullptr;
+    for (const auto& a : actions.queue)
+        if (auto* l = std::get_if<ui::ActionLoadResultConfig>(&a)) load = l;
+    ASSERT_NE(load, nullptr) << "clicking a heatmap cell loads its configuration";
+    const ui::ResultConfigLoad ld = ui::app_config_from_result(load->config, snap.config);
+    EXPECT_GE(ld.config.gamma(), 1);
+    EXPECT_LE(ld.config.gamma(), 12);
+    EXPECT_GE(ld.config.level1().alpha, 0.5);
 }

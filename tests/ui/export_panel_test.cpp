@@ -117,14 +117,27 @@ TEST(ExportContent, DocumentsFromASnapshot) {
     EXPECT_EQ(img.height, 400);
     EXPECT_GT(non_white(img), 3000u);
 
-    ui::SweepView sw;
-    sw.xs = {1, 2}, sw.ys = {0.5, 0.7}, sw.values = {1.1, 1.2, 1.3, NAN}, sw.work = {0.1, 0.2, 0.1, 0.2};
-    sw.rows_done   = 2;
-    snap.sweep     = sw;
-    const auto csv = ui::make_export(ui::ExportFormat::csv, snap, "");
+    // The sweep as the Design space panel shows it: every row of its store view, and the heatmap of its selection.
+    auto view = std::make_shared<ui::StoreView>();
+    for (int g : {1, 2})
+        for (double a : {0.5, 0.7}) {
+            ui::StoreRowView r;
+            r.config  = {{"gamma", {g}}, {"modeled", {{"levels", {{{"alpha", a}, {"c", 0.1}}}}}}};
+            r.metrics = {{"predicted_speedup", g + a}, {"draft_work", 0.1 * g}};
+            view->rows.push_back(r);
+        }
+    view->rows.back().status = "failed", view->rows.back().metrics.clear();
+    ui::index_store_view(*view);
+    snap.store            = view;
+    snap.design_selection = {"/gamma/0", "/modeled/levels/0/alpha", "predicted_speedup", ui::CellAggregate::best};
+    const auto csv        = ui::make_export(ui::ExportFormat::csv, snap, "");
     EXPECT_EQ(csv.text,
-              "gamma (draft tokens),assumed alpha,predicted speedup,draft_work,source\n"
-              "1,0.5,1.1,0.1,modeled\n2,0.5,1.2,0.2,modeled\n1,0.7,1.3,0.1,modeled\n");
+              "status,source,task,/gamma/0,/modeled/levels/0/alpha,predicted_speedup,draft_work\n"
+              "done,modeled,,1,0.5,1.5,0.1\ndone,modeled,,1,0.7,1.7,0.1\ndone,modeled,,2,0.5,2.5,0.2\n"
+              "failed,modeled,,2,0.7,,\n");
+    const std::string svg = ui::make_export(ui::ExportFormat::svg_heatmap, snap, "").text;
+    EXPECT_NE(svg.find("best predicted_speedup over /gamma/0 and /modeled/levels/0/alpha"), std::string::npos) << svg;
+    EXPECT_NE(svg.find("source: modeled"), std::string::npos);
     EXPECT_NE(ui::make_export(ui::ExportFormat::svg_heatmap, snap, "").text.find("<svg"), std::string::npos);
 }
 

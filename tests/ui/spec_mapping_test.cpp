@@ -2,7 +2,9 @@
 // the prompts stay with the opened dataset), through the persisted settings too; `--set` takes SpecConfig JSON
 // pointers, its short keys are aliases of them, and the design-space axes vary the same fields.
 #include "ui/model/spec_mapping.h"
-#include "ui/model/sweep.h"
+#include "core/sweep/spec_predict_evaluator.h"
+#include "ui/model/app_sweep.h"
+#include "ui/model/modeled.h"
 
 #include <gtest/gtest.h>
 
@@ -155,18 +157,30 @@ TEST(SpecMapping, SetTakesSpecConfigPointersAndShortKeysAreTheirAliases) {
     EXPECT_TRUE(c.spec.adaptive_gamma.enabled);
 }
 
+// Every value of every Design space axis is a valid value of the field its pointer names: a SpecConfig field (as
+// `--set` sets it) or a modeled assumption the spec-predict evaluator accepts.
 TEST(SpecMapping, DesignSpaceAxesVaryTheFieldsTheirPointersName) {
     ui::AppConfig base;
     base.draft().kind = drafts::DraftKind::self;
-    for (ui::SweepAxis a : ui::kSweepAxes) {
-        const char* pointer = ui::sweep_axis_pointer(a);
-        if (!pointer) continue;
-        for (double v : ui::sweep_axis_values(a)) {
-            ui::AppConfig by_pointer = base;
+    set_tree_mode(base, ui::TreeMode::budget);
+    sweep::SpecPredictEvaluator ev;
+    for (const ui::AppSweepAxis& a : ui::app_sweep_axes()) {
+        const std::string pointer = a.pointer;
+        for (double v : a.values) {
             char text[32];
-            std::snprintf(text, sizeof text, "%.17g", v);
+            std::snprintf(text, sizeof text, a.integer ? "%.0f" : "%.17g", v);
+            if (pointer.rfind("/modeled/", 0) == 0) {
+                sweep::SpecModeled m;
+                m.figures                                = ui::modeled_figures(base, nullptr);
+                nlohmann::json j                         = sweep::spec_predict_config(base.spec, m);
+                j[nlohmann::json::json_pointer(pointer)] = v;
+                EXPECT_NO_THROW(ev.validate(j)) << pointer << " = " << text;
+                continue;
+            }
+            ui::AppConfig by_pointer = base;
             ASSERT_EQ(ui::set_config_value(by_pointer, pointer, text), "") << pointer << " = " << text;
-            EXPECT_EQ(ui::apply_axis(base, a, v), by_pointer) << ui::sweep_axis_name(a) << " = " << v;
+            const nlohmann::json set = nlohmann::json(by_pointer.spec).at(nlohmann::json::json_pointer(pointer));
+            EXPECT_NEAR(set.get<double>(), v, 1e-6) << pointer << " = " << text;
         }
     }
 }

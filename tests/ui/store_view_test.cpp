@@ -150,7 +150,7 @@ TEST(StoreView, PanelClickEmitsRowConfigAndControllerLoadsIt) {
     auto frame     = [&] { panel.draw(snap, actions); };
     ImGuiWindow* w = test::draw_once(im, panel.title, frame);
     ASSERT_NE(w, nullptr);
-    EXPECT_EQ(panel.source(), ui::DesignSpacePanel::Source::store) << "a newly opened store is shown";
+    EXPECT_FALSE(panel.store_view().selection().x.empty()) << "a newly opened store is shown";
     ASSERT_TRUE(panel.store_view().set_axes(snap.store, "/gamma/0", "/levels/0/exit_layer"));
     w                      = test::draw_once(im, panel.title, frame);
     const ui::StoreGrid& g = panel.store_view().grid();

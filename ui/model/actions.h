@@ -3,7 +3,7 @@
 #pragma once
 
 #include "ui/model/app_config.h"
-#include "ui/model/sweep.h"
+#include "ui/model/store_view.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,9 +40,12 @@ struct ActionSetConfig {
 struct ActionCancelJob {
     uint64_t id = 0;
 };
-struct ActionRunSweep {
-    SweepAxis x = SweepAxis::gamma, y = SweepAxis::alpha;
-    SweepMetric metric = SweepMetric::speedup;
+struct ActionRunSweep {  // a design-space sweep over two axes (ui/model/app_sweep: keys or pointers)
+    std::string x = "gamma", y = "alpha";
+    bool measure = false;  // measured cells (forced by an axis that needs measurement)
+};
+struct ActionSelectDesignGrid {  // the Design space panel shows this grid (the Export panel writes it)
+    DesignSelection selection;
 };
 struct ActionRunMeasured {};        // re-run the measured decode now (no debounce)
 struct ActionOpenResultsDialog {};  // the app shows a file dialog, then sends ActionOpenResults
@@ -78,12 +81,12 @@ struct ActionSaveExport {
     std::string text;            // text formats
     std::vector<uint8_t> bytes;  // PNG: written instead of `text` when not empty
 };
-using Action =
-    std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog, ActionOpenModel,
-                 ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob, ActionRunSweep,
-                 ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog, ActionOpenResults,
-                 ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine, ActionSaveDraftDialog,
-                 ActionSaveExportDialog, ActionOpenSyntheticModel, ActionHashModel, ActionSaveExport>;
+using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
+                            ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
+                            ActionRunSweep, ActionSelectDesignGrid, ActionRunMeasured, ActionClearMessages,
+                            ActionOpenResultsDialog, ActionOpenResults, ActionLoadResultConfig, ActionPinRun,
+                            ActionClearHistory, ActionMeasureMachine, ActionSaveDraftDialog, ActionSaveExportDialog,
+                            ActionOpenSyntheticModel, ActionHashModel, ActionSaveExport>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

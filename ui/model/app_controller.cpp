@@ -8,9 +8,7 @@
 #include "core/model/gguf.h"
 #include "core/model/synthetic.h"
 #include "core/resources.h"
-#include "ui/model/result_config.h"
 #include "ui/model/spec_mapping.h"
-#include "ui/model/store_view.h"
 
 #include <algorithm>
 #include <chrono>
@@ -140,7 +138,10 @@ bool AppController::handle(const Action& action) {
         cancel_job(a->id, true);
     else if (auto* a = std::get_if<ActionRunSweep>(&action))
         start_sweep(*a);
-    else if (std::holds_alternative<ActionRunMeasured>(action))
+    else if (auto* a = std::get_if<ActionSelectDesignGrid>(&action)) {
+        m_snap.design_selection = a->selection;
+        changed();
+    } else if (std::holds_alternative<ActionRunMeasured>(action))
         start_measured();
     else if (auto* a = std::get_if<ActionOpenResults>(&action))
         open_results(a->path);
@@ -351,36 +352,6 @@ void AppController::open_dataset(const std::string& path) {
     });
 }
 
-void AppController::open_results(const std::string& path) {
-    submit("results", "Opening results " + file_name(path), [this, path](jobs::JobContext& ctx) -> Apply {
-        auto view = std::make_shared<const StoreView>(load_store_view(path, ctx.token(), ctx.progress_fn()));
-        return [this, view] {
-            m_snap.store = view;
-            if (!view->error.empty())
-                message(MessageLevel::error, "Cannot open results: " + view->error);
-            else
-                message(MessageLevel::info, "Opened " + file_name(view->path) + ": " +
-                                                std::to_string(view->rows.size()) + " rows (" +
-                                                std::to_string(view->n_measured) + " measured), " +
-                                                std::to_string(view->axes.size()) + " varying fields");
-        };
-    });
-}
-
-void AppController::load_result_config(const ActionLoadResultConfig& a) {
-    ResultConfigLoad r = app_config_from_result(a.config, m_snap.config);
-    set_config(r.config);
-    std::string text = "Loaded the " + (r.kind.empty() ? std::string("stored") : r.kind) + " configuration" +
-                       (a.label.empty() ? "" : " (" + a.label + ")");
-    if (r.not_loaded.empty()) {
-        message(MessageLevel::info, text);
-    } else {
-        text += "; not loaded: ";
-        for (size_t i = 0; i < r.not_loaded.size(); ++i) text += (i ? "; " : "") + r.not_loaded[i];
-        message(MessageLevel::info, text);
-    }
-}
-
 void AppController::schedule_rerun() {
     if (!m_measurer || !m_model) return;
     m_rerun_at = m_now() + kDebounce;
@@ -459,64 +430,6 @@ void AppController::trim_history() {
             ++it;
         }
     }
-}
-
-AppController::Apply AppController::show_sweep(SweepView s) {
-    return [this, s = std::move(s)] {
-        m_snap.sweep = s;
-        changed();
-    };
-}
-
-void AppController::start_measured_sweep(const ActionRunSweep& a) {
-    if (!m_measurer || !m_model) {
-        message(MessageLevel::error, std::string("A sweep over ") + sweep_axis_name(a.x) + " and " +
-                                         sweep_axis_name(a.y) + " is measured: open a model first (Model and data).");
-        return;
-    }
-    // A cell the engine would refuse (pruning a separate draft model, say) is refused here, once, with the reason.
-    const AppConfig probe =
-        apply_axis(apply_axis(m_snap.config, a.x, sweep_axis_values(a.x).back()), a.y, sweep_axis_values(a.y).back());
-    if (const std::vector<std::string> p = probe.problems(); !p.empty()) {
-        message(MessageLevel::error, std::string("A sweep over ") + sweep_axis_name(a.x) + " and " +
-                                         sweep_axis_name(a.y) + " cannot run on this configuration: " + p.front());
-        return;
-    }
-    const MeasureRequest proto{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};
-    submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y) + " (measured)",
-           [this, a, proto, measurer = m_measurer](jobs::JobContext& ctx) -> Apply {
-               auto measure = [&](const AppConfig& cfg, const CancelToken& cancel) {
-                   MeasureRequest req = proto;
-                   req.config         = cfg;
-                   return measurer(req, cancel, {}, {});
-               };
-               SweepView s =
-                   run_measured_sweep(proto.config, a.x, a.y, a.metric, measure, ctx.token(), ctx.progress_fn(),
-                                      [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); });
-               return show_sweep(s);
-           });
-}
-
-void AppController::start_sweep(const ActionRunSweep& a) {
-    std::optional<ModelSummary> model = m_snap.model;
-    AppConfig base                    = m_snap.config;
-    if (sweep_axis_needs_measurement(a.x) || sweep_axis_needs_measurement(a.y)) {
-        start_measured_sweep(a);
-        return;
-    }
-    // The cells use the measured α and c the panels use (a finished run's), so a clicked cell shows its figure.
-    std::optional<MeasuredView> measured;
-    if (m_snap.measured && m_snap.measured->complete) measured = m_snap.measured;
-    submit("sweep", std::string("Sweeping ") + sweep_axis_name(a.x) + " × " + sweep_axis_name(a.y),
-           [this, a, model, base, measured](jobs::JobContext& ctx) -> Apply {
-               const ModelSummary* m = model && model->hparams ? &*model : nullptr;
-               SweepView s           = run_modeled_sweep(
-                             base, m, a.x, a.y, a.metric, ctx.token(), ctx.progress_fn(),
-                             [this, &ctx](const SweepView& partial) { ctx.post(show_sweep(partial)); },
-                   measured ? &*measured : nullptr);
-               return show_sweep(s);
-           });
-    changed();
 }
 
 // ---- jobs ----

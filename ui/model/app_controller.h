@@ -70,6 +70,10 @@ public:
     void hash_model(const std::string& path);
     // Writes an Export panel document on a job; the outcome goes to export_status and the status bar.
     void save_export(const ActionSaveExport& a);
+    // Where the app's sweeps keep their result stores (the app passes its data directory; default: a "speculum-sweeps"
+    // folder in the system's temporary directory). The same sweep run again resumes from its store.
+    void set_sweep_dir(std::string dir) { m_sweep_dir = std::move(dir); }
+    const std::string& sweep_dir() const { return m_sweep_dir; }
     // Maps a stored row's configuration onto the editor and says what could not be loaded.
     void load_result_config(const ActionLoadResultConfig& a);
 
@@ -101,10 +105,9 @@ private:
     void refresh_head_cost();
     void schedule_rerun();
     void start_measured();
+    // A design-space sweep (ui/model/app_sweep) run by core/sweep into a store under the sweep directory, its rows
+    // streamed into the snapshot's store view (app_controller_design.cpp, with open_results).
     void start_sweep(const ActionRunSweep& a);
-    void start_measured_sweep(const ActionRunSweep& a);  // an axis only a measurement shows (pruning, truncation)
-    // What a sweep job posts (rows as they finish) and returns: the view into the snapshot.
-    Apply show_sweep(SweepView s);
     // Opens, summarises and loads a GGUF on a job; the returned Apply installs it (open_model, open_synthetic_model).
     Apply load_model_job(const std::string& path, jobs::JobContext& ctx);
     void measure_machine();                           // microbenchmarks -> the cached "This machine" profile
@@ -126,6 +129,7 @@ private:
     bool m_measure_started = false;
     std::string m_head_pending;                 // the head key a "head" job is reading
     std::string m_hashing;                      // the file a "hash" job is hashing
+    std::string m_sweep_dir;                    // set_sweep_dir
     std::map<jobs::JobId, JobInfo> m_job_info;  // submitted jobs whose final message has not been drained
     jobs::JobSystem m_jobs;                     // last member: destroyed (every job cancelled and finished) first
 };

@@ -16,9 +16,8 @@ namespace speculum::ui {
 
 namespace {
 
-constexpr auto kPartialEvery       = std::chrono::milliseconds(50);  // GUI refresh of a streaming run
-constexpr size_t kPromptTextBytes  = 400;                            // prompt text kept for the Live decode panel
-constexpr int32_t kFallbackIdCount = 8;                              // token-id prompt for models without tokenizer
+constexpr auto kPartialEvery      = std::chrono::milliseconds(50);  // GUI refresh of a streaming run
+constexpr size_t kPromptTextBytes = 400;                            // prompt text kept for the Live decode panel
 
 TokenOrigin origin_of(engine::TokenKind k) {
     switch (k) {
@@ -41,10 +40,7 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
     engine::SpecConfig cfg       = spec_config_from_app(req.config, {req.dataset_path, req.task, req.rank_acceptance});
     MeasuredView view;
     if (!tok) {  // text cannot be encoded: a fixed token-id prompt, said so in the view
-        cfg.dataset.clear(), cfg.prompt.clear(), cfg.prompt_ids.clear();
-        for (int32_t i = 1; i <= std::min(kFallbackIdCount, target.model->hparams().n_vocab - 1); ++i)
-            cfg.prompt_ids.push_back(i);
-        view.source = "token ids 1.." + std::to_string(cfg.prompt_ids.size()) + " (the model has no tokenizer)";
+        view.source = use_token_id_prompt(cfg, target.model->hparams().n_vocab);
     } else if (cfg.dataset.empty()) {
         view.source = "built-in prompt (open a dataset to choose prompts)";
     } else {

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 namespace speculum::ui {
@@ -53,26 +54,53 @@ exporting::AcceptanceData acceptance(const UiSnapshot& snap) {
     return d;
 }
 
-exporting::HeatmapData heatmap(const SweepView& s) {
+// The grid the Design space panel shows, as the exported heatmap.
+exporting::HeatmapData heatmap(const StoreView& view, const DesignSelection& selection) {
+    const StoreGrid g = store_grid(view, selection);
     exporting::HeatmapData d;
-    d.xs = s.xs, d.ys = s.ys, d.values = s.values;
-    d.x_label = sweep_axis_name(s.x), d.y_label = sweep_axis_name(s.y), d.metric = sweep_metric_name(s.metric);
-    d.source = s.source;
+    if (g.x_axis < 0) return d;
+    auto fill = [](const std::vector<nlohmann::json>& values, std::vector<double>& num,
+                   std::vector<std::string>& text) {
+        for (size_t i = 0; i < values.size(); ++i) {
+            num.push_back(values[i].is_number() ? values[i].get<double>() : double(i));
+            text.push_back(axis_value_text(values[i]));
+        }
+    };
+    fill(g.xs, d.xs, d.x_text);
+    fill(g.ys, d.ys, d.y_text);
+    int measured = 0, rows = 0;
+    for (const StoreCell& c : g.cells) {
+        d.values.push_back(c.count > 0 ? c.value : std::numeric_limits<double>::quiet_NaN());
+        measured += c.n_measured, rows += c.count;
+    }
+    d.x_label = view.axes[size_t(g.x_axis)].pointer;
+    d.y_label = g.y_axis >= 0 ? view.axes[size_t(g.y_axis)].pointer : "(one row)";
+    d.metric  = (g.aggregate == CellAggregate::best ? "best " : "mean ") + g.metric;
+    d.source  = measured == 0 ? "modeled" : measured == rows ? "measured" : "measured and modeled";
     return d;
 }
 
-std::string sweep_csv(const SweepView& s) {
+// Every row of the store view: status, measured or modeled, task, each varying field, each metric.
+std::string sweep_csv(const StoreView& view) {
     std::ostringstream o;
     o.precision(10);
-    o << store::csv_field(sweep_axis_name(s.x)) << ',' << store::csv_field(sweep_axis_name(s.y)) << ','
-      << store::csv_field(sweep_metric_name(s.metric)) << ",draft_work,source\n";
-    for (size_t iy = 0; iy < s.ys.size(); ++iy)
-        for (size_t ix = 0; ix < s.xs.size(); ++ix) {
-            const size_t i = iy * s.xs.size() + ix;
-            if (!std::isfinite(s.values[i])) continue;
-            o << s.xs[ix] << ',' << s.ys[iy] << ',' << s.values[i] << ',' << (i < s.work.size() ? s.work[i] : 0.0)
-              << ',' << store::csv_field(s.source) << '\n';
+    o << "status,source,task";
+    for (const StoreAxis& a : view.axes) o << ',' << store::csv_field(a.pointer);
+    for (const std::string& m : view.metrics) o << ',' << store::csv_field(m);
+    o << '\n';
+    for (const StoreRowView& r : view.rows) {
+        o << store::csv_field(r.status) << ',' << (r.measured ? "measured" : "modeled") << ','
+          << store::csv_field(r.task);
+        for (const StoreAxis& a : view.axes) {
+            const nlohmann::json v = config_value(r.config, a.pointer);
+            o << ',' << (v.is_null() ? "" : store::csv_field(v.is_string() ? v.get<std::string>() : v.dump()));
         }
+        for (const std::string& m : view.metrics) {
+            o << ',';
+            if (auto it = r.metrics.find(m); it != r.metrics.end()) o << it->second;
+        }
+        o << '\n';
+    }
     return o.str();
 }
 
@@ -231,8 +259,9 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                 doc.text = exporting::make_report(m).dump(2) + "\n";
                 return doc;
             case ExportFormat::csv:
-                if (!snap.sweep) throw std::invalid_argument("no sweep yet: run one in the Design space panel");
-                doc.text = sweep_csv(*snap.sweep);
+                if (!snap.store || !snap.store->error.empty())
+                    throw std::invalid_argument("no sweep yet: run one in the Design space panel");
+                doc.text = sweep_csv(*snap.store);
                 return doc;
             case ExportFormat::svg_acceptance:
             case ExportFormat::png_acceptance:
@@ -244,8 +273,9 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                 break;
             case ExportFormat::svg_heatmap:
             case ExportFormat::png_heatmap:
-                if (!snap.sweep) throw std::invalid_argument("no sweep yet: run one in the Design space panel");
-                plot = exporting::heatmap_plot(heatmap(*snap.sweep));
+                if (!snap.store || !snap.store->error.empty())
+                    throw std::invalid_argument("no sweep yet: run one in the Design space panel");
+                plot = exporting::heatmap_plot(heatmap(*snap.store, snap.design_selection));
                 break;
         }
         if (!export_format_binary(f)) {

@@ -35,25 +35,35 @@ analytic::ModelSpec model_spec_from_summary(const ModelSummary& m) {
     return s;
 }
 
-ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, const hw::HardwareProfile* hw,
-                            const MeasuredView* measured) {
-    ModeledView v;
-    // Level 1's figures: the last run's acceptance per position and cost when there is one, else the assumptions.
+engine::ModelFigures modeled_figures(const AppConfig& cfg, const MeasuredView* measured, std::string* alpha_source,
+                                     std::string* c_source) {
     engine::ModelFigures figures;
     for (const LevelAssumption& l : cfg.modeled.levels) figures.levels.push_back({{l.alpha}, l.c});
     if (figures.levels.empty()) figures.levels.push_back({});
+    if (alpha_source) *alpha_source = "assumed";
+    if (c_source) *c_source = "assumed";
     if (measured && !measured->stats.pos_reached.empty() && measured->stats.pos_reached[0] > 0) {
         std::vector<double> alpha = measured->stats.alpha();
         while (!alpha.empty() && (alpha.back() <= 0 || alpha.back() >= 1)) alpha.pop_back();
-        if (!alpha.empty()) figures.levels[0].alpha = alpha, v.alpha_source = "measured";
+        if (!alpha.empty()) {
+            figures.levels[0].alpha = alpha;
+            if (alpha_source) *alpha_source = "measured";
+        }
     }
     if (measured && measured->stats.draft_cost_ratio() > 0) {  // level 1's measured draft pass / target step
         figures.levels[0].c = measured->stats.draft_cost_ratio();
-        v.c_source          = "measured";
+        if (c_source) *c_source = "measured";
     }
     figures.rank_acceptance = cfg.spec.tree.prior;
     if (cfg.prefs.tree_prior_measured && measured && !measured->stats.rank_counts.offered.empty())
         figures.rank_acceptance = measured->stats.rank_alpha();
+    return figures;
+}
+
+ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, const hw::HardwareProfile* hw,
+                            const MeasuredView* measured) {
+    ModeledView v;
+    const engine::ModelFigures figures = modeled_figures(cfg, measured, &v.alpha_source, &v.c_source);
 
     v.target_spec             = model ? model_spec_from_summary(*model) : analytic::ModelSpec{};
     v.target_from_model       = model != nullptr;

@@ -6,6 +6,7 @@
 
 #include "core/analytic/cost.h"
 #include "core/analytic/predict.h"
+#include "core/engine/predict_mapping.h"
 #include "core/hw/profile.h"
 #include "ui/model/app_config.h"
 #include "ui/model/measured.h"
@@ -38,6 +39,12 @@ struct ModeledView {
     analytic::ModelSpec target_spec;      // what the hardware model assumed for the target
     bool target_from_model = false;       // target_spec comes from the loaded GGUF (else LLaMA-7B fp16)
 };
+
+// The figures the analytic model takes per draft level: the assumptions (cfg.modeled.levels), with level 1's
+// acceptance per position and cost from the last run when there is one; the tree prior by sibling rank (measured
+// when the preference asks). `alpha_source`/`c_source` (optional) get "assumed" or "measured".
+engine::ModelFigures modeled_figures(const AppConfig& cfg, const MeasuredView* measured,
+                                     std::string* alpha_source = nullptr, std::string* c_source = nullptr);
 
 // Never throws: problems land in `error` (and `output` keeps its defaults).
 ModeledView compute_modeled(const AppConfig& cfg, const ModelSummary* model, const hw::HardwareProfile* hw,

@@ -1,6 +1,7 @@
 // Stored configuration (SpecConfig or predict input) -> AppConfig, listing every field the editor cannot express.
 #include "ui/model/result_config.h"
 
+#include "core/sweep/spec_predict_evaluator.h"
 #include "ui/model/spec_mapping.h"
 
 #include <algorithm>
@@ -104,7 +105,19 @@ ResultConfigLoad app_config_from_result(const json& config, const AppConfig& bas
     }
     const bool engine_like = config.contains("levels") || (config.contains("gamma") && config["gamma"].is_array());
     try {
-        if (engine_like) {
+        if (engine_like && config.contains("modeled")) {  // a modeled sweep's row: the spec and its assumed figures
+            out.kind                              = "modeled";
+            const sweep::SpecPredictConfig parsed = sweep::parse_spec_predict_config(config);
+            app_config_from_spec(parsed.spec, out.config, out.not_loaded);
+            const engine::ModelFigures& f = parsed.modeled.figures;
+            for (size_t i = 0; i < f.levels.size() && i < out.config.modeled.levels.size(); ++i) {
+                const std::string at               = "modeled/levels/" + std::to_string(i);
+                out.config.modeled.levels[i].alpha = first_number(nlohmann::json(f.levels[i].alpha), at + "/alpha",
+                                                                  out.config.modeled.levels[i].alpha, out);
+                out.config.modeled.levels[i].c     = f.levels[i].c;
+            }
+            out.config.modeled.horizontal = parsed.modeled.horizontal;
+        } else if (engine_like) {
             out.kind = "engine";
             app_config_from_spec(config.get<engine::SpecConfig>(), out.config, out.not_loaded);
             out.config.modeled.horizontal.clear();  // the row was measured without one (the split is modeled only)

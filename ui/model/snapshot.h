@@ -8,7 +8,7 @@
 #include "ui/model/measured.h"
 #include "ui/model/model_summary.h"
 #include "ui/model/modeled.h"
-#include "ui/model/sweep.h"
+#include "ui/model/store_view.h"
 
 #include <cstdint>
 #include <memory>
@@ -17,8 +17,6 @@
 #include <vector>
 
 namespace speculum::ui {
-
-struct StoreView;  // ui/model/store_view.h
 
 struct JobView {
     uint64_t id = 0;
@@ -95,8 +93,10 @@ struct UiSnapshot {
     std::vector<RunRecord> history;            // finished measured runs, oldest first (pinned ones kept)
     std::string measured_note;                 // why there is no measured run, or its state
 
-    std::optional<SweepView> sweep;          // the latest design-space sweep (streaming while rows_done < ys.size())
-    std::shared_ptr<const StoreView> store;  // the opened result store (read-only snapshot; error set if unreadable)
+    // The Design space panel's store: the app's latest sweep (streaming while it runs) or a store opened from a file
+    // (read-only snapshot; error set if unreadable).
+    std::shared_ptr<const StoreView> store;
+    DesignSelection design_selection;  // the grid the panel shows (axes, metric, aggregate)
 
     ModelDigest model_digest;   // the open model's SHA-256, once asked for
     std::string export_status;  // after the last export save: "saved to PATH" or "not saved: why"

@@ -49,15 +49,10 @@ drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field)
 }
 }  // namespace
 
-engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source) {
+engine::SpecConfig spec_with_model_paths(const AppConfig& cfg) {
     engine::SpecConfig s = cfg.spec;
     if (s.levels.empty()) throw std::invalid_argument("levels: at least one draft level is needed");
     s.levels[0] = with_model_path(s.levels[0], "levels[0]");
-    if (s.levels[0].uses_wanda() && s.levels[0].prune.calibration.empty()) {
-        if (source.dataset.empty())
-            throw std::invalid_argument("levels[0].prune.method: Wanda needs calibration text: open a dataset");
-        s.levels[0].prune.calibration = source.dataset;  // ||X|| from the prompts the run decodes
-    }
     for (size_t i = 1; i < s.levels.size(); ++i) {
         drafts::DraftSpec& d = s.levels[i];
         if (d.kind != drafts::DraftKind::model) continue;
@@ -66,6 +61,16 @@ engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSourc
             if (d.model_path.empty()) d.model_path = s.levels[0].model_path;
         }
         d = with_model_path(d, "levels[" + std::to_string(i) + "]");
+    }
+    return s;
+}
+
+engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source) {
+    engine::SpecConfig s = spec_with_model_paths(cfg);
+    if (s.levels[0].uses_wanda() && s.levels[0].prune.calibration.empty()) {
+        if (source.dataset.empty())
+            throw std::invalid_argument("levels[0].prune.method: Wanda needs calibration text: open a dataset");
+        s.levels[0].prune.calibration = source.dataset;  // ||X|| from the prompts the run decodes
     }
     if (s.verification == engine::Verification::tree && s.levels.size() > 1)
         throw std::invalid_argument(
@@ -81,6 +86,13 @@ engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSourc
     if (s.dataset.empty()) s.prompt = kBuiltinPrompt;
     s.baseline = true;
     return s;
+}
+
+std::string use_token_id_prompt(engine::SpecConfig& s, int32_t n_vocab) {
+    constexpr int32_t kFallbackIdCount = 8;
+    s.dataset.clear(), s.prompt.clear(), s.prompt_ids.clear();
+    for (int32_t i = 1; i <= std::min(kFallbackIdCount, n_vocab - 1); ++i) s.prompt_ids.push_back(i);
+    return "token ids 1.." + std::to_string(s.prompt_ids.size()) + " (the model has no tokenizer)";
 }
 
 void app_config_from_spec(const engine::SpecConfig& s, AppConfig& cfg, std::vector<std::string>& not_loaded) {

@@ -25,12 +25,21 @@ struct MeasureSource {
 // The built-in prompt used when no dataset is open (the bundled models know Python and the King James Bible).
 extern const char* const kBuiltinPrompt;
 
+// cfg.spec with every model level's file named: a level without a path uses the bundled draft (below the bundled
+// mid model, the bundled small one; else level 1's model). Throws std::invalid_argument naming the level when the
+// file is missing.
+engine::SpecConfig spec_with_model_paths(const AppConfig& cfg);
+
 // cfg.spec resolved for a measured run: a model level without a path uses the bundled draft (a level below the
 // bundled mid model, the bundled small one; else level 1's model); Wanda calibrates on the opened dataset; the
 // prompts are the dataset's or the built-in one; the baseline runs; "optimal" trees take the measured acceptance
 // by rank as their prior. The horizontal split is modeled only (not measured). Throws std::invalid_argument naming
 // the field for what cannot be measured.
 engine::SpecConfig spec_config_from_app(const AppConfig& cfg, const MeasureSource& source);
+
+// A target without a tokenizer cannot encode text: the run's prompt becomes the token ids 1..8 (fewer for a tiny
+// vocabulary), the dataset and text prompt are dropped. Returns what the run then decodes, for the user.
+std::string use_token_id_prompt(engine::SpecConfig& s, int32_t n_vocab);
 
 // `s` becomes cfg.spec; cfg keeps its modeled assumptions (new levels get defaults). The spec's own prompts
 // (dataset, task, prompt, prompt_ids) are not kept: each is one line in `not_loaded`, naming it and why.

@@ -103,7 +103,7 @@ std::string axis_value_text(const json& v) {
 }
 
 bool metric_higher_is_better(const std::string& metric) {
-    return !(metric == "bpt" || metric == "draft_bytes" || metric == "memory_gb");
+    return !(metric == "bpt" || metric == "draft_bytes" || metric == "memory_gb" || metric == "draft_work");
 }
 
 std::vector<StoreAxis> discover_axes(const std::vector<StoreRowView>& rows) {
@@ -131,6 +131,48 @@ std::vector<StoreAxis> discover_axes(const std::vector<StoreRowView>& rows) {
     return axes;
 }
 
+const std::vector<std::string>& derived_metrics() {
+    static const std::vector<std::string> m = {"draft_work", "ewif", "tree_speedup"};
+    return m;
+}
+
+StoreRowView store_row_view(store::ResultRow&& r) {
+    StoreRowView v;
+    v.config   = std::move(r.config);
+    v.status   = std::move(r.status);
+    v.message  = std::move(r.message);
+    v.task     = std::move(r.task);
+    v.sweep    = std::move(r.sweep);
+    v.measured = r.stats.is_object() && !r.stats.empty();
+    for (const auto& [name, value] : r.metrics)
+        if (std::isfinite(value)) v.metrics[name] = value;
+    // Figures kept in the statistics (measured) or the predictions (modeled) that a heatmap or Pareto can use.
+    const json& from = v.measured ? r.stats : r.predictions;
+    if (from.is_object())
+        for (const std::string& name : derived_metrics())
+            if (auto it = from.find(name); it != from.end() && it->is_number() && std::isfinite(it->get<double>()))
+                v.metrics[name] = it->get<double>();
+    return v;
+}
+
+void index_store_view(StoreView& view) {
+    std::set<std::string> present;
+    view.n_failed = view.n_measured = 0;
+    for (const StoreRowView& row : view.rows) {
+        if (row.status == "done")
+            for (const auto& [name, value] : row.metrics) present.insert(name);
+        else
+            ++view.n_failed;
+        view.n_measured += row.measured ? 1 : 0;
+    }
+    view.metrics.clear();
+    for (const std::string& m : store::metric_columns())
+        if (present.count(m)) view.metrics.push_back(m);
+    for (const std::string& m : derived_metrics())
+        if (present.count(m)) view.metrics.push_back(m);
+    view.axes = discover_axes(view.rows);
+}
+
 StoreView load_store_view(const std::string& path, const CancelToken& cancel, const ProgressFn& progress) {
     StoreView view;
     view.path = path;
@@ -143,7 +185,6 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
         // Rows are streamed and only what the view shows is kept (statistics and predictions are dropped as each
         // row arrives), so the limit is memory, not a row count: after the first rows, the rest are estimated
         // from them and a store that would take more than half the memory available is refused, named.
-        std::set<std::string> present;
         size_t seen = 0, sampled_bytes = 0;
         const uint64_t avail = hw::available_memory_bytes();
         store->for_each({}, [&](store::ResultRow&& r) {
@@ -160,28 +201,12 @@ StoreView load_store_view(const std::string& path, const CancelToken& cancel, co
                 cancel.throw_if_cancelled();
                 report(progress, 0.05 + 0.85 * double(seen) / double(std::max<size_t>(n, 1)), "reading rows");
             }
-            StoreRowView v;
-            v.config   = std::move(r.config);
-            v.status   = std::move(r.status);
-            v.message  = std::move(r.message);
-            v.task     = std::move(r.task);
-            v.sweep    = std::move(r.sweep);
-            v.measured = r.stats.is_object() && !r.stats.empty();
-            for (const auto& [name, value] : r.metrics)
-                if (std::isfinite(value)) v.metrics[name] = value;
-            if (v.status == "done")
-                for (const auto& [name, value] : v.metrics) present.insert(name);
-            else
-                ++view.n_failed;
-            view.n_measured += v.measured ? 1 : 0;
-            view.rows.push_back(std::move(v));
+            view.rows.push_back(store_row_view(std::move(r)));
             return true;
         });
         cancel.throw_if_cancelled();
         report(progress, 0.9, "indexing");
-        for (const std::string& m : store::metric_columns())
-            if (present.count(m)) view.metrics.push_back(m);
-        view.axes = discover_axes(view.rows);
+        index_store_view(view);
         report(progress, 1.0, "done");
     } catch (const Cancelled&) {
         throw;
@@ -255,6 +280,17 @@ StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::s
             c.value = view.rows[size_t(c.best_row)].metrics.at(metric);
     }
     return g;
+}
+
+StoreGrid store_grid(const StoreView& view, const DesignSelection& sel) {
+    auto find = [&](const std::string& p) {
+        for (size_t i = 0; i < view.axes.size(); ++i)
+            if (view.axes[i].pointer == p) return int(i);
+        return -1;
+    };
+    int x = find(sel.x), y = sel.y.empty() ? -1 : find(sel.y);
+    if (x < 0) x = view.axes.empty() ? -1 : 0;
+    return store_grid(view, x, y == x ? -1 : y, sel.metric, sel.aggregate);
 }
 
 }  // namespace speculum::ui

@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace speculum::store {
+struct ResultRow;
+}
+
 namespace speculum::ui {
 
 inline constexpr size_t kMaxAxisValues   = 64;   // a field with more distinct values is not offered as an axis
@@ -36,14 +40,25 @@ struct StoreAxis {
 };
 
 struct StoreView {
-    std::string path;                  // the file opened
-    std::string error;                 // non-empty: the store could not be read (the rows are empty)
-    std::vector<StoreRowView> rows;    // in the store's order (best objective first)
-    std::vector<StoreAxis> axes;       // varying configuration fields, sorted by pointer
-    std::vector<std::string> metrics;  // metric columns present in at least one done row, in metric_columns() order
+    std::string path;                         // the file opened
+    std::string title;                        // what it is ("" = an opened file; the app's sweeps name themselves)
+    std::vector<std::string> preferred_axes;  // pointers of the axes to show first (the app's sweep axes)
+    std::string error;                        // non-empty: the store could not be read (the rows are empty)
+    std::vector<StoreRowView> rows;           // in the store's order (best objective first)
+    std::vector<StoreAxis> axes;              // varying configuration fields, sorted by pointer
+    // Metrics present in at least one done row: metric_columns() order, then derived_metrics().
+    std::vector<std::string> metrics;
     size_t n_failed   = 0;
     size_t n_measured = 0;  // rows with measured statistics (the rest are modeled)
 };
+
+// Figures a row keeps outside the metric columns that the view shows as metrics: draft_work (gamma x c of level
+// 1, the draft's work per target pass: the Pareto's cost axis), ewif and tree_speedup (modeled rows).
+const std::vector<std::string>& derived_metrics();
+// One stored row as the view keeps it (statistics and predictions dropped, derived metrics kept).
+StoreRowView store_row_view(store::ResultRow&& row);
+// Recomputes the view's metrics, axes and counts from its rows (after rows were added).
+void index_store_view(StoreView& view);
 
 // Opens `path` read-only and snapshots its rows. Never throws for a bad file: a foreign, corrupt, newer-schema,
 // missing or oversized store gives a view with `error` set, naming the file. Throws Cancelled when `cancel` fires.
@@ -71,6 +86,13 @@ struct StoreCell {
     int n_failed   = 0;   // failed rows that fall in this cell
 };
 
+// What the Design space panel shows of a store: the axes by pointer (y "" = one row), the metric, the aggregate.
+struct DesignSelection {
+    std::string x, y, metric;
+    CellAggregate aggregate                       = CellAggregate::best;
+    bool operator==(const DesignSelection&) const = default;
+};
+
 // A heatmap of `metric` over two axes (y_axis < 0: a single row). Cells are ys.size() x xs.size(), row-major by y.
 struct StoreGrid {
     int x_axis = -1, y_axis = -1;  // indices into StoreView::axes
@@ -86,5 +108,7 @@ struct StoreGrid {
 std::vector<size_t> store_pareto(const StoreView& view, const std::string& x_metric, const std::string& y_metric);
 
 StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::string& metric, CellAggregate aggregate);
+// The grid of a selection (axes found by pointer; an axis the view lacks: x = the first axis, y = none).
+StoreGrid store_grid(const StoreView& view, const DesignSelection& selection);
 
 }  // namespace speculum::ui

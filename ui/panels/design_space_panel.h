@@ -1,11 +1,14 @@
-// Design-space panel: a heatmap of one metric over two configuration axes, filled by a sweep (streamed row by row);
-// clicking a cell loads its configuration; a Pareto scatter of the metric against the draft work per pass. A source
-// selector switches to an opened result store (design_space_store.h): measured/modeled rows of a CLI sweep.
+// Design-space panel: a sweep over two of the editor's axes (ui/model/app_sweep: modeled cells, or measured ones on
+// the open model) run by core/sweep into a result store, and that store (or one opened from a file) drawn by
+// StoreDesignView: one heatmap (a click loads the cell's configuration) and one Pareto front, streamed as cells
+// finish.
 #pragma once
 
 #include "ui/model/actions.h"
 #include "ui/model/snapshot.h"
 #include "ui/panels/design_space_store.h"
+
+#include <string>
 
 namespace speculum::ui {
 
@@ -16,18 +19,13 @@ public:
     void draw(const UiSnapshot& snap, UiActions& actions, bool fill = false);
     bool visible = true;
 
-    enum class Source { modeled, store };  // the app's modeled sweep, or the opened result store
-    Source source() const { return m_source; }
-    void set_source(Source s) { m_source = s; }
     StoreDesignView& store_view() { return m_store; }
 
 private:
-    void draw_modeled(const UiSnapshot& snap, UiActions& actions);
-    Source m_source = Source::modeled;
-    std::weak_ptr<const StoreView> m_store_seen;  // a newly opened store switches the source to it once
+    void draw_sweep_controls(const UiSnapshot& snap, UiActions& actions);
     StoreDesignView m_store;
-    SweepAxis m_x = SweepAxis::gamma, m_y = SweepAxis::alpha;  // the axes the next sweep uses
-    SweepMetric m_metric = SweepMetric::speedup;
+    std::string m_x = "gamma", m_y = "alpha";  // the axes the next sweep uses (app_sweep_axes keys)
+    bool m_measure = false;                    // measure every cell (forced by pruning and truncation)
 };
 
 }  // namespace speculum::ui

@@ -50,26 +50,62 @@ bool StoreDesignView::set_axes(const std::shared_ptr<const StoreView>& view, con
 }
 
 void StoreDesignView::sync(const std::shared_ptr<const StoreView>& view) {
-    if (m_seen.lock() != view) {  // a newly opened store: default pickers
-        m_seen   = view;
-        m_x      = view->axes.empty() ? -1 : 0;
-        m_y      = view->axes.size() > 1 ? 1 : -1;
-        m_metric = view->metrics.empty() ? "" : view->metrics.front();
-        for (const char* preferred : {"speedup", "predicted_speedup"})
-            if (std::find(view->metrics.begin(), view->metrics.end(), preferred) != view->metrics.end()) {
-                m_metric = preferred;
-                break;
-            }
-        m_speed_metric = std::find(view->metrics.begin(), view->metrics.end(), "speedup") != view->metrics.end()
-                             ? "speedup"
-                             : "predicted_speedup";
-        m_front        = store_pareto(*view, "draft_bytes", m_speed_metric);
+    if (m_seen.lock() == view && m_grid_valid) return;
+    auto has = [&](const std::string& m) {
+        return std::find(view->metrics.begin(), view->metrics.end(), m) != view->metrics.end();
+    };
+    auto find = [&](const std::string& p) {
+        for (size_t i = 0; i < view->axes.size(); ++i)
+            if (view->axes[i].pointer == p) return int(i);
+        return -1;
+    };
+    if (m_seen.lock() != view) {
+        // The same file again (a streaming sweep's next rows): keep the pickers by pointer. Another file: defaults,
+        // the sweep's own axes first.
+        const bool same_file = view->path == m_seen_path && !m_seen_path.empty();
+        const std::string x = same_file && m_x >= 0 && size_t(m_x) < m_axes_seen.size() ? m_axes_seen[size_t(m_x)] : "";
+        const std::string y = same_file && m_y >= 0 && size_t(m_y) < m_axes_seen.size() ? m_axes_seen[size_t(m_y)] : "";
+        m_seen              = view;
+        m_seen_path         = view->path;
+        m_axes_seen.clear();
+        for (const StoreAxis& a : view->axes) m_axes_seen.push_back(a.pointer);
+        if (same_file && find(x) >= 0) {
+            m_x = find(x), m_y = y.empty() ? -1 : find(y);
+        } else {
+            m_x = view->axes.empty() ? -1 : 0;
+            m_y = view->axes.size() > 1 ? 1 : -1;
+            if (view->preferred_axes.size() >= 1 && find(view->preferred_axes[0]) >= 0)
+                m_x = find(view->preferred_axes[0]), m_y = -1;
+            if (view->preferred_axes.size() >= 2 && find(view->preferred_axes[1]) >= 0)
+                m_y = find(view->preferred_axes[1]);
+            if (m_y == m_x) m_y = -1;
+        }
+        if (!same_file || !has(m_metric)) {
+            m_metric = view->metrics.empty() ? "" : view->metrics.front();
+            for (const char* preferred : {"speedup", "predicted_speedup"})
+                if (has(preferred)) {
+                    m_metric = preferred;
+                    break;
+                }
+        }
+        m_speed_metric = has("speedup") ? "speedup" : "predicted_speedup";
+        m_cost_metric  = has("draft_bytes") ? "draft_bytes" : "draft_work";
+        m_front        = store_pareto(*view, m_cost_metric, m_speed_metric);
         m_grid_valid   = false;
     }
     if (!m_grid_valid) {
         m_grid       = store_grid(*view, m_x, m_y, m_metric, m_aggregate);
         m_grid_valid = true;
     }
+}
+
+DesignSelection StoreDesignView::selection() const {
+    DesignSelection s;
+    if (m_x >= 0 && size_t(m_x) < m_axes_seen.size()) s.x = m_axes_seen[size_t(m_x)];
+    if (m_y >= 0 && size_t(m_y) < m_axes_seen.size()) s.y = m_axes_seen[size_t(m_y)];
+    s.metric    = m_metric;
+    s.aggregate = m_aggregate;
+    return s;
 }
 
 void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, const AppConfig& current,
@@ -122,9 +158,13 @@ void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, con
         modeled_tag();
     else
         measured_tag(), ImGui::SameLine(), modeled_tag();
+    if (const DesignSelection sel = selection(); !(sel == m_sent)) {
+        actions.push(ActionSelectDesignGrid{sel});
+        m_sent = sel;
+    }
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(view, current, actions, std::max(120.0f, avail * 0.62f));
-    ImGui::TextWrapped("Pareto front: %s (up) vs draft_bytes (left is smaller)", m_speed_metric.c_str());
+    ImGui::TextWrapped("Pareto front: %s (up) vs %s (left is smaller)", m_speed_metric.c_str(), m_cost_metric.c_str());
     pareto(view, std::max(60.0f, ImGui::GetContentRegionAvail().y - 4));
 }
 
@@ -200,7 +240,7 @@ void StoreDesignView::pareto(const StoreView& view, float height) {
     std::vector<size_t> pts;
     for (size_t r = 0; r < view.rows.size(); ++r) {
         const auto& m = view.rows[r].metrics;
-        auto x = m.find("draft_bytes"), y = m.find(m_speed_metric);
+        auto x = m.find(m_cost_metric), y = m.find(m_speed_metric);
         if (view.rows[r].status != "done" || x == m.end() || y == m.end()) continue;
         xmax = std::max(xmax, x->second), ymax = std::max(ymax, y->second);
         pts.push_back(r);
@@ -212,12 +252,12 @@ void StoreDesignView::pareto(const StoreView& view, float height) {
     dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(25, 27, 32, 255));
     if (pts.empty()) {
         dl->AddText(ImVec2(p0.x + 6, p0.y + 4), IM_COL32(170, 170, 170, 255),
-                    ("no row has both draft_bytes and " + m_speed_metric).c_str());
+                    ("no row has both " + m_cost_metric + " and " + m_speed_metric).c_str());
         return;
     }
     auto at = [&](size_t r) {
         const auto& m = view.rows[r].metrics;
-        return ImVec2(p0.x + 6 + float(m.at("draft_bytes") / xmax) * (size.x - 12),
+        return ImVec2(p0.x + 6 + float(m.at(m_cost_metric) / xmax) * (size.x - 12),
                       p0.y + size.y - 6 - float(m.at(m_speed_metric) / ymax) * (size.y - 12));
     };
     size_t stride = std::max<size_t>(1, pts.size() / kMaxScatterPoints);

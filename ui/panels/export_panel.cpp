@@ -42,7 +42,8 @@ void ExportPanel::refresh(const UiSnapshot& snap) {
     in.measured_complete = snap.measured && snap.measured->complete;
     in.modeled_error     = snap.modeled.error;
     in.modeled_ewif      = snap.modeled.output.ewif;
-    in.sweep_rows        = snap.sweep ? snap.sweep->rows_done : -1;
+    in.store             = snap.store.get();
+    in.selection         = snap.design_selection;
     in.profile_index     = snap.profile_index;
     if (m_built && *m_built == in) return;
     m_doc   = make_export(m_format, snap, m_sha, &plot_glyphs());

@@ -40,8 +40,9 @@ private:
         int64_t measured_tokens = -1;
         bool measured_complete  = false;
         std::string modeled_error;
-        double modeled_ewif                  = 0;
-        int sweep_rows                       = -1;
+        double modeled_ewif = 0;
+        const void* store   = nullptr;  // the snapshot's store view (a new one per streamed update)
+        DesignSelection selection;
         int profile_index                    = -1;
         bool operator==(const Inputs&) const = default;
     };
