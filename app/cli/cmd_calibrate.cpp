@@ -4,10 +4,10 @@
 #include "cli.h"
 
 #include "core/analytic/run_calibration.h"
-#include "core/engine/run_report.h"
 #include "core/file_io.h"
 #include "core/format.h"
 #include "core/hw/microbench.h"
+#include "core/session/run_report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -84,7 +84,7 @@ int calibrate_from_reports(const Args& args) {
     std::vector<analytic::MeasuredEngineRun> runs;
     for (const std::string& path : args.values("report")) {
         try {
-            runs.push_back(engine::load_run_report(path));
+            runs.push_back(session::load_run_report(path));
         } catch (const std::invalid_argument& e) {
             throw std::runtime_error(e.what());  // names the file and the field
         }

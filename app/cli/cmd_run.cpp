@@ -12,6 +12,7 @@
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
 #include "core/session/run.h"
+#include "core/session/run_report.h"
 
 #include <oneapi/tbb/global_control.h>
 
@@ -294,25 +295,6 @@ int cmd_run(int argc, char** argv) {
     }
     const engine::RunStats& total    = outcome.total;
     const session::RepeatSummary& rs = outcome.repeats;
-    nlohmann::json report{{"config", cfg},
-                          {"target", target_path},
-                          {"random_weights", args.has("synthetic")},
-                          {"drafter", outcome.drafter},
-                          {"target_memory", model::weight_memory_name(target.weight_memory())},
-                          {"verifier_memory", model::weight_memory_name(tgt.verifying().weight_memory())}};
-    if (!outcome.verifier_note.empty())  // levels[0].strict_subset
-        report["strict_subset"] = {{"verifier", outcome.verifier_note},
-                                   {"split_bytes", outcome.split_bytes},
-                                   {"dense_bytes", outcome.split_dense_bytes},
-                                   {"draft_bytes", outcome.split_draft_bytes}};
-    nlohmann::json runs = nlohmann::json::array();
-    for (const session::PromptRun& pr : outcome.runs) {
-        nlohmann::json one = pr.result;
-        one["id"]          = pr.prompt.id;
-        one["task"]        = pr.prompt.task;
-        if (tgt.tokenizer) one["text"] = tgt.tokenizer->decode(pr.result.tokens);
-        runs.push_back(one);
-    }
     if (!outcome.verifier_note.empty()) std::cout << "verifier: " << outcome.verifier_note << "\n";
     std::cout << "---- all prompts ----\n";
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline, tgt.verifier != nullptr);
@@ -336,25 +318,12 @@ int cmd_run(int argc, char** argv) {
     if (rs.loaded())
         std::cerr << "warning: other processes used " << fmt("%.0f", 100.0 * *rs.other_load)
                   << " % of the CPU during the run: the timings are suspect; measure on a quiet machine\n";
-    nlohmann::json repeated{
-        {"passes", rs.passes}, {"wall_s", rs.wall_s}, {"stop", rs.stop}, {"speedup_pairs", rs.speedup_pairs}};
-    auto interval = [](const analytic::MedianInterval& m) {
-        return nlohmann::json{{"median", m.median}, {"lo", m.lo}, {"hi", m.hi}, {"n", m.n}, {"coverage", m.coverage}};
-    };
-    repeated["speedup"]               = interval(rs.speedup);
-    repeated["tokens_per_s"]          = interval(rs.tokens_per_s);
-    repeated["baseline_tokens_per_s"] = interval(rs.baseline_tokens_per_s);
-    repeated["cost_ratio"]            = interval(rs.cost_ratio);
-    if (rs.other_load) repeated["other_cpu_load"] = *rs.other_load;
-    report["runs"]     = runs;
-    report["total"]    = total;
-    report["repeated"] = repeated;
+    const nlohmann::json report = session::run_report(cfg, outcome, tgt, args.has("synthetic"));
     if (outcome.cassandra_j) {
         std::cout << "Cassandra J (measured acceptance "
                   << fmt("%.3f", double(total.n_accepted) / double(total.n_drafted)) << ", mean context "
                   << fmt("%.0f", outcome.mean_context) << " tokens): " << fmt("%.4g", *outcome.cassandra_j)
                   << " per bit\n";
-        report["cassandra_j"] = *outcome.cassandra_j;
     }
     if (auto out = args.value("manifest-out")) {
         if (args.has("synthetic")) throw UsageError("--manifest-out needs a target file (-m), not --synthetic");

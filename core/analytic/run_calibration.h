@@ -3,7 +3,7 @@
 // intermediate reviewer (per run), each level's time per modeled unit and so its cost ratio c, the verification
 // time as a line in the width of the pass, a per-step overhead (pooled over the runs of one target) — and every
 // run's speedup is predicted from them through the k-matrix model of the engine's process (kmatrix_generation),
-// next to the measured speedup and the residual. Engine-agnostic: core/engine/run_report.h fills MeasuredEngineRun.
+// next to the measured speedup and the residual. Engine-agnostic: core/session/run_report.h fills MeasuredEngineRun.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

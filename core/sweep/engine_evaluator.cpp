@@ -3,6 +3,7 @@
 #include "core/sweep/engine_evaluator.h"
 
 #include "core/session/run.h"
+#include "core/session/run_report.h"
 #include "core/store/hash.h"
 
 namespace speculum::sweep {
@@ -74,14 +75,7 @@ EvalResult EngineEvaluator::evaluate(const nlohmann::json& config, const EvalCon
     const session::RepeatSummary& rs = out.repeats;
     if (rs.passes > 1 && rs.speedup.n > 0) {
         res.metrics["speedup"] = rs.speedup.median;
-        res.stats["repeated"]  = {{"passes", rs.passes},
-                                  {"pairs", rs.speedup.n},
-                                  {"speedup_median", rs.speedup.median},
-                                  {"speedup_lo", rs.speedup.lo},
-                                  {"speedup_hi", rs.speedup.hi},
-                                  {"coverage", rs.speedup.coverage},
-                                  {"stop", rs.stop}};
-        if (rs.other_load) res.stats["repeated"]["other_cpu_load"] = *rs.other_load;
+        res.stats["repeated"]  = rs;  // the run report's shape (session/run_report.h)
     } else if (total.speedup > 0) {
         res.metrics["speedup"] = total.speedup;
     }

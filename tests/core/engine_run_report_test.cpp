@@ -3,10 +3,10 @@
 // the fitted model must reproduce what was counted; foreign and malformed reports get errors naming the field.
 #include "core/analytic/run_calibration.h"
 #include "core/engine/engine.h"
-#include "core/engine/run_report.h"
 #include "core/model/model.h"
 #include "core/resources.h"
 #include "core/session/run.h"
+#include "core/session/run_report.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -74,7 +74,7 @@ const json& cascade_report() {
 
 std::string error_of(const json& report) {
     try {
-        engine::measured_run_from_report(report, "r.json");
+        session::measured_run_from_report(report, "r.json");
     } catch (const std::invalid_argument& e) {
         return e.what();
     }
@@ -85,7 +85,7 @@ std::string error_of(const json& report) {
 
 TEST(RunReport, ChainReportBecomesAMeasuredRun) {
     const json& rep = chain_report(3);
-    auto r          = engine::measured_run_from_report(rep, "chain.json");
+    auto r          = session::measured_run_from_report(rep, "chain.json");
     EXPECT_EQ(r.source, "chain.json");
     EXPECT_EQ(r.target, "bundled-target");
     EXPECT_EQ(r.k_matrix, (std::vector<std::vector<int>>{{0, 3}, {0, 0}}));
@@ -95,7 +95,7 @@ TEST(RunReport, ChainReportBecomesAMeasuredRun) {
     EXPECT_FALSE(r.levels[1].per_call);
     EXPECT_EQ(r.levels[1].n_forward, rep["total"]["levels"][1]["n_forward"].get<int64_t>());
     EXPECT_GT(r.speedup, 0.0);
-    auto c = engine::measured_run_from_report(cascade_report(), "cascade.json");
+    auto c = session::measured_run_from_report(cascade_report(), "cascade.json");
     EXPECT_EQ(c.k_matrix, (std::vector<std::vector<int>>{{0, 5, 0}, {0, 0, 2}, {0, 0, 0}}));
     EXPECT_TRUE(c.levels[2].per_call);  // Max-Gram is timed per call
 }
@@ -104,7 +104,7 @@ TEST(RunReport, OneReportIsReproducedUpToTheAcceptanceModel) {
     // With one report the timing fit reproduces its times, so the residual is the acceptance model's: modeled
     // target steps against the counted ones.
     for (const json* rep : {&chain_report(3), &cascade_report()}) {
-        auto cal = analytic::calibrate_engine_runs({engine::measured_run_from_report(*rep, "r.json")});
+        auto cal = analytic::calibrate_engine_runs({session::measured_run_from_report(*rep, "r.json")});
         ASSERT_EQ(cal.runs.size(), 1u);
         const auto& p = cal.runs[0];
         EXPECT_NEAR(p.levels[0].units_modeled / p.levels[0].units_measured, 1.0, 0.1) << rep->at("drafter");
@@ -129,9 +129,9 @@ TEST(RunReport, OneReportIsReproducedUpToTheAcceptanceModel) {
 }
 
 TEST(RunReport, SeveralReportsShareTheTimingFit) {
-    std::vector<analytic::MeasuredEngineRun> runs{engine::measured_run_from_report(chain_report(2), "k2.json"),
-                                                  engine::measured_run_from_report(chain_report(6), "k6.json"),
-                                                  engine::measured_run_from_report(cascade_report(), "cascade.json")};
+    std::vector<analytic::MeasuredEngineRun> runs{session::measured_run_from_report(chain_report(2), "k2.json"),
+                                                  session::measured_run_from_report(chain_report(6), "k6.json"),
+                                                  session::measured_run_from_report(cascade_report(), "cascade.json")};
     auto cal = analytic::calibrate_engine_runs(runs);
     ASSERT_EQ(cal.targets.size(), 1u);
     EXPECT_EQ(cal.targets[0].runs, 3);
@@ -164,8 +164,8 @@ TEST(RunReport, TreeRunsAreModeledByTheirRankAcceptance) {
     engine::SpecConfig sq = st;
     sq.tree.kind          = engine::TreeKind::sequoia;
     sq.tree.node_budget = 6, sq.tree.max_depth = 4;
-    const auto a = engine::measured_run_from_report(run_report(st), "static.json");
-    const auto b = engine::measured_run_from_report(run_report(sq), "sequoia.json");
+    const auto a = session::measured_run_from_report(run_report(st), "static.json");
+    const auto b = session::measured_run_from_report(run_report(sq), "sequoia.json");
     EXPECT_EQ(a.tree_parent.size(), 1u + 2 + 4 + 4);  // root, 2, 2 x 2, then one child each
     EXPECT_EQ(b.sequoia_budget, 7);
     EXPECT_FALSE(a.rank_offered.empty());
@@ -212,7 +212,7 @@ TEST(RunReport, ForeignAndMalformedReportsNameTheProblem) {
     bad = chain_report(3);
     bad["runs"].erase(1);  // the total no longer adds up
     EXPECT_NE(error_of(bad).find("total.n_generated"), std::string::npos) << error_of(bad);
-    EXPECT_THROW(engine::load_run_report("/nonexistent/report.json"), std::invalid_argument);
+    EXPECT_THROW(session::load_run_report("/nonexistent/report.json"), std::invalid_argument);
     bad                     = chain_report(3);
     bad["total"]["experts"] = {{"n_expert", 4},
                                {"n_expert_used", 2},
@@ -233,7 +233,7 @@ TEST(RunReport, MoeRoutingBecomesUsageAndDistinctExpertsByWidth) {
                                {"width_passes", {0, 3}},
                                {"width_distinct", {0, 10}},
                                {"mean_distinct_per_layer", {0.0, 1.5, 2.5}}};
-    const auto r            = engine::measured_run_from_report(rep, "moe.json");
+    const auto r            = session::measured_run_from_report(rep, "moe.json");
     ASSERT_EQ(r.expert_usage.size(), 4u);
     EXPECT_DOUBLE_EQ(r.expert_usage[0], 2.0 * 8 / 20);
     EXPECT_DOUBLE_EQ(r.expert_usage[2], 0.0);
@@ -241,8 +241,37 @@ TEST(RunReport, MoeRoutingBecomesUsageAndDistinctExpertsByWidth) {
     EXPECT_EQ(r.distinct_by_width, (std::vector<double>{0.0, 1.5, 2.5}));
     rep["total"]["experts"]["mean_distinct_per_layer"][1] = 9.0;  // more than the experts there are
     EXPECT_NE(error_of(rep).find("mean_distinct_per_layer[1]"), std::string::npos) << error_of(rep);
-    const auto dense = engine::measured_run_from_report(chain_report(3), "dense.json");
+    const auto dense = session::measured_run_from_report(chain_report(3), "dense.json");
     EXPECT_TRUE(dense.expert_usage.empty());
+}
+
+// RepeatSummary has one JSON shape, the run report's, which sweeps also keep in a measured row's statistics.
+TEST(RunReport, RepeatSummaryRoundTripsStrictly) {
+    session::RepeatSummary rs;
+    rs.passes = 3, rs.wall_s = 1.5, rs.stop = "interval within 5 %";
+    rs.speedup_pairs       = {1.1, 1.2, 1.15};
+    rs.speedup             = {1.15, 1.1, 1.2, 3, 0.75};
+    rs.cost_ratio          = {0.2, 0.19, 0.21, 3, 0.75};
+    rs.other_load          = 0.02;
+    const nlohmann::json j = rs;
+    EXPECT_EQ(j.get<session::RepeatSummary>().speedup, rs.speedup);
+    EXPECT_EQ(j.get<session::RepeatSummary>().other_load, rs.other_load);
+    EXPECT_EQ(nlohmann::json(j.get<session::RepeatSummary>()), j);
+    nlohmann::json bad       = j;
+    bad["speedup"]["median"] = "fast";
+    const auto error         = [](const nlohmann::json& x) {
+        try {
+            (void)x.get<session::RepeatSummary>();
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(error(bad), "repeated.speedup.median: expected a number, got string");
+    // The report reader checks it too, naming the file.
+    nlohmann::json report = chain_report(3);
+    report["repeated"]    = bad;
+    EXPECT_NE(error_of(report).find("r.json: repeated.speedup.median"), std::string::npos) << error_of(report);
 }
 
 }  // namespace speculum::test

@@ -7,12 +7,12 @@
 #include "core/analytic/kmatrix.h"
 #include "core/analytic/predict.h"
 #include "core/drafts/draft_spec.h"
-#include "core/engine/run_report.h"
 #include "core/engine/spec_config.h"
 #include "core/export/manifest.h"
 #include "core/hw/profile.h"
 #include "core/json_input.h"
 #include "core/model/synthetic.h"
+#include "core/session/run_report.h"
 #include "core/store/row_json.h"
 #include "core/sweep/sweep_spec.h"
 #include "support/test_paths.h"
@@ -77,7 +77,7 @@ const std::vector<Reader>& readers() {
              });
              analytic::validate(in);
          }},
-        {"RunReport", [](const json& j) { (void)engine::measured_run_from_report(j, "report.json"); }},
+        {"RunReport", [](const json& j) { (void)session::measured_run_from_report(j, "report.json"); }},
         {"ResultRow", [](const json& j) { (void)store::row_from_json(j); }},
         {"KMatrix", [](const json& j) { (void)analytic::kmatrix_from_json(j); }},
     };

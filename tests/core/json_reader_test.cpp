@@ -11,6 +11,7 @@
 #include "core/export/manifest.h"
 #include "core/hw/profile.h"
 #include "core/model/synthetic.h"
+#include "core/session/run_report.h"
 #include "core/store/row_json.h"
 #include "core/sweep/spec_predict_evaluator.h"
 #include "core/sweep/sweep_spec.h"
@@ -147,6 +148,8 @@ TEST(JsonReader, EveryReaderNamesAnUnknownKeyTheSameWay) {
     EXPECT_THAT(error_of([&] { (void)analytic::predict_input_from_json(with_bogus(json::object()), {}); }),
                 EndsWith(msg));
     EXPECT_THAT(error_of([&] { (void)analytic::kmatrix_from_json(with_bogus(json::object())); }), EndsWith(msg));
+    EXPECT_THAT(error_of([&] { (void)with_bogus(json(session::RepeatSummary{})).get<session::RepeatSummary>(); }),
+                EndsWith("repeated." + msg));
     engine::SpecConfig one_level;
     one_level.levels = {drafts::DraftSpec{}};
     EXPECT_THAT(error_of([&] { (void)sweep::spec_modeled_from_json(with_bogus(json::object()), one_level); }),

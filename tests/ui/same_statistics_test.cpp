@@ -4,6 +4,7 @@
 #include "ui/ui_fixtures.h"
 
 #include "core/resources.h"
+#include "core/session/run_report.h"
 #include "core/sweep/engine_evaluator.h"
 #include "support/fresh_path.h"
 #include "support/run_process.h"
@@ -57,6 +58,7 @@ TEST(SameStatistics, CliAppAndSweepAgreeOnEveryCount) {
     req.config                    = app;
     req.model                     = std::make_shared<const model::Model>(model::Model::load(target));
     req.dataset_path              = dataset;
+    req.model_path                = target;
     const ui::MeasuredView view   = ui::measure_with_engine(req, {}, {}, {});
     const nlohmann::json from_app = view.stats;
 
@@ -70,11 +72,27 @@ TEST(SameStatistics, CliAppAndSweepAgreeOnEveryCount) {
         test::run_cli({"run", "--config", cfg_file.string(), "-m", target, "--report", report_file.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::ifstream in(report_file);
-    const nlohmann::json from_cli = nlohmann::json::parse(in).at("total");
+    const nlohmann::json cli_report = nlohmann::json::parse(in);
+    const nlohmann::json from_cli   = cli_report.at("total");
 
     ASSERT_EQ(from_app.at("n_generated"), 32) << "two prompts of 16 tokens";
     ASSERT_GT(from_app.at("n_accepted").get<int64_t>(), 0) << "the draft was accepted: the comparison means something";
     EXPECT_EQ(counts(from_app), counts(from_cli)) << "the app and speculum-cli run";
     EXPECT_EQ(counts(from_app), counts(from_sweep)) << "the app and an engine sweep";
     EXPECT_EQ(view.lossless_mismatches, 0);
+
+    // One run report (core/session/run_report.h): the app writes the keys the CLI writes, with the same counts, and
+    // the reader calibration uses takes both.
+    ASSERT_TRUE(view.report);
+    const nlohmann::json& app_report = *view.report;
+    std::vector<std::string> app_keys, cli_keys;
+    for (const auto& [k, v] : app_report.items()) app_keys.push_back(k);
+    for (const auto& [k, v] : cli_report.items()) cli_keys.push_back(k);
+    EXPECT_EQ(app_keys, cli_keys);
+    EXPECT_EQ(app_report.at("target"), target);
+    EXPECT_EQ(counts(app_report.at("total")), counts(from_cli));
+    ASSERT_EQ(app_report.at("runs").size(), 2u);
+    EXPECT_EQ(app_report.at("runs")[1].at("tokens"), cli_report.at("runs")[1].at("tokens"));
+    EXPECT_NO_THROW((void)session::measured_run_from_report(app_report, "app"));
+    EXPECT_NO_THROW((void)session::measured_run_from_report(cli_report, "cli"));
 }

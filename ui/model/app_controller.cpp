@@ -370,6 +370,7 @@ void AppController::start_measured() {
     }
     MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};
     if (m_snap.measured) req.rank_acceptance = m_snap.measured->stats.rank_alpha();
+    if (m_snap.model) req.model_path = m_snap.model->path;
     m_measure_started = true;
     // Submitting to the "measure" slot supersedes the stale run: JobSystem cancels it and drops its messages.
     submit("measure", "Measuring " + describe_draft(req.config.draft()),

@@ -36,6 +36,7 @@ public:
         std::string dataset_path;                   // "" = none opened
         std::string task;                           // "" = every task
         std::vector<double> rank_acceptance;        // the last measured acceptance by sibling rank (trees)
+        std::string model_path;                     // the opened target's file (the run report names it)
     };
     // Runs one measured decode on a worker thread; `partial` streams intermediate views (each call posts a copy to
     // the GUI). Throws Cancelled once `cancel` fires; any other exception becomes an error message.

@@ -4,6 +4,7 @@
 
 #include "core/resources.h"
 #include "core/session/run.h"
+#include "core/session/run_report.h"
 
 #include <algorithm>
 #include <chrono>
@@ -35,7 +36,7 @@ TokenOrigin origin_of(engine::TokenKind k) {
 
 MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const CancelToken& cancel,
                                  const ProgressFn& progress, const std::function<void(const MeasuredView&)>& partial) {
-    const session::Target target = session::open_target(req.model);
+    const session::Target target = session::open_target(req.model, req.model_path);
     const model::Tokenizer* tok  = target.tokenizer.get();
     engine::SpecConfig cfg       = spec_config_from_app(req.config, {req.dataset_path, req.task, req.rank_acceptance});
     MeasuredView view;
@@ -91,7 +92,8 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
         view.repeats = rs;
         if (partial && rs.stop.empty()) partial(view), last_post = Clock::now();  // more passes follow
     };
-    session::run(cfg, target, hooks);
+    const session::RunOutcome outcome = session::run(cfg, target, hooks);
+    view.report = std::make_shared<const nlohmann::json>(session::run_report(cfg, outcome, target, false));
     return view;
 }
 

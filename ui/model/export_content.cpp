@@ -118,6 +118,8 @@ const char* export_format_name(ExportFormat f) {
             return "SGLang flags";
         case ExportFormat::report:
             return "Report (JSON)";
+        case ExportFormat::run_report:
+            return "Run report (JSON, as speculum-cli run --report)";
         case ExportFormat::csv:
             return "Sweep results (CSV)";
         case ExportFormat::svg_acceptance:
@@ -148,6 +150,8 @@ const char* export_default_file(ExportFormat f) {
             return "speculum-sglang.sh";
         case ExportFormat::report:
             return "speculum-report.json";
+        case ExportFormat::run_report:
+            return "speculum-run-report.json";
         case ExportFormat::csv:
             return "speculum-sweep.csv";
         case ExportFormat::svg_acceptance:
@@ -253,6 +257,11 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                                         s.draft_file);
                 return doc;
             }
+            case ExportFormat::run_report:
+                if (!snap.measured || !snap.measured->complete || !snap.measured->report)
+                    throw std::invalid_argument("no finished measured run yet: the report is written when a run ends");
+                doc.text = snap.measured->report->dump(2) + "\n";
+                return doc;
             case ExportFormat::report:
                 need_model();
                 m.validate();

@@ -20,6 +20,7 @@ enum class ExportFormat {
     vllm,
     sglang,
     report,
+    run_report,
     csv,
     svg_acceptance,
     svg_speedup,
@@ -29,10 +30,11 @@ enum class ExportFormat {
     png_heatmap,
 };
 inline constexpr ExportFormat kExportFormats[] = {
-    ExportFormat::manifest,       ExportFormat::llama_cpp,   ExportFormat::vllm,
-    ExportFormat::sglang,         ExportFormat::report,      ExportFormat::csv,
-    ExportFormat::svg_acceptance, ExportFormat::svg_speedup, ExportFormat::svg_heatmap,
-    ExportFormat::png_acceptance, ExportFormat::png_speedup, ExportFormat::png_heatmap};
+    ExportFormat::manifest,    ExportFormat::llama_cpp,      ExportFormat::vllm,
+    ExportFormat::sglang,      ExportFormat::report,         ExportFormat::run_report,
+    ExportFormat::csv,         ExportFormat::svg_acceptance, ExportFormat::svg_speedup,
+    ExportFormat::svg_heatmap, ExportFormat::png_acceptance, ExportFormat::png_speedup,
+    ExportFormat::png_heatmap};
 
 const char* export_format_name(ExportFormat f);   // shown in the picker, e.g. "vLLM speculative_config"
 const char* export_default_file(ExportFormat f);  // e.g. "speculum-manifest.json"

@@ -7,7 +7,10 @@
 #include "core/engine/run_stats.h"
 #include "core/session/run.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,7 +35,10 @@ struct PromptView {
 // The one measured-result type is engine::RunStats (core/engine/run_stats.h): the panels, the manifest and the
 // reports all read it, with its alpha() and mean_accepted_length(). The view adds only what streams to the GUI.
 struct MeasuredView {
-    engine::RunStats stats;           // accumulated over the first pass's finished prompts (engine::accumulate)
+    engine::RunStats stats;  // accumulated over the first pass's finished prompts (engine::accumulate)
+    // The run report of a finished run (core/session/run_report.h, what speculum-cli run --report writes); null
+    // while streaming.
+    std::shared_ptr<const nlohmann::json> report;
     session::RepeatSummary repeats;   // every pass's speedup pairs so far (SpecConfig::repeats)
     std::vector<TokenPiece> tokens;   // committed tokens in order (the first pass)
     std::vector<PromptView> prompts;  // the prompts decoded so far (the last one may still stream)

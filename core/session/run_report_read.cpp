@@ -1,5 +1,5 @@
-// `speculum-cli run --report` JSON → analytic::MeasuredEngineRun (see run_report.h).
-#include "core/engine/run_report.h"
+// A run report → analytic::MeasuredEngineRun, what calibration fits (see run_report.h).
+#include "core/session/run_report.h"
 
 #include "core/engine/spec_config.h"
 #include "core/engine/tree_shapes.h"
@@ -11,7 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace speculum::engine {
+namespace speculum::session {
+
+using namespace engine;  // the report is the engine's: SpecConfig, RunStats, Verification
 
 namespace {
 
@@ -95,6 +97,14 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         cfg.validate();
     } catch (const std::exception& e) {
         throw std::invalid_argument(source + ": config: " + e.what());
+    }
+    if (report.contains("repeated")) {  // checked whole, though calibration reads the first pass only
+        RepeatSummary rs;
+        try {
+            from_json(report["repeated"], rs);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(source + ": " + e.what());
+        }
     }
     // What the calibration models: chains (one level or a cascade, vertical or horizontal) at fixed draft lengths.
     if (cfg.verification == Verification::cats)
@@ -244,4 +254,4 @@ analytic::MeasuredEngineRun load_run_report(const std::string& path) {
     return measured_run_from_report(j, path);
 }
 
-}  // namespace speculum::engine
+}  // namespace speculum::session
