@@ -26,17 +26,28 @@ struct DraftKindInfo {
     double assumed_c;
     bool statistical;          // no model, no KV (Max-Gram, the n-gram family): a cascade's last level only
     bool reads_target_states;  // a head on the target's hidden states (its cache keeps them): one level, for the target
+    // How the deployment engines run this kind: what the export snippets write (core/export/snippet_*.cpp;
+    // DraftKinds.TheExportColumnsAreWhatTheSnippetsWrite holds them to it).
+    const char* llama_cpp;   // llama-server's flag
+    const char* vllm;        // speculative_config "method"
+    const char* sglang;      // --speculative-algorithm
+    const char* draft_gguf;  // what `speculum-cli export --format draft-gguf` writes for it ("" = nothing: no model)
 };
 
 // One row per kind, in enum order. A one-layer head over a many-layer target reads about an eighth of its bytes (the
 // bundled EAGLE-3 head: 0.13, speculum-cli draft); statistical drafters run no forward pass.
 inline constexpr std::array<DraftKindInfo, kDraftKindCount> kDraftKinds{{
-    {DraftKind::self, "self", "self-draft", 0.8, 0.05, false, false},
-    {DraftKind::model, "model", "separate model", 0.8, 0.05, false, false},
-    {DraftKind::maxgram, "maxgram", "Max-Gram", 0.5, 0.0, true, false},
-    {DraftKind::ngram, "ngram", "n-gram / suffix", 0.5, 0.0, true, false},
-    {DraftKind::mtp, "mtp", "MTP head", 0.6, 0.12, false, true},
-    {DraftKind::eagle3, "eagle3", "EAGLE-3 head", 0.6, 0.12, false, true},
+    {DraftKind::self, "self", "self-draft", 0.8, 0.05, false, false, "-md", "draft_model", "STANDALONE",
+     "the derived draft, pruned and truncated as built"},
+    {DraftKind::model, "model", "separate model", 0.8, 0.05, false, false, "-md", "draft_model", "STANDALONE",
+     "a copy of the draft model"},
+    {DraftKind::maxgram, "maxgram", "Max-Gram", 0.5, 0.0, true, false, "--spec-type ngram-simple", "ngram", "NGRAM",
+     ""},
+    {DraftKind::ngram, "ngram", "n-gram / suffix", 0.5, 0.0, true, false, "--spec-type ngram-", "ngram", "NGRAM", ""},
+    {DraftKind::mtp, "mtp", "MTP head", 0.6, 0.12, false, true, "--spec-type draft-mtp", "mtp", "NEXTN",
+     "the target with its MTP module built in"},
+    {DraftKind::eagle3, "eagle3", "EAGLE-3 head", 0.6, 0.12, false, true, "--spec-type draft-eagle3", "eagle3",
+     "EAGLE3", "a copy of the head"},
 }};
 
 constexpr const DraftKindInfo& draft_kind_info(DraftKind k) {

@@ -345,3 +345,24 @@ TEST(EngineSnippets, InvalidConfigIsAnError) {
     m.config.gamma        = {0};
     EXPECT_THROW(exporting::make_snippet(Engine::llama_cpp, m, options()), std::invalid_argument);
 }
+
+// The draft kinds' table (core/drafts/draft_kind.h) says how each engine runs each kind: the snippets write it.
+TEST(DraftKinds, TheExportColumnsAreWhatTheSnippetsWrite) {
+    for (const drafts::DraftKindInfo& info : drafts::kDraftKinds) {
+        exporting::Manifest m = base(info.name);
+        drafts::DraftSpec d;
+        d.kind = info.kind;
+        if (info.kind == drafts::DraftKind::self) d.exit_layer = 2;
+        if (info.kind == drafts::DraftKind::model) d.model_path = "/models/draft.gguf";
+        if (info.kind == drafts::DraftKind::eagle3) d.model_path = "/models/target-eagle3.gguf";
+        m.config.levels     = {d};
+        m.config.gamma      = {4};
+        const std::string l = exporting::make_snippet(Engine::llama_cpp, m, options()).text;
+        EXPECT_NE(l.find(info.llama_cpp), std::string::npos) << info.name << ":\n" << l;
+        const auto v = exporting::make_snippet(Engine::vllm, m, options());
+        EXPECT_EQ(v.config.value("method", ""), info.vllm) << info.name;
+        const std::string g = exporting::make_snippet(Engine::sglang, m, options()).text;
+        EXPECT_NE(g.find(std::string("--speculative-algorithm ") + info.sglang), std::string::npos) << info.name << g;
+        EXPECT_EQ(drafts::is_statistical(info.kind), std::string(info.draft_gguf).empty()) << info.name;
+    }
+}
