@@ -1,4 +1,6 @@
-// AppController: actions → state and jobs; mailbox → snapshot; debounced measured re-runs.
+// AppController: actions → state and jobs; the configuration and its modeled view; the mailbox → snapshot. The
+// other parts are app_controller_open.cpp (model, dataset), app_controller_measure.cpp (measured runs, history, this
+// machine's profile), app_controller_design.cpp (sweeps, result stores), app_controller_export.cpp (exports).
 #include "ui/model/app_controller.h"
 
 #include "core/data/dataset.h"
@@ -34,10 +36,6 @@ std::vector<std::string> files_with_extension(const std::optional<fs::path>& dir
     return out;
 }
 
-std::string file_name(const std::string& path) {
-    return fs::path(path).filename().string();
-}
-
 }  // namespace
 
 AppController::AppController(std::function<Clock::time_point()> now, jobs::JobSystemOptions jobs)
@@ -66,37 +64,6 @@ AppController::AppController(std::function<Clock::time_point()> now, jobs::JobSy
     }
     refresh_modeled();
     refresh_notes();
-}
-
-void AppController::add_machine_profile(hw::HardwareProfile p) {
-    p.id   = hw::kMachineProfileId;
-    p.name = "This machine (measured)";
-    std::erase_if(m_snap.profiles, [](const hw::HardwareProfile& q) { return q.id == hw::kMachineProfileId; });
-    m_snap.profiles.insert(m_snap.profiles.begin(), std::move(p));
-}
-
-void AppController::measure_machine() {
-    submit("machine", "Measuring this machine", [this](jobs::JobContext& ctx) -> Apply {
-        hw::MicrobenchOptions opt;
-        const hw::MicrobenchResult r = hw::run_microbenchmarks(opt, ctx.token(), ctx.progress_fn());
-        hw::HardwareProfile p        = hw::profile_from_microbench(r, hw::kMachineProfileId);
-        std::string saved;
-        if (const fs::path cache = hw::machine_profile_cache(); !cache.empty()) {
-            std::error_code ec;
-            fs::create_directories(cache.parent_path(), ec);
-            hw::save_profile(p, cache);  // throws with the path: the job fails with that message
-            saved = " (cached in " + cache.string() + ")";
-        }
-        return [this, p, saved, seconds = r.seconds] {
-            add_machine_profile(p);
-            m_snap.config.modeled.hardware_profile = hw::kMachineProfileId;
-            char text[160];
-            std::snprintf(text, sizeof text, "Measured this machine in %.1f s: %.1f GB/s, %.2f TFLOP/s fp32", seconds,
-                          p.mem_bw_gbps, p.fp32_tflops);
-            message(MessageLevel::info, text + saved);
-            refresh_modeled();
-        };
-    });
 }
 
 // Jobs capture `this`: m_jobs (the last member) is destroyed first, cancelling them and waiting for them to return.
@@ -254,186 +221,6 @@ void AppController::refresh_notes() {
     else
         m_snap.measured_note.clear();
 }
-
-void AppController::open_model(const std::string& path) {
-    // The open model, its results and its measurement stay until the new one has loaded: a file that fails to load
-    // costs nothing but the message. A run still going on the old model is stopped, so that it cannot land on the
-    // new one.
-    cancel_job(m_jobs.latest("measure"), false);
-    m_rerun_at.reset();
-    m_snap.model_state = ModelState::reading;
-    changed();
-    submit("model", "Loading model " + file_name(path),
-           [this, path](jobs::JobContext& ctx) -> Apply { return load_model_job(path, ctx); });
-}
-
-std::optional<model::SyntheticSpec> synthetic_preset(const std::string& arch) {
-    // Small enough to build in seconds, large enough that the experts' (and a recurrent state's) costs show: width
-    // 512, 4 layers, 8 heads of 64, the bundled tokenizer's 2048 tokens. qwen3moe: Qwen3-30B-A3B's proportions (64
-    // experts, 8 per token, width 3/8); gpt-oss: gpt-oss-20b's (16 experts, 4 per token, the model's width; MXFP4,
-    // window 128).
-    model::SyntheticSpec s;
-    s.arch = arch, s.n_vocab = 2048, s.n_embd = 512, s.n_layer = 4, s.n_head = 8, s.n_head_kv = 2;
-    s.n_embd_head = 64, s.n_ctx = 2048, s.seed = 49;
-    if (arch == "qwen3moe") {
-        s.n_ff = 1536, s.n_expert = 64, s.n_expert_used = 8, s.n_ff_exp = 192, s.type = kernels::GgmlType::Q8_0;
-    } else if (arch == "gpt-oss") {
-        s.n_ff = 512, s.n_expert = 16, s.n_expert_used = 4, s.n_ff_exp = 512, s.n_swa = 128;
-        s.rope_freq_base = 150000.0f, s.type = kernels::GgmlType::MXFP4;
-    } else if (arch == "qwen35" || arch == "qwen35moe") {
-        // Qwen 3.5's proportions: DeltaNet heads with a 128-wide state (4 key, 8 value heads), every 4th layer gated
-        // attention with a quarter of each head rotated; one MTP layer; qwen35moe adds 32 experts (4 per token) and a
-        // shared expert.
-        s.n_ff = 1536, s.n_rot = 16, s.ssm_d_state = 128, s.ssm_n_group = 4, s.ssm_dt_rank = 8, s.n_nextn = 1;
-        s.type = kernels::GgmlType::Q8_0;
-        if (arch == "qwen35moe") s.n_expert = 32, s.n_expert_used = 4, s.n_ff_exp = 192, s.n_ff_shexp = 512;
-    } else {
-        return std::nullopt;
-    }
-    return s;
-}
-
-void AppController::open_synthetic_model(const std::string& arch) {
-    const std::optional<model::SyntheticSpec> spec = synthetic_preset(arch);
-    if (!spec) {
-        message(MessageLevel::error, "No random-weight preset for '" + arch + "' (qwen3moe, gpt-oss)");
-        return;
-    }
-    cancel_job(m_jobs.latest("measure"), false);
-    m_rerun_at.reset();
-    m_snap.model_state = ModelState::reading;
-    changed();
-    submit("model", "Loading model: random " + arch, [this, s = *spec](jobs::JobContext& ctx) -> Apply {
-        const model::Model m = model::make_synthetic_model(s, ctx.progress_fn(), ctx.token());
-        const std::string path =
-            (std::filesystem::temp_directory_path() / ("speculum-random-" + s.arch + ".gguf")).string();
-        const model::GgufFile vocab = model::GgufFile::open(resource_path(kBundledTargetModel).string());
-        model::write_model_gguf(m, path, &vocab);
-        return load_model_job(path, ctx);
-    });
-}
-
-AppController::Apply AppController::load_model_job(const std::string& path, jobs::JobContext& ctx) {
-    {
-        model::GgufFile file = model::GgufFile::open(path);
-        ModelSummary summary = summarize_gguf(file);
-        if (!summary.hparams) throw std::runtime_error(summary.hparams_error);
-        auto model = std::make_shared<const model::Model>(
-            model::Model::from_gguf(std::move(file), ctx.progress_fn(), ctx.token()));
-        return [this, model, summary] {
-            m_model            = model;
-            m_snap.model       = summary;
-            m_snap.model_state = ModelState::loaded;
-            m_snap.measured.reset();
-            m_snap.measured_config.reset();
-            message(MessageLevel::info,
-                    "Loaded " + summary.name + " (" + format_count(summary.n_params) + " parameters)");
-            refresh_modeled();
-            refresh_notes();
-            schedule_rerun();
-            refresh_head_cost();
-        };
-    }
-}
-
-void AppController::open_dataset(const std::string& path) {
-    submit("dataset", "Reading dataset " + file_name(path), [this, path](jobs::JobContext&) -> Apply {
-        DatasetSummary summary = summarize_dataset(data::load_dataset_lenient(path));
-        return [this, summary] {
-            m_snap.dataset = summary;
-            m_snap.task.clear();
-            if (summary.issues.empty())
-                message(MessageLevel::info,
-                        "Opened " + file_name(summary.path) + ": " + std::to_string(summary.n_prompts) + " prompts");
-            else
-                message(MessageLevel::error, summary.issues);
-            schedule_rerun();
-        };
-    });
-}
-
-void AppController::schedule_rerun() {
-    if (!m_measurer || !m_model) return;
-    m_rerun_at = m_now() + kDebounce;
-}
-
-void AppController::start_measured() {
-    m_rerun_at.reset();
-    if (!m_measurer || !m_model) {
-        refresh_notes();
-        changed();
-        return;
-    }
-    if (!m_snap.config_problems.empty()) {
-        message(MessageLevel::error, "Not measuring: " + m_snap.config_problems.front());
-        return;
-    }
-    MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "", m_snap.task, {}};
-    if (m_snap.measured) req.rank_acceptance = m_snap.measured->stats.rank_alpha();
-    if (m_snap.model) req.model_path = m_snap.model->path;
-    m_measure_started = true;
-    // Submitting to the "measure" slot supersedes the stale run: JobSystem cancels it and drops its messages.
-    submit("measure", "Measuring " + describe_draft(req.config.draft()),
-           [this, req, measurer = m_measurer](jobs::JobContext& ctx) -> Apply {
-               auto partial = [this, &ctx, cfg = req.config](const MeasuredView& v) {
-                   ctx.post(Apply([this, v, cfg] {
-                       m_snap.measured        = v;
-                       m_snap.measured_config = cfg;
-                       refresh_modeled();
-                       changed();
-                   }));
-               };
-               MeasuredView result = measurer(req, ctx.token(), ctx.progress_fn(), partial);
-               result.complete     = true;
-               return [this, result, cfg = req.config] {
-                   m_snap.measured        = result;
-                   m_snap.measured_config = cfg;
-                   ++m_snap.measured_runs;
-                   record_run(result, cfg);
-                   // A finished run replaces an old error in the status line.
-                   char line[160];
-                   std::snprintf(line, sizeof line, "Measured %s: speedup %.2fx%s", describe_draft(cfg.draft()).c_str(),
-                                 result.speedup(), result.repeats.speedup.n > 1 ? " (median of the A/B pairs)" : "");
-                   m_snap.status_line = line;
-                   refresh_modeled();
-                   changed();
-               };
-           });
-    refresh_notes();
-    changed();
-}
-
-void AppController::record_run(const MeasuredView& view, const AppConfig& cfg) {
-    RunRecord r;
-    r.id     = m_snap.history.empty() ? 1 : m_snap.history.back().id + 1;
-    r.config = cfg;
-    r.view   = view;
-    r.view.tokens.clear();  // the history keeps figures, not the token stream
-    r.view.tokens.shrink_to_fit();
-    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char when[16];
-    std::strftime(when, sizeof when, "%H:%M:%S", &tm);
-    r.when = when;
-    m_snap.history.push_back(std::move(r));
-    trim_history();
-}
-
-void AppController::trim_history() {
-    std::vector<RunRecord>& h = m_snap.history;
-    size_t unpinned           = size_t(std::count_if(h.begin(), h.end(), [](const RunRecord& r) { return !r.pinned; }));
-    for (auto it = h.begin(); it != h.end() && unpinned > kHistoryKept;) {
-        if (!it->pinned) {
-            it = h.erase(it);
-            --unpinned;
-        } else {
-            ++it;
-        }
-    }
-}
-
-// ---- jobs ----
 
 jobs::JobId AppController::submit(const std::string& slot, const std::string& name, Work work) {
     // The slot's previous job is superseded: JobSystem cancels it and drops its messages; stop tracking it here.

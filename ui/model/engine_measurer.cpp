@@ -32,6 +32,13 @@ TokenOrigin origin_of(engine::TokenKind k) {
     return TokenOrigin::accepted;
 }
 
+// "<42>": a token without a tokenizer (snprintf: GCC 12 warns falsely on "<" + std::string + ">", bug 105651).
+std::string id_piece(int32_t id) {
+    char text[16];
+    std::snprintf(text, sizeof text, "<%d>", id);
+    return text;
+}
+
 }  // namespace
 
 MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const CancelToken& cancel,
@@ -64,13 +71,16 @@ MeasuredView measure_with_engine(const AppController::MeasureRequest& req, const
         if (tok)
             pv.text = tok->decode(p.tokens);
         else
-            for (int32_t id : p.tokens) pv.text += (pv.text.empty() ? "" : " ") + std::to_string(id);
+            for (int32_t id : p.tokens) {
+                if (!pv.text.empty()) pv.text += ' ';
+                pv.text += std::to_string(id);
+            }
         if (pv.text.size() > kPromptTextBytes) pv.text = "..." + pv.text.substr(pv.text.size() - kPromptTextBytes);
         view.prompts.push_back(pv);
         step_offset = int(view.stats.n_steps);
     };
     hooks.on_token = [&](size_t i, const engine::TokenEvent& e) {
-        view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : "<" + std::to_string(e.token) + ">", e.level,
+        view.tokens.push_back({tok ? tok->token_to_piece(e.token, false) : id_piece(e.token), e.level,
                                origin_of(e.kind), step_offset + e.step, int(i)});
         ++view.n_generated;
         view.n_steps = std::max<int64_t>(view.n_steps, step_offset + e.step + 1);

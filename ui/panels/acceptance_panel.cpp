@@ -76,7 +76,7 @@ void bar_chart(const BarSeries& s, float height) {
         dl->AddText(ImVec2((x0 + x1) / 2 - 4, p1.y - 15), IM_COL32(160, 160, 160, 255), label);
     }
     for (double g : {0.25, 0.5, 0.75}) {  // the axis (shares in [0, 1]), over the bars
-        char tick[8];
+        char tick[16];
         std::snprintf(tick, sizeof tick, "%.2g", g);
         const ImVec2 at(p1.x - ImGui::CalcTextSize(tick).x - 3, y_of(g) - 14);
         dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(p1.x, at.y + 13), IM_COL32(25, 27, 32, 200));
