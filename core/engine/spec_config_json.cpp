@@ -28,27 +28,6 @@ const char* tree_kind_name(TreeKind k) {
     return "static";
 }
 
-// Rejects keys not in `allowed`, naming the first one and the object it is in.
-void check_keys(const nlohmann::json& j, const std::string& where, const std::set<std::string>& allowed) {
-    if (!j.is_object()) throw std::invalid_argument(where + ": expected a JSON object, got " + j.type_name());
-    for (auto it = j.begin(); it != j.end(); ++it)
-        if (!allowed.count(it.key())) throw_unknown_key(json_path(where, it.key()));
-}
-
-// Reads j[key] into out when present; a wrong type names the key.
-template <class T>
-void get(const nlohmann::json& j, const std::string& where, const char* key, T& out) {
-    auto it = j.find(key);
-    if (it == j.end()) return;
-    try {
-        out = it->template get<T>();
-    } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument(where + "." + key + ": wrong type (" + e.what() + ")");
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(where + "." + key + ": " + e.what());
-    }
-}
-
 }  // namespace
 
 void to_json(nlohmann::json& j, const SpecConfig& c) {
@@ -103,119 +82,135 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
     };
 }
 
+namespace {
+
+constexpr std::pair<const char*, Verification> kVerificationNames[] = {
+    {"chain", Verification::chain}, {"tree", Verification::tree}, {"cats", Verification::cats}};
+constexpr std::pair<const char*, LengthMode> kLengthModeNames[] = {{"truncate", LengthMode::truncate},
+                                                                   {"threshold", LengthMode::threshold}};
+constexpr std::pair<const char*, TreeKind> kTreeKindNames[]     = {{"static", TreeKind::static_shape},
+                                                                   {"top_k", TreeKind::top_k},
+                                                                   {"sequoia", TreeKind::sequoia},
+                                                                   {"chain_second", TreeKind::chain_second},
+                                                                   {"dynamic", TreeKind::dynamic}};
+
+void read_tree(const nlohmann::json& j, const std::string& where, TreeConfig& t) {
+    JsonReader r(j, where);
+    if (const nlohmann::json* k = r.sub("kind"); k && k->is_string() && k->get<std::string>() == "cats")
+        r.fail(r.at("kind"),
+               "\"cats\" was renamed \"chain_second\" (a chain plus the draft's second choice as a leaf at each "
+               "position); CATS's three-stage process is \"verification\": \"cats\" with a \"cats\" section");
+    r.get_enum("kind", t.kind, kTreeKindNames);
+    r.get("branching", t.branching);
+    r.get("top_k", t.top_k);
+    r.get("depth", t.depth);
+    r.get("node_budget", t.node_budget);
+    r.get("max_depth", t.max_depth);
+    r.get("prior", t.prior);
+    r.get("refit_every", t.refit_every);
+    r.finish();
+}
+
+void read_cats(const nlohmann::json& j, const std::string& where, CatsConfig& c) {
+    JsonReader r(j, where);
+    r.get("draft_layers", c.draft_layers);
+    r.get("sv_layers", c.sv_layers);
+    r.get("dram_budget_gb", c.dram_budget_gb);
+    r.get("typical", c.typical);
+    r.get("typical_epsilon", c.typical_epsilon);
+    r.get("typical_delta", c.typical_delta);
+    r.finish();
+}
+
+void read_repeats(const nlohmann::json& j, const std::string& where, Repeats& p) {
+    JsonReader r(j, where);
+    r.get("min", p.min);
+    r.get("max", p.max);
+    r.get("min_time_s", p.min_time_s);
+    r.get("max_time_s", p.max_time_s);
+    r.get("rel_width", p.rel_width);
+    r.finish();
+}
+
+void read_adaptive(const nlohmann::json& j, const std::string& where, AdaptiveGamma& a) {
+    JsonReader r(j, where);
+    r.get("enabled", a.enabled);
+    r.get("min", a.min);
+    r.get("max", a.max);
+    r.finish();
+}
+
+// A nested value with its own strict from_json (SamplerConfig, ContextConfig): errors prefixed with its path.
+template <class T>
+void read_nested(const nlohmann::json& j, const std::string& where, T& out) {
+    try {
+        out = j.get<T>();
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(where + ": wrong type (" + e.what() + ")");
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        throw std::invalid_argument(what.rfind(where, 0) == 0 ? what : where + ": " + what);
+    }
+}
+
+}  // namespace
+
 void from_json(const nlohmann::json& j, SpecConfig& c) {
-    const std::string w = "spec";
-    check_keys(j, w, {"levels",         "gamma",          "verification", "tree",     "cats",        "sampling",
-                      "p_min",          "adaptive_gamma", "lenience",     "k_matrix", "length_mode", "maxgram_block",
-                      "max_new_tokens", "prompt_ids",     "prompt",       "dataset",  "task",        "max_prompts",
-                      "context",        "baseline",       "repeats",      "eos",      "comment"});
+    JsonReader r(j, "spec");
     c = SpecConfig{};
-    if (auto it = j.find("levels"); it != j.end()) {
-        if (!it->is_array()) throw std::invalid_argument("spec.levels: expected an array of draft specs");
+    if (const nlohmann::json* levels = r.sub("levels")) {
+        if (!levels->is_array()) r.fail(r.at("levels"), "expected an array of draft specs");
         c.levels.clear();
-        for (size_t i = 0; i < it->size(); ++i) {
+        for (size_t i = 0; i < levels->size(); ++i) {
             try {
-                c.levels.push_back((*it)[i].get<drafts::DraftSpec>());
+                c.levels.push_back((*levels)[i].get<drafts::DraftSpec>());
             } catch (const std::exception& e) {
-                throw std::invalid_argument("spec.levels[" + std::to_string(i) + "]: " + e.what());
+                r.fail(json_path(r.at("levels"), i), e.what());
             }
         }
     }
-    get(j, w, "gamma", c.gamma);
-    if (auto it = j.find("verification"); it != j.end()) {
-        const std::string v = it->is_string() ? it->get<std::string>() : "";
-        if (v != "chain" && v != "tree" && v != "cats")
-            throw std::invalid_argument("spec.verification: expected \"chain\", \"tree\" or \"cats\", got " +
-                                        it->dump());
-        c.verification = v == "chain" ? Verification::chain : v == "tree" ? Verification::tree : Verification::cats;
+    r.get("gamma", c.gamma);
+    r.get_enum("verification", c.verification, kVerificationNames);
+    if (const nlohmann::json* t = r.sub("tree")) read_tree(*t, r.at("tree"), c.tree);
+    if (const nlohmann::json* v = r.sub("cats")) read_cats(*v, r.at("cats"), c.cats);
+    if (const nlohmann::json* v = r.sub("sampling")) {
+        check_known_keys(*v, r.at("sampling"), {"temperature", "top_k", "top_p", "seed"});
+        read_nested(*v, r.at("sampling"), c.sampling);
     }
-    if (auto it = j.find("cats"); it != j.end()) {
-        const std::string cw = "spec.cats";
-        check_keys(*it, cw,
-                   {"draft_layers", "sv_layers", "dram_budget_gb", "typical", "typical_epsilon", "typical_delta"});
-        get(*it, cw, "draft_layers", c.cats.draft_layers);
-        get(*it, cw, "sv_layers", c.cats.sv_layers);
-        get(*it, cw, "dram_budget_gb", c.cats.dram_budget_gb);
-        get(*it, cw, "typical", c.cats.typical);
-        get(*it, cw, "typical_epsilon", c.cats.typical_epsilon);
-        get(*it, cw, "typical_delta", c.cats.typical_delta);
-    }
-    if (auto it = j.find("tree"); it != j.end()) {
-        const std::string tw = "spec.tree";
-        check_keys(*it, tw,
-                   {"kind", "branching", "top_k", "depth", "node_budget", "max_depth", "prior", "refit_every"});
-        TreeConfig& t = c.tree;
-        if (auto k = it->find("kind"); k != it->end()) {
-            const std::string s = k->is_string() ? k->get<std::string>() : "";
-            if (s == "static")
-                t.kind = TreeKind::static_shape;
-            else if (s == "top_k")
-                t.kind = TreeKind::top_k;
-            else if (s == "sequoia")
-                t.kind = TreeKind::sequoia;
-            else if (s == "chain_second")
-                t.kind = TreeKind::chain_second;
-            else if (s == "dynamic")
-                t.kind = TreeKind::dynamic;
-            else if (s == "cats")
-                throw std::invalid_argument(tw +
-                                            ".kind: \"cats\" was renamed \"chain_second\" (a chain plus the draft's "
-                                            "second choice as a leaf at each position); CATS's three-stage process "
-                                            "is \"verification\": \"cats\" with a \"cats\" section");
-            else
-                throw std::invalid_argument(tw +
-                                            ".kind: expected \"static\", \"top_k\", \"sequoia\", "
-                                            "\"chain_second\" or \"dynamic\", got " +
-                                            k->dump());
+    r.get("p_min", c.p_min);
+    if (const nlohmann::json* v = r.sub("repeats")) read_repeats(*v, r.at("repeats"), c.repeats);
+    if (const nlohmann::json* v = r.sub("adaptive_gamma")) read_adaptive(*v, r.at("adaptive_gamma"), c.adaptive_gamma);
+    std::vector<double> lenience;
+    r.get("lenience", lenience);
+    c.lenience.assign(lenience.begin(), lenience.end());
+    if (const nlohmann::json* k = r.sub("k_matrix")) {
+        if (!k->is_array()) r.fail(r.at("k_matrix"), "expected an array of arrays of positions");
+        for (size_t i = 0; i < k->size(); ++i) {
+            const std::string row = json_path(r.at("k_matrix"), i);
+            if (!(*k)[i].is_array()) r.fail(row, "expected an array of positions");
+            std::vector<int32_t> counts;
+            for (size_t m = 0; m < (*k)[i].size(); ++m)
+                counts.push_back(int32_t(r.integer((*k)[i][m], json_path(row, m), INT32_MIN, INT32_MAX)));
+            c.k_matrix.push_back(std::move(counts));
         }
-        get(*it, tw, "branching", t.branching);
-        get(*it, tw, "top_k", t.top_k);
-        get(*it, tw, "depth", t.depth);
-        get(*it, tw, "node_budget", t.node_budget);
-        get(*it, tw, "max_depth", t.max_depth);
-        get(*it, tw, "prior", t.prior);
-        get(*it, tw, "refit_every", t.refit_every);
     }
-    if (auto it = j.find("sampling"); it != j.end()) {
-        check_keys(*it, "spec.sampling", {"temperature", "top_k", "top_p", "seed"});
-        get(j, w, "sampling", c.sampling);
+    r.get_enum("length_mode", c.length_mode, kLengthModeNames);
+    r.get("maxgram_block", c.maxgram_block);
+    r.get("max_new_tokens", c.max_new_tokens);
+    r.get("prompt_ids", c.prompt_ids);
+    r.get("prompt", c.prompt);
+    r.get("dataset", c.dataset);
+    r.get("task", c.task);
+    r.get("max_prompts", c.max_prompts);
+    if (const nlohmann::json* v = r.sub("context")) {
+        check_known_keys(*v, r.at("context"),
+                         {"n_ctx", "n_batch", "path", "int8_activations", "rollback", "max_rollback"});
+        read_nested(*v, r.at("context"), c.context);
     }
-    get(j, w, "p_min", c.p_min);
-    if (auto it = j.find("repeats"); it != j.end()) {
-        check_keys(*it, "spec.repeats", {"min", "max", "min_time_s", "max_time_s", "rel_width"});
-        get(*it, "spec.repeats", "min", c.repeats.min);
-        get(*it, "spec.repeats", "max", c.repeats.max);
-        get(*it, "spec.repeats", "min_time_s", c.repeats.min_time_s);
-        get(*it, "spec.repeats", "max_time_s", c.repeats.max_time_s);
-        get(*it, "spec.repeats", "rel_width", c.repeats.rel_width);
-    }
-    if (auto it = j.find("adaptive_gamma"); it != j.end()) {
-        check_keys(*it, "spec.adaptive_gamma", {"enabled", "min", "max"});
-        get(*it, "spec.adaptive_gamma", "enabled", c.adaptive_gamma.enabled);
-        get(*it, "spec.adaptive_gamma", "min", c.adaptive_gamma.min);
-        get(*it, "spec.adaptive_gamma", "max", c.adaptive_gamma.max);
-    }
-    get(j, w, "lenience", c.lenience);
-    get(j, w, "k_matrix", c.k_matrix);
-    if (auto it = j.find("length_mode"); it != j.end()) {
-        const std::string v = it->is_string() ? it->get<std::string>() : "";
-        if (v != "truncate" && v != "threshold")
-            throw std::invalid_argument("spec.length_mode: expected \"truncate\" or \"threshold\", got " + it->dump());
-        c.length_mode = v == "truncate" ? LengthMode::truncate : LengthMode::threshold;
-    }
-    get(j, w, "maxgram_block", c.maxgram_block);
-    get(j, w, "max_new_tokens", c.max_new_tokens);
-    get(j, w, "prompt_ids", c.prompt_ids);
-    get(j, w, "prompt", c.prompt);
-    get(j, w, "dataset", c.dataset);
-    get(j, w, "task", c.task);
-    get(j, w, "max_prompts", c.max_prompts);
-    if (auto it = j.find("context"); it != j.end()) {
-        check_keys(*it, "spec.context", {"n_ctx", "n_batch", "path", "int8_activations", "rollback", "max_rollback"});
-        get(j, w, "context", c.context);
-    }
-    get(j, w, "baseline", c.baseline);
-    get(j, w, "eos", c.eos);
+    r.get("baseline", c.baseline);
+    r.get("eos", c.eos);
+    r.ignore("comment");
+    r.finish();
 }
 
 SpecConfig load_spec_config(const std::string& path) {

@@ -25,6 +25,7 @@
 using namespace speculum;
 using nlohmann::json;
 using ::testing::EndsWith;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -148,6 +149,14 @@ TEST(JsonReader, EveryReaderNamesAnUnknownKeyTheSameWay) {
     EXPECT_THAT(error_of([&] { (void)analytic::predict_input_from_json(with_bogus(json::object()), {}); }),
                 EndsWith(msg));
     EXPECT_THAT(error_of([&] { (void)analytic::kmatrix_from_json(with_bogus(json::object())); }), EndsWith(msg));
+    // SpecConfig reads through JsonReader too: typed values (no silent truncation of 4.5 to 4) and enums by name.
+    json fractional     = json(engine::SpecConfig{});
+    fractional["gamma"] = {4.5};
+    EXPECT_THAT(error_of([&] { (void)fractional.get<engine::SpecConfig>(); }), HasSubstr("spec.gamma[0]"));
+    json verification            = json(engine::SpecConfig{});
+    verification["verification"] = "forest";
+    EXPECT_THAT(error_of([&] { (void)verification.get<engine::SpecConfig>(); }),
+                HasSubstr("spec.verification: \"forest\" is not one of \"chain\", \"tree\", \"cats\""));
     EXPECT_THAT(error_of([&] { (void)with_bogus(json(session::RepeatSummary{})).get<session::RepeatSummary>(); }),
                 EndsWith("repeated." + msg));
     engine::SpecConfig one_level;
