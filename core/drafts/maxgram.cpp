@@ -1,6 +1,8 @@
 // Max-Gram drafter (see maxgram.h).
 #include "core/drafts/maxgram.h"
 
+#include "core/json_reader.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
@@ -25,18 +27,16 @@ void to_json(nlohmann::json& j, const MaxGramParams& p) {
 }
 
 void from_json(const nlohmann::json& j, MaxGramParams& p) {
-    MaxGramParams d;
-    const std::string mode = j.value("mode", std::string(to_string(d.mode)));
-    if (mode == "csdrafting")
-        p.mode = MaxGramMode::csdrafting;
-    else if (mode == "periodic")
-        p.mode = MaxGramMode::periodic;
-    else
-        throw std::invalid_argument("maxgram.mode must be \"csdrafting\" or \"periodic\", got \"" + mode + "\"");
-    p.min_match     = j.value("min_match", d.min_match);
-    p.max_match     = j.value("max_match", d.max_match);
-    p.prefer_recent = j.value("prefer_recent", d.prefer_recent);
-    p.bigram_fill   = j.value("bigram_fill", d.bigram_fill);
+    static constexpr std::pair<const char*, MaxGramMode> kModes[] = {{"csdrafting", MaxGramMode::csdrafting},
+                                                                     {"periodic", MaxGramMode::periodic}};
+    p                                                             = MaxGramParams{};
+    JsonReader r(j, "maxgram");
+    r.get_enum("mode", p.mode, kModes);
+    r.get("min_match", p.min_match);
+    r.get("max_match", p.max_match);
+    r.get("prefer_recent", p.prefer_recent);
+    r.get("bigram_fill", p.bigram_fill);
+    r.finish();
 }
 
 BigramTable BigramTable::build(const std::vector<std::vector<int32_t>>& sequences, int32_t n_vocab) {

@@ -4,6 +4,7 @@
 #include "core/model/forward.h"
 
 #include "core/hw/large_pages.h"
+#include "core/json_reader.h"
 #include "core/model/rope.h"
 #include "core/parallel.h"
 #include "core/thread_team.h"
@@ -51,20 +52,19 @@ void to_json(nlohmann::json& j, const ContextConfig& c) {
 }
 
 void from_json(const nlohmann::json& j, ContextConfig& c) {
-    const ContextConfig d;
-    c.n_ctx             = j.value("n_ctx", d.n_ctx);
-    c.n_batch           = j.value("n_batch", d.n_batch);
-    const std::string p = j.value("path", std::string("fast"));
-    if (p != "fast" && p != "reference")
-        throw std::invalid_argument("ContextConfig.path: expected \"fast\" or \"reference\", got \"" + p + "\"");
-    c.path              = p == "fast" ? ForwardPath::fast : ForwardPath::reference;
-    c.int8_activations  = j.value("int8_activations", d.int8_activations);
-    const std::string r = j.value("rollback", std::string(to_string(d.rollback)));
-    const auto strategy = parse_rollback_strategy(r);
-    if (!strategy)
-        throw std::invalid_argument("ContextConfig.rollback: expected \"snapshot\" or \"rerun\", got \"" + r + "\"");
-    c.rollback     = *strategy;
-    c.max_rollback = j.value("max_rollback", d.max_rollback);
+    static constexpr std::pair<const char*, ForwardPath> kPaths[]          = {{"fast", ForwardPath::fast},
+                                                                              {"reference", ForwardPath::reference}};
+    static constexpr std::pair<const char*, RollbackStrategy> kRollbacks[] = {{"snapshot", RollbackStrategy::snapshot},
+                                                                              {"rerun", RollbackStrategy::rerun}};
+    c                                                                      = ContextConfig{};
+    JsonReader r(j, "context");
+    r.get("n_ctx", c.n_ctx);
+    r.get("n_batch", c.n_batch);
+    r.get_enum("path", c.path, kPaths);
+    r.get("int8_activations", c.int8_activations);
+    r.get_enum("rollback", c.rollback, kRollbacks);
+    r.get("max_rollback", c.max_rollback);
+    r.finish();
 }
 
 // ---- construction ----

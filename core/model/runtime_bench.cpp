@@ -3,6 +3,7 @@
 
 #include "core/hw/large_pages.h"
 #include "core/hw/microbench.h"
+#include "core/json_reader.h"
 #include "core/model/forward.h"
 #include "core/model/sampler.h"
 
@@ -74,14 +75,16 @@ void to_json(nlohmann::json& j, const BenchConfig& c) {
 }
 
 void from_json(const nlohmann::json& j, BenchConfig& c) {
-    const BenchConfig d;
-    c.n_prompt        = j.value("n_prompt", d.n_prompt);
-    c.n_decode        = j.value("n_decode", d.n_decode);
-    c.batch_sizes     = j.value("batch_sizes", d.batch_sizes);
-    c.repeats         = j.value("repeats", d.repeats);
-    c.membw_bytes     = j.value("membw_bytes", d.membw_bytes);
-    c.thread_cpu_time = j.value("thread_cpu_time", d.thread_cpu_time);
-    c.peak_probe      = j.value("peak_probe", d.peak_probe);
+    c = BenchConfig{};
+    JsonReader r(j, "bench");
+    r.get("n_prompt", c.n_prompt);
+    r.get("n_decode", c.n_decode);
+    r.get("batch_sizes", c.batch_sizes);
+    r.get("repeats", c.repeats);
+    r.get("membw_bytes", c.membw_bytes);
+    r.get("thread_cpu_time", c.thread_cpu_time);
+    r.get("peak_probe", c.peak_probe);
+    r.finish();
 }
 
 void to_json(nlohmann::json& j, const BenchResult& r) {

@@ -1,6 +1,8 @@
 // Sampler: temperature softmax, top-k / top-p truncation and seeded draws.
 #include "core/model/sampler.h"
 
+#include "core/json_reader.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,11 +26,13 @@ void to_json(nlohmann::json& j, const SamplerConfig& c) {
 }
 
 void from_json(const nlohmann::json& j, SamplerConfig& c) {
-    const SamplerConfig d;
-    c.temperature = j.value("temperature", d.temperature);
-    c.top_k       = j.value("top_k", d.top_k);
-    c.top_p       = j.value("top_p", d.top_p);
-    c.seed        = j.value("seed", d.seed);
+    c = SamplerConfig{};
+    JsonReader r(j, "sampling");
+    r.get("temperature", c.temperature);
+    r.get("top_k", c.top_k);
+    r.get("top_p", c.top_p);
+    r.get("seed", c.seed);
+    r.finish();
 }
 
 int32_t argmax(std::span<const float> logits) {

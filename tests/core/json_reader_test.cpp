@@ -7,9 +7,12 @@
 #include "core/analytic/kmatrix.h"
 #include "core/analytic/predict.h"
 #include "core/drafts/draft_spec.h"
+#include "core/drafts/maxgram.h"
 #include "core/engine/spec_config.h"
 #include "core/export/manifest.h"
 #include "core/hw/profile.h"
+#include "core/model/runtime_bench.h"
+#include "core/model/sampler.h"
 #include "core/model/synthetic.h"
 #include "core/session/run_report.h"
 #include "core/store/row_json.h"
@@ -149,6 +152,16 @@ TEST(JsonReader, EveryReaderNamesAnUnknownKeyTheSameWay) {
     EXPECT_THAT(error_of([&] { (void)analytic::predict_input_from_json(with_bogus(json::object()), {}); }),
                 EndsWith(msg));
     EXPECT_THAT(error_of([&] { (void)analytic::kmatrix_from_json(with_bogus(json::object())); }), EndsWith(msg));
+    EXPECT_THAT(error_of([&] { (void)with_bogus(json(model::SamplerConfig{})).get<model::SamplerConfig>(); }),
+                EndsWith("sampling." + msg));
+    json nested_context               = json(engine::SpecConfig{});
+    nested_context["context"]["oops"] = 1;
+    EXPECT_THAT(error_of([&] { (void)nested_context.get<engine::SpecConfig>(); }),
+                EndsWith("spec.context.oops: is not a known key"));
+    EXPECT_THAT(error_of([&] { (void)with_bogus(json(model::BenchConfig{})).get<model::BenchConfig>(); }),
+                EndsWith("bench." + msg));
+    EXPECT_THAT(error_of([&] { (void)with_bogus(json(drafts::MaxGramParams{})).get<drafts::MaxGramParams>(); }),
+                EndsWith("maxgram." + msg));
     // SpecConfig reads through JsonReader too: typed values (no silent truncation of 4.5 to 4) and enums by name.
     json fractional     = json(engine::SpecConfig{});
     fractional["gamma"] = {4.5};
