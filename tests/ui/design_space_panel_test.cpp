@@ -153,6 +153,9 @@ TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
     EXPECT_EQ(sel.x, "/gamma/0") << "the sweep's own axes first";
     EXPECT_EQ(sel.y, "/modeled/levels/0/alpha");
     EXPECT_EQ(sel.metric, "predicted_speedup");
+    // The editor's configuration (gamma 5, assumed alpha 0.8) is outlined: column gamma 5, row alpha 0.8.
+    ASSERT_TRUE(panel.store_view().current_cell());
+    EXPECT_EQ(*panel.store_view().current_cell(), std::make_pair(size_t(4), size_t(6)));
     ASSERT_FALSE(actions.queue.empty());
     EXPECT_NE(std::get_if<ui::ActionSelectDesignGrid>(&actions.queue[0]), nullptr) << "the Export panel follows it";
     actions.queue.clear();

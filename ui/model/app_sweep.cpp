@@ -98,6 +98,13 @@ sweep::SweepSpec app_sweep_spec(const AppSweepRequest& r) {
     return spec;
 }
 
+nlohmann::json editor_config_json(const AppConfig& cfg) {
+    sweep::SpecModeled modeled;
+    for (const LevelAssumption& l : cfg.modeled.levels) modeled.figures.levels.push_back({{l.alpha}, l.c});
+    modeled.horizontal = cfg.modeled.horizontal;
+    return sweep::spec_predict_config(cfg.spec, modeled);
+}
+
 std::filesystem::path app_sweep_file(const std::filesystem::path& dir, const sweep::SweepSpec& spec,
                                      const std::string& model_identity) {
     const std::string id = store::json_hash({{"spec", spec}, {"model", model_identity}}).substr(0, 12);

@@ -51,6 +51,10 @@ bool app_sweep_measured(const AppSweepRequest& r);
 // sweep, a measurement axis without measuring, or a configuration that cannot run (the reason).
 sweep::SweepSpec app_sweep_spec(const AppSweepRequest& r);
 
+// The editor's configuration as a sweep row's configuration: the SpecConfig with its modeled assumptions as the
+// "modeled" block, so a row's axis values can be found in it (the heatmap outlines the editor's cell).
+nlohmann::json editor_config_json(const AppConfig& cfg);
+
 // Where the app keeps a sweep's store: one file per spec and model, so running the same sweep again resumes it.
 std::filesystem::path app_sweep_file(const std::filesystem::path& dir, const sweep::SweepSpec& spec,
                                      const std::string& model_identity);

@@ -293,4 +293,25 @@ StoreGrid store_grid(const StoreView& view, const DesignSelection& sel) {
     return store_grid(view, x, y == x ? -1 : y, sel.metric, sel.aggregate);
 }
 
+std::optional<std::pair<size_t, size_t>> grid_cell_of(const StoreView& view, const StoreGrid& g, const json& config) {
+    if (g.x_axis < 0 || size_t(g.x_axis) >= view.axes.size()) return std::nullopt;
+    auto same = [](const json& a, const json& b) {
+        if (a.is_number() && b.is_number()) {
+            const double x = a.get<double>(), y = b.get<double>();
+            return std::abs(x - y) <= 1e-6 * std::max({1.0, std::abs(x), std::abs(y)});
+        }
+        return a == b;
+    };
+    auto find = [&](const std::vector<json>& values, const json& v) -> std::optional<size_t> {
+        for (size_t i = 0; i < values.size(); ++i)
+            if (same(values[i], v)) return i;
+        return std::nullopt;
+    };
+    const auto ix = find(g.xs, config_value(config, view.axes[size_t(g.x_axis)].pointer));
+    const auto iy = g.y_axis >= 0 ? find(g.ys, config_value(config, view.axes[size_t(g.y_axis)].pointer))
+                                  : std::optional<size_t>(0);
+    if (!ix || !iy) return std::nullopt;
+    return std::make_pair(*ix, *iy);
+}
+
 }  // namespace speculum::ui

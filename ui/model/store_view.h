@@ -108,6 +108,11 @@ struct StoreGrid {
 std::vector<size_t> store_pareto(const StoreView& view, const std::string& x_metric, const std::string& y_metric);
 
 StoreGrid store_grid(const StoreView& view, int x_axis, int y_axis, const std::string& metric, CellAggregate aggregate);
+// The cell of `grid` whose axis values are `config`'s (numbers equal to 1e-6 relative, as a float field stores
+// 0.3), e.g. the editor's configuration, which the heatmap outlines; nullopt when it falls in no cell.
+std::optional<std::pair<size_t, size_t>> grid_cell_of(const StoreView& view, const StoreGrid& grid,
+                                                      const nlohmann::json& config);
+
 // The grid of a selection (axes found by pointer; an axis the view lacks: x = the first axis, y = none).
 StoreGrid store_grid(const StoreView& view, const DesignSelection& selection);
 

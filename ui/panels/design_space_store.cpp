@@ -1,6 +1,7 @@
 // Design space over a result store: pickers, heatmap of stored rows (click loads the best row), Pareto scatter.
 #include "ui/panels/design_space_store.h"
 
+#include "ui/model/app_sweep.h"
 #include "ui/model/result_config.h"
 #include "ui/widgets.h"
 
@@ -94,7 +95,8 @@ void StoreDesignView::sync(const std::shared_ptr<const StoreView>& view) {
         m_grid_valid   = false;
     }
     if (!m_grid_valid) {
-        m_grid       = store_grid(*view, m_x, m_y, m_metric, m_aggregate);
+        m_grid = store_grid(*view, m_x, m_y, m_metric, m_aggregate);
+        ++m_grid_revision;
         m_grid_valid = true;
     }
 }
@@ -171,6 +173,11 @@ void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, con
 void StoreDesignView::heatmap(const StoreView& view, const AppConfig& current, UiActions& actions, float height) {
     const StoreGrid& g = m_grid;
     if (g.xs.empty()) return;
+    if (!m_current || !(*m_current == current) || m_cell_revision != m_grid_revision) {
+        m_current       = current;
+        m_current_cell  = grid_cell_of(view, g, editor_config_json(current));
+        m_cell_revision = m_grid_revision;
+    }
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (const StoreCell& c : g.cells)
         if (c.count > 0) lo = std::min(lo, c.value), hi = std::max(hi, c.value);
@@ -191,6 +198,8 @@ void StoreDesignView::heatmap(const StoreView& view, const AppConfig& current, U
             ImVec2 a(p0.x + left + cw * float(ix), p0.y + ch * float(g.ys.size() - 1 - iy));
             ImVec2 b(a.x + cw - 1, a.y + ch - 1);
             dl->AddRectFilled(a, b, heat_color(t));
+            if (m_current_cell && m_current_cell->first == ix && m_current_cell->second == iy)  // the editor's cell
+                dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32_WHITE, 0, 0, 2.5f);
             const char* source = c.count == 0              ? ""
                                  : c.n_measured == c.count ? "measured"
                                  : c.n_measured            ? "mixed"

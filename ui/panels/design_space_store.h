@@ -20,6 +20,8 @@ public:
     void draw(const std::shared_ptr<const StoreView>& view, const AppConfig& current, UiActions& actions);
     // The grid currently shown (recomputed when the store or a picker changes); for tests and the screenshot.
     const StoreGrid& grid() const { return m_grid; }
+    // The editor's cell in the grid shown (outlined), as of the last frame; for tests.
+    std::optional<std::pair<size_t, size_t>> current_cell() const { return m_current_cell; }
     // Picks axes by pointer (false when the store has no such varying field); y = "" means a single row.
     bool set_axes(const std::shared_ptr<const StoreView>& view, const std::string& x, const std::string& y);
     void set_metric(const std::string& metric) { m_metric = metric, m_grid_valid = false; }
@@ -40,9 +42,13 @@ private:
     CellAggregate m_aggregate = CellAggregate::best;
     StoreGrid m_grid;
     bool m_grid_valid = false;
-    std::string m_speed_metric;   // Pareto y: measured "speedup" when any row has it, else "predicted_speedup"
-    std::string m_cost_metric;    // Pareto x: "draft_bytes" when any row has it, else "draft_work"
-    DesignSelection m_sent;       // the selection last sent to the controller
+    std::string m_speed_metric;          // Pareto y: measured "speedup" when any row has it, else "predicted_speedup"
+    std::string m_cost_metric;           // Pareto x: "draft_bytes" when any row has it, else "draft_work"
+    DesignSelection m_sent;              // the selection last sent to the controller
+    std::optional<AppConfig> m_current;  // the editor's configuration m_current_cell is of
+    std::optional<std::pair<size_t, size_t>> m_current_cell;       // its cell in m_grid (outlined)
+    uint64_t m_grid_revision = 0, m_cell_revision = ~uint64_t(0);  // m_grid recomputed / m_current_cell computed for
+
     std::vector<size_t> m_front;  // Pareto-optimal rows (speedup up, draft_bytes down), by draft_bytes
 };
 
