@@ -86,46 +86,25 @@ void to_json(nlohmann::json& j, const HardwareProfile& p) {
 }
 
 void from_json(const nlohmann::json& j, HardwareProfile& p) {
-    if (!j.is_object()) throw std::invalid_argument("hardware profile must be a JSON object");
-    std::set<std::string> known{"id", "name", "kind", "sources", "estimates", "measured"};
-    for (const auto& f : kNumFields) known.insert(f.key);
-    for (const auto& [key, _] : j.items())
-        if (!known.count(key)) throw_unknown_key("hardware profile." + key);
-    p        = HardwareProfile{};
-    auto str = [&](const char* key, std::string& out, bool required) {
-        if (!j.contains(key)) {
-            if (required) fail(key, "missing");
-            return;
-        }
-        if (!j[key].is_string()) fail(key, "must be a string");
-        out = j[key].get<std::string>();
-    };
-    str("id", p.id, false);
-    str("name", p.name, true);
-    str("kind", p.kind, true);
-    for (const auto& f : kNumFields) {
-        if (!j.contains(f.key)) continue;
-        if (!j[f.key].is_number()) fail(f.key, "must be a number");
-        p.*f.member = j[f.key].get<double>();
+    JsonReader r(j, "hardware profile");
+    p = HardwareProfile{};
+    for (const char* required : {"name", "kind"})
+        if (!r.has(required)) r.fail(r.at(required), "missing");
+    r.get("id", p.id);
+    r.get("name", p.name);
+    r.get("kind", p.kind);
+    for (const auto& f : kNumFields) r.get(f.key, p.*f.member);
+    if (const nlohmann::json* sources = r.sub("sources")) {
+        if (!sources->is_object()) r.fail(r.at("sources"), "must be an object of field -> citation");
+        for (const auto& [k, v] : sources->items()) p.sources[k] = r.string(v, json_path(r.at("sources"), k));
     }
-    if (j.contains("sources")) {
-        if (!j["sources"].is_object()) fail("sources", "must be an object of field -> citation");
-        for (const auto& [k, v] : j["sources"].items()) {
-            if (!v.is_string()) fail("sources." + k, "must be a string");
-            p.sources[k] = v.get<std::string>();
-        }
+    if (const nlohmann::json* estimates = r.sub("estimates")) {
+        if (!estimates->is_array()) r.fail(r.at("estimates"), "must be an array of field names");
+        for (size_t i = 0; i < estimates->size(); ++i)
+            p.estimates.push_back(r.string((*estimates)[i], json_path(r.at("estimates"), i)));
     }
-    if (j.contains("estimates")) {
-        if (!j["estimates"].is_array()) fail("estimates", "must be an array of field names");
-        for (const auto& v : j["estimates"]) {
-            if (!v.is_string()) fail("estimates", "must contain strings");
-            p.estimates.push_back(v.get<std::string>());
-        }
-    }
-    if (j.contains("measured")) {
-        if (!j["measured"].is_boolean()) fail("measured", "must be true or false");
-        p.measured = j["measured"].get<bool>();
-    }
+    r.get("measured", p.measured);
+    r.finish();
 }
 
 HardwareProfile load_profile(const std::filesystem::path& file) {

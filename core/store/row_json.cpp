@@ -65,10 +65,9 @@ json row_to_json(const ResultRow& row) {
 
 ResultRow row_from_json(const json& j) {
     if (!j.is_object()) throw std::invalid_argument("row must be an object");
-    static const std::set<std::string> known = {"key",   "sweep",       "task",    "status",    "message", "config",
-                                                "stats", "predictions", "metrics", "objective", "prompts", "wall_s"};
-    for (const auto& [k, v] : j.items())
-        if (!known.count(k)) throw_unknown_key("row." + k);
+    check_known_keys(j, "row",
+                     {"key", "sweep", "task", "status", "message", "config", "stats", "predictions", "metrics",
+                      "objective", "prompts", "wall_s"});
     ResultRow r;
     const json& key = object(j, "key");
     if (key.size() != 3) throw std::invalid_argument("row.key must have config_hash, model_hash, dataset_hash");

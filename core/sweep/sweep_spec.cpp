@@ -24,10 +24,9 @@ namespace {
     throw std::invalid_argument(field + " " + why);
 }
 
-void check_keys(const json& j, const std::string& field, const std::set<std::string>& allowed) {
+void check_keys(const json& j, const std::string& field, std::initializer_list<std::string_view> allowed) {
     if (!j.is_object()) bad(field, "must be an object");
-    for (const auto& [k, v] : j.items())
-        if (!allowed.count(k)) throw_unknown_key(json_path(field, k));
+    check_known_keys(j, field, allowed);
 }
 
 const json& get(const json& j, const char* key) {
