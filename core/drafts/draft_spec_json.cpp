@@ -232,21 +232,10 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
         else if (key == "model_path")
             read(v, key, r.model_path);
         else if (key == "maxgram") {
-            require_object(v, "draft.maxgram");
-            for (const auto& [k, mv] : v.items()) {
-                const std::string f = "maxgram." + k;
-                if (k == "mode")
-                    r.maxgram.mode = parse_enum(mv, f, {MaxGramMode::csdrafting, MaxGramMode::periodic});
-                else if (k == "min_match")
-                    read(mv, f, r.maxgram.min_match);
-                else if (k == "max_match")
-                    read(mv, f, r.maxgram.max_match);
-                else if (k == "prefer_recent")
-                    read(mv, f, r.maxgram.prefer_recent);
-                else if (k == "bigram_fill")
-                    read(mv, f, r.maxgram.bigram_fill);
-                else
-                    throw_unknown_key("draft." + f);
+            try {  // MaxGramParams' own reader (maxgram.cpp), its paths under "draft."
+                r.maxgram = v.get<MaxGramParams>();
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("draft.") + e.what());
             }
         } else if (key == "bigram_corpus")
             read(v, key, r.bigram_corpus);
