@@ -413,7 +413,11 @@ EngineCalibration calibrate_engine_runs(const std::vector<MeasuredEngineRun>& ru
     EngineCalibration cal;
     std::map<std::string, size_t> target_index;
     for (const auto& r : runs)
-        if (target_index.emplace(r.target, cal.targets.size()).second) cal.targets.push_back({.target = r.target});
+        if (target_index.emplace(r.target, cal.targets.size()).second) {
+            FittedTarget t;
+            t.target = r.target;
+            cal.targets.push_back(std::move(t));
+        }
     auto plain_step = [](const MeasuredEngineRun& r) { return 1.0 / r.baseline_tokens_per_s; };
     auto tokens_of  = [](const MeasuredEngineRun& r) {
         double n = 0;

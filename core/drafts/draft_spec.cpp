@@ -134,7 +134,9 @@ std::string DraftSpec::describe() const {
     if (prune.ratio > 0.0f) {
         std::string classes;
         auto add = [&](bool on, const char* n) {
-            if (on) classes += (classes.empty() ? "" : "+") + std::string(n);
+            if (!on) return;
+            if (!classes.empty()) classes += '+';
+            classes += n;
         };
         add(prune.attention, "attn");
         add(prune.ffn, "ffn");
@@ -158,7 +160,10 @@ std::string DraftSpec::describe() const {
     if (experts_used > 0) parts.push_back(std::to_string(experts_used) + " experts/token");
     auto list = [](const std::vector<int32_t>& v) {
         std::string s;
-        for (int32_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+        for (int32_t x : v) {  // appended, not (sep + to_string): GCC 12 warns falsely on that (-Wrestrict, 105651)
+            if (!s.empty()) s += ',';
+            s += std::to_string(x);
+        }
         return s;
     };
     if (!skip_attn.empty()) parts.push_back("skip attn {" + list(skip_attn) + "}");
