@@ -51,7 +51,7 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
                                     : spec.weight_format;
 
     model::ModelWeights w = target.weights();  // views: every tensor starts shared with the target
-    SelfDraft d{.model = target, .forward = {}, .cost = {}, .matrices = {}};
+    SelfDraft d{.model = target, .forward = {}, .cost = {}, .storage_note = {}, .matrices = {}};
     const size_t n_total = 2 + 7 * size_t(hp.n_layer);
     size_t done          = 0;
     // Transforms one matrix in place in `w` when its plan is not the identity; records what happened.

@@ -269,7 +269,7 @@ RunResult SpecEngine::run(const std::vector<int32_t>& prompt, const CancelToken&
             throw std::invalid_argument("SpecEngine::run: prompt token " + std::to_string(i) + " = " +
                                         std::to_string(prompt[i]) + " is outside the vocabulary of " +
                                         std::to_string(n_vocab));
-    RunState st{Reviewer(m_verifier, m_cfg.context), model::Sampler(m_cfg.sampling), prompt, {}, 0, {}, 0, {}};
+    RunState st{Reviewer(m_verifier, m_cfg.context), model::Sampler(m_cfg.sampling), prompt, {}, 0, {}, 0, {}, {}, {}};
     st.gamma = m_cfg.draft_length(0);
     if (m_cfg.adaptive_gamma.enabled)
         st.gamma = std::clamp(st.gamma, m_cfg.adaptive_gamma.min, m_cfg.adaptive_gamma.max);

@@ -36,7 +36,7 @@ void delta_net_token(const DeltaNetShape& s, const float* conv_w, float* state, 
     const int64_t conv = s.conv_dim(), S = s.d_state;
     const int32_t taps = s.d_conv;
     // The window: the state's d_conv - 1 rows, oldest first, then this token's input.
-    const float* window[64];
+    const float* window[64] = {};
     for (int32_t j = 0; j + 1 < taps; ++j) window[j] = state + j * conv;
     kernels::causal_conv_silu(conv, taps, conv_w, window, in, scratch);
     if (taps > 1) {

@@ -41,7 +41,9 @@ TEST(BundledFamily, TargetIsMemoryBoundAndTheLevelsShareATokenizer) {
     // The target: BF16 matrices, over 64 MiB of weights (more than common last-level caches of 8-36 MB).
     EXPECT_GT(target.weight_bytes, 64ull << 20);
     for (const auto& t : target.file.tensors())
-        if (t.dims.size() == 2) EXPECT_EQ(t.type, kernels::GgmlType::BF16) << t.name;
+        if (t.dims.size() == 2) {
+            EXPECT_EQ(t.type, kernels::GgmlType::BF16) << t.name;
+        }
 
     const std::vector<std::string>& vocab =
         target.file.get_array("tokenizer.ggml.tokens", model::GgufType::STRING).strings;

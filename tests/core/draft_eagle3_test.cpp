@@ -229,8 +229,10 @@ TEST(Eagle3Drafter, TheLayerComputesEagle3ByHand) {
             const int32_t t = reduced ? h.d2t[size_t(j)] : j;
             ASSERT_NEAR(got[size_t(t)], want[size_t(j)], 1e-4f) << "draft token " << j;
         }
-        if (reduced)  // target tokens outside the draft vocabulary cannot be drafted
+        if (reduced) {
+            // target tokens outside the draft vocabulary cannot be drafted
             EXPECT_TRUE(std::isinf(got[1]) && got[1] < 0);
+        }
     }
 }
 

@@ -188,7 +188,9 @@ TEST(MtpDrafter, GreedyRunsAreLosslessAndAnEchoHeadIsAccepted) {
             // One pass per call to catch up and draft the first token, one per further token: at most gamma.
             EXPECT_LE(res.stats.levels[1].n_forward, 3 * res.stats.levels[1].n_calls);
             EXPECT_GT(res.stats.n_drafted, 0);
-            if (echo) EXPECT_GT(res.stats.n_accepted, 0) << "the echo head's drafts were accepted";
+            if (echo) {
+                EXPECT_GT(res.stats.n_accepted, 0) << "the echo head's drafts were accepted";
+            }
             if (tree) {  // the head's second choice is offered beside its first at the first depth
                 const engine::RankCounts& rc = res.stats.rank_counts;
                 ASSERT_FALSE(rc.offered.empty());

@@ -339,18 +339,24 @@ TEST(SuffixTree, DraftsRespectBudgetProbabilityAndDepth) {
             const int32_t budget = 1 + int32_t(rng() % 10), cap = 1 + int32_t(rng() % 4);
             const drafts::SuffixDraft d = tree.speculate(ctx, budget, a, mp, t, cap);
             ASSERT_LE(int32_t(d.tokens.size()), budget);
-            if (!d.tokens.empty()) ASSERT_LE(double(d.tokens.size()), std::floor(a * double(d.match_len)) + 1e-9);
+            if (!d.tokens.empty()) {
+                ASSERT_LE(double(d.tokens.size()), std::floor(a * double(d.match_len)) + 1e-9);
+            }
             double score = 0;
             std::vector<int32_t> depth(d.tokens.size(), 1);
             for (size_t i = 0; i < d.tokens.size(); ++i) {
                 ASSERT_GE(d.prob[i], mp - 1e-6f);
                 ASSERT_LT(d.parent[i], int32_t(i)) << "parents come first";
-                if (!t) ASSERT_EQ(d.parent[i], int32_t(i) - 1) << "path mode is a chain";
+                if (!t) {
+                    ASSERT_EQ(d.parent[i], int32_t(i) - 1) << "path mode is a chain";
+                }
                 if (d.parent[i] >= 0) {
                     depth[i] = depth[size_t(d.parent[i])] + 1;
                     ASSERT_LE(d.prob[i], d.prob[size_t(d.parent[i])] + 1e-6f) << "probabilities fall along a path";
                 }
-                if (t) ASSERT_LE(depth[i], cap);
+                if (t) {
+                    ASSERT_LE(depth[i], cap);
+                }
                 score += d.prob[i];
             }
             ASSERT_NEAR(d.score, score, 1e-4);

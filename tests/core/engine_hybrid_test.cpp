@@ -97,11 +97,17 @@ TEST(EngineHybrid, SelfDraftsAreLosslessWithEitherRollbackStrategy) {
                     const engine::RunResult res = engine::SpecEngine(target, c, drafter(spec, target, r)).run(kPrompt);
                     EXPECT_EQ(res.tokens, ref);
                     EXPECT_GT(res.stats.n_accepted, 0) << "drafts were accepted";
-                    if (all && !tree) EXPECT_EQ(res.stats.n_accepted, res.stats.n_drafted);
+                    if (all && !tree) {
+                        EXPECT_EQ(res.stats.n_accepted, res.stats.n_drafted);
+                    }
                     const engine::RecurrentReport& rr = res.stats.recurrent;
                     EXPECT_EQ(rr.strategy, model::to_string(r));
-                    if (!all || tree) EXPECT_GT(rr.rollbacks, 0u) << "rejected drafts rolled the state back";
-                    if (r == model::RollbackStrategy::rerun && rr.rollbacks > 0) EXPECT_GT(rr.tokens_rerun, 0u);
+                    if (!all || tree) {
+                        EXPECT_GT(rr.rollbacks, 0u) << "rejected drafts rolled the state back";
+                    }
+                    if (r == model::RollbackStrategy::rerun && rr.rollbacks > 0) {
+                        EXPECT_GT(rr.tokens_rerun, 0u);
+                    }
                     EXPECT_GT(rr.peak_bytes, 0u);
                 }
     }

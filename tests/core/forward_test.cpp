@@ -139,8 +139,9 @@ TEST_P(ForwardByType, Int8ActivationsStayNearReference) {
     double worst = 0.0;
     for (size_t i = 0; i < kTokens.size(); ++i) {
         const double d = rel_diff(fast[i], ref[i]);
-        if (i < alike)
+        if (i < alike) {
             EXPECT_LT(d, m.hparams().hybrid() ? kInt8ActivationsTolHybrid : kInt8ActivationsTol) << "token " << i;
+        }
         if (!used) {
             EXPECT_EQ(fast[i], exact[i]) << "token " << i;
         }

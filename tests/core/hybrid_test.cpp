@@ -141,10 +141,13 @@ TEST(Hybrid, RollbackRestoresTheStateExactlyWithEitherStrategy) {
                 ctx.kv().truncate(int32_t(kPrompt.size()) + accept);
                 got.push_back(copy(ctx.decode(90, ctx.kv().size())));
                 EXPECT_LT(max_diff(got.back(), want), 1e-4) << to_string(r);
-                if (accept < 6) EXPECT_EQ(ctx.kv().recurrent().stats().rollbacks, 1u);
-                if (r == RollbackStrategy::rerun && accept < 6)
+                if (accept < 6) {
+                    EXPECT_EQ(ctx.kv().recurrent().stats().rollbacks, 1u);
+                }
+                if (r == RollbackStrategy::rerun && accept < 6) {
                     EXPECT_EQ(ctx.kv().recurrent().stats().tokens_rerun, uint64_t(accept))
                         << "the kept draft tokens ran again, the prompt did not";
+                }
             }
             EXPECT_EQ(max_diff(got[0], got[1]), 0.0) << "snapshot and rerun restore the same bits";
         }

@@ -147,8 +147,9 @@ TEST(LargePageWeights, BenchSetsEachPassBesideItsFloors) {
         EXPECT_GT(b.flops, 0.0);
         EXPECT_NEAR(b.floor_memory_s, double(b.bytes_weights + b.bytes_kv) / (r.membw_read_gbs * 1e9),
                     1e-12 + 1e-9 * b.floor_memory_s);
-        if (r.int8_peak_gmacs > 0)
+        if (r.int8_peak_gmacs > 0) {
             EXPECT_NEAR(b.floor_compute_s * r.int8_peak_gmacs * 1e9, b.flops / 2, b.flops * 1e-9);
+        }
         EXPECT_DOUBLE_EQ(b.vs_floor, b.seconds / std::max(b.floor_memory_s, b.floor_compute_s));
     }
     EXPECT_NEAR(r.batches[1].flops, 4 * r.batches[0].flops, 0.5 * r.batches[0].flops);  // attention grows too

@@ -134,10 +134,12 @@ TEST(LlamaCppParity, EveryArchitectureAndTypeMatchesTheGoldenLogits) {
             const Outcome o = compare(*m, g, path, tol);
             EXPECT_LE(o.worst, tol) << (path == model::ForwardPath::fast ? "fast" : "reference") << " path";
             EXPECT_EQ(o.argmax_misses, 0) << (path == model::ForwardPath::fast ? "fast" : "reference") << " path";
-            if (tol > kTolFloat)  // the divergence is activation rounding, not a defect: no larger than our own
+            if (tol > kTolFloat) {
+                // the divergence is activation rounding, not a defect: no larger than our own
                 EXPECT_LE(o.worst, kSelfGapFactor * self_gap + 0.01)
                     << "own int8-vs-f32 gap " << self_gap << ", "
                     << (path == model::ForwardPath::fast ? "fast" : "reference");
+            }
             RecordProperty(g["case"].get<std::string>() + (path == model::ForwardPath::fast ? "_fast" : "_ref"),
                            std::to_string(o.worst));
         }

@@ -61,7 +61,9 @@ TEST(RepackedWeights, RepacksTheQ8_0MatricesButNotTheEmbedding) {
         EXPECT_EQ(m.weights().output.type, tied ? GgmlType::Q8_0 : GgmlType::Q8_0_X8) << "tied " << tied;
         for (const model::LayerWeights& L : m.weights().layers)
             for (const model::WeightView* v : L.matrices())
-                if (!v->empty()) EXPECT_EQ(v->type, GgmlType::Q8_0_X8);
+                if (!v->empty()) {
+                    EXPECT_EQ(v->type, GgmlType::Q8_0_X8);
+                }
         EXPECT_EQ(m.weight_bytes_total(), plain.weight_bytes_total());  // same bytes, other order
     }
 }

@@ -356,8 +356,8 @@ TEST(Summary, TheIncrementalFrontEqualsTheFrontOfAllRows) {
     std::vector<ResultRow> rows;
     for (int i = 0; i < 5000; ++i) {
         ResultRow r;
-        r.key.config_hash              = "h" + std::to_string(i);
-        r.task                         = i % 3 ? "a" : "b";
+        r.key.config_hash = std::to_string(i).insert(0, 1, 'h');  // not "h" + ...: GCC 12 -Wrestrict
+        r.task.assign(1, i % 3 ? 'a' : 'b');
         r.metrics["draft_bytes"]       = double(std::uniform_int_distribution<int>(1, 400)(rng));
         r.metrics["predicted_speedup"] = double(std::uniform_int_distribution<int>(100, 300)(rng)) / 100.0;
         r.objective                    = r.metrics["predicted_speedup"];
