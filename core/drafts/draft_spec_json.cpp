@@ -9,53 +9,12 @@ namespace speculum::drafts {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& field, const std::string& why) {
-    throw std::invalid_argument("draft." + field + " " + why);
-}
-
+// (name, value) pairs of an enum from its to_string names, for JsonReader::get_enum.
 template <class E>
-E parse_enum(const nlohmann::json& v, const std::string& key, std::initializer_list<E> values) {
-    if (!v.is_string()) bad(key, "must be a string");
-    const std::string s = v.get<std::string>();
-    std::string allowed;
-    for (E e : values) {
-        if (s == to_string(e)) return e;
-        allowed += std::string(allowed.empty() ? "" : ", ") + "\"" + to_string(e) + "\"";
-    }
-    bad(key, "must be one of " + allowed + ", got \"" + s + "\"");
-}
-
-// Strict readers: the key's value must have the expected JSON type.
-void read(const nlohmann::json& v, const std::string& key, bool& out) {
-    if (!v.is_boolean()) bad(key, "must be true or false");
-    out = v.get<bool>();
-}
-void read(const nlohmann::json& v, const std::string& key, int32_t& out) {
-    if (!v.is_number_integer()) bad(key, "must be an integer");
-    const int64_t x = v.get<int64_t>();
-    if (x < INT32_MIN || x > INT32_MAX) bad(key, "is out of range");
-    out = static_cast<int32_t>(x);
-}
-void read(const nlohmann::json& v, const std::string& key, float& out) {
-    if (!v.is_number()) bad(key, "must be a number");
-    out = v.get<float>();
-}
-void read(const nlohmann::json& v, const std::string& key, std::string& out) {
-    if (!v.is_string()) bad(key, "must be a string");
-    out = v.get<std::string>();
-}
-void read(const nlohmann::json& v, const std::string& key, std::vector<int32_t>& out) {
-    if (!v.is_array()) bad(key, "must be an array of layer indices");
-    out.clear();
-    for (size_t i = 0; i < v.size(); ++i) {
-        int32_t x = 0;
-        read(v[i], key + "[" + std::to_string(i) + "]", x);
-        out.push_back(x);
-    }
-}
-
-void require_object(const nlohmann::json& j, const std::string& what) {
-    if (!j.is_object()) throw std::invalid_argument(what + " must be a JSON object");
+std::vector<std::pair<std::string, E>> names_of(std::initializer_list<E> values) {
+    std::vector<std::pair<std::string, E>> out;
+    for (E e : values) out.emplace_back(to_string(e), e);
+    return out;
 }
 
 }  // namespace
@@ -119,134 +78,80 @@ void to_json(nlohmann::json& j, const NgramSpec& s) {
 }
 
 void from_json(const nlohmann::json& j, NgramSpec& s) {
-    require_object(j, "draft.ngram");
-    NgramSpec r;
-    for (const auto& [k, v] : j.items()) {
-        const std::string f = "ngram." + k;
-        if (k == "method") {
-            r.method = parse_enum(v, f,
-                                  {NgramMethod::simple, NgramMethod::map_k, NgramMethod::map_k4v, NgramMethod::mod,
-                                   NgramMethod::cache, NgramMethod::prompt_lookup, NgramMethod::suffix});
-        } else if (k == "size_n")
-            read(v, f, r.size_n);
-        else if (k == "size_m")
-            read(v, f, r.size_m);
-        else if (k == "min_hits")
-            read(v, f, r.min_hits);
-        else if (k == "mod_n_match")
-            read(v, f, r.mod_n_match);
-        else if (k == "mod_n_min")
-            read(v, f, r.mod_n_min);
-        else if (k == "mod_n_max")
-            read(v, f, r.mod_n_max);
-        else if (k == "mod_pool_log2")
-            read(v, f, r.mod_pool_log2);
-        else if (k == "static_cache")
-            read(v, f, r.static_cache);
-        else if (k == "dynamic_cache")
-            read(v, f, r.dynamic_cache);
-        else if (k == "cache_update")
-            read(v, f, r.cache_update);
-        else if (k == "lookup_min")
-            read(v, f, r.lookup_min);
-        else if (k == "lookup_max")
-            read(v, f, r.lookup_max);
-        else if (k == "suffix_max_depth")
-            read(v, f, r.suffix_max_depth);
-        else if (k == "suffix_spec_factor")
-            read(v, f, r.suffix_spec_factor);
-        else if (k == "suffix_min_prob")
-            read(v, f, r.suffix_min_prob);
-        else if (k == "suffix_max_cached")
-            read(v, f, r.suffix_max_cached);
-        else if (k == "suffix_tree")
-            read(v, f, r.suffix_tree);
-        else
-            throw_unknown_key("draft." + f);
-    }
-    s = std::move(r);
+    JsonReader r(j, "draft.ngram");
+    NgramSpec n;
+    r.get_enum("method", n.method,
+               names_of({NgramMethod::simple, NgramMethod::map_k, NgramMethod::map_k4v, NgramMethod::mod,
+                         NgramMethod::cache, NgramMethod::prompt_lookup, NgramMethod::suffix}));
+    r.get("size_n", n.size_n);
+    r.get("size_m", n.size_m);
+    r.get("min_hits", n.min_hits);
+    r.get("mod_n_match", n.mod_n_match);
+    r.get("mod_n_min", n.mod_n_min);
+    r.get("mod_n_max", n.mod_n_max);
+    r.get("mod_pool_log2", n.mod_pool_log2);
+    r.get("static_cache", n.static_cache);
+    r.get("dynamic_cache", n.dynamic_cache);
+    r.get("cache_update", n.cache_update);
+    r.get("lookup_min", n.lookup_min);
+    r.get("lookup_max", n.lookup_max);
+    r.get("suffix_max_depth", n.suffix_max_depth);
+    r.get("suffix_spec_factor", n.suffix_spec_factor);
+    r.get("suffix_min_prob", n.suffix_min_prob);
+    r.get("suffix_max_cached", n.suffix_max_cached);
+    r.get("suffix_tree", n.suffix_tree);
+    r.finish();
+    s = std::move(n);
 }
 
 void from_json(const nlohmann::json& j, DraftSpec& s) {
-    require_object(j, "draft spec");
-    DraftSpec r;
-    for (const auto& [key, v] : j.items()) {
-        if (key == "kind")
-            r.kind = parse_enum(v, key,
-                                {DraftKind::self, DraftKind::model, DraftKind::maxgram, DraftKind::ngram,
-                                 DraftKind::mtp, DraftKind::eagle3});
-        else if (key == "label")
-            read(v, key, r.label);
-        else if (key == "prune") {
-            require_object(v, "draft.prune");
-            for (const auto& [k, pv] : v.items()) {
-                const std::string f = "prune." + k;
-                if (k == "ratio")
-                    read(pv, f, r.prune.ratio);
-                else if (k == "method")
-                    r.prune.method = parse_enum(pv, f, {PruneMethod::magnitude, PruneMethod::wanda});
-                else if (k == "attention")
-                    read(pv, f, r.prune.attention);
-                else if (k == "ffn")
-                    read(pv, f, r.prune.ffn);
-                else if (k == "embeddings")
-                    read(pv, f, r.prune.embeddings);
-                else if (k == "output")
-                    read(pv, f, r.prune.output);
-                else if (k == "per_row")
-                    read(pv, f, r.prune.per_row);
-                else if (k == "calibration")
-                    read(pv, f, r.prune.calibration);
-                else if (k == "calibration_tokens")
-                    read(pv, f, r.prune.calibration_tokens);
-                else
-                    throw_unknown_key("draft." + f);
-            }
-        } else if (key == "weight_trunc_bits")
-            read(v, key, r.weight_trunc_bits);
-        else if (key == "trunc_rounding")
-            r.trunc_rounding = parse_enum(v, key, {MantissaRounding::toward_zero, MantissaRounding::nearest_even});
-        else if (key == "kv_trunc_bits")
-            read(v, key, r.kv_trunc_bits);
-        else if (key == "kv_drop_ratio")
-            read(v, key, r.kv_drop_ratio);
-        else if (key == "weight_format")
-            r.weight_format =
-                parse_enum(v, key, {WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4});
-        else if (key == "format_output")
-            read(v, key, r.format_output);
-        else if (key == "compact")
-            read(v, key, r.compact);
-        else if (key == "strict_subset")
-            read(v, key, r.strict_subset);
-        else if (key == "kv_from_target")
-            read(v, key, r.kv_from_target);
-        else if (key == "exit_layer")
-            read(v, key, r.exit_layer);
-        else if (key == "skip_attn")
-            read(v, key, r.skip_attn);
-        else if (key == "skip_ffn")
-            read(v, key, r.skip_ffn);
-        else if (key == "experts_used")
-            read(v, key, r.experts_used);
-        else if (key == "model_path")
-            read(v, key, r.model_path);
-        else if (key == "maxgram") {
-            try {  // MaxGramParams' own reader (maxgram.cpp), its paths under "draft."
-                r.maxgram = v.get<MaxGramParams>();
-            } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(std::string("draft.") + e.what());
-            }
-        } else if (key == "bigram_corpus")
-            read(v, key, r.bigram_corpus);
-        else if (key == "ngram")
-            from_json(v, r.ngram);
-        else if (key == "mtp_layer")
-            read(v, key, r.mtp_layer);
-        else
-            throw_unknown_key("draft." + key);
+    JsonReader r(j, "draft");
+    DraftSpec d;
+    std::vector<std::pair<std::string, DraftKind>> kinds;  // the draft kinds' table names them
+    for (const DraftKindInfo& k : kDraftKinds) kinds.emplace_back(k.name, k.kind);
+    r.get_enum("kind", d.kind, kinds);
+    r.get("label", d.label);
+    if (const nlohmann::json* prune = r.sub("prune")) {
+        JsonReader p(*prune, r.at("prune"));
+        p.get("ratio", d.prune.ratio);
+        p.get_enum("method", d.prune.method, names_of({PruneMethod::magnitude, PruneMethod::wanda}));
+        p.get("attention", d.prune.attention);
+        p.get("ffn", d.prune.ffn);
+        p.get("embeddings", d.prune.embeddings);
+        p.get("output", d.prune.output);
+        p.get("per_row", d.prune.per_row);
+        p.get("calibration", d.prune.calibration);
+        p.get("calibration_tokens", d.prune.calibration_tokens);
+        p.finish();
     }
-    s = std::move(r);
+    r.get("weight_trunc_bits", d.weight_trunc_bits);
+    r.get_enum("trunc_rounding", d.trunc_rounding,
+               names_of({MantissaRounding::toward_zero, MantissaRounding::nearest_even}));
+    r.get("kv_trunc_bits", d.kv_trunc_bits);
+    r.get("kv_drop_ratio", d.kv_drop_ratio);
+    r.get_enum("weight_format", d.weight_format,
+               names_of({WeightFormat::same, WeightFormat::bf16, WeightFormat::q8_0, WeightFormat::mxfp4}));
+    r.get("format_output", d.format_output);
+    r.get("compact", d.compact);
+    r.get("strict_subset", d.strict_subset);
+    r.get("kv_from_target", d.kv_from_target);
+    r.get("exit_layer", d.exit_layer);
+    r.get("skip_attn", d.skip_attn);
+    r.get("skip_ffn", d.skip_ffn);
+    r.get("experts_used", d.experts_used);
+    r.get("model_path", d.model_path);
+    if (const nlohmann::json* m = r.sub("maxgram")) {
+        try {  // MaxGramParams' own reader (maxgram.cpp), its paths under "draft."
+            d.maxgram = m->get<MaxGramParams>();
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("draft.") + e.what());
+        }
+    }
+    r.get("bigram_corpus", d.bigram_corpus);
+    if (const nlohmann::json* n = r.sub("ngram")) from_json(*n, d.ngram);
+    r.get("mtp_layer", d.mtp_layer);
+    r.finish();
+    s = std::move(d);
 }
 
 }  // namespace speculum::drafts

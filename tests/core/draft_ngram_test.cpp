@@ -80,8 +80,9 @@ TEST(NgramSpec, BadValuesNameTheField) {
     EXPECT_NE(err(R"({"kind":"ngram","ngram":{"size_n":0}})").find("draft.ngram.size_n"), std::string::npos);
     EXPECT_NE(err(R"({"kind":"ngram","ngram":{"method":"ngram-fancy"}})").find("draft.ngram.method"),
               std::string::npos);
-    EXPECT_NE(err(R"({"kind":"ngram","ngram":{"size_m":"48"}})").find("draft.ngram.size_m must be an integer"),
-              std::string::npos);
+    EXPECT_NE(
+        err(R"({"kind":"ngram","ngram":{"size_m":"48"}})").find("draft.ngram.size_m: expected an integer, got string"),
+        std::string::npos);
     EXPECT_NE(err(R"({"kind":"ngram","ngram":{"typo":1}})").find("draft.ngram.typo: is not a known key"),
               std::string::npos);
     EXPECT_NE(err(R"({"kind":"ngram","ngram":{"lookup_min":6,"lookup_max":3}})").find("draft.ngram.lookup_min"),
