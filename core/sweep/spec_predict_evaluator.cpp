@@ -117,20 +117,27 @@ std::string SpecPredictEvaluator::dataset_hash(const json&, int) const {
     return store::json_hash({{"dataset", "none"}});
 }
 
-void SpecPredictEvaluator::validate(const json& config) const {
+namespace {
+
+// The configuration as predict() takes it, validated (what validate() checks and evaluate() runs).
+engine::ModeledConfig modeled_input(const json& config) {
     const SpecPredictConfig c = parse_spec_predict_config(config);
     engine::ModeledConfig m   = engine::predict_input_of(c.spec, c.modeled.figures);
     m.input.horizontal        = c.modeled.horizontal;
     analytic::validate(m.input);
+    return m;
+}
+
+}  // namespace
+
+void SpecPredictEvaluator::validate(const json& config) const {
+    (void)modeled_input(config);
 }
 
 EvalResult SpecPredictEvaluator::evaluate(const json& config, const EvalContext& ctx) {
     ctx.token.throw_if_cancelled();
-    const SpecPredictConfig c  = parse_spec_predict_config(config);
-    engine::ModeledConfig m    = engine::predict_input_of(c.spec, c.modeled.figures);
-    analytic::PredictInput& in = m.input;
-    in.horizontal              = c.modeled.horizontal;
-    analytic::validate(in);
+    const engine::ModeledConfig m     = modeled_input(config);
+    const analytic::PredictInput& in  = m.input;
     const analytic::PredictOutput out = analytic::predict(in);
     EvalResult r;
     r.predictions = out;
