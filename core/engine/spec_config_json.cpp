@@ -12,20 +12,23 @@ namespace speculum::engine {
 
 namespace {
 
-const char* tree_kind_name(TreeKind k) {
-    switch (k) {
-        case TreeKind::static_shape:
-            return "static";
-        case TreeKind::top_k:
-            return "top_k";
-        case TreeKind::sequoia:
-            return "sequoia";
-        case TreeKind::chain_second:
-            return "chain_second";
-        case TreeKind::dynamic:
-            return "dynamic";
-    }
-    return "static";
+// One name table per enum, for writing and reading (JsonReader::get_enum).
+constexpr std::pair<const char*, Verification> kVerificationNames[] = {
+    {"chain", Verification::chain}, {"tree", Verification::tree}, {"cats", Verification::cats}};
+constexpr std::pair<const char*, LengthMode> kLengthModeNames[] = {{"truncate", LengthMode::truncate},
+                                                                   {"threshold", LengthMode::threshold}};
+constexpr std::pair<const char*, TreeKind> kTreeKindNames[]     = {{"static", TreeKind::static_shape},
+                                                                   {"top_k", TreeKind::top_k},
+                                                                   {"sequoia", TreeKind::sequoia},
+                                                                   {"chain_second", TreeKind::chain_second},
+                                                                   {"dynamic", TreeKind::dynamic}};
+
+// The name of `v` in a (name, value) table.
+template <class E, size_t N>
+const char* name_of(const std::pair<const char*, E> (&names)[N], E v) {
+    for (const auto& [n, e] : names)
+        if (e == v) return n;
+    return names[0].first;
 }
 
 }  // namespace
@@ -37,9 +40,7 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
     j                   = nlohmann::json{
         {"levels", levels},
         {"gamma", c.gamma},
-        {"verification", c.verification == Verification::chain  ? "chain"
-                                           : c.verification == Verification::tree ? "tree"
-                                                                                  : "cats"},
+        {"verification", name_of(kVerificationNames, c.verification)},
         {"cats",
                            {{"draft_layers", c.cats.draft_layers},
                             {"sv_layers", c.cats.sv_layers},
@@ -48,7 +49,7 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
                             {"typical_epsilon", c.cats.typical_epsilon},
                             {"typical_delta", c.cats.typical_delta}}},
         {"tree",
-                           {{"kind", tree_kind_name(t.kind)},
+                           {{"kind", name_of(kTreeKindNames, t.kind)},
                             {"branching", t.branching},
                             {"top_k", t.top_k},
                             {"depth", t.depth},
@@ -83,16 +84,6 @@ void to_json(nlohmann::json& j, const SpecConfig& c) {
 }
 
 namespace {
-
-constexpr std::pair<const char*, Verification> kVerificationNames[] = {
-    {"chain", Verification::chain}, {"tree", Verification::tree}, {"cats", Verification::cats}};
-constexpr std::pair<const char*, LengthMode> kLengthModeNames[] = {{"truncate", LengthMode::truncate},
-                                                                   {"threshold", LengthMode::threshold}};
-constexpr std::pair<const char*, TreeKind> kTreeKindNames[]     = {{"static", TreeKind::static_shape},
-                                                                   {"top_k", TreeKind::top_k},
-                                                                   {"sequoia", TreeKind::sequoia},
-                                                                   {"chain_second", TreeKind::chain_second},
-                                                                   {"dynamic", TreeKind::dynamic}};
 
 void read_tree(const nlohmann::json& j, const std::string& where, TreeConfig& t) {
     JsonReader r(j, where);
