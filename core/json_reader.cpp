@@ -147,13 +147,18 @@ void JsonReader::get(const char* key, std::vector<int32_t>& out, int64_t lo, int
     }
 }
 
-void JsonReader::get(const char* key, std::vector<int64_t>& out) {
+const json& JsonReader::need(const char* key) {
+    const json* v = find(key);
+    if (!v) fail(at(key), "missing");
+    return *v;
+}
+
+void JsonReader::get(const char* key, std::vector<int64_t>& out, int64_t lo, int64_t hi) {
     if (const json* v = find(key)) {
         if (!v->is_array()) fail(at(key), "expected an array of integers, got " + json_kind(*v));
         std::vector<int64_t> r;
         r.reserve(v->size());
-        for (size_t i = 0; i < v->size(); ++i)
-            r.push_back(integer((*v)[i], json_path(at(key), i), INT64_MIN, INT64_MAX));
+        for (size_t i = 0; i < v->size(); ++i) r.push_back(integer((*v)[i], json_path(at(key), i), lo, hi));
         out = std::move(r);
     }
 }

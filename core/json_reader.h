@@ -58,7 +58,7 @@ public:
     void get(const char* key, uint64_t& out);
     void get(const char* key, std::vector<double>& out);
     void get(const char* key, std::vector<int32_t>& out, int64_t lo = INT32_MIN, int64_t hi = INT32_MAX);
-    void get(const char* key, std::vector<int64_t>& out);
+    void get(const char* key, std::vector<int64_t>& out, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX);
     // An enum by name from a table of (name, value) pairs (an array, a span); an unknown name lists the names.
     template <class E, class Names>
     void get_enum(const char* key, E& out, const Names& names) {
@@ -75,6 +75,8 @@ public:
         m_fail(at(key), "\"" + s + "\" is not one of " + list);
         throw std::logic_error("JsonReader: the error handler returned");
     }
+    // A key that must be there: its value (marks the key known), else an error "PATH: missing".
+    const nlohmann::json& need(const char* key);
     // A nested value the caller reads itself (marks the key known); nullptr when absent.
     const nlohmann::json* sub(const char* key) { return find(key); }
     bool has(const char* key) const { return m_j.contains(key); }

@@ -44,22 +44,17 @@ void to_json(nlohmann::json& j, const MeasuredRun& r) {
 }
 
 void from_json(const nlohmann::json& j, MeasuredRun& r) {
-    if (!j.is_object()) throw InvalidInput("run must be a JSON object");
-    for (const auto& [key, _] : j.items())
-        if (key != "k" && key != "reached" && key != "accepted" && key != "level_time_s" &&
-            key != "t_autoregressive_s" && key != "measured_speedup")
-            throw InvalidInput(unknown_key_message("run." + key));
+    JsonReader in(j, "run", &throw_invalid_input);
     r = MeasuredRun{};
-    try {
-        r.k                  = j.at("k").get<int>();
-        r.reached            = j.at("reached").get<std::vector<int64_t>>();
-        r.accepted           = j.at("accepted").get<std::vector<int64_t>>();
-        r.level_time_s       = j.at("level_time_s").get<std::vector<double>>();
-        r.t_autoregressive_s = j.value("t_autoregressive_s", 0.0);
-        r.measured_speedup   = j.value("measured_speedup", 0.0);
-    } catch (const nlohmann::json::exception& e) {
-        throw InvalidInput(std::string("run: ") + e.what());
-    }
+    for (const char* key : {"k", "reached", "accepted", "level_time_s"})
+        if (!in.has(key)) in.fail(in.at(key), "missing");
+    in.get("k", r.k);
+    in.get("reached", r.reached);
+    in.get("accepted", r.accepted);
+    in.get("level_time_s", r.level_time_s);
+    in.get("t_autoregressive_s", r.t_autoregressive_s);
+    in.get("measured_speedup", r.measured_speedup);
+    in.finish();
     validate(r);
 }
 

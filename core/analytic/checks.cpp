@@ -17,6 +17,10 @@ static bool is_probability(double v) {
     return std::isfinite(v) && v >= 0.0 && v <= 1.0;
 }
 
+void throw_invalid_input(const std::string& path, const std::string& what) {
+    throw InvalidInput(path + ": " + what);
+}
+
 void require_probability(double v, const std::string& field) {
     if (!is_probability(v)) throw InvalidInput(field + " must be a probability in [0, 1], got " + num(v));
 }

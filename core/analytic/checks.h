@@ -12,6 +12,9 @@ struct InvalidInput : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+// JsonReader's error handler for the analytic readers: throws InvalidInput "PATH: WHAT".
+[[noreturn]] void throw_invalid_input(const std::string& path, const std::string& what);
+
 void require_probability(double v, const std::string& field);  // finite, in [0, 1]
 void require_nonnegative(double v, const std::string& field);  // finite, >= 0
 void require_positive(double v, const std::string& field);     // finite, > 0

@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
+#include <limits>
+#include <utility>
 
 namespace speculum::analytic {
 
@@ -13,47 +14,21 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-    throw InvalidInput(path + " " + what);
-}
-
-void only_keys(const json& j, const std::string& path, std::initializer_list<const char*> keys) {
-    if (!j.is_object()) fail(path, "must be a JSON object");
-    for (const auto& [key, _] : j.items()) {
-        bool known = false;
-        for (const char* k : keys) known = known || key == k;
-        if (!known) throw InvalidInput(unknown_key_message(json_path(path, key)));
-    }
-}
-
-double number(const json& v, const std::string& path) {
-    if (!v.is_number()) fail(path, "must be a number");
-    return v.get<double>();
-}
-
-int integer(const json& v, const std::string& path) {
-    if (!v.is_number() || v.get<double>() != std::floor(v.get<double>())) fail(path, "must be an integer");
-    double d = v.get<double>();
-    if (d < -1e9 || d > 1e9) fail(path, "is out of range");
-    return int(d);
-}
-
-const json& array(const json& v, const std::string& path, size_t max) {
-    if (!v.is_array()) fail(path, "must be an array");
-    if (v.size() > max) fail(path, "is too long");
+const json& array(const JsonReader& r, const json& v, const std::string& path, size_t max) {
+    if (!v.is_array()) r.fail(path, "expected an array, got " + json_kind(v));
+    if (v.size() > max) r.fail(path, "is too long (at most " + std::to_string(max) + " entries)");
     return v;
 }
 
 template <class T, class Fn>
-std::vector<std::vector<T>> matrix(const json& v, const std::string& path, Fn&& cell) {
+std::vector<std::vector<T>> matrix(const JsonReader& r, const json& v, const std::string& path, Fn&& cell) {
     std::vector<std::vector<T>> out;
-    const json& rows = array(v, path, 64);
+    const json& rows = array(r, v, path, 64);
     for (size_t i = 0; i < rows.size(); ++i) {
-        std::string row  = path + "[" + std::to_string(i) + "]";
-        const json& cols = array(rows[i], row, 64);
+        const std::string row = json_path(path, i);
+        const json& cols      = array(r, rows[i], row, 64);
         out.emplace_back();
-        for (size_t j = 0; j < cols.size(); ++j)
-            out.back().push_back(cell(cols[j], row + "[" + std::to_string(j) + "]"));
+        for (size_t j = 0; j < cols.size(); ++j) out.back().push_back(T(cell(cols[j], json_path(row, j))));
     }
     return out;
 }
@@ -65,43 +40,41 @@ const char* to_string(KMatrixMode mode) {
 }
 
 KMatrixCascade kmatrix_from_json(const json& j) {
-    const std::string path = "kmatrix";  // validate() names fields the same way
-    only_keys(j, path, {"mode", "k", "alpha", "levels", "target_alpha"});
+    static constexpr std::pair<const char*, KMatrixMode> kModes[] = {{"truncate", KMatrixMode::truncate},
+                                                                     {"threshold", KMatrixMode::threshold}};
+    JsonReader r(j, "kmatrix", &throw_invalid_input);  // validate() names fields the same way
     KMatrixCascade m;
-    if (j.contains("mode")) {
-        const json& v = j["mode"];
-        if (v == "truncate")
-            m.mode = KMatrixMode::truncate;
-        else if (v == "threshold")
-            m.mode = KMatrixMode::threshold;
-        else
-            fail(path + ".mode", "must be \"truncate\" or \"threshold\"");
-    }
-    if (!j.contains("k")) fail(path + ".k", "missing: the (n+1)×(n+1) k-matrix, row 0 = the target's draft");
-    if (!j.contains("alpha")) fail(path + ".alpha", "missing: the (n+1)×(n+1) acceptance matrix");
-    m.k     = matrix<int>(j["k"], path + ".k", integer);
-    m.alpha = matrix<double>(j["alpha"], path + ".alpha", number);
-    if (!j.contains("levels")) fail(path + ".levels", "missing: one {c, block} per draft level");
-    const json& levels = array(j["levels"], path + ".levels", 64);
+    r.get_enum("mode", m.mode, kModes);
+    auto integer = [&](const json& v, const std::string& p) { return r.integer(v, p, -1000000000, 1000000000); };
+    auto number  = [&](const json& v, const std::string& p) {
+        return r.number(v, p, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+    };
+    const json* k     = r.sub("k");
+    const json* alpha = r.sub("alpha");
+    const json* lv    = r.sub("levels");
+    const json* t     = r.sub("target_alpha");
+    r.finish();  // an unknown key first, then what is missing
+    if (!k) r.fail(r.at("k"), "missing: the (n+1)×(n+1) k-matrix, row 0 = the target's draft");
+    if (!alpha) r.fail(r.at("alpha"), "missing: the (n+1)×(n+1) acceptance matrix");
+    m.k     = matrix<int>(r, *k, r.at("k"), integer);
+    m.alpha = matrix<double>(r, *alpha, r.at("alpha"), number);
+    if (!lv) r.fail(r.at("levels"), "missing: one {c, block} per draft level");
+    const json& levels = array(r, *lv, r.at("levels"), 64);
     for (size_t l = 0; l < levels.size(); ++l) {
-        std::string lp = path + ".levels[" + std::to_string(l) + "]";
-        const json& e  = levels[l];
-        only_keys(e, lp, {"c", "block", "max_gram"});
+        JsonReader e(levels[l], json_path(r.at("levels"), l), &throw_invalid_input);
         bool mag = false;
-        if (e.contains("max_gram")) {
-            if (!e["max_gram"].is_boolean()) fail(lp + ".max_gram", "must be true or false");
-            mag = e["max_gram"].get<bool>();
-        }
+        e.get("max_gram", mag);
         double c  = mag ? 0.0 : 0.05;
         int block = mag ? (m.mode == KMatrixMode::threshold ? 10 : 0) : 1;
-        if (e.contains("c")) c = number(e["c"], lp + ".c");
-        if (e.contains("block")) block = integer(e["block"], lp + ".block");
+        e.get("c", c);
+        e.get("block", block, -1000000000, 1000000000);
+        e.finish();
         m.c.push_back(c);
         m.block.push_back(block);
     }
-    if (j.contains("target_alpha"))
-        for (size_t p = 0; p < array(j["target_alpha"], path + ".target_alpha", 4096).size(); ++p)
-            m.target_alpha.push_back(number(j["target_alpha"][p], path + ".target_alpha[" + std::to_string(p) + "]"));
+    if (t)
+        for (size_t p = 0; p < array(r, *t, r.at("target_alpha"), 4096).size(); ++p)
+            m.target_alpha.push_back(number((*t)[p], json_path(r.at("target_alpha"), p)));
     validate(m);
     return m;
 }

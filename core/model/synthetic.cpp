@@ -223,95 +223,47 @@ void to_json(nlohmann::json& j, const SyntheticSpec& s) {
 }
 
 void from_json(const nlohmann::json& j, SyntheticSpec& s) {
-    // Strict: an unknown key or a value of the wrong type or out of range is an error naming the key (a raw
-    // nlohmann message, or an out-of-range float cast to int, reached users before).
-    auto bad = [](const std::string& key, const std::string& why) {
-        throw std::invalid_argument("SyntheticSpec." + key + " " + why);
-    };
-    if (!j.is_object()) bad("", "must be a JSON object");
-    static const char* const keys[] = {"arch",
-                                       "n_vocab",
-                                       "n_embd",
-                                       "n_layer",
-                                       "n_head",
-                                       "n_head_kv",
-                                       "n_ff",
-                                       "n_ctx",
-                                       "n_rot",
-                                       "n_embd_head",
-                                       "n_swa",
-                                       "swa_period",
-                                       "rope_freq_base",
-                                       "rope_freq_scale",
-                                       "tied_output",
-                                       "rope_freqs",
-                                       "type",
-                                       "seed",
-                                       "n_nextn",
-                                       "n_expert",
-                                       "n_expert_used",
-                                       "n_ff_exp",
-                                       "yarn_factor",
-                                       "yarn_orig_ctx",
-                                       "ssm_d_state",
-                                       "ssm_n_group",
-                                       "ssm_dt_rank",
-                                       "ssm_d_conv",
-                                       "full_attention_interval",
-                                       "n_ff_shexp"};
-    for (const auto& [k, v] : j.items())
-        if (std::find_if(std::begin(keys), std::end(keys), [&](const char* n) { return k == n; }) == std::end(keys))
-            throw_unknown_key("SyntheticSpec." + k);
-    auto int_of = [&](const char* key, int32_t& out) {
-        if (!j.contains(key)) return;
-        const auto& v = j[key];
-        if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX ||
-            (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT32_MAX)))
-            bad(key, "must be an integer in the 32-bit range, got " + v.dump().substr(0, 64));
-        out = static_cast<int32_t>(v.get<int64_t>());
-    };
-    auto float_of = [&](const char* key, float& out) {
-        if (!j.contains(key)) return;
-        const auto& v = j[key];
-        if (!v.is_number() || !std::isfinite(v.get<double>()) || std::fabs(v.get<double>()) > 3.0e38)
-            bad(key, "must be a finite number, got " + v.dump().substr(0, 64));
-        out = static_cast<float>(v.get<double>());
-    };
-    auto bool_of = [&](const char* key, bool& out) {
-        if (!j.contains(key)) return;
-        if (!j[key].is_boolean()) bad(key, "must be true or false");
-        out = j[key].get<bool>();
-    };
-    const SyntheticSpec d;
-    s = d;
-    if (j.contains("arch")) {
-        if (!j["arch"].is_string()) bad("arch", "must be a string");
-        s.arch = j["arch"].get<std::string>();
-    }
-    int_of("n_vocab", s.n_vocab), int_of("n_embd", s.n_embd), int_of("n_layer", s.n_layer);
-    int_of("n_head", s.n_head), int_of("n_head_kv", s.n_head_kv), int_of("n_ff", s.n_ff), int_of("n_ctx", s.n_ctx);
-    int_of("n_rot", s.n_rot), int_of("n_embd_head", s.n_embd_head), int_of("n_swa", s.n_swa);
-    int_of("swa_period", s.swa_period), int_of("n_nextn", s.n_nextn);
-    int_of("n_expert", s.n_expert), int_of("n_expert_used", s.n_expert_used), int_of("n_ff_exp", s.n_ff_exp);
-    float_of("yarn_factor", s.yarn_factor), int_of("yarn_orig_ctx", s.yarn_orig_ctx);
-    int_of("ssm_d_state", s.ssm_d_state), int_of("ssm_n_group", s.ssm_n_group), int_of("ssm_dt_rank", s.ssm_dt_rank);
-    int_of("ssm_d_conv", s.ssm_d_conv), int_of("full_attention_interval", s.full_attention_interval);
-    int_of("n_ff_shexp", s.n_ff_shexp);
-    float_of("rope_freq_base", s.rope_freq_base), float_of("rope_freq_scale", s.rope_freq_scale);
-    bool_of("tied_output", s.tied_output), bool_of("rope_freqs", s.rope_freqs);
-    if (j.contains("type")) {
-        if (!j["type"].is_string()) bad("type", "must be a string such as \"f16\"");
-        const std::string t = j["type"].get<std::string>();
-        const auto parsed   = parse_weight_type(t);
-        if (!parsed) bad("type", "is an unknown weight type \"" + t.substr(0, 64) + "\"");
+    // Strict: an unknown key or a value of the wrong type or out of range is an error naming the key.
+    JsonReader r(j, "SyntheticSpec");
+    s                          = SyntheticSpec{};
+    constexpr double kFloatMax = 3.0e38;
+    r.get("arch", s.arch);
+    for (const auto& [key, out] : {std::pair{"n_vocab", &s.n_vocab},
+                                   {"n_embd", &s.n_embd},
+                                   {"n_layer", &s.n_layer},
+                                   {"n_head", &s.n_head},
+                                   {"n_head_kv", &s.n_head_kv},
+                                   {"n_ff", &s.n_ff},
+                                   {"n_ctx", &s.n_ctx},
+                                   {"n_rot", &s.n_rot},
+                                   {"n_embd_head", &s.n_embd_head},
+                                   {"n_swa", &s.n_swa},
+                                   {"swa_period", &s.swa_period},
+                                   {"n_nextn", &s.n_nextn},
+                                   {"n_expert", &s.n_expert},
+                                   {"n_expert_used", &s.n_expert_used},
+                                   {"n_ff_exp", &s.n_ff_exp},
+                                   {"yarn_orig_ctx", &s.yarn_orig_ctx},
+                                   {"ssm_d_state", &s.ssm_d_state},
+                                   {"ssm_n_group", &s.ssm_n_group},
+                                   {"ssm_dt_rank", &s.ssm_dt_rank},
+                                   {"ssm_d_conv", &s.ssm_d_conv},
+                                   {"full_attention_interval", &s.full_attention_interval},
+                                   {"n_ff_shexp", &s.n_ff_shexp}})
+        r.get(key, *out);
+    r.get("yarn_factor", s.yarn_factor, -kFloatMax, kFloatMax);
+    r.get("rope_freq_base", s.rope_freq_base, -kFloatMax, kFloatMax);
+    r.get("rope_freq_scale", s.rope_freq_scale, -kFloatMax, kFloatMax);
+    r.get("tied_output", s.tied_output), r.get("rope_freqs", s.rope_freqs);
+    std::string type;
+    r.get("type", type);
+    if (r.has("type")) {
+        const auto parsed = parse_weight_type(type);
+        if (!parsed) r.fail(r.at("type"), "\"" + type.substr(0, 64) + "\" is not a weight type such as \"f16\"");
         s.type = *parsed;
     }
-    if (j.contains("seed")) {
-        const auto& v = j["seed"];
-        if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
-            bad("seed", "must be a non-negative integer");
-        s.seed = v.get<uint64_t>();
-    }
+    r.get("seed", s.seed);
+    r.finish();
 }
 
 // ---- building ----

@@ -5,6 +5,7 @@
 #include "core/engine/tree_shapes.h"
 #include "core/file_io.h"
 #include "core/json_input.h"
+#include "core/json_reader.h"
 
 #include <algorithm>
 #include <fstream>
@@ -19,112 +20,74 @@ namespace {
 
 using nlohmann::json;
 
-class Fields {
-public:
-    explicit Fields(std::string source) : m_source(std::move(source)) {}
+// The report's fields calibration needs; each must be there (a missing one is an edited or older report). The
+// report has many more keys than these, so its readers skip keys they do not know (no finish()).
+int64_t count(JsonReader& r, const char* key) {
+    int64_t v = 0;
+    r.need(key), r.get(key, v, 0, INT64_MAX);
+    return v;
+}
+double number(JsonReader& r, const char* key) {
+    double v = 0;
+    r.need(key), r.get(key, v);
+    return v;
+}
+std::vector<int64_t> counts(JsonReader& r, const char* key) {
+    std::vector<int64_t> v;
+    r.need(key), r.get(key, v, 0, INT64_MAX);
+    return v;
+}
+std::string text(JsonReader& r, const char* key) {
+    std::string v;
+    r.need(key), r.get(key, v);
+    return v;
+}
+// An array of arrays of counts (path names the outer array).
+std::vector<std::vector<int64_t>> count_rows(const JsonReader& r, const json& v, const std::string& path) {
+    if (!v.is_array()) r.fail(path, "expected an array of arrays of counts, got " + json_kind(v));
+    std::vector<std::vector<int64_t>> out;
+    for (size_t d = 0; d < v.size(); ++d) {
+        const std::string row = json_path(path, d);
+        if (!v[d].is_array()) r.fail(row, "expected an array of counts, got " + json_kind(v[d]));
+        out.emplace_back();
+        for (size_t k = 0; k < v[d].size(); ++k)
+            out.back().push_back(r.integer(v[d][k], json_path(row, k), 0, INT64_MAX));
+    }
+    return out;
+}
 
-    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw std::invalid_argument(m_source + ": " + path + ": " + what);
-    }
-    const json& at(const json& j, const std::string& key, const std::string& path) const {
-        if (!j.is_object()) fail(path, "must be a JSON object");
-        auto it = j.find(key);
-        if (it == j.end()) fail(path + "." + key, "missing");
-        return *it;
-    }
-    double number(const json& j, const std::string& key, const std::string& path) const {
-        const json& v = at(j, key, path);
-        if (!v.is_number()) fail(path + "." + key, "must be a number");
-        return v.get<double>();
-    }
-    int64_t count(const json& j, const std::string& key, const std::string& path) const {
-        const json& v = at(j, key, path);
-        if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(path + "." + key, "must be an integer >= 0");
-        return v.get<int64_t>();
-    }
-    std::vector<int64_t> counts(const json& j, const std::string& key, const std::string& path) const {
-        const json& v = at(j, key, path);
-        if (!v.is_array()) fail(path + "." + key, "must be an array of counts");
-        std::vector<int64_t> out;
-        for (size_t i = 0; i < v.size(); ++i) {
-            if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0)
-                fail(path + "." + key + "[" + std::to_string(i) + "]", "must be an integer >= 0");
-            out.push_back(v[i].get<int64_t>());
-        }
-        return out;
-    }
-    // An array of counts at arr[i] (path names the array).
-    std::vector<int64_t> counts_at(const json& arr, size_t i, const std::string& path) const {
-        const std::string where = path + "[" + std::to_string(i) + "]";
-        const json& v           = arr[i];
-        if (!v.is_array()) fail(where, "must be an array of counts");
-        std::vector<int64_t> out;
-        for (size_t k = 0; k < v.size(); ++k) {
-            if (!v[k].is_number_integer() || v[k].get<int64_t>() < 0)
-                fail(where + "[" + std::to_string(k) + "]", "must be an integer >= 0");
-            out.push_back(v[k].get<int64_t>());
-        }
-        return out;
-    }
-    std::string text(const json& j, const std::string& key, const std::string& path) const {
-        const json& v = at(j, key, path);
-        if (!v.is_string()) fail(path + "." + key, "must be a string");
-        return v.get<std::string>();
-    }
-
-private:
-    std::string m_source;
-};
-
-}  // namespace
-
-analytic::MeasuredEngineRun measured_run_from_report(const json& report, const std::string& source) {
-    Fields f(source);
-    if (!report.is_object() || !report.contains("config") || !report.contains("runs") || !report.contains("total")) {
-        std::string found;
-        if (report.is_object())
-            for (const auto& [key, _] : report.items()) found += (found.empty() ? "" : ", ") + key;
-        throw std::invalid_argument(source +
-                                    ": not a `speculum-cli run --report` file (expected an object with "
-                                    "config, runs and total; found " +
-                                    (report.is_object() ? "keys: " + (found.empty() ? "none" : found)
-                                                        : std::string("a JSON ") + report.type_name()) +
-                                    ")");
-    }
+// Reads the report; errors name the path, and measured_run_from_report adds the source.
+analytic::MeasuredEngineRun read_report(const json& report, const std::string& source) {
+    JsonReader in(report, "");
     SpecConfig cfg;
     try {
-        from_json(report["config"], cfg);
+        from_json(in.need("config"), cfg);
         cfg.validate();
     } catch (const std::exception& e) {
-        throw std::invalid_argument(source + ": config: " + e.what());
+        throw std::invalid_argument(std::string("config: ") + e.what());
     }
-    if (report.contains("repeated")) {  // checked whole, though calibration reads the first pass only
+    if (const json* rep = in.sub("repeated")) {  // checked whole, though calibration reads the first pass only
         RepeatSummary rs;
-        try {
-            from_json(report["repeated"], rs);
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(source + ": " + e.what());
-        }
+        from_json(*rep, rs);
     }
     // What the calibration models: chains (one level or a cascade, vertical or horizontal) at fixed draft lengths.
     if (cfg.verification == Verification::cats)
-        f.fail("config.verification",
-               "CATS's three-stage runs are not modeled by the calibration (chains and cascades "
-               "only); predict's cats section models their BPT");
-
+        in.fail("config.verification",
+                "CATS's three-stage runs are not modeled by the calibration (chains and cascades "
+                "only); predict's cats section models their BPT");
     if (cfg.adaptive_gamma.enabled)
-        f.fail("config.adaptive_gamma", "runs with an adaptive draft length are not modeled (fixed gamma only)");
-    if (cfg.p_min > 0) f.fail("config.p_min", "early-stopped drafts (p_min > 0) are not modeled");
+        in.fail("config.adaptive_gamma", "runs with an adaptive draft length are not modeled (fixed gamma only)");
+    if (cfg.p_min > 0) in.fail("config.p_min", "early-stopped drafts (p_min > 0) are not modeled");
     // Like with like: the calibration models the engine's truncate lengths over a whole generation
     // (kmatrix_generation); CS Drafting's threshold lengths are modeled per target run only (predict's kmatrix).
     if (cfg.length_mode == LengthMode::threshold)
-        f.fail("config.length_mode",
-               "threshold-length runs are not modeled by the calibration, which models the engine's truncate "
-               "lengths over a whole generation; predict models threshold lengths per target run (kmatrix.mode)");
+        in.fail("config.length_mode",
+                "threshold-length runs are not modeled by the calibration, which models the engine's truncate "
+                "lengths over a whole generation; predict models threshold lengths per target run (kmatrix.mode)");
 
     analytic::MeasuredEngineRun r;
     r.source       = source;
-    r.target       = f.text(report, "target", "report");
+    r.target       = text(in, "target");
     const size_t n = cfg.levels.size();
     if (!cfg.k_matrix.empty()) {
         r.k_matrix = cfg.k_matrix;
@@ -133,18 +96,20 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         for (size_t i = 0; i < n; ++i) r.k_matrix[i][i + 1] = cfg.gamma[i];
     }
 
-    const json& runs = report["runs"];
-    if (!runs.is_array() || runs.empty()) f.fail("runs", "must be a non-empty array (one entry per prompt)");
+    const json& runs = in.need("runs");
+    if (!runs.is_array() || runs.empty()) in.fail("runs", "must be a non-empty array (one entry per prompt)");
     for (size_t p = 0; p < runs.size(); ++p) {
-        std::string path = "runs[" + std::to_string(p) + "]";
-        const json& c    = f.at(runs[p], "cancelled", path);
-        if (!c.is_boolean()) f.fail(path + ".cancelled", "must be true or false");
-        if (c.get<bool>()) f.fail(path, "was cancelled: its statistics are partial");
-        int64_t g = f.count(f.at(runs[p], "stats", path), "n_generated", path + ".stats");
-        if (g < 1 || g > (1 << 16)) f.fail(path + ".stats.n_generated", "must be in [1, 65536]");
+        JsonReader run(runs[p], json_path("runs", p));
+        bool cancelled = false;
+        run.need("cancelled"), run.get("cancelled", cancelled);
+        if (cancelled) run.fail(run.where(), "was cancelled: its statistics are partial");
+        JsonReader stats(run.need("stats"), run.at("stats"));
+        const int64_t g = count(stats, "n_generated");
+        if (g < 1 || g > (1 << 16)) stats.fail(stats.at("n_generated"), "must be in [1, 65536]");
         r.generated.push_back(int(g));
     }
 
+    JsonReader t(in.need("total"), "total");
     if (cfg.verification == Verification::tree) {
         // The verified shape (Sequoia's is re-fitted during the run: modeled as its best tree for the run's
         // acceptance).
@@ -158,86 +123,97 @@ analytic::MeasuredEngineRun measured_run_from_report(const json& report, const s
         }
         const int nodes = r.sequoia_budget > 0 ? r.sequoia_budget - 1 : static_cast<int>(r.tree_parent.size()) - 1;
         r.k_matrix      = {{0, std::max(1, nodes)}, {0, 0}};
-        for (const char* key : {"rank_offered", "rank_accepted"}) {
-            const json& v = f.at(report["total"], key, "total");
-            if (!v.is_array()) f.fail(std::string("total.") + key, "must be an array of arrays of counts");
-            auto& out = std::string(key) == "rank_offered" ? r.rank_offered : r.rank_accepted;
-            for (size_t d = 0; d < v.size(); ++d) out.push_back(f.counts_at(v, d, std::string("total.") + key));
-        }
+        r.rank_offered  = count_rows(t, t.need("rank_offered"), t.at("rank_offered"));
+        r.rank_accepted = count_rows(t, t.need("rank_accepted"), t.at("rank_accepted"));
         if (r.rank_offered.empty())
-            f.fail("total.rank_offered",
+            t.fail(t.at("rank_offered"),
                    "is empty: a token-tree run counts its acceptance by depth and rank (is this "
                    "report from a chain run with its config edited?)");
     }
 
-    const json& t           = report["total"];
-    const std::string tp    = "total";
-    r.n_steps               = f.count(t, "n_steps", tp);
-    r.n_drafted             = f.count(t, "n_drafted", tp);
-    r.pos_reached           = f.counts(t, "pos_reached", tp);
-    r.pos_accepted          = f.counts(t, "pos_accepted", tp);
-    r.t_decode_s            = f.number(t, "t_decode_s", tp);
-    r.t_draft_s             = f.number(t, "t_draft_s", tp);
-    r.t_verify_s            = f.number(t, "t_verify_s", tp);
-    r.baseline_tokens_per_s = f.number(t, "baseline_tokens_per_s", tp);
-    r.speedup               = f.number(t, "speedup", tp);
+    r.n_steps               = count(t, "n_steps");
+    r.n_drafted             = count(t, "n_drafted");
+    r.pos_reached           = counts(t, "pos_reached");
+    r.pos_accepted          = counts(t, "pos_accepted");
+    r.t_decode_s            = number(t, "t_decode_s");
+    r.t_draft_s             = number(t, "t_draft_s");
+    r.t_verify_s            = number(t, "t_verify_s");
+    r.baseline_tokens_per_s = number(t, "baseline_tokens_per_s");
+    r.speedup               = number(t, "speedup");
     // Verification passes by width: in reports written since issue #24; older ones fall back to a line in the width.
-    if (t.contains("verify_width_passes") && t.contains("verify_width_seconds")) {
-        r.verify_width_passes = f.counts(t, "verify_width_passes", tp);
-        const json& ws        = t["verify_width_seconds"];
-        if (!ws.is_array() || ws.size() != r.verify_width_passes.size())
-            f.fail("total.verify_width_seconds", "must be an array as long as verify_width_passes");
-        for (size_t i = 0; i < ws.size(); ++i) {
-            if (!ws[i].is_number() || !(ws[i].get<double>() >= 0.0))
-                f.fail("total.verify_width_seconds[" + std::to_string(i) + "]", "must be a number >= 0");
-            r.verify_width_s.push_back(ws[i].get<double>());
-        }
+    if (t.has("verify_width_passes") && t.has("verify_width_seconds")) {
+        r.verify_width_passes = counts(t, "verify_width_passes");
+        t.get("verify_width_seconds", r.verify_width_s);
+        if (r.verify_width_s.size() != r.verify_width_passes.size())
+            t.fail(t.at("verify_width_seconds"), "must be an array as long as verify_width_passes");
+        for (size_t i = 0; i < r.verify_width_s.size(); ++i)
+            if (!(r.verify_width_s[i] >= 0.0))
+                t.fail(json_path(t.at("verify_width_seconds"), i), "must be a number >= 0");
     }
     // A mixture-of-experts target's recorded routing (RunStats::experts): the usage shares and the distinct experts
     // per layer by pass width, for calibration's MoE term.
-    if (t.contains("experts")) {
-        const json& e        = t["experts"];
-        const std::string ep = "total.experts";
-        const int64_t ne = f.count(e, "n_expert", ep), nu = f.count(e, "n_expert_used", ep);
-        const int64_t nl                = f.count(e, "n_layer", ep);
-        const std::vector<int64_t> hist = f.counts(e, "hist", ep);
+    if (const json* experts = t.sub("experts")) {
+        JsonReader e(*experts, t.at("experts"));
+        const int64_t ne = count(e, "n_expert"), nu = count(e, "n_expert_used"), nl = count(e, "n_layer");
+        const std::vector<int64_t> hist = counts(e, "hist");
         if (ne < 1 || ne > 4096 || nu < 1 || nu > ne || nl < 1 || hist.size() != size_t(ne * nl))
-            f.fail(ep, "n_expert, n_expert_used, n_layer and hist (n_layer x n_expert counts) do not agree");
+            e.fail(e.where(), "n_expert, n_expert_used, n_layer and hist (n_layer x n_expert counts) do not agree");
         std::vector<double> share(size_t(ne), 0.0);
         double total = 0;
         for (size_t i = 0; i < hist.size(); ++i) share[i % size_t(ne)] += double(hist[i]), total += double(hist[i]);
         if (total > 0)
             for (double& x : share) x *= double(nu) / total;
         r.expert_usage = total > 0 ? share : std::vector<double>{};
-        const json& md = f.at(e, "mean_distinct_per_layer", ep);
-        if (!md.is_array() || md.size() > 4096) f.fail(ep + ".mean_distinct_per_layer", "must be an array of numbers");
-        for (size_t i = 0; i < md.size(); ++i) {
-            if (!md[i].is_number() || !(md[i].get<double>() >= 0.0) || md[i].get<double>() > double(ne))
-                f.fail(ep + ".mean_distinct_per_layer[" + std::to_string(i) + "]", "must be a number in [0, n_expert]");
-            r.distinct_by_width.push_back(md[i].get<double>());
-        }
+        e.need("mean_distinct_per_layer"), e.get("mean_distinct_per_layer", r.distinct_by_width);
+        if (r.distinct_by_width.size() > 4096) e.fail(e.at("mean_distinct_per_layer"), "is too long");
+        for (size_t i = 0; i < r.distinct_by_width.size(); ++i)
+            if (!(r.distinct_by_width[i] >= 0.0) || r.distinct_by_width[i] > double(ne))
+                e.fail(json_path(e.at("mean_distinct_per_layer"), i), "must be a number in [0, n_expert]");
     }
-    int64_t total_generated = f.count(t, "n_generated", tp);
-    int64_t sum             = 0;
+    const int64_t total_generated = count(t, "n_generated");
+    int64_t sum                   = 0;
     for (int g : r.generated) sum += g;
     if (sum != total_generated)
-        f.fail("total.n_generated", std::to_string(total_generated) + " differs from the runs' sum " +
+        t.fail(t.at("n_generated"), std::to_string(total_generated) + " differs from the runs' sum " +
                                         std::to_string(sum) + " (an edited or mixed report)");
-    const json& levels = f.at(t, "levels", tp);
+    const json& levels = t.need("levels");
     if (!levels.is_array() || levels.size() != n + 1)
-        f.fail("total.levels",
+        t.fail(t.at("levels"),
                "must have one entry per level (the target and " + std::to_string(n) + " draft levels, as configured)");
     for (size_t j = 0; j <= n; ++j) {
-        std::string lp = "total.levels[" + std::to_string(j) + "]";
+        JsonReader lr(levels[j], json_path(t.at("levels"), j));
         analytic::MeasuredLevel l;
-        l.name              = f.text(levels[j], "name", lp);
+        l.name              = text(lr, "name");
         l.per_call          = j > 0 && drafts::is_statistical(cfg.levels[j - 1].kind);
-        l.n_calls           = f.count(levels[j], "n_calls", lp);
-        l.n_forward         = f.count(levels[j], "n_forward", lp);
-        l.t_s               = f.number(levels[j], "t_s", lp);
-        l.n_reviewed        = f.count(levels[j], "n_reviewed", lp);
-        l.n_review_accepted = f.count(levels[j], "n_review_accepted", lp);
+        l.n_calls           = count(lr, "n_calls");
+        l.n_forward         = count(lr, "n_forward");
+        l.t_s               = number(lr, "t_s");
+        l.n_reviewed        = count(lr, "n_reviewed");
+        l.n_review_accepted = count(lr, "n_review_accepted");
         r.levels.push_back(l);
+    }
+    return r;
+}
+
+}  // namespace
+
+analytic::MeasuredEngineRun measured_run_from_report(const json& report, const std::string& source) {
+    if (!report.is_object() || !report.contains("config") || !report.contains("runs") || !report.contains("total")) {
+        std::string found;
+        if (report.is_object())
+            for (const auto& [key, _] : report.items()) found += (found.empty() ? "" : ", ") + key;
+        throw std::invalid_argument(source +
+                                    ": not a `speculum-cli run --report` file (expected an object with "
+                                    "config, runs and total; found " +
+                                    (report.is_object() ? "keys: " + (found.empty() ? "none" : found)
+                                                        : std::string("a JSON ") + report.type_name()) +
+                                    ")");
+    }
+    analytic::MeasuredEngineRun r;
+    try {
+        r = read_report(report, source);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(source + ": " + e.what());
     }
     analytic::validate(r);  // names the source too
     return r;
