@@ -118,7 +118,8 @@ void JsonReader::get(const char* key, int64_t& out, int64_t lo, int64_t hi) {
 
 void JsonReader::get(const char* key, uint64_t& out) {
     if (const json* v = find(key)) {
-        if (!v->is_number_unsigned()) fail(at(key), "expected a non-negative integer, got " + json_kind(*v));
+        if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<int64_t>() < 0))
+            fail(at(key), "expected a non-negative integer, got " + json_kind(*v));
         out = v->get<uint64_t>();
     }
 }

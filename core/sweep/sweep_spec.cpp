@@ -20,34 +20,9 @@ using nlohmann::json;
 
 namespace {
 
+// A validation error: "spec.FIELD: WHY", the form the reader's errors take.
 [[noreturn]] void bad(const std::string& field, const std::string& why) {
-    throw std::invalid_argument(field + " " + why);
-}
-
-void check_keys(const json& j, const std::string& field, std::initializer_list<std::string_view> allowed) {
-    if (!j.is_object()) bad(field, "must be an object");
-    check_known_keys(j, field, allowed);
-}
-
-const json& get(const json& j, const char* key) {
-    return j.at(key);
-}
-
-double number(const json& j, const std::string& field) {
-    if (!j.is_number()) bad(field, "must be a number");
-    return j.get<double>();
-}
-
-int integer(const json& j, const std::string& field) {
-    if (!j.is_number_integer()) bad(field, "must be an integer");
-    auto v = j.get<int64_t>();
-    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) bad(field, "is out of range");
-    return static_cast<int>(v);
-}
-
-std::string string(const json& j, const std::string& field) {
-    if (!j.is_string()) bad(field, "must be a string");
-    return j.get<std::string>();
+    throw_json_error("spec." + field, why);
 }
 
 // ---- ranges ----
@@ -61,36 +36,37 @@ double tidy(double v) {
 
 constexpr size_t kMaxAxisValues = 100000;
 
-std::vector<json> expand_range(const json& r, const std::string& field) {
-    check_keys(r, field, {"from", "to", "step", "count", "log"});
-    if (!r.contains("from") || !r.contains("to")) bad(field, "needs from and to");
-    double from = number(get(r, "from"), field + ".from");
-    double to   = number(get(r, "to"), field + ".to");
-    bool log    = r.contains("log") && r.at("log").is_boolean() && r.at("log").get<bool>();
-    if (r.contains("log") && !r.at("log").is_boolean()) bad(field + ".log", "must be true or false");
-    if (r.contains("step") == r.contains("count")) bad(field, "needs exactly one of step and count");
-    if (to < from) bad(field + ".to", "must be >= from");
+std::vector<json> expand_range(const json& range, const std::string& field) {
+    JsonReader r(range, field);
+    double from = 0, to = 0, step = 0;
+    int count = 0;
+    bool log  = false;
+    if (!r.has("from") || !r.has("to")) throw_json_error(field, "needs from and to");
+    r.get("from", from), r.get("to", to), r.get("log", log);
+    r.get("step", step), r.get("count", count);
+    r.finish();
+    if (r.has("step") == r.has("count")) throw_json_error(field, "needs exactly one of step and count");
+    if (to < from) throw_json_error(r.at("to"), "must be >= from");
     std::vector<json> out;
-    if (r.contains("step")) {
-        double step = number(get(r, "step"), field + ".step");
-        if (!(step > 0)) bad(field + ".step", "must be > 0");
-        if (log) bad(field + ".log", "applies to count, not step");
+    if (r.has("step")) {
+        if (!(step > 0)) throw_json_error(r.at("step"), "must be > 0");
+        if (log) throw_json_error(r.at("log"), "applies to count, not step");
         double n = std::floor((to - from) / step + 1e-9) + 1;
-        if (n > kMaxAxisValues) bad(field, "expands to more than " + std::to_string(kMaxAxisValues) + " values");
+        if (n > kMaxAxisValues)
+            throw_json_error(field, "expands to more than " + std::to_string(kMaxAxisValues) + " values");
         // Integer from/to/step give integers (layer indices, k, bits must stay JSON integers).
-        bool integers =
-            r.at("from").is_number_integer() && r.at("to").is_number_integer() && r.at("step").is_number_integer();
+        const bool integers =
+            range["from"].is_number_integer() && range["to"].is_number_integer() && range["step"].is_number_integer();
         for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) {
             if (integers)
-                out.push_back(r.at("from").get<int64_t>() + i * r.at("step").get<int64_t>());
+                out.push_back(range["from"].get<int64_t>() + i * range["step"].get<int64_t>());
             else
                 out.push_back(tidy(from + static_cast<double>(i) * step));
         }
     } else {
-        int count = integer(get(r, "count"), field + ".count");
         if (count < 1 || static_cast<size_t>(count) > kMaxAxisValues)
-            bad(field + ".count", "must be in [1, " + std::to_string(kMaxAxisValues) + "]");
-        if (log && !(from > 0)) bad(field + ".from", "must be > 0 for a log range");
+            throw_json_error(r.at("count"), "must be in [1, " + std::to_string(kMaxAxisValues) + "]");
+        if (log && !(from > 0)) throw_json_error(r.at("from"), "must be > 0 for a log range");
         for (int i = 0; i < count; ++i) {
             double t = count == 1 ? 0.0 : static_cast<double>(i) / (count - 1);
             double v = log ? from * std::pow(to / from, t) : from + t * (to - from);
@@ -116,96 +92,71 @@ std::string metric_list() {
 // ---- parsing ----
 
 SweepSpec sweep_spec_from_json(const json& j) {
-    check_keys(
-        j, "spec",
-        {"name", "evaluator", "target", "base", "axes", "sampling", "objective", "constraints", "task", "prompts"});
+    static constexpr std::pair<const char*, SamplingMode> kModes[] = {{"grid", SamplingMode::grid},
+                                                                      {"random", SamplingMode::random},
+                                                                      {"adaptive", SamplingMode::adaptive},
+                                                                      {"bayesian", SamplingMode::bayesian}};
+    static constexpr std::pair<const char*, bool> kGoals[]         = {{"max", true}, {"min", false}};
+    JsonReader r(j, "spec");
     SweepSpec s;
-    if (j.contains("name")) s.name = string(j["name"], "name");
-    if (j.contains("evaluator")) s.evaluator = string(j["evaluator"], "evaluator");
-    if (j.contains("task")) s.task = string(j["task"], "task");
-    if (j.contains("target")) s.target = j["target"];
-    if (j.contains("prompts")) s.prompts = integer(j["prompts"], "prompts");
-    if (j.contains("base")) {
-        if (!j["base"].is_object()) bad("base", "must be an object");
-        s.base = j["base"];
+    r.get("name", s.name), r.get("evaluator", s.evaluator), r.get("task", s.task), r.get("prompts", s.prompts);
+    if (const json* t = r.sub("target")) s.target = *t;
+    if (const json* base = r.sub("base")) {
+        if (!base->is_object()) throw_json_error(r.at("base"), "expected a JSON object, got " + json_kind(*base));
+        s.base = *base;
     }
-    if (j.contains("axes")) {
-        if (!j["axes"].is_array()) bad("axes", "must be an array");
-        for (size_t i = 0; i < j["axes"].size(); ++i) {
-            std::string field = "axes[" + std::to_string(i) + "]";
-            const json& a     = j["axes"][i];
-            check_keys(a, field, {"name", "path", "values", "range", "encoding"});
+    if (const json* axes = r.sub("axes")) {
+        if (!axes->is_array()) throw_json_error(r.at("axes"), "expected an array, got " + json_kind(*axes));
+        for (size_t i = 0; i < axes->size(); ++i) {
+            JsonReader a((*axes)[i], json_path(r.at("axes"), i));
             Axis axis;
-            if (!a.contains("path")) bad(field + ".path", "is missing");
-            axis.path = string(a["path"], field + ".path");
-            if (a.contains("name")) axis.name = string(a["name"], field + ".name");
-            if (a.contains("values") == a.contains("range")) bad(field, "needs exactly one of values and range");
-            if (a.contains("values")) {
-                if (!a["values"].is_array()) bad(field + ".values", "must be an array");
-                for (const auto& v : a["values"]) axis.values.push_back(v);
+            a.need("path");
+            a.get("path", axis.path), a.get("name", axis.name), a.get("encoding", axis.encoding);
+            const json* values = a.sub("values");
+            const json* range  = a.sub("range");
+            a.finish();
+            if (!values == !range) throw_json_error(a.where(), "needs exactly one of values and range");
+            if (values) {
+                if (!values->is_array())
+                    throw_json_error(a.at("values"), "must be an array of values, got " + json_kind(*values));
+                axis.values.assign(values->begin(), values->end());
             } else {
-                axis.values   = expand_range(a["range"], field + ".range");
-                const json& r = a["range"];
-                if (r.contains("log") && r["log"].is_boolean() && r["log"].get<bool>()) axis.encoding = "log";
+                axis.values = expand_range(*range, a.at("range"));
+                if (range->value("log", false) && !a.has("encoding")) axis.encoding = "log";
             }
-            if (a.contains("encoding")) axis.encoding = string(a["encoding"], field + ".encoding");
             s.axes.push_back(std::move(axis));
         }
     }
-    if (j.contains("sampling")) {
-        const json& m = j["sampling"];
-        check_keys(m, "sampling",
-                   {"mode", "n", "seed", "eta", "min_prompts", "max_prompts", "initial", "kernel", "xi", "batch"});
-        std::string mode = m.contains("mode") ? string(m["mode"], "sampling.mode") : "grid";
-        if (mode == "grid")
-            s.sampling.mode = SamplingMode::grid;
-        else if (mode == "random")
-            s.sampling.mode = SamplingMode::random;
-        else if (mode == "adaptive")
-            s.sampling.mode = SamplingMode::adaptive;
-        else if (mode == "bayesian")
-            s.sampling.mode = SamplingMode::bayesian;
-        else
-            bad("sampling.mode", "must be grid, random, adaptive or bayesian, got '" + mode + "'");
-        if (m.contains("n")) s.sampling.n = integer(m["n"], "sampling.n");
-        if (m.contains("seed")) {
-            const json& seed = m["seed"];
-            if (!seed.is_number_integer() || (!seed.is_number_unsigned() && seed.get<int64_t>() < 0))
-                bad("sampling.seed", "must be a non-negative integer");
-            s.sampling.seed = m["seed"].get<uint64_t>();
-        }
-        if (m.contains("eta")) s.sampling.eta = integer(m["eta"], "sampling.eta");
-        if (m.contains("min_prompts")) s.sampling.min_prompts = integer(m["min_prompts"], "sampling.min_prompts");
-        if (m.contains("max_prompts")) s.sampling.max_prompts = integer(m["max_prompts"], "sampling.max_prompts");
-        if (m.contains("initial")) s.sampling.initial = integer(m["initial"], "sampling.initial");
-        if (m.contains("kernel")) s.sampling.kernel = string(m["kernel"], "sampling.kernel");
-        if (m.contains("xi")) s.sampling.xi = number(m["xi"], "sampling.xi");
-        if (m.contains("batch")) s.sampling.batch = integer(m["batch"], "sampling.batch");
+    if (const json* sampling = r.sub("sampling")) {
+        JsonReader m(*sampling, r.at("sampling"));
+        m.get_enum("mode", s.sampling.mode, kModes);
+        m.get("n", s.sampling.n), m.get("seed", s.sampling.seed), m.get("eta", s.sampling.eta);
+        m.get("min_prompts", s.sampling.min_prompts), m.get("max_prompts", s.sampling.max_prompts);
+        m.get("initial", s.sampling.initial), m.get("kernel", s.sampling.kernel), m.get("xi", s.sampling.xi);
+        m.get("batch", s.sampling.batch);
+        m.finish();
     }
-    if (j.contains("objective")) {
-        const json& o = j["objective"];
-        check_keys(o, "objective", {"metric", "goal"});
-        if (o.contains("metric")) s.objective.metric = string(o["metric"], "objective.metric");
-        if (o.contains("goal")) {
-            std::string goal = string(o["goal"], "objective.goal");
-            if (goal != "max" && goal != "min") bad("objective.goal", "must be max or min, got '" + goal + "'");
-            s.objective.maximize = goal == "max";
-        }
+    if (const json* objective = r.sub("objective")) {
+        JsonReader o(*objective, r.at("objective"));
+        o.get("metric", s.objective.metric);
+        o.get_enum("goal", s.objective.maximize, kGoals);
+        o.finish();
     }
-    if (j.contains("constraints")) {
-        if (!j["constraints"].is_array()) bad("constraints", "must be an array");
-        for (size_t i = 0; i < j["constraints"].size(); ++i) {
-            std::string field = "constraints[" + std::to_string(i) + "]";
-            const json& c     = j["constraints"][i];
-            check_keys(c, field, {"metric", "min", "max"});
+    if (const json* constraints = r.sub("constraints")) {
+        if (!constraints->is_array())
+            throw_json_error(r.at("constraints"), "expected an array, got " + json_kind(*constraints));
+        for (size_t i = 0; i < constraints->size(); ++i) {
+            JsonReader c((*constraints)[i], json_path(r.at("constraints"), i));
             Constraint con;
-            if (!c.contains("metric")) bad(field + ".metric", "is missing");
-            con.metric = string(c["metric"], field + ".metric");
-            if (c.contains("min")) con.min = number(c["min"], field + ".min");
-            if (c.contains("max")) con.max = number(c["max"], field + ".max");
+            c.need("metric");
+            c.get("metric", con.metric);
+            for (auto [key, bound] : {std::pair{"min", &con.min}, {"max", &con.max}})
+                if (c.has(key)) c.get(key, bound->emplace());
+            c.finish();
             s.constraints.push_back(con);
         }
     }
+    r.finish();
     s.validate();
     return s;
 }

@@ -263,5 +263,5 @@ TEST(SweepCli, BayesianExampleRunsItsBudgetAndResumesFromTheStore) {
                             .string(),
                         "--db", tmp("bad_bayes.sqlite").string()});
     EXPECT_EQ(bad.exit_code, 1);
-    EXPECT_NE(bad.err.find("sampling.kernel must be matern52 or rbf"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("spec.sampling.kernel: must be matern52 or rbf"), std::string::npos) << bad.err;
 }

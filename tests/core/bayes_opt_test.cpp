@@ -211,25 +211,27 @@ TEST(BayesOpt, SpecFieldsRoundTripAndValidate) {
         k["sampling"][key] = std::move(value);
         return error_of(k);
     };
-    EXPECT_NE(with("kernel", "cubic").find("sampling.kernel must be matern52 or rbf"), std::string::npos);
-    EXPECT_NE(with("kernel", 3).find("sampling.kernel must be a string"), std::string::npos);
+    EXPECT_NE(with("kernel", "cubic").find("spec.sampling.kernel: must be matern52 or rbf"), std::string::npos);
+    EXPECT_NE(with("kernel", 3).find("spec.sampling.kernel: expected a string"), std::string::npos);
     EXPECT_NE(with("xi", -0.1).find("sampling.xi"), std::string::npos);
-    EXPECT_NE(with("xi", "big").find("sampling.xi must be a number"), std::string::npos);
+    EXPECT_NE(with("xi", "big").find("spec.sampling.xi: expected a number"), std::string::npos);
     EXPECT_NE(with("batch", 0).find("sampling.batch"), std::string::npos);
     EXPECT_NE(with("batch", 41).find("sampling.batch"), std::string::npos);
     EXPECT_NE(with("initial", -1).find("sampling.initial"), std::string::npos);
     EXPECT_NE(with("initial", 41).find("sampling.initial"), std::string::npos);
-    EXPECT_NE(with("n", kMaxBayesianBudget + 1).find("sampling.n must be <= 500"), std::string::npos);
-    EXPECT_NE(with("mode", "bayes").find("grid, random, adaptive or bayesian"), std::string::npos);
+    EXPECT_NE(with("n", kMaxBayesianBudget + 1).find("spec.sampling.n: must be <= 500"), std::string::npos);
+    EXPECT_NE(with("mode", "bayes").find("\"bayes\" is not one of \"grid\", \"random\", \"adaptive\", \"bayesian\""),
+              std::string::npos);
     EXPECT_NE(with("acquisition", "ucb").find("sampling.acquisition: is not a known key"), std::string::npos);
     auto axis = [&](size_t i, json encoding) {
         json k                   = bump_spec("bayesian", 40, 9);
         k["axes"][i]["encoding"] = std::move(encoding);
         return error_of(k);
     };
-    EXPECT_NE(axis(0, "cubic").find("axes[0].encoding must be auto, linear, log or categorical"), std::string::npos);
-    EXPECT_NE(axis(0, "log").find("axes[0].encoding 'log' needs values > 0"), std::string::npos);  // x from 0
-    EXPECT_NE(axis(2, "linear").find("axes[2].encoding 'linear' needs numeric values"), std::string::npos);
+    EXPECT_NE(axis(0, "cubic").find("spec.axes[0].encoding: must be auto, linear, log or categorical"),
+              std::string::npos);
+    EXPECT_NE(axis(0, "log").find("spec.axes[0].encoding: 'log' needs values > 0"), std::string::npos);  // x from 0
+    EXPECT_NE(axis(2, "linear").find("spec.axes[2].encoding: 'linear' needs numeric values"), std::string::npos);
     EXPECT_EQ(axis(0, "categorical"), "");
     // The other modes ignore the Bayesian fields' values (defaults still round-trip).
     EXPECT_EQ(error_of(bump_spec("random", 40, 9)), "");

@@ -122,7 +122,7 @@ TEST(SweepSpec, ErrorsNameTheField) {
     EXPECT_NE(with("/objective/goal", "up").find("objective.goal"), std::string::npos);
     EXPECT_NE(with("/constraints", json::parse(R"([{"metric": "bpt"}])")).find("constraints[0]"), std::string::npos);
     EXPECT_NE(with("/evaluator", "oracle").find("evaluator"), std::string::npos);
-    EXPECT_NE(with("/axes/0/values", 5).find("axes[0].values must be an array"), std::string::npos);
+    EXPECT_NE(with("/axes/0/values", 5).find("spec.axes[0].values: must be an array"), std::string::npos);
     json huge    = small_spec();
     huge["axes"] = json::array();
     for (int i = 0; i < 7; ++i)
