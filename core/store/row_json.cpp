@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <set>
+#include <optional>
 #include <stdexcept>
 
 namespace speculum::store {
@@ -16,28 +16,23 @@ namespace {
 
 using nlohmann::json;
 
-const json& field(const json& j, const char* name) {
-    auto it = j.find(name);
-    if (it == j.end()) throw std::invalid_argument(std::string("row.") + name + " is missing");
-    return *it;
+std::string text(JsonReader& r, const char* name) {
+    std::string s;
+    r.need(name), r.get(name, s);
+    return s;
 }
 
-std::string text(const json& j, const char* name) {
-    const json& v = field(j, name);
-    if (!v.is_string()) throw std::invalid_argument(std::string("row.") + name + " must be a string");
-    return v.get<std::string>();
-}
-
-const json& object(const json& j, const char* name) {
-    const json& v = field(j, name);
-    if (!v.is_object()) throw std::invalid_argument(std::string("row.") + name + " must be an object");
+const json& object(JsonReader& r, const char* name) {
+    const json& v = r.need(name);
+    if (!v.is_object()) r.fail(r.at(name), "expected a JSON object, got " + json_kind(v));
     return v;
 }
 
-std::string key_text(const json& key, const char* name) {
-    std::string s = text(key, name);
-    if (s.empty()) throw std::invalid_argument(std::string("row.key.") + name + " must not be empty");
-    return s;
+// A number, or null for a value that was not finite when written (NULL in the store either way).
+std::optional<double> number_or_null(const JsonReader& r, const json& v, const std::string& path) {
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number()) r.fail(path, "expected a number or null, got " + json_kind(v));
+    return v.get<double>();
 }
 
 }  // namespace
@@ -64,44 +59,34 @@ json row_to_json(const ResultRow& row) {
 }
 
 ResultRow row_from_json(const json& j) {
-    if (!j.is_object()) throw std::invalid_argument("row must be an object");
-    check_known_keys(j, "row",
-                     {"key", "sweep", "task", "status", "message", "config", "stats", "predictions", "metrics",
-                      "objective", "prompts", "wall_s"});
+    JsonReader in(j, "row");
     ResultRow r;
-    const json& key = object(j, "key");
-    if (key.size() != 3) throw std::invalid_argument("row.key must have config_hash, model_hash, dataset_hash");
-    r.key     = {key_text(key, "config_hash"), key_text(key, "model_hash"), key_text(key, "dataset_hash")};
-    r.sweep   = text(j, "sweep");
-    r.task    = text(j, "task");
-    r.status  = text(j, "status");
-    r.message = text(j, "message");
-    if (r.status != "done" && r.status != "failed") throw std::invalid_argument("row.status must be done or failed");
-    r.config      = object(j, "config");
-    r.stats       = object(j, "stats");
-    r.predictions = object(j, "predictions");
-    for (const auto& [name, v] : object(j, "metrics").items()) {
-        const auto& columns = metric_columns();
-        if (std::find(columns.begin(), columns.end(), name) == columns.end())
-            throw std::invalid_argument("row.metrics." + name + " is not a metric column");
-        if (v.is_null()) continue;  // non-finite on the sender: NULL in the store either way
-        if (!v.is_number()) throw std::invalid_argument("row.metrics." + name + " must be a number or null");
-        r.metrics[name] = v.get<double>();
+    JsonReader key(object(in, "key"), in.at("key"));
+    for (auto [name, out] : {std::pair{"config_hash", &r.key.config_hash},
+                             {"model_hash", &r.key.model_hash},
+                             {"dataset_hash", &r.key.dataset_hash}}) {
+        *out = text(key, name);
+        if (out->empty()) key.fail(key.at(name), "must not be empty");
     }
-    const json& objective = field(j, "objective");
-    if (objective.is_number())
-        r.objective = objective.get<double>();
-    else if (!objective.is_null())
-        throw std::invalid_argument("row.objective must be a number or null");
-    const json& prompts = field(j, "prompts");
-    if (!prompts.is_number_integer() || prompts.get<int64_t>() < 0 ||
-        prompts.get<int64_t>() > std::numeric_limits<int32_t>::max())
-        throw std::invalid_argument("row.prompts must be a non-negative integer");
-    r.prompts          = static_cast<int>(prompts.get<int64_t>());
-    const json& wall_s = field(j, "wall_s");
-    if (!wall_s.is_number() || !(wall_s.get<double>() >= 0))
-        throw std::invalid_argument("row.wall_s must be a number >= 0");
-    r.wall_s = wall_s.get<double>();
+    key.finish();
+    r.sweep   = text(in, "sweep");
+    r.task    = text(in, "task");
+    r.status  = text(in, "status");
+    r.message = text(in, "message");
+    if (r.status != "done" && r.status != "failed") in.fail(in.at("status"), "must be done or failed");
+    r.config      = object(in, "config");
+    r.stats       = object(in, "stats");
+    r.predictions = object(in, "predictions");
+    for (const auto& [name, v] : object(in, "metrics").items()) {
+        const auto& columns    = metric_columns();
+        const std::string path = json_path(in.at("metrics"), name);
+        if (std::find(columns.begin(), columns.end(), name) == columns.end()) in.fail(path, "is not a metric column");
+        if (const auto x = number_or_null(in, v, path)) r.metrics[name] = *x;
+    }
+    r.objective = number_or_null(in, in.need("objective"), in.at("objective"));
+    in.need("prompts"), in.get("prompts", r.prompts, 0, std::numeric_limits<int32_t>::max());
+    in.need("wall_s"), in.get("wall_s", r.wall_s, 0.0);
+    in.finish();
     return r;
 }
 

@@ -89,7 +89,7 @@ TEST(RowJson, AStoredRowIsTheSameWhicheverWayItCame) {
 TEST(RowJson, MalformedRowsNameTheField) {
     json good = row_to_json(sample_row());
     EXPECT_EQ(error_of(good), "");
-    EXPECT_EQ(error_of(json::array()), "row must be an object");
+    EXPECT_EQ(error_of(json::array()), "row: expected a JSON object, got array");
     auto with = [&](const std::string& pointer, const json& v) {
         json j                         = good;
         j[json::json_pointer(pointer)] = v;
@@ -100,18 +100,18 @@ TEST(RowJson, MalformedRowsNameTheField) {
         j.erase(key);
         return error_of(j);
     };
-    EXPECT_EQ(without("status"), "row.status is missing");
-    EXPECT_EQ(without("key"), "row.key is missing");
+    EXPECT_EQ(without("status"), "row.status: missing");
+    EXPECT_EQ(without("key"), "row.key: missing");
     EXPECT_EQ(with("/extra", 1), "row.extra: is not a known key");
-    EXPECT_EQ(with("/status", "running"), "row.status must be done or failed");
-    EXPECT_EQ(with("/status", 1), "row.status must be a string");
-    EXPECT_EQ(with("/key/config_hash", ""), "row.key.config_hash must not be empty");
-    EXPECT_EQ(with("/key/salt", "x"), "row.key must have config_hash, model_hash, dataset_hash");
-    EXPECT_EQ(with("/config", "k=3"), "row.config must be an object");
-    EXPECT_EQ(with("/metrics/fun", 1.0), "row.metrics.fun is not a metric column");
-    EXPECT_EQ(with("/metrics/speedup", "fast"), "row.metrics.speedup must be a number or null");
-    EXPECT_EQ(with("/objective", "best"), "row.objective must be a number or null");
-    EXPECT_EQ(with("/prompts", -1), "row.prompts must be a non-negative integer");
-    EXPECT_EQ(with("/prompts", 1.5), "row.prompts must be a non-negative integer");
-    EXPECT_EQ(with("/wall_s", -0.5), "row.wall_s must be a number >= 0");
+    EXPECT_EQ(with("/status", "running"), "row.status: must be done or failed");
+    EXPECT_EQ(with("/status", 1), "row.status: expected a string, got an integer");
+    EXPECT_EQ(with("/key/config_hash", ""), "row.key.config_hash: must not be empty");
+    EXPECT_EQ(with("/key/salt", "x"), "row.key.salt: is not a known key");
+    EXPECT_EQ(with("/config", "k=3"), "row.config: expected a JSON object, got string");
+    EXPECT_EQ(with("/metrics/fun", 1.0), "row.metrics.fun: is not a metric column");
+    EXPECT_EQ(with("/metrics/speedup", "fast"), "row.metrics.speedup: expected a number or null, got string");
+    EXPECT_EQ(with("/objective", "best"), "row.objective: expected a number or null, got string");
+    EXPECT_EQ(with("/prompts", -1), "row.prompts: is out of range");
+    EXPECT_EQ(with("/prompts", 1.5), "row.prompts: expected an integer, got a fractional number");
+    EXPECT_EQ(with("/wall_s", -0.5), "row.wall_s: is out of range");
 }
