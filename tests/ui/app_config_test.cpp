@@ -88,13 +88,13 @@ TEST(AppConfigJson, MissingKeysKeepDefaultsUnknownKeysAndWrongTypesNameTheKey) {
     EXPECT_EQ(c.spec.gamma, (std::vector<int32_t>{7}));
     EXPECT_EQ(c.spec.levels, std::vector<drafts::DraftSpec>{ui::default_draft()}) << "level 1 is always there";
     EXPECT_EQ(error_of(R"({"spec": {}, "gama": 7})"), "ui.gama: is not a known key");
-    EXPECT_EQ(error_of(R"({"modeled": {"context": "7"}})"), "ui.modeled.context: expected an integer, got \"7\"");
+    EXPECT_EQ(error_of(R"({"modeled": {"context": "7"}})"), "ui.modeled.context: expected an integer, got string");
     EXPECT_EQ(error_of(R"({"modeled": {"levels": [{"alpha": 0.5, "cc": 1}]}})"),
               "ui.modeled.levels[0].cc: is not a known key");
     EXPECT_EQ(error_of(R"({"modeled": {"horizontal": [{"count": true}]}})"),
-              "ui.modeled.horizontal[0].count: expected an integer, got true");
+              "ui.modeled.horizontal[0].count: expected an integer, got boolean");
     EXPECT_EQ(error_of(R"({"preferences": {"tree_prior": "guessed"}})"),
-              "ui.preferences.tree_prior: expected \"assumed\" or \"measured\", got \"guessed\"");
+              "ui.preferences.tree_prior: \"guessed\" is not one of \"assumed\", \"measured\"");
     EXPECT_NE(error_of(R"({"spec": {"levels": [{"prune": {"ratio": "x"}}]}})").find("ui.spec: "), std::string::npos);
     EXPECT_EQ(error_of(R"([1, 2])"), "ui: expected a JSON object, got array");
 }
@@ -134,7 +134,7 @@ TEST(AppConfigJson, TheFlatLayoutOfEarlierVersionsStillLoads) {
     EXPECT_EQ(c.spec.max_prompts, 3);
     EXPECT_EQ(round_trip(c), c) << "and it is saved in the current layout";
     EXPECT_EQ(error_of(R"({"tree": {"mode": "forest"}})"),
-              "ui.tree.mode: expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"forest\"");
+              "ui.tree.mode: \"forest\" is not one of \"chain\", \"branching\", \"budget\", \"optimal\"");
     EXPECT_EQ(error_of(R"({"cascade": [{"drafter": "maxgram", "stepz": 3}]})"),
               "ui.cascade[0].stepz: is not a known key");
 }

@@ -5,232 +5,125 @@
 #include "ui/model/app_config.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace speculum::ui {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& where, const std::string& why) {
-    throw std::invalid_argument(where + ": " + why);
+using nlohmann::json;
+
+// A list of objects at `key`, each read by `one` through its own reader (the path names the element).
+template <class Fn>
+void read_objects(JsonReader& r, const char* key, size_t max, Fn&& one) {
+    const json* v = r.sub(key);
+    if (!v) return;
+    if (!v->is_array()) r.fail(r.at(key), "expected an array, got " + json_kind(*v));
+    if (v->size() > max) r.fail(r.at(key), "more than " + std::to_string(max) + " entries");
+    for (size_t i = 0; i < v->size(); ++i) {
+        JsonReader e((*v)[i], json_path(r.at(key), i));
+        one(e);
+        e.finish();
+    }
 }
 
-void require_object(const nlohmann::json& j, const std::string& where) {
-    if (!j.is_object()) bad(where, std::string("expected a JSON object, got ") + j.type_name());
-}
-
-void read(const nlohmann::json& v, const std::string& where, int& out) {
-    if (!v.is_number_integer()) bad(where, "expected an integer, got " + v.dump());
-    const auto x = v.get<int64_t>();
-    if (x < INT32_MIN || x > INT32_MAX) bad(where, "integer out of range: " + v.dump());
-    out = int(x);
-}
-
-void read(const nlohmann::json& v, const std::string& where, double& out) {
-    if (!v.is_number()) bad(where, "expected a number, got " + v.dump());
-    out = v.get<double>();
-}
-
-void read(const nlohmann::json& v, const std::string& where, float& out) {
-    double d = 0;
-    read(v, where, d);
-    out = float(d);
-}
-
-void read(const nlohmann::json& v, const std::string& where, std::string& out) {
-    if (!v.is_string()) bad(where, "expected a string, got " + v.dump());
-    out = v.get<std::string>();
-}
-
-template <class T>
-void read_list(const nlohmann::json& v, const std::string& where, std::vector<T>& out) {
-    if (!v.is_array()) bad(where, "expected an array, got " + v.dump());
-    if (v.size() > 4096) bad(where, "more than 4096 entries");
-    out.assign(v.size(), T{});
-    for (size_t i = 0; i < v.size(); ++i) read(v[i], where + "[" + std::to_string(i) + "]", out[i]);
+void read_segments(JsonReader& r, std::vector<analytic::HorizontalSegment>& out) {
+    if (!r.has("horizontal")) return;
+    out.clear();
+    read_objects(r, "horizontal", 64, [&](JsonReader& e) {
+        analytic::HorizontalSegment s;
+        e.get("alpha", s.alpha), e.get("c", s.c), e.get("count", s.count);
+        out.push_back(s);
+    });
 }
 
 // --- the flat layout written before SpecConfig was the app's state (still loaded) ------------------------------
 
-void read_legacy_tree(const nlohmann::json& j, const std::string& w, AppConfig& c) {
-    require_object(j, w);
-    for (const auto& [key, v] : j.items()) {
-        const std::string f = w + "." + key;
-        if (key == "mode") {
-            std::string s;
-            read(v, f, s);
-            if (s == "chain")
-                set_tree_mode(c, TreeMode::chain);
-            else if (s == "branching")
-                set_tree_mode(c, TreeMode::branching);
-            else if (s == "budget")
-                set_tree_mode(c, TreeMode::budget);
-            else if (s == "optimal")
-                set_tree_mode(c, TreeMode::optimal_measured);
-            else
-                bad(f, "expected \"chain\", \"branching\", \"budget\" or \"optimal\", got \"" + s + "\"");
-        } else if (key == "branching") {
-            read_list(v, f, c.spec.tree.branching);
-        } else if (key == "budget") {
-            int budget = 0;
-            read(v, f, budget);
-            c.spec.tree.node_budget = budget - 1;  // the flat layout counted the root
-        } else if (key == "max_depth") {
-            read(v, f, c.spec.tree.max_depth);
-        } else if (key == "rank_acceptance") {
-            read_list(v, f, c.spec.tree.prior);
-        } else {
-            throw_unknown_key(f);
-        }
+void read_legacy_tree(const json& j, const std::string& where, AppConfig& c) {
+    static constexpr std::pair<const char*, TreeMode> kModes[] = {{"chain", TreeMode::chain},
+                                                                  {"branching", TreeMode::branching},
+                                                                  {"budget", TreeMode::budget},
+                                                                  {"optimal", TreeMode::optimal_measured}};
+    JsonReader r(j, where);
+    if (r.has("mode")) {
+        TreeMode mode = TreeMode::chain;
+        r.get_enum("mode", mode, kModes);
+        set_tree_mode(c, mode);
     }
-}
-
-drafts::DraftKind parse_kind(const nlohmann::json& v, const std::string& where) {
-    std::string s;
-    read(v, where, s);
-    for (auto k :
-         {drafts::DraftKind::self, drafts::DraftKind::model, drafts::DraftKind::maxgram, drafts::DraftKind::ngram})
-        if (s == drafts::to_string(k)) return k;
-    bad(where, "expected \"self\", \"model\", \"maxgram\" or \"ngram\", got \"" + s + "\"");
-}
-
-void read_segments(const nlohmann::json& v, const std::string& f, std::vector<analytic::HorizontalSegment>& out) {
-    if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
-    if (v.size() > 64) bad(f, "more than 64 entries");
-    out.clear();
-    for (size_t i = 0; i < v.size(); ++i) {
-        const std::string fi = f + "[" + std::to_string(i) + "]";
-        require_object(v[i], fi);
-        analytic::HorizontalSegment s;
-        for (const auto& [k, x] : v[i].items()) {
-            const std::string fk = fi + "." + k;
-            if (k == "alpha")
-                read(x, fk, s.alpha);
-            else if (k == "c")
-                read(x, fk, s.c);
-            else if (k == "count")
-                read(x, fk, s.count);
-            else
-                throw_unknown_key(fk);
-        }
-        out.push_back(s);
+    r.get("branching", c.spec.tree.branching);
+    if (r.has("budget")) {
+        int32_t budget = 0;
+        r.get("budget", budget);
+        c.spec.tree.node_budget = budget - 1;  // the flat layout counted the root
     }
+    r.get("max_depth", c.spec.tree.max_depth);
+    r.get("rank_acceptance", c.spec.tree.prior);
+    r.finish();
 }
 
 // Cascade levels below level 1 in the flat layout: {drafter, alpha, c, steps}. A self level was the target's
 // first layer and a model level level 1's model (its path resolved when measuring), as the editor made them.
-void read_legacy_cascade(const nlohmann::json& v, const std::string& f, AppConfig& c) {
-    if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
-    if (v.size() > 7) bad(f, "more than 7 levels below level 1");
+void read_legacy_cascade(JsonReader& r, AppConfig& c) {
+    static constexpr std::pair<const char*, drafts::DraftKind> kKinds[] = {{"self", drafts::DraftKind::self},
+                                                                           {"model", drafts::DraftKind::model},
+                                                                           {"maxgram", drafts::DraftKind::maxgram},
+                                                                           {"ngram", drafts::DraftKind::ngram}};
+    if (!r.has("cascade")) return;
     c.spec.levels.resize(1), c.spec.gamma.resize(1), c.modeled.levels.resize(1);
-    for (size_t i = 0; i < v.size(); ++i) {
-        const std::string fi = f + "[" + std::to_string(i) + "]";
-        require_object(v[i], fi);
+    read_objects(r, "cascade", 7, [&](JsonReader& e) {
         drafts::DraftSpec d;
         LevelAssumption a;
-        int steps = 4;
-        for (const auto& [k, x] : v[i].items()) {
-            const std::string fk = fi + "." + k;
-            if (k == "drafter")
-                d.kind = parse_kind(x, fk);
-            else if (k == "alpha")
-                read(x, fk, a.alpha);
-            else if (k == "c")
-                read(x, fk, a.c);
-            else if (k == "steps")
-                read(x, fk, steps);
-            else
-                throw_unknown_key(fk);
-        }
+        int32_t steps = 4;
+        e.get_enum("drafter", d.kind, kKinds);
+        e.get("alpha", a.alpha), e.get("c", a.c), e.get("steps", steps);
         if (d.kind == drafts::DraftKind::self) d.exit_layer = 0, d.label = "self: exit@0";
         c.spec.levels.push_back(d), c.spec.gamma.push_back(steps), c.modeled.levels.push_back(a);
-    }
+    });
 }
 
-void from_legacy_json(const nlohmann::json& j, const std::string& w, AppConfig& c) {
-    nlohmann::json cascade;  // read after level 1 and its γ, which it keeps
-    for (const auto& [key, v] : j.items()) {
-        const std::string f = w + "." + key;
-        if (key == "draft") {
-            try {
-                c.draft() = v.get<drafts::DraftSpec>();
-            } catch (const std::exception& e) {
-                bad(f, e.what());
-            }
-        } else if (key == "gamma")
-            read(v, f, c.spec.gamma.at(0));
-        else if (key == "p_min")
-            read(v, f, c.spec.p_min);
-        else if (key == "temperature")
-            read(v, f, c.spec.sampling.temperature);
-        else if (key == "alpha")
-            read(v, f, c.level1().alpha);
-        else if (key == "cost_ratio")
-            read(v, f, c.level1().c);
-        else if (key == "tree")
-            read_legacy_tree(v, f, c);
-        else if (key == "cascade")
-            cascade = v;
-        else if (key == "horizontal")
-            read_segments(v, f, c.modeled.horizontal);
-        else if (key == "hardware_profile")
-            read(v, f, c.modeled.hardware_profile);
-        else if (key == "context")
-            read(v, f, c.modeled.context);
-        else if (key == "measure_tokens")
-            read(v, f, c.spec.max_new_tokens);
-        else if (key == "measure_prompts")
-            read(v, f, c.spec.max_prompts);
-        else
-            throw_unknown_key(f);
+void from_legacy_json(JsonReader& r, AppConfig& c) {
+    if (const json* draft = r.sub("draft")) {
+        try {
+            c.draft() = draft->get<drafts::DraftSpec>();
+        } catch (const std::exception& e) {
+            r.fail(r.at("draft"), e.what());
+        }
     }
-    if (!cascade.is_null()) read_legacy_cascade(cascade, w + ".cascade", c);
+    r.get("gamma", c.spec.gamma.at(0));
+    r.get("p_min", c.spec.p_min);
+    r.get("temperature", c.spec.sampling.temperature);
+    r.get("alpha", c.level1().alpha);
+    r.get("cost_ratio", c.level1().c);
+    if (const json* tree = r.sub("tree")) read_legacy_tree(*tree, r.at("tree"), c);
+    read_legacy_cascade(r, c);  // after level 1 and its γ, which it keeps
+    read_segments(r, c.modeled.horizontal);
+    r.get("hardware_profile", c.modeled.hardware_profile);
+    r.get("context", c.modeled.context);
+    r.get("measure_tokens", c.spec.max_new_tokens);
+    r.get("measure_prompts", c.spec.max_prompts);
 }
 
 // --- the current layout ---------------------------------------------------------------------------------------
 
-void read_modeled(const nlohmann::json& j, const std::string& w, ModeledAssumptions& m) {
-    require_object(j, w);
-    for (const auto& [key, v] : j.items()) {
-        const std::string f = w + "." + key;
-        if (key == "levels") {
-            if (!v.is_array()) bad(f, "expected an array, got " + v.dump());
-            if (v.size() > 8) bad(f, "more than 8 levels");
-            m.levels.clear();
-            for (size_t i = 0; i < v.size(); ++i) {
-                const std::string fi = f + "[" + std::to_string(i) + "]";
-                require_object(v[i], fi);
-                LevelAssumption a;
-                for (const auto& [k, x] : v[i].items()) {
-                    if (k == "alpha")
-                        read(x, fi + ".alpha", a.alpha);
-                    else if (k == "c")
-                        read(x, fi + ".c", a.c);
-                    else
-                        throw_unknown_key(fi + "." + k);
-                }
-                m.levels.push_back(a);
-            }
-        } else if (key == "horizontal")
-            read_segments(v, f, m.horizontal);
-        else if (key == "hardware_profile")
-            read(v, f, m.hardware_profile);
-        else if (key == "context")
-            read(v, f, m.context);
-        else
-            throw_unknown_key(f);
-    }
+void read_modeled(const json& j, const std::string& where, ModeledAssumptions& m) {
+    JsonReader r(j, where);
+    if (r.has("levels")) m.levels.clear();
+    read_objects(r, "levels", 8, [&](JsonReader& e) {
+        LevelAssumption a;
+        e.get("alpha", a.alpha), e.get("c", a.c);
+        m.levels.push_back(a);
+    });
+    read_segments(r, m.horizontal);
+    r.get("hardware_profile", m.hardware_profile);
+    r.get("context", m.context);
+    r.finish();
 }
 
-void read_preferences(const nlohmann::json& j, const std::string& w, Preferences& p) {
-    require_object(j, w);
-    for (const auto& [key, v] : j.items()) {
-        const std::string f = w + "." + key;
-        if (key != "tree_prior") throw_unknown_key(f);
-        std::string s;
-        read(v, f, s);
-        if (s != "assumed" && s != "measured") bad(f, "expected \"assumed\" or \"measured\", got \"" + s + "\"");
-        p.tree_prior_measured = s == "measured";
-    }
+void read_preferences(const json& j, const std::string& where, Preferences& p) {
+    static constexpr std::pair<const char*, bool> kPriors[] = {{"assumed", false}, {"measured", true}};
+    JsonReader r(j, where);
+    r.get_enum("tree_prior", p.tree_prior_measured, kPriors);
+    r.finish();
 }
 
 }  // namespace
@@ -252,28 +145,22 @@ void to_json(nlohmann::json& j, const AppConfig& c) {
 }
 
 void from_json(const nlohmann::json& j, AppConfig& out) {
-    const std::string w = "ui";
-    require_object(j, w);
+    JsonReader r(j, "ui");
     AppConfig c;
-    if (!j.contains("spec") && !j.contains("modeled") && !j.contains("preferences")) {
-        from_legacy_json(j, w, c);
+    if (!r.has("spec") && !r.has("modeled") && !r.has("preferences")) {
+        from_legacy_json(r, c);
     } else {
-        for (const auto& [key, v] : j.items()) {
-            const std::string f = w + "." + key;
-            if (key == "spec") {
-                try {
-                    c.spec = v.get<engine::SpecConfig>();
-                } catch (const std::exception& e) {
-                    bad(f, e.what());
-                }
-            } else if (key == "modeled")
-                read_modeled(v, f, c.modeled);
-            else if (key == "preferences")
-                read_preferences(v, f, c.prefs);
-            else
-                throw_unknown_key(f);
+        if (const json* spec = r.sub("spec")) {
+            try {
+                c.spec = spec->get<engine::SpecConfig>();
+            } catch (const std::exception& e) {
+                r.fail(r.at("spec"), e.what());
+            }
         }
+        if (const json* modeled = r.sub("modeled")) read_modeled(*modeled, r.at("modeled"), c.modeled);
+        if (const json* prefs = r.sub("preferences")) read_preferences(*prefs, r.at("preferences"), c.prefs);
     }
+    r.finish();
     normalize(c);
     out = std::move(c);
 }
