@@ -3,6 +3,7 @@
 
 #include "core/file_io.h"
 #include "core/json_input.h"
+#include "core/json_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,16 +30,15 @@ json entry_json(const InflightEntry& e) {
                 {"since", e.since}};
 }
 
-InflightEntry entry_from(const json& j) {
+InflightEntry entry_from(const json& j, const std::string& where) {
+    JsonReader r(j, where);
     InflightEntry e;
-    e.rank        = j.at("rank").get<int>();
-    e.host        = j.at("host").get<std::string>();
-    e.pid         = j.at("pid").get<int64_t>();
-    e.grid_index  = j.at("grid_index").get<uint64_t>();
-    e.config_hash = j.at("config_hash").get<std::string>();
-    e.label       = j.at("label").get<std::string>();
-    e.prompts     = j.at("prompts").get<int>();
-    e.since       = j.at("since").get<std::string>();
+    for (const char* key : {"rank", "host", "pid", "grid_index", "config_hash", "label", "prompts", "since"})
+        r.need(key);
+    r.get("rank", e.rank), r.get("host", e.host), r.get("pid", e.pid), r.get("grid_index", e.grid_index);
+    r.get("config_hash", e.config_hash), r.get("label", e.label), r.get("prompts", e.prompts);
+    r.get("since", e.since);
+    r.finish();
     return e;
 }
 
@@ -83,13 +83,18 @@ std::optional<InflightRecord> read_inflight(const std::filesystem::path& file) {
     if (!std::filesystem::exists(file, ec)) return std::nullopt;
     try {
         json j = parse_json(read_input_file(file.string(), kMaxConfigFileBytes, "in-flight record"), file.string());
+        JsonReader in(j, "in-flight list");
         InflightRecord r;
-        r.sweep      = j.at("sweep").get<std::string>();
-        r.updated_at = j.at("updated_at").get<std::string>();
-        for (const auto& e : j.at("in_flight")) r.in_flight.push_back(entry_from(e));
-        for (const auto& e : j.at("unfinished")) r.unfinished.push_back(entry_from(e));
+        for (const char* key : {"sweep", "updated_at", "in_flight", "unfinished"}) in.need(key);
+        in.get("sweep", r.sweep), in.get("updated_at", r.updated_at);
+        for (auto [key, out] : {std::pair{"in_flight", &r.in_flight}, {"unfinished", &r.unfinished}}) {
+            const json& list = in.need(key);
+            if (!list.is_array()) in.fail(in.at(key), "expected an array, got " + json_kind(list));
+            for (size_t i = 0; i < list.size(); ++i) out->push_back(entry_from(list[i], json_path(in.at(key), i)));
+        }
+        in.finish();
         return r;
-    } catch (const json::exception& e) {
+    } catch (const std::invalid_argument& e) {
         throw std::runtime_error(file.string() + ": not an in-flight list: " + e.what());
     }
 }

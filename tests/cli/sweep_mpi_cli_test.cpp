@@ -156,4 +156,15 @@ TEST(SweepMpiCli, TheNextRunReportsWhatAnMpiRunLeftInFlightAndClearsTheList) {
     r = run_cli({"sweep", spec.string(), "--db", db.string()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("note: ignoring"), std::string::npos) << r.out;
+    // So is one whose entry has a field of the wrong type; the note names it.
+    entry["pid"] = "4242";
+    std::ofstream(db.string() + ".inflight.json") << json{
+        {"sweep", "mpi-cli"},
+        {"updated_at", "2026-01-01T00:00:01Z"},
+        {"in_flight", {entry}},
+        {"unfinished", json::array()}}.dump();
+    r = run_cli({"sweep", spec.string(), "--db", db.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("in-flight list.in_flight[0].pid: expected an integer, got string"), std::string::npos)
+        << r.out;
 }
