@@ -193,71 +193,50 @@ int cmd_draft(int argc, char** argv) {
         last = pct;
     };
 
-    std::optional<model::Model> draft_model;
-    const auto t0 = std::chrono::steady_clock::now();
-    if (spec.kind == DraftKind::self) {
-        // Wanda's activation norms over --calibration-ids, else the spec's calibration suite (make_drafter's way).
-        drafts::DrafterOptions dopts;
-        dopts.calibration_tokens  = calib;
-        dopts.progress            = progress;
-        const drafts::SelfDraft d = drafts::build_self_draft(target, spec, dopts);  // make_drafter's build
-        const double total        = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        int transformed           = 0;
-        for (const auto& m : d.matrices) transformed += !m.shared;
-        std::cout << "build: " << fmt("%.3f", total) << " s (transforms " << fmt("%.3f", d.build_seconds) << " s), "
-                  << transformed << " of " << d.matrices.size() << " matrices transformed, " << mib3(d.bytes_owned)
-                  << " owned, " << mib3(d.bytes_shared) << " shared with the target\n";
-        int compact = 0;
-        for (const auto& m : d.matrices) compact += m.compact;
+    if (args.has("out") && spec.kind != DraftKind::self) throw UsageError("--out saves self-drafts only");
+    // build_draft: make_drafter's build, with its report. Wanda's activation norms come from --calibration-ids, else
+    // the spec's calibration suite. The draft's own context is the one --bench uses.
+    drafts::DrafterOptions dopts;
+    dopts.calibration_tokens = calib;
+    dopts.progress           = progress;
+    dopts.context.n_ctx      = 512;
+    drafts::DraftBuild built;
+    try {
+        built = drafts::build_draft(spec, target, dopts);
+    } catch (const std::invalid_argument& e) {  // a vocabulary mismatch, a spec this target cannot take
+        throw std::runtime_error(e.what());
+    }
+    if (const drafts::SelfDraft* d = built.self ? &*built.self : nullptr) {
+        int transformed = 0, compact = 0;
+        for (const auto& m : d->matrices) transformed += !m.shared, compact += m.compact;
+        std::cout << "build: " << fmt("%.3f", built.seconds) << " s (transforms " << fmt("%.3f", d->build_seconds)
+                  << " s), " << transformed << " of " << d->matrices.size() << " matrices transformed, "
+                  << mib3(d->bytes_owned) << " owned, " << mib3(d->bytes_shared) << " shared with the target\n";
         if (compact > 0)
             std::cout << "compact: " << compact << " matrices in compact formats (bitmap-sparse / packed mantissas); "
-                      << "one forward reads " << drafts::weight_bytes_per_forward(d.cost, target.hparams(), d.forward)
+                      << "one forward reads " << drafts::weight_bytes_per_forward(d->cost, target.hparams(), d->forward)
                       << " B of weights (real, counted from the draft's buffers)\n";
-        if (!d.storage_note.empty()) std::cout << "note: " << d.storage_note << "\n";
-        print_bits(drafts::draft_bits(spec, target), n_ctx, alpha);
-        if (args.has("bench")) {
-            drafts::ModelDrafterConfig cfg;
-            cfg.context.n_ctx = 512;
-            cfg.forward       = d.forward;
-            drafts::ModelDrafter md(d.model, cfg, d.cost);
-            bench(md, bench_tokens, target.hparams().n_vocab);
-        }
-        if (args.has("out")) {
-            try {
-                drafts::save_self_draft_gguf(target, d, spec, *args.value("out"), true);
-            } catch (const std::invalid_argument& e) {
-                throw std::runtime_error(std::string("--out: ") + e.what());
-            }
-            std::cout << "saved: " << *args.value("out")
-                      << (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0
-                              ? " (KV transforms are run-time only: not saved)"
-                              : "")
-                      << "\n";
-        }
-        return 0;
-    }
-    if (args.has("out")) throw UsageError("--out saves self-drafts only");
-    if (spec.kind == DraftKind::model) {
-        draft_model.emplace(model::Model::load(spec.model_path));
-        try {
-            drafts::check_vocab_compatible(target, *draft_model);
-        } catch (const drafts::VocabMismatch& e) {
-            throw std::runtime_error(e.what());
-        }
-        std::cout << "vocabulary: compatible (llama.cpp checks: type, BOS/EOS, size within "
-                  << drafts::kVocabMaxSizeDifference << ", token text from id " << drafts::kVocabCheckStartTokenId
-                  << ")\n";
+        if (!d->storage_note.empty()) std::cout << "note: " << d->storage_note << "\n";
     } else {
-        (void)drafts::make_drafter(spec, target);  // builds the bigram table (the target's tokenizer) when one is named
+        if (built.model)
+            std::cout << "vocabulary: compatible (llama.cpp checks: type, BOS/EOS, size within "
+                      << drafts::kVocabMaxSizeDifference << ", token text from id " << drafts::kVocabCheckStartTokenId
+                      << ")\n";
+        std::cout << "build: " << fmt("%.3f", built.seconds) << " s\n";
     }
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << "build: " << fmt("%.3f", total) << " s\n";
-    print_bits(drafts::draft_bits(spec, target, draft_model ? &*draft_model : nullptr), n_ctx, alpha);
-    if (args.has("bench") && draft_model) {
-        drafts::ModelDrafterConfig cfg;
-        cfg.context.n_ctx = 512;
-        drafts::ModelDrafter md(*draft_model, cfg);
-        bench(md, bench_tokens, draft_model->hparams().n_vocab);
+    print_bits(drafts::draft_bits(spec, target, built.model ? &*built.model : nullptr), n_ctx, alpha);
+    if (args.has("bench") && (built.self || built.model)) bench(*built.drafter, bench_tokens, built.drafter->n_vocab());
+    if (args.has("out")) {
+        try {
+            drafts::save_self_draft_gguf(target, *built.self, spec, *args.value("out"), true);
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(std::string("--out: ") + e.what());
+        }
+        std::cout << "saved: " << *args.value("out")
+                  << (spec.kv_drop_ratio > 0.0f || spec.kv_trunc_bits > 0
+                          ? " (KV transforms are run-time only: not saved)"
+                          : "")
+                  << "\n";
     }
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "core/drafts/vocab_compat.h"
 #include "core/model/tokenizer.h"
 
+#include <chrono>
 #include <filesystem>
 #include <stdexcept>
 
@@ -64,11 +65,12 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     return build_self_draft(target, spec, spec.uses_wanda() ? &norms : nullptr, options.progress, options.cancel);
 }
 
-std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,
-                                      const DrafterOptions& options) {
+namespace {
+
+std::unique_ptr<Drafter> build(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options,
+                               DraftBuild& out) {
     const model::Hparams& hp = target.hparams();
-    spec.validate(hp.n_layer);
-    const std::string label = spec.name();
+    const std::string label  = spec.name();
     switch (spec.kind) {
         case DraftKind::maxgram: {
             std::optional<BigramTable> bigram;
@@ -97,21 +99,37 @@ std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model&
             return std::make_unique<Eagle3Drafter>(target, std::move(head), ctx, label);
         }
         case DraftKind::model: {
-            model::Model draft = model::Model::load(spec.model_path, options.progress, options.cancel);
-            check_vocab_compatible(target, draft);  // throws VocabMismatch explaining the failed check
-            ModelDrafterConfig cfg{.context = draft_context(options, draft), .forward = {}, .name = label};
-            return std::make_unique<ModelDrafter>(std::move(draft), std::move(cfg));
+            out.model = model::Model::load(spec.model_path, options.progress, options.cancel);
+            check_vocab_compatible(target, *out.model);  // throws VocabMismatch explaining the failed check
+            ModelDrafterConfig cfg{.context = draft_context(options, *out.model), .forward = {}, .name = label};
+            return std::make_unique<ModelDrafter>(*out.model, std::move(cfg));  // a copy shares the buffers
         }
         case DraftKind::self: {
-            SelfDraft d = build_self_draft(target, spec, options);
+            out.self = build_self_draft(target, spec, options);
             ModelDrafterConfig cfg{.context        = draft_context(options, target),
-                                   .forward        = d.forward,
+                                   .forward        = out.self->forward,
                                    .name           = label,
                                    .read_target_kv = spec.kv_from_target};
-            return std::make_unique<ModelDrafter>(std::move(d.model), std::move(cfg), std::move(d.cost));
+            return std::make_unique<ModelDrafter>(out.self->model, std::move(cfg), out.self->cost);
         }
     }
     throw std::invalid_argument("draft.kind: unknown kind");
+}
+
+}  // namespace
+
+DraftBuild build_draft(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options) {
+    spec.validate(target.hparams().n_layer);
+    const auto t0 = std::chrono::steady_clock::now();
+    DraftBuild out;
+    out.drafter = build(spec, target, options, out);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+std::unique_ptr<Drafter> make_drafter(const DraftSpec& spec, const model::Model& target,
+                                      const DrafterOptions& options) {
+    return build_draft(spec, target, options).drafter;
 }
 
 }  // namespace speculum::drafts

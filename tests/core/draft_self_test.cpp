@@ -269,5 +269,34 @@ TEST(SelfDraft, WandaThroughMakeDrafterWithCalibrationTokens) {
     EXPECT_TRUE(c.cost.bytes_modeled);  // dense-stored pruned weights: modeled bytes
 }
 
+// build_draft reports what it built beside the drafter: a self-draft's record (its model shares the drafter's
+// weights, so what `speculum-cli draft --out` saves is what runs), nothing extra for a statistical drafter.
+TEST(SelfDraft, BuildDraftReportsWhatItBuilt) {
+    const model::Model t = target(GgmlType::BF16);
+    DraftSpec s;
+    s.weight_trunc_bits = 4;
+    DrafterOptions o;
+    o.context              = {.n_ctx = 32, .n_batch = 16};
+    const DraftBuild built = build_draft(s, t, o);
+    ASSERT_TRUE(built.drafter);
+    ASSERT_TRUE(built.self.has_value());
+    EXPECT_FALSE(built.model.has_value());
+    EXPECT_GT(built.self->bytes_owned, 0u);
+    EXPECT_GE(built.seconds, built.self->build_seconds);
+    const auto* md = dynamic_cast<const ModelDrafter*>(built.drafter.get());
+    ASSERT_NE(md, nullptr);
+    EXPECT_EQ(md->model().weights().layers[1].w_up.data, built.self->model.weights().layers[1].w_up.data)
+        << "the report's model and the drafter's share one set of buffers";
+
+    DraftSpec ngram;
+    ngram.kind            = DraftKind::ngram;
+    const DraftBuild stat = build_draft(ngram, t, o);
+    ASSERT_TRUE(stat.drafter);
+    EXPECT_FALSE(stat.self.has_value());
+    EXPECT_FALSE(stat.model.has_value());
+    ngram.ngram.size_n = 0;  // invalid: validated before anything is built
+    EXPECT_THROW((void)build_draft(ngram, t, o), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace speculum::drafts
