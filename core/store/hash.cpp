@@ -33,16 +33,20 @@ std::string json_hash(const nlohmann::json& j) {
     return hex64(fnv1a64(j.dump()));
 }
 
-std::string file_hash(const std::filesystem::path& file) {
+std::string file_hash(const std::filesystem::path& file, const ProgressFn& progress, const CancelToken& cancel) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + file.string());
     std::error_code ec;
     auto size  = std::filesystem::file_size(file, ec);
     uint64_t h = fnv1a64(std::to_string(ec ? 0 : size));
     std::vector<char> buf(1 << 20);
+    uint64_t done = 0;
     while (in) {
+        cancel.throw_if_cancelled();
         in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
         h = fnv1a64(std::string_view(buf.data(), static_cast<size_t>(in.gcount())), h);
+        done += static_cast<uint64_t>(in.gcount());
+        if (size > 0 && !ec) report(progress, double(done) / double(size), "identifying the model (hashing the file)");
     }
     return hex64(h);
 }

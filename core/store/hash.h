@@ -2,6 +2,8 @@
 // key-sorted maps, so dump() is canonical), written as 16 lower-case hex digits. A key, not a security hash.
 #pragma once
 
+#include "core/cancel.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -17,8 +19,10 @@ std::string hex64(uint64_t h);
 // FNV-1a of j.dump() (compact, sorted keys, shortest round-trip numbers).
 std::string json_hash(const nlohmann::json& j);
 
-// Identity of a file for model/dataset keys: FNV-1a over its size and its whole content, streamed. Throws
-// std::runtime_error naming the file when it cannot be read.
-std::string file_hash(const std::filesystem::path& file);
+// Identity of a file for model/dataset keys: FNV-1a over its size and its whole content, streamed (a multi-GB
+// model takes seconds: progress by the fraction read, cancel between 1 MiB blocks). Throws std::runtime_error naming
+// the file when it cannot be read, Cancelled when cancelled.
+std::string file_hash(const std::filesystem::path& file, const ProgressFn& progress = {},
+                      const CancelToken& cancel = {});
 
 }  // namespace speculum::store

@@ -74,6 +74,23 @@ TEST(Hash, Fnv1aKnownValuesAndCanonicalJson) {
     EXPECT_NE(json_hash({{"a", 1}}), json_hash({{"a", 2}}));
 }
 
+// A model's identity for the store: its content, with progress by the fraction read and a cancel between blocks
+// (the app hashes a multi-GB model before a measured sweep).
+TEST(Hash, FileHashFollowsTheContentReportsProgressAndCancels) {
+    const fs::path p = fresh_path("hash_me.bin");
+    std::ofstream(p, std::ios::binary) << std::string((3 << 20) + 5, 'x');
+    std::vector<double> seen;
+    const std::string h = file_hash(p, [&](double f, const std::string&) { seen.push_back(f); });
+    EXPECT_EQ(h, file_hash(p));
+    ASSERT_EQ(seen.size(), 4u) << "one report per 1 MiB block";
+    EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+    std::ofstream(p, std::ios::binary | std::ios::app) << "y";
+    EXPECT_NE(file_hash(p), h);
+    speculum::CancelToken cancel;
+    cancel.cancel();
+    EXPECT_THROW((void)file_hash(p, {}, cancel), speculum::Cancelled);
+}
+
 TEST(Store, RoundTripAndPersistence) {
     fs::path p           = fresh_path("roundtrip");
     ResultRow r          = make_row(3);

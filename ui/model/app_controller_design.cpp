@@ -72,8 +72,8 @@ void AppController::start_sweep(const ActionRunSweep& a) {
                        use_token_id_prompt(base, target.model->hparams().n_vocab);
                        spec.base = base;
                    }
-                   report(ctx.progress_fn(), 0.0, "identifying the model");
-                   evaluator = std::make_unique<sweep::EngineEvaluator>(std::move(target), store::file_hash(path));
+                   evaluator = std::make_unique<sweep::EngineEvaluator>(
+                       std::move(target), store::file_hash(path, ctx.progress_fn(), ctx.token()));
                } else {
                    evaluator = std::make_unique<sweep::SpecPredictEvaluator>();
                }
