@@ -16,14 +16,6 @@ std::string json_path(const std::string& where, size_t index) {
     return where + "[" + std::to_string(index) + "]";
 }
 
-std::string unknown_key_message(const std::string& path) {
-    return path + ": is not a known key";
-}
-
-void throw_unknown_key(const std::string& path) {
-    throw std::invalid_argument(unknown_key_message(path));
-}
-
 void throw_json_error(const std::string& path, const std::string& what) {
     throw std::invalid_argument(path + ": " + what);
 }
@@ -32,14 +24,6 @@ std::string json_kind(const json& v) {
     if (v.is_number_float()) return "a fractional number";
     if (v.is_number_integer()) return "an integer";
     return v.type_name();  // "string", "array", "object", "boolean", "null"
-}
-
-void check_known_keys(const json& j, const std::string& where, std::initializer_list<std::string_view> known) {
-    if (!j.is_object())
-        throw_json_error(where.empty() ? "input" : where, std::string("expected a JSON object, got ") + j.type_name());
-    for (auto it = j.begin(); it != j.end(); ++it)
-        if (std::find(known.begin(), known.end(), it.key()) == known.end())
-            throw_unknown_key(json_path(where, it.key()));
 }
 
 JsonReader::JsonReader(const json& j, std::string where, Fail fail) : m_j(j), m_where(std::move(where)), m_fail(fail) {

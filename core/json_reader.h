@@ -27,17 +27,10 @@ namespace speculum {
 std::string json_path(const std::string& where, std::string_view key);
 // "WHERE[I]".
 std::string json_path(const std::string& where, size_t index);
-// The one message for an unknown key, "PATH: is not a known key"; throw_unknown_key throws it as
-// std::invalid_argument (the analytic readers throw it as analytic::InvalidInput).
-std::string unknown_key_message(const std::string& path);
-[[noreturn]] void throw_unknown_key(const std::string& path);
 // Throws std::invalid_argument "PATH: WHAT" (the reader's default error).
 [[noreturn]] void throw_json_error(const std::string& path, const std::string& what);
 // "an integer", "a fractional number", else the type's name ("string", "array", ...): how errors name a value.
 std::string json_kind(const nlohmann::json& v);
-
-// Throws unless j is an object whose keys are all in `known` (for readers that take the keys themselves).
-void check_known_keys(const nlohmann::json& j, const std::string& where, std::initializer_list<std::string_view> known);
 
 class JsonReader {
 public:
