@@ -174,7 +174,11 @@ void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
             QTimer::singleShot(0, this, &MainWindow::open_results_dialog);
         else if (std::holds_alternative<ui::ActionSaveDraftDialog>(a))
             QTimer::singleShot(0, this, &MainWindow::save_draft_dialog);
-        else if (auto* save = std::get_if<ui::ActionSaveExportDialog>(&a))
+        else if (auto* show = std::get_if<ui::ActionShowPanel>(&a)) {
+            for (const auto& panel : m_host->dashboard().panels())
+                if (show->title == panel.title) *panel.visible = true;
+            m_host->schedule_frames(2);
+        } else if (auto* save = std::get_if<ui::ActionSaveExportDialog>(&a))
             QTimer::singleShot(0, this, [this, suggested = save->suggested] { save_export_dialog(suggested); });
     }
 }

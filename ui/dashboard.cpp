@@ -17,6 +17,7 @@ void Dashboard::draw(const UiSnapshot& snap, UiActions& actions) {
     if (cascade_view.visible) cascade_view.draw(snap, actions, fill);
     if (hardware.visible) hardware.draw(snap, actions, fill);
     if (design_space.visible) design_space.draw(snap, actions, fill);
+    if (tune.visible) tune.draw(snap, actions, fill);
     if (overview.visible) overview.draw(snap, actions, fill);
     if (export_panel.visible) export_panel.draw(snap, actions, fill);
     if (run_history.visible) run_history.draw(snap, actions, fill);
@@ -32,6 +33,7 @@ std::vector<Dashboard::PanelEntry> Dashboard::panels() {
             {CascadeViewPanel::title, &cascade_view.visible},
             {HardwarePanel::title, &hardware.visible},
             {DesignSpacePanel::title, &design_space.visible},
+            {TunePanel::title, &tune.visible},
             {OverviewPanel::title, &overview.visible},
             {RunHistoryPanel::title, &run_history.visible},
             {ExportPanel::title, &export_panel.visible}};

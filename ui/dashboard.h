@@ -15,6 +15,7 @@
 #include "ui/panels/run_history_panel.h"
 #include "ui/panels/speedup_panel.h"
 #include "ui/panels/tree_view_panel.h"
+#include "ui/panels/tune_panel.h"
 
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ public:
     CascadeViewPanel cascade_view;
     HardwarePanel hardware;
     DesignSpacePanel design_space;
+    TunePanel tune;
     OverviewPanel overview;
     ExportPanel export_panel;
     RunHistoryPanel run_history;

@@ -78,6 +78,7 @@ int cmd_ngram_cache(int argc, char** argv);
 int cmd_draft(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_sweep(int argc, char** argv);
+int cmd_tune(int argc, char** argv);
 int cmd_results(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 

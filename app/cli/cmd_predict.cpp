@@ -2,6 +2,7 @@
 // model and print JSON (EWIF, expected accepted length, BPT, J, tree, step times, predicted speedup). All
 // outputs are modeled. --bench times predict() itself.
 #include "cli.h"
+#include "core/engine/acceptance_profile.h"
 
 #include "core/analytic/predict.h"
 #include "core/file_io.h"
@@ -96,6 +97,9 @@ int cmd_predict(int argc, char** argv) {
     Args args("predict",
               {{"profile", 'p', true, "ID", "hardware profile id (overrides hardware.profile; adds hardware)"},
                {"resources", 0, true, "DIR", "resources directory (default: $SPECULUM_RESOURCES, source tree)"},
+               {"acceptance", 0, true, "FILE",
+                "speculation_profile.json: its conditional rates become alpha per position (and k, unless the "
+                "input sets it)"},
                {"list-profiles", 0, false, "", "list bundled hardware profiles and exit"},
                {"bench", 0, true, "N", "time N predict() calls and print the mean time per call"},
                {"compact", 0, false, "", "print JSON on one line"}},
@@ -128,6 +132,18 @@ int cmd_predict(int argc, char** argv) {
     if (auto id = args.value("profile")) {
         if (!j.is_object()) throw std::runtime_error("input must be a JSON object");
         j["hardware"]["profile"] = *id;
+    }
+    if (auto file = args.value("acceptance")) {
+        if (!j.is_object()) throw std::runtime_error("input must be a JSON object");
+        engine::AcceptanceProfile p;
+        try {
+            p = engine::load_acceptance_profile(*file);
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(e.what());
+        }
+        if (p.conditional.empty()) throw std::runtime_error(*file + ": the profile has no positions");
+        j["alpha"] = p.conditional;
+        if (!j.contains("k")) j["k"] = int(p.conditional.size());
     }
     analytic::PredictInput in;
     try {

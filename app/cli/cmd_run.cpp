@@ -5,6 +5,8 @@
 #include "cli.h"
 
 #include "core/analytic/cost.h"
+#include "core/engine/acceptance_profile.h"
+#include "core/engine/speedup_waterfall.h"
 #include "core/export/manifest.h"
 #include "core/file_io.h"
 #include "core/format.h"
@@ -126,6 +128,21 @@ void print_summary(std::ostream& os, const engine::RunStats& s, bool greedy, boo
            << "\n";
 }
 
+// Where the speedup went, from acceptance alone to the measured speedup, and the headroom above it.
+void print_waterfall(std::ostream& os, const engine::SpeedupWaterfall& w) {
+    if (!w.unavailable.empty()) return;
+    os << "where the speedup went (measured, from this run's times):\n";
+    for (const engine::WaterfallStep& s : w.steps) {
+        std::string head = (&s == &w.steps.front() ? "  " : "  - ") + s.name;
+        head.resize(std::max<size_t>(head.size(), 22), ' ');
+        os << head << fmt("%6.2fx", s.speedup);
+        if (&s != &w.steps.front()) os << fmt(" (%+.2f)", s.delta);
+        os << "  " << s.detail << (s.modeled ? " (modeled)" : "") << "\n";
+    }
+    if (w.oracle_width > 0)
+        os << "headroom (modeled): " << fmt("%.2f", w.oracle_speedup) << "x, " << w.oracle_detail << "\n";
+}
+
 // A random-weight target from a SyntheticSpec JSON file (missing keys keep their defaults).
 model::SyntheticSpec read_synthetic(const std::string& path) {
     const std::string text = read_input_file(path, kMaxConfigFileBytes, "synthetic model spec");
@@ -155,6 +172,9 @@ int cmd_run(int argc, char** argv) {
          {"prompt-ids", 0, true, "LIST", "prompt as token ids, e.g. 1,15,30 (overrides the config's)"},
          {"max-new", 'n', true, "N", "tokens to generate per prompt (overrides the config's)"},
          {"report", 0, true, "FILE", "write the full JSON report here"},
+         {"profile-out", 0, true, "FILE",
+          "write the measured acceptance as speculation_profile.json (conditional and marginal rates per position, "
+          "for predict --acceptance, vLLM's and llama.cpp's synthetic acceptance)"},
          {"manifest-out", 0, true, "FILE",
           "write a deployment manifest of this run (target SHA-256, "
           "measured and predicted figures)"},
@@ -185,7 +205,8 @@ int cmd_run(int argc, char** argv) {
     }
     const auto cfg_path = args.value("config");
     if (!cfg_path) throw UsageError("--config is required");
-    for (const char* o : {"report", "manifest-out"})  // a bad output path is refused before the run, not after
+    for (const char* o :
+         {"report", "manifest-out", "profile-out"})  // a bad output path is refused before the run, not after
         if (auto out = args.value(o)) check_output_file(*out);
     engine::SpecConfig cfg;
     std::optional<exporting::Manifest> manifest;  // when --config names a manifest
@@ -298,6 +319,7 @@ int cmd_run(int argc, char** argv) {
     if (!outcome.verifier_note.empty()) std::cout << "verifier: " << outcome.verifier_note << "\n";
     std::cout << "---- all prompts ----\n";
     print_summary(std::cout, total, cfg.greedy(), cfg.baseline, tgt.verifier != nullptr);
+    if (cfg.baseline) print_waterfall(std::cout, engine::speedup_waterfall(total));
     if (rs.passes > 1) {
         auto line = [](const char* what, const analytic::MedianInterval& m, const char* unit) {
             std::cout << what << fmt(" %.3f", m.median) << unit << " [" << fmt("%.3f", m.lo) << ", "
@@ -342,6 +364,21 @@ int cmd_run(int argc, char** argv) {
     if (auto out = args.value("report")) {
         write_file_atomic(*out, report.dump(2) + "\n");
         std::cout << "report: " << *out << "\n";
+    }
+    if (auto out = args.value("profile-out")) {
+        engine::MeasurementConditions c;
+        c.dataset     = cfg.dataset.empty() ? "prompt" : std::filesystem::path(cfg.dataset).filename().string();
+        c.osl         = cfg.max_new_tokens;
+        c.num_samples = int32_t(outcome.runs.size());
+        c.target      = std::filesystem::path(target_path).filename().string();
+        c.drafter     = cfg.levels.empty() ? "" : cfg.levels[0].name();
+        c.num_speculative_tokens          = cfg.gamma.empty() ? 0 : cfg.gamma[0];
+        c.temperature                     = cfg.sampling.temperature;
+        const engine::AcceptanceProfile p = engine::acceptance_profile(total, std::move(c));
+        write_file_atomic(*out, nlohmann::json(p).dump(2) + "\n");
+        std::cout << "acceptance profile: " << *out << " (synthetic replay: llama.cpp "
+                  << engine::llama_cpp_synth_rates(p) << "; vLLM speculative_config "
+                  << engine::vllm_synthetic_config(p).dump() << ")\n";
     }
     return 0;
 }

@@ -28,6 +28,8 @@ const std::vector<Command>& commands() {
          cmd_ngram_cache},
         {"draft", "build a draft from a spec and print its bit accounting; optionally save it as GGUF", cmd_draft},
         {"run", "run speculative decoding from a config and measure it against plain decoding", cmd_run},
+        {"tune", "find the best way to draft for a target on this machine: measured, pruned by the models, confirmed",
+         cmd_tune},
         {"sweep", "run a design-space sweep into a SQLite result store (resumable)", cmd_sweep},
         {"results", "query a result store: filter, CSV, Pareto frontier, best per task", cmd_results},
         {"export", "export a configuration: manifest, draft GGUF, llama.cpp/vLLM/SGLang, CSV, report, SVG/PNG",

@@ -1,6 +1,8 @@
 // RunStats derived figures and JSON.
 #include "core/engine/run_stats.h"
 
+#include "core/json_reader.h"
+
 #include <algorithm>
 
 #include <stdexcept>
@@ -141,6 +143,34 @@ void to_json(nlohmann::json& j, const RunStats& s) {
         j["bpt_cats_eq4"] = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
         j["cats_layers"]  = s.cats_layers;   // {L_DM, L_SV, n_layer}
     }
+}
+
+RunStats run_figures_from_json(const nlohmann::json& j) {
+    JsonReader r(j, "stats");
+    RunStats s;
+    r.get("n_prompt", s.n_prompt, 0, INT32_MAX), r.get("n_generated", s.n_generated, 0, INT32_MAX);
+    r.get("n_steps", s.n_steps, 0, INT32_MAX), r.get("n_drafted", s.n_drafted, 0, INT64_MAX);
+    r.get("n_accepted", s.n_accepted, 0, INT64_MAX);
+    for (auto [key, out] : {std::pair{"t_prefill_s", &s.t_prefill_s},
+                            {"t_draft_s", &s.t_draft_s},
+                            {"t_verify_s", &s.t_verify_s},
+                            {"t_decode_s", &s.t_decode_s},
+                            {"tokens_per_s", &s.tokens_per_s},
+                            {"baseline_tokens_per_s", &s.baseline_tokens_per_s},
+                            {"speedup", &s.speedup},
+                            {"bytes_per_token", &s.bytes_per_token}})
+        r.get(key, *out, 0.0);
+    r.get("pos_reached", s.pos_reached, 0, INT64_MAX), r.get("pos_accepted", s.pos_accepted, 0, INT64_MAX);
+    r.get("accepted_len_hist", s.accepted_len_hist, 0, INT64_MAX);
+    r.get("verify_width_passes", s.verify_width_passes, 0, INT64_MAX);
+    r.get("verify_width_seconds", s.verify_width_s);
+    if (s.pos_accepted.size() != s.pos_reached.size())
+        r.fail(r.at("pos_accepted"), "must have as many positions as pos_reached");
+    for (size_t i = 0; i < s.pos_reached.size(); ++i)
+        if (s.pos_accepted[i] > s.pos_reached[i]) r.fail(json_path(r.at("pos_accepted"), i), "exceeds pos_reached");
+    if (s.verify_width_s.size() != s.verify_width_passes.size())
+        r.fail(r.at("verify_width_seconds"), "must be as long as verify_width_passes");
+    return s;
 }
 
 void RecurrentReport::add(const RecurrentReport& o) {

@@ -2,6 +2,7 @@
 #include "core/session/run_report.h"
 
 #include "core/engine/spec_config.h"
+#include "core/engine/speedup_waterfall.h"
 #include "core/json_reader.h"
 
 namespace speculum::session {
@@ -82,9 +83,10 @@ json run_report(const engine::SpecConfig& cfg, const RunOutcome& outcome, const 
         if (target.tokenizer) one["text"] = target.tokenizer->decode(pr.result.tokens);
         runs.push_back(std::move(one));
     }
-    report["runs"]     = std::move(runs);
-    report["total"]    = outcome.total;
-    report["repeated"] = outcome.repeats;
+    report["runs"]      = std::move(runs);
+    report["total"]     = outcome.total;
+    report["repeated"]  = outcome.repeats;
+    report["waterfall"] = engine::speedup_waterfall(outcome.total);  // where the speedup went
     if (outcome.cassandra_j) report["cassandra_j"] = *outcome.cassandra_j;
     return report;
 }

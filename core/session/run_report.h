@@ -1,5 +1,6 @@
 // The run report: what `speculum-cli run --report` writes and the app's "Run report" export writes, one shape
 // {config, target, random_weights, drafter, target_memory, verifier_memory, strict_subset?, runs[], total, repeated,
+// waterfall (engine::speedup_waterfall of the total: where the speedup went),
 // cassandra_j?}. measured_run_from_report (run_report_read.cpp) reads it back for calibration; sweeps keep
 // `repeated` in a measured row's statistics in the same shape.
 #pragma once

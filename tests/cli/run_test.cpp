@@ -64,6 +64,40 @@ TEST(CliRun, ChainSummaryAndReport) {
     EXPECT_EQ(j.at("total").at("lossless_mismatch"), -1);
     EXPECT_EQ(j.at("runs").at(0).at("tokens"), j.at("runs").at(0).at("baseline_tokens"));
     EXPECT_EQ(j.at("config").at("gamma"), nlohmann::json::array({4}));
+    // Where the speedup went: printed, and in the report ending at the measured speedup.
+    EXPECT_NE(r.out.find("where the speedup went"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("- verification cost"), std::string::npos) << r.out;
+    const nlohmann::json& w = j.at("waterfall");
+    ASSERT_EQ(w.at("steps").size(), 4u) << w.dump();
+    EXPECT_NEAR(w.at("measured").get<double>(), j.at("total").at("speedup").get<double>(), 1e-9);
+}
+
+// --profile-out writes the run's acceptance as speculation_profile.json, with the synthetic-replay flags; predict
+// --acceptance reads it as alpha per position.
+TEST(CliRun, AcceptanceProfileOutAndPredictReadsIt) {
+    const std::string cfg     = write_config("run_profile.json", R"({"levels": [{"kind": "self", "exit_layer": 1}],
+        "gamma": [3], "max_new_tokens": 16, "prompt_ids": [5, 17, 3, 42, 17, 3, 42, 8]})");
+    const std::string profile = (speculum::test::tmp_dir() / "speculation_profile.json").string();
+    auto r                    = run_cli({"run", "--config", cfg, "-m", tiny_target(), "--profile-out", profile});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("--spec-synth-rates "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"rejection_sample_method\":\"synthetic\""), std::string::npos) << r.out;
+    const nlohmann::json p = read_json(profile);
+    ASSERT_EQ(p.at("conditional_accept_rates").size(), 3u) << p.dump();
+    EXPECT_EQ(p.at("measurement_conditions").at("num_speculative_tokens"), 3);
+    EXPECT_EQ(p.at("measurement_conditions").at("osl"), 16);
+
+    const std::string in = write_config("predict_empty.json", "{}");
+    r                    = run_cli({"predict", in, "--acceptance", profile, "--compact"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    ASSERT_EQ(out.at("position_acceptance").size(), 3u) << r.out;
+    EXPECT_NEAR(out.at("position_acceptance").at(2).get<double>(), p.at("marginal_accept_rates").at(2).get<double>(),
+                1e-9);
+    const std::string broken = write_config("broken_profile.json", R"({"marginal_accept_rates": [0.5, 0.9]})");
+    r                        = run_cli({"predict", in, "--acceptance", broken});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.err.find("profile.conditional_accept_rates[1]: must be in [0, 1]"), std::string::npos) << r.err;
 }
 
 // --repack: verification on a repacked copy of a Q8_0 target (fast path), drafts and baseline on the file layout;

@@ -44,6 +44,14 @@ struct ActionRunSweep {  // a design-space sweep over two axes (ui/model/app_swe
     std::string x = "gamma", y = "alpha";
     bool measure = false;  // measured cells (forced by an axis that needs measurement)
 };
+struct ActionShowPanel {  // the app shows (and raises) the panel with this title (View menu's entry)
+    std::string title;
+};
+struct ActionRunTune {        // the tune search (core/sweep/tune) on the open model and dataset
+    double budget_s  = 300;   // wall time of the search
+    bool self_drafts = true;  // also drafts derived from the target's weights
+    int max_prompts  = 8;     // prompts at the last rung and for the confirmation
+};
 struct ActionSelectDesignGrid {  // the Design space panel shows this grid (the Export panel writes it)
     DesignSelection selection;
 };
@@ -81,12 +89,13 @@ struct ActionSaveExport {
     std::string text;            // text formats
     std::vector<uint8_t> bytes;  // PNG: written instead of `text` when not empty
 };
-using Action = std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog,
-                            ActionOpenModel, ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob,
-                            ActionRunSweep, ActionSelectDesignGrid, ActionRunMeasured, ActionClearMessages,
-                            ActionOpenResultsDialog, ActionOpenResults, ActionLoadResultConfig, ActionPinRun,
-                            ActionClearHistory, ActionMeasureMachine, ActionSaveDraftDialog, ActionSaveExportDialog,
-                            ActionOpenSyntheticModel, ActionHashModel, ActionSaveExport>;
+using Action =
+    std::variant<ActionShowMessage, ActionQuit, ActionOpenModelDialog, ActionOpenDatasetDialog, ActionOpenModel,
+                 ActionOpenDataset, ActionSelectTask, ActionSetConfig, ActionCancelJob, ActionRunSweep,
+                 ActionSelectDesignGrid, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
+                 ActionOpenResults, ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine,
+                 ActionSaveDraftDialog, ActionSaveExportDialog, ActionOpenSyntheticModel, ActionHashModel,
+                 ActionSaveExport, ActionRunTune, ActionShowPanel>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

@@ -105,6 +105,8 @@ bool AppController::handle(const Action& action) {
         cancel_job(a->id, true);
     else if (auto* a = std::get_if<ActionRunSweep>(&action))
         start_sweep(*a);
+    else if (auto* a = std::get_if<ActionRunTune>(&action))
+        start_tune(*a);
     else if (auto* a = std::get_if<ActionSelectDesignGrid>(&action)) {
         m_snap.design_selection = a->selection;
         changed();
@@ -253,6 +255,12 @@ void AppController::apply_message(jobs::JobMessage& m) {
         return;
     }
     m_job_info.erase(it);
+    if (info.slot == "tune" && m_snap.tune && m_snap.tune->running && m.status != jobs::JobStatus::done) {
+        auto stopped     = std::make_shared<TuneView>(*m_snap.tune);  // what was measured stays shown (and stored)
+        stopped->running = false;
+        stopped->error   = m.status == jobs::JobStatus::failed ? m.error : "cancelled: running it again resumes";
+        m_snap.tune      = stopped;
+    }
     if (m.status == jobs::JobStatus::done && !info.cancelled) {
         if (auto* apply = std::any_cast<Apply>(&m.payload); apply && *apply) (*apply)();
     } else if (m.status == jobs::JobStatus::failed && !info.cancelled) {

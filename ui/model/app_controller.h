@@ -109,6 +109,7 @@ private:
     // A design-space sweep (ui/model/app_sweep) run by core/sweep into a store under the sweep directory, its rows
     // streamed into the snapshot's store view (app_controller_design.cpp, with open_results).
     void start_sweep(const ActionRunSweep& a);
+    void start_tune(const ActionRunTune& a);
     // Opens, summarises and loads a GGUF on a job; the returned Apply installs it (open_model, open_synthetic_model).
     Apply load_model_job(const std::string& path, jobs::JobContext& ctx);
     void measure_machine();                           // microbenchmarks -> the cached "This machine" profile

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/hw/profile.h"
+#include "core/sweep/tune.h"
 #include "core/version.h"
 #include "ui/model/app_config.h"
 #include "ui/model/measured.h"
@@ -61,6 +62,16 @@ struct ModelDigest {
     std::string error;   // why hashing failed
 };
 
+// The Tune panel's search: candidates as they are measured (the Pareto front fills while it runs), then the result.
+struct TuneView {
+    bool running = false;
+    std::string phase;                             // the last measurement's phase ("probe", "rung 2 (4 prompts)")
+    std::vector<sweep::TuneCandidate> candidates;  // measured so far, in order (running); the result's (done)
+    std::optional<sweep::TuneResult> result;       // when the search finished
+    std::string store_path;                        // where its measurements are kept (a re-run resumes)
+    std::string error;                             // why it stopped
+};
+
 struct UiSnapshot {
     BuildInfo build;              // shown in the Overview panel and the About box
     std::string status_line;      // last message for the user (errors included)
@@ -96,7 +107,8 @@ struct UiSnapshot {
     // The Design space panel's store: the app's latest sweep (streaming while it runs) or a store opened from a file
     // (read-only snapshot; error set if unreadable).
     std::shared_ptr<const StoreView> store;
-    DesignSelection design_selection;  // the grid the panel shows (axes, metric, aggregate)
+    DesignSelection design_selection;      // the grid the panel shows (axes, metric, aggregate)
+    std::shared_ptr<const TuneView> tune;  // the last tune search (streaming while it runs)
 
     ModelDigest model_digest;   // the open model's SHA-256, once asked for
     std::string export_status;  // after the last export save: "saved to PATH" or "not saved: why"

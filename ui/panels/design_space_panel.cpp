@@ -99,6 +99,10 @@ void DesignSpacePanel::draw_sweep_controls(const UiSnapshot& snap, UiActions& ac
     }
     ImGui::SameLine();
     if (ImGui::Button("Open results...")) actions.push(ActionOpenResultsDialog{});
+    same_line_if_fits(button_width("Tune..."));
+    if (ImGui::Button("Tune...")) actions.push(ActionShowPanel{"Tune"});
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Search drafters, draft lengths, trees and cascades for the open model, measured (Tune)");
 }
 
 }  // namespace speculum::ui

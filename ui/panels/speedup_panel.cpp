@@ -4,6 +4,7 @@
 #include "ui/widgets.h"
 
 #include "core/analytic/cost.h"
+#include "core/engine/speedup_waterfall.h"
 
 #include <imgui.h>
 
@@ -96,6 +97,39 @@ void verify_curve(const engine::RunStats& r) {
     }
     ImGui::SetCursorScreenPos(ImVec2(o.x, o.y + h + th + 2));
     ImGui::Dummy(ImVec2(1, 1));
+}
+
+// Where the speedup went: from what acceptance alone would give to the measured speedup, one measured cost at a time,
+// and the headroom of an always-right drafter (modeled from the measured verification passes).
+void waterfall(const engine::RunStats& r) {
+    const engine::SpeedupWaterfall w = engine::speedup_waterfall(r);
+    if (!w.unavailable.empty() || w.steps.empty()) return;
+    ImGui::TextWrapped("where the speedup went:");
+    measured_tag();
+    help_marker(
+        "From this run's own times. Acceptance alone: tokens per target pass, as if drafting were free and a "
+        "verification pass cost one decoding step. Then the draft's time, the verification passes' cost beyond one "
+        "step, and everything else (the acceptance rule, rollback, sampling) are taken away in turn, ending at the "
+        "measured speedup. Hover a bar for the figures.");
+    std::vector<Bar> items;
+    for (const engine::WaterfallStep& s : w.steps)
+        items.push_back({(&s == &w.steps.front() ? "" : "- ") + s.name, s.speedup, !s.modeled});
+    const ImVec2 top = ImGui::GetCursorScreenPos();
+    bars(items);
+    const float row    = (ImGui::GetCursorScreenPos().y - top.y) / float(items.size());
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (ImGui::IsWindowHovered() && mouse.y >= top.y && mouse.y < top.y + row * float(items.size()) &&
+        mouse.x >= top.x) {
+        const size_t i = std::min(items.size() - 1, size_t((mouse.y - top.y) / row));
+        ImGui::SetTooltip("%s: %.2fx (%+.2f)\n%s", w.steps[i].name.c_str(), w.steps[i].speedup, w.steps[i].delta,
+                          w.steps[i].detail.c_str());
+    }
+    if (w.oracle_width > 0) {
+        ImGui::TextWrapped("headroom: %.2fx with an always-right free drafter (%d tokens a pass)", w.oracle_speedup,
+                           w.oracle_width);
+        modeled_tag();
+        help_marker(w.oracle_detail.c_str());
+    }
 }
 
 // A hybrid target's recurrent state in the cost breakdown: what keeping and rolling it back cost per verification
@@ -217,6 +251,7 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                                rs.cost_ratio.median, rs.cost_ratio.lo, rs.cost_ratio.hi);
         else if (r.draft_cost_ratio() > 0)
             ImGui::TextWrapped("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
+        waterfall(r);
         verify_curve(r);
         recurrent_cost(r);
         if (r.draft_bytes_per_pass() > 0) {
@@ -267,6 +302,12 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         empty_state(snap.measured_note.c_str());
     }
     if (snap.measuring_available && ImGui::Button("Run now")) actions.push(ActionRunMeasured{});
+    if (snap.measuring_available) {
+        same_line_if_fits(button_width("Tune..."));
+        if (ImGui::Button("Tune...")) actions.push(ActionShowPanel{"Tune"});
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Find the fastest drafter, draft length, tree and cascade for the open model, measured");
+    }
     ImGui::End();
 }
 
