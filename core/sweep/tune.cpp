@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 namespace speculum::sweep {
 
@@ -25,6 +26,7 @@ struct Search {
     double t0 = 0, per_prompt_s = 0;  // measured wall time per prompt of one configuration (the budget's estimate)
     int64_t timed_prompts = 0;
     double timed_s        = 0;
+    std::set<std::string> this_run;  // configurations (and prompt sets) this run measured or read
 
     double now() const {
         if (hooks.now) return hooks.now();
@@ -44,8 +46,11 @@ struct Search {
         const store::ResultKey key{point.config_hash, evaluator.model_hash(),
                                    evaluator.dataset_hash(point.config, prompts)};
         std::optional<store::ResultRow> row = store.find(key);
-        const bool cached                   = row && row->status == "done";
-        if (!cached) {
+        const bool found                    = row && row->status == "done";
+        // From the store: measured by an earlier tune (a probe measured again at the first rung is this run's own).
+        const bool cached = found && !this_run.count(key.config_hash + key.dataset_hash);
+        this_run.insert(key.config_hash + key.dataset_hash);
+        if (!found) {
             if (!forced && over_budget(prompts)) {
                 result.budget_exhausted = true;
                 if (c.state.empty()) c.state = "not measured: the budget was spent";
@@ -57,7 +62,7 @@ struct Search {
             store.put(*row);
             timed_s += now() - start, timed_prompts += prompts;
             ++result.measured;
-        } else {
+        } else if (cached) {
             ++result.cached;
         }
         if (row->status != "done") {

@@ -76,7 +76,7 @@ struct TuneCandidate {
 struct TuneEvent {
     std::string phase;  // "probe", "rung 1/3 (4 prompts)", "confirm"
     TuneCandidate candidate;
-    bool cached = false;  // taken from the store (a resumed tune)
+    bool cached = false;  // taken from the store, measured by an earlier tune (a resumed one)
 };
 using TuneEventFn = std::function<void(const TuneEvent&)>;
 
@@ -95,6 +95,7 @@ struct TuneResult {
     engine::RunStats winner_stats;                    // the confirmation's totals (the waterfall's input)
     engine::SpeedupWaterfall waterfall;               // where the winner's speedup went
     engine::CombinedOracle combined;                  // per-position best of the families' probes (modeled)
+    // Measured now; read from the store (measured by an earlier tune); pruned by the model; failed.
     size_t measured = 0, cached = 0, pruned = 0, failed = 0;
     bool budget_exhausted = false;
     double wall_s         = 0;
