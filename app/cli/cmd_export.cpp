@@ -43,7 +43,8 @@ const char* kExportHelp = R"(Formats (--format):
   sglang      `python -m sglang.launch_server --speculative-...` flags
   csv         sweep results of --db (filtered by --filter)
   report      JSON report: manifest, acceptance per position, speedup figures, the run report (--run-report)
-  svg, png    --plot acceptance | speedup (from the figures) or heatmap (from --db, axes --x/--y, --metric)
+  svg, png    --plot acceptance | speedup (from the figures), waterfall (where the speedup went, from
+              --run-report) or heatmap (from --db, axes --x/--y, --metric)
 Inputs: --config takes a manifest or a SpecConfig (docs/engine.md); measured figures come from a manifest or
 from `speculum-cli run --report FILE` given as --run-report. Engine snippets print what the engine cannot
 express and what the export falls back to, in the snippet and on stderr.)";
@@ -79,9 +80,26 @@ std::vector<store::ResultRow> query_rows(const Args& args) {
     return db->query(filters);
 }
 
-exporting::Plot make_plot(const Args& args, const exporting::Manifest& m) {
+// Where the speedup went, from a run report's waterfall: each step a measured bar, the headroom a modeled one.
+exporting::Plot waterfall_plot(const nlohmann::json& report, int w, int h) {
+    if (report.is_null()) throw UsageError("--plot waterfall needs --run-report FILE (speculum-cli run --report)");
+    const nlohmann::json wf = report.value("waterfall", nlohmann::json::object());
+    if (!wf.contains("steps"))
+        throw std::runtime_error("the run report has no waterfall: " +
+                                 wf.value("unavailable", std::string("it was written before the waterfall existed "
+                                                                     "(run it again with this build)")));
+    std::vector<exporting::SpeedupBar> bars;
+    for (const auto& s : wf["steps"])
+        bars.push_back({(bars.empty() ? "" : "- ") + s.at("name").get<std::string>(), s.at("speedup").get<double>(),
+                        !s.value("modeled", false)});
+    if (wf.contains("headroom"))
+        bars.push_back({"headroom: always-right drafter", wf["headroom"].at("oracle_speedup").get<double>(), false});
+    return exporting::speedup_plot(bars, "where the speedup went, from the run's own times", w, h);
+}
+
+exporting::Plot make_plot(const Args& args, const exporting::Manifest& m, const nlohmann::json& run_report) {
     const std::string which = args.value_or("plot", "");
-    if (which.empty()) throw UsageError("--plot is required for svg/png: acceptance, speedup or heatmap");
+    if (which.empty()) throw UsageError("--plot is required for svg/png: acceptance, speedup, waterfall or heatmap");
     const bool heat = which == "heatmap";
     auto [w, h]     = parse_size(args.value_or("size", heat ? "640x480" : "640x400"));
     if (which == "acceptance") {
@@ -112,7 +130,8 @@ exporting::Plot make_plot(const Args& args, const exporting::Manifest& m) {
                                      " and the metric '" + metric + "'");
         return exporting::heatmap_plot(d, w, h);
     }
-    throw UsageError("--plot: expected acceptance, speedup or heatmap, got '" + which + "'");
+    if (which == "waterfall") return waterfall_plot(run_report, w, h);
+    throw UsageError("--plot: expected acceptance, speedup, waterfall or heatmap, got '" + which + "'");
 }
 
 void print_limits(std::ostream& os, const exporting::EngineSnippet& s) {
@@ -142,7 +161,7 @@ int cmd_export(int argc, char** argv) {
                {"draft", 0, true, "PATH", "snippets: the exported draft GGUF (default: <target>-draft.gguf)"},
                {"db", 0, true, "FILE", "csv / heatmap: the sweep result store"},
                {"filter", 0, true, "EXPR", "csv / heatmap: rows matching field<op>value clauses (see results)"},
-               {"plot", 0, true, "NAME", "svg / png: acceptance, speedup or heatmap"},
+               {"plot", 0, true, "NAME", "svg / png: acceptance, speedup, waterfall or heatmap"},
                {"x", 0, true, "PTR", "heatmap: x axis, a JSON pointer into the configurations (e.g. /gamma/0)"},
                {"y", 0, true, "PTR", "heatmap: y axis (e.g. /levels/0/prune/ratio)"},
                {"metric", 0, true, "NAME", "heatmap: metric column (default: speedup, else predicted_speedup)"},
@@ -240,7 +259,7 @@ int cmd_export(int argc, char** argv) {
         return 0;
     }
     // svg / png
-    const exporting::Plot plot = make_plot(args, m);
+    const exporting::Plot plot = make_plot(args, m, in.run_report);
     if (format == "svg") {
         emit(out, exporting::to_svg(plot), "SVG plot");
         return 0;

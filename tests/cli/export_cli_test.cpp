@@ -231,6 +231,15 @@ TEST(CliExport, CsvReportAndPlots) {
         {"export", "--format", "svg", "--plot", "speedup", "--config", cfg, "-m", tiny_target(), "--run-report", rep});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("(measured)</title>"), std::string::npos) << r.out;
+    // Where the speedup went: the report's waterfall, a measured bar per step, the headroom modeled.
+    r = run_cli({"export", "--format", "svg", "--plot", "waterfall", "--config", cfg, "-m", tiny_target(),
+                 "--run-report", rep});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("acceptance alone = "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("- overhead = "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("headroom: always-right drafter = "), std::string::npos) << r.out;
+    r = run_cli({"export", "--format", "svg", "--plot", "waterfall", "--config", cfg, "-m", tiny_target()});
+    EXPECT_EQ(r.exit_code, 2) << "no run report: " << r.err;
     const std::string png = (dir() / "acceptance.png").string();
     r = run_cli({"export", "--format", "png", "--plot", "acceptance", "--config", cfg, "-m", tiny_target(),
                  "--run-report", rep, "--size", "480x300", "-o", png});
@@ -261,7 +270,7 @@ TEST(CliExport, UsageErrors) {
         {{"export", "--format", "png", "--plot", "speedup"}, "needs -o FILE"},
         {{"export", "--format", "csv"}, "--db FILE"},
         {{"export", "--format", "svg"}, "--plot is required"},
-        {{"export", "--format", "svg", "--plot", "pie"}, "--plot: expected acceptance, speedup or heatmap"},
+        {{"export", "--format", "svg", "--plot", "pie"}, "--plot: expected acceptance, speedup, waterfall or heatmap"},
         {{"export", "--format", "svg", "--plot", "speedup", "--size", "10x10"}, "--size"},
         {{"export", "--format", "manifest", "--hardware", "no_such_gpu"}, "--hardware"},
     };
