@@ -89,12 +89,16 @@ int main(int argc, char** argv) {
         "key=value");
     QCommandLineOption sweep("sweep", "Run a modeled design-space sweep at start over two axes, e.g. gamma,alpha.",
                              "x,y");
+    QCommandLineOption tune("tune",
+                            "Scripted: after the measured run, run the Tune panel's search with this budget in "
+                            "seconds (then the screenshot, if asked).",
+                            "s");
     QCommandLineOption log_events("log-events",
                                   "Print what happens to stdout as it happens: measured runs, messages, and where the "
                                   "main sliders are on the screen ('speculum: widget: gamma X Y W H'), for tests "
                                   "that drive the window with real input.");
     for (const auto& o : {screenshot, frames, size, model, dataset, results, panel, set, sweep, then_set, wait_measured,
-                          timeout, settings_file, log_events})
+                          timeout, settings_file, log_events, tune})
         parser.addOption(o);
     parser.process(app);
 
@@ -152,7 +156,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(log_events)) new speculum::app::EventLog(window);  // owned by the window
     window.show();
 
-    const bool scripted = parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured);
+    const bool scripted =
+        parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured) || parser.isSet(tune);
     if (scripted) {
         speculum::app::ScriptedRun::Options o;
         bool ok_n = false, ok_t = false;
@@ -167,7 +172,17 @@ int main(int argc, char** argv) {
         o.then_set      = parser.values(then_set);
         o.wait_measured = parser.isSet(wait_measured);
         o.screenshot    = parser.value(screenshot);
-        auto* run       = new speculum::app::ScriptedRun(window, o);
+        if (parser.isSet(tune)) {
+            bool ok_s = false;
+            o.tune_s  = parser.value(tune).toDouble(&ok_s);
+            if (!ok_s || !(o.tune_s > 0) || o.tune_s > 86400) {
+                std::fprintf(stderr, "speculum: --tune expects a budget in seconds, got '%s'\n",
+                             qPrintable(parser.value(tune)));
+                return 2;
+            }
+            o.wait_measured = true;  // the tune starts after the measured run
+        }
+        auto* run = new speculum::app::ScriptedRun(window, o);
         QObject::connect(run, &speculum::app::ScriptedRun::finished, &app, [&app, &window](int code) {
             window.close();  // saves the settings when they are in use
             app.exit(code);

@@ -48,10 +48,19 @@ void ScriptedRun::start() {
 }
 
 void ScriptedRun::after_frame() {
-    if (m_stage != Stage::first_measure && m_stage != Stage::final_measure) return;
+    if (m_stage != Stage::first_measure && m_stage != Stage::final_measure && m_stage != Stage::tuning) return;
     ui::AppController& controller = m_window.controller();
     if (controller.busy()) return;  // a job runs or a debounced re-run is pending
     const ui::UiSnapshot& snap = controller.snapshot();
+    if (m_stage == Stage::tuning) {  // the tune has ended (the controller is idle)
+        const ui::TuneView* t = snap.tune.get();
+        if (!t || !t->result) {
+            std::fprintf(stderr, "speculum: tune did not finish: %s\n", t ? t->error.c_str() : "(not started)");
+            return finish(1);
+        }
+        std::printf("speculum: tuned: %zu measured, %zu pruned\n", t->result->measured, t->result->pruned);
+        return take_screenshot_or_finish(snap);
+    }
     if (snap.measured_runs <= m_base_runs) {
         // Idle without a new measured run: a failed load or run, or nothing to measure. Say why.
         std::string why = snap.measured_note;
@@ -82,6 +91,16 @@ void ScriptedRun::after_frame() {
         m_window.host()->schedule_frames(2);
         return;
     }
+    if (m_options.tune_s > 0) {  // the Tune panel's search on the open model and dataset
+        controller.handle(ui::ActionRunTune{m_options.tune_s, true, 2});
+        m_stage = Stage::tuning;
+        m_window.host()->schedule_frames(2);
+        return;
+    }
+    take_screenshot_or_finish(snap);
+}
+
+void ScriptedRun::take_screenshot_or_finish(const ui::UiSnapshot& snap) {
     if (m_options.screenshot.isEmpty()) {
         for (const auto& m : snap.messages)  // what the user would have read in the panels
             std::printf("speculum: %s: %s\n", m.level == ui::MessageLevel::error ? "error" : "info", m.text.c_str());

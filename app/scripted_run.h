@@ -1,12 +1,17 @@
 // Scripted runs of the app (tests, documentation pictures): optionally wait for the first measured run, apply
 // --then-set changes as one ActionSetConfig (as a panel would), wait for the measured re-run of the final
-// configuration, print what was measured, then save a screenshot and/or finish. A timeout ends a stuck run.
+// configuration, print what was measured, optionally run the Tune panel's search (--tune), then save a screenshot
+// and/or finish. A timeout ends a stuck run.
 #pragma once
 
 #include <QObject>
 #include <QStringList>
 
 class QTimer;
+
+namespace speculum::ui {
+struct UiSnapshot;
+}
 
 namespace speculum::app {
 
@@ -21,6 +26,7 @@ public:
         QString screenshot;          // save the window here (PNG) at the end; empty = none
         int frames    = 3;           // idle frames before the screenshot
         int timeout_s = 120;         // give up (exit code 3) after this long
+        double tune_s = 0;           // > 0: after the final measured run, Tune with this budget, then the screenshot
     };
     ScriptedRun(MainWindow& window, Options options);
     void start();
@@ -29,7 +35,8 @@ signals:
     void finished(int exit_code);
 
 private:
-    enum class Stage { first_measure, final_measure, screenshot, done };
+    void take_screenshot_or_finish(const ui::UiSnapshot& snap);
+    enum class Stage { first_measure, final_measure, tuning, screenshot, done };
     void after_frame();
     void finish(int code);
 

@@ -218,6 +218,10 @@ int cmd_tune(int argc, char** argv) {
               << r.measured << " configurations measured, " << r.cached << " from the store, " << r.pruned
               << " pruned by the model, " << r.failed << " failed; " << duration(r.wall_s)
               << (r.budget_exhausted ? " (the budget ended the search)" : "") << "\n";
+    if (r.prompt_scale > 1)
+        std::cout << "the budget allowed " << r.prompt_scale
+                  << " times the prompts per rung: " << o.min_prompts * r.prompt_scale << " to "
+                  << o.max_prompts * r.prompt_scale << "\n";
     print_candidates(r, 14);
     print_winner(r);
     if (auto out = args.value("out")) {

@@ -3,8 +3,10 @@
 //
 //   acceptance alone   τ = n_generated / n_steps           drafts free, a verification pass as cheap as one step
 //   − the draft's cost n·t₁ / (n_steps·t₁ + t_draft)        t₁ = one plain decoding step (the baseline's)
-//   − verification     n·t₁ / (t_draft + t_verify)          the passes' measured cost beyond one step each
+//   − verification     n·t₁ / (t_draft + t_passes)          the target's passes beyond one step each
 //   − overhead         n·t₁ / t_decode = measured           acceptance rule, rollback, sampling, bookkeeping
+//
+// t_passes is the target's passes alone (RunStats::verify_width_s summed); t_verify adds the acceptance rule.
 //
 // Every term is computed from the run's own measured times, so the steps end exactly at the measured speedup. The
 // headroom is modeled: an oracle drafter that is always right, free, verified at each pass width the run measured
@@ -43,6 +45,8 @@ struct SpeedupWaterfall {
 };
 
 SpeedupWaterfall speedup_waterfall(const RunStats& s);
+// The target's verification passes alone: the timed widths summed (t_verify_s when a run has none).
+double target_pass_seconds(const RunStats& s);
 
 // The combined-proposer oracle of several runs of one target (modeled): per position the best conditional
 // acceptance of any run, the expected accepted length of a chain of the longest run's γ under it, and that length

@@ -16,7 +16,11 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int kMaxPromptScale = 8;  // the rungs' prompts grow at most 8-fold with a large budget
+
 struct Search {
+    Search(const TuneOptions& options, store::ResultStore& st, const TuneHooks& h, Evaluator& ev)
+        : o(options), store(st), hooks(h), evaluator(ev) {}
     const TuneOptions& o;
     store::ResultStore& store;
     const TuneHooks& hooks;
@@ -64,6 +68,7 @@ struct Search {
             ++result.measured;
         } else if (cached) {
             ++result.cached;
+            timed_s += row->wall_s, timed_prompts += std::max(1, row->prompts);  // its time, for the estimates
         }
         if (row->status != "done") {
             c.state = "failed: " + row->message;
@@ -133,7 +138,7 @@ void mark_front(std::vector<TuneCandidate>& cs) {
 TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator& evaluator, store::ResultStore& store,
                     const TuneHooks& hooks) {
     o.validate();
-    Search s{o, store, hooks, evaluator, {}, {}};
+    Search s(o, store, hooks, evaluator);
     s.t0                            = s.now();
     s.spec.name                     = "tune";
     s.spec.evaluator                = "engine";
@@ -237,7 +242,26 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
     std::vector<size_t> pool;
     for (size_t i = 0; i < all.size(); ++i)
         if (all[i].state.rfind("pruned", 0) != 0 && all[i].state.rfind("failed", 0) != 0) pool.push_back(i);
-    int prompts = o.min_prompts, rung = 0;
+    // The budget buys fidelity: the rungs' prompts are scaled (x2, x4, x8) while the halving and the confirmation of
+    // the two finalists are estimated to fit in the budget left after the probes, from their time per prompt (the
+    // stored rows' times on a resumed tune, so it scales the same way and finds its rows again).
+    if (s.timed_prompts > 0 && s.timed_s > 0) {
+        const double per_prompt = s.timed_s / double(s.timed_prompts), left = o.budget_s - s.timed_s;
+        auto cost = [&](int k) {
+            double prompts_total = 2.0 * o.confirm_passes * o.max_prompts * k;
+            size_t n             = pool.size();
+            for (int p = o.min_prompts * k; n > 0; p = std::min(o.max_prompts * k, p * o.eta)) {
+                prompts_total += double(n) * p;
+                if (p >= o.max_prompts * k || n == 1) break;
+                n = (n + size_t(o.eta) - 1) / size_t(o.eta);
+            }
+            return prompts_total * per_prompt;
+        };
+        for (int k = 2; k <= kMaxPromptScale; k *= 2)
+            if (cost(k) <= 0.8 * left) s.result.prompt_scale = k;
+    }
+    const int min_prompts = o.min_prompts * s.result.prompt_scale, max_prompts = o.max_prompts * s.result.prompt_scale;
+    int prompts = min_prompts, rung = 0;
     while (!pool.empty()) {
         ++rung;
         const std::string phase =
@@ -249,29 +273,39 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
         std::sort(done.begin(), done.end(),
                   [&](size_t a, size_t b) { return *all[a].measured_speedup > *all[b].measured_speedup; });
         pool = done;
-        if (prompts >= o.max_prompts || pool.size() == 1 || s.result.budget_exhausted) break;
+        if (prompts >= max_prompts || pool.size() == 1 || s.result.budget_exhausted) break;
         pool.resize(std::max<size_t>(1, (pool.size() + size_t(o.eta) - 1) / size_t(o.eta)));
-        prompts = std::min(o.max_prompts, prompts * o.eta);
+        prompts = std::min(max_prompts, prompts * o.eta);
     }
 
-    // 5. The winner (best of the last rung measured), confirmed by repeated A/B pairs at the most prompts.
-    if (!pool.empty()) {
-        TuneCandidate c = all[pool.front()];
+    // 5. The two best of the last rung, each confirmed by repeated A/B pairs at the most prompts: the winner is the
+    // higher confirmed median (one measurement at the last rung can be a lucky one).
+    double best_median = -1;
+    size_t best_index  = 0;
+    for (size_t f = 0; f < std::min<size_t>(2, pool.size()); ++f) {
+        TuneCandidate c = all[pool[f]];
         c.label += " (confirmed)";
         c.modeled_speedup.reset();
         c.config["repeats"] = {{"min", 2}, {"max", o.confirm_passes}, {"rel_width", 0.05}};
-        if (auto stats = s.measure(c, o.max_prompts, "confirm", true)) {
+        auto stats          = s.measure(c, max_prompts, "confirm", true);
+        if (!stats) continue;
+        const std::optional<store::ResultRow> row = store.find(
+            {store::json_hash(c.config), s.evaluator.model_hash(), s.evaluator.dataset_hash(c.config, max_prompts)});
+        std::optional<session::RepeatSummary> rs;
+        if (row && row->stats.contains("repeated")) rs = row->stats["repeated"].get<session::RepeatSummary>();
+        const double median = rs && rs->speedup.n > 0 ? rs->speedup.median : c.measured_speedup.value_or(0.0);
+        c.state             = "confirmed";
+        if (median > best_median) {
+            best_median           = median;
             s.result.winner       = c.config.get<engine::SpecConfig>();
             s.result.winner_stats = *stats;
             s.result.waterfall    = engine::speedup_waterfall(*stats);
-            const std::optional<store::ResultRow> row =
-                store.find({store::json_hash(c.config), s.evaluator.model_hash(),
-                            s.evaluator.dataset_hash(c.config, o.max_prompts)});
-            if (row && row->stats.contains("repeated"))
-                s.result.confirmed = row->stats["repeated"].get<session::RepeatSummary>();
-            all.push_back(std::move(c));
+            s.result.confirmed    = rs;
+            best_index            = all.size();
         }
+        all.push_back(std::move(c));
     }
+    if (s.result.winner) all[best_index].state = "confirmed: the best";
     for (TuneCandidate& c : all)
         if (c.state.empty()) c.state = "not reached";
     mark_front(all);
@@ -304,6 +338,7 @@ void to_json(nlohmann::json& j, const TuneResult& r) {
          {"pruned", r.pruned},
          {"failed", r.failed},
          {"budget_exhausted", r.budget_exhausted},
+         {"prompt_scale", r.prompt_scale},
          {"wall_s", r.wall_s},
          {"waterfall", r.waterfall},
          {"combined_oracle", r.combined}};

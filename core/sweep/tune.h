@@ -91,13 +91,15 @@ struct TuneResult {
     std::vector<TuneFamily> families;
     std::vector<TuneCandidate> candidates;  // everything considered, best measured first
     std::optional<engine::SpecConfig> winner;
-    std::optional<session::RepeatSummary> confirmed;  // the winner's repeated A/B pairs
+    std::optional<session::RepeatSummary> confirmed;  // the winner's repeated A/B pairs (the two finalists are
+                                                      // confirmed; the higher median wins)
     engine::RunStats winner_stats;                    // the confirmation's totals (the waterfall's input)
     engine::SpeedupWaterfall waterfall;               // where the winner's speedup went
     engine::CombinedOracle combined;                  // per-position best of the families' probes (modeled)
     // Measured now; read from the store (measured by an earlier tune); pruned by the model; failed.
     size_t measured = 0, cached = 0, pruned = 0, failed = 0;
     bool budget_exhausted = false;
+    int prompt_scale      = 1;  // the rungs' prompts were min_prompts..max_prompts times this (the budget allowed)
     double wall_s         = 0;
 };
 void to_json(nlohmann::json& j, const TuneResult& r);
@@ -109,10 +111,11 @@ TuneResult run_tune(const TuneOptions& options, const model::Model& target, Eval
                     store::ResultStore& store, const TuneHooks& hooks = {});
 
 // The model tune prunes with: a chain of draft length gamma from a probe run's figures. Acceptance per position
-// beyond the probe's draft length repeats its last measured value; the verification pass of gamma + 1 tokens is the
-// target's curve (`curve`: steps per pass by width, measured across the probes), interpolated between measured
-// widths and extended along its last slope; the draft costs the probe's measured steps per drafted token; other
-// overhead the probe's steps per round. Returns 0 without a baseline.
+// beyond the probe's draft length repeats its last measured value; a verification pass costs the target's curve
+// (`curve`: steps per pass by width, measured across the probes, interpolated between measured widths and extended
+// along the chord from one step at width 1) at the probe's mix of widths (its full-length drafts drawn at gamma + 1
+// tokens, shorter ones kept: an n-gram drafter that found nothing verifies one token); the draft costs the probe's
+// measured steps per drafted token; other overhead the probe's steps per round. Returns 0 without a baseline.
 double modeled_chain_speedup(const engine::RunStats& probe, int gamma, const std::vector<double>& curve);
 
 }  // namespace speculum::sweep

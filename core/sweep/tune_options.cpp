@@ -151,7 +151,7 @@ std::vector<TuneFamily> tune_families(const TuneOptions& o, const model::Model& 
 namespace {
 
 // Steps of a verification pass of w tokens: the measured curve where it has w, else interpolated between measured
-// widths, extended along the last slope beyond them, and from one step at w = 1 below them.
+// widths (from one step at w = 1 below them), and extended along the chord from w = 1 beyond them.
 double verify_steps(const std::vector<double>& curve, int w) {
     if (size_t(w) < curve.size() && curve[size_t(w)] > 0) return curve[size_t(w)];
     int lo = 1, hi = -1;
@@ -162,12 +162,9 @@ double verify_steps(const std::vector<double>& curve, int w) {
         if (x > w && hi < 0) hi = x, vhi = curve[size_t(x)];
     }
     if (hi > 0) return vlo + (vhi - vlo) * double(w - lo) / double(hi - lo);
-    // Beyond the widest measured: the slope of the last two measured widths (or from one step at w = 1).
-    int lo2   = 1;
-    double v2 = 1.0;
-    for (int x = 2; x < lo; ++x)
-        if (curve[size_t(x)] > 0) lo2 = x, v2 = curve[size_t(x)];
-    const double slope = lo > lo2 ? std::max(0.0, (vlo - v2) / double(lo - lo2)) : 0.0;
+    // Beyond the widest measured width: along the chord from one step at w = 1 to it (steadier than the slope of
+    // the last two widths, whose passes are few and noisy).
+    const double slope = lo > 1 ? std::max(0.0, (vlo - 1.0) / double(lo - 1)) : 0.0;
     return vlo + slope * double(w - lo);
 }
 
@@ -179,7 +176,7 @@ double modeled_chain_speedup(const engine::RunStats& p, int gamma, const std::ve
     const std::vector<double> alpha = p.alpha();
     const size_t probe_gamma        = std::max<size_t>(1, p.pos_reached.size());
     const double draft_per_token    = p.t_draft_s / t1 / rounds / double(probe_gamma);
-    const double overhead           = std::max(0.0, p.t_decode_s - p.t_draft_s - p.t_verify_s) / t1 / rounds;
+    const double overhead = std::max(0.0, p.t_decode_s - p.t_draft_s - engine::target_pass_seconds(p)) / t1 / rounds;
     // Accepted tokens per round: the measured share of rounds that accepted position k (short drafts included),
     // then the last measured acceptance per further position.
     double accepted = 0.0, m = 0.0;
@@ -188,7 +185,17 @@ double modeled_chain_speedup(const engine::RunStats& p, int gamma, const std::ve
         m = size_t(k) < p.pos_accepted.size() ? double(p.pos_accepted[size_t(k)]) / rounds : m * tail;
         accepted += m;
     }
-    const double cost = double(gamma) * draft_per_token + verify_steps(curve, gamma + 1) + overhead;
+    // Verification per round: the probe's mix of pass widths (a drafter that found nothing to propose verified one
+    // token), full-length drafts at gamma + 1 tokens instead of the probe's length + 1, shorter ones kept.
+    double verify = 0, counted = 0;
+    for (size_t w = 1; w < p.verify_width_passes.size(); ++w) {
+        if (p.verify_width_passes[w] <= 0) continue;
+        const int width = w >= probe_gamma + 1 ? gamma + 1 : std::min(int(w), gamma + 1);
+        verify += double(p.verify_width_passes[w]) * verify_steps(curve, width);
+        counted += double(p.verify_width_passes[w]);
+    }
+    verify            = counted > 0 ? verify / counted : verify_steps(curve, gamma + 1);
+    const double cost = double(gamma) * draft_per_token + verify + overhead;
     return (1.0 + accepted) / cost;
 }
 

@@ -53,6 +53,8 @@ class ScriptedEvaluator : public Evaluator {
 public:
     std::map<std::string, std::pair<double, double>> drafters;  // label -> (alpha, c)
     std::vector<std::string> calls;                             // label of each evaluated configuration
+    double* clock                     = nullptr;  // advanced by seconds_per_prompt for every prompt a run takes
+    double seconds_per_prompt         = 0;
     static constexpr double kTreeGain = 1.05, kCascadeLoss = 0.9;
 
     std::string kind() const override { return "engine"; }
@@ -63,7 +65,8 @@ public:
     void validate(const json&) const override {}
     EvalResult evaluate(const json& config, const EvalContext& ctx) override {
         const engine::SpecConfig cfg = config.get<engine::SpecConfig>();
-        const std::string label      = cfg.levels.at(0).label;
+        if (clock) *clock += seconds_per_prompt * ctx.prompts * std::max(1, cfg.repeats.max);
+        const std::string label = cfg.levels.at(0).label;
         calls.push_back(label + (cfg.verification == engine::Verification::tree ? " tree" : "") +
                         (cfg.levels.size() > 1 ? " cascade" : ""));
         auto [alpha, c]    = drafters.count(label) ? drafters.at(label) : std::pair{0.3, 0.2};
@@ -202,7 +205,8 @@ TEST(Tune, PrunesMeasuresAndPicksTheBestOfWhatItMeasured) {
     // Best of what it measured: no candidate measured at the last rung's prompts beat the winner's choice.
     double best_last = 0;
     for (const TuneCandidate& c : r.candidates)
-        if (c.measured_speedup && c.prompts == o.max_prompts && c.label.find("(confirmed)") == std::string::npos)
+        if (c.measured_speedup && c.prompts == o.max_prompts * r.prompt_scale &&
+            c.label.find("(confirmed)") == std::string::npos)
             best_last = std::max(best_last, *c.measured_speedup);
     EXPECT_NEAR(best_last, scripted_run(0.9, 0.05, 8).speedup * ScriptedEvaluator::kTreeGain, 0.2);
     EXPECT_GT(r.measured, 8u);
@@ -265,6 +269,28 @@ TEST(Tune, TheBudgetEndsTheSearchButTheWinnerIsStillConfirmed) {
     size_t not_measured = 0;
     for (const TuneCandidate& c : r.candidates) not_measured += c.state == "not measured: the budget was spent";
     EXPECT_GT(not_measured, 0u);
+}
+
+// A large budget buys more prompts per rung (x2, x4, x8: 8 here) when the halving and the confirmation are estimated to
+// fit in it from the probes' time per prompt; a small one keeps the rungs as asked.
+TEST(Tune, TheBudgetScalesThePromptsOfTheRungs) {
+    for (const auto& [budget, scale] : {std::pair{60.0, 1}, {2000.0, 8}}) {
+        ScriptedEvaluator ev = scripted();
+        double clock         = 0;
+        ev.clock = &clock, ev.seconds_per_prompt = 1.0;  // each prompt "takes" one second
+        auto store =
+            store::ResultStore::open(test::fresh_tmp_path("tune_scale.sqlite"), store::ResultStore::Mode::read_write);
+        TuneOptions o = options();
+        o.budget_s    = budget;
+        TuneHooks hooks;
+        hooks.now          = [&] { return clock; };
+        const TuneResult r = run_tune(o, target(), ev, *store, hooks);
+        EXPECT_EQ(r.prompt_scale, scale) << "budget " << budget;
+        ASSERT_TRUE(r.winner.has_value());
+        int most = 0;
+        for (const TuneCandidate& c : r.candidates) most = std::max(most, c.prompts);
+        EXPECT_EQ(most, o.max_prompts * scale) << "the confirmation ran at the scaled last rung";
+    }
 }
 
 TEST(Tune, OptionsRoundTripAndErrorsNameTheField) {

@@ -26,6 +26,7 @@ shot panel_tree_view.png 640x480 "${common[@]}" --set tree=budget --set budget=1
 shot panel_cascade_view.png 640x480 "${common[@]}" --set cascade=1 --set horizontal=2 --panel "Cascade view"
 shot panel_hardware.png 640x520 "${common[@]}" --panel Hardware
 shot panel_design_space.png 640x620 "${common[@]}" --sweep gamma,alpha --panel "Design space"
+shot panel_tune.png 760x820 "${common[@]}" --tune 60 --timeout 900 --panel Tune
 # A result store written by the CLI (the modeled example sweep: fast), opened read-only with --results.
 "$build/app/speculum-cli" sweep docs/examples/sweep_predict.json --db "$tmp/results.sqlite" > /dev/null
 shot panel_design_space_results.png 640x620 "${common[@]}" --results "$tmp/results.sqlite" --panel "Design space"
