@@ -150,14 +150,13 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
     // 1. Probes: every family once, at the probe draft length and the first rung's prompts.
     std::vector<std::optional<engine::RunStats>> probe(s.result.families.size());
     std::vector<engine::RunStats> measured_probes;
-    double best = 0;
     for (size_t f = 0; f < s.result.families.size(); ++f) {
         const TuneFamily& fam = s.result.families[f];
         TuneCandidate c;
         c.family = fam.name, c.label = fam.name + ", γ " + std::to_string(o.probe_gamma);
         c.config = chain_config(base, fam, o.probe_gamma);
         probe[f] = s.measure(c, o.min_prompts, "probe", measured_probes.empty());
-        if (probe[f]) measured_probes.push_back(*probe[f]), best = std::max(best, c.measured_speedup.value_or(0.0));
+        if (probe[f]) measured_probes.push_back(*probe[f]);
         all.push_back(std::move(c));
     }
     s.result.combined = [&] {
@@ -166,7 +165,7 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
         return engine::combined_oracle(ps);
     }();
 
-    // 2. Chains of every family at every draft length, modeled from its probe; pruned below the best measured.
+    // 2. Chains of every family at every draft length, modeled from its probe; pruned below the best modeled.
     const std::vector<double> curve = pooled_curve(measured_probes);
     std::vector<double> family_best(s.result.families.size(), 0.0);
     std::vector<int> family_gamma(s.result.families.size(), o.probe_gamma);
@@ -187,10 +186,15 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
             all.push_back(std::move(c));
         }
     }
+    // Like with like: a variant is pruned against the best the model gives any variant (the probes' own draft
+    // lengths included), not against one probe's measurement, which a lucky pair of prompts can lift far above what
+    // the model says of the same configuration.
+    double best_modeled = 0;
+    for (const TuneCandidate& c : all) best_modeled = std::max(best_modeled, c.modeled_speedup.value_or(0.0));
     for (TuneCandidate& c : all)
-        if (c.modeled_speedup && *c.modeled_speedup < o.prune_below * best) {
+        if (c.modeled_speedup && *c.modeled_speedup < o.prune_below * best_modeled) {
             c.state = "pruned: modeled " + fmt("%.2f", *c.modeled_speedup) + "x < " + fmt("%.2f", o.prune_below) +
-                      " x the best measured " + fmt("%.2f", best) + "x";
+                      " x the best modeled " + fmt("%.2f", best_modeled) + "x";
             ++s.result.pruned;
         }
 
@@ -204,7 +208,7 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
         return at;
     };
     const int model_family = best_family(false), stat_family = best_family(true);
-    if (model_family >= 0 && family_best[size_t(model_family)] >= o.prune_below * best) {
+    if (model_family >= 0 && family_best[size_t(model_family)] >= o.prune_below * best_modeled) {
         const TuneFamily& fam = s.result.families[size_t(model_family)];
         const int g           = family_gamma[size_t(model_family)];
         for (int budget : o.tree_budgets) {

@@ -43,7 +43,7 @@ struct TuneOptions {
     std::vector<int32_t> tree_budgets{8, 16};       // Sequoia trees of the best model-based family (measured)
     std::vector<double> p_mins{0.3};                // early-stopped drafts of the best family (measured)
     bool cascades          = true;                  // best model-based family over the best statistical one
-    double prune_below     = 0.85;  // a variant modeled below this share of the best measured speedup is not measured
+    double prune_below     = 0.75;  // a variant modeled below this share of the best modeled one is not measured
     int32_t confirm_passes = 4;     // repeated A/B passes confirming the winner (2 at least)
     bool operator==(const TuneOptions&) const = default;
     void validate() const;  // throws std::invalid_argument naming the field ("tune.eta: must be >= 2")

@@ -177,18 +177,16 @@ TEST(Tune, PrunesMeasuresAndPicksTheBestOfWhatItMeasured) {
     EXPECT_GT(r.confirmed->speedup.hi, r.confirmed->speedup.lo);
     EXPECT_EQ(r.waterfall.steps.size(), 4u);
 
-    // Pruned: exactly the candidates modeled below prune_below x the best probe, and none of them measured after
-    // its family's probe.
-    double best_probe = 0;
-    for (const TuneEvent& e : events)
-        if (e.phase == "probe" && e.candidate.measured_speedup)
-            best_probe = std::max(best_probe, *e.candidate.measured_speedup);
+    // Pruned: exactly the candidates modeled below prune_below x the best modeled one, and none of them measured
+    // after its family's probe.
+    double best_modeled = 0;
+    for (const TuneCandidate& c : r.candidates) best_modeled = std::max(best_modeled, c.modeled_speedup.value_or(0.0));
     size_t pruned = 0;
     for (const TuneCandidate& c : r.candidates) {
         const bool is_pruned = c.state.rfind("pruned", 0) == 0;
         pruned += is_pruned;
         if (c.modeled_speedup) {
-            EXPECT_EQ(is_pruned, *c.modeled_speedup < o.prune_below * best_probe) << c.label;
+            EXPECT_EQ(is_pruned, *c.modeled_speedup < o.prune_below * best_modeled) << c.label;
         }
         if (!is_pruned) continue;
         for (const TuneEvent& e : events) {

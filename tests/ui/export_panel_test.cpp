@@ -2,6 +2,8 @@
 // target hashed off the GUI thread; PNG text from ImGui's built-in font; saving; the panel's place in the dashboard.
 #include "ui/ui_fixtures.h"
 
+#include "core/engine/acceptance_profile.h"
+
 #include "core/export/manifest.h"
 #include "core/export/plot_raster.h"
 #include "core/export/sha256.h"
@@ -109,6 +111,19 @@ TEST(ExportContent, DocumentsFromASnapshot) {
         ui::make_export(ui::ExportFormat::svg_acceptance, snap, "").text.find("alpha_1 = 0.800 (80/100, measured)"),
         std::string::npos);
     EXPECT_NE(ui::make_export(ui::ExportFormat::svg_speedup, snap, "").text.find("measured = 2.400x (measured)"),
+              std::string::npos);
+    // The measured run's acceptance as speculation_profile.json, with the synthetic-replay settings as notes.
+    const auto profile = ui::make_export(ui::ExportFormat::acceptance_profile, snap, "");
+    ASSERT_EQ(profile.error, "");
+    const auto p = nlohmann::json::parse(profile.text).get<engine::AcceptanceProfile>();
+    EXPECT_DOUBLE_EQ(p.conditional[0], 0.8);
+    EXPECT_EQ(p.marginal.size(), 4u);
+    ASSERT_EQ(profile.notes.size(), 2u);
+    EXPECT_NE(profile.notes[0].find("--spec-synth-rates 0.800,"), std::string::npos) << profile.notes[0];
+    EXPECT_NE(profile.notes[1].find("\"rejection_sample_method\":\"synthetic\""), std::string::npos);
+    ui::UiSnapshot no_run = snap;
+    no_run.measured.reset();
+    EXPECT_NE(ui::make_export(ui::ExportFormat::acceptance_profile, no_run, "").error.find("no finished measured run"),
               std::string::npos);
     const auto png = ui::make_export(ui::ExportFormat::png_speedup, snap, "", &ui::plot_glyphs());
     ASSERT_EQ(png.error, "");

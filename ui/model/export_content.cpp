@@ -1,6 +1,8 @@
 // Export documents from a UiSnapshot (see export_content.h).
 #include "ui/model/export_content.h"
 
+#include "core/engine/acceptance_profile.h"
+
 #include "core/export/plot_raster.h"
 #include "core/export/plot_svg.h"
 #include "core/export/report.h"
@@ -120,6 +122,8 @@ const char* export_format_name(ExportFormat f) {
             return "Report (JSON)";
         case ExportFormat::run_report:
             return "Run report (JSON, as speculum-cli run --report)";
+        case ExportFormat::acceptance_profile:
+            return "Acceptance profile (speculation_profile.json)";
         case ExportFormat::csv:
             return "Sweep results (CSV)";
         case ExportFormat::svg_acceptance:
@@ -152,6 +156,8 @@ const char* export_default_file(ExportFormat f) {
             return "speculum-report.json";
         case ExportFormat::run_report:
             return "speculum-run-report.json";
+        case ExportFormat::acceptance_profile:
+            return "speculation_profile.json";
         case ExportFormat::csv:
             return "speculum-sweep.csv";
         case ExportFormat::svg_acceptance:
@@ -262,6 +268,25 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                     throw std::invalid_argument("no finished measured run yet: the report is written when a run ends");
                 doc.text = snap.measured->report->dump(2) + "\n";
                 return doc;
+            case ExportFormat::acceptance_profile: {
+                if (!snap.measured || !snap.measured->complete)
+                    throw std::invalid_argument("no finished measured run yet: the profile is its acceptance");
+                const AppConfig& ran = snap.measured_config ? *snap.measured_config : snap.config;
+                engine::MeasurementConditions c;
+                c.dataset     = snap.dataset ? std::filesystem::path(snap.dataset->path).filename().string() : "prompt";
+                c.osl         = ran.spec.max_new_tokens;
+                c.num_samples = int32_t(snap.measured->prompts.size());
+                c.target      = snap.model ? std::filesystem::path(snap.model->path).filename().string() : "";
+                c.drafter     = describe_draft(ran.draft());
+                c.num_speculative_tokens          = ran.gamma();
+                c.temperature                     = ran.spec.sampling.temperature;
+                const engine::AcceptanceProfile p = engine::acceptance_profile(snap.measured->stats, std::move(c));
+                doc.text                          = nlohmann::json(p).dump(2) + "\n";
+                doc.notes.push_back("llama.cpp benchmark replay: " + engine::llama_cpp_synth_rates(p));
+                doc.notes.push_back("vLLM speculative_config for a synthetic replay: " +
+                                    engine::vllm_synthetic_config(p).dump());
+                return doc;
+            }
             case ExportFormat::report:
                 need_model();
                 m.validate();

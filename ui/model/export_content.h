@@ -21,6 +21,7 @@ enum class ExportFormat {
     sglang,
     report,
     run_report,
+    acceptance_profile,
     csv,
     svg_acceptance,
     svg_speedup,
@@ -29,12 +30,20 @@ enum class ExportFormat {
     png_speedup,
     png_heatmap,
 };
-inline constexpr ExportFormat kExportFormats[] = {
-    ExportFormat::manifest,    ExportFormat::llama_cpp,      ExportFormat::vllm,
-    ExportFormat::sglang,      ExportFormat::report,         ExportFormat::run_report,
-    ExportFormat::csv,         ExportFormat::svg_acceptance, ExportFormat::svg_speedup,
-    ExportFormat::svg_heatmap, ExportFormat::png_acceptance, ExportFormat::png_speedup,
-    ExportFormat::png_heatmap};
+inline constexpr ExportFormat kExportFormats[] = {ExportFormat::manifest,
+                                                  ExportFormat::llama_cpp,
+                                                  ExportFormat::vllm,
+                                                  ExportFormat::sglang,
+                                                  ExportFormat::report,
+                                                  ExportFormat::run_report,
+                                                  ExportFormat::acceptance_profile,
+                                                  ExportFormat::csv,
+                                                  ExportFormat::svg_acceptance,
+                                                  ExportFormat::svg_speedup,
+                                                  ExportFormat::svg_heatmap,
+                                                  ExportFormat::png_acceptance,
+                                                  ExportFormat::png_speedup,
+                                                  ExportFormat::png_heatmap};
 
 const char* export_format_name(ExportFormat f);   // shown in the picker, e.g. "vLLM speculative_config"
 const char* export_default_file(ExportFormat f);  // e.g. "speculum-manifest.json"
