@@ -87,7 +87,7 @@ void print_winner(const sweep::TuneResult& r) {
     const engine::SpecConfig& w = *r.winner;
     std::cout << "\nbest: " << (w.levels.empty() ? std::string("?") : w.levels[0].name());
     if (w.levels.size() > 1) std::cout << " <- " << w.levels[1].name();
-    std::cout << ", γ " << w.gamma[0] << (w.verification == engine::Verification::tree ? " (tree)" : "") << "\n";
+    std::cout << ", gamma " << w.gamma[0] << (w.verification == engine::Verification::tree ? " (tree)" : "") << "\n";
     if (r.confirmed && r.confirmed->speedup.n > 0) {
         const auto& m = r.confirmed->speedup;
         std::cout << "confirmed: speedup " << speculum::fmt("%.3f", m.median) << "x [" << speculum::fmt("%.3f", m.lo)

@@ -153,7 +153,7 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
     for (size_t f = 0; f < s.result.families.size(); ++f) {
         const TuneFamily& fam = s.result.families[f];
         TuneCandidate c;
-        c.family = fam.name, c.label = fam.name + ", γ " + std::to_string(o.probe_gamma);
+        c.family = fam.name, c.label = fam.name + ", gamma " + std::to_string(o.probe_gamma);
         c.config = chain_config(base, fam, o.probe_gamma);
         probe[f] = s.measure(c, o.min_prompts, "probe", measured_probes.empty());
         if (probe[f]) measured_probes.push_back(*probe[f]);
@@ -180,7 +180,7 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
             }
             TuneCandidate c;
             c.family          = s.result.families[f].name;
-            c.label           = c.family + ", γ " + std::to_string(g);
+            c.label           = c.family + ", gamma " + std::to_string(g);
             c.config          = chain_config(base, s.result.families[f], g);
             c.modeled_speedup = modeled;
             all.push_back(std::move(c));
@@ -222,7 +222,7 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
         }
         for (double p : o.p_mins) {
             TuneCandidate c;
-            c.family = fam.name, c.label = fam.name + ", γ " + std::to_string(g) + ", p_min " + fmt("%.2f", p);
+            c.family = fam.name, c.label = fam.name + ", gamma " + std::to_string(g) + ", p_min " + fmt("%.2f", p);
             c.config          = chain_config(base, fam, g);
             c.config["p_min"] = p;
             all.push_back(std::move(c));

@@ -197,7 +197,7 @@ TEST(Tune, PrunesMeasuresAndPicksTheBestOfWhatItMeasured) {
     EXPECT_GT(r.pruned, 10u) << "most variants of the weak drafters are pruned";
     // The MXFP4 self-draft is accepted most but costs too much: pruned at every length but its probe.
     for (const TuneCandidate& c : r.candidates)
-        if (c.family == "self: MXFP4 weights" && c.label.find(", γ 4") == std::string::npos) {
+        if (c.family == "self: MXFP4 weights" && c.label.find(", gamma 4") == std::string::npos) {
             EXPECT_THAT(c.state, HasSubstr("pruned")) << c.label;
         }
     // Best of what it measured: no candidate measured at the last rung's prompts beat the winner's choice.

@@ -19,7 +19,7 @@ common=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/pr
 shot main.png 1400x860 "${common[@]}" --sweep gamma,alpha
 shot panel_configuration.png 520x760 "${common[@]}" --panel Configuration
 shot panel_model_data.png 640x560 "${common[@]}" --panel "Model and data"
-shot panel_speedup.png 640x540 "${common[@]}" --panel Speedup
+shot panel_speedup.png 640x640 "${common[@]}" --panel Speedup
 shot panel_acceptance.png 640x560 "${common[@]}" --set tree=budget --set budget=12 --panel Acceptance
 shot panel_live_decode.png 640x420 "${common[@]}" --panel "Live decode"
 shot panel_tree_view.png 640x480 "${common[@]}" --set tree=budget --set budget=16 --panel "Tree view"

@@ -33,7 +33,9 @@ TEST(AppTune, RunsOnTheOpenModelStreamsAppliesAndResumes) {
     ASSERT_FALSE(c.snapshot().messages.empty());
     EXPECT_NE(c.snapshot().messages.back().text.find("open one first"), std::string::npos);
 
-    c.open_model(target);
+    // Written another way than the bundled list has it (as `--model resources/models/...` would be).
+    c.open_model(
+        (std::filesystem::path(target).parent_path() / "." / std::filesystem::path(target).filename()).string());
     ASSERT_TRUE(test::poll_until(
         c, [&] { return c.model() && !c.busy(); }, std::chrono::seconds(60)));
     EXPECT_TRUE(c.handle(tune));
@@ -57,6 +59,10 @@ TEST(AppTune, RunsOnTheOpenModelStreamsAppliesAndResumes) {
     ASSERT_TRUE(done.result->winner.has_value());
     EXPECT_TRUE(done.result->confirmed.has_value());
     EXPECT_GT(done.result->measured, 1u);
+    bool bundled_draft = false;  // the bundled target brings its drafts, however its path was written
+    for (const sweep::TuneFamily& f : done.result->families)
+        bundled_draft |= f.name == "draft model speculum-draft-f16";
+    EXPECT_TRUE(bundled_draft);
     EXPECT_EQ(done.result->cached, 0u) << "a fresh store";
     EXPECT_NE(c.snapshot().messages.back().text.find("Tune done"), std::string::npos);
     EXPECT_GT(store::ResultStore::open(done.store_path, store::ResultStore::Mode::read_only)->count(), 1u);
@@ -89,12 +95,12 @@ TEST(AppTune, PanelDrawsARunningAndAFinishedSearch) {
     auto view     = std::make_shared<ui::TuneView>();
     view->running = true, view->phase = "probe";
     sweep::TuneCandidate a;
-    a.label = "draft model small, γ 4", a.measured_speedup = 1.9, a.draft_bytes = 2.6e6, a.prompts = 2;
+    a.label = "draft model small, gamma 4", a.measured_speedup = 1.9, a.draft_bytes = 2.6e6, a.prompts = 2;
     a.state = "measured", a.config = {{"gamma", {4}}};
     sweep::TuneCandidate b = a;
-    b.label = "suffix decoding, γ 4", b.measured_speedup = 1.3, b.draft_bytes = 0, b.on_front = true;
+    b.label = "suffix decoding, gamma 4", b.measured_speedup = 1.3, b.draft_bytes = 0, b.on_front = true;
     sweep::TuneCandidate p = a;
-    p.label = "self: MXFP4 weights, γ 6", p.measured_speedup.reset(), p.modeled_speedup = 0.7;
+    p.label = "self: MXFP4 weights, gamma 6", p.measured_speedup.reset(), p.modeled_speedup = 0.7;
     p.state          = "pruned: modeled 0.70x < 0.85 x the best measured 1.90x";
     view->candidates = {a, b, p};
     snap.tune        = view;

@@ -25,14 +25,17 @@ void AppController::start_tune(const ActionRunTune& a) {
         return;
     }
     sweep::TuneOptions o;
-    o.dataset          = m_snap.dataset->path;
-    o.task             = m_snap.task;
-    o.budget_s         = a.budget_s;
-    o.self_drafts      = a.self_drafts;
-    o.max_prompts      = std::max(o.min_prompts, a.max_prompts);
-    const bool bundled = std::find(m_snap.bundled_models.begin(), m_snap.bundled_models.end(), m_snap.model->path) !=
-                         m_snap.bundled_models.end();
-    o.bundled_drafts = bundled && fs::path(m_snap.model->path).filename() == "speculum-target-bf16.gguf";
+    o.dataset     = m_snap.dataset->path;
+    o.task        = m_snap.task;
+    o.budget_s    = a.budget_s;
+    o.self_drafts = a.self_drafts;
+    o.max_prompts = std::max(o.min_prompts, a.max_prompts);
+    // The bundled target brings its drafts (the small and mid drafts, its EAGLE-3 head and MTP module), however its
+    // path was written.
+    std::error_code ec;
+    for (const std::string& b : m_snap.bundled_models)
+        if (fs::path(b).filename() == "speculum-target-bf16.gguf" && fs::equivalent(b, m_snap.model->path, ec))
+            o.bundled_drafts = true;
     try {
         o.validate();
     } catch (const std::exception& e) {
