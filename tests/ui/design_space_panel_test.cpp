@@ -126,8 +126,10 @@ TEST(DesignSpacePanel, EmptyStateRunButtonAndCellClick) {
     ui::DesignSpacePanel panel;
     ui::UiActions actions;
     ui::UiSnapshot snap = test::modeled_snapshot();
-    auto frame          = [&] { panel.draw(snap, actions); };
-    ImGuiWindow* w      = test::draw_once(im, panel.title, frame);
+    // Over the whole display: in the default quarter of it, how far down the heatmap starts depends on how the
+    // lines above wrap (the length of the store's path among them), and its cells can fall below the window.
+    auto frame     = [&] { panel.draw(snap, actions, true); };
+    ImGuiWindow* w = test::draw_once(im, panel.title, frame);
     ASSERT_NE(w, nullptr);
     ImVec2 at;
     ASSERT_TRUE(im.find_item(w->GetID("Run modeled sweep"), w->Rect(), frame, &at));
