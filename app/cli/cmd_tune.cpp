@@ -12,6 +12,7 @@
 #include "core/resources.h"
 #include "core/store/hash.h"
 #include "core/sweep/engine_evaluator.h"
+#include "core/sweep/sweep_spec.h"
 #include "core/sweep/tune.h"
 
 #include <oneapi/tbb/global_control.h>
@@ -64,7 +65,7 @@ std::string speedup_text(const std::optional<double>& v) {
 
 void print_candidates(const sweep::TuneResult& r, size_t most) {
     std::cout << "\nconfigurations (measured with the most prompts first, then by speedup; * = on the Pareto front of "
-                 "speedup against the draft's weights read per pass):\n";
+                 "speedup against the draft's own weights, beyond the target's):\n";
     size_t shown = 0;
     for (const sweep::TuneCandidate& c : r.candidates) {
         if (shown++ == most) {
@@ -124,6 +125,9 @@ int cmd_tune(int argc, char** argv) {
                {"max-new", 'n', true, "N", "tokens to generate per prompt (default 48)"},
                {"min-prompts", 0, true, "N", "prompts per configuration at the first rung (default 2)"},
                {"max-prompts", 0, true, "N", "prompts at the last rung and for the confirmation (default 8)"},
+               {"bayes", 0, true, "N",
+                "configurations Bayesian optimisation measures for the compact self-draft's pruning and truncation "
+                "(default 8; 0 = off)"},
                {"db", 0, true, "FILE", "result store (default: tune-<target>.sqlite here); resumes when present"},
                {"out", 'o', true, "FILE", "write the whole result as JSON (every configuration and its state)"},
                {"manifest-out", 0, true, "FILE", "write the winner as a deployment manifest (docs/export.md)"},
@@ -142,17 +146,18 @@ int cmd_tune(int argc, char** argv) {
     }
     sweep::TuneOptions o;
     if (!args.has("dataset")) throw UsageError("--dataset is required: the prompts to tune on (JSONL)");
-    o.dataset        = *args.value("dataset");
-    o.task           = args.value_or("task", "");
-    o.draft_models   = files_of(args, "draft");
-    o.eagle3_heads   = files_of(args, "eagle3");
-    o.mtp_modules    = files_of(args, "mtp");
-    o.self_drafts    = !args.has("no-self");
-    o.budget_s       = parse_budget(args.value_or("budget", "10m"));
-    o.max_new_tokens = int32_t(args.int_or("max-new", 48, 1, 4096));
-    o.min_prompts    = int32_t(args.int_or("min-prompts", 2, 1, 10000));
-    o.max_prompts    = int32_t(args.int_or("max-prompts", 8, 1, 10000));
-    o.bundled_drafts = !args.has("model");
+    o.dataset           = *args.value("dataset");
+    o.task              = args.value_or("task", "");
+    o.draft_models      = files_of(args, "draft");
+    o.eagle3_heads      = files_of(args, "eagle3");
+    o.mtp_modules       = files_of(args, "mtp");
+    o.self_drafts       = !args.has("no-self");
+    o.budget_s          = parse_budget(args.value_or("budget", "10m"));
+    o.max_new_tokens    = int32_t(args.int_or("max-new", 48, 1, 4096));
+    o.min_prompts       = int32_t(args.int_or("min-prompts", 2, 1, 10000));
+    o.max_prompts       = int32_t(args.int_or("max-prompts", 8, 1, 10000));
+    o.bundled_drafts    = !args.has("model");
+    o.bayes_evaluations = int32_t(args.int_or("bayes", 8, 0, sweep::kMaxBayesianBudget));
     try {
         o.validate();
     } catch (const std::invalid_argument& e) {
@@ -218,6 +223,8 @@ int cmd_tune(int argc, char** argv) {
               << r.measured << " configurations measured, " << r.cached << " from the store, " << r.pruned
               << " pruned by the model, " << r.failed << " failed; " << duration(r.wall_s)
               << (r.budget_exhausted ? " (the budget ended the search)" : "") << "\n";
+    if (r.bayes_families > 0)
+        std::cout << "Bayesian optimisation searched the compact self-draft's pruning and truncation\n";
     if (r.prompt_scale > 1)
         std::cout << "the budget allowed " << r.prompt_scale
                   << " times the prompts per rung: " << o.min_prompts * r.prompt_scale << " to "

@@ -3,6 +3,7 @@
 
 #include "core/format.h"
 #include "core/store/hash.h"
+#include "core/sweep/bayes_opt.h"
 #include "core/sweep/sweep_runner.h"
 
 #include <algorithm>
@@ -17,6 +18,18 @@ namespace {
 using nlohmann::json;
 
 constexpr int kMaxPromptScale = 8;  // the rungs' prompts grow at most 8-fold with a large budget
+
+// Whether the configuration's first draft level keeps weights of its own: a separate model or head, or a self-draft
+// that prunes, truncates or re-encodes (compact or dense copies), unless it is stored as a strict subset of the target.
+bool own_weights(const json& config) {
+    const engine::SpecConfig c = config.get<engine::SpecConfig>();
+    if (c.levels.empty()) return false;
+    const drafts::DraftSpec& d = c.levels[0];
+    if (d.kind != drafts::DraftKind::self)
+        return d.kind != drafts::DraftKind::ngram && d.kind != drafts::DraftKind::maxgram;
+    if (d.strict_subset) return false;
+    return d.prune.ratio > 0 || d.weight_trunc_bits > 0 || d.weight_format != drafts::WeightFormat::same;
+}
 
 struct Search {
     Search(const TuneOptions& options, store::ResultStore& st, const TuneHooks& h, Evaluator& ev)
@@ -79,6 +92,7 @@ struct Search {
         c.measured_speedup = row->metric("speedup");
         c.prompts          = row->prompts;
         c.draft_bytes      = row->metric("draft_bytes").value_or(0.0);
+        c.extra_bytes      = own_weights(c.config) ? c.draft_bytes : 0.0;
         c.state            = "measured";
         if (hooks.on_event) hooks.on_event({phase, c, cached});
         return engine::run_figures_from_json(row->stats);
@@ -126,9 +140,9 @@ void mark_front(std::vector<TuneCandidate>& cs) {
         if (!c.measured_speedup) continue;
         c.on_front = true;
         for (const TuneCandidate& d : cs)
-            if (d.measured_speedup && no_more(d.draft_bytes, c.draft_bytes) &&
+            if (d.measured_speedup && no_more(d.extra_bytes, c.extra_bytes) &&
                 *d.measured_speedup >= *c.measured_speedup &&
-                (!no_more(c.draft_bytes, d.draft_bytes) || *d.measured_speedup > *c.measured_speedup))
+                (!no_more(c.extra_bytes, d.extra_bytes) || *d.measured_speedup > *c.measured_speedup))
                 c.on_front = false;
     }
 }
@@ -241,11 +255,63 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
         }
     }
 
+    // 3b. Bayesian optimisation where it pays: the compact self-draft's pruning ratio and truncation bits form a grid
+    // no single probe can model (acceptance and cost both move with them), so when its probe says the family can
+    // win, a GP proposes configurations by expected improvement at the family's best modeled draft length (the draft
+    // length is the chain model's job), each measured at the first rung's prompts. The best joins the halving.
+    for (size_t f = 0; f < s.result.families.size() && o.bayes_evaluations > 0; ++f) {
+        const TuneFamily& fam = s.result.families[f];
+        if (!fam.compact || !probe[f] || family_best[f] < o.prune_below * best_modeled) continue;
+        SweepSpec bo        = s.spec;
+        bo.base             = chain_config(base, fam, family_gamma[f]);
+        bo.axes             = {{"prune", "/levels/0/prune/ratio", {0.25, 0.375, 0.5, 0.625, 0.75}, "linear"},
+                               {"truncate", "/levels/0/weight_trunc_bits", {0, 2, 3, 4, 5, 6, 7}, "linear"}};
+        bo.sampling.mode    = SamplingMode::bayesian;
+        bo.sampling.n       = o.bayes_evaluations;
+        bo.sampling.initial = std::min(o.bayes_evaluations, 4);
+        bo.objective        = {"speedup", true};
+        bo.validate();
+        BayesOptimizer opt(bo);
+        std::optional<size_t> best_bo;
+        while (opt.proposed() < size_t(o.bayes_evaluations) && !s.result.budget_exhausted) {
+            const std::vector<uint64_t> picked = opt.propose(1);
+            if (picked.empty()) break;
+            TuneCandidate c;
+            c.family = fam.name;
+            c.config = bo.config_at(picked[0]);
+            if (c.config == all[f].config) {  // the probe itself: its measurement stands
+                opt.observe(picked[0], all[f].measured_speedup);
+                continue;
+            }
+            const double ratio = c.config["levels"][0]["prune"]["ratio"].get<double>();
+            const int bits = c.config["levels"][0]["weight_trunc_bits"].get<int>(), g = c.config["gamma"][0].get<int>();
+            c.label = "self: prune " + fmt("%.3g", ratio) + " + truncate " + std::to_string(bits) + " bits, gamma " +
+                      std::to_string(g);
+            c.config["levels"][0]["label"] = c.label.substr(0, c.label.rfind(", gamma"));
+            const std::string phase        = "Bayesian " + std::to_string(opt.proposed()) + "/" +
+                                      std::to_string(o.bayes_evaluations) + " (" + fam.name + ")";
+            const bool ok = s.measure(c, o.min_prompts, phase).has_value() && c.measured_speedup;
+            opt.observe(picked[0], ok ? c.measured_speedup : std::nullopt);
+            if (!ok && c.state.rfind("not measured", 0) == 0) break;  // the budget is spent
+            all.push_back(std::move(c));
+            if (ok && (!best_bo || *all.back().measured_speedup > *all[*best_bo].measured_speedup))
+                best_bo = all.size() - 1;
+        }
+        // The best proposal is measured on in the halving; the others keep their first-rung measurement.
+        if (best_bo) all[*best_bo].state.clear();
+        for (size_t i = 0; i < all.size(); ++i)
+            if (all[i].family == fam.name && all[i].state == "measured" && all[i].label.rfind("self: prune ", 0) == 0)
+                all[i].state = "measured: Bayesian proposal";
+        ++s.result.bayes_families;
+    }
+
     // 4. Successive halving over what is left: every rung measures the pool, keeps the best 1/eta, and gives them
     // eta times the prompts.
     std::vector<size_t> pool;
     for (size_t i = 0; i < all.size(); ++i)
-        if (all[i].state.rfind("pruned", 0) != 0 && all[i].state.rfind("failed", 0) != 0) pool.push_back(i);
+        if (all[i].state.rfind("pruned", 0) != 0 && all[i].state.rfind("failed", 0) != 0 &&
+            all[i].state.rfind("measured: Bayesian", 0) != 0)
+            pool.push_back(i);
     // The budget buys fidelity: the rungs' prompts are scaled (x2, x4, x8) while the halving and the confirmation of
     // the two finalists are estimated to fit in the budget left after the probes, from their time per prompt (the
     // stored rows' times on a resumed tune, so it scales the same way and finds its rows again).
@@ -329,8 +395,13 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
 void to_json(nlohmann::json& j, const TuneResult& r) {
     json cands = json::array();
     for (const TuneCandidate& c : r.candidates) {
-        json one = {{"label", c.label},     {"family", c.family},           {"state", c.state},
-                    {"prompts", c.prompts}, {"draft_bytes", c.draft_bytes}, {"on_front", c.on_front},
+        json one = {{"label", c.label},
+                    {"family", c.family},
+                    {"state", c.state},
+                    {"prompts", c.prompts},
+                    {"draft_bytes", c.draft_bytes},
+                    {"extra_bytes", c.extra_bytes},
+                    {"on_front", c.on_front},
                     {"config", c.config}};
         if (c.measured_speedup) one["measured_speedup"] = *c.measured_speedup;
         if (c.modeled_speedup) one["modeled_speedup"] = *c.modeled_speedup;
@@ -340,6 +411,7 @@ void to_json(nlohmann::json& j, const TuneResult& r) {
          {"measured", r.measured},
          {"cached", r.cached},
          {"pruned", r.pruned},
+         {"bayes_families", r.bayes_families},
          {"failed", r.failed},
          {"budget_exhausted", r.budget_exhausted},
          {"prompt_scale", r.prompt_scale},

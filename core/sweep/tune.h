@@ -45,6 +45,9 @@ struct TuneOptions {
     bool cascades          = true;                  // best model-based family over the best statistical one
     double prune_below     = 0.75;  // a variant modeled below this share of the best modeled one is not measured
     int32_t confirm_passes = 4;     // repeated A/B passes confirming the winner (2 at least)
+    // Bayesian optimisation where it pays: the compact self-draft's pruning ratio and truncation bits (a 35-point
+    // grid no probe can model), when its probe says it can win. Measured configurations (0 = off).
+    int32_t bayes_evaluations                 = 8;
     bool operator==(const TuneOptions&) const = default;
     void validate() const;  // throws std::invalid_argument naming the field ("tune.eta: must be >= 2")
 };
@@ -56,6 +59,7 @@ struct TuneFamily {
     std::string name;                       // "small draft", "suffix decoding", "self: exit@3"
     std::vector<drafts::DraftSpec> levels;  // usually one
     bool statistical = false;               // no model: draft cost near zero, no trees
+    bool compact     = false;               // the compact self-draft (pruned, truncated): its knobs are searched
 };
 // The drafters `options` and the target allow, in a fixed order (statistical first, then heads, models, self).
 std::vector<TuneFamily> tune_families(const TuneOptions& options, const model::Model& target);
@@ -68,9 +72,13 @@ struct TuneCandidate {
     std::optional<double> modeled_speedup;   // from the family's probe (chains), when modeled
     std::optional<double> measured_speedup;  // at the most prompts it was measured with
     int prompts        = 0;
-    double draft_bytes = 0;  // weights the draft levels read per pass (the memory axis)
-    std::string state;       // "measured", "pruned (modeled 1.12x < 0.85 x best 1.90x)", "failed: ...", "not reached"
-    bool on_front = false;   // on the Pareto front of measured speedup against draft bytes
+    double draft_bytes = 0;  // weights the draft levels read per pass
+    // The memory axis of the Pareto front: weights the draft keeps beyond the target's (its bytes read per pass, a
+    // proxy for its own tensors; 0 for a draft that reads the target's tensors: early exit, layer skip, strict-subset
+    // storage, statistical drafters).
+    double extra_bytes = 0;
+    std::string state;      // "measured", "pruned (modeled 1.12x < 0.85 x best 1.90x)", "failed: ...", "not reached"
+    bool on_front = false;  // on the Pareto front of measured speedup against draft bytes
 };
 
 struct TuneEvent {
@@ -98,6 +106,7 @@ struct TuneResult {
     engine::CombinedOracle combined;                  // per-position best of the families' probes (modeled)
     // Measured now; read from the store (measured by an earlier tune); pruned by the model; failed.
     size_t measured = 0, cached = 0, pruned = 0, failed = 0;
+    size_t bayes_families = 0;  // families whose knobs Bayesian optimisation searched (the compact self-draft)
     bool budget_exhausted = false;
     int prompt_scale      = 1;  // the rungs' prompts were min_prompts..max_prompts times this (the budget allowed)
     double wall_s         = 0;

@@ -2,6 +2,7 @@
 // tune.h).
 #include "core/json_reader.h"
 #include "core/resources.h"
+#include "core/sweep/sweep_spec.h"
 #include "core/sweep/tune.h"
 
 #include <algorithm>
@@ -28,6 +29,8 @@ void TuneOptions::validate() const {
         if (!(p > 0 && p < 1)) bad("p_mins", "every p_min must be in (0, 1)");
     if (!(prune_below >= 0 && prune_below <= 1)) bad("prune_below", "must be in [0, 1]");
     if (confirm_passes < 2 || confirm_passes > 100) bad("confirm_passes", "must be in [2, 100]");
+    if (bayes_evaluations < 0 || bayes_evaluations > kMaxBayesianBudget)
+        bad("bayes_evaluations", "must be in [0, " + std::to_string(kMaxBayesianBudget) + "]");
 }
 
 void to_json(nlohmann::json& j, const TuneOptions& o) {
@@ -50,7 +53,8 @@ void to_json(nlohmann::json& j, const TuneOptions& o) {
          {"p_mins", o.p_mins},
          {"cascades", o.cascades},
          {"prune_below", o.prune_below},
-         {"confirm_passes", o.confirm_passes}};
+         {"confirm_passes", o.confirm_passes},
+         {"bayes_evaluations", o.bayes_evaluations}};
 }
 
 void from_json(const nlohmann::json& j, TuneOptions& o) {
@@ -70,7 +74,7 @@ void from_json(const nlohmann::json& j, TuneOptions& o) {
     r.get("min_prompts", o.min_prompts), r.get("max_prompts", o.max_prompts), r.get("eta", o.eta);
     r.get("gammas", o.gammas), r.get("probe_gamma", o.probe_gamma), r.get("tree_budgets", o.tree_budgets);
     r.get("p_mins", o.p_mins), r.get("cascades", o.cascades), r.get("prune_below", o.prune_below);
-    r.get("confirm_passes", o.confirm_passes);
+    r.get("confirm_passes", o.confirm_passes), r.get("bayes_evaluations", o.bayes_evaluations);
     r.finish();
     o.validate();
 }
@@ -141,6 +145,7 @@ std::vector<TuneFamily> tune_families(const TuneOptions& o, const model::Model& 
         DraftSpec compact;
         compact.prune.ratio = 0.5f, compact.weight_trunc_bits = 4;
         add("self: prune 0.5 + truncate 4 bits (compact)", compact, false);
+        out.back().compact = true;
         DraftSpec mxfp4;
         mxfp4.weight_format = drafts::WeightFormat::mxfp4;
         add("self: MXFP4 weights", mxfp4, false);

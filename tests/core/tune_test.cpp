@@ -55,6 +55,7 @@ public:
     std::vector<std::string> calls;                             // label of each evaluated configuration
     double* clock                     = nullptr;  // advanced by seconds_per_prompt for every prompt a run takes
     double seconds_per_prompt         = 0;
+    bool compact_peak                 = false;  // the compact self-draft's figures follow its knobs
     static constexpr double kTreeGain = 1.05, kCascadeLoss = 0.9;
 
     std::string kind() const override { return "engine"; }
@@ -69,7 +70,11 @@ public:
         const std::string label = cfg.levels.at(0).label;
         calls.push_back(label + (cfg.verification == engine::Verification::tree ? " tree" : "") +
                         (cfg.levels.size() > 1 ? " cascade" : ""));
-        auto [alpha, c]    = drafters.count(label) ? drafters.at(label) : std::pair{0.3, 0.2};
+        auto [alpha, c] = drafters.count(label) ? drafters.at(label) : std::pair{0.3, 0.2};
+        if (compact_peak && cfg.levels[0].prune.ratio > 0)  // acceptance peaks at prune 0.625 + truncate 5 bits
+            alpha = 0.95 - 0.6 * std::abs(cfg.levels[0].prune.ratio - 0.625) -
+                    0.03 * std::abs(cfg.levels[0].weight_trunc_bits - 5),
+            c = 0.04;
         engine::RunStats s = scripted_run(alpha, c, cfg.gamma[0]);
         double gain        = cfg.verification == engine::Verification::tree ? kTreeGain : 1.0;
         if (cfg.levels.size() > 1) gain *= kCascadeLoss;
@@ -213,9 +218,23 @@ TEST(Tune, PrunesMeasuresAndPicksTheBestOfWhatItMeasured) {
     EXPECT_EQ(j["candidates"].size(), r.candidates.size());
     EXPECT_TRUE(j.contains("winner"));
     EXPECT_TRUE(j["combined_oracle"]["modeled"].get<bool>());
+    // The front's memory axis is the draft's own weights: an early exit reads the target's tensors (none of its
+    // own), MXFP4 re-encodes them (its bytes read per pass). The best measured configuration is on the front.
     bool front = false;
-    for (const TuneCandidate& c : r.candidates) front = front || c.on_front;
+    for (const TuneCandidate& c : r.candidates) {
+        front = front || c.on_front;
+        if (!c.measured_speedup) continue;
+        if (c.family == "self: early exit after layer 1") {
+            EXPECT_GT(c.draft_bytes, 0.0) << c.label;
+            EXPECT_EQ(c.extra_bytes, 0.0) << c.label;
+        }
+        if (c.family == "self: MXFP4 weights") {
+            EXPECT_GT(c.extra_bytes, 0.0) << c.label;
+            EXPECT_EQ(c.extra_bytes, c.draft_bytes) << c.label;
+        }
+    }
     EXPECT_TRUE(front);
+    EXPECT_TRUE(r.candidates.front().on_front) << r.candidates.front().label;
 }
 
 TEST(Tune, ResumesFromTheStoreAfterACancel) {
@@ -291,6 +310,54 @@ TEST(Tune, TheBudgetScalesThePromptsOfTheRungs) {
     }
 }
 
+// Where the compact self-draft can win, Bayesian optimisation searches its pruning ratio, truncation bits and draft
+// length: it measures at most the evaluations asked for, finds a better configuration than the family's probe, and
+// its best proposal is measured on in the halving. Off (0 evaluations), or where the probe says the family cannot
+// win (the other tests' scripted compact draft), nothing is proposed.
+TEST(Tune, BayesianOptimisationSearchesTheCompactDraftsKnobsWhereItPays) {
+    for (int evaluations : {8, 0}) {
+        ScriptedEvaluator ev = scripted();
+        ev.compact_peak      = true;
+        auto store =
+            store::ResultStore::open(test::fresh_tmp_path("tune_bayes.sqlite"), store::ResultStore::Mode::read_write);
+        TuneOptions o       = options();
+        o.bayes_evaluations = evaluations;
+        std::vector<TuneEvent> events;
+        TuneHooks hooks;
+        hooks.on_event     = [&](const TuneEvent& e) { events.push_back(e); };
+        const TuneResult r = run_tune(o, target(), ev, *store, hooks);
+        size_t proposals   = 0;
+        double probe = 0, best = 0;
+        std::string best_label;
+        for (const TuneEvent& e : events) {
+            if (e.phase == "probe" && e.candidate.family.find("compact") != std::string::npos)
+                probe = *e.candidate.measured_speedup;
+            if (e.phase.rfind("Bayesian", 0) != 0) continue;
+            ++proposals;
+            EXPECT_EQ(e.candidate.prompts, o.min_prompts) << "proposals are measured at the first rung";
+            if (*e.candidate.measured_speedup > best)
+                best = *e.candidate.measured_speedup, best_label = e.candidate.label;
+        }
+        EXPECT_EQ(r.bayes_families, evaluations > 0 ? 1u : 0u);
+        if (evaluations == 0) {
+            EXPECT_EQ(proposals, 0u);
+            continue;
+        }
+        EXPECT_GE(proposals, 4u) << "at least the initial design";
+        EXPECT_LE(proposals, size_t(evaluations));
+        EXPECT_GT(best, probe * 1.05) << "the search found a better compact draft than prune 0.5 + truncate 4 bits";
+        bool halved = false;  // the best proposal was measured again with more prompts
+        for (const TuneEvent& e : events)
+            halved = halved || (e.phase.rfind("rung", 0) == 0 && e.candidate.label == best_label &&
+                                e.candidate.prompts > o.min_prompts);
+        EXPECT_TRUE(halved) << best_label;
+    }
+    ScriptedEvaluator ev = scripted();  // the compact draft is modeled far below the best: not searched
+    auto store =
+        store::ResultStore::open(test::fresh_tmp_path("tune_bayes2.sqlite"), store::ResultStore::Mode::read_write);
+    EXPECT_EQ(run_tune(options(), target(), ev, *store).bayes_families, 0u);
+}
+
 TEST(Tune, OptionsRoundTripAndErrorsNameTheField) {
     TuneOptions o  = options();
     o.dataset      = "datasets/prose_continuation.jsonl";
@@ -313,6 +380,9 @@ TEST(Tune, OptionsRoundTripAndErrorsNameTheField) {
     j                 = o;
     j["draft_models"] = {1};
     EXPECT_THAT(error_of(j), HasSubstr("tune.draft_models[0]: expected a string"));
+    j                      = o;
+    j["bayes_evaluations"] = -1;
+    EXPECT_THAT(error_of(j), HasSubstr("tune.bayes_evaluations: must be in [0, 500]"));
     TuneOptions none;
     EXPECT_THROW(none.validate(), std::invalid_argument) << "no prompts";
 }

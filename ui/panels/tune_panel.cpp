@@ -17,7 +17,7 @@ namespace {
 void front_plot(const std::vector<sweep::TuneCandidate>& cs) {
     double top = 1.0, right = 1.0;
     for (const auto& c : cs)
-        if (c.measured_speedup) top = std::max(top, *c.measured_speedup), right = std::max(right, c.draft_bytes);
+        if (c.measured_speedup) top = std::max(top, *c.measured_speedup), right = std::max(right, c.extra_bytes);
     const float w = std::max(120.0f, ImGui::GetContentRegionAvail().x), h = 140;
     const ImVec2 o = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -32,18 +32,19 @@ void front_plot(const std::vector<sweep::TuneCandidate>& cs) {
     const sweep::TuneCandidate* hovered = nullptr;
     for (const auto& c : cs) {
         if (!c.measured_speedup) continue;
-        const ImVec2 p = at(c.draft_bytes, *c.measured_speedup);
+        const ImVec2 p = at(c.extra_bytes, *c.measured_speedup);
         dl->AddCircleFilled(p, c.on_front ? 4.5f : 3.0f,
                             c.on_front ? IM_COL32(110, 210, 120, 255) : IM_COL32(150, 150, 150, 200));
         if (std::abs(mouse.x - p.x) < 5 && std::abs(mouse.y - p.y) < 5) hovered = &c;
     }
     ImGui::InvisibleButton("##front", ImVec2(w, h));
     if (hovered && ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s\n%.2fx measured (%d prompts), draft reads %.2f MiB a pass", hovered->label.c_str(),
-                          *hovered->measured_speedup, hovered->prompts, hovered->draft_bytes / (1 << 20));
+        ImGui::SetTooltip("%s\n%.2fx measured (%d prompts)\ndraft's own weights %.2f MiB; it reads %.2f MiB a pass",
+                          hovered->label.c_str(), *hovered->measured_speedup, hovered->prompts,
+                          hovered->extra_bytes / (1 << 20), hovered->draft_bytes / (1 << 20));
     text_disabled_wrapped(
-        "speedup (up) against the draft's weights read per pass (right, log scale); green: the "
-        "Pareto front; the line is 1x");
+        "speedup (up) against the draft's own weights beyond the target's (right, log scale; 0 for early exit, "
+        "layer skip and n-gram drafters); green: the Pareto front; the line is 1x");
 }
 
 void result_block(const sweep::TuneResult& r) {
