@@ -178,6 +178,8 @@ void MainWindow::on_shell_actions(const std::vector<ui::Action>& actions) {
             for (const auto& panel : m_host->dashboard().panels())
                 if (show->title == panel.title) *panel.visible = true;
             m_host->schedule_frames(2);
+        } else if (auto* browse = std::get_if<ui::ActionBrowseFile>(&a)) {
+            QTimer::singleShot(0, this, [this, b = *browse] { browse_file_dialog(b); });
         } else if (auto* save = std::get_if<ui::ActionSaveExportDialog>(&a))
             QTimer::singleShot(0, this, [this, suggested = save->suggested] { save_export_dialog(suggested); });
     }
@@ -205,6 +207,26 @@ QString start_dir(const QString& last, const std::optional<std::filesystem::path
     return bundled ? QString::fromStdString(bundled->string()) : QString();
 }
 }  // namespace
+
+void MainWindow::browse_file_dialog(const ui::ActionBrowseFile& b) {
+    struct Kind {
+        const char* title;
+        const char* filter;
+    };
+    Kind kind{"Choose a draft model", "GGUF models (*.gguf);;All files (*)"};
+    if (b.field == ui::FileField::eagle3_head) kind = {"Choose an EAGLE-3 head", "GGUF files (*.gguf);;All files (*)"};
+    if (b.field == ui::FileField::mtp_module) kind = {"Choose an MTP module", "GGUF files (*.gguf);;All files (*)"};
+    if (b.field == ui::FileField::acceptance_profile)
+        kind = {"Load an acceptance profile", "Acceptance profiles (*.json);;All files (*)"};
+    const std::optional<std::filesystem::path> res = resources_dir();
+    const QString last = b.current.empty() ? m_last_browsed : QString::fromStdString(b.current);
+    const QString dir  = start_dir(last, res ? std::optional(*res / "models") : std::nullopt);
+    const QString path = QFileDialog::getOpenFileName(this, kind.title, dir, kind.filter);
+    if (path.isEmpty()) return;
+    m_last_browsed = path;
+    m_controller.handle(ui::ActionFilePicked{b.field, b.level, path.toStdString()});
+    m_host->schedule_frames(2);
+}
 
 void MainWindow::open_model_dialog() {
     const std::optional<std::filesystem::path> res = resources_dir();

@@ -40,6 +40,7 @@ private:
     void show_status(const QString& text, int timeout_ms);  // elided to the bar's free room, whole in the tooltip
     void show_about();
     void open_model_dialog();
+    void browse_file_dialog(const ui::ActionBrowseFile& b);  // a Browse button's open-file dialog
     void open_dataset_dialog();
     void open_results_dialog();
     void save_export_dialog(const std::string& suggested);  // then the Export panel saves there
@@ -62,6 +63,7 @@ private:
     QString m_last_model;
     QString m_last_dataset;
     QString m_last_results;
+    QString m_last_browsed;  // the last file a Browse button chose (the next dialog starts in its folder)
     bool m_use_settings = true;
     QString m_settings_file;
 };

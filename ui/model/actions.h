@@ -52,6 +52,19 @@ struct ActionRunTune {        // the tune search (core/sweep/tune) on the open m
     bool self_drafts = true;  // also drafts derived from the target's weights
     int max_prompts  = 8;     // prompts at the last rung and for the confirmation
 };
+// The file fields a Browse button fills. The app shows an open-file dialog for the field (its own title and
+// filter), then sends ActionFilePicked with the chosen path; nothing happens when the dialog is cancelled.
+enum class FileField { draft_model, eagle3_head, mtp_module, acceptance_profile };
+struct ActionBrowseFile {
+    FileField field = FileField::draft_model;
+    int level       = 0;  // the draft level whose file it is (model files)
+    std::string current;  // where the dialog starts (the field's file), "" = the last folder
+};
+struct ActionFilePicked {
+    FileField field = FileField::draft_model;
+    int level       = 0;
+    std::string path;
+};
 struct ActionSelectDesignGrid {  // the Design space panel shows this grid (the Export panel writes it)
     DesignSelection selection;
 };
@@ -95,7 +108,7 @@ using Action =
                  ActionSelectDesignGrid, ActionRunMeasured, ActionClearMessages, ActionOpenResultsDialog,
                  ActionOpenResults, ActionLoadResultConfig, ActionPinRun, ActionClearHistory, ActionMeasureMachine,
                  ActionSaveDraftDialog, ActionSaveExportDialog, ActionOpenSyntheticModel, ActionHashModel,
-                 ActionSaveExport, ActionRunTune, ActionShowPanel>;
+                 ActionSaveExport, ActionRunTune, ActionShowPanel, ActionBrowseFile, ActionFilePicked>;
 
 // The per-frame outbox. Panels push; the app pops everything once per frame.
 struct UiActions {

@@ -78,6 +78,15 @@ std::vector<std::string> AppConfig::problems() const {
         if (!(s.c >= 0 && s.c <= 10)) out.push_back(key + fmt("/c must be in [0, 10], got %g", s.c));
         if (s.count < 1 || s.count > 32) out.push_back(key + fmt("/count must be in [1, 32], got %g", s.count));
     }
+    if (modeled.acceptance_profile) {
+        try {
+            modeled.acceptance_profile->profile.validate();
+            if (modeled.acceptance_profile->profile.conditional.empty())
+                out.push_back("modeled/acceptance_profile: has no acceptance per position");
+        } catch (const std::exception& e) {
+            out.push_back(std::string("modeled/acceptance_profile: ") + e.what());
+        }
+    }
     if (modeled.context < 1 || modeled.context > (1 << 20))
         out.push_back(fmt("modeled/context must be in [1, 1048576], got %g", modeled.context));
     if (spec.max_new_tokens < 1 || spec.max_new_tokens > 1024)

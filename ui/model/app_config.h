@@ -12,10 +12,12 @@
 #include "core/analytic/csdrafting.h"
 #include "core/analytic/trees.h"
 #include "core/drafts/draft_spec.h"
+#include "core/engine/acceptance_profile.h"
 #include "core/engine/spec_config.h"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +30,18 @@ struct LevelAssumption {
     bool operator==(const LevelAssumption&) const = default;
 };
 
+// A speculation_profile.json loaded as level 1's acceptance per position (its conditional rates; modeled).
+struct LoadedAcceptanceProfile {
+    std::string path;  // where it was read from (shown, and read again by nothing: the rates are kept here)
+    engine::AcceptanceProfile profile;
+    bool operator==(const LoadedAcceptanceProfile&) const = default;
+};
+
 struct ModeledAssumptions {
     std::vector<LevelAssumption> levels = std::vector<LevelAssumption>(1);  // parallel to spec.levels ([0] = level 1)
+    // Level 1's acceptance per position from a profile: replaces the assumed α and a measured run's (the user chose
+    // it to see what that acceptance gives here).
+    std::optional<LoadedAcceptanceProfile> acceptance_profile;
     std::vector<analytic::HorizontalSegment> horizontal;     // horizontal split of the draft positions (modeled only)
     std::string hardware_profile;                            // id of the chosen profile (empty = none: speedup is EWIF)
     int context                                      = 512;  // tokens in the KV cache for the hardware model

@@ -116,6 +116,20 @@ void read_modeled(const json& j, const std::string& where, ModeledAssumptions& m
     read_segments(r, m.horizontal);
     r.get("hardware_profile", m.hardware_profile);
     r.get("context", m.context);
+    if (const json* p = r.sub("acceptance_profile")) {
+        JsonReader pr(*p, r.at("acceptance_profile"));
+        LoadedAcceptanceProfile loaded;
+        pr.get("path", loaded.path);
+        if (const json* body = pr.sub("profile")) {
+            try {
+                loaded.profile = body->get<engine::AcceptanceProfile>();
+            } catch (const std::exception& e) {
+                pr.fail(pr.at("profile"), e.what());
+            }
+        }
+        pr.finish();
+        m.acceptance_profile = std::move(loaded);
+    }
     r.finish();
 }
 
@@ -142,6 +156,9 @@ void to_json(nlohmann::json& j, const AppConfig& c) {
           {"context", c.modeled.context}}},
         {"preferences", {{"tree_prior", c.prefs.tree_prior_measured ? "measured" : "assumed"}}},
     };
+    if (c.modeled.acceptance_profile)
+        j["modeled"]["acceptance_profile"] = {{"path", c.modeled.acceptance_profile->path},
+                                              {"profile", c.modeled.acceptance_profile->profile}};
 }
 
 void from_json(const nlohmann::json& j, AppConfig& out) {

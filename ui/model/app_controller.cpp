@@ -130,6 +130,8 @@ bool AppController::handle(const Action& action) {
         hash_model(hash->path);
     } else if (auto* save = std::get_if<ActionSaveExport>(&action)) {
         save_export(*save);
+    } else if (auto* picked = std::get_if<ActionFilePicked>(&action)) {
+        file_picked(*picked);
     } else if (std::holds_alternative<ActionClearHistory>(action)) {
         std::erase_if(m_snap.history, [](const RunRecord& r) { return !r.pinned; });
         changed();

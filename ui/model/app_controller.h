@@ -61,6 +61,10 @@ public:
     void open_synthetic_model(const std::string& arch);
     void open_dataset(const std::string& path);
     void set_config(const AppConfig& config);
+    // A Browse button's file: a draft level's model, head or module (the level's path), or an acceptance profile
+    // (read now, at most 1 MiB: level 1's modeled acceptance per position). A file that cannot be used changes
+    // nothing and says why.
+    void file_picked(const ActionFilePicked& a);
     // Opens a sweep result store read-only on a worker (ui/model/store_view); an unreadable file becomes an error
     // message and a snapshot store with its error set.
     void open_results(const std::string& path);

@@ -3,6 +3,7 @@
 #include "ui/model/app_controller.h"
 
 #include "core/data/dataset.h"
+#include "core/engine/acceptance_profile.h"
 #include "core/model/gguf.h"
 #include "core/model/synthetic.h"
 #include "core/resources.h"
@@ -116,6 +117,33 @@ void AppController::open_dataset(const std::string& path) {
             schedule_rerun();
         };
     });
+}
+
+void AppController::file_picked(const ActionFilePicked& a) {
+    AppConfig cfg = m_snap.config;
+    if (a.field == FileField::acceptance_profile) {
+        try {
+            LoadedAcceptanceProfile loaded{a.path, engine::load_acceptance_profile(a.path)};
+            if (loaded.profile.conditional.empty())
+                throw std::invalid_argument(a.path + ": no acceptance per position");
+            const size_t n                 = loaded.profile.conditional.size();
+            cfg.modeled.acceptance_profile = std::move(loaded);
+            set_config(cfg);
+            message(MessageLevel::info, "The modeled panels take alpha per position (" + std::to_string(n) +
+                                            " positions) from " + file_name(a.path) + ".");
+        } catch (const std::exception& e) {
+            message(MessageLevel::error, std::string(e.what()) + " (the modeled assumptions are unchanged)");
+        }
+        return;
+    }
+    if (a.level < 0 || size_t(a.level) >= cfg.spec.levels.size()) return;
+    std::error_code ec;
+    if (!fs::is_regular_file(a.path, ec)) {
+        message(MessageLevel::error, a.path + ": not a file (the draft is unchanged)");
+        return;
+    }
+    cfg.spec.levels[size_t(a.level)].model_path = a.path;
+    set_config(cfg);
 }
 
 }  // namespace speculum::ui

@@ -87,8 +87,9 @@ sweep::SweepSpec app_sweep_spec(const AppSweepRequest& r) {
         sweep::SpecModeled modeled;
         std::string alpha_source, c_source;
         modeled.figures = modeled_figures(base, r.measured, &alpha_source, &c_source);
-        spec.name += "; alpha " + std::string(alpha_source == "measured" ? "measured by the last run" : "assumed") +
-                     ", c " + (c_source == "measured" ? "measured by the last run" : "assumed");
+        spec.name += "; alpha " +
+                     (alpha_source == "measured" ? std::string("measured by the last run") : alpha_source) + ", c " +
+                     (c_source == "measured" ? "measured by the last run" : "assumed");
         modeled.horizontal    = base.modeled.horizontal;
         spec.evaluator        = "spec-predict";
         spec.base             = sweep::spec_predict_config(spec_with_model_paths(base), modeled);

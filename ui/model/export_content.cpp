@@ -219,7 +219,7 @@ exporting::Manifest manifest_from_snapshot(const UiSnapshot& snap, const std::st
         p.expected_tokens = o.expected_tokens;
         p.alpha           = snap.modeled.input.alpha;
         p.cost_ratio      = snap.modeled.input.c;
-        p.basis           = snap.modeled.alpha_source + " alpha, c = " + std::to_string(snap.modeled.input.c) +
+        p.basis           = "alpha " + snap.modeled.alpha_source + ", c = " + std::to_string(snap.modeled.input.c) +
                   (o.timing ? ", hardware roofline" : ", EWIF");
         m.figures.predicted = p;
     }

@@ -7,6 +7,7 @@
 #include "core/model/recurrent_state.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace speculum::ui {
 
@@ -42,7 +43,15 @@ engine::ModelFigures modeled_figures(const AppConfig& cfg, const MeasuredView* m
     if (figures.levels.empty()) figures.levels.push_back({});
     if (alpha_source) *alpha_source = "assumed";
     if (c_source) *c_source = "assumed";
-    if (measured && !measured->stats.pos_reached.empty() && measured->stats.pos_reached[0] > 0) {
+    if (cfg.modeled.acceptance_profile && !cfg.modeled.acceptance_profile->profile.conditional.empty()) {
+        // The analytic models take α in (0, 1): a position every draft passed (1) or none did (0) is kept just inside.
+        std::vector<double> alpha;
+        for (double a : cfg.modeled.acceptance_profile->profile.conditional)
+            alpha.push_back(std::clamp(a, 1e-3, 0.999));
+        figures.levels[0].alpha = alpha;
+        if (alpha_source)
+            *alpha_source = "from " + std::filesystem::path(cfg.modeled.acceptance_profile->path).filename().string();
+    } else if (measured && !measured->stats.pos_reached.empty() && measured->stats.pos_reached[0] > 0) {
         std::vector<double> alpha = measured->stats.alpha();
         while (!alpha.empty() && (alpha.back() <= 0 || alpha.back() >= 1)) alpha.pop_back();
         if (!alpha.empty()) {

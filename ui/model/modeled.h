@@ -25,7 +25,8 @@ struct ModeledView {
     analytic::PredictOutput output;
     std::string error;  // non-empty when the configuration cannot be evaluated (the message says which field)
     std::vector<std::string> not_modeled;  // parts of the configuration the analytic models leave out, one per line
-    std::string alpha_source = "assumed";  // "assumed" (modeled.levels[0].alpha) or "measured" (from the last run)
+    // "assumed" (modeled.levels[0].alpha), "measured" (from the last run) or "from FILE" (a loaded acceptance profile)
+    std::string alpha_source = "assumed";
     std::string c_source     = "assumed";  // "assumed" (modeled.levels[0].c) or "measured" (level 1 of the last run)
 
     analytic::TokenTree tree;             // the verification tree the config describes (a chain for a chain)

@@ -1,6 +1,7 @@
 // Configuration panel: every control edits a copy of the snapshot's config; one ActionSetConfig per change.
 #include "ui/panels/configuration_panel.h"
 
+#include "core/format.h"
 #include "ui/panels/configuration_editors.h"
 #include "ui/widgets.h"
 
@@ -37,17 +38,21 @@ bool edit_skip_set(const char* label, std::vector<int32_t>& layers, int n_layer)
     return changed;
 }
 
-// A file path field committed with Enter, and its help.
-bool edit_path(const char* label, std::string& path, const char* help) {
+// A file path field committed with Enter, its Browse... button (an open-file dialog that fills it) and its help.
+bool edit_path(const char* label, std::string& path, const char* help, FileField field, UiActions& actions) {
     char buf[512];
     std::snprintf(buf, sizeof buf, "%s", path.c_str());
     const bool changed = ImGui::InputText(label, buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
     if (changed) path = buf;
+    ImGui::PushID(label);
+    if (ImGui::SmallButton("Browse...")) actions.push(ActionBrowseFile{field, 0, path});
+    ImGui::PopID();
+    ImGui::SameLine();
     help_marker(help);
     return changed;
 }
 
-bool edit_draft(drafts::DraftSpec& d, int n_layer) {
+bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
     bool changed        = false;
     int kind            = int(d.kind);
     const char* kinds[] = {draft_kind_name(drafts::DraftKind::self),    draft_kind_name(drafts::DraftKind::model),
@@ -59,13 +64,15 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
     }
     if (d.kind == drafts::DraftKind::model)
         return edit_path("draft GGUF", d.model_path,
-                         "Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.") ||
+                         "Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.",
+                         FileField::draft_model, actions) ||
                changed;
     if (d.kind == drafts::DraftKind::ngram) return edit_ngram(d.ngram) || changed;
     if (d.kind == drafts::DraftKind::eagle3)
         return edit_path("head GGUF", d.model_path,
                          "An EAGLE-3 head (llama.cpp's eagle3 GGUF layout) trained for this target: it reads the "
-                         "target's hidden states at three layers. Empty = the bundled target's head.") ||
+                         "target's hidden states at three layers. Empty = the bundled target's head.",
+                         FileField::eagle3_head, actions) ||
                changed;
     if (d.kind == drafts::DraftKind::mtp) {
         text_disabled_wrapped(
@@ -73,7 +80,8 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer) {
             "(GGUF nextn_predict_layers) or an MTP module's.");
         changed |= edit_path("MTP module GGUF", d.model_path,
                              "An MTP module: the NextN blocks in a file of their own, for a target whose file has "
-                             "none. Empty = the target's own layers, or the bundled target's module when it has none.");
+                             "none. Empty = the target's own layers, or the bundled target's module when it has none.",
+                             FileField::mtp_module, actions);
         changed |= ImGui::SliderInt("MTP layer", &d.mtp_layer, 0, 3);
         return changed;
     }
@@ -133,7 +141,7 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
 
     if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) {
         const drafts::DraftKind was = cfg.draft().kind;
-        changed |= edit_draft(cfg.draft(), n_layer);
+        changed |= edit_draft(cfg.draft(), n_layer, actions);
         // A new kind of drafter starts from its kind's assumed cost: 0 for a statistical one (no forward pass, as
         // for a cascade's statistical leaf), a head's for an MTP layer or an EAGLE-3 head, a model's otherwise.
         if (cfg.draft().kind != was) cfg.level1().c = default_assumption(cfg.draft().kind).c;
@@ -161,6 +169,23 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
         float alpha = float(cfg.level1().alpha), c = float(cfg.level1().c);
         if (ImGui::SliderFloat("alpha", &alpha, 0.05f, 0.99f, "%.2f")) cfg.level1().alpha = alpha, changed = true;
         help_marker("Assumed probability that the target accepts a draft token. A measured run replaces it.");
+        if (const auto& loaded = cfg.modeled.acceptance_profile) {
+            const engine::AcceptanceProfile& p = loaded->profile;
+            std::string rates;
+            for (size_t i = 0; i < p.conditional.size() && i < 8; ++i)
+                rates += fmt(i ? " %.2f" : "%.2f", p.conditional[i]);
+            ImGui::TextWrapped("alpha per position from %s: %s%s", loaded->path.c_str(), rates.c_str(),
+                               p.conditional.size() > 8 ? " ..." : "");
+            text_disabled_wrapped("measured by %s: %s on %s, %d prompts, gamma %d", p.conditions.tool.c_str(),
+                                  p.conditions.drafter.c_str(), p.conditions.dataset.c_str(), p.conditions.num_samples,
+                                  p.conditions.num_speculative_tokens);
+            if (ImGui::SmallButton("Use the assumed alpha")) cfg.modeled.acceptance_profile.reset(), changed = true;
+        } else if (ImGui::SmallButton("Load an acceptance profile...")) {
+            actions.push(ActionBrowseFile{FileField::acceptance_profile, 0, ""});
+        }
+        help_marker(
+            "A speculation_profile.json (speculum-cli run --profile-out, or the Export panel): its acceptance per "
+            "position replaces the assumed alpha and a measured run's in the modeled panels.");
         if (ImGui::SliderFloat("cost ratio c", &c, 0.0f, 1.0f, "%.3f")) cfg.level1().c = c, changed = true;
         help_marker("Time of one draft call divided by the time of one target call.");
         changed |= ImGui::SliderInt("context", &cfg.modeled.context, 1, 32768);
