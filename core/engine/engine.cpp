@@ -59,9 +59,14 @@ void count_tree_step(RunStats& s, const drafts::DraftTree& tree, const TreeVerdi
     }
 }
 
-void record_width(RunStats& s, size_t width, double seconds) {
+// A verification pass of `width` tokens over `context` tokens already committed.
+void record_width(RunStats& s, size_t width, double seconds, size_t context) {
     bump(s.verify_width_passes, width, int64_t(1));
     bump(s.verify_width_s, width, seconds);
+    const size_t bucket = context / size_t(kVerifyContextBucket);
+    bump(s.verify_ctx_passes, bucket, int64_t(1));
+    bump(s.verify_ctx_s, bucket, seconds);
+    bump(s.verify_ctx_tokens, bucket, int64_t(width));
 }
 }  // namespace
 
@@ -145,7 +150,7 @@ SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const C
     st.target.keep_chain(v.n_accepted);
     const double t_pass = since(t0);
     st.stats.t_verify_s += t_pass;
-    record_width(st.stats, static_cast<size_t>(chain.tokens.size()) + 1, t_pass);
+    record_width(st.stats, static_cast<size_t>(chain.tokens.size()) + 1, t_pass, st.committed.size());
 
     // α_i counts: position i was reached when every earlier one was accepted.
     for (int32_t i = 0; i < static_cast<int32_t>(chain.tokens.size()) && i <= v.n_accepted; ++i) {
@@ -199,7 +204,7 @@ SpecEngine::Step SpecEngine::tree_step(RunState& st, int32_t remaining, const Ca
     st.target.keep_tree(v.path);
     const double t_pass = since(t0);
     st.stats.t_verify_s += t_pass;
-    record_width(st.stats, static_cast<size_t>(tree.size()) + 1, t_pass);
+    record_width(st.stats, static_cast<size_t>(tree.size()) + 1, t_pass, st.committed.size());
 
     count_tree_step(st.stats, tree, v);
     const int32_t n_acc = static_cast<int32_t>(v.path.size());
@@ -225,7 +230,7 @@ SpecEngine::Step SpecEngine::cats_step(RunState& st, int32_t remaining, const Ca
     const CatsStages::Outcome o = c.step(st.committed, g, cancel);
     st.stats.t_draft_s += c.draft_stats.t_s + c.sv_stats.t_s - t_before;  // the correction tree's construction
     st.stats.t_verify_s += c.target_stats.t_s - v_before;
-    record_width(st.stats, static_cast<size_t>(o.tree.size()) + 1, c.target_stats.t_s - v_before);
+    record_width(st.stats, static_cast<size_t>(o.tree.size()) + 1, c.target_stats.t_s - v_before, st.committed.size());
 
     // Statistics as for trees (rank 0 = the draft's token, 1 = the verifier's correction).
     const TreeVerdict& v = o.verdict;
@@ -461,6 +466,9 @@ void accumulate(RunStats& into, const RunStats& s) {
     for (size_t i = 0; i < s.verify_width_passes.size(); ++i)
         bump(into.verify_width_passes, i, s.verify_width_passes[i]);
     for (size_t i = 0; i < s.verify_width_s.size(); ++i) bump(into.verify_width_s, i, s.verify_width_s[i]);
+    for (size_t i = 0; i < s.verify_ctx_passes.size(); ++i) bump(into.verify_ctx_passes, i, s.verify_ctx_passes[i]);
+    for (size_t i = 0; i < s.verify_ctx_s.size(); ++i) bump(into.verify_ctx_s, i, s.verify_ctx_s[i]);
+    for (size_t i = 0; i < s.verify_ctx_tokens.size(); ++i) bump(into.verify_ctx_tokens, i, s.verify_ctx_tokens[i]);
     for (size_t d = 0; d < s.rank_counts.offered.size(); ++d)
         for (size_t r = 0; r < s.rank_counts.offered[d].size(); ++r) {
             if (into.rank_counts.offered.size() <= d)

@@ -66,6 +66,22 @@ double RunStats::draft_flops_per_pass() const {
     return levels[1].flops / static_cast<double>(levels[1].n_forward);
 }
 
+std::vector<VerifyContextCost> RunStats::verify_context_curve() const {
+    std::vector<VerifyContextCost> out;
+    const size_t n = std::min({verify_ctx_passes.size(), verify_ctx_s.size(), verify_ctx_tokens.size()});
+    for (size_t b = 0; b < n; ++b) {
+        if (verify_ctx_passes[b] <= 0) continue;
+        VerifyContextCost c;
+        c.context_from = int32_t(b) * kVerifyContextBucket, c.context_to = c.context_from + kVerifyContextBucket;
+        c.passes     = verify_ctx_passes[b];
+        c.seconds    = verify_ctx_s[b] / double(c.passes);
+        c.steps      = baseline_tokens_per_s > 0 ? c.seconds * baseline_tokens_per_s : 0.0;
+        c.mean_width = double(verify_ctx_tokens[b]) / double(c.passes);
+        out.push_back(c);
+    }
+    return out;
+}
+
 std::vector<VerifyCost> RunStats::verify_cost_curve() const {
     std::vector<VerifyCost> out;
     for (size_t w = 0; w < verify_width_passes.size() && w < verify_width_s.size(); ++w) {
@@ -126,6 +142,10 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"accepted_len_hist", s.accepted_len_hist},
                        {"verify_width_passes", s.verify_width_passes},
                        {"verify_width_seconds", s.verify_width_s},
+                       {"verify_context_bucket", kVerifyContextBucket},
+                       {"verify_context_passes", s.verify_ctx_passes},
+                       {"verify_context_seconds", s.verify_ctx_s},
+                       {"verify_context_tokens", s.verify_ctx_tokens},
                        {"rank_offered", s.rank_counts.offered},
                        {"rank_accepted", s.rank_counts.accepted},
                        {"levels", levels},
@@ -170,6 +190,16 @@ RunStats run_figures_from_json(const nlohmann::json& j) {
         if (s.pos_accepted[i] > s.pos_reached[i]) r.fail(json_path(r.at("pos_accepted"), i), "exceeds pos_reached");
     if (s.verify_width_s.size() != s.verify_width_passes.size())
         r.fail(r.at("verify_width_seconds"), "must be as long as verify_width_passes");
+    int32_t bucket = kVerifyContextBucket;
+    r.get("verify_context_bucket", bucket, 1, INT32_MAX);
+    if (bucket == kVerifyContextBucket) {  // another bucket size (a later version's) is not read
+        r.get("verify_context_passes", s.verify_ctx_passes, 0, INT64_MAX);
+        r.get("verify_context_seconds", s.verify_ctx_s);
+        r.get("verify_context_tokens", s.verify_ctx_tokens, 0, INT64_MAX);
+        if (s.verify_ctx_s.size() != s.verify_ctx_passes.size() ||
+            s.verify_ctx_tokens.size() != s.verify_ctx_passes.size())
+            r.fail(r.at("verify_context_passes"), "verify_context_{passes,seconds,tokens} must be as long");
+    }
     return s;
 }
 

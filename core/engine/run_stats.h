@@ -87,6 +87,17 @@ struct VerifyCost {
     double distinct_experts = 0.0;  // mixture of experts: mean distinct experts one layer read (0 = dense)
 };
 
+// One context bucket of the measured verification cost (RunStats::verify_context_curve).
+constexpr int32_t kVerifyContextBucket = 256;  // tokens of context per bucket
+struct VerifyContextCost {
+    int32_t context_from = 0, context_to = 0;  // the bucket: contexts in [from, to)
+    int64_t passes    = 0;
+    double seconds    = 0.0;  // mean seconds of one pass
+    double steps      = 0.0;  // the same in plain decoding steps of the target (0 = no baseline)
+    double mean_width = 0.0;  // mean tokens in those passes
+    bool operator==(const VerifyContextCost&) const = default;
+};
+
 struct RunStats {
     int32_t n_prompt    = 0;  // prompt tokens
     int32_t n_generated = 0;  // tokens committed
@@ -105,6 +116,11 @@ struct RunStats {
     // their seconds, so the verification cost is known as a function of width (what the calibration fits).
     std::vector<int64_t> verify_width_passes;
     std::vector<double> verify_width_s;
+    // The same passes by the context they ran at (tokens already in the cache, in buckets of kVerifyContextBucket):
+    // [b] = passes, their seconds and their summed widths, so the cost is known as a function of context length too.
+    std::vector<int64_t> verify_ctx_passes;
+    std::vector<double> verify_ctx_s;
+    std::vector<int64_t> verify_ctx_tokens;
     RankCounts rank_counts;          // trees only
     ExpertUsage experts;             // mixture-of-experts targets only
     RecurrentReport recurrent;       // hybrid targets only
@@ -144,6 +160,8 @@ struct RunStats {
     bool any_bytes_modeled() const;
     // The target's verification passes by width, measured: every width that ran, narrowest first.
     std::vector<VerifyCost> verify_cost_curve() const;
+    // The target's verification passes by context length, measured: every bucket that ran, shortest first.
+    std::vector<VerifyContextCost> verify_context_curve() const;
     bool operator==(const RunStats&) const = default;
 };
 void to_json(nlohmann::json& j, const RunStats& s);

@@ -40,9 +40,17 @@ SpeedupWaterfall speedup_waterfall(const RunStats& s) {
              std::to_string(s.n_drafted) + " drafts accepted), drafts free, a pass as cheap as one decoding step");
     step("draft cost", n * t1 / (rounds * t1 + s.t_draft_s),
          fmt("%.2f", draft_steps) + " decoding steps of drafting per round");
+    w.verify_by_context = s.verify_context_curve();
+    std::string by_context;  // with two contexts or more: the pass's cost at each
+    if (w.verify_by_context.size() > 1)
+        for (const VerifyContextCost& c : w.verify_by_context)
+            by_context += (by_context.empty() ? "; by context: " : ", ") + std::to_string(c.context_from) + "-" +
+                          std::to_string(c.context_to - 1) + " tokens " + fmt("%.2f", c.steps) + " steps (" +
+                          fmt("%.1f", c.mean_width) + " tokens a pass)";
     step("verification cost", n * t1 / (s.t_draft_s + passes_s),
          fmt("%.2f", verify_steps) + " decoding steps per verification pass (measured, " +
-             fmt("%.2f", s.n_steps > 0 ? double(s.n_drafted) / rounds + 1.0 : 0.0) + " tokens a pass on average)");
+             fmt("%.2f", s.n_steps > 0 ? double(s.n_drafted) / rounds + 1.0 : 0.0) + " tokens a pass on average" + ")" +
+             by_context);
     step("overhead", n * t1 / s.t_decode_s,
          fmt("%.2f", other_steps) +
              " decoding steps per round outside the drafts and the target's passes (the acceptance rule, rollback, "
@@ -101,8 +109,18 @@ void to_json(nlohmann::json& j, const SpeedupWaterfall& w) {
                          {"delta", s.delta},
                          {"modeled", s.modeled},
                          {"detail", s.detail}});
-    j["steps"]    = std::move(steps);
-    j["measured"] = w.measured;
+    j["steps"]         = std::move(steps);
+    j["measured"]      = w.measured;
+    nlohmann::json ctx = nlohmann::json::array();
+    for (const VerifyContextCost& c : w.verify_by_context)
+        ctx.push_back({{"context_from", c.context_from},
+                       {"context_to", c.context_to},
+                       {"passes", c.passes},
+                       {"seconds", c.seconds},
+                       {"steps", c.steps},
+                       {"mean_width", c.mean_width},
+                       {"modeled", false}});
+    j["verification_by_context"] = std::move(ctx);
     if (w.oracle_width > 0)
         j["headroom"] = {{"oracle_speedup", w.oracle_speedup},
                          {"oracle_width", w.oracle_width},

@@ -3,7 +3,8 @@
 //
 //   acceptance alone   τ = n_generated / n_steps           drafts free, a verification pass as cheap as one step
 //   − the draft's cost n·t₁ / (n_steps·t₁ + t_draft)        t₁ = one plain decoding step (the baseline's)
-//   − verification     n·t₁ / (t_draft + t_passes)          the target's passes beyond one step each
+//   − verification     n·t₁ / (t_draft + t_passes)          the target's passes beyond one step each (also shown by
+//                                                           context length: the cost of a pass at each context)
 //   − overhead         n·t₁ / t_decode = measured           acceptance rule, rollback, sampling, bookkeeping
 //
 // t_passes is the target's passes alone (RunStats::verify_width_s summed); t_verify adds the acceptance rule.
@@ -41,6 +42,9 @@ struct SpeedupWaterfall {
     double oracle_speedup = 0.0;  // best w / v(w) over the pass widths the run measured
     int32_t oracle_width  = 0;    // the width that gives it
     std::string oracle_detail;
+    // The verification term by context length (measured): what a pass cost at each context the run reached, so a
+    // long-context slowdown shows apart from the pass widths.
+    std::vector<VerifyContextCost> verify_by_context;
     bool operator==(const SpeedupWaterfall&) const = default;
 };
 

@@ -105,5 +105,50 @@ TEST(SpeedupWaterfall, ARealRunEndsAtTheSpeedupTheEngineReported) {
     EXPECT_GT(w.oracle_speedup, 0.0) << "the run measured its verification widths";
 }
 
+// The verification passes by context length: a run whose context crosses a bucket's end records passes in both
+// buckets (every pass once, with its width), the waterfall carries them, and its verification detail names them.
+TEST(SpeedupWaterfall, TheVerificationTermIsMeasuredByContextLength) {
+    model::SyntheticSpec spec = engine_target_spec(2, 5);
+    spec.n_ctx                = 512;
+    const model::Model target = model::make_synthetic_model(spec);
+    const model::ContextConfig ctx{.n_ctx = 512, .n_batch = 64, .path = model::ForwardPath::reference};
+    std::vector<int32_t> prompt;
+    for (int32_t i = 0; i < engine::kVerifyContextBucket - 10; ++i) prompt.push_back((i * 7 + 3) % 96);
+    std::vector<int32_t> ref;
+    {
+        model::InferenceContext ic(target, ctx);
+        model::Sampler sampler;
+        model::generate(ic, sampler, prompt, 40, [&](int32_t t) {
+            ref.push_back(t);
+            return true;
+        });
+    }
+    engine::SpecConfig c;
+    c.levels.resize(1);
+    c.gamma          = {4};
+    c.max_new_tokens = 30;
+    c.context        = ctx;
+    c.baseline       = true;
+    engine::SpecEngine eng(target, c, std::make_shared<OracleDrafter>(prompt, ref, 96, std::vector<int32_t>{3}));
+    const engine::RunStats s = eng.run(prompt, {}, {}).stats;
+    const auto curve         = s.verify_context_curve();
+    ASSERT_EQ(curve.size(), 2u) << "the context went from " << prompt.size() << " past "
+                                << engine::kVerifyContextBucket;
+    EXPECT_EQ(curve[0].context_from, 0);
+    EXPECT_EQ(curve[1].context_from, engine::kVerifyContextBucket);
+    EXPECT_EQ(curve[0].passes + curve[1].passes, s.n_steps);
+    int64_t width_tokens = 0;
+    for (size_t w = 0; w < s.verify_width_passes.size(); ++w) width_tokens += int64_t(w) * s.verify_width_passes[w];
+    EXPECT_NEAR(curve[0].mean_width * double(curve[0].passes) + curve[1].mean_width * double(curve[1].passes),
+                double(width_tokens), 1e-6);
+    EXPECT_GT(curve[1].steps, 0.0);
+    const engine::SpeedupWaterfall w = speedup_waterfall(s);
+    EXPECT_EQ(w.verify_by_context, curve);
+    EXPECT_NE(w.steps[2].detail.find("by context: 0-255 tokens"), std::string::npos) << w.steps[2].detail;
+    EXPECT_EQ(nlohmann::json(w)["verification_by_context"].size(), 2u);
+    // The stored figures read back (a sweep row, tune's probes).
+    EXPECT_EQ(engine::run_figures_from_json(nlohmann::json(s)).verify_context_curve(), curve);
+}
+
 }  // namespace
 }  // namespace speculum::test
