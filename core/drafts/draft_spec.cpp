@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -112,6 +114,54 @@ void DraftSpec::validate(int32_t n_layer) const {
     if (kind != DraftKind::ngram && !(ngram == NgramSpec{})) bad("ngram", "applies only to kind \"ngram\"");
     if (mtp_layer < 0 || mtp_layer > 64) bad("mtp_layer", "must be in 0..64, got " + std::to_string(mtp_layer));
     if (kind != DraftKind::mtp && mtp_layer != 0) bad("mtp_layer", "applies only to kind \"mtp\"");
+}
+
+std::vector<std::string> drop_inapplicable(DraftSpec& d, const DraftSpec& before) {
+    const DraftSpec fresh;
+    std::vector<std::string> out;
+    auto num = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", v);
+        return std::string(b);
+    };
+    if (d.kind != DraftKind::self) {
+        if (d.prune != fresh.prune) {
+            if (d.prune.ratio > 0) out.push_back("pruning " + num(d.prune.ratio));
+            d.prune = fresh.prune;
+        }
+        if (d.weight_trunc_bits) out.push_back(std::to_string(d.weight_trunc_bits) + "-bit weight truncation");
+        if (d.kv_trunc_bits) out.push_back(std::to_string(d.kv_trunc_bits) + "-bit KV truncation");
+        if (d.kv_drop_ratio > 0) out.push_back("KV drop " + num(d.kv_drop_ratio));
+        if (d.weight_format != fresh.weight_format) out.push_back(std::string(to_string(d.weight_format)) + " weights");
+        if (d.exit_layer >= 0) out.push_back("the exit after layer " + std::to_string(d.exit_layer));
+        if (!d.skip_attn.empty() || !d.skip_ffn.empty())
+            out.push_back("the skip set (" + std::to_string(d.skip_attn.size() + d.skip_ffn.size()) +
+                          (d.skip_attn.size() + d.skip_ffn.size() == 1 ? " block)" : " blocks)"));
+        if (d.strict_subset) out.push_back("strict-subset storage");
+        if (d.experts_used) out.push_back(std::to_string(d.experts_used) + " experts per token");
+        d.weight_trunc_bits = 0, d.kv_trunc_bits = 0, d.kv_drop_ratio = 0, d.weight_format = fresh.weight_format;
+        d.trunc_rounding = fresh.trunc_rounding, d.format_output = fresh.format_output, d.compact = fresh.compact;
+        d.strict_subset = false, d.kv_from_target = fresh.kv_from_target, d.exit_layer = -1, d.experts_used = 0;
+        d.skip_attn.clear(), d.skip_ffn.clear();
+    }
+    if (d.kind != before.kind && !d.model_path.empty() && d.model_path == before.model_path) {
+        out.push_back("the file " + std::filesystem::path(d.model_path).filename().string());
+        d.model_path.clear();
+    }
+    if (d.kind != DraftKind::maxgram) {
+        if (!d.bigram_corpus.empty()) out.push_back("the bigram corpus");
+        if (!(d.maxgram == fresh.maxgram)) out.push_back("the Max-Gram settings");
+        d.bigram_corpus.clear(), d.maxgram = fresh.maxgram;
+    }
+    if (d.kind != DraftKind::ngram && !(d.ngram == fresh.ngram)) {
+        out.push_back("the n-gram settings");
+        d.ngram = fresh.ngram;
+    }
+    if (d.kind != DraftKind::mtp && d.mtp_layer != 0) {
+        out.push_back("MTP layer " + std::to_string(d.mtp_layer));
+        d.mtp_layer = 0;
+    }
+    return out;
 }
 
 std::string DraftSpec::describe() const {

@@ -101,6 +101,13 @@ struct DraftSpec {
     }
 };
 
+// After d's kind changed from before's: clears every setting that does not apply to the new kind (a self-draft's
+// pruning on a separate model, Max-Gram's corpus on an n-gram drafter) and the old kind's file when it was carried
+// over (a draft model is not an EAGLE-3 head: each kind's empty path is its bundled default; a file given with the
+// new kind stays), so the spec is valid for its new kind. Names what it cleared ("pruning 0.5", "4-bit weight
+// truncation", "the file head.gguf"); empty when nothing was set.
+std::vector<std::string> drop_inapplicable(DraftSpec& d, const DraftSpec& before);
+
 const char* to_string(DraftKind k);
 const char* to_string(PruneMethod m);
 const char* to_string(WeightFormat f);

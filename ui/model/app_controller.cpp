@@ -13,6 +13,7 @@
 #include "ui/model/spec_mapping.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -140,7 +141,25 @@ bool AppController::handle(const Action& action) {
     return true;
 }
 
-void AppController::set_config(const AppConfig& config) {
+void AppController::set_config(const AppConfig& in) {
+    if (in == m_snap.config) return;
+    // A level whose drafter kind changed keeps only what applies to its new kind (a self-draft's pruning on a
+    // separate model would make every panel red with nothing visible to fix it); what was cleared is said.
+    AppConfig config = in;
+    std::string cleared;
+    for (size_t i = 0; i < config.spec.levels.size() && i < m_snap.config.spec.levels.size(); ++i) {
+        drafts::DraftSpec& d        = config.spec.levels[i];
+        const drafts::DraftKind was = m_snap.config.spec.levels[i].kind;
+        if (d.kind == was) continue;
+        const std::vector<std::string> dropped = drafts::drop_inapplicable(d, m_snap.config.spec.levels[i]);
+        if (dropped.empty()) continue;
+        std::string list;
+        for (size_t k = 0; k < dropped.size(); ++k)
+            list += (k == 0 ? "" : k + 1 == dropped.size() ? " and " : ", ") + dropped[k];
+        cleared += (cleared.empty() ? "" : "; ") + std::string(i == 0 ? "" : "level " + std::to_string(i + 1) + ": ") +
+                   list + " cleared: " + (dropped.size() == 1 ? "it applies" : "they apply") + " to the " +
+                   draft_kind_name(was) + ", not the " + draft_kind_name(d.kind);
+    }
     if (config == m_snap.config) return;
     // Only what the engine runs is measured again; a modeled assumption (α, c, the profile, the horizontal split)
     // changes the modeled panels alone.
@@ -149,6 +168,10 @@ void AppController::set_config(const AppConfig& config) {
     refresh_modeled();  // the analytic panels follow in this very frame
     if (measured_part_changed) schedule_rerun();
     refresh_head_cost();
+    if (!cleared.empty()) {
+        cleared[0] = char(std::toupper(static_cast<unsigned char>(cleared[0])));
+        message(MessageLevel::info, cleared);
+    }
     changed();
 }
 

@@ -59,8 +59,8 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
                            draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram),
                            draft_kind_name(drafts::DraftKind::mtp),     draft_kind_name(drafts::DraftKind::eagle3)};
     if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds)) && kind != int(d.kind)) {
+        // What applies only to the old kind is cleared by the controller, which says what it cleared.
         d.kind = drafts::DraftKind(kind), changed = true;
-        d.model_path.clear();  // another kind's file: each kind's empty path is its bundled default
     }
     if (d.kind == drafts::DraftKind::model)
         return edit_path("draft GGUF", d.model_path,
