@@ -65,3 +65,36 @@ TEST(ModelDataPanel, DrawsSummaryDatasetAndMessages) {
     EXPECT_GT(full_h, empty_h + 150) << "progress, summary table, tensor types and messages add rows";
     EXPECT_TRUE(actions.queue.empty());
 }
+
+// The summary a user checks first: every value whole (a long path wraps, never "..."), the tokenizer, the memory the
+// process holds, and what Speculum can draft for the model (its own MTP layers when it has them).
+TEST(ModelDataPanel, TheSummaryIsWholeAndSaysWhatCanDraftForTheModel) {
+    test::HeadlessImGui im;
+    ui::ModelDataPanel panel;
+    ui::UiSnapshot snap = test::modeled_snapshot();
+    snap.model          = ui::summarize_gguf(model::GgufFile::open(test::synthetic_gguf()));
+    snap.model->path    = "/home/researcher/models/a-rather-long-folder-name/qwen3.6-27b-instruct-q4_k_m-imatrix.gguf";
+    snap.model->tokenizer        = "gpt2, 151936 tokens";
+    snap.model->hparams->n_nextn = 1;
+    snap.model_state             = ui::ModelState::loaded;
+    snap.resident_bytes          = 123'000'000;
+    ui::UiActions actions;
+    // ImGui's log of the rendered text, delivered through the clipboard hook when the frame's log ends.
+    std::string text;
+    ImGui::GetIO().ClipboardUserData  = &text;
+    ImGui::GetIO().SetClipboardTextFn = [](void* out, const char* t) { *static_cast<std::string*>(out) = t; };
+    for (int i = 0; i < 3; ++i)
+        test::draw_once(im, panel.title, [&] {
+            ImGui::LogToClipboard();
+            panel.draw(snap, actions, true);  // over the whole display: nothing clipped away
+            ImGui::LogFinish();
+        });
+    EXPECT_NE(text.find("qwen3.6-27b-instruct-q4_k_m-imatrix.gguf"), std::string::npos) << text;
+    EXPECT_NE(text.find("gpt2, 151936 tokens"), std::string::npos);
+    EXPECT_NE(text.find("123.0 MB resident"), std::string::npos) << text;
+    EXPECT_NE(text.find("its own MTP layer: the MTP head drafter"), std::string::npos);
+    EXPECT_NE(text.find("self-drafts from its weights"), std::string::npos);
+    EXPECT_NE(text.find("suggested: Tune"), std::string::npos);
+    const std::vector<std::string> none = ui::drafting_options(ui::ModelSummary{});
+    EXPECT_TRUE(none.empty()) << "a model Speculum cannot run gets no drafting options";
+}

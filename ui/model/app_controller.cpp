@@ -6,6 +6,7 @@
 #include "core/data/dataset.h"
 #include "core/drafts/draft_bits.h"
 #include "core/hw/cpu_load.h"
+#include "core/hw/large_pages.h"
 #include "core/hw/microbench.h"
 #include "core/model/gguf.h"
 #include "core/model/synthetic.h"
@@ -323,7 +324,12 @@ void AppController::refresh_jobs() {
 }
 
 void AppController::poll() {
-    for (jobs::JobMessage& m : m_jobs.drain()) apply_message(m);
+    bool landed = false;
+    for (jobs::JobMessage& m : m_jobs.drain()) apply_message(m), landed = true;
+    if (landed) {  // a model, a draft or a run came in: what the process holds now (the Model and data summary)
+        const int64_t rss = hw::resident_bytes();
+        if (rss != m_snap.resident_bytes) m_snap.resident_bytes = rss, changed();
+    }
     refresh_jobs();
     if (m_rerun_at && m_now() >= *m_rerun_at) start_measured();
 }

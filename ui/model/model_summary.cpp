@@ -33,12 +33,33 @@ ModelSummary summarize_gguf(const model::GgufFile& file) {
     for (auto& [_, row] : by_type) s.types.push_back(row);
     std::sort(s.types.begin(), s.types.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
     if (s.n_params > 0) s.weight_bits = 8.0 * double(tensor_bytes) / double(s.n_params);
+    if (const model::GgufValue* tokens = file.find("tokenizer.ggml.tokens"))
+        s.tokenizer = file.get_string_or("tokenizer.ggml.model", "unknown") + ", " +
+                      std::to_string(tokens->array_size()) + " tokens";
     try {
         s.hparams = model::hparams_from_gguf(file);
     } catch (const std::exception& e) {
         s.hparams_error = e.what();
     }
     return s;
+}
+
+std::vector<std::string> drafting_options(const ModelSummary& m) {
+    std::vector<std::string> out;
+    if (!m.hparams) return out;
+    const model::Hparams& h = *m.hparams;
+    out.push_back("n-gram, suffix decoding and Max-Gram (no model: they draft from the context)");
+    if (h.n_nextn > 0)
+        out.push_back("its own MTP layer" + std::string(h.n_nextn > 1 ? "s (" + std::to_string(h.n_nextn) + ")" : "") +
+                      ": the MTP head drafter");
+    if (h.n_layer >= 2)
+        out.push_back("self-drafts from its weights: early exit, layer skip, pruning, truncation, MXFP4");
+    out.push_back("a separate draft model or an EAGLE-3 head with its vocabulary (" + std::to_string(h.n_vocab) +
+                  " tokens)");
+    out.push_back(m.tokenizer.empty()
+                      ? "no tokenizer: text prompts cannot be used (token ids only)"
+                      : "suggested: Tune (View > Tune) measures all of these on the open dataset and picks the best");
+    return out;
 }
 
 DatasetSummary summarize_dataset(const data::Dataset& d) {

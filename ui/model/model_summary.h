@@ -31,7 +31,12 @@ struct ModelSummary {
     std::optional<model::Hparams> hparams;  // nullopt when the architecture is not one Speculum runs
     std::string hparams_error;              // why hparams is empty
     double weight_bits = 16;                // mean bits per parameter over all tensors (for the hardware model)
+    std::string tokenizer;                  // "gpt2, 2048 tokens"; "" = the file has none (token ids only)
 };
+
+// What Speculum can draft for this model, one line each: statistical drafters always; the file's own MTP layers;
+// self-drafts when it has layers to drop; a separate draft or head with its vocabulary; and what to try first.
+std::vector<std::string> drafting_options(const ModelSummary& m);
 
 // Reads the summary from an opened file. Never throws for an unsupported architecture (hparams_error says why).
 ModelSummary summarize_gguf(const model::GgufFile& file);

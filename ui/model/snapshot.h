@@ -97,6 +97,7 @@ struct UiSnapshot {
     std::vector<Message> messages;  // recent messages, newest last
 
     bool measuring_available = false;          // a measuring engine is wired into this build
+    int64_t resident_bytes   = -1;             // the process's resident memory after the last job landed (-1: unknown)
     std::optional<uint64_t> llc_bytes;         // this CPU's last-level cache (hw::last_level_cache_bytes)
     std::optional<MeasuredView> measured;      // the latest measured run (streaming while !complete)
     std::optional<AppConfig> measured_config;  // the configuration `measured` ran (may lag `config` after an edit)

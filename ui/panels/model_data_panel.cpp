@@ -15,18 +15,22 @@ std::string base_name(const std::string& path) {
     return std::filesystem::path(path).filename().string();
 }
 
+// One row of the summary: the key, and the value wrapped to the column (never cut: a long file name wraps).
 void row(const char* key, const std::string& value) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(key);
     ImGui::TableNextColumn();
-    text_fit("%s", value.c_str());  // a long file name is cut with "...", whole in the tooltip
+    ImGui::TextWrapped("%s", value.c_str());
 }
 
-void model_summary(const ModelSummary& m) {
-    if (ImGui::BeginTable("summary", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+void model_summary(const ModelSummary& m, const UiSnapshot& snap) {
+    // The key column fits its longest key; the value column takes the rest of the panel and wraps.
+    if (ImGui::BeginTable("summary", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg)) {
+        ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("Width / experts").x);
+        ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
         row("Name", m.name);
-        row("File", base_name(m.path));
+        row("File", m.path);
         row("Size", format_bytes(m.file_bytes));
         row("Parameters", format_count(m.n_params) + " in " + std::to_string(m.n_tensors) + " tensors");
         row("GGUF version", std::to_string(m.gguf_version));
@@ -44,7 +48,19 @@ void model_summary(const ModelSummary& m) {
             row("Vocabulary", std::to_string(h.n_vocab));
             row("Context", std::to_string(h.n_ctx_train));
         }
+        row("Tokenizer", m.tokenizer.empty() ? "none (token ids only)" : m.tokenizer);
+        if (snap.resident_bytes > 0)
+            row("In memory", format_bytes(uint64_t(snap.resident_bytes)) +
+                                 " resident (this process: the model, its drafts, their caches)");
         ImGui::EndTable();
+    }
+    const std::vector<std::string> options = drafting_options(m);
+    if (!options.empty()) {
+        ImGui::TextUnformatted("Speculum can draft for it with:");
+        for (const std::string& o : options) {
+            ImGui::Bullet();
+            ImGui::TextWrapped("%s", o.c_str());
+        }
     }
     if (!m.hparams) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Not runnable: %s", m.hparams_error.c_str());
     if (m.name.rfind("synthetic ", 0) == 0)
@@ -115,7 +131,7 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
         case ModelState::loaded:
             break;
     }
-    if (snap.model) model_summary(*snap.model);
+    if (snap.model) model_summary(*snap.model, snap);
 
     ImGui::Separator();
     if (ImGui::Button("Open dataset...")) actions.push(ActionOpenDatasetDialog{});
