@@ -388,3 +388,53 @@ TEST(AppController, HashesTheModelAndSavesExportsOnJobs) {
     ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().export_status.rfind("not saved: ", 0) == 0; }));
     EXPECT_EQ(c.snapshot().messages.back().level, ui::MessageLevel::error);
 }
+
+// Auto-measure off (a big model): edits change the modeled panels only; Run now still measures; turning it back on
+// measures the current settings. The estimate of a run's time comes from the last run's measured speeds.
+TEST(AppController, AutoMeasureOffMeasuresOnlyOnRunNowAndARunsTimeIsEstimated) {
+    auto now = ui::AppController::Clock::now();
+    ui::AppController c([&] { return now; });
+    std::atomic<int> started{0};
+    c.set_measurer([&](const ui::AppController::MeasureRequest&, const CancelToken&, const ProgressFn&,
+                       const std::function<void(const ui::MeasuredView&)>&) {
+        ++started;
+        ui::MeasuredView v;
+        v.n_generated = 5;
+        return v;
+    });
+    ui::AppConfig cfg      = c.snapshot().config;
+    cfg.prefs.auto_measure = false;
+    c.set_config(cfg);
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr; }));
+    EXPECT_FALSE(c.rerun_pending()) << "auto-measure off: opening a model does not measure";
+    cfg               = c.snapshot().config;
+    cfg.spec.gamma[0] = 3;
+    c.set_config(cfg);
+    EXPECT_FALSE(c.rerun_pending());
+    EXPECT_NE(c.snapshot().status_line.find("Run now"), std::string::npos);
+    c.handle(ui::ActionRunMeasured{});
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.snapshot().measured.has_value(); }));
+    EXPECT_EQ(started, 1);
+    cfg                    = c.snapshot().config;
+    cfg.prefs.auto_measure = true;
+    c.set_config(cfg);
+    EXPECT_TRUE(c.rerun_pending()) << "turned on: the current settings are measured";
+    EXPECT_EQ(nlohmann::json(cfg).get<ui::AppConfig>(), cfg) << "the switch is kept in the settings";
+
+    engine::SpecConfig spec = ui::default_spec();
+    spec.max_prompts = 2, spec.max_new_tokens = 50, spec.baseline = true;
+    spec.repeats.min = 1, spec.repeats.max = 10, spec.repeats.max_time_s = 0;
+    EXPECT_FALSE(ui::estimate_run(spec, 20, 0).has_value()) << "no measured speed: no estimate";
+    // One pass: 100 tokens at 20 tokens/s speculative (5 s) + 100 at 10 tokens/s plain (10 s).
+    auto e = ui::estimate_run(spec, 20, 10);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_DOUBLE_EQ(e->seconds_min, 15);
+    EXPECT_DOUBLE_EQ(e->seconds_max, 150);
+    spec.repeats.max_time_s = 40;  // no pass starts after 40 s: at most 3
+    e                       = ui::estimate_run(spec, 20, 10);
+    EXPECT_EQ(e->passes_max, 3);
+    EXPECT_EQ(ui::describe_estimate(*e, spec),
+              "a run of these settings: about 15 s to 45 s (1 to 3 passes of 2 prompts x 50 tokens, at the last run's "
+              "10.0 tokens/s plain; prefill not counted)");
+}

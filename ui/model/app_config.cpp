@@ -4,7 +4,9 @@
 
 #include "ui/model/spec_mapping.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -46,6 +48,43 @@ void normalize(AppConfig& cfg) {
     std::vector<LevelAssumption>& a = cfg.modeled.levels;
     for (size_t i = a.size(); i < cfg.spec.levels.size(); ++i) a.push_back(default_assumption(cfg.spec.levels[i].kind));
     a.resize(cfg.spec.levels.size());
+}
+
+std::optional<RunEstimate> estimate_run(const engine::SpecConfig& spec, double spec_tokens_per_s,
+                                        double plain_tokens_per_s) {
+    if (!(plain_tokens_per_s > 0)) return std::nullopt;
+    if (!(spec_tokens_per_s > 0)) spec_tokens_per_s = plain_tokens_per_s;  // no speculative speed yet: as plain
+    RunEstimate e;
+    e.tokens_per_s   = plain_tokens_per_s;
+    const double tok = double(spec.max_prompts) * double(spec.max_new_tokens);
+    // One pass: the speculative decode, and the plain one when the run has a baseline (the A/B pair).
+    const double pass = tok / spec_tokens_per_s + (spec.baseline ? tok / plain_tokens_per_s : 0.0);
+    e.passes_min      = std::max(1, spec.repeats.min);
+    e.passes_max      = std::max(e.passes_min, spec.repeats.max);
+    if (spec.repeats.max_time_s > 0)  // no pass starts after the budget, once the fewest ran
+        e.passes_max = std::clamp(int(std::ceil(spec.repeats.max_time_s / pass)), e.passes_min, e.passes_max);
+    e.seconds_min = pass * e.passes_min, e.seconds_max = pass * e.passes_max;
+    return e;
+}
+
+namespace {
+std::string duration_text(double s) {
+    if (s < 90) return fmt("%.0f s", std::max(1.0, s));
+    if (s < 5400) return fmt("%.0f min", s / 60);
+    return fmt("%.1f h", s / 3600);
+}
+}  // namespace
+
+std::string describe_estimate(const RunEstimate& e, const engine::SpecConfig& spec) {
+    const std::string time   = duration_text(e.seconds_min) == duration_text(e.seconds_max)
+                                   ? duration_text(e.seconds_max)
+                                   : duration_text(e.seconds_min) + " to " + duration_text(e.seconds_max);
+    const std::string passes = e.passes_min == e.passes_max
+                                   ? std::to_string(e.passes_max) + (e.passes_max == 1 ? " pass" : " passes")
+                                   : std::to_string(e.passes_min) + " to " + std::to_string(e.passes_max) + " passes";
+    return "a run of these settings: about " + time + " (" + passes + " of " + std::to_string(spec.max_prompts) +
+           (spec.max_prompts == 1 ? " prompt x " : " prompts x ") + std::to_string(spec.max_new_tokens) +
+           " tokens, at the last run's " + fmt("%.1f", e.tokens_per_s) + " tokens/s plain; prefill not counted)";
 }
 
 void validate_app_spec(const engine::SpecConfig& spec) {

@@ -50,6 +50,9 @@ struct ModeledAssumptions {
 
 struct Preferences {
     bool tree_prior_measured = false;  // a Sequoia tree uses the last run's measured acceptance by rank ("optimal")
+    // Every edit queues a measured run after 300 ms of quiet; off = only Run now measures (a multi-GB model, where
+    // each run takes minutes). The modeled panels follow every edit either way.
+    bool auto_measure                         = true;
     bool operator==(const Preferences&) const = default;
 };
 
@@ -91,6 +94,19 @@ LevelAssumption default_assumption(drafts::DraftKind k);
 // Gives every spec level its assumptions (new levels: a Max-Gram leaf α 0.5, c 0; a model α 0.8, c 0.05), drops
 // those of removed levels, and keeps one level 1 and one γ per level.
 void normalize(AppConfig& cfg);
+
+// What a measured run of `cfg` will take, from the decode speeds the last run measured (its speculative and plain
+// tokens/s; prefill left out): prompts x new tokens, decoded once speculatively and once plainly per pass, for the
+// passes the repeat rules allow (up to their time budget). nullopt when no run has measured a speed yet.
+struct RunEstimate {
+    double seconds_min = 0, seconds_max = 0;  // with the fewest passes the rules run, and with the most
+    int passes_min = 1, passes_max = 1;
+    double tokens_per_s = 0;  // the plain decoding speed the estimate assumes
+};
+std::optional<RunEstimate> estimate_run(const engine::SpecConfig& spec, double spec_tokens_per_s,
+                                        double plain_tokens_per_s);
+// "a run of these settings: about 40 s to 3 min (1 to 10 passes of 2 prompts x 48 tokens, ...)"
+std::string describe_estimate(const RunEstimate& e, const engine::SpecConfig& spec);
 
 // How the editor shows spec.verification and spec.tree, and the change of shape from the editor's combo.
 enum class TreeMode { chain, branching, top_k, budget, optimal_measured, chain_second, dynamic, cats };

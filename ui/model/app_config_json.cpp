@@ -137,6 +137,7 @@ void read_preferences(const json& j, const std::string& where, Preferences& p) {
     static constexpr std::pair<const char*, bool> kPriors[] = {{"assumed", false}, {"measured", true}};
     JsonReader r(j, where);
     r.get_enum("tree_prior", p.tree_prior_measured, kPriors);
+    r.get("auto_measure", p.auto_measure);
     r.finish();
 }
 
@@ -154,7 +155,9 @@ void to_json(nlohmann::json& j, const AppConfig& c) {
           {"horizontal", horizontal},
           {"hardware_profile", c.modeled.hardware_profile},
           {"context", c.modeled.context}}},
-        {"preferences", {{"tree_prior", c.prefs.tree_prior_measured ? "measured" : "assumed"}}},
+        {"preferences",
+         {{"tree_prior", c.prefs.tree_prior_measured ? "measured" : "assumed"},
+          {"auto_measure", c.prefs.auto_measure}}},
     };
     if (c.modeled.acceptance_profile)
         j["modeled"]["acceptance_profile"] = {{"path", c.modeled.acceptance_profile->path},

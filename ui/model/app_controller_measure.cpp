@@ -48,6 +48,10 @@ void AppController::measure_machine() {
 
 void AppController::schedule_rerun() {
     if (!m_measurer || !m_model) return;
+    if (!m_snap.config.prefs.auto_measure) {  // only Run now measures; the panels say the run is stale
+        m_snap.status_line = "Auto-measure is off: press Run now to measure these settings.";
+        return;
+    }
     m_rerun_at = m_now() + kDebounce;
 }
 

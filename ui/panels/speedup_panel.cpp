@@ -303,10 +303,29 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     }
     if (snap.measuring_available && ImGui::Button("Run now")) actions.push(ActionRunMeasured{});
     if (snap.measuring_available) {
+        ImGui::SameLine();
+        bool autorun = snap.config.prefs.auto_measure;
+        if (ImGui::Checkbox("auto-measure", &autorun)) {
+            AppConfig cfg          = snap.config;
+            cfg.prefs.auto_measure = autorun;
+            actions.push(ActionSetConfig{cfg});
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "On: every edit measures again after 300 ms of quiet. Off: only Run now measures (for a big model, "
+                "where a run takes minutes); the modeled panels follow every edit either way.");
         same_line_if_fits(button_width("Tune..."));
         if (ImGui::Button("Tune...")) actions.push(ActionShowPanel{"Tune"});
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Find the fastest drafter, draft length, tree and cascade for the open model, measured");
+        const engine::SpecConfig& spec     = snap.config.spec;
+        const std::optional<RunEstimate> e = snap.measured ? estimate_run(spec, snap.measured->stats.tokens_per_s,
+                                                                          snap.measured->stats.baseline_tokens_per_s)
+                                                           : std::nullopt;
+        if (e)
+            text_disabled_wrapped("%s", describe_estimate(*e, spec).c_str());
+        else
+            text_disabled_wrapped("the first run measures the decode speed a run's time is estimated from");
     }
     ImGui::End();
 }
