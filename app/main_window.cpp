@@ -3,6 +3,7 @@
 
 #include "imgui_host_widget.h"
 
+#include "core/file_io.h"
 #include "core/json_input.h"
 #include "core/resources.h"
 #include "core/version.h"
@@ -12,6 +13,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDesktopServices>
+#include <QDialog>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -23,8 +26,11 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolButton>
+#include <QUrl>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cstdio>
@@ -98,7 +104,11 @@ void MainWindow::build_menus() {
         m_host->schedule_frames(3);
     });
 
-    QMenu* help = menuBar()->addMenu("&Help");
+    QMenu* help    = menuBar()->addMenu("&Help");
+    QAction* guide = help->addAction("&First steps with your own model", this, &MainWindow::show_first_steps);
+    guide->setShortcut(QKeySequence::HelpContents);
+    help->addAction("&Documentation (docs/app.md)", this, &MainWindow::open_documentation);
+    help->addSeparator();
     help->addAction("&About Speculum", this, &MainWindow::show_about);
 }
 
@@ -255,6 +265,42 @@ void MainWindow::open_results_dialog() {
     m_last_results = path;
     m_controller.open_results(path.toStdString());  // read-only, on the worker pool
     m_host->schedule_frames(2);
+}
+
+void MainWindow::show_first_steps() {
+    // The guide ships with the resources (resources/help/first_steps.md); Qt renders its Markdown.
+    std::string text;
+    try {
+        text = read_input_file(resource_path("help/first_steps.md").string(), 1 << 20, "the first-steps guide");
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, "First steps", QString::fromStdString(e.what()));
+        return;
+    }
+    auto* dialog = new QDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle("First steps with your own model");
+    auto* browser = new QTextBrowser(dialog);
+    browser->setMarkdown(QString::fromStdString(text));
+    auto* layout = new QVBoxLayout(dialog);
+    layout->addWidget(browser);
+    dialog->resize(720, 640);
+    dialog->show();
+}
+
+void MainWindow::open_documentation() {
+    // The docs of the source tree this build runs from (beside resources/); none in an installed copy without them.
+    const std::optional<std::filesystem::path> res = resources_dir();
+    const std::filesystem::path app_md             = res ? res->parent_path() / "docs" / "app.md" : "";
+    std::error_code ec;
+    if (!res || !std::filesystem::is_regular_file(app_md, ec)) {
+        QMessageBox::information(this, "Documentation",
+                                 "The documentation is docs/app.md (and docs/*.md) in Speculum's source tree; this "
+                                 "copy has no docs folder beside its resources.");
+        return;
+    }
+    if (!QDesktopServices::openUrl(QUrl::fromLocalFile(QString::fromStdString(app_md.string()))))
+        show_status("Could not open " + QString::fromStdString(app_md.string()) + ": no viewer for Markdown files",
+                    8000);
 }
 
 void MainWindow::show_about() {

@@ -40,6 +40,8 @@ private:
     void show_status(const QString& text, int timeout_ms);  // elided to the bar's free room, whole in the tooltip
     void show_about();
     void open_model_dialog();
+    void show_first_steps();    // Help: the guide in resources/help/first_steps.md
+    void open_documentation();  // Help: docs/app.md of the source tree, in the desktop's viewer
     void browse_file_dialog(const ui::ActionBrowseFile& b);  // a Browse button's open-file dialog
     void open_dataset_dialog();
     void open_results_dialog();

@@ -5,6 +5,8 @@
 #include "ui/ui_fixtures.h"
 
 #include "core/engine/acceptance_profile.h"
+#include "core/file_io.h"
+#include "core/resources.h"
 
 #include <gmock/gmock.h>
 
@@ -83,4 +85,12 @@ TEST(AppFiles, ADraftFileFillsItsLevelsPath) {
     EXPECT_EQ(c.snapshot().config.draft().model_path, draft);
     c.handle(ui::ActionFilePicked{ui::FileField::draft_model, 3, draft});  // no such level: ignored
     EXPECT_EQ(c.snapshot().config.spec.levels.size(), 1u);
+}
+
+// Help › First steps reads its guide from the resources: it ships, and it names the controls it tells the user to use.
+TEST(AppFiles, TheFirstStepsGuideShipsWithTheResources) {
+    const std::string guide =
+        read_input_file(resource_path("help/first_steps.md").string(), 1 << 20, "the first-steps guide");
+    for (const char* control : {"Open model...", "auto-measure", "Run now", "View › Tune", "apply", "Build draft GGUF"})
+        EXPECT_NE(guide.find(control), std::string::npos) << control;
 }
