@@ -38,3 +38,38 @@ TEST(SpeedupPanel, DrawsModeledMeasuredAndErrorStates) {
     EXPECT_NE(test::draw_once(im, panel.title, [&] { panel.draw(snap, actions); }), nullptr);
     EXPECT_TRUE(actions.queue.empty());
 }
+
+// Figures that need a word get one: nothing drafted, a draft costlier than the target (the identity self-draft named
+// as the target itself), a loaded CPU; and every interval states its coverage the same way.
+TEST(RunExplanations, ZeroDraftedCostlyDraftsAndALoadedCpuEachGetAPlainMessage) {
+    ui::MeasuredView v;
+    v.stats.n_steps   = 40;
+    v.stats.n_drafted = 0;
+    drafts::DraftSpec ngram;
+    ngram.kind = drafts::DraftKind::ngram;
+    auto lines = ui::run_explanations(v, ngram);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("0 tokens were drafted in 40 target passes"), std::string::npos);
+
+    v.stats.n_drafted    = 160;
+    v.repeats.cost_ratio = {1.37, 1.30, 1.45, 8, 0.95};
+    const drafts::DraftSpec itself;  // a self-draft with nothing taken away
+    lines = ui::run_explanations(v, itself);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("1.37 target steps"), std::string::npos);
+    EXPECT_NE(lines[0].find("the target itself"), std::string::npos);
+    drafts::DraftSpec pruned;
+    pruned.prune.ratio = 0.3f;
+    EXPECT_EQ(ui::run_explanations(v, pruned)[0].find("the target itself"), std::string::npos);
+
+    v.repeats.cost_ratio = {0.2, 0.19, 0.21, 8, 0.95};
+    v.repeats.other_load = 0.6;
+    lines                = ui::run_explanations(v, pruned);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("60 % of the CPU"), std::string::npos);
+    v.repeats.other_load.reset();
+    EXPECT_TRUE(ui::run_explanations(v, pruned).empty());
+
+    EXPECT_EQ(ui::interval_text(0.969, 6), "95 % interval");
+    EXPECT_EQ(ui::interval_text(0.5, 2), "50 % interval (2 pairs; a 95 % interval of the median needs 6)");
+}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/analytic/calibration.h"
+#include "core/drafts/draft_spec.h"
 #include "core/engine/run_stats.h"
 #include "core/session/run.h"
 
@@ -55,6 +56,14 @@ struct MeasuredView {
     // The headline speedup: the median of the A/B pairs once there are several, else the first pass's.
     double speedup() const { return repeats.speedup.n > 1 ? repeats.speedup.median : stats.speedup; }
 };
+
+// How every panel states an interval's coverage: "95 % interval", or, with fewer A/B pairs than a 95 % interval of
+// the median needs, its true coverage ("73 % interval (2 pairs; a 95 % interval of the median needs 6)").
+std::string interval_text(double coverage, int n);
+
+// Plain messages for figures that need one, shown beside the run: no token was drafted; a draft costlier than a
+// target step (an identity self-draft is the target itself); a loaded CPU. Empty when none applies.
+std::vector<std::string> run_explanations(const MeasuredView& v, const drafts::DraftSpec& level1);
 
 // The acceptance rates' 95 % intervals are core/analytic's Wilson intervals.
 using analytic::Interval;

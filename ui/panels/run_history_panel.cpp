@@ -73,7 +73,8 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
     ImGui::SameLine();
     help_marker(
         "Speedup is the median of the A/B pairs (each prompt's speculative run and its baseline back to back) "
-        "with its 95 % interval; one pair shows a single figure.");
+        "with its 95 % interval (hover a cell with fewer than 6 pairs for its true coverage); one pair shows a "
+        "single figure.");
 
     // Pinned first (oldest first, the order of the differences above), then the rest newest first.
     std::vector<const RunRecord*> rows;
@@ -87,7 +88,7 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
     if (ImGui::BeginTable("runs", 10, flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
         for (const char* h :
-             {"pin", "#", "time", "draft", "gamma", "speedup [95 %]", "tokens/s", "c", "tokens/pass", "prompts"})
+             {"pin", "#", "time", "draft", "gamma", "speedup [interval]", "tokens/s", "c", "tokens/pass", "prompts"})
             ImGui::TableSetupColumn(h);
         ImGui::TableHeadersRow();
         for (const RunRecord* r : rows) {
@@ -108,9 +109,12 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
             ImGui::TableNextColumn();
             ImGui::Text("%d", r->config.gamma());
             ImGui::TableNextColumn();
-            if (rs.speedup.n > 1)
-                ImGui::Text("%.2fx [%.2f, %.2f]", rs.speedup.median, rs.speedup.lo, rs.speedup.hi);
-            else
+            if (rs.speedup.n > 1) {
+                ImGui::Text("%.2fx [%.2f, %.2f]%s", rs.speedup.median, rs.speedup.lo, rs.speedup.hi,
+                            rs.speedup.coverage < 0.95 ? "*" : "");
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("%s", interval_text(rs.speedup.coverage, rs.speedup.n).c_str());
+            } else
                 ImGui::Text("%.2fx", v.stats.speedup);
             if (rs.loaded()) {
                 ImGui::SameLine();

@@ -229,9 +229,11 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                                rs.speedup.median, rs.speedup.lo, rs.speedup.hi, rs.tokens_per_s.median,
                                rs.tokens_per_s.lo, rs.tokens_per_s.hi, rs.baseline_tokens_per_s.median);
             measured_tag();
-            text_disabled_wrapped("median of %d A/B pairs in %d passes, %.0f %% interval; %s", rs.speedup.n, rs.passes,
-                                  100.0 * rs.speedup.coverage,
-                                  snap.measured->complete ? ("stopped: " + rs.stop).c_str() : "more passes running");
+            text_disabled_wrapped("median of %d A/B pairs in %d passes, %s; %s", rs.speedup.n, rs.passes,
+                                  interval_text(rs.speedup.coverage, rs.speedup.n).c_str(),
+                                  snap.measured->cancelled  ? "cancelled"
+                                  : snap.measured->complete ? ("stopped: " + rs.stop).c_str()
+                                                            : "more passes running");
             ImGui::TextWrapped("%.2f tokens/pass, BPT %s%s", r.mean_accepted_length(),
                                format_bytes(uint64_t(r.bytes_per_token)).c_str(),
                                r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "");
@@ -240,12 +242,13 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                                r.tokens_per_s, r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
                                format_bytes(uint64_t(r.bytes_per_token)).c_str(),
                                r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "",
-                               snap.measured->complete ? "" : " (streaming)");
+                               snap.measured->cancelled  ? " (cancelled: partial)"
+                               : snap.measured->complete ? ""
+                                                         : " (streaming)");
             measured_tag();
         }
-        if (rs.loaded())
-            warning_wrapped("other processes used %.0f %% of the CPU during this measurement: timings are suspect",
-                            100.0 * *rs.other_load);
+        for (const std::string& line : run_explanations(*snap.measured, snap.config.draft()))
+            warning_wrapped("%s", line.c_str());
         if (rs.cost_ratio.n > 1)
             ImGui::TextWrapped("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)",
                                rs.cost_ratio.median, rs.cost_ratio.lo, rs.cost_ratio.hi);
