@@ -8,6 +8,7 @@
 #include "core/file_io.h"
 #include "core/model/mtp_module.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
@@ -86,6 +87,22 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
     r.n_layer    = spec.exit_layer >= 0 ? spec.exit_layer + 1 : target.hparams().n_layer;
     r.file_bytes = fs::file_size(path);
     return r;
+}
+
+bool stored_dense(const drafts::DraftSpec& spec) {
+    return spec.kind == drafts::DraftKind::self && (spec.prune.ratio > 0.0f || spec.weight_trunc_bits > 0);
+}
+
+std::string dense_draft_warning(uint64_t draft_file_bytes, uint64_t target_file_bytes) {
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "The draft GGUF stores its pruned or truncated weights at full size (%.1f MiB): llama.cpp, vLLM and "
+                  "SGLang read every byte of it, so its cost there is about c = %.2f of a target step (its size over "
+                  "the target's %.1f MiB), not the compact c Speculum measures. Only Speculum reads the compact form.",
+                  double(draft_file_bytes) / (1 << 20),
+                  target_file_bytes > 0 ? double(draft_file_bytes) / double(target_file_bytes) : 0.0,
+                  double(target_file_bytes) / (1 << 20));
+    return text;
 }
 
 }  // namespace speculum::exporting

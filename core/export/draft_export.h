@@ -28,6 +28,13 @@ struct DraftExportResult {
     std::vector<std::string> dropped;  // what the file does not carry (skip sets, KV transforms), "" = nothing
 };
 
+// Whether a self-draft's GGUF stores weights it pruned or truncated at full size: GGUF has no compact form, so an
+// engine reads every byte (zeros and cleared bits included).
+bool stored_dense(const drafts::DraftSpec& spec);
+// What a dense pruned or truncated draft means in an engine: its size and the c an engine reading it would see
+// (its bytes over the target's, memory-bound), not the compact c Speculum measures.
+std::string dense_draft_warning(uint64_t draft_file_bytes, uint64_t target_file_bytes);
+
 // Throws std::invalid_argument for a Max-Gram level, or for skip sets / KV transforms without drop_unsupported;
 // std::runtime_error for I/O failures; Cancelled.
 DraftExportResult export_draft_gguf(const model::Model& target, const drafts::DraftSpec& spec, const std::string& path,

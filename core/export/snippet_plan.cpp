@@ -89,6 +89,7 @@ Plan make_plan(const Manifest& m, const SnippetOptions& o) {
     p.level1        = cfg.levels[0];
     p.target        = o.target.empty() ? m.model.path : o.target;
     p.manifest_path = o.manifest_path;
+    p.draft_written = o.draft_written && !o.draft.empty();
     p.gamma         = cfg.draft_length(0);
     const size_t n  = cfg.levels.size();
 
@@ -208,7 +209,7 @@ void add_comment_block(std::string& text, const Plan& p, const EngineSnippet& s,
     const std::string level1 = describe(p.level1);
     if (!s.draft_file.empty()) {
         line("draft:  " + s.draft_file + " (level 1: " + level1 + ")");
-        if (s.needs_draft_export)
+        if (s.needs_draft_export && !p.draft_written)
             line("        write it first: speculum-cli export --format draft-gguf --config " + p.manifest_path +
                  " -o " + s.draft_file);
     } else {

@@ -29,6 +29,7 @@ struct Plan {
     std::string target;            // the target file
     std::string draft_file;        // the draft file ("" for Max-Gram)
     bool draft_is_export = false;  // the draft file is written by `export --format draft-gguf`
+    bool draft_written   = false;  // ... and it already was (SnippetOptions::draft_written)
     std::string manifest_path;     // named in the "write the draft with" hint
     std::vector<std::string> cannot, fallback, notes;
 };

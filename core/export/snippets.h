@@ -22,7 +22,8 @@ struct SnippetOptions {
     std::string target;  // the target as the engine loads it; "" = the manifest's model.path
     std::string draft;   // where the exported self-draft GGUF lives; "" = "<target stem>-draft.gguf" beside it
     std::string manifest_path = "manifest.json";  // named in the "write the draft with" hint
-    std::string prompt;  // llama.cpp one-shot examples' -p; "" = the config's text prompt, else "PROMPT"
+    bool draft_written        = false;  // `draft` was already written (the app's Build draft GGUF): no such hint
+    std::string prompt;                 // llama.cpp one-shot examples' -p; "" = the config's text prompt, else "PROMPT"
     bool operator==(const SnippetOptions&) const = default;
 };
 

@@ -1,6 +1,7 @@
 // Run history: every finished measured run is recorded (without its token stream), pinned runs are kept and
 // compared by what their configurations differ in, the unpinned are trimmed; a finished run replaces an old error
 // in the status line; a cancelled run's partial figures are marked as such.
+#include "ui/model/export_content.h"
 #include "ui/ui_fixtures.h"
 
 #include "ui/panels/run_history_panel.h"
@@ -166,4 +167,38 @@ TEST(ExportDraft, WritesLevelOneFromTheOpenModel) {
     bool said = false;
     for (const auto& m : c.snapshot().messages) said |= m.text.find("Wrote the draft") != std::string::npos;
     EXPECT_TRUE(said);
+}
+
+// After Build draft GGUF, the engine snippets load that very file (no "write it first" hint) while level 1 is still
+// the draft it was built from; a pruned draft written dense says what an engine reading it will see.
+TEST(ExportDraft, TheSnippetsPointAtTheBuiltDraftAndWarnWhenItIsDense) {
+    ui::AppController c;
+    c.open_model(test::synthetic_gguf());
+    ASSERT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
+    ui::AppConfig cfg       = c.snapshot().config;
+    cfg.draft()             = drafts::DraftSpec{};
+    cfg.draft().prune.ratio = 0.5f;
+    c.handle(ui::ActionSetConfig{cfg});
+    auto snippet = [&] { return ui::make_export(ui::ExportFormat::llama_cpp, c.snapshot(), ""); };
+    EXPECT_NE(snippet().text.find("write it first"), std::string::npos) << "not built yet";
+    const std::filesystem::path out = test::tmp_dir() / "ui_pruned_draft.gguf";
+    std::error_code ec;
+    std::filesystem::remove(out, ec);
+    c.export_draft(out.string());
+    ASSERT_TRUE(test::poll_until(
+        c, [&] { return !c.busy(); }, 60s));
+    ASSERT_TRUE(c.snapshot().built_draft.has_value()) << c.snapshot().messages.back().text;
+    EXPECT_TRUE(c.snapshot().built_draft->dense);
+    const ui::ExportDocument doc = snippet();
+    EXPECT_EQ(doc.text.find("write it first"), std::string::npos) << doc.text;
+    EXPECT_NE(doc.text.find(out.string()), std::string::npos) << "the snippet loads the built file";
+    bool warned = false;
+    for (const std::string& n : doc.notes) warned |= n.find("at full size") != std::string::npos;
+    EXPECT_TRUE(warned);
+    EXPECT_NE(c.snapshot().messages.back().text.find("read every byte"), std::string::npos) << "the build says it too";
+    // Another level 1: the built file is not its draft any more.
+    cfg                     = c.snapshot().config;
+    cfg.draft().prune.ratio = 0.3f;
+    c.handle(ui::ActionSetConfig{cfg});
+    EXPECT_EQ(snippet().text.find(out.string()), std::string::npos);
 }

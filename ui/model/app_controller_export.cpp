@@ -78,13 +78,21 @@ void AppController::export_draft(const std::string& path) {
                eo.drafter.progress                  = ctx.progress_fn();
                eo.drafter.cancel                    = ctx.token();
                const exporting::DraftExportResult r = exporting::export_draft_gguf(*model, spec, path, eo);
-               return [this, r] {
+               return [this, r,
+                       built = UiSnapshot::BuiltDraft{path, m_snap.config.draft(), 0,
+                                                      m_snap.model ? m_snap.model->file_bytes : 0,
+                                                      exporting::stored_dense(spec)}]() mutable {
+                   built.path = r.path, built.file_bytes = r.file_bytes;
+                   m_snap.built_draft = built;
                    char text[512];
                    std::snprintf(
                        text, sizeof text, "Wrote the draft (%s) to %s: %d layers, %.1f MiB%s%s", r.description.c_str(),
                        r.path.c_str(), r.n_layer, double(r.file_bytes) / (1 << 20),
                        r.dropped.empty() ? "" : "; not carried: ", r.dropped.empty() ? "" : r.dropped.front().c_str());
                    message(MessageLevel::info, text);
+                   if (built.dense && built.target_bytes > 0)
+                       message(MessageLevel::info,
+                               exporting::dense_draft_warning(built.file_bytes, built.target_bytes));
                };
            });
 }

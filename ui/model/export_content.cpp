@@ -3,6 +3,7 @@
 
 #include "core/engine/acceptance_profile.h"
 
+#include "core/export/draft_export.h"
 #include "core/export/plot_raster.h"
 #include "core/export/plot_svg.h"
 #include "core/export/report.h"
@@ -251,16 +252,31 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                                             : f == ExportFormat::vllm    ? exporting::Engine::vllm
                                                                          : exporting::Engine::sglang;
                 exporting::SnippetOptions so;
-                so.manifest_path                 = export_default_file(ExportFormat::manifest);
+                so.manifest_path = export_default_file(ExportFormat::manifest);
+                // The draft the app built for this very level 1 (Build draft GGUF): the snippets load that file.
+                const bool built = snap.built_draft && snap.built_draft->spec == snap.config.draft();
+                if (built) so.draft = snap.built_draft->path, so.draft_written = true;
                 const exporting::EngineSnippet s = exporting::make_snippet(e, m, so);
                 doc.text                         = s.text;
                 for (const auto& c : s.cannot_express)
                     doc.notes.push_back(std::string(exporting::engine_name(e)) + " cannot express: " + c);
                 for (const auto& fb : s.fallbacks) doc.notes.push_back("falls back to: " + fb);
-                if (s.needs_draft_export)
+                if (s.needs_draft_export && !built)
                     doc.notes.push_back("write the draft GGUF with: speculum-cli export --format draft-gguf --config " +
                                         std::string(export_default_file(ExportFormat::manifest)) + " -o " +
-                                        s.draft_file);
+                                        s.draft_file + " (or Build draft GGUF below)");
+                if (built) doc.notes.push_back("the draft is the one built: " + snap.built_draft->path);
+                if (built && snap.built_draft->dense && snap.built_draft->target_bytes > 0)
+                    doc.notes.push_back(
+                        exporting::dense_draft_warning(snap.built_draft->file_bytes, snap.built_draft->target_bytes));
+                else if (exporting::stored_dense(snap.config.draft()))
+                    doc.notes.push_back(
+                        "the draft GGUF stores the pruned or truncated weights at full size: the engines read it "
+                        "dense (about the target's bytes per layer kept), not in the compact form Speculum measures");
+                if (snap.config.draft().strict_subset)
+                    doc.notes.push_back(
+                        "strict-subset storage (the target kept as the draft plus the rest of its bits) is Speculum's "
+                        "own: no engine loads it; the engines get the target and a separate dense draft");
                 return doc;
             }
             case ExportFormat::run_report:

@@ -96,8 +96,18 @@ struct UiSnapshot {
     std::vector<JobView> jobs;      // running background jobs
     std::vector<Message> messages;  // recent messages, newest last
 
-    bool measuring_available = false;          // a measuring engine is wired into this build
-    int64_t resident_bytes   = -1;             // the process's resident memory after the last job landed (-1: unknown)
+    bool measuring_available = false;  // a measuring engine is wired into this build
+    // The draft GGUF the app last wrote (Build draft GGUF): the export snippets point at it while level 1 is still the
+    // draft it was built from.
+    struct BuiltDraft {
+        std::string path;
+        drafts::DraftSpec spec;         // level 1 as the editor had it when it was built
+        uint64_t file_bytes   = 0;      // the file written
+        uint64_t target_bytes = 0;      // the target's file, for the c an engine reading it dense would see
+        bool dense            = false;  // pruned or truncated weights stored at full size (GGUF has no compact form)
+    };
+    std::optional<BuiltDraft> built_draft;
+    int64_t resident_bytes = -1;               // the process's resident memory after the last job landed (-1: unknown)
     std::optional<uint64_t> llc_bytes;         // this CPU's last-level cache (hw::last_level_cache_bytes)
     std::optional<MeasuredView> measured;      // the latest measured run (streaming while !complete)
     std::optional<AppConfig> measured_config;  // the configuration `measured` ran (may lag `config` after an edit)
