@@ -149,8 +149,9 @@ JobResult run_job(const std::vector<std::string>& argv, const std::string& name)
 // Statistics without the wall-clock figures (times, rates, cost ratios measured from times).
 // Timings, and what is derived from them (draft_work = gamma x the measured c), differ from run to run.
 json deterministic_stats(json stats) {
-    for (const char* k : {"t_prefill_s", "t_draft_s", "t_verify_s", "t_decode_s", "tokens_per_s",
-                          "baseline_tokens_per_s", "speedup", "verify_width_seconds", "draft_work"})
+    for (const char* k :
+         {"t_prefill_s", "t_draft_s", "t_verify_s", "t_decode_s", "tokens_per_s", "baseline_tokens_per_s", "speedup",
+          "verify_width_seconds", "verify_context_seconds", "draft_work"})
         stats.erase(k);
     if (stats.contains("levels"))
         for (auto& l : stats["levels"]) {
