@@ -53,12 +53,17 @@ MainWindow::MainWindow(bool use_settings, const QString& settings_file)
             (QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/sweeps").toStdString());
     m_host = new ImGuiHostWidget(m_controller, this);
     setCentralWidget(m_host);
+    m_save_timer = new QTimer(this);
+    m_save_timer->setSingleShot(true);
+    m_save_timer->setInterval(1000);
+    connect(m_save_timer, &QTimer::timeout, this, &MainWindow::save_settings);
     m_progress_timer = new QTimer(this);
     m_progress_timer->setInterval(33);
     connect(m_progress_timer, &QTimer::timeout, m_host, [this] { m_host->update(); });
     build_menus();
     build_status_bar();
     restore_settings();
+    m_saved_state = saved_state();  // what the settings hold: only a change is written
     connect(m_host, &ImGuiHostWidget::actionsEmitted, this, &MainWindow::on_shell_actions);
     connect(m_host, &ImGuiHostWidget::frameRendered, this, &MainWindow::after_frame);
 }
@@ -144,7 +149,25 @@ void MainWindow::show_status(const QString& text, int timeout_ms) {
                              timeout_ms);
 }
 
+std::string MainWindow::saved_state() const {
+    const ui::UiSnapshot& snap = m_controller.snapshot();
+    return nlohmann::json(snap.config).dump() + "\n" + (snap.model ? snap.model->path : std::string()) + "\n" +
+           (snap.dataset ? snap.dataset->path : std::string());
+}
+
+void MainWindow::save_when_changed() {
+    // The configuration and the open files are written a second after they change (QSettings writes a temporary
+    // file and renames it), so a crash or a kill loses at most that second, not the session.
+    if (!m_use_settings || m_controller.revision() == m_seen_revision) return;
+    m_seen_revision   = m_controller.revision();
+    std::string state = saved_state();
+    if (state == m_saved_state) return;
+    m_saved_state = std::move(state);
+    m_save_timer->start();
+}
+
 void MainWindow::after_frame() {
+    save_when_changed();
     const ui::UiSnapshot& snap = m_controller.snapshot();
     bool running               = !snap.jobs.empty();
     if (running) {

@@ -42,6 +42,9 @@ private:
     void open_model_dialog();
     void show_first_steps();    // Help: the guide in resources/help/first_steps.md
     void open_documentation();  // Help: docs/app.md of the source tree, in the desktop's viewer
+    void save_when_changed();
+    std::string saved_state() const;  // the configuration and open files as text (what a change is compared on)   //
+                                      // after a frame: schedules save_settings when the configuration or files changed
     void browse_file_dialog(const ui::ActionBrowseFile& b);  // a Browse button's open-file dialog
     void open_dataset_dialog();
     void open_results_dialog();
@@ -60,7 +63,10 @@ private:
     QProgressBar* m_job_progress = nullptr;
     QToolButton* m_job_cancel    = nullptr;
     QTimer* m_progress_timer     = nullptr;  // ~30 Hz redraws while a job runs; stopped when idle
-    uint64_t m_shown_job         = 0;
+    QTimer* m_save_timer         = nullptr;  // writes the settings a second after the configuration changed
+    uint64_t m_seen_revision     = 0;        // the controller's revision save_when_changed last looked at
+    std::string m_saved_state;               // the configuration and files the settings last got (as text)
+    uint64_t m_shown_job = 0;
     QString m_status_text;  // the status line shown (unelided)
     QString m_last_model;
     QString m_last_dataset;

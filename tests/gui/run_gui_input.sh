@@ -6,7 +6,8 @@
 #   2. shrink and re-grow the window: the slider comes back to its place; View > Reset layout puts it at the default;
 #   3. open a bad GGUF through File > Open model: an error, and the loaded model keeps measuring;
 #   4. Export > Save... through the save dialog writes the file;
-#   5. quit with Ctrl+Q, then a new launch with the same settings file measures gamma 7 again.
+#   5. the settings file holds the last edit while the app runs (written on change); quit with Ctrl+Q; a new launch
+#      from it, and one from the copy taken while the app ran, measures that configuration again.
 # usage: run_gui_input.sh SPECULUM SOURCE_DIR OUTDIR
 set -euo pipefail
 app=$1 src=$2 out=$3
@@ -14,7 +15,7 @@ if [ "${SPECULUM_GUI_INNER:-}" != 1 ]; then
     command -v xvfb-run >/dev/null || { echo "xvfb-run not found: install xvfb (scripts/install-deps.sh)" >&2; exit 1; }
     command -v xdotool >/dev/null || { echo "xdotool not found: install it (scripts/install-deps.sh)" >&2; exit 1; }
     mkdir -p "$out"
-    rm -f "$out"/*.log "$out/settings.ini" "$out/export.txt" "$out/bad.gguf"
+    rm -f "$out"/*.log "$out/settings.ini" "$out/settings_while_running.ini" "$out/export.txt" "$out/bad.gguf"
     SPECULUM_GUI_INNER=1 exec timeout 400 xvfb-run -a -s "-screen 0 1400x900x24" bash "$0" "$@"
 fi
 
@@ -177,7 +178,10 @@ else
     fail "the Export panel's Save button was not drawn"
 fi
 
-# 5. Quit; the settings hold gamma 5 and a new launch measures it.
+# 5. The settings are written when they change, not only on quit: a copy of the file taken while the app still runs
+#    (what a crash or a kill would leave) already holds gamma 5. Then quit; a new launch from either measures gamma 5.
+sleep 2
+cp "$out/settings.ini" "$out/settings_while_running.ini"
 xdotool mousemove 700 400
 keys "$wid" ctrl+q
 for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
@@ -188,4 +192,8 @@ log="$out/input_second.log"
 "$app" --model "$model" --settings-file "$out/settings.ini" --exit-when-measured --timeout 150 >"$log" 2>&1 \
     || fail "second launch: exit code $?"
 grep -qE "^speculum: measured: .*gamma 5, " "$log" || fail "the settings did not bring gamma 5 back"
+log="$out/input_third.log"
+"$app" --model "$model" --settings-file "$out/settings_while_running.ini" --exit-when-measured --timeout 150 >"$log" \
+    2>&1 || fail "launch from the settings written while running: exit code $?"
+grep -qE "^speculum: measured: .*gamma 5, " "$log" || fail "the settings were not written when gamma changed"
 echo "gui input: ok"
