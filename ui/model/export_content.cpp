@@ -11,6 +11,7 @@
 #include "core/store/csv.h"
 #include "core/version.h"
 #include "ui/model/engine_measurer.h"
+#include "ui/model/run_compare.h"
 
 #include <cmath>
 #include <filesystem>
@@ -127,6 +128,10 @@ const char* export_format_name(ExportFormat f) {
             return "Acceptance profile (speculation_profile.json)";
         case ExportFormat::csv:
             return "Sweep results (CSV)";
+        case ExportFormat::history_csv:
+            return "Run history (CSV)";
+        case ExportFormat::prompts_csv:
+            return "Run history per prompt (CSV)";
         case ExportFormat::svg_acceptance:
             return "Acceptance plot (SVG)";
         case ExportFormat::svg_speedup:
@@ -161,6 +166,10 @@ const char* export_default_file(ExportFormat f) {
             return "speculation_profile.json";
         case ExportFormat::csv:
             return "speculum-sweep.csv";
+        case ExportFormat::history_csv:
+            return "speculum-runs.csv";
+        case ExportFormat::prompts_csv:
+            return "speculum-runs-per-prompt.csv";
         case ExportFormat::svg_acceptance:
             return "speculum-acceptance.svg";
         case ExportFormat::svg_speedup:
@@ -312,6 +321,12 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                 if (!snap.store || !snap.store->error.empty())
                     throw std::invalid_argument("no sweep yet: run one in the Design space panel");
                 doc.text = sweep_csv(*snap.store);
+                return doc;
+            case ExportFormat::history_csv:
+            case ExportFormat::prompts_csv:
+                if (snap.history.empty())
+                    throw std::invalid_argument("no finished measured run yet: the history lists finished runs");
+                doc.text = f == ExportFormat::history_csv ? history_csv(snap.history) : prompts_csv(snap.history);
                 return doc;
             case ExportFormat::svg_acceptance:
             case ExportFormat::png_acceptance:

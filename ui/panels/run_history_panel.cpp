@@ -1,6 +1,7 @@
 // Run history panel: a table of finished measured runs; pinned runs first, with their configuration differences.
 #include "ui/panels/run_history_panel.h"
 
+#include "ui/model/run_compare.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -23,6 +24,110 @@ void leaves(const nlohmann::json& j, const std::string& at, std::map<std::string
     } else {
         out[at.empty() ? "/" : at] = j.dump();
     }
+}
+
+ImU32 run_color(size_t i) {
+    static const ImU32 colors[] = {IM_COL32(110, 190, 255, 255), IM_COL32(255, 170, 80, 255),
+                                   IM_COL32(120, 220, 130, 255), IM_COL32(230, 110, 200, 255),
+                                   IM_COL32(240, 230, 110, 255), IM_COL32(170, 150, 255, 255)};
+    return colors[i % (sizeof colors / sizeof colors[0])];
+}
+
+// The pinned runs as pictures: acceptance per position (a line each, measured alpha_i) and the speedup with its
+// interval (a bar each, the whiskers the interval), in one color per run.
+void overlay(const std::vector<const RunRecord*>& runs) {
+    size_t positions = 0;
+    double top       = 1.0;
+    for (const RunRecord* r : runs) {
+        positions                        = std::max(positions, r->view.stats.alpha().size());
+        const session::RepeatSummary& rs = r->view.repeats;
+        top                              = std::max(top, rs.speedup.n > 1 ? rs.speedup.hi : r->view.stats.speedup);
+    }
+    const float w = std::max(160.0f, ImGui::GetContentRegionAvail().x), h = 110;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImGui::TextUnformatted("acceptance per position (measured alpha_i):");
+    ImVec2 o = ImGui::GetCursorScreenPos();
+    dl->AddRect(o, ImVec2(o.x + w, o.y + h), IM_COL32(120, 120, 120, 160));
+    auto at = [&](size_t i, double a) {
+        const float x = positions > 1 ? float(i) / float(positions - 1) : 0.5f;
+        return ImVec2(o.x + 8 + x * (w - 16), o.y + h - 6 - float(a) * (h - 12));
+    };
+    for (size_t k = 0; k < runs.size(); ++k) {
+        const std::vector<double> a = runs[k]->view.stats.alpha();
+        for (size_t i = 0; i < a.size(); ++i) {
+            dl->AddCircleFilled(at(i, a[i]), 3.0f, run_color(k));
+            if (i > 0) dl->AddLine(at(i - 1, a[i - 1]), at(i, a[i]), run_color(k), 2.0f);
+        }
+    }
+    ImGui::Dummy(ImVec2(w, h));
+    text_disabled_wrapped("positions 1 to %zu left to right; 0 at the bottom, 1 at the top", positions);
+    ImGui::TextUnformatted("speedup (measured median and interval):");
+    const float row = ImGui::GetTextLineHeightWithSpacing(), label_w = std::min(w * 0.45f, 220.0f);
+    o         = ImGui::GetCursorScreenPos();
+    auto x_of = [&](double s) { return o.x + label_w + float(s / (top * 1.05)) * (w - label_w - 8); };
+    for (size_t k = 0; k < runs.size(); ++k) {
+        const RunRecord& r               = *runs[k];
+        const session::RepeatSummary& rs = r.view.repeats;
+        const float y                    = o.y + float(k) * row + row * 0.5f;
+        ImGui::SetCursorScreenPos(ImVec2(o.x, o.y + float(k) * row));
+        std::string label = std::to_string(r.id);  // "#3 small draft" (built in steps: GCC 12 warns on "#" + ...)
+        label.insert(0, 1, '#');
+        label += ' ';
+        label += describe_draft(r.config.draft());
+        ImGui::PushClipRect(ImVec2(o.x, o.y), ImVec2(o.x + label_w - 4, o.y + 1e4f), true);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(run_color(k)), "%s", label.c_str());
+        ImGui::PopClipRect();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", label.c_str());
+        dl->AddRectFilled(ImVec2(x_of(0), y - row * 0.3f), ImVec2(x_of(r.view.speedup()), y + row * 0.3f),
+                          run_color(k));
+        if (rs.speedup.n > 1) {
+            dl->AddLine(ImVec2(x_of(rs.speedup.lo), y), ImVec2(x_of(rs.speedup.hi), y), IM_COL32(255, 255, 255, 220),
+                        1.5f);
+            for (double e : {rs.speedup.lo, rs.speedup.hi})
+                dl->AddLine(ImVec2(x_of(e), y - row * 0.35f), ImVec2(x_of(e), y + row * 0.35f),
+                            IM_COL32(255, 255, 255, 220), 1.5f);
+        }
+    }
+    const float x1 = x_of(1.0);  // no speedup
+    dl->AddLine(ImVec2(x1, o.y), ImVec2(x1, o.y + float(runs.size()) * row), IM_COL32(200, 200, 200, 120));
+    ImGui::SetCursorScreenPos(ImVec2(o.x, o.y + float(runs.size()) * row));
+    ImGui::Dummy(ImVec2(w, 2));
+    text_disabled_wrapped(
+        "the line is 1x; bars the median, whiskers its interval (hover a run in the table for its "
+        "coverage)");
+}
+
+// Each prompt of a run: its task, speedup and acceptance (the first pass), from the run's report.
+void prompt_table(const RunRecord& r) {
+    const std::vector<PromptRow> rows = prompt_rows(r);
+    if (rows.empty()) {
+        text_disabled_wrapped("run #%d has no per-prompt figures (it did not finish)", r.id);
+        return;
+    }
+    const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable(("prompts" + std::to_string(r.id)).c_str(), 5, flags)) return;
+    for (const char* h : {"prompt", "task", "speedup", "tokens/pass", "accepted"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const PromptRow& p : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", p.id.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", p.task.c_str());
+        ImGui::TableNextColumn();
+        if (p.speedup > 0)
+            ImGui::Text("%.2fx", p.speedup);
+        else
+            ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        ImGui::Text("%.2f", p.tokens_per_pass);
+        ImGui::TableNextColumn();
+        if (p.drafted > 0)
+            ImGui::Text("%.0f %%", 100 * p.acceptance);
+        else
+            ImGui::TextDisabled("none drafted");
+    }
+    ImGui::EndTable();
 }
 
 }  // namespace
@@ -63,12 +168,35 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
         return;
     }
     const std::vector<std::string> diff = pinned_differences(snap.history);
+    std::vector<const RunRecord*> pinned;
+    for (const RunRecord& r : snap.history)
+        if (r.pinned) pinned.push_back(&r);
     if (!diff.empty()) {
         ImGui::TextWrapped("pinned runs differ in (in the table's order):");
         for (const std::string& d : diff) ImGui::BulletText("%s", d.c_str());
     } else {
-        text_disabled_wrapped("Pin two or more runs to see what their configurations differ in.");
+        text_disabled_wrapped(
+            "Pin two or more runs to compare them: what their configurations differ in, their "
+            "acceptance and speedup overlaid, and their prompts.");
     }
+    if (pinned.size() >= 2 && ImGui::CollapsingHeader("Pinned runs compared", ImGuiTreeNodeFlags_DefaultOpen)) {
+        overlay(pinned);
+        measured_tag();
+    }
+    if (ImGui::CollapsingHeader("Per prompt")) {
+        // The pinned runs, else the newest.
+        std::vector<const RunRecord*> shown = pinned;
+        if (shown.empty()) shown.push_back(&snap.history.back());
+        for (const RunRecord* r : shown) {
+            ImGui::TextUnformatted(
+                ("run #" + std::to_string(r->id) + ": " + describe_draft(r->config.draft())).c_str());
+            prompt_table(*r);
+        }
+    }
+    if (ImGui::SmallButton("Export CSV...")) actions.push(ActionShowPanel{"Export"});
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The Export panel writes the history as CSV (Run history, and Run history per prompt)");
+    ImGui::SameLine();
     if (ImGui::SmallButton("Clear unpinned")) actions.push(ActionClearHistory{});
     ImGui::SameLine();
     help_marker(

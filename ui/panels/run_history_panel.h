@@ -1,6 +1,7 @@
 // Run history panel: every finished measured run with its configuration and figures (median speedup and its
 // interval, tokens/s, c, accepted length), newest first. Pin runs to keep them and compare them side by side: the
-// pinned runs come first, with what their configurations differ in.
+// pinned runs come first, with what their configurations differ in, their acceptance per position and speedup
+// overlaid (two or more pinned), and each run's prompts (ui/model/run_compare: also the CSV the Export panel writes).
 #pragma once
 
 #include "ui/model/actions.h"

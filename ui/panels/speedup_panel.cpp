@@ -321,6 +321,9 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         if (ImGui::Button("Tune...")) actions.push(ActionShowPanel{"Tune"});
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Find the fastest drafter, draft length, tree and cascade for the open model, measured");
+        same_line_if_fits(button_width("Run history..."));
+        if (ImGui::Button("Run history...")) actions.push(ActionShowPanel{"Run history"});
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every finished run: pin runs to compare them as pictures");
         const engine::SpecConfig& spec     = snap.config.spec;
         const std::optional<RunEstimate> e = snap.measured ? estimate_run(spec, snap.measured->stats.tokens_per_s,
                                                                           snap.measured->stats.baseline_tokens_per_s)
