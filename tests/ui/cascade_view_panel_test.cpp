@@ -34,3 +34,20 @@ TEST(CascadeViewPanel, DrawsLevelsAndSplit) {
     EXPECT_GT(cascade_vtx, single_vtx) << "two more level boxes and the position strip";
     EXPECT_TRUE(actions.queue.empty());
 }
+
+// After a drafter kind change the level shows its assumptions, not the measurement of the drafter it replaced.
+TEST(CascadeViewPanel, ALevelShowsOnlyItsOwnDraftersMeasurement) {
+    ui::AppConfig cfg;
+    ui::UiSnapshot snap = test::modeled_snapshot(cfg);
+    snap.measured       = test::sample_measured();
+    snap.measured->stats.levels.resize(2);
+    snap.measured->stats.levels[0].n_reviewed = 10, snap.measured->stats.levels[0].n_review_accepted = 7;
+    snap.measured->stats.levels[1].cost_ratio = 0.2;
+    snap.measured_config                      = cfg;
+    EXPECT_TRUE(ui::cascade_level_measured(snap, 0));
+    snap.config.draft().kind = drafts::DraftKind::ngram;  // the user switched the drafter
+    EXPECT_FALSE(ui::cascade_level_measured(snap, 0));
+    snap.measured_config.reset();
+    snap.config = cfg;
+    EXPECT_FALSE(ui::cascade_level_measured(snap, 0)) << "a run whose configuration is unknown";
+}

@@ -22,6 +22,17 @@ void level_box(ImDrawList* dl, ImVec2 a, ImVec2 b, int level, const char* line1,
 
 }  // namespace
 
+bool cascade_level_measured(const UiSnapshot& snap, size_t i) {
+    const AppConfig& cfg = snap.config;
+    if (!snap.measured || !snap.measured_config || i >= cfg.spec.levels.size()) return false;
+    const engine::RunStats& m = snap.measured->stats;
+    // The run measured this very drafter at this level (after a kind change the last run is another drafter's).
+    const std::vector<drafts::DraftSpec>& ran = snap.measured_config->spec.levels;
+    return ran.size() == cfg.spec.levels.size() && ran[i] == cfg.spec.levels[i] &&
+           m.levels.size() == cfg.spec.levels.size() + 1 && m.levels[i].n_reviewed > 0 &&
+           m.levels[i + 1].cost_ratio > 0;
+}
+
 void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     if (!begin_panel(title, &visible, ImVec2(0.5f, 0.67f), ImVec2(0.25f, 0.33f), fill)) return;
     const auto& cfg = snap.config;
@@ -53,8 +64,7 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         // Once a run of these levels has finished: the level's measured c and the share of its tokens the level
         // above accepted (that level's review counts); else the assumed figures.
         const engine::RunStats* m = snap.measured ? &snap.measured->stats : nullptr;
-        const bool has_measured =
-            m && m->levels.size() == n + 1 && m->levels[i].n_reviewed > 0 && m->levels[i + 1].cost_ratio > 0;
+        const bool has_measured   = cascade_level_measured(snap, i);
         if (has_measured)
             std::snprintf(l2, sizeof l2, "measured: c %.3f, %.0f %% accepted; %s %d", m->levels[i + 1].cost_ratio,
                           100.0 * double(m->levels[i].n_review_accepted) / double(m->levels[i].n_reviewed),

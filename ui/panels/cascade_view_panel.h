@@ -15,4 +15,8 @@ public:
     bool visible = true;
 };
 
+// Whether level i + 1's box shows the last run's measured figures: the run measured this very drafter at that
+// level (same levels), else the assumed figures are shown (a kind change must not keep the old drafter's figures).
+bool cascade_level_measured(const UiSnapshot& snap, size_t i);
+
 }  // namespace speculum::ui
