@@ -101,3 +101,28 @@ TEST(AppKindSwitch, ASettingThatStillAppliesIsKept) {
     EXPECT_THAT(drafts::drop_inapplicable(carried, before), ::testing::ElementsAre("the file small-draft.gguf"));
     EXPECT_TRUE(carried.model_path.empty());
 }
+
+// Every red error names the control that fixes it, found from the field the message names.
+TEST(AppKindSwitch, EveryProblemNamesTheControlThatFixesIt) {
+    EXPECT_EQ(ui::fixing_control("/levels/0/prune/ratio: must be in [0, 1), got 1.2"),
+              "Configuration > Draft > prune ratio and method");
+    EXPECT_EQ(ui::fixing_control("/gamma/0: must be in [1, 64], got 0"),
+              "Configuration > Decoding > gamma (a cascade level's: Configuration > Cascade)");
+    EXPECT_EQ(ui::fixing_control("modeled/levels/0/alpha must be in (0, 1), got 1"),
+              "Configuration > Assumptions > alpha");
+    EXPECT_EQ(ui::fixing_control("draft.kind: is \"model\": self-draft transforms (prune, truncation) apply only"),
+              "Configuration > Draft > drafter");
+    EXPECT_EQ(ui::fixing_control("/levels: a tree cannot verify a cascade"), "Configuration > Verification tree");
+    EXPECT_EQ(ui::fixing_control("/levels: at most 4"), "Configuration > Cascade");
+    EXPECT_EQ(ui::fixing_control("something else entirely"), "");
+    EXPECT_EQ(ui::with_fix("/max_prompts must be in [1, 64] in the app, got 90"),
+              "/max_prompts must be in [1, 64] in the app, got 90 (fix: Configuration > Measured run > prompts)");
+    // The app's own problems all name a control.
+    ui::AppConfig cfg;
+    cfg.spec.gamma[0]       = 0;
+    cfg.level1().alpha      = 1.5;
+    cfg.spec.max_new_tokens = 5000;
+    cfg.draft().kind        = drafts::DraftKind::self;
+    cfg.draft().exit_layer  = -5;
+    for (const std::string& p : cfg.problems()) EXPECT_NE(ui::fixing_control(p), "") << p;
+}

@@ -50,6 +50,55 @@ void normalize(AppConfig& cfg) {
     a.resize(cfg.spec.levels.size());
 }
 
+std::string fixing_control(const std::string& problem) {
+    // The first field name the message mentions decides (messages start with their field: "draft.prune.ratio must
+    // ...", "/gamma/0: ...", "modeled/levels/0/alpha ..."); more specific names first.
+    static const std::pair<const char*, const char*> kControls[] = {
+        {"modeled/acceptance_profile", "Configuration > Assumptions > Use the assumed alpha"},
+        {"modeled/levels/0/alpha", "Configuration > Assumptions > alpha"},
+        {"modeled/levels/0/c", "Configuration > Assumptions > cost ratio c"},
+        {"modeled/levels/", "Configuration > Cascade (each level's alpha and c)"},
+        {"modeled/horizontal", "Configuration > Cascade > horizontal split"},
+        {"modeled/context", "Configuration > Assumptions > context"},
+        {"strict_subset", "Configuration > Draft > strict subset of the target"},
+        {"weight_trunc_bits", "Configuration > Draft > weight trunc bits"},
+        {"kv_trunc_bits", "Configuration > Draft > KV trunc bits"},
+        {"kv_drop_ratio", "Configuration > Draft > KV drop ratio"},
+        {"weight_format", "Configuration > Draft > MXFP4 weights"},
+        {"prune", "Configuration > Draft > prune ratio and method"},
+        {"exit_layer", "Configuration > Draft > exit layer"},
+        {"skip_", "Configuration > Draft > skip set"},
+        {"model_path", "Configuration > Draft > the file field and its Browse... button"},
+        {"mtp_layer", "Configuration > Draft > MTP layer"},
+        {"ngram", "Configuration > Draft > the n-gram method and its sizes"},
+        {"kind", "Configuration > Draft > drafter"},
+        {"max_new_tokens", "Configuration > Measured run > new tokens"},
+        {"max_prompts", "Configuration > Measured run > prompts"},
+        {"repeats", "Configuration > Measured run > passes and interval"},
+        {"p_min", "Configuration > Decoding > p_min"},
+        {"temperature", "Configuration > Decoding > temperature"},
+        {"k_matrix", "Configuration > Decoding > Use gamma instead"},
+        {"gamma", "Configuration > Decoding > gamma (a cascade level's: Configuration > Cascade)"},
+        {"tree", "Configuration > Verification tree"},
+        {"verification", "Configuration > Verification tree"},
+    };
+    size_t best         = std::string::npos;
+    const char* control = "";
+    for (const auto& [field, where] : kControls) {
+        const size_t at = problem.find(field);
+        if (at < best) best = at, control = where;
+    }
+    // A level's own field ("/levels/0/prune/ratio") is level 1's control; only a message about the levels themselves
+    // is the cascade editor's.
+    if (best == std::string::npos && problem.find("levels") != std::string::npos) return "Configuration > Cascade";
+    return control;
+}
+
+std::string with_fix(const std::string& problem) {
+    const std::string control = fixing_control(problem);
+    return control.empty() ? problem : problem + " (fix: " + control + ")";
+}
+
 std::optional<RunEstimate> estimate_run(const engine::SpecConfig& spec, double spec_tokens_per_s,
                                         double plain_tokens_per_s) {
     if (!(plain_tokens_per_s > 0)) return std::nullopt;

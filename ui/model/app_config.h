@@ -129,6 +129,12 @@ void from_json(const nlohmann::json& j, AppConfig& c);
 // assumptions alpha, c, context, profile, horizontal (number of segments). Returns an error naming the key, or "".
 std::string set_config_value(AppConfig& cfg, const std::string& key, const std::string& value);
 
+// The control that fixes a configuration problem (a problems() or validation message, which names its field), as
+// the user finds it: "Configuration > Draft > prune ratio"; "" when the field is not one the editor shows.
+std::string fixing_control(const std::string& problem);
+// The problem with " (fix: CONTROL)" appended when its control is known.
+std::string with_fix(const std::string& problem);
+
 const char* tree_mode_name(TreeMode m);
 const char* draft_kind_name(drafts::DraftKind k);
 

@@ -63,7 +63,7 @@ void AppController::start_measured() {
         return;
     }
     if (!m_snap.config_problems.empty()) {
-        message(MessageLevel::error, "Not measuring: " + m_snap.config_problems.front());
+        message(MessageLevel::error, "Not measuring: " + with_fix(m_snap.config_problems.front()));
         return;
     }
     MeasureRequest req{m_snap.config, m_model, m_snap.dataset ? m_snap.dataset->path : "",

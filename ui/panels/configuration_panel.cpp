@@ -213,7 +213,8 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     }
     ImGui::PopItemWidth();
 
-    for (const auto& p : snap.config_problems) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "%s", p.c_str());
+    for (const auto& p : snap.config_problems)
+        text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "%s", with_fix(p).c_str());
     if (changed && !(cfg == snap.config)) actions.push(ActionSetConfig{cfg});
     ImGui::End();
 }

@@ -159,7 +159,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     const auto& m = snap.modeled;
     const auto& o = m.output;
     if (!m.error.empty()) {
-        text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Cannot model this configuration: %s", m.error.c_str());
+        text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Cannot model this configuration: %s",
+                             with_fix(m.error).c_str());
         ImGui::End();
         return;
     }
