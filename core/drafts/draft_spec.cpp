@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -119,11 +118,6 @@ void DraftSpec::validate(int32_t n_layer) const {
 std::vector<std::string> drop_inapplicable(DraftSpec& d, const DraftSpec& before) {
     const DraftSpec fresh;
     std::vector<std::string> out;
-    auto num = [](double v) {
-        char b[32];
-        std::snprintf(b, sizeof b, "%g", v);
-        return std::string(b);
-    };
     if (d.kind != DraftKind::self) {
         if (d.prune != fresh.prune) {
             if (d.prune.ratio > 0) out.push_back("pruning " + num(d.prune.ratio));

@@ -49,7 +49,7 @@ SpeedupWaterfall speedup_waterfall(const RunStats& s) {
                           fmt("%.1f", c.mean_width) + " tokens a pass)";
     step("verification cost", n * t1 / (s.t_draft_s + passes_s),
          fmt("%.2f", verify_steps) + " decoding steps per verification pass (measured, " +
-             fmt("%.2f", s.n_steps > 0 ? double(s.n_drafted) / rounds + 1.0 : 0.0) + " tokens a pass on average" + ")" +
+             fmt("%.2f", s.n_steps > 0 ? double(s.n_drafted) / rounds + 1.0 : 0.0) + " tokens a pass on average)" +
              by_context);
     step("overhead", n * t1 / s.t_decode_s,
          fmt("%.2f", other_steps) +

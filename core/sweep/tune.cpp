@@ -293,15 +293,12 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
             const bool ok = s.measure(c, o.min_prompts, phase).has_value() && c.measured_speedup;
             opt.observe(picked[0], ok ? c.measured_speedup : std::nullopt);
             if (!ok && c.state.rfind("not measured", 0) == 0) break;  // the budget is spent
+            if (ok) c.state = "measured: Bayesian proposal";          // kept at its first-rung measurement
             all.push_back(std::move(c));
             if (ok && (!best_bo || *all.back().measured_speedup > *all[*best_bo].measured_speedup))
                 best_bo = all.size() - 1;
         }
-        // The best proposal is measured on in the halving; the others keep their first-rung measurement.
-        if (best_bo) all[*best_bo].state.clear();
-        for (size_t i = 0; i < all.size(); ++i)
-            if (all[i].family == fam.name && all[i].state == "measured" && all[i].label.rfind("self: prune ", 0) == 0)
-                all[i].state = "measured: Bayesian proposal";
+        if (best_bo) all[*best_bo].state.clear();  // the best proposal is measured on in the halving
         ++s.result.bayes_families;
     }
 
