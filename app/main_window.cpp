@@ -15,6 +15,8 @@
 #include <QCloseEvent>
 #include <QDesktopServices>
 #include <QDialog>
+#include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -63,6 +65,7 @@ MainWindow::MainWindow(bool use_settings, const QString& settings_file)
     build_menus();
     build_status_bar();
     restore_settings();
+    restore_session();
     m_saved_state = saved_state();  // what the settings hold: only a change is written
     connect(m_host, &ImGuiHostWidget::actionsEmitted, this, &MainWindow::on_shell_actions);
     connect(m_host, &ImGuiHostWidget::frameRendered, this, &MainWindow::after_frame);
@@ -74,6 +77,11 @@ void MainWindow::build_menus() {
     open_model->setShortcut(QKeySequence::Open);
     file->addAction("Open &dataset...", this, &MainWindow::open_dataset_dialog);
     file->addAction("Open &results...", this, &MainWindow::open_results_dialog);
+    file->addSeparator();
+    file->addAction("Open &session...", this, &MainWindow::open_session_dialog);
+    QAction* save_session = file->addAction("&Save session...", this, &MainWindow::save_session_dialog);
+    save_session->setShortcut(QKeySequence::Save);
+    file->addSeparator();
     QAction* reopen = file->addAction("Reopen &last model");
     connect(reopen, &QAction::triggered, this, [this] {
         if (!m_last_model.isEmpty()) m_controller.open_model(m_last_model.toStdString()), m_host->schedule_frames(2);
@@ -151,13 +159,68 @@ void MainWindow::show_status(const QString& text, int timeout_ms) {
 
 std::string MainWindow::saved_state() const {
     const ui::UiSnapshot& snap = m_controller.snapshot();
-    return nlohmann::json(snap.config).dump() + "\n" + (snap.model ? snap.model->path : std::string()) + "\n" +
-           (snap.dataset ? snap.dataset->path : std::string());
+    std::string state = nlohmann::json(snap.config).dump() + "\n" + (snap.model ? snap.model->path : std::string()) +
+                        "\n" + (snap.dataset ? snap.dataset->path : std::string()) + "\n" +
+                        (snap.store ? snap.store->path : std::string()) + "\n";
+    for (const ui::RunRecord& r : snap.history) state += std::to_string(r.id) + (r.pinned ? "p " : " ");
+    return state;
+}
+
+QString MainWindow::session_file() const {
+    const QString dir = !m_settings_file.isEmpty() ? QFileInfo(m_settings_file).absolutePath()
+                                                   : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    return dir + "/session.json";
+}
+
+void MainWindow::restore_session() {
+    // The last session's run history and sweep store. A file that does not read is set aside under another name
+    // (never written over) and named in a message.
+    const QString file = session_file();
+    if (!m_use_settings || !QFileInfo::exists(file)) return;
+    try {
+        m_controller.restore_session(ui::load_session_file(file.toStdString()), false);
+    } catch (const std::exception& e) {
+        const QString kept = file + ".unreadable";
+        QFile::remove(kept);
+        m_session_ok = QFile::rename(file, kept);
+        m_controller.message(ui::MessageLevel::error,
+                             std::string("The last session was not restored: ") + e.what() +
+                                 (m_session_ok ? " (kept as " + kept.toStdString() + ")" : ""));
+    }
+}
+
+void MainWindow::save_session_dialog() {
+    QString dir  = m_last_session.isEmpty() ? QDir::homePath() : QFileInfo(m_last_session).absolutePath();
+    QString path = QFileDialog::getSaveFileName(this, "Save session", dir + "/speculum-session.json",
+                                                "Speculum sessions (*.json);;All files (*)");
+    if (path.isEmpty()) return;
+    try {
+        ui::save_session_file(path.toStdString(), m_controller.session());
+        m_last_session = path;
+        m_controller.message(ui::MessageLevel::info, "Session saved to " + path.toStdString());
+    } catch (const std::exception& e) {
+        m_controller.message(ui::MessageLevel::error, std::string("Session not saved: ") + e.what());
+    }
+    m_host->schedule_frames(2);
+}
+
+void MainWindow::open_session_dialog() {
+    QString dir  = m_last_session.isEmpty() ? QDir::homePath() : QFileInfo(m_last_session).absolutePath();
+    QString path = QFileDialog::getOpenFileName(this, "Open session", dir, "Speculum sessions (*.json);;All files (*)");
+    if (path.isEmpty()) return;
+    m_last_session = path;
+    try {
+        // Read whole first: a file that does not read changes nothing.
+        m_controller.restore_session(ui::load_session_file(path.toStdString()), true);
+    } catch (const std::exception& e) {
+        m_controller.message(ui::MessageLevel::error, std::string("Session not opened: ") + e.what());
+    }
+    m_host->schedule_frames(2);
 }
 
 void MainWindow::save_when_changed() {
-    // The configuration and the open files are written a second after they change (QSettings writes a temporary
-    // file and renames it), so a crash or a kill loses at most that second, not the session.
+    // The configuration, the open files and the session are written a second after they change (QSettings and
+    // save_session_file write a temporary file and rename it), so a crash or a kill loses at most that second.
     if (!m_use_settings || m_controller.revision() == m_seen_revision) return;
     m_seen_revision   = m_controller.revision();
     std::string state = saved_state();
@@ -402,6 +465,13 @@ void MainWindow::save_settings() {
     if (settings.status() != QSettings::NoError)
         std::fprintf(stderr, "speculum: could not save the settings to %s (the previous settings are kept)\n",
                      settings.fileName().toLocal8Bit().constData());
+    if (!m_session_ok) return;  // an unreadable session that could not be set aside is never written over
+    try {
+        QDir().mkpath(QFileInfo(session_file()).absolutePath());
+        ui::save_session_file(session_file().toStdString(), m_controller.session());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "speculum: could not save the session (the previous one is kept): %s\n", e.what());
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

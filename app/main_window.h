@@ -1,6 +1,7 @@
 // The Qt main window: menus, file dialogs, the status bar with job progress and a cancel button, persisted
-// settings (geometry, visible panels, ImGui layout, the configuration, last model and dataset paths), and the
-// ImGui host as the central widget. It wires the real speculative engine into the controller as its measurer.
+// settings (geometry, visible panels, ImGui layout, the configuration, last model and dataset paths), the session
+// kept between launches (run history, pinned runs, sweep store: session.json beside the settings), and the ImGui
+// host as the central widget. It wires the real speculative engine into the controller as its measurer.
 #pragma once
 
 #include "ui/model/app_controller.h"
@@ -42,9 +43,14 @@ private:
     void open_model_dialog();
     void show_first_steps();    // Help: the guide in resources/help/first_steps.md
     void open_documentation();  // Help: docs/app.md of the source tree, in the desktop's viewer
+    // After a frame: schedules save_settings when the configuration, the open files or the session changed.
     void save_when_changed();
-    std::string saved_state() const;  // the configuration and open files as text (what a change is compared on)   //
-                                      // after a frame: schedules save_settings when the configuration or files changed
+    // The configuration, open files, run history (ids and pins) and sweep store as text: what a change is compared on.
+    std::string saved_state() const;
+    QString session_file() const;  // the session kept between launches: session.json beside the settings
+    void restore_session();        // at launch: the last session's history and sweep store
+    void save_session_dialog();    // File > Save session...
+    void open_session_dialog();    // File > Open session...
     void browse_file_dialog(const ui::ActionBrowseFile& b);  // a Browse button's open-file dialog
     void open_dataset_dialog();
     void open_results_dialog();
@@ -71,7 +77,9 @@ private:
     QString m_last_model;
     QString m_last_dataset;
     QString m_last_results;
-    QString m_last_browsed;  // the last file a Browse button chose (the next dialog starts in its folder)
+    QString m_last_browsed;      // the last file a Browse button chose (the next dialog starts in its folder)
+    QString m_last_session;      // the last session file saved or opened
+    bool m_session_ok   = true;  // the kept session was read (or absent): only then is it written over
     bool m_use_settings = true;
     QString m_settings_file;
 };

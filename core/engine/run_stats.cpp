@@ -200,6 +200,37 @@ RunStats run_figures_from_json(const nlohmann::json& j) {
             s.verify_ctx_tokens.size() != s.verify_ctx_passes.size())
             r.fail(r.at("verify_context_passes"), "verify_context_{passes,seconds,tokens} must be as long");
     }
+    for (auto [key, out] :
+         {std::pair{"rank_offered", &s.rank_counts.offered}, {"rank_accepted", &s.rank_counts.accepted}})
+        if (const nlohmann::json* v = r.sub(key)) {
+            if (!v->is_array()) r.fail(r.at(key), "must be an array of arrays");
+            for (size_t d = 0; d < v->size(); ++d) {
+                const std::string at = json_path(r.at(key), d);
+                if (!(*v)[d].is_array()) r.fail(at, "must be an array of counts");
+                std::vector<int64_t>& row = out->emplace_back();
+                for (size_t k = 0; k < (*v)[d].size(); ++k)
+                    row.push_back(r.integer((*v)[d][k], json_path(at, k), 0, INT64_MAX));
+            }
+        }
+    r.get("lossless_checked", s.lossless_checked);
+    r.get("lossless_mismatch", s.lossless_mismatch, -1, INT32_MAX);
+    r.get("verifier_mismatch", s.verifier_mismatch, -1, INT32_MAX);
+    if (const nlohmann::json* levels = r.sub("levels")) {
+        if (!levels->is_array()) r.fail(r.at("levels"), "must be an array");
+        for (size_t i = 0; i < levels->size(); ++i) {
+            JsonReader lr((*levels)[i], json_path(r.at("levels"), i));
+            LevelStats& l = s.levels.emplace_back();
+            lr.get("level", l.level, 0, INT32_MAX), lr.get("name", l.name);
+            lr.get("n_calls", l.n_calls, 0, INT64_MAX), lr.get("n_forward", l.n_forward, 0, INT64_MAX);
+            lr.get("t_s", l.t_s, 0.0), lr.get("t_prefill_s", l.t_prefill_s, 0.0);
+            lr.get("bytes_weights", l.bytes_weights), lr.get("bytes_kv", l.bytes_kv);
+            lr.get("bytes_modeled", l.bytes_modeled), lr.get("bytes_kv_modeled", l.bytes_kv_modeled);
+            lr.get("flops", l.flops, 0.0);
+            lr.get("n_reviewed", l.n_reviewed, 0, INT64_MAX);
+            lr.get("n_review_accepted", l.n_review_accepted, 0, INT64_MAX);
+            lr.get("cost_ratio", l.cost_ratio, 0.0);
+        }
+    }
     return s;
 }
 

@@ -165,9 +165,10 @@ struct RunStats {
     bool operator==(const RunStats&) const = default;
 };
 void to_json(nlohmann::json& j, const RunStats& s);
-// The counts and times of a stored RunStats (a sweep row's statistics, a report's total): what the waterfall, the
-// acceptance profile and tune read back. Levels, experts and the recurrent report are not read; keys this reader
-// does not use are passed over. Throws std::invalid_argument naming the field ("stats.n_steps: ...").
+// The counts and times of a stored RunStats (a sweep row's statistics, a report's total, a session's run): what the
+// waterfall, the acceptance profile, tune and the app's restored run history read back, the levels and rank counts
+// included. Experts, the recurrent report and the CATS figures are not read; keys this reader does not use are
+// passed over. Throws std::invalid_argument naming the field ("stats.n_steps: ...").
 RunStats run_figures_from_json(const nlohmann::json& j);
 
 // One committed token with its provenance, delivered in commit order (for the live UI).

@@ -101,6 +101,8 @@ TEST(EngineStats, CatsTreeCountsAcceptanceByRank) {
     const std::vector<double> p = engine::acceptance_by_rank(rc, {0.5, 0.5}, 0.0);
     EXPECT_DOUBLE_EQ(p[0], 0.5);  // pooled over depths 0 and 1: rank 0 accepted 13 of 26 offers
     EXPECT_DOUBLE_EQ(p[1], 0.5);
+    // Stored and read back (a session's run history), the rank counts included.
+    EXPECT_EQ(engine::run_figures_from_json(nlohmann::json(r.stats)).rank_counts, rc);
 }
 
 TEST(EngineStats, CancelFromTheSinkReturnsPartialStats) {
@@ -176,6 +178,17 @@ TEST(EngineStats, CascadeReportsEveryLevel) {
     EXPECT_GT(levels_seen[0], 0);
     EXPECT_EQ(levels_seen[0] + levels_seen[1] + levels_seen[2], kNew);
     EXPECT_EQ(r.tokens, std::vector<int32_t>(ref().begin(), ref().begin() + kNew));
+    // Every level's figures survive storing and reading back (the app's restored run history reads them), and a
+    // malformed level is refused with its path.
+    EXPECT_EQ(engine::run_figures_from_json(nlohmann::json(r.stats)), r.stats);
+    nlohmann::json bad             = r.stats;
+    bad["levels"][1]["cost_ratio"] = "cheap";
+    try {
+        (void)engine::run_figures_from_json(bad);
+        ADD_FAILURE() << "a string cost ratio was read";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("stats.levels[1].cost_ratio"), std::string::npos) << e.what();
+    }
 }
 
 // A leaf that drafts arbitrary tokens greedily, as a neural leaf does: q = 1 (a one-hot draft) and its real softmax

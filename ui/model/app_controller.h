@@ -10,6 +10,7 @@
 #include "core/model/model.h"
 #include "core/model/synthetic.h"
 #include "ui/model/actions.h"
+#include "ui/model/session_file.h"
 #include "ui/model/snapshot.h"
 
 #include <chrono>
@@ -59,7 +60,8 @@ public:
     // Builds a random-weight model of `arch` at the app's preset shape (synthetic_preset), writes it as a GGUF with
     // the bundled tokenizer, and opens it as open_model does. Unknown architectures are an error message.
     void open_synthetic_model(const std::string& arch);
-    void open_dataset(const std::string& path);
+    // Reads a prompt suite on a job; `task` (a restored session's) is chosen once it is read, when the suite has it.
+    void open_dataset(const std::string& path, const std::string& task = {});
     void set_config(const AppConfig& config);
     // A Browse button's file: a draft level's model, head or module (the level's path), or an acceptance profile
     // (read now, at most 1 MiB: level 1's modeled acceptance per position). A file that cannot be used changes
@@ -81,6 +83,15 @@ public:
     const std::string& sweep_dir() const { return m_sweep_dir; }
     // Maps a stored row's configuration onto the editor and says what could not be loaded.
     void load_result_config(const ActionLoadResultConfig& a);
+
+    // The session to keep or save (ui/model/session_file.h): the configuration, the open files, the Design space
+    // panel's store and the run history with its pinned runs (app_controller_session.cpp, with the one below).
+    SessionState session() const;
+    // Puts a saved session back: its run history (pinned runs kept; new runs number on from its last) and the
+    // Design space panel's store, read again from its file. `whole` (File > Open session) also takes its
+    // configuration and opens its model, dataset and task; without it (a launch) the settings' configuration stays.
+    // Files that are gone are named in one message; the rest loads.
+    void restore_session(const SessionState& s, bool whole);
 
     // Once per frame on the GUI thread: applies finished jobs and posted results, refreshes job progress, and
     // starts a debounced measured run whose quiet time has passed.

@@ -8,6 +8,7 @@
 #include "core/model/synthetic.h"
 #include "core/resources.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace speculum::ui {
@@ -103,12 +104,13 @@ AppController::Apply AppController::load_model_job(const std::string& path, jobs
     }
 }
 
-void AppController::open_dataset(const std::string& path) {
-    submit("dataset", "Reading dataset " + file_name(path), [this, path](jobs::JobContext&) -> Apply {
+void AppController::open_dataset(const std::string& path, const std::string& task) {
+    submit("dataset", "Reading dataset " + file_name(path), [this, path, task](jobs::JobContext&) -> Apply {
         DatasetSummary summary = summarize_dataset(data::load_dataset_lenient(path));
-        return [this, summary] {
+        return [this, summary, task] {
             m_snap.dataset = summary;
             m_snap.task.clear();
+            if (std::find(summary.tasks.begin(), summary.tasks.end(), task) != summary.tasks.end()) m_snap.task = task;
             if (summary.issues.empty())
                 message(MessageLevel::info,
                         "Opened " + file_name(summary.path) + ": " + std::to_string(summary.n_prompts) + " prompts");
