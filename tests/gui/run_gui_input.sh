@@ -6,8 +6,13 @@
 #   2. shrink and re-grow the window: the slider comes back to its place; View > Reset layout puts it at the default;
 #   3. open a bad GGUF through File > Open model: an error, and the loaded model keeps measuring;
 #   4. Export > Save... through the save dialog writes the file;
-#   5. the settings file holds the last edit while the app runs (written on change); quit with Ctrl+Q; a new launch
-#      from it, and one from the copy taken while the app ran, measures that configuration again.
+#   5. switch the drafter kind through its combo (n-gram, self-draft, the separate model again): each is measured;
+#   6. Run history: pin the two newest runs and the panel overlays their acceptance and speedups;
+#   7. a pruned self-draft: Build draft GGUF writes it and warns that engines read it dense; the llama.cpp snippet
+#      saved from the Export panel loads that file and carries the warning;
+#   8. the settings file holds the last edit while the app runs (written on change); quit with Ctrl+Q; a new launch
+#      from it, and one from the copy taken while the app ran, measures that configuration again and finds the run
+#      history with its two pinned runs (the session).
 # usage: run_gui_input.sh SPECULUM SOURCE_DIR OUTDIR
 set -euo pipefail
 app=$1 src=$2 out=$3
@@ -15,8 +20,9 @@ if [ "${SPECULUM_GUI_INNER:-}" != 1 ]; then
     command -v xvfb-run >/dev/null || { echo "xvfb-run not found: install xvfb (scripts/install-deps.sh)" >&2; exit 1; }
     command -v xdotool >/dev/null || { echo "xdotool not found: install it (scripts/install-deps.sh)" >&2; exit 1; }
     mkdir -p "$out"
-    rm -f "$out"/*.log "$out/settings.ini" "$out/settings_while_running.ini" "$out/export.txt" "$out/bad.gguf"
-    SPECULUM_GUI_INNER=1 exec timeout 400 xvfb-run -a -s "-screen 0 1400x900x24" bash "$0" "$@"
+    rm -rf "$out"/*.log "$out/settings.ini" "$out/settings_while_running.ini" "$out/export.txt" "$out/bad.gguf" \
+        "$out/config" "$out/session.json" "$out/sweeps" "$out/pruned-draft.gguf" "$out/llama.sh"
+    SPECULUM_GUI_INNER=1 exec timeout 700 xvfb-run -a -s "-screen 0 1400x900x24" bash "$0" "$@"
 fi
 
 export LIBGL_ALWAYS_SOFTWARE=1 QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
@@ -66,6 +72,30 @@ window_named() {
 }
 # The last reported place of a probed widget: "X Y W H".
 widget() { grep -E "^speculum: widget: $1 " "$log" | tail -1 | awk '{print $4, $5, $6, $7}'; }
+# Presses and releases the left button over a probed widget (X + DX or its middle), a frame apart: ImGui (1.86)
+# reads the button state once a frame, so a press and release between two frames would be lost.
+click() {
+    local x y w h
+    read -r x y w h <<<"$(widget "$1")"
+    [ -n "${h:-}" ] || fail "the widget $1 was never drawn"
+    xdotool mousemove $((x + ${2:-$((w / 2))})) $((y + h / 2))
+    sleep 0.5
+    xdotool mousedown 1
+    sleep 0.3
+    xdotool mouseup 1
+}
+# A panel to the front: a click on its title bar (probed window NAME).
+front() {
+    local x y w h
+    read -r x y w h <<<"$(widget "$1")"
+    [ -n "${h:-}" ] || fail "the panel $1 was never drawn"
+    xdotool mousemove $((x + 40)) $((y + 8))
+    sleep 0.3
+    xdotool click 1
+    sleep 0.5
+}
+runs() { grep -c "^speculum: measured:" "$log" || true; }
+last_draft() { grep "^speculum: measured:" "$log" | tail -1 | sed 's/.*, draft //'; }
 
 : >"$log"
 "$app" --model "$model" --dataset "$dataset" --settings-file "$out/settings.ini" --set gamma=4 \
@@ -178,10 +208,81 @@ else
     fail "the Export panel's Save button was not drawn"
 fi
 
-# 5. The settings are written when they change, not only on quit: a copy of the file taken while the app still runs
-#    (what a crash or a kill would leave) already holds gamma 5. Then quit; a new launch from either measures gamma 5.
+# 5. The drafter kind, back and forth through its combo: each kind is measured (what applied only to the old kind
+#    is cleared by the controller, so nothing blocks the run).
+for kind in ngram self model; do
+    n=$(runs)
+    front configuration_window
+    click drafter_kind
+    wait_for "^speculum: widget: kind_$kind " 1 20
+    sleep 1
+    click "kind_$kind"
+    wait_for "^speculum: measured:" $((n + 1)) 150
+    case $kind in
+    model) last_draft | grep -q "^bundled draft model" || fail "back to the separate model, measured: $(last_draft)" ;;
+    *) last_draft | grep -q "^bundled draft model" && fail "kind $kind measured the separate model: $(last_draft)" ;;
+    esac
+    echo "kind $kind measured: draft $(last_draft | cut -c1-80)"
+done
+
+# 6. View > Run history: pin the two newest runs; the panel draws them overlaid.
+xdotool mousemove 700 400
+keys "$wid" alt+v
+sleep 1
+xdotool key Up Up Up Return  # from the top, up wraps to Reset layout; above it Export, then Run history
+wait_for "^speculum: widget: history_pin_1 " 1 20
+sleep 1
+click history_pin_0
+sleep 1
+click history_pin_1
+wait_for "^speculum: widget: history_overlay " 1 20
+echo "pinned two runs: the overlay is drawn"
+
+# 7. A pruned self-draft, built: the status says it is stored dense (its size, the c an engine would see); the
+#    llama.cpp snippet saved from the Export panel loads that very file and carries the warning.
+n=$(runs)
+front configuration_window
+click drafter_kind
+sleep 1
+click kind_self
+wait_for "^speculum: measured:" $((n + 1)) 150
+wait_for "^speculum: widget: prune_ratio " 1 20
+n=$(runs)
+read -r x y w h <<<"$(widget prune_ratio)"
+click prune_ratio $((w / 2))
+wait_for "^speculum: measured:" $((n + 1)) 150
+front export_window
+click build_draft
+dialog=$(window_named "Save the draft GGUF")
+xdotool windowfocus --sync "$dialog"
+xdotool key ctrl+a
+xdotool type --delay 20 "$out/pruned-draft.gguf"
+xdotool key Return
+wait_for "^speculum: info: Wrote the draft .*pruned-draft.gguf" 1 120
+wait_for "^speculum: info: The draft GGUF stores its pruned or truncated weights at full size" 1 10
+front export_window
+click export_format
+wait_for "^speculum: widget: format_speculum-llama-cpp.sh " 1 20
+sleep 1
+click format_speculum-llama-cpp.sh
+sleep 1
+click export_save
+dialog=$(window_named "Save export")
+xdotool windowfocus --sync "$dialog"
+xdotool key ctrl+a
+xdotool type --delay 20 "$out/llama.sh"
+xdotool key Return
+wait_for "^speculum: info: Exported to .*llama.sh" 1 30
+grep -q -- "$out/pruned-draft.gguf" "$out/llama.sh" || fail "the llama.cpp snippet does not load the built draft"
+grep -q "^# The draft GGUF stores its pruned" "$out/llama.sh" || fail "the saved snippet lacks the dense warning"
+echo "built a pruned draft: the llama.cpp snippet loads it, with the warning"
+
+# 8. The settings are written when they change, not only on quit: a copy of the file taken while the app still runs
+#    (what a crash or a kill would leave) already holds the last edit. Then quit; a new launch from either measures
+#    it again, and finds the run history with its two pinned runs.
 sleep 2
 cp "$out/settings.ini" "$out/settings_while_running.ini"
+edited=$(last_draft | sed 's/, lossless.*//')
 xdotool mousemove 700 400
 keys "$wid" ctrl+q
 for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
@@ -189,11 +290,14 @@ kill -0 "$pid" 2>/dev/null && fail "Ctrl+Q did not close the app"
 wait "$pid" || fail "the app exited with an error"
 pid=
 log="$out/input_second.log"
-"$app" --model "$model" --settings-file "$out/settings.ini" --exit-when-measured --timeout 150 >"$log" 2>&1 \
-    || fail "second launch: exit code $?"
-grep -qE "^speculum: measured: .*gamma 5, " "$log" || fail "the settings did not bring gamma 5 back"
+"$app" --model "$model" --settings-file "$out/settings.ini" --exit-when-measured --timeout 150 --log-events >"$log" \
+    2>&1 || fail "second launch: exit code $?"
+grep -E "^speculum: measured: .*gamma 5, " "$log" | grep -qF "draft $edited" || fail "the settings did not bring back: $edited"
+grep -qE "^speculum: info: Session restored: [0-9]+ runs in the history \(2 pinned\)" "$log" \
+    || fail "the run history and its two pinned runs were not restored"
+echo "restarted: $(grep -oE "Session restored: [0-9]+ runs in the history \(2 pinned\)" "$log")"
 log="$out/input_third.log"
 "$app" --model "$model" --settings-file "$out/settings_while_running.ini" --exit-when-measured --timeout 150 >"$log" \
     2>&1 || fail "launch from the settings written while running: exit code $?"
-grep -qE "^speculum: measured: .*gamma 5, " "$log" || fail "the settings were not written when gamma changed"
+grep -E "^speculum: measured: .*gamma 5, " "$log" | grep -qF "draft $edited" || fail "the settings were not written on change"
 echo "gui input: ok"

@@ -195,6 +195,7 @@ TEST(ExportDraft, TheSnippetsPointAtTheBuiltDraftAndWarnWhenItIsDense) {
     bool warned = false;
     for (const std::string& n : doc.notes) warned |= n.find("at full size") != std::string::npos;
     EXPECT_TRUE(warned);
+    EXPECT_NE(doc.text.find("\n# The draft GGUF stores its pruned"), std::string::npos) << "the saved file says it";
     EXPECT_NE(c.snapshot().messages.back().text.find("read every byte"), std::string::npos) << "the build says it too";
     // Another level 1: the built file is not its draft any more.
     cfg                     = c.snapshot().config;

@@ -286,6 +286,9 @@ ExportDocument make_export(ExportFormat f, const UiSnapshot& snap, const std::st
                     doc.notes.push_back(
                         "strict-subset storage (the target kept as the draft plus the rest of its bits) is Speculum's "
                         "own: no engine loads it; the engines get the target and a separate dense draft");
+                // The saved file carries what the panel says beside it (shell comments).
+                if (!doc.notes.empty()) doc.text += "\n# notes from Speculum:\n";
+                for (const std::string& n : doc.notes) doc.text += "# " + n + "\n";
                 return doc;
             }
             case ExportFormat::run_report:

@@ -53,14 +53,21 @@ bool edit_path(const char* label, std::string& path, const char* help, FileField
 }
 
 bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
-    bool changed        = false;
-    int kind            = int(d.kind);
-    const char* kinds[] = {draft_kind_name(drafts::DraftKind::self),    draft_kind_name(drafts::DraftKind::model),
-                           draft_kind_name(drafts::DraftKind::maxgram), draft_kind_name(drafts::DraftKind::ngram),
-                           draft_kind_name(drafts::DraftKind::mtp),     draft_kind_name(drafts::DraftKind::eagle3)};
-    if (ImGui::Combo("drafter", &kind, kinds, IM_ARRAYSIZE(kinds)) && kind != int(d.kind)) {
-        // What applies only to the old kind is cleared by the controller, which says what it cleared.
-        d.kind = drafts::DraftKind(kind), changed = true;
+    bool changed = false;
+    // What applies only to the old kind is cleared by the controller, which says what it cleared. The combo and
+    // each choice are probed (kind_self, kind_model, ...), so the real-input GUI test can pick one.
+    const bool open = ImGui::BeginCombo("drafter", draft_kind_name(d.kind));
+    if (!open) probe_item("drafter_kind");
+    if (open) {
+        for (const drafts::DraftKind k :
+             {drafts::DraftKind::self, drafts::DraftKind::model, drafts::DraftKind::maxgram, drafts::DraftKind::ngram,
+              drafts::DraftKind::mtp, drafts::DraftKind::eagle3}) {
+            if (ImGui::Selectable(draft_kind_name(k), k == d.kind) && k != d.kind) d.kind = k, changed = true;
+            std::string probe = "kind_";
+            probe += drafts::draft_kind_info(k).name;
+            probe_item(probe.c_str());
+        }
+        ImGui::EndCombo();
     }
     if (d.kind == drafts::DraftKind::model)
         return edit_path("draft GGUF", d.model_path,

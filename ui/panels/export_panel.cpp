@@ -53,20 +53,28 @@ void ExportPanel::refresh(const UiSnapshot& snap) {
 void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     ImGui::SetNextWindowBgAlpha(1.0f);  // it floats over the other panels: opaque, so its text stays readable
     if (!begin_panel(title, &visible, ImVec2(0.5f, 0.2f), ImVec2(0.3f, 0.6f), fill)) return;
+    probe_window("export_window");
     follow_digest(snap, actions);
 
     float widest = 0;  // the combo as wide as its longest choice, so the button beside it fits
     for (ExportFormat f : kExportFormats) widest = std::max(widest, text_width(export_format_name(f)));
     ImGui::SetNextItemWidth(std::min(widest + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x,
                                      0.6f * ImGui::GetContentRegionAvail().x));
-    if (ImGui::BeginCombo("format", export_format_name(m_format))) {
-        for (ExportFormat f : kExportFormats)
+    const bool open = ImGui::BeginCombo("format", export_format_name(m_format));
+    if (!open) probe_item("export_format");
+    if (open) {
+        for (ExportFormat f : kExportFormats) {
             if (ImGui::Selectable(export_format_name(f), f == m_format)) m_format = f;
+            std::string probe = "format_";  // format_speculum-llama-cpp.sh, ... (the GUI test picks one)
+            probe += export_default_file(f);
+            probe_item(probe.c_str());
+        }
         ImGui::EndCombo();
     }
     same_line_if_fits(button_width("Build draft GGUF..."));
     if (!snap.model) ImGui::BeginDisabled();
     if (ImGui::Button("Build draft GGUF...")) actions.push(ActionSaveDraftDialog{});
+    probe_item("build_draft");
     if (!snap.model) ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(

@@ -60,6 +60,7 @@ void overlay(const std::vector<const RunRecord*>& runs) {
         }
     }
     ImGui::Dummy(ImVec2(w, h));
+    probe_item("history_overlay");
     text_disabled_wrapped("positions 1 to %zu left to right; 0 at the bottom, 1 at the top", positions);
     ImGui::TextUnformatted("speedup (measured median and interval):");
     const float row = ImGui::GetTextLineHeightWithSpacing(), label_w = std::min(w * 0.45f, 220.0f);
@@ -227,6 +228,8 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
             ImGui::TableNextColumn();
             bool pinned = r->pinned;
             if (ImGui::Checkbox("##pin", &pinned)) actions.push(ActionPinRun{r->id, pinned});
+            if (r == rows[0]) probe_item("history_pin_0");  // the first two rows' boxes, for the GUI test
+            if (rows.size() > 1 && r == rows[1]) probe_item("history_pin_1");
             ImGui::TableNextColumn();
             ImGui::Text("%d", r->id);
             ImGui::TableNextColumn();
