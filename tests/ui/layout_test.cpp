@@ -1,6 +1,7 @@
 // The panel layout is proportional to the window: shrinking and re-growing the display puts every panel back at
 // the same fractions (none left overlapping), a panel the user moved keeps its place relative to the window, and
 // View > Reset layout puts every panel at its default place.
+#include "ui/text_layout.h"
 #include "ui/ui_fixtures.h"
 
 #include "ui/dashboard.h"
@@ -140,4 +141,125 @@ TEST(Layout, NoPanelRunsPastItsRightEdge) {
                 << w->ContentRegionRect.GetWidth() << " px";
         }
     }
+}
+
+namespace {
+
+// A snapshot with every panel's content: the bundled-size synthetic model open (its summary), a measured run with
+// its levels and A/B pairs, two pinned runs in the history (the overlay), long names.
+ui::UiSnapshot full_snapshot() {
+    ui::AppController c;
+    c.open_model(test::synthetic_gguf());
+    EXPECT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
+    ui::UiSnapshot snap = c.snapshot();
+    ui::MeasuredView m  = test::sample_measured();
+    m.drafter           = "bundled draft model (speculum-draft-f16.gguf, 10.2 M parameters)";
+    m.source            = "prose_continuation.jsonl, task prose, 24 of 64 prompts";
+    m.stats.levels.resize(2);
+    m.stats.levels[0].n_forward = 100, m.stats.levels[0].bytes_weights = 7350000000ull;
+    m.stats.levels[0].flops = 9.1e9, m.stats.levels[0].cost_ratio = 1;
+    m.stats.levels[1].n_forward = 300, m.stats.levels[1].bytes_weights = 6120000000ull;
+    m.stats.levels[1].flops = 6.2e9, m.stats.levels[1].cost_ratio = 0.078;
+    m.repeats.passes                = 6;
+    m.repeats.speedup_pairs         = {2.31, 2.44, 2.12, 2.52, 2.38, 2.29};
+    m.repeats.speedup               = {2.345, 2.12, 2.52, 6, 0.969};
+    m.repeats.tokens_per_s          = {120.5, 110, 130, 6, 0.969};
+    m.repeats.baseline_tokens_per_s = {50.2, 48, 52, 6, 0.969};
+    m.prompts                       = {{"prose_continuation-000", "prose", "Once upon a time"}};
+    m.prompts_total                 = 24;
+    snap.measured                   = m;
+    snap.measured_config            = snap.config;
+    snap.measured_runs              = 2;
+    for (int id : {1, 2}) {
+        ui::RunRecord r;
+        r.id = id, r.when = "10:11:1" + std::to_string(id), r.pinned = true, r.config = snap.config, r.view = m;
+        r.config.spec.gamma[0] = 3 + id;
+        snap.history.push_back(r);
+    }
+    snap.llc_bytes = uint64_t(32) << 20;
+    return snap;
+}
+
+}  // namespace
+
+// At 1280x720 and 1920x1080, with every panel shown over a full snapshot, no text the panels draw is cut at a clip
+// edge (left or right: a vertical cut is a scrolled view's edge), drawn over other text, or a number split across
+// two wrapped lines ("3." then "75"). Read back from the glyphs in ImGui's draw data (tests/ui/text_layout.h).
+TEST(Layout, NoTextIsCutOrOverlapsOrSplitsANumber) {
+    test::HeadlessImGui im;
+    const ui::UiSnapshot snap = full_snapshot();
+    std::vector<std::string> problems;
+    for (const ImVec2 size : {ImVec2(1280, 720), ImVec2(1920, 1080)}) {
+        ui::reset_layout();
+        ui::Dashboard d;
+        for (const ui::Dashboard::PanelEntry& p : d.panels()) *p.visible = true;
+        ImGui::GetIO().DisplaySize = size;
+        ImDrawData* dd             = nullptr;
+        ui::UiActions actions;
+        for (int i = 0; i < 3; ++i) {
+            im.begin_frame();
+            d.draw(snap, actions);
+            dd = im.end_frame();
+        }
+        const std::string at                  = std::to_string(int(size.x)) + "x" + std::to_string(int(size.y)) + " ";
+        const std::vector<test::TextRun> runs = test::text_runs(dd, ImGui::GetIO().Fonts->Fonts[0]);
+        ASSERT_GT(runs.size(), 100u) << "the panels drew their text";
+        if (std::getenv("SPECULUM_DUMP_TEXT"))
+            for (const test::TextRun& r : runs)
+                std::printf("%s [%s] %.0f,%.0f-%.0f,%.0f clip %.0f-%.0f\n", r.window.c_str(), r.text.c_str(), r.r.Min.x,
+                            r.r.Min.y, r.r.Max.x, r.r.Max.y, r.glyphs[0].clip.Min.x, r.glyphs[0].clip.Max.x);
+        for (std::string& p : test::text_problems(runs, at)) problems.push_back(std::move(p));
+        for (std::string& p : test::table_problems(at)) problems.push_back(std::move(p));
+    }
+    for (const std::string& p : problems) ADD_FAILURE() << p;
+}
+
+// The check above can fail: a window with text cut at its clip edge, two texts drawn at one place, and a number
+// wrapped after its period.
+TEST(Layout, TheTextCheckFindsCutOverlappingAndSplitText) {
+    test::HeadlessImGui im;
+    std::vector<std::string> problems;
+    for (int frame = 0; frame < 2; ++frame) {
+        im.begin_frame();
+        ImGui::SetNextWindowPos(ImVec2(10, 10));
+        ImGui::SetNextWindowSize(ImVec2(300, 300));
+        ImGui::Begin("faulty");
+        ImGui::TextUnformatted("fits");
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ImGui::PushClipRect(p, ImVec2(p.x + 17, p.y + 100), true);  // through the "n" of "Cancel"
+        ImGui::TextUnformatted("Cancel the run");
+        ImGui::PopClipRect();
+        ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + 40));
+        ImGui::TextUnformatted("one");
+        ImGui::SetCursorScreenPos(ImVec2(p.x + 7, p.y + 40));
+        ImGui::TextUnformatted("two");
+        ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + 80));
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 7 * 21 + 3);  // "E[accepted length] 3." fits, "3.75" not
+        ImGui::TextWrapped("E[accepted length] 3.75");
+        ImGui::PopTextWrapPos();
+        if (ImGui::BeginTable("runs", 2, ImGuiTableFlags_SizingFixedFit, ImVec2(60, 0))) {
+            ImGui::TableSetupColumn("pin", ImGuiTableColumnFlags_WidthFixed, 8.0f);
+            ImGui::TableSetupColumn("draft");
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted("bundled draft model");
+            ImGui::EndTable();
+        }
+        ImGui::End();
+        ImDrawData* dd = im.end_frame();
+        if (frame == 1) {
+            problems = test::text_problems(test::text_runs(dd, ImGui::GetIO().Fonts->Fonts[0]), "");
+            for (std::string& t : test::table_problems("")) problems.push_back(t);
+        }
+    }
+    auto found = [&](const std::string& what) {
+        for (const std::string& p : problems)
+            if (p.find(what) != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(found("cut at the edge: \"Can")) << ::testing::PrintToString(problems);
+    EXPECT_TRUE(found("\"one\" drawn over \"two\"")) << ::testing::PrintToString(problems);
+    EXPECT_TRUE(found("a number split over two lines")) << ::testing::PrintToString(problems);
+    EXPECT_TRUE(found("table column \"pin\"")) << ::testing::PrintToString(problems);
+    EXPECT_FALSE(found("fits"));
 }

@@ -30,7 +30,9 @@ void bar_chart(const BarSeries& s, float height) {
     ImGui::InvisibleButton(s.id, size);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(p0, p1, IM_COL32(25, 27, 32, 255));
-    float plot_h = size.y - 16, slot = size.x / float(n);
+    // The bars leave a margin at the right for the axis labels, so no label is drawn over the last bar.
+    const float axis_w = ImGui::CalcTextSize("0.75").x + 6;
+    float plot_h = size.y - 16, slot = std::max(1.0f, size.x - axis_w) / float(n);
     auto y_of = [&](double v) { return p0.y + plot_h * float(1.0 - std::clamp(v, 0.0, 1.0)); };
     for (double g : {0.25, 0.5, 0.75})
         dl->AddLine(ImVec2(p0.x, y_of(g)), ImVec2(p1.x, y_of(g)), IM_COL32(55, 55, 65, 255));
@@ -75,12 +77,10 @@ void bar_chart(const BarSeries& s, float height) {
         std::snprintf(label, sizeof label, "%zu", i + size_t(s.first_label));
         dl->AddText(ImVec2((x0 + x1) / 2 - 4, p1.y - 15), IM_COL32(160, 160, 160, 255), label);
     }
-    for (double g : {0.25, 0.5, 0.75}) {  // the axis (shares in [0, 1]), over the bars
+    for (double g : {0.25, 0.5, 0.75}) {  // the axis (shares in [0, 1]), in its margin right of the bars
         char tick[16];
         std::snprintf(tick, sizeof tick, "%.2g", g);
-        const ImVec2 at(p1.x - ImGui::CalcTextSize(tick).x - 3, y_of(g) - 14);
-        dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(p1.x, at.y + 13), IM_COL32(25, 27, 32, 200));
-        dl->AddText(at, IM_COL32(150, 150, 160, 255), tick);
+        dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(tick).x - 2, y_of(g) - 14), IM_COL32(150, 150, 160, 255), tick);
     }
 }
 

@@ -68,9 +68,9 @@ void model_summary(const ModelSummary& m, const UiSnapshot& snap) {
                              "Random weights: times, bytes and experts read are real; acceptance and speedup mean "
                              "nothing for a trained model.");
     if (ImGui::BeginTable("types", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Borders)) {
-        ImGui::TableSetupColumn("tensor type");
+        ImGui::TableSetupColumn("type");
         ImGui::TableSetupColumn("tensors");
-        ImGui::TableSetupColumn("parameters");
+        ImGui::TableSetupColumn("params");
         ImGui::TableSetupColumn("size");
         ImGui::TableHeadersRow();
         for (const auto& t : m.types) {

@@ -60,11 +60,11 @@ void TreeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         double p = i < m.node_acceptance.size() ? m.node_acceptance[i] : 0.0;
         ImVec2 c = pos(i);
         dl->AddCircleFilled(c, radius, heat_color(p));
-        if (radius >= 9) {
-            char text[16];
-            std::snprintf(text, sizeof text, "%.0f", p * 100);
-            dl->AddText(ImVec2(c.x - 7, c.y - 6), p > 0.6 ? IM_COL32_BLACK : IM_COL32_WHITE, text);
-        }
+        char text[16];
+        std::snprintf(text, sizeof text, "%.0f", p * 100);
+        const ImVec2 ts = ImGui::CalcTextSize(text);
+        if (ts.x <= 2 * radius - 2)  // centred in its circle, or left to the tooltip when it does not fit
+            dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2), p > 0.6 ? IM_COL32_BLACK : IM_COL32_WHITE, text);
         float ddx = mouse.x - c.x, ddy = mouse.y - c.y;
         if (hovered && ddx * ddx + ddy * ddy <= radius * radius)
             ImGui::SetTooltip("node %zu, depth %d\nP(on the accepted path) = %.3f (modeled)", i, depth[i], p);
