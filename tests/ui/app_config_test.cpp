@@ -197,3 +197,13 @@ TEST(AppConfig, EachDraftKindStartsFromItsOwnAssumedCost) {
     ASSERT_EQ(c.modeled.levels.size(), 2u);
     EXPECT_EQ(c.modeled.levels[1].c, 0.0) << "a new statistical level assumes no cost";
 }
+
+// Long work says how long the rest takes at the pace so far, and nothing before there is a pace to go on.
+TEST(AppConfig, TimeLeftIsTheRestAtThePaceSoFar) {
+    EXPECT_EQ(ui::time_left_text(0.25, 60), "about 3 min left");
+    EXPECT_EQ(ui::time_left_text(0.5, 20), "about 20 s left");
+    EXPECT_EQ(ui::time_left_text(0.01, 60), "") << "under 2 % done";
+    EXPECT_EQ(ui::time_left_text(0.5, 1), "") << "under 2 s";
+    EXPECT_EQ(ui::time_left_text(1.0, 60), "") << "done";
+    EXPECT_EQ(ui::time_left_text(0.1, 3600), "about 9.0 h left");
+}

@@ -214,7 +214,9 @@ TEST(AppController, OpeningAnotherModelDropsTheRunningMeasurement) {
 TEST(AppController, MeasuredSweepOverPruningAndTruncationIsStoredAndResumes) {
     const auto dir = test::tmp_dir() / "measured_sweeps";
     std::filesystem::remove_all(dir);
-    ui::AppController c;
+    // An injected clock a second further on each reading: the sweep's time left comes from it, not from the machine.
+    auto ticks = std::make_shared<std::atomic<int64_t>>(0);
+    ui::AppController c([ticks] { return ui::AppController::Clock::time_point(std::chrono::seconds(++*ticks)); });
     c.set_sweep_dir(dir.string());
     c.set_measurer(ui::measure_with_engine);
     const ui::ActionRunSweep sweep{"prune", "trunc", false};
@@ -240,9 +242,21 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncationIsStoredAndResumes) {
     auto rows = [&] { return c.snapshot().store ? c.snapshot().store->rows.size() : size_t(0); };
     EXPECT_TRUE(c.handle(sweep));
     ASSERT_NE(sweep_job(), 0u);
+    EXPECT_NE(c.snapshot().messages.back().text.find("Measuring 80 cells, each repeated to an interval"),
+              std::string::npos)
+        << "the sweep's cost is said before it starts: " << c.snapshot().messages.back().text;
+    bool time_left = false;  // the job's progress says how long the rest takes
     ASSERT_TRUE(test::poll_until(
-        c, [&] { return rows() >= 3 || sweep_job() == 0; }, std::chrono::seconds(120)));
+        c,
+        [&] {
+            for (const auto& j : c.snapshot().jobs) time_left |= j.what.find(" left)") != std::string::npos;
+            return rows() >= 3 || sweep_job() == 0;
+        },
+        std::chrono::seconds(120)));
     ASSERT_GE(rows(), 3u) << c.snapshot().status_line;
+    EXPECT_TRUE(time_left);
+    for (const auto& r : c.snapshot().store->rows)
+        EXPECT_TRUE(r.speedup_interval.has_value()) << "each cell is repeated to an interval, as a run is";
     c.handle(ui::ActionCancelJob{sweep_job()});
     ASSERT_TRUE(test::poll_until(c, [&] { return sweep_job() == 0; }));
     const std::string file     = c.snapshot().store->path;

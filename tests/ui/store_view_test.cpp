@@ -207,6 +207,26 @@ TEST(StoreView, BadFilesGiveAnErrorInTheSnapshot) {
     EXPECT_TRUE(actions.queue.empty());
 }
 
+// A measured row repeated to an interval carries it (the heatmap's cell and tooltip show it); one pass, or a
+// malformed entry from a file, carries none.
+TEST(StoreView, ARepeatedRowCarriesItsInterval) {
+    store::ResultRow r;
+    r.stats                  = {{"n_steps", 10},
+                                {"repeated", {{"speedup", {{"median", 2.3}, {"lo", 2.1}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.969}}}}}};
+    const ui::StoreRowView v = ui::store_row_view(store::ResultRow(r));
+    ASSERT_TRUE(v.speedup_interval.has_value());
+    EXPECT_DOUBLE_EQ(v.speedup_interval->lo, 2.1);
+    EXPECT_EQ(v.speedup_interval->n, 6);
+    for (const json bad : {json{{"median", 2.3}, {"lo", 2.6}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.9}},
+                           json{{"median", "2.3"}, {"lo", 2.1}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.9}},
+                           json{{"median", 2.3}, {"lo", 2.1}, {"hi", 2.5}, {"n", 1}, {"coverage", 0.5}}, json(3)}) {
+        r.stats["repeated"]["speedup"] = bad;
+        EXPECT_FALSE(ui::store_row_view(store::ResultRow(r)).speedup_interval.has_value()) << bad.dump();
+    }
+    r.stats.erase("repeated");
+    EXPECT_FALSE(ui::store_row_view(store::ResultRow(r)).speedup_interval.has_value());
+}
+
 TEST(StoreView, PredictSweepRowsAreModeled) {
     auto path = test::fresh_tmp_path("ui_store_predict.sqlite");
     {

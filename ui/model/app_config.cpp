@@ -116,13 +116,16 @@ std::optional<RunEstimate> estimate_run(const engine::SpecConfig& spec, double s
     return e;
 }
 
-namespace {
 std::string duration_text(double s) {
     if (s < 90) return fmt("%.0f s", std::max(1.0, s));
     if (s < 5400) return fmt("%.0f min", s / 60);
     return fmt("%.1f h", s / 3600);
 }
-}  // namespace
+
+std::string time_left_text(double fraction, double elapsed_s) {
+    if (!(fraction >= 0.02) || !(elapsed_s >= 2.0) || fraction >= 1.0) return "";
+    return "about " + duration_text(elapsed_s / fraction * (1.0 - fraction)) + " left";
+}
 
 std::string describe_estimate(const RunEstimate& e, const engine::SpecConfig& spec) {
     const std::string time   = duration_text(e.seconds_min) == duration_text(e.seconds_max)

@@ -107,6 +107,11 @@ std::optional<RunEstimate> estimate_run(const engine::SpecConfig& spec, double s
                                         double plain_tokens_per_s);
 // "a run of these settings: about 40 s to 3 min (1 to 10 passes of 2 prompts x 48 tokens, ...)"
 std::string describe_estimate(const RunEstimate& e, const engine::SpecConfig& spec);
+// "45 s", "6 min", "1.5 h".
+std::string duration_text(double seconds);
+// "about 6 min left" for long work `fraction` done after `elapsed_s` (straight-line: the rest at the pace so far);
+// "" before 2 % or 2 s, when there is nothing to go on yet, and once done.
+std::string time_left_text(double fraction, double elapsed_s);
 
 // How the editor shows spec.verification and spec.tree, and the change of shape from the editor's combo.
 enum class TreeMode { chain, branching, top_k, budget, optimal_measured, chain_second, dynamic, cats };

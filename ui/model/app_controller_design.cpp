@@ -61,9 +61,28 @@ void AppController::start_sweep(const ActionRunSweep& a) {
     const std::vector<std::string> preferred = {r.x->pointer, r.y->pointer};
     const std::string name =
         std::string("Sweeping ") + r.x->label + " × " + r.y->label + (measure ? " (measured)" : "");
+    // A measured sweep's cost before it starts: its cells, each a run of the editor's settings (passes until the
+    // speedup's interval is narrow enough, within the run's budget), at the last run's speed.
+    if (measure && m_snap.measured && m_snap.measured->complete)
+        if (const std::optional<RunEstimate> e =
+                estimate_run(spec.base.get<engine::SpecConfig>(), m_snap.measured->stats.tokens_per_s,
+                             m_snap.measured->stats.baseline_tokens_per_s)) {
+            const double cells = double(spec.grid_size());
+            message(MessageLevel::info,
+                    "Measuring " + std::to_string(spec.grid_size()) + " cells, each repeated " +
+                        "to an interval as a run is: about " + duration_text(cells * e->seconds_min) + " to " +
+                        duration_text(cells * e->seconds_max) + " (cells already stored are " + "not run again)");
+        }
     submit("sweep", name,
-           [this, spec, dir, preferred, measure, model = m_model,
-            path = r.model_path](jobs::JobContext& ctx) mutable -> Apply {
+           [this, spec, dir, preferred, measure, model = m_model, path = r.model_path,
+            now = m_now](jobs::JobContext& ctx) mutable -> Apply {
+               // The job's progress says how long the rest will take, at the pace so far.
+               const Clock::time_point start = now();
+               const ProgressFn to_job       = ctx.progress_fn();
+               const ProgressFn progress     = [to_job, start, now](double f, const std::string& what) {
+                   const std::string left = time_left_text(f, std::chrono::duration<double>(now() - start).count());
+                   to_job(f, left.empty() ? what : what + " (" + left + ")");
+               };
                std::unique_ptr<sweep::Evaluator> evaluator;
                if (measure) {
                    session::Target target = session::open_target(model, path);
@@ -83,10 +102,10 @@ void AppController::start_sweep(const ActionRunSweep& a) {
                StoreView view;
                view.path = file.string(), view.title = spec.name, view.preferred_axes = preferred;
                std::mutex mutex;  // events come from the workers evaluating cells in parallel
-               const size_t every                = measure ? 1 : std::max<size_t>(1, spec.grid_size() / kModeledPosts);
-               size_t since_post                 = 0;
-               const sweep::SweepSummary summary = sweep::run_sweep(
-                   spec, *evaluator, *store, ctx.token(), ctx.progress_fn(), [&](const sweep::SweepEvent& e) {
+               const size_t every = measure ? 1 : std::max<size_t>(1, spec.grid_size() / kModeledPosts);
+               size_t since_post  = 0;
+               const sweep::SweepSummary summary =
+                   sweep::run_sweep(spec, *evaluator, *store, ctx.token(), progress, [&](const sweep::SweepEvent& e) {
                        std::lock_guard lock(mutex);
                        view.rows.push_back(store_row_view(store::ResultRow(e.row)));
                        if (++since_post < every) return;

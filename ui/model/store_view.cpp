@@ -147,6 +147,23 @@ StoreRowView store_row_view(store::ResultRow&& r) {
     for (const auto& [name, value] : r.metrics)
         if (std::isfinite(value)) v.metrics[name] = value;
     // Figures kept in the statistics (measured) or the predictions (modeled) that a heatmap or Pareto can use.
+    if (v.measured)
+        if (auto rep = r.stats.find("repeated"); rep != r.stats.end() && rep->is_object())
+            if (auto sp = rep->find("speedup"); sp != rep->end() && sp->is_object()) {
+                analytic::MedianInterval m;
+                auto num = [&](const char* k, double& out) {
+                    auto it = sp->find(k);
+                    if (it == sp->end() || !it->is_number() || !std::isfinite(it->get<double>())) return false;
+                    out = it->get<double>();
+                    return true;
+                };
+                double n = 0;
+                if (num("median", m.median) && num("lo", m.lo) && num("hi", m.hi) && num("n", n) &&
+                    num("coverage", m.coverage) && m.lo <= m.median && m.median <= m.hi && n >= 2 && n < 1e6) {
+                    m.n                = int(n);
+                    v.speedup_interval = m;
+                }
+            }
     const json& from = v.measured ? r.stats : r.predictions;
     if (from.is_object())
         for (const std::string& name : derived_metrics())

@@ -7,6 +7,8 @@
 
 #include "core/cancel.h"
 
+#include "core/analytic/calibration.h"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -31,6 +33,9 @@ struct StoreRowView {
     std::string task;                       // task label ("" = none)
     std::string sweep;                      // the sweep that produced the row
     bool measured = false;                  // engine row (statistics present); otherwise modeled (predict)
+    // A measured row repeated to an interval (its statistics' "repeated": the A/B pairs' median speedup and its
+    // distribution-free interval); absent for one pass, modeled rows, or a malformed entry.
+    std::optional<analytic::MedianInterval> speedup_interval;
 };
 
 // A configuration field that varies across the rows. A row without the field has the value null ("(absent)").

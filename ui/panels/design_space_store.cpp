@@ -2,6 +2,7 @@
 #include "ui/panels/design_space_store.h"
 
 #include "ui/model/app_sweep.h"
+#include "ui/model/measured.h"
 #include "ui/model/result_config.h"
 #include "ui/widgets.h"
 
@@ -204,11 +205,22 @@ void StoreDesignView::heatmap(const StoreView& view, const AppConfig& current, U
                                  : c.n_measured == c.count ? "measured"
                                  : c.n_measured            ? "mixed"
                                                            : "modeled";
+            // The best row's interval when it was repeated to one (a measured sweep's cells are runs: A/B passes
+            // until the speedup's interval is narrow enough, within the run's budget).
+            const std::optional<analytic::MedianInterval>* interval =
+                c.best_row >= 0 && g.metric == "speedup" ? &view.rows[size_t(c.best_row)].speedup_interval : nullptr;
             if (cw > 34 && ch > 14 && c.count > 0) {
                 ImU32 ink = t > 0.6 ? IM_COL32_BLACK : IM_COL32_WHITE;
                 dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2 - (ch > 30 ? 7 : 0)), ink,
                             format_value(c.value).c_str());
-                if (ch > 30 && cw > 60) dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2 + 7), ink, source);
+                std::string second = source;
+                char bounds[48];
+                if (interval && *interval) {
+                    std::snprintf(bounds, sizeof bounds, "[%.2f, %.2f]", (*interval)->lo, (*interval)->hi);
+                    second = bounds;
+                }
+                if (ch > 30 && text_width(second.c_str()) <= cw - 6)
+                    dl->AddText(ImVec2(a.x + 3, a.y + (ch - 13) / 2 + 7), ink, second.c_str());
             }
             bool over = mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
             if (!over || !hovered) continue;
@@ -221,6 +233,12 @@ void StoreDesignView::heatmap(const StoreView& view, const AppConfig& current, U
             const StoreRowView& row  = view.rows[size_t(c.best_row)];
             ResultConfigLoad preview = app_config_from_result(row.config, current);
             std::string missing;
+            if (interval && *interval) {
+                char best[96];
+                std::snprintf(best, sizeof best, "\nbest row: %.2fx [%.2f, %.2f], ", (*interval)->median,
+                              (*interval)->lo, (*interval)->hi);
+                missing += best + interval_text((*interval)->coverage, (*interval)->n);
+            }
             for (const std::string& n : preview.not_loaded) missing += "\n  not loaded: " + n;
             ImGui::SetTooltip(
                 "%s\n%s %s = %s over %d rows (%s; %d failed)%s%s\nclick to load the best row's "
