@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace {
 
@@ -93,12 +94,19 @@ int main(int argc, char** argv) {
                             "Scripted: after the measured run, run the Tune panel's search with this budget in "
                             "seconds (then the screenshot, if asked).",
                             "s");
+    QCommandLineOption pin_runs("pin-runs",
+                                "Scripted: pin every run in the history before the screenshot or the end (the Run "
+                                "history panel then overlays them).");
+    QCommandLineOption session("session",
+                               "Open this session file at start (File > Save session writes one): its configuration, "
+                               "model, dataset, run history and sweep results.",
+                               "file.json");
     QCommandLineOption log_events("log-events",
                                   "Print what happens to stdout as it happens: measured runs, messages, and where the "
                                   "main sliders are on the screen ('speculum: widget: gamma X Y W H'), for tests "
                                   "that drive the window with real input.");
     for (const auto& o : {screenshot, frames, size, model, dataset, results, panel, set, sweep, then_set, wait_measured,
-                          timeout, settings_file, log_events, tune})
+                          timeout, settings_file, log_events, tune, pin_runs, session})
         parser.addOption(o);
     parser.process(app);
 
@@ -138,8 +146,14 @@ int main(int argc, char** argv) {
     const auto still_there = [&ec](const QString& p) {
         return !p.isEmpty() && std::filesystem::is_regular_file(p.toStdString(), ec);
     };
+    // A session names its own model (opened by open_session), unless --model names another.
+    std::optional<speculum::ui::SessionState> opened;
+    if (parser.isSet(session)) opened = window.open_session(parser.value(session));
+    const bool session_model = opened && still_there(QString::fromStdString(opened->model_path));
     if (parser.isSet(model)) {
         controller.open_model(parser.value(model).toStdString());
+    } else if (session_model) {
+        // opened with the session
     } else if (still_there(window.last_model())) {
         controller.open_model(window.last_model().toStdString());
     } else {
@@ -156,8 +170,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(log_events)) new speculum::app::EventLog(window);  // owned by the window
     window.show();
 
-    const bool scripted =
-        parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured) || parser.isSet(tune);
+    const bool scripted = parser.isSet(screenshot) || parser.isSet(then_set) || parser.isSet(wait_measured) ||
+                          parser.isSet(tune) || parser.isSet(pin_runs);
     if (scripted) {
         speculum::app::ScriptedRun::Options o;
         bool ok_n = false, ok_t = false;
@@ -172,6 +186,7 @@ int main(int argc, char** argv) {
         o.then_set      = parser.values(then_set);
         o.wait_measured = parser.isSet(wait_measured);
         o.screenshot    = parser.value(screenshot);
+        o.pin_runs      = parser.isSet(pin_runs);
         if (parser.isSet(tune)) {
             bool ok_s = false;
             o.tune_s  = parser.value(tune).toDouble(&ok_s);

@@ -208,14 +208,21 @@ void MainWindow::open_session_dialog() {
     QString dir  = m_last_session.isEmpty() ? QDir::homePath() : QFileInfo(m_last_session).absolutePath();
     QString path = QFileDialog::getOpenFileName(this, "Open session", dir, "Speculum sessions (*.json);;All files (*)");
     if (path.isEmpty()) return;
+    open_session(path);
+    m_host->schedule_frames(2);
+}
+
+std::optional<ui::SessionState> MainWindow::open_session(const QString& path) {
     m_last_session = path;
     try {
         // Read whole first: a file that does not read changes nothing.
-        m_controller.restore_session(ui::load_session_file(path.toStdString()), true);
+        ui::SessionState s = ui::load_session_file(path.toStdString());
+        m_controller.restore_session(s, true);
+        return s;
     } catch (const std::exception& e) {
         m_controller.message(ui::MessageLevel::error, std::string("Session not opened: ") + e.what());
+        return std::nullopt;
     }
-    m_host->schedule_frames(2);
 }
 
 void MainWindow::save_when_changed() {

@@ -9,6 +9,7 @@
 #include <QMainWindow>
 
 #include <memory>
+#include <optional>
 
 class QLabel;
 class QSettings;
@@ -28,6 +29,9 @@ public:
     explicit MainWindow(bool use_settings = true, const QString& settings_file = {});
     ImGuiHostWidget* host() const { return m_host; }
     ui::AppController& controller() { return m_controller; }
+    // Opens a session file whole (File > Open session, --session) and returns what it held; nullopt, with a
+    // message, when it does not read.
+    std::optional<ui::SessionState> open_session(const QString& path);
     // The files the last session had open (from the settings; empty without them or when none was open).
     const QString& last_model() const { return m_last_model; }
     const QString& last_dataset() const { return m_last_dataset; }

@@ -101,6 +101,9 @@ void ScriptedRun::after_frame() {
 }
 
 void ScriptedRun::take_screenshot_or_finish(const ui::UiSnapshot& snap) {
+    if (m_options.pin_runs)  // as the Run history panel's pin boxes do
+        for (const ui::RunRecord& r : snap.history)
+            if (!r.pinned) m_window.controller().handle(ui::ActionPinRun{r.id, true});
     if (m_options.screenshot.isEmpty()) {
         for (const auto& m : snap.messages)  // what the user would have read in the panels
             std::printf("speculum: %s: %s\n", m.level == ui::MessageLevel::error ? "error" : "info", m.text.c_str());

@@ -27,6 +27,7 @@ public:
         int frames    = 3;           // idle frames before the screenshot
         int timeout_s = 120;         // give up (exit code 3) after this long
         double tune_s = 0;           // > 0: after the final measured run, Tune with this budget, then the screenshot
+        bool pin_runs = false;       // pin every run in the history before the screenshot or the end (--pin-runs)
     };
     ScriptedRun(MainWindow& window, Options options);
     void start();

@@ -31,7 +31,13 @@ shot panel_tune.png 760x820 "${common[@]}" --tune 60 --timeout 900 --panel Tune
 "$build/app/speculum-cli" sweep docs/examples/sweep_predict.json --db "$tmp/results.sqlite" > /dev/null
 shot panel_design_space_results.png 640x620 "${common[@]}" --results "$tmp/results.sqlite" --panel "Design space"
 shot panel_export.png 700x620 "${common[@]}" --panel Export
-shot panel_run_history.png 980x360 "${common[@]}" --then-set gamma=4 --panel "Run history"
+# The run history with both runs pinned: what they differ in, their acceptance and speedups overlaid (issue #55).
+shot panel_run_history.png 980x760 "${common[@]}" --then-set gamma=4 --pin-runs --panel "Run history"
+# A session: one launch measures two runs, pins them and keeps the session on quit (session.json beside the
+# settings); the next launch with the same settings finds them and measures once more.
+sess=(--settings-file "$tmp/session/settings.ini")
+xvfb-run -a -s "-screen 0 1400x900x24" "$app" "${common[@]}" "${sess[@]}" --then-set gamma=3 --pin-runs >/dev/null
+shot panel_run_history_session.png 980x760 "${common[@]}" "${sess[@]}" --set gamma=6 --panel "Run history"
 # Suffix decoding (draft kind "ngram", issue #28) on the copy-from-context suite: its editor and what it measured.
 ngram=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/copy_from_context.jsonl
        --set profile=rtx4090 --set measure_prompts=4 --set measure_tokens=48 --exit-when-measured
