@@ -41,6 +41,14 @@ TEST(SpeedupPanel, DrawsModeledMeasuredAndErrorStates) {
 
 // Figures that need a word get one: nothing drafted, a draft costlier than the target (the identity self-draft named
 // as the target itself), a loaded CPU; and every interval states its coverage the same way.
+// One acceptance figure, accepted ÷ drafted, worded the same wherever it is shown.
+TEST(RunExplanations, AcceptanceIsAcceptedOverDrafted) {
+    engine::RunStats s;
+    s.n_drafted = 600, s.n_accepted = 330;
+    EXPECT_EQ(ui::acceptance_text(s), "acceptance 55 % (330 of 600 drafted tokens accepted)");
+    EXPECT_EQ(ui::acceptance_text(0, 0), "acceptance: no token drafted");
+}
+
 TEST(RunExplanations, ZeroDraftedCostlyDraftsAndALoadedCpuEachGetAPlainMessage) {
     ui::MeasuredView v;
     v.stats.n_steps   = 40;

@@ -14,6 +14,16 @@ std::string interval_text(double coverage, int n) {
            "; a 95 % interval of the median needs 6)";
 }
 
+std::string acceptance_text(int64_t accepted, int64_t drafted) {
+    if (drafted <= 0) return "acceptance: no token drafted";
+    return fmt("acceptance %.0f %%", 100.0 * double(accepted) / double(drafted)) + " (" + std::to_string(accepted) +
+           " of " + std::to_string(drafted) + " drafted tokens accepted)";
+}
+
+std::string acceptance_text(const engine::RunStats& s) {
+    return acceptance_text(s.n_accepted, s.n_drafted);
+}
+
 std::vector<std::string> run_explanations(const MeasuredView& v, const drafts::DraftSpec& level1) {
     std::vector<std::string> out;
     const engine::RunStats& s = v.stats;

@@ -61,6 +61,12 @@ struct MeasuredView {
 // the median needs, its true coverage ("73 % interval (2 pairs; a 95 % interval of the median needs 6)").
 std::string interval_text(double coverage, int n);
 
+// The one acceptance figure every panel names the same way: accepted ÷ drafted over the run (or a cascade level's
+// review), "acceptance 55 % (330 of 600 drafted tokens accepted)"; "acceptance: no token drafted" when none was.
+// Beside it the panels show tokens per target pass and the per-position alpha_i (accepted ÷ reached at position i).
+std::string acceptance_text(int64_t accepted, int64_t drafted);
+std::string acceptance_text(const engine::RunStats& s);
+
 // Plain messages for figures that need one, shown beside the run: no token was drafted; a draft costlier than a
 // target step (an identity self-draft is the target itself); a loaded CPU. Empty when none applies.
 std::vector<std::string> run_explanations(const MeasuredView& v, const drafts::DraftSpec& level1);

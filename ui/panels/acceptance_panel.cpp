@@ -103,9 +103,12 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
             reached += r->pos_reached[i], accepted += r->pos_accepted[i];
         if (reached > 0) iid = double(accepted) / double(reached);
     }
-    ImGui::TextWrapped("Acceptance per position: measured alpha_i (95%% Wilson) vs");
+    if (r)
+        ImGui::TextWrapped("%s, %.2f tokens per target pass", acceptance_text(*r).c_str(), r->mean_accepted_length());
+    ImGui::TextWrapped("alpha_i per position (accepted / reached at i): measured (95%% Wilson) vs");
     char modeled_line[96];
-    std::snprintf(modeled_line, sizeof modeled_line, "modeled i.i.d. alpha = %.2f (%s)", iid, r ? "pooled" : "assumed");
+    std::snprintf(modeled_line, sizeof modeled_line, "modeled, one alpha everywhere: %.2f (%s)", iid,
+                  r ? "the measured alpha_i pooled" : "assumed");
     same_line_if_fits(text_width(modeled_line));
     text_colored_wrapped(ImVec4(0.92f, 0.7f, 0.3f, 1), "%s", modeled_line);
     BarSeries pos{{}, {}, {}, "positions"};

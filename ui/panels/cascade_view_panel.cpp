@@ -66,7 +66,7 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         const engine::RunStats* m = snap.measured ? &snap.measured->stats : nullptr;
         const bool has_measured   = cascade_level_measured(snap, i);
         if (has_measured)
-            std::snprintf(l2, sizeof l2, "measured: c %.3f, %.0f %% accepted; %s %d", m->levels[i + 1].cost_ratio,
+            std::snprintf(l2, sizeof l2, "measured: c %.3f, acceptance %.0f %%; %s %d", m->levels[i + 1].cost_ratio,
                           100.0 * double(m->levels[i].n_review_accepted) / double(m->levels[i].n_reviewed),
                           i + 1 == n ? "tokens" : "steps", cfg.spec.draft_length(int32_t(i)));
         else

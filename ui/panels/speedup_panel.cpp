@@ -178,9 +178,17 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         items.push_back(
             {snap.measured->repeats.speedup.n > 1 ? "measured (median)" : "measured", snap.measured->speedup(), true});
 
-    ImGui::TextWrapped("alpha %s: %.3f, c %s: %.3f, tokens per target pass: %.2f", m.alpha_source.c_str(),
-                       m.input.alpha.empty() ? 0.0 : m.input.alpha.front(), m.c_source.c_str(), m.input.c,
-                       o.expected_tokens);
+    // Three figures, each kept whole on its line (ImGui wraps after a period, which would split a number).
+    char figure[160];
+    std::snprintf(figure, sizeof figure, "alpha_1 %s: %.3f,", m.alpha_source.c_str(),
+                  m.input.alpha.empty() ? 0.0 : m.input.alpha.front());
+    ImGui::TextWrapped("%s", figure);
+    std::snprintf(figure, sizeof figure, "c %s: %.3f,", m.c_source.c_str(), m.input.c);
+    same_line_if_fits(text_width(figure));
+    ImGui::TextWrapped("%s", figure);
+    std::snprintf(figure, sizeof figure, "tokens per target pass: %.2f", o.expected_tokens);
+    same_line_if_fits(text_width(figure));
+    ImGui::TextWrapped("%s", figure);
     modeled_tag();
     if (snap.head_cost && snap.head_cost->error.empty()) {
         ImGui::TextWrapped("c of the draft head from its file: %.4f (%s)", snap.head_cost->c,
@@ -248,6 +256,7 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
                                                          : " (streaming)");
             measured_tag();
         }
+        ImGui::TextWrapped("%s", acceptance_text(r).c_str());
         for (const std::string& line : run_explanations(*snap.measured, snap.config.draft()))
             warning_wrapped("%s", line.c_str());
         if (rs.cost_ratio.n > 1)
