@@ -68,10 +68,11 @@ void AppController::start_sweep(const ActionRunSweep& a) {
                 estimate_run(spec.base.get<engine::SpecConfig>(), m_snap.measured->stats.tokens_per_s,
                              m_snap.measured->stats.baseline_tokens_per_s)) {
             const double cells = double(spec.grid_size());
-            message(MessageLevel::info,
-                    "Measuring " + std::to_string(spec.grid_size()) + " cells, each repeated " +
-                        "to an interval as a run is: about " + duration_text(cells * e->seconds_min) + " to " +
-                        duration_text(cells * e->seconds_max) + " (cells already stored are " + "not run again)");
+            message(MessageLevel::info, "Measuring " + std::to_string(spec.grid_size()) +
+                                            " cells, each repeated to an interval as a run is: about " +
+                                            duration_text(cells * e->seconds_min) + " to " +
+                                            duration_text(cells * e->seconds_max) +
+                                            " (cells already stored are not run again)");
         }
     submit("sweep", name,
            [this, spec, dir, preferred, measure, model = m_model, path = r.model_path,
