@@ -132,6 +132,7 @@ void MainWindow::build_status_bar() {
     m_job_progress->setMaximumWidth(220);
     m_job_cancel = new QToolButton(this);
     m_job_cancel->setText("Cancel");
+    m_job_cancel->setMinimumWidth(m_job_cancel->sizeHint().width());  // never squeezed to "Cance" by a long message
     connect(m_job_cancel, &QToolButton::clicked, this, [this] {
         if (m_shown_job) m_controller.handle(ui::ActionCancelJob{m_shown_job});
         m_host->schedule_frames(2);

@@ -249,7 +249,7 @@ TEST(AppController, MeasuredSweepOverPruningAndTruncationIsStoredAndResumes) {
     ASSERT_TRUE(test::poll_until(
         c,
         [&] {
-            for (const auto& j : c.snapshot().jobs) time_left |= j.what.find(" left)") != std::string::npos;
+            for (const auto& j : c.snapshot().jobs) time_left |= j.what.rfind("about ", 0) == 0;
             return rows() >= 3 || sweep_job() == 0;
         },
         std::chrono::seconds(120)));

@@ -82,7 +82,7 @@ void AppController::start_sweep(const ActionRunSweep& a) {
                const ProgressFn to_job       = ctx.progress_fn();
                const ProgressFn progress     = [to_job, start, now](double f, const std::string& what) {
                    const std::string left = time_left_text(f, std::chrono::duration<double>(now() - start).count());
-                   to_job(f, left.empty() ? what : what + " (" + left + ")");
+                   to_job(f, left.empty() ? what : left + "; " + what);  // first: the status bar cuts long text
                };
                std::unique_ptr<sweep::Evaluator> evaluator;
                if (measure) {
