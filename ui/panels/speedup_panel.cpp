@@ -333,7 +333,6 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
             ImGui::SetTooltip("Find the fastest drafter, draft length, tree and cascade for the open model, measured");
         same_line_if_fits(button_width("Run history..."));
         if (ImGui::Button("Run history...")) actions.push(ActionShowPanel{"Run history"});
-        probe_item("speedup_history");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every finished run: pin runs to compare them as pictures");
         const engine::SpecConfig& spec     = snap.config.spec;
         const std::optional<RunEstimate> e = snap.measured ? estimate_run(spec, snap.measured->stats.tokens_per_s,
