@@ -3,6 +3,8 @@
 
 #include "core/export/plot.h"
 
+#include <imgui_internal.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -111,7 +113,7 @@ bool begin_panel(const char* title, bool* visible, ImVec2 frac_pos, ImVec2 frac_
 
 void empty_state(const char* text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", text);
+    text_wrapped("%s", text);
     ImGui::PopStyleColor();
 }
 
@@ -144,11 +146,61 @@ void measured_status(const UiSnapshot& snap) {
                             describe_draft(snap.measured_config->draft()).c_str());
 }
 
+std::string wrap_at_spaces(const std::string& text, float width) {
+    std::string out, line;
+    size_t start = 0;
+    while (start <= text.size()) {  // each paragraph on its own
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        line.clear();
+        for (size_t w = start; w <= end;) {
+            size_t next = text.find(' ', w);
+            if (next == std::string::npos || next > end) next = end;
+            const std::string_view word(text.data() + w, next - w);
+            if (line.empty() || ImGui::CalcTextSize((line + ' ').append(word).c_str()).x <= width) {
+                if (w > start) line += ' ';
+                line += word;
+            } else {
+                out += line, out += '\n';
+                line.assign(word);
+            }
+            w = next + 1;
+        }
+        out += line;
+        if (end < text.size()) out += '\n';
+        start = end + 1;
+    }
+    return out;
+}
+
+void text_wrapped_v(const char* fmt, va_list args) {
+    va_list copy;
+    va_copy(copy, args);
+    const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    std::string buf(size_t(std::max(n, 0)), '\0');
+    std::vsnprintf(buf.data(), buf.size() + 1, fmt, args);
+    // The width ImGui's TextWrapped wraps at from here (the window's work area, or a pushed wrap position), a pixel
+    // to spare.
+    const ImGuiWindow* window = ImGui::GetCurrentWindow();
+    const float width         = ImGui::CalcWrapWidthForPos(ImGui::GetCursorScreenPos(),
+                                                   window->DC.TextWrapPos < 0 ? 0.0f : window->DC.TextWrapPos) -
+                        1.0f;
+    ImGui::TextWrapped("%s", wrap_at_spaces(buf, std::max(width, 1.0f)).c_str());
+}
+
+void text_wrapped(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    text_wrapped_v(fmt, args);
+    va_end(args);
+}
+
 void text_disabled_wrapped(const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrappedV(fmt, args);
+    text_wrapped_v(fmt, args);
     ImGui::PopStyleColor();
     va_end(args);
 }
@@ -157,7 +209,7 @@ void text_colored_wrapped(ImVec4 color, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
     ImGui::PushStyleColor(ImGuiCol_Text, color);
-    ImGui::TextWrappedV(fmt, args);
+    text_wrapped_v(fmt, args);
     ImGui::PopStyleColor();
     va_end(args);
 }
@@ -232,7 +284,7 @@ void warning_wrapped(const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.75f, 0.3f, 1));
-    ImGui::TextWrappedV(fmt, args);
+    text_wrapped_v(fmt, args);
     ImGui::PopStyleColor();
     va_end(args);
 }

@@ -29,6 +29,12 @@ void empty_state(const char* text);  // greyed, wrapped explanation of why a pan
 void modeled_tag();                  // small "modeled" badge on the current line
 void measured_tag();                 // small "measured" badge on the current line
 void help_marker(const char* text);  // "(?)" with a tooltip
+// Wrapped text, broken only at spaces: ImGui's own wrap also breaks after a period, which splits a number ("3." on
+// one line, "75" on the next). A word wider than the line keeps ImGui's break. Every panel wraps with these.
+void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
+void text_wrapped_v(const char* fmt, va_list args) IM_FMTLIST(1);
+// `text` with a line break in place of the space before each word that would end past `width` pixels.
+std::string wrap_at_spaces(const std::string& text, float width);
 void warning_wrapped(const char* fmt, ...) IM_FMTARGS(1);        // amber, wrapped: a figure to distrust, and why
 void text_disabled_wrapped(const char* fmt, ...) IM_FMTARGS(1);  // greyed and wrapped: a secondary note
 void text_colored_wrapped(ImVec4 color, const char* fmt, ...) IM_FMTARGS(2);  // coloured and wrapped (errors)

@@ -151,10 +151,15 @@ ui::UiSnapshot full_snapshot() {
     ui::AppController c;
     c.open_model(test::synthetic_gguf());
     EXPECT_TRUE(test::poll_until(c, [&] { return c.model() != nullptr && !c.busy(); }));
+    ui::AppConfig cfg            = c.snapshot().config;
+    cfg.modeled.hardware_profile = "rtx4090";      // the Hardware panel's roofline and its figures
+    ui::set_tree_mode(cfg, ui::TreeMode::budget);  // the Tree view's tree and its E[accepted length]
+    c.set_config(cfg);
     ui::UiSnapshot snap = c.snapshot();
-    ui::MeasuredView m  = test::sample_measured();
-    m.drafter           = "bundled draft model (speculum-draft-f16.gguf, 10.2 M parameters)";
-    m.source            = "prose_continuation.jsonl, task prose, 24 of 64 prompts";
+    EXPECT_GE(snap.profile_index, 0);
+    ui::MeasuredView m = test::sample_measured();
+    m.drafter          = "bundled draft model (speculum-draft-f16.gguf, 10.2 M parameters)";
+    m.source           = "prose_continuation.jsonl, task prose, 24 of 64 prompts";
     m.stats.levels.resize(2);
     m.stats.levels[0].n_forward = 100, m.stats.levels[0].bytes_weights = 7350000000ull;
     m.stats.levels[0].flops = 9.1e9, m.stats.levels[0].cost_ratio = 1;
@@ -182,14 +187,15 @@ ui::UiSnapshot full_snapshot() {
 
 }  // namespace
 
-// At 1280x720 and 1920x1080, with every panel shown over a full snapshot, no text the panels draw is cut at a clip
-// edge (left or right: a vertical cut is a scrolled view's edge), drawn over other text, or a number split across
-// two wrapped lines ("3." then "75"). Read back from the glyphs in ImGui's draw data (tests/ui/text_layout.h).
+// At 1280x720, the doc pictures' size and 1920x1080, with every panel shown over a full snapshot, no text the panels
+// draw is cut at a clip edge (left or right: a vertical cut is a scrolled view's edge), drawn over other text, or a
+// number split across two wrapped lines ("3." then "75"). Read back from the glyphs in ImGui's draw data
+// (tests/ui/text_layout.h).
 TEST(Layout, NoTextIsCutOrOverlapsOrSplitsANumber) {
     test::HeadlessImGui im;
     const ui::UiSnapshot snap = full_snapshot();
     std::vector<std::string> problems;
-    for (const ImVec2 size : {ImVec2(1280, 720), ImVec2(1920, 1080)}) {
+    for (const ImVec2 size : {ImVec2(1280, 720), ImVec2(1400, 814), ImVec2(1920, 1080)}) {
         ui::reset_layout();
         ui::Dashboard d;
         for (const ui::Dashboard::PanelEntry& p : d.panels()) *p.visible = true;

@@ -103,9 +103,8 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
             reached += r->pos_reached[i], accepted += r->pos_accepted[i];
         if (reached > 0) iid = double(accepted) / double(reached);
     }
-    if (r)
-        ImGui::TextWrapped("%s, %.2f tokens per target pass", acceptance_text(*r).c_str(), r->mean_accepted_length());
-    ImGui::TextWrapped("alpha_i per position (accepted / reached at i): measured (95%% Wilson) vs");
+    if (r) text_wrapped("%s, %.2f tokens per target pass", acceptance_text(*r).c_str(), r->mean_accepted_length());
+    text_wrapped("alpha_i per position (accepted / reached at i): measured (95%% Wilson) vs");
     char modeled_line[96];
     std::snprintf(modeled_line, sizeof modeled_line, "modeled, one alpha everywhere: %.2f (%s)", iid,
                   r ? "the measured alpha_i pooled" : "assumed");
@@ -121,7 +120,7 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     }
     bar_chart(pos, h);
 
-    ImGui::TextWrapped("Accepted draft tokens per step (share of steps; modeled from the alpha_i in use)");
+    text_wrapped("Accepted draft tokens per step (share of steps; modeled from the alpha_i in use)");
     BarSeries hist{{}, {}, {}, "histogram", 0};
     // The modeled distribution is over tokens per pass t = 1..k+1, i.e. accepted = t − 1.
     for (size_t t = 1; t < m.length_distribution.size(); ++t) hist.modeled.push_back(m.length_distribution[t]);

@@ -40,16 +40,15 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     const size_t n  = std::min(cfg.spec.levels.size(), cfg.modeled.levels.size());
     ImGui::Text("%zu draft level%s", n, n == 1 ? "" : "s");
     if (o.kmatrix)
-        ImGui::TextWrapped(
+        text_wrapped(
             "cascade, as the engine runs it (truncate lengths): %.2f tokens per target pass, cost %.2f target "
             "calls, EWIF %.2f",
             o.kmatrix->expected_tokens, o.kmatrix->cost, o.kmatrix->ewif);
     if (o.cascade)
-        ImGui::TextWrapped(
-            "cascade, Thm. 4.3 (each level runs a fixed number of steps): %.2f tokens, cost %.2f, EWIF %.2f",
-            o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
+        text_wrapped("cascade, Thm. 4.3 (each level runs a fixed number of steps): %.2f tokens, cost %.2f, EWIF %.2f",
+                     o.cascade->expected_tokens, o.cascade->cost, o.cascade->ewif);
     else
-        ImGui::TextWrapped("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
+        text_wrapped("single draft: %.2f tokens per target pass, EWIF %.2f", o.expected_tokens, o.ewif);
     modeled_tag();
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -86,7 +85,7 @@ void CascadeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         empty_state(
             "No horizontal split: every draft position comes from level 1. Add segments in Configuration > Cascade.");
     } else {
-        ImGui::TextWrapped("horizontal split: EWIF %.2f", o.horizontal_ewif.value_or(0.0));
+        text_wrapped("horizontal split: EWIF %.2f", o.horizontal_ewif.value_or(0.0));
         modeled_tag();
         int total = 0;
         for (const auto& s : cfg.modeled.horizontal) total += s.count;

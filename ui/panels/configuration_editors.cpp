@@ -14,7 +14,7 @@ bool edit_tree(AppConfig& cfg) {
     bool changed             = false;
     const TreeMode current   = tree_mode(cfg);
     if (current == TreeMode::cats) {
-        ImGui::TextWrapped(
+        text_wrapped(
             "CATS: the target's first layers draft, a shallow verifier corrects (loaded from a configuration).");
         if (ImGui::Button("Use a chain instead")) {
             set_tree_mode(cfg, TreeMode::chain);
@@ -41,7 +41,7 @@ bool edit_tree(AppConfig& cfg) {
     }
     const TreeMode m = tree_mode(cfg);
     if (m == TreeMode::branching) {
-        ImGui::TextWrapped("children per node, by depth:");
+        text_wrapped("children per node, by depth:");
         for (size_t d = 0; d < tree.branching.size(); ++d) {
             ImGui::PushID(int(d));
             std::string label = "depth " + std::to_string(d + 1);
@@ -69,7 +69,7 @@ bool edit_tree(AppConfig& cfg) {
                 "Sequoia's best tree for the measured acceptance by rank; until a tree run has been "
                 "measured, the rank acceptance below is used.");
     } else if (m == TreeMode::chain_second) {
-        ImGui::TextWrapped("The chain of gamma tokens, each with the draft's second choice as an extra leaf.");
+        text_wrapped("The chain of gamma tokens, each with the draft's second choice as an extra leaf.");
     } else if (m == TreeMode::dynamic) {
         changed |= ImGui::SliderInt("expanded per depth", &tree.top_k, 1, 8);
         help_marker(
@@ -82,7 +82,7 @@ bool edit_tree(AppConfig& cfg) {
             "probabilities (n-gram, Max-Gram) verify the first nodes of the top-k tree breadth-first.");
     }
     if (m != TreeMode::chain) {
-        ImGui::TextWrapped("acceptance by sibling rank (Sequoia's prior):");
+        text_wrapped("acceptance by sibling rank (Sequoia's prior):");
         modeled_tag();
         for (size_t r = 0; r < tree.prior.size(); ++r) {
             ImGui::PushID(int(100 + r));
@@ -232,7 +232,7 @@ bool edit_cascade(AppConfig& cfg) {
         changed = true;
     }
     ImGui::Separator();
-    ImGui::TextWrapped("horizontal split of the draft positions:");
+    text_wrapped("horizontal split of the draft positions:");
     modeled_tag();
     std::vector<analytic::HorizontalSegment>& horizontal = cfg.modeled.horizontal;
     for (size_t i = 0; i < horizontal.size(); ++i) {

@@ -161,7 +161,7 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
             probe_slider("gamma");
             help_marker("Draft tokens proposed per verification step (chain length).");
         } else {
-            ImGui::TextWrapped("draft lengths: the loaded k-matrix (%d tokens for the target)", cfg.gamma());
+            text_wrapped("draft lengths: the loaded k-matrix (%d tokens for the target)", cfg.gamma());
             if (ImGui::SmallButton("Use gamma instead")) {
                 cfg.spec.k_matrix.clear();
                 normalize(cfg);
@@ -181,8 +181,8 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
             std::string rates;
             for (size_t i = 0; i < p.conditional.size() && i < 8; ++i)
                 rates += fmt(i ? " %.2f" : "%.2f", p.conditional[i]);
-            ImGui::TextWrapped("alpha per position from %s: %s%s", loaded->path.c_str(), rates.c_str(),
-                               p.conditional.size() > 8 ? " ..." : "");
+            text_wrapped("alpha per position from %s: %s%s", loaded->path.c_str(), rates.c_str(),
+                         p.conditional.size() > 8 ? " ..." : "");
             text_disabled_wrapped("measured by %s: %s on %s, %d prompts, gamma %d", p.conditions.tool.c_str(),
                                   p.conditions.drafter.c_str(), p.conditions.dataset.c_str(), p.conditions.num_samples,
                                   p.conditions.num_speculative_tokens);
@@ -196,7 +196,7 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
         if (ImGui::SliderFloat("cost ratio c", &c, 0.0f, 1.0f, "%.3f")) cfg.level1().c = c, changed = true;
         help_marker("Time of one draft call divided by the time of one target call.");
         changed |= ImGui::SliderInt("context", &cfg.modeled.context, 1, 32768);
-        for (const std::string& line : snap.modeled.not_modeled) ImGui::TextWrapped("not modeled: %s", line.c_str());
+        for (const std::string& line : snap.modeled.not_modeled) text_wrapped("not modeled: %s", line.c_str());
     }
     if (ImGui::CollapsingHeader("Verification tree")) changed |= edit_tree(cfg);
     if (ImGui::CollapsingHeader("Cascade")) changed |= edit_cascade(cfg);

@@ -54,7 +54,7 @@ void DesignSpacePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fil
             "click on a cell loads its configuration. Or open the result store of a speculum-cli sweep (File > Open "
             "results...).");
     } else {
-        if (!snap.store->title.empty()) ImGui::TextWrapped("%s", snap.store->title.c_str());
+        if (!snap.store->title.empty()) text_wrapped("%s", snap.store->title.c_str());
         m_store.draw(snap.store, snap.config, actions);
     }
     ImGui::End();

@@ -114,15 +114,15 @@ DesignSelection StoreDesignView::selection() const {
 void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, const AppConfig& current,
                            UiActions& actions) {
     const StoreView& view = *view_ptr;
-    ImGui::TextWrapped("%s", view.path.c_str());
+    text_wrapped("%s", view.path.c_str());
     if (!view.error.empty()) {
         ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "Cannot open results:");
-        ImGui::TextWrapped("%s", view.error.c_str());
+        text_wrapped("%s", view.error.c_str());
         return;
     }
     sync(view_ptr);
-    ImGui::TextWrapped("%zu rows (%zu measured, the rest modeled; %zu failed)", view.rows.size(), view.n_measured,
-                       view.n_failed);
+    text_wrapped("%zu rows (%zu measured, the rest modeled; %zu failed)", view.rows.size(), view.n_measured,
+                 view.n_failed);
     if (view.rows.empty() || view.metrics.empty()) {
         empty_state("The store has no finished rows with metrics yet.");
         return;
@@ -167,7 +167,7 @@ void StoreDesignView::draw(const std::shared_ptr<const StoreView>& view_ptr, con
     }
     float avail = ImGui::GetContentRegionAvail().y;
     heatmap(view, current, actions, std::max(120.0f, avail * 0.62f));
-    ImGui::TextWrapped("Pareto front: %s (up) vs %s (left is smaller)", m_speed_metric.c_str(), m_cost_metric.c_str());
+    text_wrapped("Pareto front: %s (up) vs %s (left is smaller)", m_speed_metric.c_str(), m_cost_metric.c_str());
     pareto(view, std::max(60.0f, ImGui::GetContentRegionAvail().y - 4));
 }
 

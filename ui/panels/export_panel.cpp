@@ -87,7 +87,7 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     refresh(snap);
 
     if (snap.model) {
-        ImGui::TextWrapped("target: %s", snap.model->path.c_str());
+        text_wrapped("target: %s", snap.model->path.c_str());
         if (!m_sha.empty())
             text_disabled_wrapped("sha256 %s", m_sha.c_str());
         else if (!m_hash_error.empty())
@@ -130,7 +130,7 @@ void ExportPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     }
     for (const auto& n : m_doc.notes) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.75f, 0.35f, 1));
-        ImGui::TextWrapped("%s", n.c_str());
+        text_wrapped("%s", n.c_str());
         ImGui::PopStyleColor();
     }
     // Read-only multiline text: selectable, scrollable; ImGui needs a mutable buffer, but ReadOnly never writes.

@@ -37,7 +37,8 @@ void roofline(const hw::HardwareProfile& hw, const std::vector<RooflinePoint>& p
         dl->AddLine(a, ImVec2(a.x, p0.y), IM_COL32(60, 60, 70, 255));
         char label[16];
         std::snprintf(label, sizeof label, "%g", i);
-        dl->AddText(ImVec2(a.x + 2, p1.y - 16), IM_COL32(150, 150, 150, 255), label);
+        if (a.x + 2 + ImGui::CalcTextSize(label).x <= p1.x)  // the last decade's label only when it fits
+            dl->AddText(ImVec2(a.x + 2, p1.y - 16), IM_COL32(150, 150, 150, 255), label);
         (void)b;
     }
     double knee = peak / bw;
@@ -125,10 +126,10 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
                                  : compute == "bf16" ? hw.bf16_tflops > 0
                                  : compute == "int8" ? hw.int8_tops > 0
                                                      : hw.fp32_tflops > 0;
-    ImGui::TextWrapped("%s (%s)%s: %.0f GB/s, %.0f GB, %s %.2f TFLOP/s%s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
-                       hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, compute.c_str(),
-                       hw.peak_flops(compute) / 1e12, stated ? "" : " (the fp32 figure: none stated for this type)",
-                       hw.call_overhead_us);
+    text_wrapped("%s (%s)%s: %.0f GB/s, %.0f GB, %s %.2f TFLOP/s%s, %.0f us/call", hw.id.c_str(), hw.kind.c_str(),
+                 hw.measured ? ", measured" : "", hw.mem_bw_gbps, hw.mem_gb, compute.c_str(),
+                 hw.peak_flops(compute) / 1e12, stated ? "" : " (the fp32 figure: none stated for this type)",
+                 hw.call_overhead_us);
     if (!hw.estimates.empty() || !hw.sources.empty()) {
         std::string est;
         for (const std::string& e : hw.estimates) est += (est.empty() ? "" : ", ") + e;
@@ -140,17 +141,17 @@ void HardwarePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
             ImGui::SetTooltip("%s", tip.c_str());
         }
     }
-    ImGui::TextWrapped("target: %s parameters at %.1f bits%s",
-                       format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(), m.target_spec.weight_bits,
-                       m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
+    text_wrapped("target: %s parameters at %.1f bits%s", format_count(int64_t(m.target_spec.params_b * 1e9)).c_str(),
+                 m.target_spec.weight_bits,
+                 m.target_from_model ? " (the open model)" : " (LLaMA-7B fp16: no model open)");
     modeled_tag();
     if (!m.error.empty()) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "%s", m.error.c_str());
     roofline(hw, m.roofline, m.target_spec.compute);
     for (size_t i = 0; i < m.roofline.size(); ++i) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(level_color(i == 2 ? 1 : 0)), "o");
         ImGui::SameLine();
-        ImGui::TextWrapped("%s: %.2f FLOP/B, %.2f TFLOP/s", m.roofline[i].label.c_str(), m.roofline[i].intensity,
-                           m.roofline[i].flops_per_s / 1e12);
+        text_wrapped("%s: %.2f FLOP/B, %.2f TFLOP/s", m.roofline[i].label.c_str(), m.roofline[i].intensity,
+                     m.roofline[i].flops_per_s / 1e12);
     }
     ImGui::End();
 }

@@ -124,14 +124,14 @@ void LiveDecodePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         return;
     }
     const auto& r = *snap.measured;
-    ImGui::TextWrapped("%lld tokens in %lld steps%s", static_cast<long long>(r.n_generated),
-                       static_cast<long long>(r.n_steps), r.complete ? "" : " (streaming)");
+    text_wrapped("%lld tokens in %lld steps%s", static_cast<long long>(r.n_generated),
+                 static_cast<long long>(r.n_steps), r.complete ? "" : " (streaming)");
     measured_tag();
     measured_status(snap);
     if (!r.drafter.empty()) text_disabled_wrapped("draft: %s; prompts: %s", r.drafter.c_str(), r.source.c_str());
     legend();
     token_stream(r, std::max(60.0f, ImGui::GetContentRegionAvail().y - 90));
-    ImGui::TextWrapped("Step timeline (tokens committed per verification step)");
+    text_wrapped("Step timeline (tokens committed per verification step)");
     timeline(r.tokens, int(r.n_steps));
     ImGui::End();
 }

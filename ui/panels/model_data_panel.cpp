@@ -21,7 +21,7 @@ void row(const char* key, const std::string& value) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(key);
     ImGui::TableNextColumn();
-    ImGui::TextWrapped("%s", value.c_str());
+    text_wrapped("%s", value.c_str());
 }
 
 void model_summary(const ModelSummary& m, const UiSnapshot& snap) {
@@ -59,7 +59,7 @@ void model_summary(const ModelSummary& m, const UiSnapshot& snap) {
         ImGui::TextUnformatted("Speculum can draft for it with:");
         for (const std::string& o : options) {
             ImGui::Bullet();
-            ImGui::TextWrapped("%s", o.c_str());
+            text_wrapped("%s", o.c_str());
         }
     }
     if (!m.hparams) text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "Not runnable: %s", m.hparams_error.c_str());
@@ -144,8 +144,8 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
         empty_state("No dataset open. Datasets are JSONL prompt suites (id, task, prompt, max_new_tokens).");
     } else {
         const auto& d = *snap.dataset;
-        ImGui::TextWrapped("%s: %lld prompts, %zu tasks", base_name(d.path).c_str(),
-                           static_cast<long long>(d.n_prompts), d.tasks.size());
+        text_wrapped("%s: %lld prompts, %zu tasks", base_name(d.path).c_str(), static_cast<long long>(d.n_prompts),
+                     d.tasks.size());
         if (ImGui::BeginCombo("task", snap.task.empty() ? "(all tasks)" : snap.task.c_str())) {
             if (ImGui::Selectable("(all tasks)", snap.task.empty())) actions.push(ActionSelectTask{""});
             for (size_t i = 0; i < d.tasks.size(); ++i) {
@@ -167,7 +167,7 @@ void ModelDataPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill)
     for (auto it = snap.messages.rbegin(); it != snap.messages.rend(); ++it) {
         ImVec4 color = it->level == MessageLevel::error ? ImVec4(1, 0.4f, 0.4f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1);
         ImGui::PushStyleColor(ImGuiCol_Text, color);
-        ImGui::TextWrapped("%s", it->text.c_str());
+        text_wrapped("%s", it->text.c_str());
         ImGui::PopStyleColor();
     }
     ImGui::End();

@@ -27,7 +27,7 @@ void OverviewPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) 
         ImGui::EndTable();
     }
     ImGui::Separator();
-    if (!snap.status_line.empty()) ImGui::TextWrapped("%s", snap.status_line.c_str());
+    if (!snap.status_line.empty()) text_wrapped("%s", snap.status_line.c_str());
     ImGui::End();
 }
 

@@ -112,9 +112,9 @@ void prompt_table(const RunRecord& r) {
     for (const PromptRow& p : rows) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s", p.id.c_str());
+        text_wrapped("%s", p.id.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s", p.task.c_str());
+        text_wrapped("%s", p.task.c_str());
         ImGui::TableNextColumn();
         if (p.speedup > 0)
             ImGui::Text("%.2fx", p.speedup);
@@ -173,7 +173,7 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
     for (const RunRecord& r : snap.history)
         if (r.pinned) pinned.push_back(&r);
     if (!diff.empty()) {
-        ImGui::TextWrapped("pinned runs differ in (in the table's order):");
+        text_wrapped("pinned runs differ in (in the table's order):");
         for (const std::string& d : diff) ImGui::BulletText("%s", d.c_str());
     } else {
         text_disabled_wrapped(
@@ -212,8 +212,9 @@ void RunHistoryPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill
     for (auto it = snap.history.rbegin(); it != snap.history.rend(); ++it)
         if (!it->pinned) rows.push_back(&*it);
 
+    // Columns keep the width of their contents; a panel narrower than the table scrolls it sideways.
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+                                  ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("runs", 10, flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
         for (const char* h :

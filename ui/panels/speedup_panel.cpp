@@ -52,7 +52,7 @@ void verify_curve(const engine::RunStats& r) {
     const std::vector<engine::VerifyCost> curve = r.verify_cost_curve();
     if (curve.size() < 2) return;
     const bool steps = curve.front().steps > 0;
-    ImGui::TextWrapped("verification pass by width (%s):", steps ? "plain decoding steps" : "ms");
+    text_wrapped("verification pass by width (%s):", steps ? "plain decoding steps" : "ms");
     measured_tag();
     help_marker(
         "Each bar is the mean of the target's verification passes over that many tokens in this run (the draft "
@@ -104,7 +104,7 @@ void verify_curve(const engine::RunStats& r) {
 void waterfall(const engine::RunStats& r) {
     const engine::SpeedupWaterfall w = engine::speedup_waterfall(r);
     if (!w.unavailable.empty() || w.steps.empty()) return;
-    ImGui::TextWrapped("where the speedup went:");
+    text_wrapped("where the speedup went:");
     measured_tag();
     help_marker(
         "From this run's own times. Acceptance alone: tokens per target pass, as if drafting were free and a "
@@ -125,8 +125,8 @@ void waterfall(const engine::RunStats& r) {
                           w.steps[i].detail.c_str());
     }
     if (w.oracle_width > 0) {
-        ImGui::TextWrapped("headroom: %.2fx with an always-right free drafter (%d tokens a pass)", w.oracle_speedup,
-                           w.oracle_width);
+        text_wrapped("headroom: %.2fx with an always-right free drafter (%d tokens a pass)", w.oracle_speedup,
+                     w.oracle_width);
         modeled_tag();
         help_marker(w.oracle_detail.c_str());
     }
@@ -138,7 +138,7 @@ void recurrent_cost(const engine::RunStats& r) {
     const engine::RecurrentReport& rr = r.recurrent;
     if (rr.empty() || rr.passes <= 0) return;
     const double per = 1e3 / double(rr.passes);
-    ImGui::TextWrapped(
+    text_wrapped(
         "recurrent state (%s rollback): %.3f ms per verification pass (keep %.3f, restore %.3f); "
         "%lld of %lld passes rolled back; held at most %.2f MiB beside the %.2f MiB state",
         rr.strategy.c_str(), (rr.keep_s + rr.restore_s) * per, rr.keep_s * per, rr.restore_s * per,
@@ -182,17 +182,16 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     char figure[160];
     std::snprintf(figure, sizeof figure, "alpha_1 %s: %.3f,", m.alpha_source.c_str(),
                   m.input.alpha.empty() ? 0.0 : m.input.alpha.front());
-    ImGui::TextWrapped("%s", figure);
+    text_wrapped("%s", figure);
     std::snprintf(figure, sizeof figure, "c %s: %.3f,", m.c_source.c_str(), m.input.c);
     same_line_if_fits(text_width(figure));
-    ImGui::TextWrapped("%s", figure);
+    text_wrapped("%s", figure);
     std::snprintf(figure, sizeof figure, "tokens per target pass: %.2f", o.expected_tokens);
     same_line_if_fits(text_width(figure));
-    ImGui::TextWrapped("%s", figure);
+    text_wrapped("%s", figure);
     modeled_tag();
     if (snap.head_cost && snap.head_cost->error.empty()) {
-        ImGui::TextWrapped("c of the draft head from its file: %.4f (%s)", snap.head_cost->c,
-                           snap.head_cost->what.c_str());
+        text_wrapped("c of the draft head from its file: %.4f (%s)", snap.head_cost->c, snap.head_cost->what.c_str());
         modeled_tag();
     } else if (snap.head_cost) {
         text_colored_wrapped(ImVec4(1, 0.4f, 0.4f, 1), "The draft head could not be read: %s",
@@ -201,27 +200,27 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
     bars(items);
     ImGui::Separator();
     if (o.bpt_chain_gb > 0) {
-        ImGui::TextWrapped("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb,
-                           o.bpt_autoregressive_gb);
+        text_wrapped("BPT: %.3f GB/token speculative vs %.3f GB/token autoregressive", o.bpt_chain_gb,
+                     o.bpt_autoregressive_gb);
         modeled_tag();
     } else {
         text_disabled_wrapped("BPT and the projected speedup need a hardware profile (Hardware panel).");
     }
     if (o.timing) {
-        ImGui::TextWrapped("projected: %.1f tokens/s, verify %.2f ms, draft %.3f ms", o.timing->tokens_per_s,
-                           o.timing->t_verify * 1e3, o.timing->t_draft * 1e3);
+        text_wrapped("projected: %.1f tokens/s, verify %.2f ms, draft %.3f ms", o.timing->tokens_per_s,
+                     o.timing->t_verify * 1e3, o.timing->t_draft * 1e3);
         modeled_tag();
         // Beside a measurement: why the two may differ.
         if (snap.measured && snap.measured->speedup() > 0 && snap.profile_index >= 0) {
             const hw::HardwareProfile& p = snap.profiles[size_t(snap.profile_index)];
             const double gap             = o.timing->speedup / snap.measured->speedup();
             if (p.id != hw::kMachineProfileId)
-                ImGui::TextWrapped(
+                text_wrapped(
                     "The projection is for %s, not this machine: it explains the measured %.2fx only through the "
                     "same acceptance (Hardware: Measure this machine for a like-for-like projection).",
                     p.name.c_str(), snap.measured->speedup());
             else if (gap > 1.15 || gap < 0.87)
-                ImGui::TextWrapped(
+                text_wrapped(
                     "Projected %.2fx on this machine vs %.2fx measured: the roofline assumes a verification pass "
                     "costs its bytes or FLOPs at the peak (level 0's measured c shows what it costs here), and no "
                     "per-step overhead beyond the profile's call overhead.",
@@ -234,42 +233,42 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         const session::RepeatSummary& rs = snap.measured->repeats;
         if (rs.speedup.n > 1) {
             // The A/B pairs: each prompt's speculative run and its baseline back to back, median and 95 % interval.
-            ImGui::TextWrapped("speedup %.2fx [%.2f, %.2f], tokens/s %.1f [%.1f, %.1f] (baseline %.1f)",
-                               rs.speedup.median, rs.speedup.lo, rs.speedup.hi, rs.tokens_per_s.median,
-                               rs.tokens_per_s.lo, rs.tokens_per_s.hi, rs.baseline_tokens_per_s.median);
+            text_wrapped("speedup %.2fx [%.2f, %.2f], tokens/s %.1f [%.1f, %.1f] (baseline %.1f)", rs.speedup.median,
+                         rs.speedup.lo, rs.speedup.hi, rs.tokens_per_s.median, rs.tokens_per_s.lo, rs.tokens_per_s.hi,
+                         rs.baseline_tokens_per_s.median);
             measured_tag();
             text_disabled_wrapped("median of %d A/B pairs in %d passes, %s; %s", rs.speedup.n, rs.passes,
                                   interval_text(rs.speedup.coverage, rs.speedup.n).c_str(),
                                   snap.measured->cancelled  ? "cancelled"
                                   : snap.measured->complete ? ("stopped: " + rs.stop).c_str()
                                                             : "more passes running");
-            ImGui::TextWrapped("%.2f tokens/pass, BPT %s%s", r.mean_accepted_length(),
-                               format_bytes(uint64_t(r.bytes_per_token)).c_str(),
-                               r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "");
+            text_wrapped("%.2f tokens/pass, BPT %s%s", r.mean_accepted_length(),
+                         format_bytes(uint64_t(r.bytes_per_token)).c_str(),
+                         r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "");
         } else {
-            ImGui::TextWrapped("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s%s",
-                               r.tokens_per_s, r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
-                               format_bytes(uint64_t(r.bytes_per_token)).c_str(),
-                               r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "",
-                               snap.measured->cancelled  ? " (cancelled: partial)"
-                               : snap.measured->complete ? ""
-                                                         : " (streaming)");
+            text_wrapped("%.1f tokens/s (baseline %.1f), speedup %.2fx, %.2f tokens/pass, BPT %s%s%s", r.tokens_per_s,
+                         r.baseline_tokens_per_s, r.speedup, r.mean_accepted_length(),
+                         format_bytes(uint64_t(r.bytes_per_token)).c_str(),
+                         r.any_bytes_modeled() ? " (BPT modeled: the draft's compressed bytes)" : "",
+                         snap.measured->cancelled  ? " (cancelled: partial)"
+                         : snap.measured->complete ? ""
+                                                   : " (streaming)");
             measured_tag();
         }
-        ImGui::TextWrapped("%s", acceptance_text(r).c_str());
+        text_wrapped("%s", acceptance_text(r).c_str());
         for (const std::string& line : run_explanations(*snap.measured, snap.config.draft()))
             warning_wrapped("%s", line.c_str());
         if (rs.cost_ratio.n > 1)
-            ImGui::TextWrapped("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)",
-                               rs.cost_ratio.median, rs.cost_ratio.lo, rs.cost_ratio.hi);
+            text_wrapped("measured cost ratio c = %.3f [%.3f, %.3f] (draft pass / target step)", rs.cost_ratio.median,
+                         rs.cost_ratio.lo, rs.cost_ratio.hi);
         else if (r.draft_cost_ratio() > 0)
-            ImGui::TextWrapped("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
+            text_wrapped("measured cost ratio c = %.3f (draft pass / target step)", r.draft_cost_ratio());
         waterfall(r);
         verify_curve(r);
         recurrent_cost(r);
         if (r.draft_bytes_per_pass() > 0) {
-            ImGui::TextWrapped("draft reads %s of weights per pass",
-                               format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
+            text_wrapped("draft reads %s of weights per pass",
+                         format_bytes(uint64_t(r.draft_bytes_per_pass())).c_str());
             if (r.draft_bytes_modeled()) {
                 modeled_tag();
             } else {
@@ -280,10 +279,10 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         if (r.draft_flops_per_pass() > 0) {
             const double bytes = r.draft_bytes_per_pass();
             if (bytes > 0)
-                ImGui::TextWrapped("draft computes %s per pass (%.1f FLOP per byte of weights)",
-                                   format_flops(r.draft_flops_per_pass()).c_str(), r.draft_flops_per_pass() / bytes);
+                text_wrapped("draft computes %s per pass (%.1f FLOP per byte of weights)",
+                             format_flops(r.draft_flops_per_pass()).c_str(), r.draft_flops_per_pass() / bytes);
             else
-                ImGui::TextWrapped("draft computes %s per pass", format_flops(r.draft_flops_per_pass()).c_str());
+                text_wrapped("draft computes %s per pass", format_flops(r.draft_flops_per_pass()).c_str());
             help_marker(
                 "Counted from the shapes each pass ran: projections, FFN, LM head and attention, 2 per "
                 "multiply-add. A pruned draft's kernels expand its zeros and multiply them too, so "
@@ -307,8 +306,8 @@ void SpeedupPanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         }
         const MeasuredView& v = *snap.measured;
         if (v.lossless_checked > 0)
-            ImGui::TextWrapped("lossless check: %d of %d greedy prompts identical to plain decoding",
-                               v.lossless_checked - v.lossless_mismatches, v.lossless_checked);
+            text_wrapped("lossless check: %d of %d greedy prompts identical to plain decoding",
+                         v.lossless_checked - v.lossless_mismatches, v.lossless_checked);
         if (!v.drafter.empty()) text_disabled_wrapped("draft: %s; prompts: %s", v.drafter.c_str(), v.source.c_str());
         measured_status(snap);
     } else {

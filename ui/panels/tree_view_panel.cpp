@@ -19,8 +19,8 @@ void TreeViewPanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
         ImGui::End();
         return;
     }
-    ImGui::TextWrapped("%s: %zu nodes, depth %d, E[accepted length] %.2f", tree_mode_name(tree_mode(snap.config)),
-                       m.tree.parent.size(), m.tree_depth, m.tree_expected_length);
+    text_wrapped("%s: %zu nodes, depth %d, E[accepted length] %.2f", tree_mode_name(tree_mode(snap.config)),
+                 m.tree.parent.size(), m.tree_depth, m.tree_expected_length);
     modeled_tag();
     const auto& parent = m.tree.parent;
     size_t n           = parent.size();

@@ -53,21 +53,21 @@ void result_block(const sweep::TuneResult& r) {
         return;
     }
     if (r.confirmed && r.confirmed->speedup.n > 0) {
-        ImGui::TextWrapped("best: %.2fx [%.2f, %.2f] (median of %d A/B pairs, %.0f %% interval)",
-                           r.confirmed->speedup.median, r.confirmed->speedup.lo, r.confirmed->speedup.hi,
-                           r.confirmed->speedup.n, 100 * r.confirmed->speedup.coverage);
+        text_wrapped("best: %.2fx [%.2f, %.2f] (median of %d A/B pairs, %.0f %% interval)", r.confirmed->speedup.median,
+                     r.confirmed->speedup.lo, r.confirmed->speedup.hi, r.confirmed->speedup.n,
+                     100 * r.confirmed->speedup.coverage);
         measured_tag();
     }
     for (const auto& s : r.waterfall.steps)
-        ImGui::TextWrapped("%s%s: %.2fx  (%s)", &s == &r.waterfall.steps.front() ? "" : "- ", s.name.c_str(), s.speedup,
-                           s.detail.c_str());
+        text_wrapped("%s%s: %.2fx  (%s)", &s == &r.waterfall.steps.front() ? "" : "- ", s.name.c_str(), s.speedup,
+                     s.detail.c_str());
     if (r.waterfall.oracle_width > 0) {
-        ImGui::TextWrapped("headroom: %.2fx with an always-right free drafter", r.waterfall.oracle_speedup);
+        text_wrapped("headroom: %.2fx with an always-right free drafter", r.waterfall.oracle_speedup);
         modeled_tag();
     }
     if (r.combined.speedup > 0) {
-        ImGui::TextWrapped("per-position best of the drafters tried: %.2f tokens a pass, %.2fx",
-                           1 + r.combined.accepted_length, r.combined.speedup);
+        text_wrapped("per-position best of the drafters tried: %.2f tokens a pass, %.2fx",
+                     1 + r.combined.accepted_length, r.combined.speedup);
         modeled_tag();
     }
     text_disabled_wrapped("%zu measured, %zu from the store, %zu pruned by the model, %zu failed%s", r.measured,
@@ -90,7 +90,7 @@ void candidate_table(const std::vector<sweep::TuneCandidate>& cs, UiActions& act
         const sweep::TuneCandidate& c = cs[i];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s%s", c.on_front ? "* " : "", c.label.c_str());
+        text_wrapped("%s%s", c.on_front ? "* " : "", c.label.c_str());
         ImGui::TableNextColumn();
         if (c.measured_speedup)
             ImGui::Text("%.2fx (%d)", *c.measured_speedup, c.prompts);
@@ -102,7 +102,7 @@ void candidate_table(const std::vector<sweep::TuneCandidate>& cs, UiActions& act
         else
             ImGui::TextDisabled("-");
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s", c.state.c_str());
+        text_wrapped("%s", c.state.c_str());
         ImGui::TableNextColumn();
         ImGui::PushID(int(i));
         if (ImGui::SmallButton("apply")) actions.push(ActionLoadResultConfig{c.config, c.label});
@@ -140,7 +140,7 @@ void TunePanel::draw(const UiSnapshot& snap, UiActions& actions, bool fill) {
         return;
     }
     if (running)
-        ImGui::TextWrapped("running: %s (%zu measured so far; cancel in Jobs)", t->phase.c_str(), t->candidates.size());
+        text_wrapped("running: %s (%zu measured so far; cancel in Jobs)", t->phase.c_str(), t->candidates.size());
     if (!t->error.empty()) warning_wrapped("stopped: %s", t->error.c_str());
     front_plot(t->candidates);
     if (t->result) result_block(*t->result);
