@@ -269,3 +269,17 @@ TEST(Layout, TheTextCheckFindsCutOverlappingAndSplitText) {
     EXPECT_TRUE(found("table column \"pin\"")) << ::testing::PrintToString(problems);
     EXPECT_FALSE(found("fits"));
 }
+
+// The panels' wrap breaks only at spaces: a number stays whole, paragraphs stay apart, a word wider than the line
+// stays whole on its own line.
+TEST(Layout, WrapBreaksOnlyAtSpaces) {
+    test::HeadlessImGui im;
+    im.begin_frame();
+    const float w = ImGui::CalcTextSize("E[accepted length] 3.").x;
+    EXPECT_EQ(ui::wrap_at_spaces("E[accepted length] 3.75", w), "E[accepted length]\n3.75");
+    EXPECT_EQ(ui::wrap_at_spaces("a b\nc d", 1000), "a b\nc d");
+    EXPECT_EQ(ui::wrap_at_spaces("tiny /a/very/long/path/that/does/not/fit.gguf end", ImGui::CalcTextSize("tiny").x),
+              "tiny\n/a/very/long/path/that/does/not/fit.gguf\nend");
+    EXPECT_EQ(ui::wrap_at_spaces("", 100), "");
+    im.end_frame();
+}
