@@ -20,6 +20,19 @@ void frames(test::HeadlessImGui& im, ui::Dashboard& d, const ui::UiSnapshot& sna
     }
 }
 
+// A measured run with long names and two levels in multi-GB units (the widest figures the panels show).
+ui::MeasuredView long_names_measured() {
+    ui::MeasuredView m = test::sample_measured();
+    m.drafter          = "bundled draft model (speculum-draft-f16.gguf, 10.2 M parameters)";
+    m.source           = "prose_continuation.jsonl, task prose, 24 of 64 prompts";
+    m.stats.levels.resize(2);
+    m.stats.levels[0].n_forward = 100, m.stats.levels[0].bytes_weights = 7350000000ull;
+    m.stats.levels[0].flops = 9.1e9, m.stats.levels[0].cost_ratio = 1;
+    m.stats.levels[1].n_forward = 300, m.stats.levels[1].bytes_weights = 6120000000ull;
+    m.stats.levels[1].flops = 6.2e9, m.stats.levels[1].cost_ratio = 0.078;
+    return m;
+}
+
 ImRect rect_of(const char* title) {
     ImGuiWindow* w = ImGui::FindWindowByName(title);
     return w ? w->Rect() : ImRect();
@@ -117,16 +130,9 @@ TEST(Layout, NoPanelRunsPastItsRightEdge) {
     ui::reset_layout();
     ui::Dashboard d;
     ui::UiSnapshot snap = test::modeled_snapshot();
-    ui::MeasuredView m  = test::sample_measured();
-    m.drafter           = "bundled draft model (speculum-draft-f16.gguf, 10.2 M parameters)";
-    m.source            = "prose_continuation.jsonl, task prose, 24 of 64 prompts";
-    m.stats.levels.resize(2);
-    m.stats.levels[0].n_forward = 100, m.stats.levels[0].bytes_weights = 7350000000ull;
-    m.stats.levels[0].flops = 9.1e9, m.stats.levels[0].cost_ratio = 1;
-    m.stats.levels[1].n_forward = 300, m.stats.levels[1].bytes_weights = 6120000000ull;
-    m.stats.levels[1].flops = 6.2e9, m.stats.levels[1].cost_ratio = 0.078;
-    snap.measured  = m;
-    snap.llc_bytes = uint64_t(32) << 20;
+    ui::MeasuredView m  = long_names_measured();
+    snap.measured       = m;
+    snap.llc_bytes      = uint64_t(32) << 20;
     for (const ui::Dashboard::PanelEntry& p : d.panels()) *p.visible = true;  // the hidden ones too
     for (const ImVec2 size : {ImVec2(1400, 814), ImVec2(1280, 720)}) {
         ImGui::GetIO().DisplaySize = size;
@@ -157,14 +163,7 @@ ui::UiSnapshot full_snapshot() {
     c.set_config(cfg);
     ui::UiSnapshot snap = c.snapshot();
     EXPECT_GE(snap.profile_index, 0);
-    ui::MeasuredView m = test::sample_measured();
-    m.drafter          = "bundled draft model (speculum-draft-f16.gguf, 10.2 M parameters)";
-    m.source           = "prose_continuation.jsonl, task prose, 24 of 64 prompts";
-    m.stats.levels.resize(2);
-    m.stats.levels[0].n_forward = 100, m.stats.levels[0].bytes_weights = 7350000000ull;
-    m.stats.levels[0].flops = 9.1e9, m.stats.levels[0].cost_ratio = 1;
-    m.stats.levels[1].n_forward = 300, m.stats.levels[1].bytes_weights = 6120000000ull;
-    m.stats.levels[1].flops = 6.2e9, m.stats.levels[1].cost_ratio = 0.078;
+    ui::MeasuredView m              = long_names_measured();
     m.repeats.passes                = 6;
     m.repeats.speedup_pairs         = {2.31, 2.44, 2.12, 2.52, 2.38, 2.29};
     m.repeats.speedup               = {2.345, 2.12, 2.52, 6, 0.969};

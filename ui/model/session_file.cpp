@@ -1,27 +1,17 @@
 // Sessions as JSON files (see session_file.h).
 #include "ui/model/session_file.h"
 
+#include "core/export/manifest.h"
 #include "core/file_io.h"
 #include "core/json_input.h"
 #include "core/json_reader.h"
 #include "core/session/run_report.h"
 
-#include <chrono>
-#include <ctime>
 #include <stdexcept>
 
 namespace speculum::ui {
 
 namespace {
-
-std::string utc_now() {
-    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char s[32];
-    std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return s;
-}
 
 [[noreturn]] void fail_at(const std::string& path, const std::string& what) {
     throw std::invalid_argument(path + ": " + what);
@@ -95,7 +85,7 @@ nlohmann::json session_json(const SessionState& s) {
                            {"config", r.config},
                            {"run", measured_view_json(r.view)}});
     return {{kSessionFormatMarker, kSessionVersion},
-            {"saved_at", s.saved_at.empty() ? utc_now() : s.saved_at},
+            {"saved_at", s.saved_at.empty() ? exporting::utc_now_iso8601() : s.saved_at},
             {"config", s.config},
             {"model", s.model_path},
             {"dataset", s.dataset_path},
