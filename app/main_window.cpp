@@ -320,6 +320,8 @@ void MainWindow::browse_file_dialog(const ui::ActionBrowseFile& b) {
     Kind kind{"Choose a draft model", "GGUF models (*.gguf);;All files (*)"};
     if (b.field == ui::FileField::eagle3_head) kind = {"Choose an EAGLE-3 head", "GGUF files (*.gguf);;All files (*)"};
     if (b.field == ui::FileField::mtp_module) kind = {"Choose an MTP module", "GGUF files (*.gguf);;All files (*)"};
+    if (b.field == ui::FileField::block_draft)
+        kind = {"Choose a DFlash or DSpark block draft", "GGUF files (*.gguf);;All files (*)"};
     if (b.field == ui::FileField::acceptance_profile)
         kind = {"Load an acceptance profile", "Acceptance profiles (*.json);;All files (*)"};
     const std::optional<std::filesystem::path> res = resources_dir();

@@ -29,6 +29,10 @@ constexpr const char* kBundledDraftModel  = "models/speculum-draft-f16.gguf";
 constexpr const char* kBundledEagle3Head = "models/speculum-target-eagle3-f16.gguf";
 // The bundled target's multi-token-prediction layer as an MTP module (tools/train/train_mtp.py; model/mtp_module.h).
 constexpr const char* kBundledMtpModule = "models/speculum-target-mtp-f16.gguf";
+// The bundled target's block drafts (tools/train/train_dflash.py; drafts/dflash.h): DFlash, and DSpark with its
+// Markov and confidence heads.
+constexpr const char* kBundledDflash = "models/speculum-target-dflash-f16.gguf";
+constexpr const char* kBundledDspark = "models/speculum-target-dspark-f16.gguf";
 
 // resources_dir() / relative, or a std::runtime_error naming the resource and every place looked at.
 std::filesystem::path resource_path(const std::filesystem::path& relative);

@@ -48,6 +48,8 @@ int cmd_models(int argc, char** argv) {
                           : rel == kBundledDraftModel ? "default draft"
                           : rel == kBundledEagle3Head ? "the default target's EAGLE-3 head"
                           : rel == kBundledMtpModule  ? "the default target's MTP module"
+                          : rel == kBundledDflash     ? "the default target's DFlash block draft"
+                          : rel == kBundledDspark     ? "the default target's DSpark block draft"
                                                       : "";
         try {
             model::GgufFile f = model::GgufFile::open(p.string());
@@ -59,6 +61,17 @@ int cmd_models(int argc, char** argv) {
                 m["n_embd"]         = f.get_uint("eagle3.embedding_length");
                 m["extract_layers"] = f.get_array("eagle3.extract_layers", model::GgufType::INT32).ints;
                 m["parameters"]     = params;
+                j["models"].push_back(m);
+                continue;
+            }
+            if (f.get_string_or("general.architecture", "") == "dflash") {  // a block draft (drafts/dflash.h)
+                m["arch"]          = "dflash";
+                m["layers"]        = f.get_uint("dflash.block_count");
+                m["n_embd"]        = f.get_uint("dflash.embedding_length");
+                m["target_layers"] = f.get_array("dflash.target_layers", model::GgufType::INT32).ints;
+                m["block_size"]    = f.get_uint_or("dflash.block_size", 16);
+                m["dspark_heads"]  = f.tensor("markov_w1.weight") != nullptr;
+                m["parameters"]    = params;
                 j["models"].push_back(m);
                 continue;
             }
@@ -116,6 +129,13 @@ int cmd_models(int argc, char** argv) {
         if (m.contains("extract_layers")) {
             std::cout << "      eagle3 draft head, " << m["layers"] << " layer, n_embd " << m["n_embd"]
                       << ", reads the target's layers " << m["extract_layers"].dump() << ", " << m["parameters"]
+                      << " parameters, " << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
+            continue;
+        }
+        if (m.contains("target_layers")) {
+            std::cout << "      " << (m["dspark_heads"].get<bool>() ? "DSpark" : "DFlash") << " block draft, "
+                      << m["layers"] << " layer(s), block " << m["block_size"] << ", n_embd " << m["n_embd"]
+                      << ", reads the target's layers " << m["target_layers"].dump() << ", " << m["parameters"]
                       << " parameters, " << m["bytes"].get<uint64_t>() / 1000 << " kB\n";
             continue;
         }

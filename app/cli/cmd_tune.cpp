@@ -120,6 +120,7 @@ int cmd_tune(int argc, char** argv) {
                {"draft", 0, true, "FILE[,FILE]", "separate draft GGUFs to try (repeatable)"},
                {"eagle3", 0, true, "FILE[,FILE]", "EAGLE-3 heads to try (repeatable)"},
                {"mtp", 0, true, "FILE[,FILE]", "MTP modules to try (the target's own MTP layers are found)"},
+               {"block", 0, true, "FILE[,FILE]", "DFlash / DSpark block drafts to try (repeatable)"},
                {"no-self", 0, false, "", "do not try drafts derived from the target (early exit, skip, compact)"},
                {"budget", 0, true, "TIME", "wall time of the search: 600, 90s, 10m, 1h (default 10m)"},
                {"max-new", 'n', true, "N", "tokens to generate per prompt (default 48)"},
@@ -151,6 +152,7 @@ int cmd_tune(int argc, char** argv) {
     o.draft_models      = files_of(args, "draft");
     o.eagle3_heads      = files_of(args, "eagle3");
     o.mtp_modules       = files_of(args, "mtp");
+    o.block_drafts      = files_of(args, "block");
     o.self_drafts       = !args.has("no-self");
     o.budget_s          = parse_budget(args.value_or("budget", "10m"));
     o.max_new_tokens    = int32_t(args.int_or("max-new", 48, 1, 4096));

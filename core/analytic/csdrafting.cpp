@@ -121,6 +121,26 @@ int best_k_sd(const std::vector<double>& alpha, double c, int k_max) {
     return best;
 }
 
+double ewif_block(const std::vector<double>& alpha, double c, int k, int block) {
+    require_probabilities(alpha, "alpha");
+    require_nonnegative(c, "c");
+    require_count(k, 0, kMaxK, "k");
+    require_count(block, 1, kMaxK, "block");
+    const int passes = (k + block - 1) / block;
+    return expected_tokens_chain(expand_positions(alpha, k, "alpha")) / (c * passes + 1.0);
+}
+
+int best_k_block(const std::vector<double>& alpha, double c, int k_max, int block) {
+    require_count(k_max, 1, kMaxK, "k_max");
+    int best      = 1;
+    double best_v = ewif_block(alpha, c, 1, block);
+    for (int k = 2; k <= k_max; ++k) {
+        const double v = ewif_block(alpha, c, k, block);
+        if (v > best_v) best = k, best_v = v;
+    }
+    return best;
+}
+
 double ewif_vertical_two_level(double alpha, double alpha_prime, int k, int n, double c1, double c2) {
     require_probability(alpha, "alpha");
     require_probability(alpha_prime, "alpha_prime");

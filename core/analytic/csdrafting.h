@@ -29,6 +29,12 @@ double ewif_sd(double alpha, double c, int k);
 // Best k in [1, k_max] for EWIF_SD (ties go to the smaller k).
 int best_k_sd(const std::vector<double>& alpha, double c, int k_max);
 
+// A block drafter (DFlash, DSpark): one draft pass proposes up to `block` tokens at once, so a chain of k costs
+// ⌈k / block⌉ passes of cost c: EWIF = φ'(1) / (c ⌈k / block⌉ + 1). block = 1 is Cor. 4.2. Modeled.
+double ewif_block(const std::vector<double>& alpha, double c, int k, int block);
+// Best k in [1, k_max] for ewif_block (ties go to the smaller k).
+int best_k_block(const std::vector<double>& alpha, double c, int k_max, int block);
+
 // Thm. 4.3 as printed (reading: α = α(M_t, M_d1), φⁿ is the n-th power): d1 runs n SD steps over k-token drafts
 // of d2, then the target reviews once. EWIF = (1 − α φⁿ(α)) / ((1−α)(1 + n c1 + n k c2)), φ = φ_{α',k}.
 double ewif_vertical_two_level(double alpha, double alpha_prime, int k, int n, double c1, double c2);

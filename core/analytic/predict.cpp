@@ -12,6 +12,7 @@ void validate(const PredictInput& in) {
     require_count(in.k, 0, 4096, "k");
     require_nonnegative(in.c, "c");
     require_count(in.k_max, 1, 4096, "k_max");
+    require_count(in.block, 0, 4096, "block");
     if (!in.cascade.empty()) vertical_cascade(in.cascade);  // names cascade.levels[i].field
     if (!in.horizontal.empty()) horizontal_cascade(in.horizontal);
     if (in.kmatrix) validate(*in.kmatrix);
@@ -58,10 +59,16 @@ PredictOutput predict(const PredictInput& in) {
     auto alpha   = expand_positions(in.alpha, in.k, "alpha");
     double reach = 1.0;
     for (double a : alpha) out.position_acceptance.push_back(reach *= a);
-    out.expected_tokens   = expected_tokens_chain(alpha);
-    out.ewif              = out.expected_tokens / (1.0 + in.c * in.k);
-    out.best_k            = best_k_sd(in.alpha, in.c, in.k_max);
-    out.best_ewif         = ewif_sd(in.alpha, in.c, out.best_k);
+    out.expected_tokens = expected_tokens_chain(alpha);
+    if (in.block > 0) {  // one draft pass per block (DFlash, DSpark)
+        out.ewif      = ewif_block(in.alpha, in.c, in.k, in.block);
+        out.best_k    = best_k_block(in.alpha, in.c, in.k_max, in.block);
+        out.best_ewif = ewif_block(in.alpha, in.c, out.best_k, in.block);
+    } else {
+        out.ewif      = out.expected_tokens / (1.0 + in.c * in.k);
+        out.best_k    = best_k_sd(in.alpha, in.c, in.k_max);
+        out.best_ewif = ewif_sd(in.alpha, in.c, out.best_k);
+    }
     out.predicted_speedup = out.ewif;
 
     if (!in.cascade.empty()) out.cascade = vertical_cascade(in.cascade);

@@ -67,10 +67,11 @@ struct GhidorahInput {
 };
 
 struct PredictInput {
-    std::vector<double> alpha{0.8};             // acceptance of draft tokens by the target: scalar or per position
-    int k     = 4;                              // chain draft length
-    double c  = 0.05;                           // draft cost per call ÷ target cost per call
-    int k_max = 32;                             // range searched for the best k
+    std::vector<double> alpha{0.8};  // acceptance of draft tokens by the target: scalar or per position
+    int k     = 4;                   // chain draft length
+    double c  = 0.05;                // draft cost per call ÷ target cost per call
+    int k_max = 32;                  // range searched for the best k
+    int block = 0;  // > 0: a block drafter, one pass of cost c per `block` drafted tokens (ewif_block); 0 = a chain
     std::vector<DraftLevel> cascade;            // vertical cascade, levels[0] drafts for the target (empty = none)
     std::vector<HorizontalSegment> horizontal;  // horizontal cascade segments (empty = none)
     std::optional<KMatrixCascade> kmatrix;      // combined vertical + horizontal cascade (CS Drafting's k-matrix)

@@ -147,6 +147,7 @@ PredictInput predict_input_from_json(const json& j,
     in.k          = r.integer("k", in.k);
     in.c          = r.num("c", in.c);
     in.k_max      = r.integer("k_max", in.k_max);
+    in.block      = r.integer("block", in.block);
     in.cascade    = read_array<DraftLevel>(r, "cascade", [](const json& e, const std::string& p) {
         Reader l(e, p);
         DraftLevel d;
@@ -315,6 +316,7 @@ PredictInput predict_input_from_json(const json& j,
 
 void to_json(json& j, const PredictInput& in) {
     j = {{"alpha", in.alpha}, {"k", in.k}, {"c", in.c}, {"k_max", in.k_max}};
+    if (in.block > 0) j["block"] = in.block;
     for (const auto& l : in.cascade) j["cascade"].push_back({{"alpha", l.alpha}, {"c", l.c}, {"steps", l.steps}});
     for (const auto& s : in.horizontal) j["horizontal"].push_back({{"alpha", s.alpha}, {"c", s.c}, {"count", s.count}});
     if (in.kmatrix) to_json(j["kmatrix"], *in.kmatrix);

@@ -16,12 +16,13 @@ namespace speculum::analytic {
 
 // One level of a measured run (the report's total.levels[j]).
 struct MeasuredLevel {
-    std::string name;                   // with the target, identifies the level across runs (one c per target and name)
-    bool per_call             = false;  // cost counted per call (Max-Gram: no forward passes), else per forward pass
-    int64_t n_calls           = 0;      // propose calls (reviewer passes for the target)
-    int64_t n_forward         = 0;      // forward passes, catch-up passes included
-    double t_s                = 0;      // the level's own wall time, children excluded (s)
-    int64_t n_reviewed        = 0;      // draft tokens this level reviewed (target and intermediate reviewers)
+    std::string name;               // with the target, identifies the level across runs (one c per target and name)
+    bool per_call = false;          // cost counted per call (Max-Gram: no forward passes; a block draft: one pass
+                                    // per call whatever it drafts), else per forward pass
+    int64_t n_calls           = 0;  // propose calls (reviewer passes for the target)
+    int64_t n_forward         = 0;  // forward passes, catch-up passes included
+    double t_s                = 0;  // the level's own wall time, children excluded (s)
+    int64_t n_reviewed        = 0;  // draft tokens this level reviewed (target and intermediate reviewers)
     int64_t n_review_accepted = 0;
 };
 

@@ -2,6 +2,7 @@
 #include "core/drafts/draft_bits.h"
 
 #include "core/analytic/cassandra.h"
+#include "core/drafts/dflash.h"
 #include "core/drafts/eagle3.h"
 #include "core/drafts/mtp_drafter.h"
 #include "core/drafts/weight_transforms.h"
@@ -100,8 +101,15 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         spec.kind == DraftKind::eagle3
             ? std::optional<Eagle3Head>(load_eagle3_head(eagle3_head_path(spec.model_path), target))
             : std::nullopt;
+    // A block draft runs its layers and the head (plus fc and its K/V products, counted below).
+    const bool block = spec.kind == DraftKind::dflash || spec.kind == DraftKind::dspark;
+    const std::optional<DflashModel> bd =
+        block ? std::optional<DflashModel>(
+                    load_dflash(dflash_path(spec.model_path, spec.kind == DraftKind::dspark), target))
+              : std::nullopt;
     const model::Model& m = mtp  ? *mtp
                             : e3 ? e3->block
+                            : bd ? bd->decoder
                                  : (spec.kind == DraftKind::model && draft_model ? *draft_model : target);
     if (spec.kind == DraftKind::model && !draft_model)
         throw std::invalid_argument("draft_bits: kind \"model\" needs the loaded draft model");
@@ -178,6 +186,11 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         add(e3->fc, false, false);
         small_bytes += e3->hidden_norm.size() * sizeof(float);
     }
+    if (bd) {  // fc fuses the target's states of the committed positions; DSpark's heads read w2 per drafted row
+        add(bd->fc, false, false);
+        small_bytes += bd->enc_norm.size() * sizeof(float);
+        if (bd->dspark_heads()) add(bd->markov_w2, false, false);
+    }
 
     b.weight_elements_per_forward   = static_cast<int64_t>(elems);
     b.weight_bits_per_element_real  = bits_real / elems;
@@ -210,6 +223,10 @@ DraftBits draft_bits(const DraftSpec& spec, const model::Model& target, const mo
         b.note = std::string(spec.model_path.empty() && hp.n_nextn > 0 ? "the target's MTP layer"
                                                                        : "an MTP module's layer") +
                  ": its block, fusion (eh_proj) and head";
+    if (bd)
+        b.note =
+            "block draft: its layers, fc and head, read once per block (fc and the K/V of new context rows once "
+            "per step; the embedding is the target's)";
     if (e3) b.note = "EAGLE-3 head: its layer, fc and head (fc counted once per pass; the embedding is the target's)";
     return b;
 }

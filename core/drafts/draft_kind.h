@@ -12,9 +12,10 @@ namespace speculum::drafts {
 
 // derived from the target | separate GGUF | Max-Gram (CS Drafting) | the engines' statistical drafters (ngram.h) |
 // the target's own multi-token-prediction layer (mtp_drafter.h) | an EAGLE-3 head reading the target's states
-// (eagle3_drafter.h)
-enum class DraftKind : uint8_t { self, model, maxgram, ngram, mtp, eagle3 };
-inline constexpr int kDraftKindCount = 6;
+// (eagle3_drafter.h) | block drafts on the target's states: DFlash, and DSpark with its Markov and confidence heads
+// (dflash_drafter.h)
+enum class DraftKind : uint8_t { self, model, maxgram, ngram, mtp, eagle3, dflash, dspark };
+inline constexpr int kDraftKindCount = 8;
 
 struct DraftKindInfo {
     DraftKind kind;
@@ -48,6 +49,11 @@ inline constexpr std::array<DraftKindInfo, kDraftKindCount> kDraftKinds{{
      "the target with its MTP module built in"},
     {DraftKind::eagle3, "eagle3", "EAGLE-3 head", 0.6, 0.12, false, true, "--spec-type draft-eagle3", "eagle3",
      "EAGLE3", "a copy of the head"},
+    // A block draft drafts a whole block in one pass: per drafted token it costs a fraction of a chain's pass.
+    {DraftKind::dflash, "dflash", "DFlash block draft", 0.6, 0.1, false, true, "--spec-type draft-dflash", "dflash",
+     "DFLASH", "a copy of the block draft"},
+    {DraftKind::dspark, "dspark", "DSpark block draft", 0.6, 0.1, false, true, "--spec-type draft-dspark", "dspark",
+     "DFLASH", "a copy of the block draft"},
 }};
 
 constexpr const DraftKindInfo& draft_kind_info(DraftKind k) {
@@ -58,6 +64,10 @@ inline bool reads_target_states(DraftKind k) {
 }
 inline bool is_statistical(DraftKind k) {
     return draft_kind_info(k).statistical;
+}
+// A block draft: one pass drafts the whole chain it proposes (its cost is per call, not per drafted token).
+inline bool drafts_a_block_per_pass(DraftKind k) {
+    return k == DraftKind::dflash || k == DraftKind::dspark;
 }
 
 }  // namespace speculum::drafts

@@ -107,12 +107,19 @@ void DraftSpec::validate(int32_t n_layer) const {
         bad("kind", std::string("is \"") + to_string(kind) + "\": self-draft transforms (prune, truncation, format, " +
                         "KV, layer skip) apply only to kind \"self\"");
     if (kind == DraftKind::model && model_path.empty()) bad("model_path", "is required for kind \"model\"");
-    if (kind != DraftKind::model && kind != DraftKind::eagle3 && kind != DraftKind::mtp && !model_path.empty())
-        bad("model_path", "applies only to kinds \"model\", \"eagle3\" and \"mtp\"");
+    if ((kind == DraftKind::self || is_statistical(kind)) && !model_path.empty())
+        bad("model_path", "applies only to kinds \"model\", \"eagle3\", \"mtp\", \"dflash\" and \"dspark\"");
     if (kind != DraftKind::maxgram && !bigram_corpus.empty()) bad("bigram_corpus", "applies only to kind \"maxgram\"");
     if (kind != DraftKind::ngram && !(ngram == NgramSpec{})) bad("ngram", "applies only to kind \"ngram\"");
     if (mtp_layer < 0 || mtp_layer > 64) bad("mtp_layer", "must be in 0..64, got " + std::to_string(mtp_layer));
     if (kind != DraftKind::mtp && mtp_layer != 0) bad("mtp_layer", "applies only to kind \"mtp\"");
+    if (head_vocab < 0 || head_vocab > (1 << 22))
+        bad("head_vocab", "must be in 0..4194304, got " + std::to_string(head_vocab));
+    if ((head_vocab > 0 || !head_vocab_corpus.empty()) && kind != DraftKind::self && kind != DraftKind::model)
+        bad("head_vocab", "applies only to kinds \"self\" and \"model\" (a reduced LM head, FR-Spec)");
+    if (head_vocab > 0 && head_vocab_corpus.empty())
+        bad("head_vocab_corpus", "is required with head_vocab: the prompt suite whose token frequencies pick the head");
+    if (head_vocab == 0 && !head_vocab_corpus.empty()) bad("head_vocab_corpus", "applies only with head_vocab > 0");
 }
 
 std::vector<std::string> drop_inapplicable(DraftSpec& d, const DraftSpec& before) {
@@ -151,6 +158,11 @@ std::vector<std::string> drop_inapplicable(DraftSpec& d, const DraftSpec& before
         out.push_back("the n-gram settings");
         d.ngram = fresh.ngram;
     }
+    if (d.kind != DraftKind::self && d.kind != DraftKind::model &&
+        (d.head_vocab != 0 || !d.head_vocab_corpus.empty())) {
+        out.push_back("the reduced head (" + std::to_string(d.head_vocab) + " tokens)");
+        d.head_vocab = 0, d.head_vocab_corpus.clear();
+    }
     if (d.kind != DraftKind::mtp && d.mtp_layer != 0) {
         out.push_back("MTP layer " + std::to_string(d.mtp_layer));
         d.mtp_layer = 0;
@@ -159,12 +171,20 @@ std::vector<std::string> drop_inapplicable(DraftSpec& d, const DraftSpec& before
 }
 
 std::string DraftSpec::describe() const {
+    if (head_vocab > 0) {  // FR-Spec: the same draft with a reduced head
+        DraftSpec full  = *this;
+        full.head_vocab = 0, full.head_vocab_corpus.clear();
+        return full.describe() + " + head " + std::to_string(head_vocab);
+    }
     if (kind == DraftKind::model) return "model " + model_path;
     if (kind == DraftKind::ngram) return ngram.describe();
     if (kind == DraftKind::mtp)
         return "mtp layer " + std::to_string(mtp_layer) +
                (model_path.empty() ? std::string(" (the target's own, or the bundled module)") : " of " + model_path);
     if (kind == DraftKind::eagle3) return "eagle3 " + (model_path.empty() ? std::string("(bundled head)") : model_path);
+    if (kind == DraftKind::dflash || kind == DraftKind::dspark)
+        return std::string(to_string(kind)) + " " +
+               (model_path.empty() ? std::string("(bundled block draft)") : model_path);
     if (kind == DraftKind::maxgram) {
         std::string s =
             "max-gram (match " + std::to_string(maxgram.min_match) + ".." + std::to_string(maxgram.max_match);

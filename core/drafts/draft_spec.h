@@ -86,6 +86,11 @@ struct DraftSpec {
     // The target's multi-token-prediction layer that drafts (kind == mtp): 0 = the first of nextn_predict_layers.
     int32_t mtp_layer = 0;
 
+    // FR-Spec (kinds self and model): the draft's LM head restricted to the head_vocab tokens most frequent in
+    // head_vocab_corpus (a JSONL prompt suite, tokenized by the target; ties to the lower id); 0 = the full head.
+    int32_t head_vocab = 0;
+    std::string head_vocab_corpus;
+
     bool operator==(const DraftSpec&) const = default;
 
     // Throws std::invalid_argument naming the field ("draft.prune.ratio must be in [0, 1), got 1.2").

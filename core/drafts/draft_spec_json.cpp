@@ -54,6 +54,8 @@ void to_json(nlohmann::json& j, const DraftSpec& s) {
     if (s.experts_used != 0) j["experts_used"] = s.experts_used;
     if (s.kind == DraftKind::ngram || !(s.ngram == NgramSpec{})) to_json(j["ngram"], s.ngram);
     if (s.kind == DraftKind::mtp || s.mtp_layer != 0) j["mtp_layer"] = s.mtp_layer;
+    if (s.head_vocab != 0 || !s.head_vocab_corpus.empty())  // FR-Spec, written only when set
+        j["head_vocab"] = s.head_vocab, j["head_vocab_corpus"] = s.head_vocab_corpus;
 }
 
 void to_json(nlohmann::json& j, const NgramSpec& s) {
@@ -150,6 +152,7 @@ void from_json(const nlohmann::json& j, DraftSpec& s) {
     r.get("bigram_corpus", d.bigram_corpus);
     if (const nlohmann::json* n = r.sub("ngram")) from_json(*n, d.ngram);
     r.get("mtp_layer", d.mtp_layer);
+    r.get("head_vocab", d.head_vocab), r.get("head_vocab_corpus", d.head_vocab_corpus);
     r.finish();
     s = std::move(d);
 }

@@ -50,6 +50,8 @@ struct DraftChain {
     std::vector<uint8_t> source;             // per token, drafter-defined provenance (e.g. Max-Gram copy/bigram)
     std::vector<float> confidence;           // per token, the draft's softmax probability of it (what p_min tests;
                                              // equals q for sampled and one-hot drafters, not for greedy models)
+    bool predicts_acceptance = false;        // confidence is instead the draft's own prediction that each token is
+                                             // accepted (DSpark's confidence head)
     DraftCost cost;
 };
 

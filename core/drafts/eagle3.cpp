@@ -1,6 +1,7 @@
 // EAGLE-3 heads: loading, validation against the target, random heads for tests (see eagle3.h).
 #include "core/drafts/eagle3.h"
 
+#include "core/drafts/head_gguf.h"
 #include "core/model/gguf_writer.h"
 #include "core/resources.h"
 #include "kernels/gemv.h"
@@ -21,51 +22,6 @@ const char* kArch = "eagle3";
 
 std::string key(const char* k) {
     return std::string(kArch) + "." + k;
-}
-
-model::WeightView view(const model::GgufFile& f, const std::shared_ptr<const model::GgufFile>& owner,
-                       const std::string& name) {
-    const model::GgufTensorInfo* t = f.tensor(name);
-    if (!t) f.fail("tensor '" + name + "'", "missing");
-    if (t->dims.size() != 2) f.fail("tensor '" + name + "'", "expected a matrix");
-    model::WeightView v;
-    v.type       = t->type;
-    v.data       = t->data;
-    v.cols       = int64_t(t->cols());
-    v.rows       = int64_t(t->rows());
-    v.keep_alive = std::shared_ptr<const void>(owner, t->data);
-    return v;
-}
-
-std::vector<float> vec(const model::GgufFile& f, const std::string& name, int64_t n) {
-    const model::GgufTensorInfo* t = f.tensor(name);
-    if (!t) f.fail("tensor '" + name + "'", "missing");
-    if (t->dims.size() != 1 || int64_t(t->n_elements) != n)
-        f.fail("tensor '" + name + "'", "expected " + std::to_string(n) + " elements in one dimension");
-    if (!kernels::kernels_support(t->type)) f.fail("tensor '" + name + "'", "unsupported type");
-    std::vector<float> out(static_cast<size_t>(n));
-    kernels::dequantize_row_ref(out.data(), t->type, t->data, n);
-    return out;
-}
-
-int32_t small_uint(const model::GgufFile& f, const char* k, uint64_t lo, uint64_t hi) {
-    const uint64_t v = f.get_uint(key(k));
-    if (v < lo || v > hi)
-        f.fail(key(k), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
-    return int32_t(v);
-}
-
-// An optional unsigned key in [lo, hi] (all 64 bits checked: 2^32 + 4 is not 4), else `def`.
-int32_t small_uint_or(const model::GgufFile& f, const char* k, uint64_t def, uint64_t lo, uint64_t hi) {
-    return f.find(key(k)) ? small_uint(f, k, lo, hi) : int32_t(def);
-}
-
-// An optional float key that must be positive and finite (norm epsilon, RoPE base), as the model loader requires.
-float positive_finite_or(const model::GgufFile& f, const char* k, double def) {
-    const double v = f.get_float_or(key(k), def);
-    if (!(v > 0.0) || !std::isfinite(v) || !std::isfinite(float(v)))
-        f.fail(key(k), "must be positive and finite, got " + std::to_string(v));
-    return float(v);
 }
 
 }  // namespace
@@ -101,6 +57,7 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
         throw std::invalid_argument(f.path() + ": " + field + ": " + why + " (target " + target.name() + ")");
     };
 
+    const HeadFile hf(owner, kArch);
     struct {
         std::vector<int32_t> extract_layers;
         bool norm_before_residual = false;
@@ -111,29 +68,9 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
     } h;
     h.name = f.get_string_or("general.name", "EAGLE-3 head");
     model::Hparams hp;
-    hp.arch           = "llama";  // the decoder layer is a llama block with a wide attention input
-    hp.n_embd         = small_uint(f, "embedding_length", 1, 1u << 16);
-    hp.n_layer        = small_uint(f, "block_count", 1, 1);
-    hp.n_head         = small_uint(f, "attention.head_count", 1, 1024);
-    hp.n_head_kv      = small_uint_or(f, "attention.head_count_kv", uint64_t(hp.n_head), 1, 1024);
-    hp.n_ff           = small_uint(f, "feed_forward_length", 1, 1u << 20);
-    hp.n_ctx_train    = int32_t(std::min<uint64_t>(f.get_uint_or(key("context_length"), 4096), 1u << 20));
-    hp.rms_eps        = positive_finite_or(f, "attention.layer_norm_rms_epsilon", 1e-5);
-    hp.rope_freq_base = positive_finite_or(f, "rope.freq_base", 10000.0);
-    // The head dimension: key_length where given (heads for Qwen 3 and gpt-oss targets: not n_embd / n_head), else
-    // the even split of the width, as the target's own loader reads it.
-    if (f.find(key("attention.key_length"))) {
-        hp.n_embd_head = small_uint(f, "attention.key_length", 2, 1024);
-        if (hp.n_embd_head % 2 != 0) f.fail(key("attention.key_length"), "must be even");
-        if (small_uint_or(f, "attention.value_length", uint64_t(hp.n_embd_head), 2, 1024) != hp.n_embd_head)
-            f.fail(key("attention.value_length"), "differs from key_length (not supported)");
-    } else if (hp.n_embd % hp.n_head != 0) {
-        f.fail(key("attention.head_count"), "heads do not divide the embedding (and attention.key_length is absent)");
-    }
-    if (hp.n_head_kv < 1 || hp.n_head % hp.n_head_kv != 0)
-        f.fail(key("attention.head_count_kv"), "KV heads do not divide the heads");
-    hp.n_rot          = small_uint_or(f, "rope.dimension_count", uint64_t(hp.head_dim()), 0, uint64_t(hp.head_dim()));
-    hp.n_embd_attn_in = 2 * hp.n_embd;
+    hp.arch = "llama";  // the decoder layer is a llama block with a wide attention input
+    hf.read_block_hparams(hp, 1);
+    hp.n_embd_attn_in      = 2 * hp.n_embd;
     h.norm_before_residual = f.get_bool_or(key("norm_before_residual"), false);
 
     // The target streams fc reads.
@@ -151,44 +88,20 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
         misfit(key("target_hidden_size"), "the head was made for a target of hidden size " +
                                               std::to_string(target_hidden) + ", this one has " +
                                               std::to_string(thp.n_embd));
-    h.fc = view(f, owner, "fc.weight");
+    h.fc = hf.matrix("fc.weight");
     if (h.fc.rows != hp.n_embd || h.fc.cols != int64_t(h.extract_layers.size()) * thp.n_embd)
         f.fail("tensor 'fc.weight'", "shape (" + std::to_string(h.fc.rows) + ", " + std::to_string(h.fc.cols) +
                                          "), expected (" + std::to_string(hp.n_embd) + ", " +
                                          std::to_string(int64_t(h.extract_layers.size()) * thp.n_embd) + ")");
-    h.hidden_norm = vec(f, "blk.0.hidden_norm.weight", hp.n_embd);
+    h.hidden_norm = hf.vector("blk.0.hidden_norm.weight", hp.n_embd);
 
     // The draft vocabulary: d2t maps it into the target's.
-    const model::GgufTensorInfo* d2t = f.tensor("d2t.weight") ? f.tensor("d2t.weight") : f.tensor("d2t");
-    if (d2t) {
-        if (d2t->dims.size() != 1 || (d2t->type != kernels::GgmlType::I64 && d2t->type != kernels::GgmlType::I32))
-            f.fail("tensor 'd2t'", "expected a 1-D I64 or I32 tensor");
-        const uint64_t n = d2t->n_elements;
-        if (n < 1 || n > uint64_t(thp.n_vocab))
-            misfit("d2t",
-                   std::to_string(n) + " draft tokens for a target vocabulary of " + std::to_string(thp.n_vocab));
-        std::set<int32_t> seen;
-        for (uint64_t j = 0; j < n; ++j) {
-            int64_t off = 0;
-            if (d2t->type == kernels::GgmlType::I64) {
-                std::memcpy(&off, d2t->data + j * 8, 8);
-            } else {
-                int32_t o32 = 0;
-                std::memcpy(&o32, d2t->data + j * 4, 4);
-                off = o32;
-            }
-            const int64_t t = int64_t(j) + off;
-            if (t < 0 || t >= thp.n_vocab || !seen.insert(int32_t(t)).second)
-                misfit("d2t", "draft token " + std::to_string(j) + " maps to " + std::to_string(t) +
-                                  ", outside the target's vocabulary or twice");
-            h.d2t.push_back(int32_t(t));
-        }
-    }
-    hp.n_vocab = d2t ? int32_t(d2t->n_elements) : thp.n_vocab;
+    h.d2t      = hf.d2t(thp.n_vocab, misfit);
+    hp.n_vocab = h.d2t.empty() ? thp.n_vocab : int32_t(h.d2t.size());
 
     // The embedding: the head's own (full target vocabulary) or the target's.
     const bool own_embd = f.tensor("token_embd.weight") != nullptr;
-    h.embed             = own_embd ? view(f, owner, "token_embd.weight") : target.weights().token_embd;
+    h.embed             = own_embd ? hf.matrix("token_embd.weight") : target.weights().token_embd;
     if (h.embed.rows != thp.n_vocab || h.embed.cols != hp.n_embd || h.embed.compact)
         misfit(own_embd ? "token_embd.weight" : key("embedding_length"),
                "the head embeds the target's " + std::to_string(thp.n_vocab) + " tokens in " +
@@ -196,23 +109,13 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
                    std::to_string(h.embed.rows) + " x " + std::to_string(h.embed.cols));
 
     model::ModelWeights w;
-    model::LayerWeights L;
-    L.attn_norm   = vec(f, "blk.0.attn_norm.weight", hp.n_embd);
-    L.wq          = view(f, owner, "blk.0.attn_q.weight");
-    L.wk          = view(f, owner, "blk.0.attn_k.weight");
-    L.wv          = view(f, owner, "blk.0.attn_v.weight");
-    L.wo          = view(f, owner, "blk.0.attn_output.weight");
-    L.ffn_norm    = vec(f, "blk.0.ffn_norm.weight", hp.n_embd);
-    L.w_gate      = view(f, owner, "blk.0.ffn_gate.weight");
-    L.w_up        = view(f, owner, "blk.0.ffn_up.weight");
-    L.w_down      = view(f, owner, "blk.0.ffn_down.weight");
-    w.layers      = {std::move(L)};
-    w.output_norm = vec(f, "output_norm.weight", hp.n_embd);
+    w.layers      = {hf.layer(hp, 0)};
+    w.output_norm = hf.vector("output_norm.weight", hp.n_embd);
     if (f.tensor("output.weight")) {
-        w.output = view(f, owner, "output.weight");
-    } else if (!d2t && own_embd) {
+        w.output = hf.matrix("output.weight");
+    } else if (h.d2t.empty() && own_embd) {
         w.output = h.embed;
-    } else if (!d2t && thp.n_embd == hp.n_embd) {
+    } else if (h.d2t.empty() && thp.n_embd == hp.n_embd) {
         w.output = target.weights().output;
     } else {
         f.fail("tensor 'output.weight'", "missing, and neither the head's embedding nor the target's head fits");

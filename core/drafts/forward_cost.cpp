@@ -61,7 +61,7 @@ DraftCost pass_cost(const ForwardCostModel& cm, const model::Hparams& hp, const 
     }
     if (n_logits > 0) {
         c.bytes_weights += cm.head_bytes;
-        c.flops += 2.0 * n_logits * e * hp.n_vocab;
+        c.flops += 2.0 * n_logits * e * double(opts.head ? opts.head->rows : hp.n_vocab);  // a reduced head: its rows
     }
     return c;
 }

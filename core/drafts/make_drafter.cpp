@@ -2,6 +2,7 @@
 #include "core/drafts/make_drafter.h"
 
 #include "core/data/dataset.h"
+#include "core/drafts/dflash_drafter.h"
 #include "core/drafts/eagle3_drafter.h"
 #include "core/drafts/maxgram_drafter.h"
 #include "core/drafts/model_drafter.h"
@@ -11,8 +12,10 @@
 #include "core/drafts/vocab_compat.h"
 #include "core/model/tokenizer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
 
 namespace speculum::drafts {
@@ -65,6 +68,28 @@ SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, co
     return build_self_draft(target, spec, spec.uses_wanda() ? &norms : nullptr, options.progress, options.cancel);
 }
 
+std::vector<int32_t> frequent_tokens(const std::vector<std::vector<int32_t>>& seqs, int32_t n_vocab, int32_t n) {
+    std::vector<int64_t> count(size_t(n_vocab), 0);
+    for (const auto& s : seqs)
+        for (int32_t t : s)
+            if (t >= 0 && t < n_vocab) ++count[size_t(t)];
+    std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
+    std::iota(ids.begin(), ids.end(), 0);
+    const size_t keep = size_t(std::clamp(n, 1, n_vocab));
+    std::partial_sort(ids.begin(), ids.begin() + std::ptrdiff_t(keep), ids.end(), [&](int32_t a, int32_t b) {
+        return count[size_t(a)] != count[size_t(b)] ? count[size_t(a)] > count[size_t(b)] : a < b;
+    });
+    ids.resize(keep);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+std::vector<int32_t> head_tokens_for(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options) {
+    if (spec.head_vocab <= 0) return {};
+    return frequent_tokens(tokenize_suite(spec.head_vocab_corpus, options.tokenize, "head_vocab_corpus", target),
+                           target.hparams().n_vocab, spec.head_vocab);
+}
+
 namespace {
 
 std::unique_ptr<Drafter> build(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options,
@@ -98,10 +123,19 @@ std::unique_ptr<Drafter> build(const DraftSpec& spec, const model::Model& target
             model::ContextConfig ctx = draft_context(options, target);
             return std::make_unique<Eagle3Drafter>(target, std::move(head), ctx, label);
         }
+        case DraftKind::dflash:
+        case DraftKind::dspark: {
+            const bool dspark        = spec.kind == DraftKind::dspark;
+            DflashModel draft        = load_dflash(dflash_path(spec.model_path, dspark), target);
+            model::ContextConfig ctx = draft_context(options, target);
+            ctx.n_ctx                = std::min(ctx.n_ctx + draft.block_size + 1, 1 << 20);  // context + the block
+            return std::make_unique<DflashDrafter>(target, std::move(draft), dspark, ctx, label);
+        }
         case DraftKind::model: {
             out.model = model::Model::load(spec.model_path, options.progress, options.cancel);
             check_vocab_compatible(target, *out.model);  // throws VocabMismatch explaining the failed check
             ModelDrafterConfig cfg{.context = draft_context(options, *out.model), .forward = {}, .name = label};
+            cfg.head_tokens = head_tokens_for(spec, target, options);
             return std::make_unique<ModelDrafter>(*out.model, std::move(cfg));  // a copy shares the buffers
         }
         case DraftKind::self: {
@@ -109,7 +143,8 @@ std::unique_ptr<Drafter> build(const DraftSpec& spec, const model::Model& target
             ModelDrafterConfig cfg{.context        = draft_context(options, target),
                                    .forward        = out.self->forward,
                                    .name           = label,
-                                   .read_target_kv = spec.kv_from_target};
+                                   .read_target_kv = spec.kv_from_target,
+                                   .head_tokens    = head_tokens_for(spec, target, options)};
             return std::make_unique<ModelDrafter>(out.self->model, std::move(cfg), out.self->cost);
         }
     }

@@ -40,6 +40,12 @@ ActivationNorms wanda_norms(const DraftSpec& spec, const model::Model& target, c
 // build time) is the result's.
 SelfDraft build_self_draft(const model::Model& target, const DraftSpec& spec, const DrafterOptions& options);
 
+// FR-Spec's reduced head: the n ids most frequent in `seqs` (ties to the lower id), ascending; every id < n_vocab.
+std::vector<int32_t> frequent_tokens(const std::vector<std::vector<int32_t>>& seqs, int32_t n_vocab, int32_t n);
+// The head tokens of a spec with head_vocab > 0 (its corpus tokenized by options.tokenize, else the target's
+// tokenizer); empty for the full head.
+std::vector<int32_t> head_tokens_for(const DraftSpec& spec, const model::Model& target, const DrafterOptions& options);
+
 // What build_draft built: the drafter, and what a report shows of it (`speculum-cli draft`, status lines).
 struct DraftBuild {
     std::unique_ptr<Drafter> drafter;

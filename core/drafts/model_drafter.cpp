@@ -41,6 +41,26 @@ ModelDrafter::ModelDrafter(model::Model model, ModelDrafterConfig cfg, ForwardCo
         o.exit_layer >= hp.n_layer)
         throw std::invalid_argument("ModelDrafter: forward options do not fit a model of " +
                                     std::to_string(hp.n_layer) + " layers");
+    if (!m_cfg.head_tokens.empty()) {  // FR-Spec: the head's rows for these tokens only
+        std::vector<uint8_t> seen(size_t(hp.n_vocab), 0);
+        for (int32_t t : m_cfg.head_tokens)
+            if (t < 0 || t >= hp.n_vocab || seen[size_t(t)]++)
+                throw std::invalid_argument("ModelDrafter: head token " + std::to_string(t) +
+                                            " outside the vocabulary or given twice");
+        m_head             = model::gather_rows(m_ctx.model().weights().output, m_cfg.head_tokens);
+        m_cfg.forward.head = &m_head;
+        m_cost.head_bytes  = m_head.n_bytes() + m_ctx.model().weights().output_norm.size() * sizeof(float);
+    }
+}
+
+void ModelDrafter::full_row(const model::LogitsView& v, int32_t r, std::vector<float>& out) const {
+    const std::span<const float> row = v.row(r);
+    if (m_cfg.head_tokens.empty()) {
+        out.assign(row.begin(), row.end());
+        return;
+    }
+    out.assign(size_t(n_vocab()), -INFINITY);  // tokens outside the reduced head cannot be drafted
+    for (size_t j = 0; j < row.size(); ++j) out[size_t(m_cfg.head_tokens[j])] = row[j];
 }
 
 // ---- prefix sync ----
@@ -135,10 +155,7 @@ void ModelDrafter::catch_up(DraftCost& cost) {
     if (m_cached.size() >= m_committed.size()) sync(std::vector<int32_t>(m_committed));
     if (m_target_kv && m_cached.size() == m_from_target) copy_from_target(cost);
     const model::LogitsView v = evaluate_until(m_committed.size(), cost);
-    if (v.n > 0) {  // sync leaves at least the last committed token to evaluate
-        const auto last = v.row(v.n - 1);
-        m_logits.assign(last.begin(), last.end());
-    }
+    if (v.n > 0) full_row(v, v.n - 1, m_logits);  // sync leaves at least the last committed token to evaluate
 }
 
 DraftCost ModelDrafter::prefill(std::span<const int32_t> committed, const CancelToken& cancel) {
@@ -177,7 +194,7 @@ DraftChain ModelDrafter::propose(int32_t k, const ProposeParams& params, const C
         if (pos >= m_ctx.kv().capacity()) break;  // the draft's context is full: propose what we have
         model::LogitsView v = pass({tok}, {pos}, {}, out.cost);
         m_cached.push_back(tok);
-        m_logits.assign(v.row(0).begin(), v.row(0).end());
+        full_row(v, 0, m_logits);
     }
     out.cost.seconds = seconds_since(t0);
     return out;
@@ -212,7 +229,7 @@ DraftTree ModelDrafter::propose_tree(const TreeShape& shape, const ProposeParams
         m_ctx.kv().truncate(n_ctx_tokens);
         const model::LogitsView v = pass(toks, pos, mask, cost);
         logits.resize(nodes.size());
-        for (size_t r = 0; r < nodes.size(); ++r) logits[r].assign(v.row(int32_t(r)).begin(), v.row(int32_t(r)).end());
+        for (size_t r = 0; r < nodes.size(); ++r) full_row(v, int32_t(r), logits[r]);
         return true;
     };
     tree = shape.dynamic_nodes > 0

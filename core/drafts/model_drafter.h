@@ -25,6 +25,9 @@ struct ModelDrafterConfig {
     // only tokens the target has not cached yet (the last committed one) take a forward pass. Needs the target's
     // layer count and KV width (a self-draft); ignored otherwise.
     bool read_target_kv = false;
+    // FR-Spec (Zhao et al. 2025): the LM head restricted to these token ids (distinct, in [0, n_vocab)), e.g. the
+    // target's most frequent tokens; the others cannot be drafted. Empty = the full head.
+    std::vector<int32_t> head_tokens;
 };
 
 class ModelDrafter final : public Drafter {
@@ -76,6 +79,8 @@ private:
     // One batched pass with cost accounting (tokens at `positions`, mask empty = causal).
     model::LogitsView pass(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
                            const std::vector<uint8_t>& mask, DraftCost& cost);
+    // Row r of a pass's logits in the full vocabulary (a reduced head's rows mapped back, -inf elsewhere).
+    void full_row(const model::LogitsView& v, int32_t r, std::vector<float>& out) const;
 
     model::InferenceContext m_ctx;
     ModelDrafterConfig m_cfg;
@@ -84,6 +89,7 @@ private:
     std::vector<int32_t> m_committed;  // the synced context
     std::vector<int32_t> m_cached;     // token of each KV slot in use (size == kv().size())
     std::vector<float> m_logits;       // (n_vocab) logits of the last committed token after catch_up
+    model::WeightView m_head;          // the reduced head's rows (head_tokens), when there is one
     const model::KvCache* m_target_kv           = nullptr;  // attach_target_kv, when read_target_kv
     const std::vector<int32_t>* m_target_tokens = nullptr;
     size_t m_from_target                        = 0;  // leading slots of m_ctx.kv() copied from the target's cache

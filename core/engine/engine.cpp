@@ -156,6 +156,8 @@ SpecEngine::Step SpecEngine::chain_step(RunState& st, int32_t remaining, const C
     for (int32_t i = 0; i < static_cast<int32_t>(chain.tokens.size()) && i <= v.n_accepted; ++i) {
         bump(st.stats.pos_reached, static_cast<size_t>(i));
         bump(st.stats.pos_accepted, static_cast<size_t>(i), int64_t(i < v.n_accepted ? 1 : 0));
+        if (chain.predicts_acceptance && static_cast<size_t>(i) < chain.confidence.size())
+            bump(st.stats.pos_predicted, static_cast<size_t>(i), double(chain.confidence[static_cast<size_t>(i)]));
     }
     // Adaptive γ (HF assistant heuristic): grow after a fully accepted draft, shrink after a rejection.
     if (m_cfg.adaptive_gamma.enabled && k == st.gamma && static_cast<int32_t>(chain.tokens.size()) == k)
@@ -460,6 +462,7 @@ void accumulate(RunStats& into, const RunStats& s) {
     into.t_decode_s += s.t_decode_s;
     for (size_t i = 0; i < s.pos_reached.size(); ++i) bump(into.pos_reached, i, s.pos_reached[i]);
     for (size_t i = 0; i < s.pos_accepted.size(); ++i) bump(into.pos_accepted, i, s.pos_accepted[i]);
+    for (size_t i = 0; i < s.pos_predicted.size(); ++i) bump(into.pos_predicted, i, s.pos_predicted[i]);
     for (size_t i = 0; i < s.accepted_len_hist.size(); ++i) bump(into.accepted_len_hist, i, s.accepted_len_hist[i]);
     into.experts.add(s.experts);
     into.recurrent.add(s.recurrent);

@@ -30,6 +30,8 @@ ModeledConfig predict_input_of(const SpecConfig& s, const ModelFigures& f) {
     in.alpha                   = f.levels[0].alpha;
     in.c                       = f.levels[0].c;
     in.k                       = std::max<int32_t>(1, s.draft_length(0));
+    // A block draft proposes its k tokens in one pass: c is per block, not per token.
+    if (!s.levels.empty() && drafts::drafts_a_block_per_pass(s.levels[0].kind)) in.block = in.k;
 
     const size_t n = s.levels.size();
     if (n > 1 && !s.k_matrix.empty()) {

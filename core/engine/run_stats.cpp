@@ -21,6 +21,13 @@ std::vector<double> RunStats::alpha() const {
     return conditional_alpha(pos_reached, pos_accepted);
 }
 
+std::vector<double> RunStats::predicted_alpha() const {
+    std::vector<double> a;
+    for (size_t i = 0; i < pos_predicted.size() && i < pos_reached.size(); ++i)
+        a.push_back(pos_reached[i] > 0 ? pos_predicted[i] / double(pos_reached[i]) : 0.0);
+    return a;
+}
+
 double RunStats::mean_accepted_length() const {
     return n_steps > 0 ? static_cast<double>(n_generated) / n_steps : 0.0;
 }
@@ -159,6 +166,10 @@ void to_json(nlohmann::json& j, const RunStats& s) {
                        {"verifier_mismatch", s.verifier_mismatch}};
     if (!s.experts.empty()) j["experts"] = s.experts;  // measured routing of the verification passes
     if (!s.recurrent.empty()) j["recurrent"] = s.recurrent;
+    if (!s.pos_predicted.empty()) {  // the draft's predicted acceptance per position (DSpark), beside alpha
+        j["pos_predicted"]   = s.pos_predicted;
+        j["predicted_alpha"] = s.predicted_alpha();
+    }
     if (s.bpt_cats_eq4 > 0) {
         j["bpt_cats_eq4"] = s.bpt_cats_eq4;  // bytes per token, decoder weights only (the paper's accounting)
         j["cats_layers"]  = s.cats_layers;   // {L_DM, L_SV, n_layer}
@@ -182,6 +193,12 @@ RunStats run_figures_from_json(const nlohmann::json& j) {
         r.get(key, *out, 0.0);
     r.get("pos_reached", s.pos_reached, 0, INT64_MAX), r.get("pos_accepted", s.pos_accepted, 0, INT64_MAX);
     r.get("accepted_len_hist", s.accepted_len_hist, 0, INT64_MAX);
+    r.get("pos_predicted", s.pos_predicted);
+    if (s.pos_predicted.size() > s.pos_reached.size())
+        r.fail(r.at("pos_predicted"), "has more positions than pos_reached");
+    for (size_t i = 0; i < s.pos_predicted.size(); ++i)
+        if (!(s.pos_predicted[i] >= 0.0 && s.pos_predicted[i] <= double(s.pos_reached[i])))
+            r.fail(json_path(r.at("pos_predicted"), i), "must be in [0, pos_reached]");
     r.get("verify_width_passes", s.verify_width_passes, 0, INT64_MAX);
     r.get("verify_width_seconds", s.verify_width_s);
     if (s.pos_accepted.size() != s.pos_reached.size())

@@ -112,6 +112,9 @@ struct RunStats {
     std::vector<int64_t> pos_reached;        // [i]: steps where position i + 1 was reviewed with 1..i accepted
     std::vector<int64_t> pos_accepted;       // [i]: of those, steps where it was accepted
     std::vector<int64_t> accepted_len_hist;  // [n]: steps that accepted n draft tokens
+    // [i]: over the steps pos_reached[i] counts, the sum of the draft's own predicted acceptance of position i + 1
+    // (DSpark's confidence head; DraftChain::predicts_acceptance); empty when the draft predicts none.
+    std::vector<double> pos_predicted;
     // The target's verification passes by width (tokens in the pass: drafted + 1, trees: nodes + 1): [w] = passes and
     // their seconds, so the verification cost is known as a function of width (what the calibration fits).
     std::vector<int64_t> verify_width_passes;
@@ -143,8 +146,9 @@ struct RunStats {
     int32_t verifier_mismatch = -1;
 
     // The derived figures every reader uses (CLI, app panels, manifests, sweeps): one definition each.
-    std::vector<double> alpha() const;    // α_i = pos_accepted / pos_reached (0 where never reached)
-    double mean_accepted_length() const;  // tokens committed per target pass (n_generated / n_steps)
+    std::vector<double> alpha() const;            // α_i = pos_accepted / pos_reached (0 where never reached)
+    std::vector<double> predicted_alpha() const;  // pos_predicted / pos_reached (empty when nothing predicted)
+    double mean_accepted_length() const;          // tokens committed per target pass (n_generated / n_steps)
     // Trees: offered and accepted counts by sibling rank, pooled over depths (as Sequoia's p[r]).
     std::vector<int64_t> rank_offered_pooled() const;
     std::vector<int64_t> rank_accepted_pooled() const;

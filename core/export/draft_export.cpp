@@ -1,6 +1,7 @@
 // Draft level -> standalone GGUF (see draft_export.h).
 #include "core/export/draft_export.h"
 
+#include "core/drafts/dflash.h"
 #include "core/drafts/draft_gguf.h"
 #include "core/drafts/eagle3.h"
 #include "core/drafts/mtp_drafter.h"
@@ -44,6 +45,20 @@ DraftExportResult export_draft_gguf(const model::Model& target, const drafts::Dr
             const drafts::Eagle3Head h = drafts::load_eagle3_head(src, target);
             if (fs::weakly_canonical(src) != fs::weakly_canonical(path)) copy_file_atomic(src, path);
             r.n_layer    = h.block.hparams().n_layer;
+            r.file_bytes = fs::file_size(path);
+            return r;
+        }
+        case drafts::DraftKind::dflash:
+        case drafts::DraftKind::dspark: {
+            // A block draft is a GGUF in llama.cpp's dflash layout already: copied beside the target.
+            const std::string src = drafts::dflash_path(spec_in.model_path, spec_in.kind == drafts::DraftKind::dspark);
+            const drafts::DflashModel d = drafts::load_dflash(src, target);
+            if (fs::weakly_canonical(src) != fs::weakly_canonical(path)) copy_file_atomic(src, path);
+            if (d.own_head || !d.d2t.empty())
+                r.description += " (with a head of its own" +
+                                 std::string(d.d2t.empty() ? "" : " over a reduced vocabulary (d2t)") +
+                                 ": Speculum runs it, llama.cpp's dflash loader refuses it and takes the target's)";
+            r.n_layer    = d.decoder.hparams().n_layer;
             r.file_bytes = fs::file_size(path);
             return r;
         }

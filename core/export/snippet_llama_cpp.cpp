@@ -103,6 +103,10 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     const bool statistical        = maxgram || ngram;
     const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
     const bool eagle3             = p.level1.kind == drafts::DraftKind::eagle3;
+    const bool dspark             = p.level1.kind == drafts::DraftKind::dspark;
+    const bool block              = p.level1.kind == drafts::DraftKind::dflash || dspark;
+    const bool head               = eagle3 || block;  // -md plus --spec-type: the draft reads the target's states
+    const char* head_type         = eagle3 ? "draft-eagle3" : dspark ? "draft-dspark" : "draft-dflash";
     int32_t gamma                 = p.gamma;
 
     if (p.tree) {
@@ -115,9 +119,9 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
             "a given shape");
         gamma = p.tree->depth;
         s.fallbacks.push_back("the server verifies a chain as deep as the tree (" + std::to_string(gamma) + " tokens)" +
-                              (eagle3 ? std::string(", as does the one-shot draft-eagle3")
-                                      : "; the one-shot llama-speculative runs a tree of " +
-                                            std::to_string(p.tree->root_branching) + " branches (-np)"));
+                              (head ? std::string(", as does the one-shot ") + head_type
+                                    : "; the one-shot llama-speculative runs a tree of " +
+                                          std::to_string(p.tree->root_branching) + " branches (-np)"));
     }
     std::vector<std::string> type_flags;
     if (maxgram) {
@@ -154,6 +158,15 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
             "draft-eagle3 loads the head (general.architecture eagle3, llama.cpp's convert_hf_to_gguf.py layout) "
             "with -md and feeds it the target's streams at the head's eagle3.extract_layers; it needs a llama.cpp "
             "build with EAGLE-3 support (2026); llama.cpp drafts the head as a chain");
+    if (block)
+        s.notes.push_back(std::string(head_type) +
+                          " loads the block draft (general.architecture dflash) with -md, injects the target's "
+                          "inputs of the layers dflash.target_layers names into the draft's cache and drafts the "
+                          "block in one pass; it clamps --spec-draft-n-max to the trained block (block_size - 1 for "
+                          "DFlash, block_size for DSpark) and needs a llama.cpp build from late 2026" +
+                          (dspark ? "; draft-dspark stops the block at the first position whose confidence is below "
+                                    "--spec-draft-p-min (its conf-min)"
+                                  : ""));
     if (!statistical)
         s.notes.push_back(
             "--spec-draft-p-min is always written: llama.cpp's default (0.75 in older builds) would otherwise stop "
@@ -174,9 +187,9 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
     } else if (mtp) {
         server.push_back("--spec-type draft-mtp");
         server.push_back(draft_flags);
-    } else if (eagle3) {
+    } else if (head) {
         server.push_back("-md " + shell_quote(s.draft_file));
-        server.push_back("--spec-type draft-eagle3");
+        server.push_back(std::string("--spec-type ") + head_type);
         server.push_back(draft_flags);
     } else {
         server.push_back("-md " + shell_quote(s.draft_file));
@@ -201,9 +214,9 @@ EngineSnippet llama_cpp_snippet(const Plan& p, const SnippetOptions& o) {
         }
     } else {
         one.push_back("-md " + shell_quote(s.draft_file));
-        if (eagle3) one.push_back("--spec-type draft-eagle3");
+        if (head) one.push_back(std::string("--spec-type ") + head_type);
         one.push_back(draft_flags);
-        if (p.tree && !eagle3) {
+        if (p.tree && !head) {
             program = "llama-speculative";
             one.push_back("-np " + std::to_string(p.tree->root_branching) + " --draft-p-split 0.1");
         }

@@ -2,6 +2,8 @@
 // rank paths, and the comment block (see snippet_plan.h).
 #include "core/export/snippet_plan.h"
 
+#include "core/drafts/dflash.h"
+
 #include "core/drafts/eagle3.h"
 #include "core/engine/tree_shapes.h"
 #include "core/resources.h"
@@ -155,6 +157,20 @@ Plan make_plan(const Manifest& m, const SnippetOptions& o) {
         } catch (const std::exception&) {
             p.draft_file = std::filesystem::path(kBundledEagle3Head).filename().string();
         }
+    } else if (d.kind == drafts::DraftKind::dflash || d.kind == drafts::DraftKind::dspark) {
+        // The block draft's own GGUF (llama.cpp's dflash layout), loaded beside the target like a head.
+        const bool dspark = d.kind == drafts::DraftKind::dspark;
+        try {
+            p.draft_file = drafts::dflash_path(d.model_path, dspark);
+        } catch (const std::exception&) {
+            p.draft_file = std::filesystem::path(dspark ? kBundledDspark : kBundledDflash).filename().string();
+        }
+    }
+    if (d.head_vocab > 0) {
+        p.cannot.push_back("FR-Spec's reduced draft head (the " + std::to_string(d.head_vocab) +
+                           " most frequent tokens): the engines compute the draft's full LM head (SGLang's "
+                           "--speculative-token-map restricts EAGLE heads only)");
+        p.fallback.push_back("the draft's full LM head: each draft pass costs more than Speculum measured");
     }
     if (d.kind == drafts::DraftKind::mtp) {
         // The engines read NextN layers only from the model's own file (llama.cpp, vLLM and SGLang alike).

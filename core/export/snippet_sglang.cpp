@@ -11,6 +11,7 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
     const bool eagle3             = p.level1.kind == drafts::DraftKind::eagle3;
+    const bool block = p.level1.kind == drafts::DraftKind::dflash || p.level1.kind == drafts::DraftKind::dspark;
 
     // SGLang counts the root (the last verified token) in num_draft_tokens: a chain of γ is γ + 1 tokens.
     int32_t steps = p.gamma, topk = 1, draft_tokens = p.gamma + 1;
@@ -63,6 +64,13 @@ EngineSnippet sglang_snippet(const Plan& p, const SnippetOptions&) {
         s.notes.push_back(
             "EAGLE3 loads the head as a Hugging Face checkpoint (LlamaForCausalLMEagle3), not as GGUF: give the "
             "checkpoint the GGUF was converted from");
+    } else if (block) {
+        eagle_worker("DFLASH", true);
+        if (p.level1.kind == drafts::DraftKind::dspark)
+            s.cannot_express.push_back("DSpark's Markov and confidence heads: SGLang's DFLASH runs the block alone");
+        s.notes.push_back(
+            "DFLASH loads the block draft as a Hugging Face checkpoint, not as GGUF: give the checkpoint the GGUF "
+            "was converted from");
     } else if (mtp) {
         eagle_worker("NEXTN", false);
         s.notes.push_back("NEXTN drafts with the model's own MTP layer (SGLang runs it through its EAGLE worker)");

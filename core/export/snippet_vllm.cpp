@@ -11,6 +11,8 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
     const bool ngram              = p.level1.kind == drafts::DraftKind::ngram;
     const bool mtp                = p.level1.kind == drafts::DraftKind::mtp;
     const bool eagle3             = p.level1.kind == drafts::DraftKind::eagle3;
+    const bool dspark             = p.level1.kind == drafts::DraftKind::dspark;
+    const bool block              = p.level1.kind == drafts::DraftKind::dflash || dspark;
     int32_t gamma                 = p.gamma;
 
     if (p.tree && ngram) {
@@ -24,6 +26,12 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
             s.fallbacks.push_back("the dynamic tree's static stand-in as speculative_token_tree (" +
                                   std::to_string(p.tree->nodes) + " nodes)");
         }
+    } else if (p.tree && block) {
+        s.cannot_express.push_back(
+            "a token tree from the block's per-position top-k: vLLM verifies the block as a chain");
+        gamma = p.tree->depth;
+        s.fallbacks.push_back("the block as a chain as deep as the tree: num_speculative_tokens = " +
+                              std::to_string(gamma));
     } else if (p.tree) {
         s.cannot_express.push_back(
             "a token tree with a separate draft model (speculative_token_tree drives vLLM's "
@@ -57,6 +65,13 @@ EngineSnippet vllm_snippet(const Plan& p, const SnippetOptions&) {
         s.notes.push_back(
             "method \"eagle3\" loads the head as a Hugging Face checkpoint (LlamaForCausalLMEagle3): vLLM has no "
             "GGUF loader for EAGLE-3 heads, so give the checkpoint the GGUF was converted from");
+    } else if (block) {
+        c["method"]                 = dspark ? "dspark" : "dflash";
+        c["model"]                  = p.draft_file;
+        c["num_speculative_tokens"] = gamma;
+        s.notes.push_back(std::string("method \"") + (dspark ? "dspark" : "dflash") +
+                          "\" loads the block draft as a Hugging Face checkpoint (the one the GGUF was converted "
+                          "from), not as GGUF, and needs a vLLM release from late 2026");
     } else if (mtp) {
         c["method"]                 = "mtp";
         c["num_speculative_tokens"] = gamma;

@@ -167,6 +167,7 @@ InferenceContext::InferenceContext(const Model& model, ContextConfig cfg) : m_mo
         m_moe_out.resize(nb * size_t(hp.n_embd));
     }
     m_logits.resize(nb * hp.n_vocab);
+    m_logits_width = hp.n_vocab;
     m_scores.resize(static_cast<size_t>(m_cfg.n_ctx));
     // Largest quantized-activation buffer (the most vectors below the BLAS batch, of the widest matmul input), so
     // matmul never allocates.
@@ -198,7 +199,7 @@ std::span<const float> InferenceContext::decode(int32_t token, int32_t pos, cons
     m_tokens[0] = token;  // no per-call allocation on the hot path
     m_pos[0]    = pos;
     run(1, nullptr, 0, opts);
-    return {m_logits.data(), static_cast<size_t>(m_model.hparams().n_vocab)};
+    return {m_logits.data(), static_cast<size_t>(m_logits_width)};
 }
 
 LogitsView InferenceContext::forward_batch(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions,
@@ -222,7 +223,7 @@ LogitsView InferenceContext::forward_batch(const std::vector<int32_t>& tokens, c
     std::copy(tokens.begin(), tokens.end(), m_tokens.begin());
     std::copy(positions.begin(), positions.end(), m_pos.begin());
     run(n, mask.empty() ? nullptr : mask.data(), 0, opts);
-    return LogitsView{m_logits.data(), n, m_model.hparams().n_vocab};
+    return LogitsView{m_logits.data(), n, m_logits_width};
 }
 
 std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tokens, const ForwardOptions& opts) {
@@ -239,7 +240,7 @@ std::span<const float> InferenceContext::prefill(const std::vector<int32_t>& tok
         const bool last = start + n == total;
         run(n, nullptr, last ? n - 1 : n, opts);
     }
-    return {m_logits.data(), static_cast<size_t>(m_model.hparams().n_vocab)};
+    return {m_logits.data(), static_cast<size_t>(m_logits_width)};
 }
 
 void InferenceContext::check_options(const ForwardOptions& opts) const {
@@ -266,6 +267,10 @@ void InferenceContext::check_options(const ForwardOptions& opts) const {
                                         ? "ForwardOptions.attn_in: required, this model's attention reads " +
                                               std::to_string(hp.n_embd_attn_in) + " columns (n_embd_attn_in)"
                                         : std::string("ForwardOptions.attn_in: only for models with n_embd_attn_in"));
+    if (opts.head && (opts.head->cols != hp.n_embd || opts.head->rows < 1 || opts.head->rows > hp.n_vocab))
+        throw std::invalid_argument("ForwardOptions.head: " + std::to_string(opts.head->rows) + " x " +
+                                    std::to_string(opts.head->cols) + ", expected 1.." + std::to_string(hp.n_vocab) +
+                                    " rows of n_embd = " + std::to_string(hp.n_embd));
     if (opts.cached_slots) {
         int32_t prev = -1;
         for (int32_t s : *opts.cached_slots) {
@@ -477,18 +482,20 @@ void InferenceContext::run_layers(int32_t n, const uint8_t* mask, int32_t logits
 
     // Output head: final norm and the LM head, only for the tokens whose logits the caller needs
     // (row 0 of m_logits is token logits_first).
-    const int32_t n_out = n - logits_first;
+    const int32_t n_out    = n - logits_first;
+    const WeightView& head = opts.head ? *opts.head : W.output;  // a reduced head: its rows' logits only
+    m_logits_width         = static_cast<int32_t>(head.rows);
     if (n_out > 0) {
         for (int32_t i = logits_first; i < n; ++i)
             rms_norm(&m_xn[(i - logits_first) * e], &m_x[i * e], W.output_norm.data(), e, hp.rms_eps);
         if (opts.observer) opts.observer(hp.n_layer, ActivationSite::head_in, m_xn.data(), n_out, e);
-        matmul(m_logits.data(), hp.n_vocab, W.output, m_xn.data(), n_out);
+        matmul(m_logits.data(), head.rows, head, m_xn.data(), n_out);
         if (hp.final_softcap > 0.0f) {  // gemma2: z -> c tanh(z / c)
             const float c = hp.final_softcap;
-            for (int64_t t = 0; t < static_cast<int64_t>(n_out) * hp.n_vocab; ++t)
+            for (int64_t t = 0; t < static_cast<int64_t>(n_out) * head.rows; ++t)
                 m_logits[t] = c * std::tanh(m_logits[t] / c);
         }
-        add_matmul(W.output, n_out);
+        add_matmul(head, n_out);
         cost.bytes_weights += W.output_norm.size() * sizeof(float);
     }
     m_cancel.throw_if_cancelled();

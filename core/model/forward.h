@@ -72,6 +72,10 @@ struct ForwardOptions {
     // (n, n_embd_attn_in) rows wq, wk and wv multiply in that layer, instead of attn_norm of the residual stream.
     // Required for such a model, rejected otherwise.
     const float* attn_in = nullptr;
+    // A reduced LM head (FR-Spec, Zhao et al. 2025): rows of the output matrix for a subset of the vocabulary, in the
+    // caller's order; the pass's logits are then head->rows wide (row j: the j-th of those tokens), and the caller
+    // maps them back. Null = the model's own head. Its columns must be n_embd, its rows at most n_vocab.
+    const WeightView* head = nullptr;
     // Cached slots new tokens may attend (ascending); unset = all of [0, kv.size()). Hook for KV selection /
     // truncation in drafts (e.g. attention sinks + a recent window).
     std::optional<std::vector<int32_t>> cached_slots;
@@ -120,7 +124,8 @@ public:
     explicit InferenceContext(const Model& model, ContextConfig cfg = {});
 
     // Evaluates one token at position `pos` (usually kv().size()), appends its KV slot, returns its logits
-    // (n_vocab), valid until the next call. Throws KvCacheFull, std::out_of_range on a bad token, Cancelled.
+    // (n_vocab, or opts.head's rows), valid until the next call. Throws KvCacheFull, std::out_of_range on a bad token,
+    // Cancelled.
     std::span<const float> decode(int32_t token, int32_t pos, const ForwardOptions& opts = {});
 
     // Evaluates n = tokens.size() <= n_batch tokens at `positions`; token i attends every cached slot plus new
@@ -206,6 +211,7 @@ private:
     std::vector<float> m_q, m_attn;        // (n_batch, n_embd_q)
     std::vector<float> m_gate, m_up;       // (n_batch, n_ff)
     std::vector<float> m_logits;           // (n_batch, n_vocab)
+    int32_t m_logits_width = 0;            // logits per row of the last pass: n_vocab, or a reduced head's rows
     std::vector<float> m_scores;           // (n_ctx) attention scores of the reference path
     std::vector<uint8_t> m_q8act;          // quantized activations of one matmul (kernels::q8act_bytes)
     std::vector<uint16_t> m_bf16act;       // BF16-rounded activations of one prompt matmul (BF16 weights)

@@ -43,6 +43,31 @@ WeightView row_range(const WeightView& v, int64_t r0, int64_t r1) {
     return r;
 }
 
+WeightView gather_rows(const WeightView& v, const std::vector<int32_t>& rows) {
+    // Dense rows of the stored type: a compact view decoded, a repacked Q8_0_X8 matrix unpacked to Q8_0.
+    std::vector<uint8_t> dense;
+    kernels::GgmlType type = v.type;
+    const uint8_t* base    = static_cast<const uint8_t*>(v.data);
+    if (v.compact) {
+        dense = dense_copy(v);
+        base  = dense.data();
+    } else if (v.type == kernels::GgmlType::Q8_0_X8) {
+        type = kernels::GgmlType::Q8_0;
+        dense.resize(v.n_bytes());
+        kernels::unpack_q8_0_x8(dense.data(), v.data, v.rows, v.cols);
+        base = dense.data();
+    }
+    const uint64_t rb = kernels::ggml_row_size(type, static_cast<uint64_t>(v.cols));
+    std::vector<uint8_t> out(rb * rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i] < 0 || rows[i] >= v.rows)
+            throw std::invalid_argument("gather_rows: row " + std::to_string(rows[i]) + " of a matrix with " +
+                                        std::to_string(v.rows) + " rows");
+        std::memcpy(&out[i * rb], base + rb * static_cast<uint64_t>(rows[i]), rb);
+    }
+    return make_owned_view(type, static_cast<int64_t>(rows.size()), v.cols, std::move(out));
+}
+
 WeightView LayerWeights::expert(const WeightView& stack, int32_t e, int32_t n_expert) {
     if (n_expert <= 0 || stack.rows % n_expert != 0 || e < 0 || e >= n_expert)
         throw std::invalid_argument("expert " + std::to_string(e) + " of " + std::to_string(n_expert) +

@@ -56,6 +56,10 @@ std::vector<uint8_t> dense_copy(const WeightView& v);
 // Rows [r0, r1) of a dense view, sharing its storage (a fused file tensor split into its matrices).
 WeightView row_range(const WeightView& v, int64_t r0, int64_t r1);
 
+// A new owned matrix of the given rows of v, in order (a reduced LM head): dense rows in v's stored type (a compact
+// view decoded, Q8_0_X8 as Q8_0). Throws std::invalid_argument on a row out of range.
+WeightView gather_rows(const WeightView& v, const std::vector<int32_t>& rows);
+
 // Owns `bytes` and returns a view of them as a (rows, cols) matrix of `type` (in-memory weights).
 WeightView make_owned_view(kernels::GgmlType type, int64_t rows, int64_t cols, std::vector<uint8_t> bytes);
 

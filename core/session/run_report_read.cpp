@@ -184,7 +184,8 @@ analytic::MeasuredEngineRun read_report(const json& report, const std::string& s
         JsonReader lr(levels[j], json_path(t.at("levels"), j));
         analytic::MeasuredLevel l;
         l.name              = text(lr, "name");
-        l.per_call          = j > 0 && drafts::is_statistical(cfg.levels[j - 1].kind);
+        l.per_call          = j > 0 && (drafts::is_statistical(cfg.levels[j - 1].kind) ||
+                               drafts::drafts_a_block_per_pass(cfg.levels[j - 1].kind));
         l.n_calls           = count(lr, "n_calls");
         l.n_forward         = count(lr, "n_forward");
         l.t_s               = number(lr, "t_s");

@@ -241,8 +241,7 @@ TuneResult run_tune(const TuneOptions& o, const model::Model& target, Evaluator&
             c.config["p_min"] = p;
             all.push_back(std::move(c));
         }
-        const bool head =
-            fam.levels[0].kind == drafts::DraftKind::mtp || fam.levels[0].kind == drafts::DraftKind::eagle3;
+        const bool head = drafts::reads_target_states(fam.levels[0].kind);
         if (o.cascades && stat_family >= 0 && !head) {
             const TuneFamily& low = s.result.families[size_t(stat_family)];
             TuneCandidate c;

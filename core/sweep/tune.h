@@ -31,6 +31,7 @@ struct TuneOptions {
     std::vector<std::string> draft_models;  // separate draft GGUFs the user has
     std::vector<std::string> eagle3_heads;  // EAGLE-3 head GGUFs
     std::vector<std::string> mtp_modules;   // MTP module GGUFs (the target's own NextN layers are found by itself)
+    std::vector<std::string> block_drafts;  // DFlash / DSpark GGUFs (a file with DSpark heads is tried as both)
     bool bundled_drafts    = false;         // also the bundled family's drafts (resources/models): the bundled target
     bool self_drafts       = true;          // derived drafts: early exit, layer skip, compact prune/truncate, MXFP4
     double budget_s        = 600;           // wall time of the search (the winner's confirmation comes after)

@@ -1,6 +1,7 @@
 // TuneOptions (validation, JSON), the drafters that apply to a target, and the chain model tune prunes with (see
 // tune.h).
 #include "core/json_reader.h"
+#include "core/model/gguf.h"
 #include "core/resources.h"
 #include "core/sweep/sweep_spec.h"
 #include "core/sweep/tune.h"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 namespace speculum::sweep {
 
@@ -40,6 +42,7 @@ void to_json(nlohmann::json& j, const TuneOptions& o) {
          {"draft_models", o.draft_models},
          {"eagle3_heads", o.eagle3_heads},
          {"mtp_modules", o.mtp_modules},
+         {"block_drafts", o.block_drafts},
          {"bundled_drafts", o.bundled_drafts},
          {"self_drafts", o.self_drafts},
          {"budget_s", o.budget_s},
@@ -63,7 +66,8 @@ void from_json(const nlohmann::json& j, TuneOptions& o) {
     r.get("dataset", o.dataset), r.get("task", o.task), r.get("prompt_ids", o.prompt_ids, 0, INT32_MAX);
     for (auto [key, out] : {std::pair{"draft_models", &o.draft_models},
                             {"eagle3_heads", &o.eagle3_heads},
-                            {"mtp_modules", &o.mtp_modules}}) {
+                            {"mtp_modules", &o.mtp_modules},
+                            {"block_drafts", &o.block_drafts}}) {
         const nlohmann::json* v = r.sub(key);
         if (!v) continue;
         if (!v->is_array()) r.fail(r.at(key), "expected an array of file names, got " + json_kind(*v));
@@ -108,8 +112,13 @@ std::vector<TuneFamily> tune_families(const TuneOptions& o, const model::Model& 
         d.kind = DraftKind::mtp;
         add("MTP layer (the target's own)", d, false);
     }
-    std::vector<std::string> mtp = o.mtp_modules, eagle3 = o.eagle3_heads, models = o.draft_models;
+    std::vector<std::string> mtp = o.mtp_modules, eagle3 = o.eagle3_heads, models = o.draft_models,
+                             blocks = o.block_drafts;
     if (o.bundled_drafts) {
+        for (const char* b : {kBundledDflash, kBundledDspark})  // the bundled block drafts, where they are shipped
+            if (const std::optional<std::filesystem::path> dir = resources_dir();
+                dir && std::filesystem::exists(*dir / b))
+                blocks.push_back((*dir / b).string());
         mtp.push_back(resource_path(kBundledMtpModule).string());
         eagle3.push_back(resource_path(kBundledEagle3Head).string());
         models.push_back(resource_path(kBundledDraftModel).string());
@@ -124,6 +133,16 @@ std::vector<TuneFamily> tune_families(const TuneOptions& o, const model::Model& 
         DraftSpec d;
         d.kind = DraftKind::eagle3, d.model_path = path;
         add("EAGLE-3 head " + stem(path), d, false);
+    }
+    for (const std::string& path : blocks) {
+        // DFlash always; DSpark too where the file has its heads.
+        const bool heads = model::GgufFile::open(path).tensor("markov_w1.weight") != nullptr;
+        for (const DraftKind k : {DraftKind::dflash, DraftKind::dspark}) {
+            if (k == DraftKind::dspark && !heads) continue;
+            DraftSpec d;
+            d.kind = k, d.model_path = path;
+            add(std::string(k == DraftKind::dflash ? "DFlash " : "DSpark ") + stem(path), d, false);
+        }
     }
     for (const std::string& path : models) {
         DraftSpec d;

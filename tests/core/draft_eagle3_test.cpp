@@ -169,22 +169,6 @@ TEST(Eagle3Drafter, TheTargetCacheKeepsTheStreamsEnteringTheExtractLayers) {
     EXPECT_THROW(ctx.kv().keep_hidden({5}, int32_t(e)), std::invalid_argument) << "beyond the target's layers";
 }
 
-// rms_norm(x) * w by hand.
-std::vector<float> norm(const float* x, const std::vector<float>& w, float eps) {
-    double ss = 0;
-    for (size_t i = 0; i < w.size(); ++i) ss += double(x[i]) * x[i];
-    const float s = 1.0f / std::sqrt(float(ss / double(w.size())) + eps);
-    std::vector<float> y(w.size());
-    for (size_t i = 0; i < w.size(); ++i) y[i] = x[i] * s * w[i];
-    return y;
-}
-
-std::vector<float> matvec(const model::WeightView& w, const std::vector<float>& x) {
-    std::vector<float> y(static_cast<size_t>(w.rows));
-    kernels::gemv_ref(y.data(), w.type, w.data, x.data(), w.cols, 0, w.rows);
-    return y;
-}
-
 // One token on a fresh cache attends only itself: each head's attention output is its KV head's v. So the layer
 // is, by hand: g = fc streams; a = [attn_norm(emb); hidden_norm(g)]; h = g + wo (v heads of wv a, repeated for
 // GQA); out = h + down(silu(gate n) * up n), n = ffn_norm(h); logits = output(output_norm(out)).

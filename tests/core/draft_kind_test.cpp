@@ -30,5 +30,5 @@ TEST(DraftKinds, EveryKindHasARow) {
         EXPECT_EQ(nlohmann::json(d).get<DraftSpec>().kind, info.kind) << info.name;
         EXPECT_STREQ(to_string(info.kind), info.name);
     }
-    EXPECT_EQ(static_cast<int>(DraftKind::eagle3) + 1, kDraftKindCount) << "the last kind closes the table";
+    EXPECT_EQ(static_cast<int>(DraftKind::dspark) + 1, kDraftKindCount) << "the last kind closes the table";
 }

@@ -1,20 +1,39 @@
-// What the bundled draft heads' tests share (draft_eagle3_test.cpp, draft_mtp_test.cpp): a head drafts the tokens
-// its trainer's torch head gives (the JSON tools/train/train_eagle3.py and train_mtp.py write with --reference), and
-// greedy runs of a spec on a target.
+// What the draft heads' tests share (draft_eagle3_test.cpp, draft_mtp_test.cpp, draft_dflash_test.cpp): norms and
+// products by hand, a head drafts the tokens its trainer's torch head gives (the JSON tools/train/train_eagle3.py and
+// train_mtp.py write with --reference), and greedy runs of a spec on a target.
 #pragma once
 
 #include "engine_fixtures.h"
 
 #include "core/drafts/make_drafter.h"
 #include "core/drafts/state_drafter.h"
+#include "kernels/gemv.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <memory>
 #include <span>
 
 namespace speculum::test {
+
+// rms_norm(x) * w by hand.
+inline std::vector<float> norm(const float* x, const std::vector<float>& w, float eps) {
+    double ss = 0;
+    for (size_t i = 0; i < w.size(); ++i) ss += double(x[i]) * x[i];
+    const float s = 1.0f / std::sqrt(float(ss / double(w.size())) + eps);
+    std::vector<float> y(w.size());
+    for (size_t i = 0; i < w.size(); ++i) y[i] = x[i] * s * w[i];
+    return y;
+}
+
+// W x by the reference kernel.
+inline std::vector<float> matvec(const model::WeightView& w, const std::vector<float>& x) {
+    std::vector<float> y(static_cast<size_t>(w.rows));
+    kernels::gemv_ref(y.data(), w.type, w.data, x.data(), w.cols, 0, w.rows);
+    return y;
+}
 
 // For every case of `ref` ({"cases": [{"text", "tokens", "head_argmax"}]}): the head's first draft token after each
 // prefix tokens[0..q+1], from the target's kept states, is head_argmax[q] at all but two positions (the trainer's

@@ -36,6 +36,10 @@ drafts::DraftSpec loaded_level(DraftKind kind) {
         case DraftKind::eagle3:
             d.model_path = "/models/eagle3-head.gguf";
             break;
+        case DraftKind::dflash:
+        case DraftKind::dspark:
+            d.model_path = "/models/block-draft.gguf";
+            break;
     }
     return d;
 }
@@ -68,7 +72,8 @@ TEST(AppKindSwitch, EveryPairOfKindsLeavesAValidConfigurationAndSaysWhatWasClear
                 EXPECT_THAT(s.status_line, HasSubstr("runing 0.5"));
                 EXPECT_THAT(s.status_line, HasSubstr("4-bit weight truncation"));
             }
-            if (a == DraftKind::model || a == DraftKind::mtp || a == DraftKind::eagle3) {
+            if (a == DraftKind::model || a == DraftKind::mtp || a == DraftKind::eagle3 || a == DraftKind::dflash ||
+                a == DraftKind::dspark) {
                 EXPECT_TRUE(s.config.draft().model_path.empty()) << "another kind's file is not this kind's";
             }
             // Back to the first kind: nothing of the old settings comes back with it.

@@ -372,6 +372,10 @@ std::string describe_draft(const drafts::DraftSpec& d) {
     if (d.kind == drafts::DraftKind::eagle3)
         return "EAGLE-3 " + (d.model_path.empty() ? std::string("(bundled head)")
                                                   : std::filesystem::path(d.model_path).filename().string());
+    if (d.kind == drafts::DraftKind::dflash || d.kind == drafts::DraftKind::dspark)
+        return std::string(d.kind == drafts::DraftKind::dflash ? "DFlash " : "DSpark ") +
+               (d.model_path.empty() ? std::string("(bundled block draft)")
+                                     : std::filesystem::path(d.model_path).filename().string());
     if (d.kind == drafts::DraftKind::model)
         return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path);
     std::string s;

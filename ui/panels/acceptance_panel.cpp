@@ -105,14 +105,24 @@ void AcceptancePanel::draw(const UiSnapshot& snap, UiActions&, bool fill) {
     }
     if (r) text_wrapped("%s, %.2f tokens per target pass", acceptance_text(*r).c_str(), r->mean_accepted_length());
     text_wrapped("alpha_i per position (accepted / reached at i): measured (95%% Wilson) vs");
+    // A draft that predicts its own acceptance (DSpark's confidence head) is compared with what it predicted.
+    const bool predicted = r && !r->pos_predicted.empty();
     char modeled_line[96];
-    std::snprintf(modeled_line, sizeof modeled_line, "modeled, one alpha everywhere: %.2f (%s)", iid,
-                  r ? "the measured alpha_i pooled" : "assumed");
+    if (predicted)
+        std::snprintf(modeled_line, sizeof modeled_line,
+                      "predicted by the draft's confidence head (mean per position)");
+    else
+        std::snprintf(modeled_line, sizeof modeled_line, "modeled, one alpha everywhere: %.2f (%s)", iid,
+                      r ? "the measured alpha_i pooled" : "assumed");
     same_line_if_fits(text_width(modeled_line));
     text_colored_wrapped(ImVec4(0.92f, 0.7f, 0.3f, 1), "%s", modeled_line);
     BarSeries pos{{}, {}, {}, "positions"};
     const size_t n_pos = std::max(size_t(snap.config.gamma()), r ? r->pos_reached.size() : size_t(0));
     pos.modeled.assign(n_pos, iid);
+    if (predicted) {
+        const std::vector<double> p = r->predicted_alpha();
+        for (size_t i = 0; i < n_pos; ++i) pos.modeled[i] = i < p.size() ? p[i] : 0.0;
+    }
     if (r) {
         pos.measured = r->alpha();
         for (size_t i = 0; i < r->pos_reached.size(); ++i)

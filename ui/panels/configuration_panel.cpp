@@ -59,9 +59,9 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
     const bool open = ImGui::BeginCombo("drafter", draft_kind_name(d.kind));
     if (!open) probe_item("drafter_kind");
     if (open) {
-        for (const drafts::DraftKind k :
-             {drafts::DraftKind::self, drafts::DraftKind::model, drafts::DraftKind::maxgram, drafts::DraftKind::ngram,
-              drafts::DraftKind::mtp, drafts::DraftKind::eagle3}) {
+        for (const drafts::DraftKind k : {drafts::DraftKind::self, drafts::DraftKind::model, drafts::DraftKind::maxgram,
+                                          drafts::DraftKind::ngram, drafts::DraftKind::mtp, drafts::DraftKind::eagle3,
+                                          drafts::DraftKind::dflash, drafts::DraftKind::dspark}) {
             if (ImGui::Selectable(draft_kind_name(k), k == d.kind) && k != d.kind) d.kind = k, changed = true;
             std::string probe = "kind_";
             probe += drafts::draft_kind_info(k).name;
@@ -81,6 +81,19 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
                          "target's hidden states at three layers. Empty = the bundled target's head.",
                          FileField::eagle3_head, actions) ||
                changed;
+    if (d.kind == drafts::DraftKind::dflash || d.kind == drafts::DraftKind::dspark) {
+        text_disabled_wrapped(
+            d.kind == drafts::DraftKind::dflash
+                ? "A DFlash block draft reads the target's hidden states and drafts a whole block in one pass; "
+                  "gamma is capped at its block size - 1."
+                : "A DSpark block draft: DFlash with a Markov head and a confidence head. The block stops at the "
+                  "first position whose predicted acceptance is below p min.");
+        return edit_path("block draft GGUF", d.model_path,
+                         "A block draft in llama.cpp's dflash GGUF layout trained for this target. Empty = the "
+                         "bundled target's block draft.",
+                         FileField::block_draft, actions) ||
+               changed;
+    }
     if (d.kind == drafts::DraftKind::mtp) {
         text_disabled_wrapped(
             "A multi-token-prediction (NextN) layer drafts from the target's final hidden state: the target's own "
