@@ -175,6 +175,11 @@ FAMILIES = [
     ("small draft model, γ 5 (the default config)", [{"kind": "model", "model_path": SMALL}], [5], {}),
     ("MTP layer, chain γ 3", [{"kind": "mtp"}], [3], {}),
     ("EAGLE-3 head, chain γ 3", [{"kind": "eagle3"}], [3], {}),
+    ("DFlash block draft, γ 7 (one pass per block)", [{"kind": "dflash"}], [7], {}),
+    ("DSpark block draft, γ 8", [{"kind": "dspark"}], [8], {}),
+    ("DSpark block draft, γ 8, conf-min 0.3", [{"kind": "dspark"}], [8], {"p_min": 0.3}),
+    ("DFlash block draft, tree 2-2-1-1-1-1 (top-k per row)", [{"kind": "dflash"}], [7],
+     {"verification": "tree", "tree": {"kind": "static", "branching": [2, 2, 1, 1, 1, 1]}}),
     ("suffix decoding, γ 4", [{"kind": "ngram", "ngram": {"method": "suffix"}}], [4], {}),
     ("ngram-cache, γ 4", [{"kind": "ngram", "ngram": {"method": "ngram-cache"}}], [4], {}),
     ("Max-Gram, γ 2", [{"kind": "maxgram"}], [2], {}),
@@ -207,6 +212,8 @@ def speculative(a):
     print("| drafter | " + " | ".join(SUITES) + " | lossless |")
     print("|---|" + "---|" * len(SUITES) + "---|")
     for name, levels, gamma, extra in FAMILIES:
+        if a.families and not re.search(a.families, name):
+            continue
         cells, lossless = [], []
         for suite in SUITES:
             cfg = dict({"levels": levels, "gamma": gamma, "max_new_tokens": a.tokens, "max_prompts": a.prompts,
@@ -381,6 +388,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="runtime: threads of both engines")
     ap.add_argument("--prompts", type=int, default=12, help="speculative: prompts of each suite")
     ap.add_argument("--tokens", type=int, default=48, help="speculative: new tokens per prompt")
+    ap.add_argument("--families", default="", help="speculative: only the rows whose name matches this regex")
     ap.add_argument("--copies", type=int, default=1043, help="hostile: copies of the sweep's rows in the big store")
     ap.add_argument("--work", default="/tmp/speculum-figures")
     a = ap.parse_args()

@@ -167,10 +167,11 @@ def step_losses(head, emb_table, x, feats, labels, steps):
     return losses, accs
 
 
-def fit(head, args, emb_table, train, val):
+def fit(head, args, emb_table, train, val, losses_of=step_losses):
     """Trains `head` on train = (windows, features, labels) for args.time_budget seconds (or args.max_steps steps),
     AdamW with warm-up and a cosine decay, checkpoints to <args.out>.ckpt every args.ckpt_every steps and on
-    SIGTERM (args.resume continues). Returns (steps, seconds trained, log of held-out evaluations)."""
+    SIGTERM (args.resume continues). `losses_of` (step_losses's signature) gives the per-step losses and greedy
+    matches (a block draft has its own). Returns (steps, seconds trained, log of held-out evaluations)."""
     train_w, train_f, train_y = train
     opt = torch.optim.AdamW(head.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.0)
     weights = [0.8 ** k for k in range(args.steps_ttt)]
@@ -207,7 +208,7 @@ def fit(head, args, emb_table, train, val):
         lr = args.lr * min(1.0, (step + 1) / 20) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for gr in opt.param_groups:
             gr["lr"] = lr
-        losses, accs = step_losses(head, emb_table, train_w[idx], train_f[idx], train_y[idx], args.steps_ttt)
+        losses, accs = losses_of(head, emb_table, train_w[idx], train_f[idx], train_y[idx], args.steps_ttt)
         loss = sum(w * l for w, l in zip(weights, losses))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -220,14 +221,14 @@ def fit(head, args, emb_table, train, val):
             print("step %d  %.0fs  lr %.2e  loss %s  acc %s" % (step, time.time() - t0, lr,
                   " ".join("%.3f" % l.item() for l in losses), " ".join("%.3f" % a for a in accs)), flush=True)
         if step % 100 == 0:
-            vl, va = evaluate(head, args, emb_table, val)
+            vl, va = evaluate(head, args, emb_table, val, losses_of)
             log.append({"step": step, "seconds": prior + time.time() - t0, "val_loss": vl, "val_acc": va})
             print("  held-out: loss %s  greedy match per step %s" % (" ".join("%.3f" % x for x in vl),
                                                                       " ".join("%.3f" % x for x in va)), flush=True)
     return step, prior + time.time() - t0, log
 
 
-def evaluate(head, args, emb_table, val):
+def evaluate(head, args, emb_table, val, losses_of=step_losses):
     """Held-out cross-entropy and greedy match per unrolled step, over val = (windows, features, labels)."""
     val_w, val_f, val_y = val
     head.eval()
@@ -235,7 +236,7 @@ def evaluate(head, args, emb_table, val):
         tot, accs = [0.0] * args.steps_ttt, [0.0] * args.steps_ttt
         n = 0
         for i in range(0, len(val_w), args.batch):
-            ls, ac = step_losses(head, emb_table, val_w[i:i + args.batch], val_f[i:i + args.batch],
+            ls, ac = losses_of(head, emb_table, val_w[i:i + args.batch], val_f[i:i + args.batch],
                                  val_y[i:i + args.batch], args.steps_ttt)
             for k in range(args.steps_ttt):
                 tot[k] += ls[k].item()
@@ -273,12 +274,12 @@ def training_data(args, target, tok, rng, layers, t_start, final_norm=False):
     return (train_w, train_f, train_y), (val_w, val_f, val_y), t_feat
 
 
-def train_and_save(head, args, target, train, val, t_feat, t_start, shape_metrics, saved=None):
+def train_and_save(head, args, target, train, val, t_feat, t_start, shape_metrics, saved=None, losses_of=step_losses):
     """Trains `head` (fit), evaluates it, and saves <args.out> ({"state_dict", "metrics"} and `saved`) and
     <args.out stem>.metrics.json. shape_metrics go into the metrics after ttt_steps. Returns the metrics."""
     emb_table = target.m.tok_embd.weight.detach()
-    step, train_seconds, log = fit(head, args, emb_table, train, val)
-    vl, va = evaluate(head, args, emb_table, val)
+    step, train_seconds, log = fit(head, args, emb_table, train, val, losses_of)
+    vl, va = evaluate(head, args, emb_table, val, losses_of)
     n_params = sum(p.numel() for p in head.parameters())
     metrics = {"steps": step, "windows": len(train[0]), "seq": args.seq, "tokens_seen": step * args.batch * args.seq,
                "ttt_steps": args.steps_ttt}
