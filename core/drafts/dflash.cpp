@@ -95,22 +95,12 @@ DflashModel dflash_from_gguf(model::GgufFile file, const model::Model& target) {
                              std::to_string(thp.n_vocab));
     d.mask_token = int32_t(mask);
 
-    d.fc = hf.matrix("fc.weight");
-    if (d.fc.rows != hp.n_embd || d.fc.cols != int64_t(d.target_layers.size()) * thp.n_embd)
-        f.fail("tensor 'fc.weight'", "shape (" + std::to_string(d.fc.rows) + ", " + std::to_string(d.fc.cols) +
-                                         "), expected (" + std::to_string(hp.n_embd) + ", " +
-                                         std::to_string(int64_t(d.target_layers.size()) * thp.n_embd) + ")");
+    d.fc       = hf.fc(hp.n_embd, int64_t(d.target_layers.size()), thp.n_embd);
     d.enc_norm = hf.vector("enc.output_norm.weight", hp.n_embd);
     d.d2t      = hf.d2t(thp.n_vocab, misfit);
     hp.n_vocab = d.d2t.empty() ? thp.n_vocab : int32_t(d.d2t.size());
 
-    const bool own_embd = f.tensor("token_embd.weight") != nullptr;
-    d.embed             = own_embd ? hf.matrix("token_embd.weight") : target.weights().token_embd;
-    if (d.embed.rows != thp.n_vocab || d.embed.cols != hp.n_embd || d.embed.compact)
-        misfit(own_embd ? "token_embd.weight" : key("embedding_length"),
-               "the draft embeds the target's " + std::to_string(thp.n_vocab) + " tokens in " +
-                   std::to_string(hp.n_embd) + " dimensions; " + (own_embd ? "its table is " : "the target's is ") +
-                   std::to_string(d.embed.rows) + " x " + std::to_string(d.embed.cols));
+    d.embed = hf.embedding(target, hp.n_embd, "draft", misfit);
 
     model::ModelWeights w;
     for (int32_t il = 0; il < hp.n_layer; ++il) w.layers.push_back(hf.layer(hp, il));

@@ -88,11 +88,7 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
         misfit(key("target_hidden_size"), "the head was made for a target of hidden size " +
                                               std::to_string(target_hidden) + ", this one has " +
                                               std::to_string(thp.n_embd));
-    h.fc = hf.matrix("fc.weight");
-    if (h.fc.rows != hp.n_embd || h.fc.cols != int64_t(h.extract_layers.size()) * thp.n_embd)
-        f.fail("tensor 'fc.weight'", "shape (" + std::to_string(h.fc.rows) + ", " + std::to_string(h.fc.cols) +
-                                         "), expected (" + std::to_string(hp.n_embd) + ", " +
-                                         std::to_string(int64_t(h.extract_layers.size()) * thp.n_embd) + ")");
+    h.fc          = hf.fc(hp.n_embd, int64_t(h.extract_layers.size()), thp.n_embd);
     h.hidden_norm = hf.vector("blk.0.hidden_norm.weight", hp.n_embd);
 
     // The draft vocabulary: d2t maps it into the target's.
@@ -101,12 +97,7 @@ Eagle3Head eagle3_head_from_gguf(model::GgufFile file, const model::Model& targe
 
     // The embedding: the head's own (full target vocabulary) or the target's.
     const bool own_embd = f.tensor("token_embd.weight") != nullptr;
-    h.embed             = own_embd ? hf.matrix("token_embd.weight") : target.weights().token_embd;
-    if (h.embed.rows != thp.n_vocab || h.embed.cols != hp.n_embd || h.embed.compact)
-        misfit(own_embd ? "token_embd.weight" : key("embedding_length"),
-               "the head embeds the target's " + std::to_string(thp.n_vocab) + " tokens in " +
-                   std::to_string(hp.n_embd) + " dimensions; " + (own_embd ? "its table is " : "the target's is ") +
-                   std::to_string(h.embed.rows) + " x " + std::to_string(h.embed.cols));
+    h.embed             = hf.embedding(target, hp.n_embd, "head", misfit);
 
     model::ModelWeights w;
     w.layers      = {hf.layer(hp, 0)};

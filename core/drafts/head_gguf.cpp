@@ -98,6 +98,28 @@ model::LayerWeights HeadFile::layer(const model::Hparams& hp, int32_t il) const 
     return L;
 }
 
+model::WeightView HeadFile::fc(int64_t n_embd, int64_t n_streams, int64_t target_embd) const {
+    const model::WeightView v = matrix("fc.weight");
+    if (v.rows != n_embd || v.cols != n_streams * target_embd)
+        m_file->fail("tensor 'fc.weight'", "shape (" + std::to_string(v.rows) + ", " + std::to_string(v.cols) +
+                                               "), expected (" + std::to_string(n_embd) + ", " +
+                                               std::to_string(n_streams * target_embd) + ")");
+    return v;
+}
+
+model::WeightView HeadFile::embedding(const model::Model& target, int64_t n_embd, const char* what,
+                                      const std::function<void(const std::string&, const std::string&)>& misfit) const {
+    const int32_t n_vocab     = target.hparams().n_vocab;
+    const bool own            = m_file->tensor("token_embd.weight") != nullptr;
+    const model::WeightView v = own ? matrix("token_embd.weight") : target.weights().token_embd;
+    if (v.rows != n_vocab || v.cols != n_embd || v.compact)
+        misfit(own ? "token_embd.weight" : key("embedding_length"),
+               std::string("the ") + what + " embeds the target's " + std::to_string(n_vocab) + " tokens in " +
+                   std::to_string(n_embd) + " dimensions; " + (own ? "its table is " : "the target's is ") +
+                   std::to_string(v.rows) + " x " + std::to_string(v.cols));
+    return v;
+}
+
 std::vector<int32_t> HeadFile::d2t(int32_t n_target_vocab,
                                    const std::function<void(const std::string&, const std::string&)>& misfit) const {
     const model::GgufFile& f       = *m_file;

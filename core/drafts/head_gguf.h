@@ -39,6 +39,12 @@ public:
     // Layer il of a llama-style block (blk.il.{attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate,
     // ffn_up, ffn_down}; attn_q_norm / attn_k_norm when hp.qk_norm).
     model::LayerWeights layer(const model::Hparams& hp, int32_t il) const;
+    // fc.weight, checked to be (n_embd, n_streams target_embd).
+    model::WeightView fc(int64_t n_embd, int64_t n_streams, int64_t target_embd) const;
+    // The draft's token_embd.weight when the file has one, else the target's table; either must embed the target's
+    // vocabulary in n_embd dimensions (`misfit` reports it, naming the field; `what`: "head", "draft").
+    model::WeightView embedding(const model::Model& target, int64_t n_embd, const char* what,
+                                const std::function<void(const std::string&, const std::string&)>& misfit) const;
     // The optional reduced draft vocabulary (`d2t.weight` or `d2t`, I64 or I32 offsets: draft id j is target id
     // j + d2t[j]) as target ids, each in [0, n_target_vocab) and distinct; empty when absent. `misfit` reports a
     // file that does not fit the target.

@@ -61,6 +61,6 @@ TEST(Sha256, ModelCardMatchesBundledModels) {
         EXPECT_EQ(prefix.size(), 16u) << file;
         ++rows;
     }
-    EXPECT_EQ(rows, 5) << "expected the target, the mid-level draft, the small draft, the target's EAGLE-3 head "
-                          "and its MTP module in the card's file table";
+    EXPECT_EQ(rows, 7) << "expected the target, the mid-level draft, the small draft, the target's EAGLE-3 head, "
+                          "its MTP module and its DFlash and DSpark block drafts in the card's file table";
 }

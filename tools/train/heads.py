@@ -363,6 +363,18 @@ def update_card(card_path, row, section, title, after_prefix):
     print("updated %s" % card_path, flush=True)
 
 
+def add_tokenizer(w, kv):
+    """The target's tokenizer keys (kv: its GGUF metadata) into GgufWriter w, as the heads' files carry them."""
+    from gguf import T_INT32, T_STRING
+    for key in ("tokenizer.ggml.model", "tokenizer.ggml.pre"):
+        w.add_string(key, kv[key])
+    w.add_array("tokenizer.ggml.tokens", T_STRING, kv["tokenizer.ggml.tokens"])
+    w.add_array("tokenizer.ggml.token_type", T_INT32, kv["tokenizer.ggml.token_type"])
+    w.add_array("tokenizer.ggml.merges", T_STRING, kv["tokenizer.ggml.merges"])
+    for key in ("tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"):
+        w.add_uint32(key, kv[key])
+
+
 def write_gguf(w, tensors, path):
     """Adds (name, torch tensor) pairs to GgufWriter w (matrices F16, vectors F32, as the heads ship) and writes it."""
     for name, t in tensors:

@@ -31,8 +31,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from gguf import T_INT32, T_STRING, GgufWriter
-from heads import HERE, add_common_args, start, sha_row, train_and_save, training_data, update_card, write_gguf
+from gguf import T_INT32, GgufWriter
+from heads import (HERE, add_common_args, add_tokenizer, sha_row, start, train_and_save, training_data, update_card,
+                   write_gguf)
 from model import RMSNorm
 
 
@@ -180,13 +181,7 @@ def export(d, target, path, layers, mask_id, meta, name):
     w.add_float32("dflash.attention.layer_norm_rms_epsilon", d.eps)
     w.add_array("dflash.target_layers", T_INT32, list(layers))
     w.add_uint32("dflash.block_size", d.block)
-    for key in ("tokenizer.ggml.model", "tokenizer.ggml.pre"):
-        w.add_string(key, kv[key])
-    w.add_array("tokenizer.ggml.tokens", T_STRING, kv["tokenizer.ggml.tokens"])
-    w.add_array("tokenizer.ggml.token_type", T_INT32, kv["tokenizer.ggml.token_type"])
-    w.add_array("tokenizer.ggml.merges", T_STRING, kv["tokenizer.ggml.merges"])
-    for key in ("tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"):
-        w.add_uint32(key, kv[key])
+    add_tokenizer(w, kv)
     w.add_uint32("tokenizer.ggml.mask_token_id", mask_id)
     w.add_bool("tokenizer.ggml.add_bos_token", True)
     w.add_bool("tokenizer.ggml.add_eos_token", False)

@@ -25,9 +25,9 @@ import time
 import torch
 import torch.nn as nn
 
-from gguf import T_INT32, T_STRING, GgufWriter
-from heads import (HERE, TttHead, add_common_args, reference_cases, sha_row, start, train_and_save,
-                   training_data, update_card, write_gguf)
+from gguf import T_INT32, GgufWriter
+from heads import (HERE, TttHead, add_common_args, add_tokenizer, reference_cases, sha_row, start,
+                   train_and_save, training_data, update_card, write_gguf)
 from model import RMSNorm
 
 
@@ -83,13 +83,7 @@ def export(head, target, path, extract, meta):
     w.add_uint32("eagle3.vocab_size", head.n_vocab)
     w.add_array("eagle3.extract_layers", T_INT32, list(extract))
     w.add_uint32("eagle3.target_hidden_size", target.cfg.n_embd)
-    for key in ("tokenizer.ggml.model", "tokenizer.ggml.pre"):
-        w.add_string(key, kv[key])
-    w.add_array("tokenizer.ggml.tokens", T_STRING, kv["tokenizer.ggml.tokens"])
-    w.add_array("tokenizer.ggml.token_type", T_INT32, kv["tokenizer.ggml.token_type"])
-    w.add_array("tokenizer.ggml.merges", T_STRING, kv["tokenizer.ggml.merges"])
-    for key in ("tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"):
-        w.add_uint32(key, kv[key])
+    add_tokenizer(w, kv)
     w.add_bool("tokenizer.ggml.add_bos_token", True)
     w.add_bool("tokenizer.ggml.add_eos_token", False)
     tensors = [("fc.weight", head.fc.weight), ("blk.0.attn_norm.weight", head.attn_norm.weight),
