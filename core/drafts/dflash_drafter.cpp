@@ -34,16 +34,18 @@ DflashDrafter::DflashDrafter(const model::Model& target, DflashModel draft, bool
         throw std::invalid_argument(m_draft.name +
                                     ": kind dspark needs the DSpark heads (markov_w1, markov_w2, conf_proj); this "
                                     "file is a DFlash draft (kind dflash)");
+    const model::Hparams& hp = m_draft.decoder.hparams();  // the injected keys' RoPE, as the forward pass turns them
+    for (int32_t i = 0; i < hp.n_rot / 2; ++i)
+        m_inv_freq.push_back(float(std::pow(double(hp.rope_freq_base), -2.0 * i / hp.n_rot)));
     if (m_ctx.config().n_batch < m_draft.block_size + 1)
         throw std::invalid_argument(m_name + ": n_batch " + std::to_string(m_ctx.config().n_batch) +
                                     " is below the block (" + std::to_string(m_draft.block_size + 1) + " rows)");
 }
 
 void DflashDrafter::attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
-    const bool fits = kv && tokens && kv->has_hidden() && kv->hidden_layers() == m_draft.target_layers &&
-                      kv->n_embd_hidden() == int64_t(m_draft.target_layers.size()) * m_target.hparams().n_embd;
-    m_tkv     = fits ? kv : nullptr;
-    m_ttokens = fits ? tokens : nullptr;
+    const bool fits = keeps_streams(kv, tokens, m_draft.target_layers, m_target.hparams().n_embd);
+    m_tkv           = fits ? kv : nullptr;
+    m_ttokens       = fits ? tokens : nullptr;
 }
 
 void DflashDrafter::sync(std::span<const int32_t> committed) {
@@ -72,9 +74,6 @@ void DflashDrafter::inject(const float* rows, int32_t first, int32_t n, DraftCos
         cost.bytes_weights += w.n_bytes();
         cost.flops += 2.0 * double(m) * double(w.rows) * double(w.cols);
     };
-    std::vector<float> inv_freq(size_t(hp.n_rot / 2));
-    for (int32_t i = 0; i < hp.n_rot / 2; ++i)
-        inv_freq[size_t(i)] = float(std::pow(double(hp.rope_freq_base), -2.0 * i / hp.n_rot));
     for (int32_t c0 = 0; c0 < n; c0 += kInjectChunk) {
         const int32_t m = std::min(kInjectChunk, n - c0);
         m_g.resize(size_t(m) * size_t(e));
@@ -91,7 +90,7 @@ void DflashDrafter::inject(const float* rows, int32_t first, int32_t n, DraftCos
                 float* ki = k + size_t(i) * size_t(ekv);
                 for (int32_t h = 0; h < hp.n_head_kv; ++h)
                     model::rms_norm(ki + h * hd, ki + h * hd, L.k_norm.data(), hd, hp.rms_eps);
-                model::rope(ki, hp.n_head_kv, int32_t(hd), hp.n_rot, inv_freq.data(), first + c0 + i, 1.0f,
+                model::rope(ki, hp.n_head_kv, int32_t(hd), hp.n_rot, m_inv_freq.data(), first + c0 + i, 1.0f,
                             hp.rope_style);
             }
             cost.bytes_weights += L.k_norm.size() * sizeof(float);
@@ -106,11 +105,8 @@ bool DflashDrafter::catch_up(DraftCost& cost) {
     // Positions 0 .. n - 1 (all but the last committed token) enter the cache from the target's states, which it
     // keeps for the committed tokens it cached (all but the last one, between verification passes).
     if (!m_tkv || m_committed.empty()) return false;
-    const int32_t n   = int32_t(m_committed.size()) - 1;
-    int32_t have      = 0;
-    const int32_t lim = std::min<int32_t>({int32_t(m_ttokens->size()), m_tkv->size(), n});
-    while (have < lim && (*m_ttokens)[size_t(have)] == m_committed[size_t(have)]) ++have;
-    if (have < n) return false;
+    const int32_t n = int32_t(m_committed.size()) - 1;
+    if (target_rows_matching(*m_tkv, *m_ttokens, m_committed, n) < n) return false;
     if (n + m_draft.block_size + 1 > m_ctx.kv().capacity()) return false;  // no room for the block
     m_done = std::min(m_done, n);
     m_ctx.kv().truncate(m_done);

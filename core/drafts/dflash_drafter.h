@@ -10,6 +10,7 @@
 #include "core/drafts/dflash.h"
 #include "core/drafts/drafter.h"
 #include "core/drafts/forward_cost.h"
+#include "core/drafts/state_drafter.h"
 #include "core/model/forward.h"
 
 #include <span>
@@ -67,7 +68,8 @@ private:
     const model::KvCache* m_tkv           = nullptr;
     const std::vector<int32_t>* m_ttokens = nullptr;
     std::vector<int32_t> m_committed;
-    int32_t m_done = 0;  // slots [0, m_done) hold the injected committed positions
+    int32_t m_done = 0;             // slots [0, m_done) hold the injected committed positions
+    std::vector<float> m_inv_freq;  // (n_rot / 2) RoPE frequencies of the draft's layers
     std::vector<float> m_g, m_emb, m_hidden, m_normed, m_logits, m_w1row, m_bias;
 };
 

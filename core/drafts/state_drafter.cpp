@@ -12,6 +12,20 @@
 
 namespace speculum::drafts {
 
+bool keeps_streams(const model::KvCache* kv, const std::vector<int32_t>* tokens, const std::vector<int32_t>& layers,
+                   int64_t n_embd) {
+    return kv && tokens && kv->has_hidden() && kv->hidden_layers() == layers &&
+           kv->n_embd_hidden() == int64_t(layers.size()) * n_embd;
+}
+
+int32_t target_rows_matching(const model::KvCache& kv, const std::vector<int32_t>& tokens,
+                             std::span<const int32_t> committed, int32_t n) {
+    const int32_t lim = std::min<int32_t>({int32_t(tokens.size()), kv.size(), int32_t(committed.size()), n});
+    int32_t have      = 0;
+    while (have < lim && tokens[size_t(have)] == committed[size_t(have)]) ++have;
+    return have;
+}
+
 StateDrafter::StateDrafter(const model::Model& target, model::Model block, std::vector<int32_t> layers,
                            int64_t state_width, model::ContextConfig ctx, std::string name)
     : m_target(target),
@@ -23,10 +37,9 @@ StateDrafter::StateDrafter(const model::Model& target, model::Model block, std::
       m_name(std::move(name)) {}
 
 void StateDrafter::attach_target_kv(const model::KvCache* kv, const std::vector<int32_t>* tokens) {
-    const bool fits = kv && tokens && kv->has_hidden() && kv->hidden_layers() == m_layers &&
-                      kv->n_embd_hidden() == int64_t(m_layers.size()) * m_target.hparams().n_embd;
-    m_tkv     = fits ? kv : nullptr;
-    m_ttokens = fits ? tokens : nullptr;
+    const bool fits = keeps_streams(kv, tokens, m_layers, m_target.hparams().n_embd);
+    m_tkv           = fits ? kv : nullptr;
+    m_ttokens       = fits ? tokens : nullptr;
 }
 
 void StateDrafter::sync(std::span<const int32_t> committed) {
@@ -62,11 +75,8 @@ bool StateDrafter::catch_up(DraftCost& cost) {
     // Positions q = m_done + 1 .. n (n = the last committed token's) need the target's stream at q - 1; it has the
     // streams of the committed tokens it cached (all but the last one, between verification passes).
     if (!m_tkv || m_committed.size() < 2) return false;
-    const int32_t n   = int32_t(m_committed.size()) - 1;
-    int32_t have      = 0;  // target rows matching the committed tokens
-    const int32_t lim = std::min<int32_t>({int32_t(m_ttokens->size()), m_tkv->size(), n});
-    while (have < lim && (*m_ttokens)[size_t(have)] == m_committed[size_t(have)]) ++have;
-    if (have < n) return false;        // the stream before the last token is not there (yet)
+    const int32_t n = int32_t(m_committed.size()) - 1;
+    if (target_rows_matching(*m_tkv, *m_ttokens, m_committed, n) < n) return false;  // the stream is not there (yet)
     m_done = std::min(m_done, n - 1);  // the last row is always evaluated again: its logits draft
     m_ctx.kv().truncate(m_done);
     const int32_t rows = n - m_done;

@@ -24,6 +24,14 @@
 
 namespace speculum::drafts {
 
+// What the drafters on the target's states share (state drafters here, block drafts in dflash_drafter.h):
+// whether an attached target cache keeps the streams of `layers` (n_embd floats each) for the tokens `tokens`,
+// and how many leading committed tokens (at most n) its kept rows stand for.
+bool keeps_streams(const model::KvCache* kv, const std::vector<int32_t>* tokens, const std::vector<int32_t>& layers,
+                   int64_t n_embd);
+int32_t target_rows_matching(const model::KvCache& kv, const std::vector<int32_t>& tokens,
+                             std::span<const int32_t> committed, int32_t n);
+
 class StateDrafter : public Drafter {
 public:
     std::string name() const override { return m_name; }
