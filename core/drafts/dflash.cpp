@@ -2,6 +2,7 @@
 #include "core/drafts/dflash.h"
 
 #include "core/drafts/head_gguf.h"
+#include "core/json_reader.h"
 #include "core/model/gguf_writer.h"
 #include "core/resources.h"
 #include "kernels/gemv.h"
@@ -215,6 +216,8 @@ std::vector<uint8_t> dflash_synthetic_gguf(const model::Model& target, const Dfl
             if (kv.key.rfind("tokenizer.", 0) == 0 && kv.key != "tokenizer.ggml.mask_token_id")
                 g.set_value(kv.key, kv.value);
         g.set_uint32("tokenizer.ggml.mask_token_id", uint32_t(mask));
+        const model::GgufValue* tok = src.find("tokenizer.ggml.model");
+        if (tok && tok->s == "no_vocab") g.set_uint32(key("vocab_size"), uint32_t(nv));
     } else {
         g.set_uint32(key("mask_token_id"), uint32_t(mask));
     }
@@ -275,6 +278,29 @@ std::vector<uint8_t> dflash_synthetic_gguf(const model::Model& target, const Dfl
         put("token_embd.weight", nv, e, t);
     }
     return g.to_bytes();
+}
+
+void to_json(nlohmann::json& j, const DflashSynthetic& s) {
+    j = nlohmann::json{{"n_layer", s.n_layer},
+                       {"n_ff", s.n_ff},
+                       {"block_size", s.block_size},
+                       {"mask_token", s.mask_token},
+                       {"markov_rank", s.markov_rank},
+                       {"seed", s.seed},
+                       {"scale", s.scale}};
+}
+
+void from_json(const nlohmann::json& j, DflashSynthetic& s) {
+    JsonReader r(j, "DflashSynthetic");
+    s = DflashSynthetic{};
+    r.get("n_layer", s.n_layer, 1, 64);
+    r.get("n_ff", s.n_ff, 1, 1 << 16);
+    r.get("block_size", s.block_size, 2, 64);
+    r.get("mask_token", s.mask_token, -1, INT32_MAX);
+    r.get("markov_rank", s.markov_rank, 0, 4096);
+    r.get("seed", s.seed);
+    r.get("scale", s.scale, 0.0, 10.0);
+    r.finish();
 }
 
 }  // namespace speculum::drafts

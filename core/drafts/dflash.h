@@ -33,6 +33,8 @@
 #include "core/model/gguf.h"
 #include "core/model/model.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -85,7 +87,8 @@ struct DflashSynthetic {
     uint64_t seed       = 11;
     float scale         = 0.05f;
     // Keys copied from the target's file (its tokenizer.* keys), so that llama.cpp can load the draft; empty = none
-    // (then dflash.mask_token_id is written).
+    // (then dflash.mask_token_id is written). A target without a vocabulary ("no_vocab", the parity oracle's random
+    // targets) also gives the draft dflash.vocab_size, which llama.cpp then reads.
     std::string vocab_from = {};
     // A draft that drafts the token its context holds most: its own token_embd (the target's, with the mask
     // token's row zero), fc passes the first target stream through, V and the attention output are identities, the
@@ -96,5 +99,9 @@ struct DflashSynthetic {
     bool echo = false;
 };
 std::vector<uint8_t> dflash_synthetic_gguf(const model::Model& target, const DflashSynthetic& spec);
+// The weights' fields (n_layer, n_ff, block_size, mask_token, markov_rank, seed, scale): the parity goldens record
+// them; from_json is strict (an unknown key or a value out of range is an error naming it).
+void to_json(nlohmann::json& j, const DflashSynthetic& s);
+void from_json(const nlohmann::json& j, DflashSynthetic& s);
 
 }  // namespace speculum::drafts

@@ -205,7 +205,7 @@ DraftChain DflashDrafter::propose(int32_t k, const ProposeParams& params, const 
     ProposeParams pick = params;
     if (m_dspark) pick.p_min = 0.0f;  // DSpark stops on its confidence instead
     std::vector<float> logits, dist;
-    int32_t prev            = anchor;
+    int32_t prev            = first_prev(anchor, out.cost);
     out.predicts_acceptance = m_draft.dspark_heads();
     for (int32_t i = 0; i < k; ++i) {
         const float conf = row_logits(first + i, prev, logits, out.cost);
@@ -244,7 +244,7 @@ DraftTree DflashDrafter::propose_tree(const TreeShape& shape, const ProposeParam
     const int32_t anchor = m_committed.back();
     run_block(anchor, depth + first, cost);
     std::vector<float> root;
-    row_logits(first, anchor, root, cost);
+    row_logits(first, first_prev(anchor, cost), root, cost);
     auto evaluate = [&](const std::vector<int32_t>& nodes, const std::vector<int32_t>&,
                         const std::vector<int32_t>& toks, const std::vector<int32_t>& depths,
                         const std::vector<uint8_t>&, std::vector<std::vector<float>>& logits) {
@@ -263,8 +263,15 @@ DraftTree DflashDrafter::propose_tree(const TreeShape& shape, const ProposeParam
     return tree;
 }
 
+int32_t DflashDrafter::first_prev(int32_t anchor, DraftCost& cost) {
+    if (m_dspark || !m_draft.dspark_heads()) return anchor;
+    std::vector<float> row0;
+    row_logits(0, anchor, row0, cost);
+    return model::argmax(row0);
+}
+
 std::vector<std::vector<float>> DflashDrafter::block_logits(const float* context_rows, int32_t n, int32_t anchor,
-                                                            int32_t rows) {
+                                                            int32_t rows, std::vector<float>* confidence) {
     DraftCost unused;
     m_ctx.kv().truncate(0);
     m_done = 0;
@@ -272,6 +279,16 @@ std::vector<std::vector<float>> DflashDrafter::block_logits(const float* context
     if (n > 0) inject(context_rows, 0, n, unused);
     run_block(anchor, rows, unused);
     m_ctx.kv().truncate(0);
+    if (confidence && m_draft.dspark_heads()) {
+        std::vector<std::vector<float>> out(static_cast<size_t>(rows));
+        confidence->clear();
+        int32_t prev = anchor;
+        for (int32_t r = 0; r < rows; ++r) {
+            confidence->push_back(row_logits(r, prev, out[size_t(r)], unused));
+            prev = model::argmax(out[size_t(r)]);
+        }
+        return out;
+    }
     const int32_t nv = m_draft.n_draft_vocab();
     std::vector<std::vector<float>> out(
         static_cast<size_t>(rows),

@@ -43,8 +43,10 @@ public:
     // The block pass alone, on a fresh cache (tests, the parity oracle): the context rows are the target's kept rows
     // (target_hidden_layers() streams, target n_embd floats each) of positions 0..n-1, the block [anchor, mask ...]
     // of `rows` tokens sits at positions n.. . Returns the target-vocabulary logits of every block row, before
-    // DSpark's Markov bias.
-    std::vector<std::vector<float>> block_logits(const float* context_rows, int32_t n, int32_t anchor, int32_t rows);
+    // DSpark's Markov bias; with `confidence` (a file with DSpark's heads), after it, chained from the anchor on each
+    // row's argmax as llama.cpp's graph does, and `confidence` gets every row's confidence.
+    std::vector<std::vector<float>> block_logits(const float* context_rows, int32_t n, int32_t anchor, int32_t rows,
+                                                 std::vector<float>* confidence = nullptr);
 
 private:
     bool reference_path() const { return m_ctx.config().path == model::ForwardPath::reference; }
@@ -58,6 +60,9 @@ private:
     // Row r's target-vocabulary logits with DSpark's Markov bias for the previous token `prev`; the confidence of
     // the row under that token (1 without the heads).
     float row_logits(int32_t r, int32_t prev, std::vector<float>& out, DraftCost& cost);
+    // The previous token of the first drafted row: the anchor, except for a file with DSpark's heads drafting in
+    // DFlash's layout, where llama.cpp chains the bias from row 0 (the anchor's own row): its argmax.
+    int32_t first_prev(int32_t anchor, DraftCost& cost);
 
     const model::Model& m_target;
     DflashModel m_draft;

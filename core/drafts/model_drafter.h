@@ -27,7 +27,7 @@ struct ModelDrafterConfig {
     bool read_target_kv = false;
     // FR-Spec (Zhao et al. 2025): the LM head restricted to these token ids (distinct, in [0, n_vocab)), e.g. the
     // target's most frequent tokens; the others cannot be drafted. Empty = the full head.
-    std::vector<int32_t> head_tokens;
+    std::vector<int32_t> head_tokens = {};
 };
 
 class ModelDrafter final : public Drafter {

@@ -297,12 +297,15 @@ TEST(DflashDrafter, GreedyRunsAreLosslessAsChainsTreesAndDynamicTreesWithBothKin
                 EXPECT_GT(res.stats.levels[1].n_forward, 0) << "the draft ran";
                 EXPECT_GT(res.stats.n_drafted, 0);
                 if (echo) {  // a tree's siblings count as drafted: only the chain's share is high
-                    if (mode == 0)
+                    if (mode == 0) {
                         EXPECT_GT(res.stats.n_accepted, res.stats.n_drafted / 3) << "the echo draft's tokens accepted";
+                    }
                     EXPECT_GT(res.stats.n_accepted, 10);
                     EXPECT_LT(res.stats.n_steps, 25) << "fewer target passes than tokens";
                 }
-                if (mode == 0) EXPECT_LE(res.stats.levels[1].n_forward, res.stats.n_steps) << "one pass per block";
+                if (mode == 0) {
+                    EXPECT_LE(res.stats.levels[1].n_forward, res.stats.n_steps) << "one pass per block";
+                }
             }
         }
 }
@@ -368,6 +371,25 @@ TEST(DflashDrafter, TheMarkovBiasAndConfidenceAreWhatTheLayoutSays) {
         EXPECT_EQ(ch.tokens[i], want) << "row " << i << ": argmax of the biased logits";
         prev = want;
     }
+    // block_logits with the confidence applies the same chain over rows 0.. (llama.cpp's graph) and gives each
+    // row's confidence, the ones propose records.
+    std::vector<float> conf;
+    const auto biased = d.block_logits(rows.data(), 2, 3, 3, &conf);
+    ASSERT_EQ(conf.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(model::argmax(biased[i]), ch.tokens[i]) << "row " << i;
+        EXPECT_FLOAT_EQ(conf[i], ch.confidence[i]) << "row " << i;
+    }
+    // The same file in DFlash's layout (row 0 holds the anchor) drafts rows 1..: llama.cpp's graph chains the bias
+    // from row 0, so row 1's previous token is row 0's biased argmax, not the anchor.
+    const auto four = d.block_logits(rows.data(), 2, 3, 4, &conf);
+    drafts::DflashDrafter f(target, m, false, exact_ctx(), "dflash");
+    f.attach_target_kv(&ctx.kv(), &cached);
+    f.sync(toks);
+    const drafts::DraftChain fc = f.propose(3, {}, {});
+    ASSERT_EQ(fc.tokens.size(), 3u);
+    for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(fc.tokens[i], model::argmax(four[i + 1])) << "DFlash layout, row " << i + 1;
 }
 
 TEST(DflashDrafter, MakeDrafterLoadsTheFileAndCountsOnePassPerBlock) {
@@ -445,7 +467,9 @@ TEST(DflashBundled, TheBundledDraftsMatchTheirTrainerAndAreAccepted) {
         const engine::RunResult res = greedy_run(target, s, 6, prompt, 16);
         EXPECT_EQ(res.tokens, greedy_reference(target, prompt, 16));
         EXPECT_GT(double(res.stats.n_accepted), 0.2 * double(res.stats.n_drafted));
-        if (dspark) EXPECT_FALSE(res.stats.pos_predicted.empty()) << "the confidence head's predictions are recorded";
+        if (dspark) {
+            EXPECT_FALSE(res.stats.pos_predicted.empty()) << "the confidence head's predictions are recorded";
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 // same tokens on both paths, and compared: every stored logit within the type's tolerance of the logits' RMS, and the
 // same argmax wherever llama.cpp's top two are further apart than that tolerance. docs/models.md explains each
 // tolerance.
+#include "core/drafts/dflash.h"
+#include "core/drafts/dflash_drafter.h"
 #include "core/model/forward.h"
 #include "core/model/synthetic.h"
 #include "support/fresh_path.h"
@@ -33,7 +35,9 @@ namespace fs = std::filesystem;
 constexpr double kTolFloat      = 0.02;  // f16, bf16 weights
 constexpr double kTolQuantized  = 0.10;  // 8-bit-activation types
 constexpr double kTolLowBit     = 0.12;  // 2- and 3-bit K-quants: coarse weights amplify activation rounding
-constexpr double kSelfGapFactor = 1.6;   // quantized: distance to llama.cpp <= 1.6 x own int8 gap + 0.01
+constexpr double kSelfGapFactor = 1.6;
+constexpr double kTolConfidence = 2e-3;  // DSpark's confidence, a probability: f16 rounding of the target's head   //
+                                         // quantized: distance to llama.cpp <= 1.6 x own int8 gap + 0.01
 // Hybrid Gated DeltaNet models (qwen35*): the recurrent state carries every position's activation rounding into the
 // next, so 8-bit activations move the logits further (Speculum's own int8-vs-f32 gap on qwen35-q8_0: 0.27, against
 // 0.07 on qwen3-q8_0); the self-gap rule below still holds them to precision.
@@ -69,12 +73,12 @@ std::vector<float> logits_of(const model::Model& m, const nlohmann::json& g, mod
     return {lv.data, lv.data + static_cast<size_t>(lv.n) * lv.n_vocab};
 }
 
-Outcome compare(const model::Model& m, const nlohmann::json& g, model::ForwardPath path, double tol) {
-    const std::vector<float> all = logits_of(m, g, path);
-    const size_t n_vocab         = all.size() / g["tokens"].size();
+// Rows of logits against the golden's positions (max |dlogit| / RMS over the stored logits, argmax misses).
+Outcome compare_rows(const std::vector<float>& all, const nlohmann::json& positions, double tol) {
+    const size_t n_vocab = all.size() / positions.size();
     Outcome o;
-    for (size_t p = 0; p < g["tokens"].size(); ++p) {
-        const nlohmann::json& gp = g["positions"][p];
+    for (size_t p = 0; p < positions.size(); ++p) {
+        const nlohmann::json& gp = positions[p];
         const double rms         = gp["rms"];
         const std::span<const float> row(all.data() + p * n_vocab, n_vocab);
         for (const char* key : {"top", "probe"})
@@ -85,6 +89,10 @@ Outcome compare(const model::Model& m, const nlohmann::json& g, model::ForwardPa
         if (gap > 2 * tol && ours != gp["top"][0][0].get<int>()) ++o.argmax_misses;
     }
     return o;
+}
+
+Outcome compare(const model::Model& m, const nlohmann::json& g, model::ForwardPath path, double tol) {
+    return compare_rows(logits_of(m, g, path), g["positions"], tol);
 }
 
 std::vector<fs::path> goldens() {
@@ -157,6 +165,98 @@ TEST(LlamaCppParity, AnotherModelFailsTheComparison) {
     spec.type       = kernels::GgmlType::F16;
     const Outcome o = compare(model::make_synthetic_model(spec), g, model::ForwardPath::reference, kTolFloat);
     EXPECT_GT(o.worst, 10 * kTolLowBit);
+}
+
+// ---- block drafts (issue #56) ----
+// tools/parity/parity.py drove llama.cpp's dflash model as common/speculative.cpp does: the target decodes the
+// golden's tokens keeping its target layers' inputs, the draft's encoder fuses them (fc, hidden norm), their K/V enter
+// the draft's cache at positions 0..n-1, and one non-causal pass over [last, mask ...] gives every block row's logits
+// (DSpark's Markov bias chained on the argmax included) and DSpark's confidence per row.
+
+struct BlockPass {
+    std::vector<float> logits;  // (rows, n_vocab)
+    std::vector<float> confidence;
+};
+
+BlockPass block_pass(const model::Model& target, const drafts::DflashSynthetic& ds, const nlohmann::json& g,
+                     model::ForwardPath path) {
+    const drafts::DflashModel d = drafts::dflash_from_gguf(
+        model::GgufFile::from_bytes(drafts::dflash_synthetic_gguf(target, ds), "dflash"), target);
+    EXPECT_EQ(d.mask_token, g["mask"].get<int32_t>());
+    model::ContextConfig cfg;
+    cfg.n_ctx   = 64;
+    cfg.n_batch = 32;
+    cfg.path    = path;
+    // The target's streams entering the draft's target layers at every context position: what llama.cpp extracts.
+    model::InferenceContext tctx(target, cfg);
+    tctx.kv().keep_hidden(d.target_layers, target.hparams().n_embd);
+    const std::vector<int32_t> tokens = g["tokens"];
+    std::vector<int32_t> pos(tokens.size());
+    for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i);
+    tctx.forward_batch(tokens, pos);
+    const int32_t n    = static_cast<int32_t>(tokens.size());
+    const float* first = tctx.kv().hidden(0);
+    const std::vector<float> rows(first, first + static_cast<size_t>(n) * size_t(tctx.kv().n_embd_hidden()));
+    drafts::DflashDrafter dr(target, d, ds.markov_rank > 0, cfg, "dflash");
+    BlockPass out;
+    const auto block = dr.block_logits(rows.data(), n, g["last"].get<int32_t>(), int32_t(g["positions"].size()),
+                                       ds.markov_rank > 0 ? &out.confidence : nullptr);
+    for (const auto& r : block) out.logits.insert(out.logits.end(), r.begin(), r.end());
+    return out;
+}
+
+std::vector<nlohmann::json> block_goldens() {
+    std::vector<nlohmann::json> out;
+    const fs::path dir = test::source_dir() / "tests/core/golden/parity/dflash";
+    std::vector<fs::path> files;
+    if (fs::is_directory(dir))
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+        std::ifstream in(f);
+        out.push_back(nlohmann::json::parse(in));
+    }
+    return out;
+}
+
+TEST(LlamaCppParity, BlockDraftsMatchTheGoldenLogits) {
+    const std::vector<nlohmann::json> gs = block_goldens();
+    ASSERT_EQ(gs.size(), 2u) << "the block-draft goldens (DFlash, DSpark) are missing (tools/parity/parity.py)";
+    for (const nlohmann::json& g : gs) {
+        SCOPED_TRACE(g["case"].get<std::string>());
+        const model::SyntheticSpec spec = g["spec"];
+        const fs::path file             = test::fresh_tmp_path("parity_" + g["case"].get<std::string>() + ".gguf");
+        model::write_synthetic_gguf(spec, file.string());
+        const model::Model target        = model::Model::load(file.string(), {}, {}, model::WeightMemory::mapped);
+        const drafts::DflashSynthetic ds = g["draft"];
+        for (const model::ForwardPath path : {model::ForwardPath::reference, model::ForwardPath::fast}) {
+            const char* which = path == model::ForwardPath::fast ? "fast" : "reference";
+            const BlockPass b = block_pass(target, ds, g, path);
+            const Outcome o   = compare_rows(b.logits, g["positions"], kTolFloat);
+            EXPECT_LE(o.worst, kTolFloat) << which << " path";
+            EXPECT_EQ(o.argmax_misses, 0) << which << " path";
+            RecordProperty(g["case"].get<std::string>() + "_" + which, std::to_string(o.worst));
+            if (ds.markov_rank > 0) {
+                ASSERT_EQ(b.confidence.size(), g["confidence"].size());
+                for (size_t r = 0; r < b.confidence.size(); ++r)
+                    EXPECT_NEAR(b.confidence[r], g["confidence"][r].get<double>(), kTolConfidence)
+                        << which << " path, row " << r;
+            }
+        }
+    }
+}
+
+// The block comparison can fail: a draft one seed away is far outside the tolerance.
+TEST(LlamaCppParity, AnotherBlockDraftFailsTheComparison) {
+    const std::vector<nlohmann::json> gs = block_goldens();
+    ASSERT_FALSE(gs.empty());
+    const nlohmann::json& g         = gs.front();
+    const model::SyntheticSpec spec = g["spec"];
+    drafts::DflashSynthetic ds      = g["draft"];
+    ds.seed += 1;
+    const BlockPass b = block_pass(model::make_synthetic_model(spec), ds, g, model::ForwardPath::reference);
+    EXPECT_GT(compare_rows(b.logits, g["positions"], kTolFloat).worst, 10 * kTolFloat);
 }
 
 }  // namespace

@@ -11,7 +11,15 @@
 //   oracle set      IN.gguf OUT.gguf KEY VALUE   a copy with one string (or "true"/"false") key set
 //   oracle quantize IN.gguf OUT.gguf TYPE    every 2-D weight quantized to TYPE by ggml (q4_k, q2_k, iq4_xs, ...;
 //                                            q4_k_m: llama-quantize's Q4_K / Q6_K mix)
+//   oracle dflash   TARGET.gguf DRAFT.gguf IDS LAST ROWS MASK OUT.f32 [CONF.f32]
+//                                            a block draft's pass as common/speculative.cpp drives it: the target
+//                                            decodes IDS keeping its target_layers' inputs, the draft's encoder fuses
+//                                            them and their K/V enter the draft's cache at positions 0..n-1, then one
+//                                            non-causal pass over [LAST, MASK x ROWS-1] at positions n..; OUT gets
+//                                            the ROWS x n_vocab logits (DSpark's Markov bias included), CONF the
+//                                            DSpark confidence of each row
 #include "gguf.h"
+#include "llama-ext.h"
 #include "llama.h"
 
 #include <chrono>
@@ -46,8 +54,9 @@ static llama_model* load(const char* path) {
     return m;
 }
 
-static llama_context* context(llama_model* m, int n_ctx, int threads) {
+static llama_context* context(llama_model* m, int n_ctx, int threads, llama_context* other = nullptr) {
     llama_context_params cp = llama_context_default_params();
+    cp.ctx_other            = other;
     cp.n_ctx                = n_ctx;
     cp.n_batch              = n_ctx;
     cp.n_ubatch             = n_ctx;
@@ -317,9 +326,103 @@ static int cmd_set(int argc, char** argv) {
     return ok ? 0 : 2;
 }
 
+static std::vector<llama_token> parse_ids(const char* p) {
+    std::vector<llama_token> ids;
+    while (*p) {
+        ids.push_back((llama_token)std::strtol(p, nullptr, 10));
+        p = std::strchr(p, ',');
+        if (!p) break;
+        ++p;
+    }
+    return ids;
+}
+
+static int cmd_dflash(int argc, char** argv) {
+    if (argc < 9) return 1;
+    llama_model* mt                    = load(argv[2]);
+    llama_model* md                    = load(argv[3]);
+    const std::vector<llama_token> ids = parse_ids(argv[4]);
+    const llama_token last = (llama_token)std::atoi(argv[5]), mask = (llama_token)std::atoi(argv[7]);
+    const int rows = std::atoi(argv[6]), n = (int)ids.size();
+    if (n < 1 || rows < 1) return 1;
+    llama_context* ct       = context(mt, 64 + n + rows, 1);
+    llama_context* cd       = context(md, 64 + n + rows, 1, ct);
+    const int32_t* layers   = llama_model_target_layer_ids(md);
+    const uint32_t n_layers = llama_model_target_layer_ids_n(md);
+    const int e_tgt = llama_model_n_embd(mt), e_dft = llama_model_n_embd(md);
+    for (uint32_t k = 0; k < n_layers; ++k) llama_set_embeddings_layer_inp(ct, (uint32_t)layers[k], true);
+    llama_set_embeddings_nextn(cd, true, true);
+    llama_set_causal_attn(cd, false);
+
+    std::vector<llama_token> ctx_ids = ids;
+    if (llama_decode(ct, llama_batch_get_one(ctx_ids.data(), n)) != 0) {
+        std::fprintf(stderr, "oracle: target decode failed\n");
+        return 2;
+    }
+    // Each position's features: the layers' inputs side by side (common/speculative.cpp's order).
+    std::vector<float> features((size_t)n * n_layers * e_tgt);
+    for (uint32_t k = 0; k < n_layers; ++k) {
+        const float* layer = llama_get_embeddings_layer_inp(ct, (uint32_t)layers[k]);
+        for (int i = 0; i < n; ++i)
+            std::memcpy(&features[((size_t)i * n_layers + k) * e_tgt], layer + (size_t)i * e_tgt,
+                        (size_t)e_tgt * sizeof(float));
+    }
+    llama_batch enc = {n, nullptr, features.data(), nullptr, nullptr, nullptr, nullptr};
+    if (llama_encode(cd, enc) != 0) {
+        std::fprintf(stderr, "oracle: draft encode failed\n");
+        return 2;
+    }
+    llama_batch inj = llama_batch_init(n, e_dft, 1);
+    std::memcpy(inj.embd, llama_get_embeddings_nextn(cd), (size_t)n * e_dft * sizeof(float));
+    for (int i = 0; i < n; ++i) {
+        inj.pos[i]       = (llama_pos)i;
+        inj.n_seq_id[i]  = 1;
+        inj.seq_id[i][0] = 0;
+        inj.logits[i]    = 0;
+    }
+    inj.n_tokens = n;
+    if (llama_decode(cd, inj) != 0) {
+        std::fprintf(stderr, "oracle: injection failed\n");
+        return 2;
+    }
+    llama_batch blk = llama_batch_init(rows, 0, 1);
+    for (int i = 0; i < rows; ++i) {
+        blk.token[i]     = i == 0 ? last : mask;
+        blk.pos[i]       = (llama_pos)(n + i);
+        blk.n_seq_id[i]  = 1;
+        blk.seq_id[i][0] = 0;
+        blk.logits[i]    = 1;
+    }
+    blk.n_tokens = rows;
+    if (llama_decode(cd, blk) != 0) {
+        std::fprintf(stderr, "oracle: block decode failed\n");
+        return 2;
+    }
+    const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(mt));
+    FILE* out         = std::fopen(argv[8], "wb");
+    if (!out) return 2;
+    for (int i = 0; i < rows; ++i) std::fwrite(llama_get_logits_ith(cd, i), sizeof(float), n_vocab, out);
+    std::fclose(out);
+    if (argc > 9) {
+        FILE* conf = std::fopen(argv[9], "wb");
+        if (!conf) return 2;
+        const float* c = llama_get_embeddings_nextn(cd);
+        for (int i = 0; i < rows; ++i) std::fwrite(c + (size_t)i * e_dft, sizeof(float), 1, conf);
+        std::fclose(conf);
+    }
+    std::printf("%d context positions, %d block rows x %d logits\n", n, rows, n_vocab);
+    llama_batch_free(inj);
+    llama_batch_free(blk);
+    llama_free(cd);
+    llama_free(ct);
+    llama_model_free(md);
+    llama_model_free(mt);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: oracle logits|tokenize|cases|chat|bench|quantize|set ...\n");
+        std::fprintf(stderr, "usage: oracle logits|tokenize|cases|chat|bench|quantize|set|dflash ...\n");
         return 1;
     }
     if (!std::getenv("ORACLE_VERBOSE")) {  // llama.cpp's log, for when a file does not load
@@ -343,6 +446,8 @@ int main(int argc, char** argv) {
         rc = cmd_quantize(argc, argv);
     else if (cmd == "set")
         rc = cmd_set(argc, argv);
+    else if (cmd == "dflash")
+        rc = cmd_dflash(argc, argv);
     if (rc == 1) std::fprintf(stderr, "oracle: bad arguments for %s\n", cmd.c_str());
     llama_backend_free();
     return rc;

@@ -96,6 +96,41 @@ def cases():
     return out
 
 
+# Block drafts (issue #56): a random DFlash and DSpark draft in llama.cpp's dflash layout over a 4-layer Qwen 3 target
+# (its target layers 1, 2, 3), written by the writer's draft mode; the oracle drives them as common/speculative.cpp
+# does (the target's layer inputs, the draft's encoder, K/V injection, one non-causal block pass). The golden holds
+# every block row's logits (DSpark's Markov bias included) as above, and DSpark's confidence per row; it goes to
+# OUT/dflash (tests/core/parity_test.cpp, LlamaCppParity.BlockDraftsMatchTheGoldenLogits).
+DFLASH_TARGET = dict(BASE, arch="qwen3", type="f16", n_embd_head=128, n_layer=4)
+DFLASH_CONTEXT, DFLASH_LAST, DFLASH_ROWS = TOKENS[:12], TOKENS[12], 8
+DFLASH_CASES = {
+    "dflash-f16": {"n_layer": 2, "n_ff": 128, "block_size": 8, "markov_rank": 0, "seed": 56, "scale": 0.05},
+    "dspark-f16": {"n_layer": 1, "n_ff": 128, "block_size": 8, "markov_rank": 16, "seed": 57, "scale": 0.05},
+}
+
+
+def dflash_golden(a, tmp, name, draft):
+    spec_path, draft_spec_path = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + ".draft.json")
+    json.dump(DFLASH_TARGET, open(spec_path, "w"))
+    json.dump(draft, open(draft_spec_path, "w"))
+    target, drafted = os.path.join(tmp, name + ".gguf"), os.path.join(tmp, name + ".draft.gguf")
+    run([a.writer, spec_path, target, "-", draft_spec_path, drafted])
+    logits, conf = os.path.join(tmp, name + ".f32"), os.path.join(tmp, name + ".conf.f32")
+    mask = DFLASH_TARGET["n_vocab"] - 1
+    run([a.oracle, "dflash", target, drafted, ",".join(map(str, DFLASH_CONTEXT)), str(DFLASH_LAST),
+         str(DFLASH_ROWS), str(mask), logits, conf])
+    raw = open(conf, "rb").read()
+    golden = {"case": name, "spec": DFLASH_TARGET, "draft": draft, "oracle": a.source, "tokens": DFLASH_CONTEXT,
+              "last": DFLASH_LAST, "mask": mask, "positions": golden_of(logits, DFLASH_ROWS)}
+    if draft["markov_rank"] > 0:
+        golden["confidence"] = [round(x, 6) for x in struct.unpack(f"<{len(raw) // 4}f", raw)]
+    os.makedirs(os.path.join(a.out, "dflash"), exist_ok=True)
+    with open(os.path.join(a.out, "dflash", name + ".json"), "w") as f:
+        json.dump(golden, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"{name}: ok")
+
+
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -130,6 +165,9 @@ def main():
     only = set(filter(None, a.only.split(",")))
     os.makedirs(a.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
+        for name, draft in DFLASH_CASES.items():
+            if not only or name in only:
+                dflash_golden(a, tmp, name, draft)
         for name, spec, quant in cases():
             if only and name not in only:
                 continue
