@@ -211,6 +211,17 @@ int cmd_inspect(int argc, char** argv) {
         hp = model::hparams_from_gguf(f);
     } catch (const model::GgufError& e) {
         hp_error = e.what();
+        // Draft heads are read with their target, not alone: say which drafter kind reads the file.
+        const model::GgufValue* arch = f.find("general.architecture");
+        if (arch && arch->s == "dflash")
+            hp_error = std::string("a block draft in llama.cpp's dflash layout") +
+                       (f.tensor("markov_w1.weight") ? " with DSpark's heads" : "") +
+                       ", read with its target: a draft level of \"kind\": \"dflash\"" +
+                       (f.tensor("markov_w1.weight") ? " or \"dspark\"" : "") + " and this file as model_path";
+        else if (arch && arch->s == "eagle3")
+            hp_error =
+                "an EAGLE-3 head, read with its target: a draft level of \"kind\": \"eagle3\" and this file as "
+                "model_path";
     }
     std::map<std::string, TypeTotal> totals;
     uint64_t data_bytes = 0;

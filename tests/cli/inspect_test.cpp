@@ -15,6 +15,7 @@ using namespace speculum::model;
 using speculum::kernels::GgmlType;
 using speculum::test::run_cli;
 using testing::HasSubstr;
+using testing::Not;
 
 namespace {
 
@@ -124,6 +125,21 @@ TEST(CliInspect, UnsupportedArchitectureExplainsWhy) {
     auto j = run_cli({"inspect", path, "--json"});
     ASSERT_EQ(j.exit_code, 0);
     EXPECT_THAT(nlohmann::json::parse(j.out)["hparams_error"].get<std::string>(), HasSubstr("gpt2"));
+}
+
+// A draft head is read with its target: inspect says which drafter kind reads it rather than "not supported".
+TEST(CliInspect, DraftHeadsSayWhichKindReadsThem) {
+    GgufWriter w;
+    w.set_string("general.architecture", "dflash");
+    const float x[4] = {0, 0, 0, 0};
+    w.add_tensor("markov_w1.weight", {2, 2}, speculum::kernels::GgmlType::F32, x, sizeof x);
+    std::string path = (speculum::test::tmp_dir() / "inspect_dspark.gguf").string();
+    w.write(path);
+    auto r = run_cli({"inspect", path});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("a block draft in llama.cpp's dflash layout with DSpark's heads"));
+    EXPECT_THAT(r.out, HasSubstr("\"kind\": \"dflash\" or \"dspark\""));
+    EXPECT_THAT(r.out, Not(HasSubstr("is not supported")));
 }
 
 TEST(CliInspect, MissingFileIsAnError) {

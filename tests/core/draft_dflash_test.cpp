@@ -16,6 +16,7 @@
 #include "support/test_paths.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -212,6 +213,35 @@ std::vector<std::vector<float>> block_by_hand(const model::Model& target, const 
             matvec(d.decoder.weights().output, norm(x[size_t(r)].data(), d.decoder.weights().output_norm, hp.rms_eps)));
     (void)target;
     return out;
+}
+
+// The random draft's spec (what the parity goldens record) round-trips through JSON; unknown keys and values out of
+// range are errors naming them.
+TEST(DflashModel, TheSyntheticSpecRoundTripsThroughJsonStrictly) {
+    const drafts::DflashSynthetic s{
+        .n_layer = 2, .n_ff = 96, .block_size = 6, .mask_token = 3, .markov_rank = 4, .seed = 9, .scale = 0.2f};
+    const nlohmann::json j          = s;
+    const drafts::DflashSynthetic b = j;
+    EXPECT_EQ(b.n_layer, 2);
+    EXPECT_EQ(b.n_ff, 96);
+    EXPECT_EQ(b.block_size, 6);
+    EXPECT_EQ(b.mask_token, 3);
+    EXPECT_EQ(b.markov_rank, 4);
+    EXPECT_EQ(b.seed, 9u);
+    EXPECT_FLOAT_EQ(b.scale, 0.2f);
+    EXPECT_EQ(nlohmann::json::object().get<drafts::DflashSynthetic>().block_size, drafts::DflashSynthetic{}.block_size)
+        << "absent keys keep their defaults";
+    nlohmann::json bad = j;
+    bad["bogus"]       = 1;
+    try {
+        (void)bad.get<drafts::DflashSynthetic>();
+        ADD_FAILURE() << "an unknown key was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("bogus"), std::string::npos) << e.what();
+    }
+    bad               = j;
+    bad["block_size"] = 1;
+    EXPECT_THROW((void)bad.get<drafts::DflashSynthetic>(), std::invalid_argument);
 }
 
 TEST(DflashDrafter, TheBlockComputesDflashByHand) {
