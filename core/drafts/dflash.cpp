@@ -125,12 +125,19 @@ DflashModel dflash_from_gguf(model::GgufFile file, const model::Model& target) {
             f.fail("tensor 'markov_w1.weight'", "expected (" + std::to_string(hp.n_vocab) + ", rank <= 4096)");
         if (d.markov_w2.rows != hp.n_vocab || d.markov_w2.cols != rank)
             f.fail("tensor 'markov_w2.weight'", "expected the shape of markov_w1");
-        // conf_proj is one row of n_embd + rank (ggml: {n_embd + rank, 1}).
-        const model::WeightView cp = hf.matrix("conf_proj.weight");
-        if (cp.rows != 1 || cp.cols != hp.n_embd + rank || cp.compact || !kernels::kernels_support(cp.type))
-            f.fail("tensor 'conf_proj.weight'", "expected one row of " + std::to_string(hp.n_embd + rank));
-        d.conf_proj.resize(size_t(cp.cols));
-        kernels::dequantize_row_ref(d.conf_proj.data(), cp.type, cp.row(0), cp.cols);
+        // conf_proj is one row of n_embd + rank: ggml's {n_embd + rank, 1}, which ggml's own writer stores with one
+        // dimension (a trailing 1 is dropped), so both forms are read.
+        const model::GgufTensorInfo* cpt = f.tensor("conf_proj.weight");
+        if (!cpt) f.fail("tensor 'conf_proj.weight'", "missing");
+        if (cpt->dims.size() == 1) {
+            d.conf_proj = hf.vector("conf_proj.weight", hp.n_embd + rank);
+        } else {
+            const model::WeightView cp = hf.matrix("conf_proj.weight");
+            if (cp.rows != 1 || cp.cols != hp.n_embd + rank || cp.compact || !kernels::kernels_support(cp.type))
+                f.fail("tensor 'conf_proj.weight'", "expected one row of " + std::to_string(hp.n_embd + rank));
+            d.conf_proj.resize(size_t(cp.cols));
+            kernels::dequantize_row_ref(d.conf_proj.data(), cp.type, cp.row(0), cp.cols);
+        }
         if (f.tensor("conf_proj.bias")) d.conf_bias = hf.vector("conf_proj.bias", 1)[0];
     }
 

@@ -126,6 +126,20 @@ TEST(DflashModel, BadFilesAreRefusedByName) {
                       g.add_tensor("blk.0.attn_sinks.weight", {4}, kernels::GgmlType::F32, x, sizeof x);
                   }),
            "attn_sinks");
+    // conf_proj as ggml's own writer stores {n_embd + rank, 1}: one dimension (the oracle's quantize writes it so).
+    const model::GgufFile src       = model::GgufFile::from_bytes(good, "dflash");
+    const model::GgufTensorInfo& cp = *src.tensor("conf_proj.weight");
+    const std::vector<uint8_t> flat = edited(good, "conf_proj.weight", [&](model::GgufWriter& g) {
+        g.add_tensor("conf_proj.weight", {cp.dims[0]}, cp.type, cp.data, cp.n_bytes);
+    });
+    ASSERT_EQ(load_error(flat, target), "no error");
+    EXPECT_EQ(drafts::dflash_from_gguf(model::GgufFile::from_bytes(flat, "flat"), target).conf_proj,
+              drafts::dflash_from_gguf(model::GgufFile::from_bytes(good, "good"), target).conf_proj);
+    expect(edited(good, "conf_proj.weight",
+                  [&](model::GgufWriter& g) {
+                      g.add_tensor("conf_proj.weight", {cp.dims[0] - 1}, cp.type, cp.data, cp.n_bytes - 4);
+                  }),
+           "conf_proj.weight");
     // A draft for a wider target.
     model::SyntheticSpec wide = engine_target_spec();
     wide.n_embd               = 128;
