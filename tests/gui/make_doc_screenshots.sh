@@ -58,5 +58,12 @@ mtp=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/prose
      --set '/levels/0={"kind":"mtp"}' --set /gamma/0=3)
 shot panel_configuration_mtp.png 520x240 "${mtp[@]}" --panel Configuration
 shot panel_speedup_mtp.png 640x420 "${mtp[@]}" --panel Speedup
+# The bundled target's DSpark block draft (draft kind "dspark", issue #56): its editor, and the acceptance per
+# position it measured beside what its confidence head predicted.
+dspark=(--model resources/models/speculum-target-bf16.gguf --dataset datasets/prose_continuation.jsonl
+        --set profile=rtx4090 --set measure_prompts=4 --set measure_tokens=48 --exit-when-measured
+        --set '/levels/0={"kind":"dspark"}' --set /gamma/0=4)
+shot panel_configuration_dspark.png 520x260 "${dspark[@]}" --panel Configuration
+shot panel_acceptance_dspark.png 640x560 "${dspark[@]}" --panel Acceptance
 rm -rf "$tmp"
 echo "wrote $(ls $out/*.png | wc -l) images to $out"
