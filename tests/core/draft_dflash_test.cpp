@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -227,6 +228,56 @@ std::vector<std::vector<float>> block_by_hand(const model::Model& target, const 
             matvec(d.decoder.weights().output, norm(x[size_t(r)].data(), d.decoder.weights().output_norm, hp.rms_eps)));
     (void)target;
     return out;
+}
+
+// Hostile block-draft files: seeded mutations of a valid DSpark file's header (keys, values, tensor dims, types and
+// offsets) either load and draft a block, or are refused with a GgufError or std::invalid_argument; nothing else is
+// thrown and nothing crashes (the sanitizer build runs this too).
+TEST(DflashModel, MutatedFilesDraftOrAreRefused) {
+    const model::Model target = model::make_synthetic_model(engine_target_spec());
+    const std::vector<uint8_t> good =
+        drafts::dflash_synthetic_gguf(target, {.n_layer = 1, .n_ff = 32, .block_size = 4, .markov_rank = 4});
+    const uint64_t header = model::GgufFile::from_bytes(good, "good").data_offset();
+    std::mt19937_64 rng(56);
+    const uint32_t edges[] = {0, 1, 2, 3, 4, 7, 8, 63, 64, 255, 4096, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu};
+    int loaded = 0, refused = 0;
+    for (int i = 0; i < 1500; ++i) {
+        std::vector<uint8_t> b = good;
+        for (int m = 1 + int(rng() % 3); m > 0; --m) {
+            const size_t at = size_t(rng() % (header - 4));
+            switch (rng() % 3) {
+                case 0:
+                    b[at] ^= uint8_t(1u << (rng() % 8));
+                    break;
+                case 1:
+                    b[at] = rng() % 2 ? 0x00 : 0xFF;
+                    break;
+                default: {
+                    const uint32_t v = edges[rng() % std::size(edges)];
+                    std::memcpy(&b[at], &v, 4);
+                }
+            }
+        }
+        try {
+            drafts::DflashModel d =
+                drafts::dflash_from_gguf(model::GgufFile::from_bytes(std::move(b), "m.gguf"), target);
+            const bool dspark   = d.dspark_heads();
+            const int64_t width = d.fc.cols;
+            drafts::DflashDrafter dr(target, std::move(d), dspark, exact_ctx(), "mutated");
+            const std::vector<float> rows(static_cast<size_t>(2 * width), 0.25f);
+            std::vector<float> conf;
+            const auto block = dr.block_logits(rows.data(), 2, 3, std::min(3, dr.max_draft() + 1), &conf);
+            ASSERT_FALSE(block.empty()) << "input " << i;
+            ++loaded;
+        } catch (const model::GgufError&) {
+            ++refused;
+        } catch (const std::invalid_argument&) {
+            ++refused;
+        }
+    }
+    RecordProperty("loaded", loaded), RecordProperty("refused", refused);
+    EXPECT_GT(loaded, 0) << "some mutations (names' bytes, values that still fit) load";
+    EXPECT_GT(refused, 500) << "most are refused";
 }
 
 // The random draft's spec (what the parity goldens record) round-trips through JSON; unknown keys and values out of
