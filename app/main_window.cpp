@@ -324,9 +324,13 @@ void MainWindow::browse_file_dialog(const ui::ActionBrowseFile& b) {
         kind = {"Choose a DFlash or DSpark block draft", "GGUF files (*.gguf);;All files (*)"};
     if (b.field == ui::FileField::acceptance_profile)
         kind = {"Load an acceptance profile", "Acceptance profiles (*.json);;All files (*)"};
+    if (b.field == ui::FileField::head_corpus)
+        kind = {"Choose the prompt suite that picks the reduced head", "JSONL prompt suites (*.jsonl);;All files (*)"};
     const std::optional<std::filesystem::path> res = resources_dir();
     const QString last = b.current.empty() ? m_last_browsed : QString::fromStdString(b.current);
-    const QString dir  = start_dir(last, res ? std::optional(*res / "models") : std::nullopt);
+    const QString dir  = b.field == ui::FileField::head_corpus
+                             ? start_dir(last, datasets_dir())
+                             : start_dir(last, res ? std::optional(*res / "models") : std::nullopt);
     const QString path = QFileDialog::getOpenFileName(this, kind.title, dir, kind.filter);
     if (path.isEmpty()) return;
     m_last_browsed = path;

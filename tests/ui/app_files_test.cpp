@@ -87,6 +87,22 @@ TEST(AppFiles, ADraftFileFillsItsLevelsPath) {
     EXPECT_EQ(c.snapshot().config.spec.levels.size(), 1u);
 }
 
+// A reduced head's corpus (Browse next to "head corpus") fills that field, not the draft's model path.
+TEST(AppFiles, AHeadCorpusFillsTheReducedHeadsCorpus) {
+    ui::AppController c;
+    ui::AppConfig cfg      = c.snapshot().config;
+    cfg.draft().kind       = drafts::DraftKind::model;
+    cfg.draft().head_vocab = 64, cfg.draft().head_vocab_corpus = "datasets/prose_continuation.jsonl";
+    c.handle(ui::ActionSetConfig{cfg});
+    const std::string model_path = c.snapshot().config.draft().model_path;
+    const auto corpus            = test::tmp_dir() / "ui_head_corpus.jsonl";
+    std::ofstream(corpus) << "{\"id\": \"a\", \"prompt\": \"the cat\"}\n";
+    c.handle(ui::ActionFilePicked{ui::FileField::head_corpus, 0, corpus.string()});
+    EXPECT_EQ(c.snapshot().config.draft().head_vocab_corpus, corpus.string());
+    EXPECT_EQ(c.snapshot().config.draft().model_path, model_path);
+    EXPECT_EQ(c.snapshot().config.draft().head_vocab, 64);
+}
+
 // Help › First steps reads its guide from the resources: it ships, and it names the controls it tells the user to use.
 TEST(AppFiles, TheFirstStepsGuideShipsWithTheResources) {
     const std::string guide =

@@ -217,9 +217,9 @@ TEST(StoreView, ARepeatedRowCarriesItsInterval) {
     ASSERT_TRUE(v.speedup_interval.has_value());
     EXPECT_DOUBLE_EQ(v.speedup_interval->lo, 2.1);
     EXPECT_EQ(v.speedup_interval->n, 6);
-    for (const json bad : {json{{"median", 2.3}, {"lo", 2.6}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.9}},
-                           json{{"median", "2.3"}, {"lo", 2.1}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.9}},
-                           json{{"median", 2.3}, {"lo", 2.1}, {"hi", 2.5}, {"n", 1}, {"coverage", 0.5}}, json(3)}) {
+    for (const json& bad : {json{{"median", 2.3}, {"lo", 2.6}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.9}},
+                            json{{"median", "2.3"}, {"lo", 2.1}, {"hi", 2.5}, {"n", 6}, {"coverage", 0.9}},
+                            json{{"median", 2.3}, {"lo", 2.1}, {"hi", 2.5}, {"n", 1}, {"coverage", 0.5}}, json(3)}) {
         r.stats["repeated"]["speedup"] = bad;
         EXPECT_FALSE(ui::store_row_view(store::ResultRow(r)).speedup_interval.has_value()) << bad.dump();
     }

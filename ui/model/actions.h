@@ -54,7 +54,7 @@ struct ActionRunTune {        // the tune search (core/sweep/tune) on the open m
 };
 // The file fields a Browse button fills. The app shows an open-file dialog for the field (its own title and
 // filter), then sends ActionFilePicked with the chosen path; nothing happens when the dialog is cancelled.
-enum class FileField { draft_model, eagle3_head, mtp_module, block_draft, acceptance_profile };
+enum class FileField { draft_model, eagle3_head, mtp_module, block_draft, acceptance_profile, head_corpus };
 struct ActionBrowseFile {
     FileField field = FileField::draft_model;
     int level       = 0;  // the draft level whose file it is (model files)

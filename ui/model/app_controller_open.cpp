@@ -144,7 +144,10 @@ void AppController::file_picked(const ActionFilePicked& a) {
         message(MessageLevel::error, a.path + ": not a file (the draft is unchanged)");
         return;
     }
-    cfg.spec.levels[size_t(a.level)].model_path = a.path;
+    if (a.field == FileField::head_corpus)  // the prompt suite whose token frequencies pick a reduced head
+        cfg.spec.levels[size_t(a.level)].head_vocab_corpus = a.path;
+    else
+        cfg.spec.levels[size_t(a.level)].model_path = a.path;
     set_config(cfg);
 }
 

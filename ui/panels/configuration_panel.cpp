@@ -52,7 +52,36 @@ bool edit_path(const char* label, std::string& path, const char* help, FileField
     return changed;
 }
 
-bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
+// FR-Spec for a self-draft or a draft model: its LM head restricted to the N tokens most frequent in a prompt suite.
+// Turning it on takes the open prompt suite as the corpus (the spec needs one); 0 clears both.
+bool edit_reduced_head(drafts::DraftSpec& d, int n_vocab, const std::string& dataset, UiActions& actions) {
+    const bool open = ImGui::TreeNode("reduced LM head (FR-Spec)");
+    ImGui::SameLine();
+    help_marker(
+        "The draft computes logits only for the N tokens most frequent in a prompt suite (tokenized by the target) "
+        "and never drafts the others: a cheaper pass where the head is a large share of it (large vocabularies). "
+        "Greedy speculation stays lossless. No serving engine expresses it for these drafts (the Export panel says "
+        "so).");
+    if (!open) return false;
+    bool changed = false;
+    int n        = d.head_vocab;
+    const int hi = std::max(1, n_vocab);
+    if (ImGui::SliderInt("head tokens", &n, 0, hi, n == 0 ? "full head" : "%d")) {
+        n = std::clamp(n, 0, hi);
+        if (n > 0 && d.head_vocab_corpus.empty()) d.head_vocab_corpus = dataset;
+        if (n == 0) d.head_vocab_corpus.clear();
+        d.head_vocab = n, changed = true;
+    }
+    if (d.head_vocab > 0)
+        changed |= edit_path("head corpus", d.head_vocab_corpus,
+                             "The JSONL prompt suite whose token frequencies pick the head's tokens (the open prompt "
+                             "suite when the head is turned on).",
+                             FileField::head_corpus, actions);
+    ImGui::TreePop();
+    return changed;
+}
+
+bool edit_draft(drafts::DraftSpec& d, int n_layer, int n_vocab, const std::string& dataset, UiActions& actions) {
     bool changed = false;
     // What applies only to the old kind is cleared by the controller, which says what it cleared. The combo and
     // each choice are probed (kind_self, kind_model, ...), so the real-input GUI test can pick one.
@@ -69,11 +98,12 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
         }
         ImGui::EndCombo();
     }
-    if (d.kind == drafts::DraftKind::model)
-        return edit_path("draft GGUF", d.model_path,
-                         "Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.",
-                         FileField::draft_model, actions) ||
-               changed;
+    if (d.kind == drafts::DraftKind::model) {
+        changed |= edit_path("draft GGUF", d.model_path,
+                             "Path of a GGUF whose vocabulary matches the target's; empty = the bundled draft model.",
+                             FileField::draft_model, actions);
+        return edit_reduced_head(d, n_vocab, dataset, actions) || changed;
+    }
     if (d.kind == drafts::DraftKind::ngram) return edit_ngram(d.ngram) || changed;
     if (d.kind == drafts::DraftKind::eagle3)
         return edit_path("head GGUF", d.model_path,
@@ -145,6 +175,7 @@ bool edit_draft(drafts::DraftSpec& d, int n_layer, UiActions& actions) {
         changed |= edit_skip_set("skip FFN in layers:", d.skip_ffn, std::min(n_layer, 64));
         ImGui::TreePop();
     }
+    changed |= edit_reduced_head(d, n_vocab, dataset, actions);
     return changed;
 }
 
@@ -156,12 +187,14 @@ void ConfigurationPanel::draw(const UiSnapshot& snap, UiActions& actions, bool f
     AppConfig cfg = snap.config;
     bool changed  = false;
     int n_layer   = snap.model && snap.model->hparams ? snap.model->hparams->n_layer : 32;
+    int n_vocab   = snap.model && snap.model->hparams ? snap.model->hparams->n_vocab : 32000;
     ImGui::PushItemWidth(ImGui::GetWindowWidth() * 0.5f);
     text_disabled_wrapped("Ctrl+click a slider to type an exact value.");
 
     if (ImGui::CollapsingHeader("Draft", ImGuiTreeNodeFlags_DefaultOpen)) {
         const drafts::DraftKind was = cfg.draft().kind;
-        changed |= edit_draft(cfg.draft(), n_layer, actions);
+        changed |=
+            edit_draft(cfg.draft(), n_layer, n_vocab, snap.dataset ? snap.dataset->path : std::string(), actions);
         // A new kind of drafter starts from its kind's assumed cost: 0 for a statistical one (no forward pass, as
         // for a cascade's statistical leaf), a head's for an MTP layer or an EAGLE-3 head, a model's otherwise.
         if (cfg.draft().kind != was) cfg.level1().c = default_assumption(cfg.draft().kind).c;
