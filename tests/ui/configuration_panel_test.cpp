@@ -102,3 +102,38 @@ TEST(AppConfig, SetConfigValueParsesAndRejects) {
     EXPECT_NE(ui::set_config_value(cfg, "nope", "1"), "");
     EXPECT_NE(ui::set_config_value(cfg, "tree", "forest"), "");
 }
+
+// The reduced LM head (FR-Spec) of a draft model: opening its node and moving "head tokens" sets the head and takes
+// the open prompt suite as its corpus, and changes nothing else; the run's name says it.
+TEST(ConfigurationPanel, TheReducedHeadTakesTheOpenPromptSuite) {
+    test::HeadlessImGui im;
+    ui::ConfigurationPanel panel;
+    ui::AppConfig cfg;
+    cfg.draft()         = {};
+    cfg.draft().kind    = drafts::DraftKind::model;
+    ui::UiSnapshot snap = test::modeled_snapshot(cfg);
+    snap.dataset        = ui::DatasetSummary{};
+    snap.dataset->path  = "datasets/prose_continuation.jsonl";
+    ui::UiActions actions;
+    auto frame     = [&] { panel.draw(snap, actions); };
+    ImGuiWindow* w = test::draw_once(im, panel.title, frame);
+    ASSERT_NE(w, nullptr);
+    const ImGuiID node = w->GetID("reduced LM head (FR-Spec)");
+    ImVec2 at;
+    ASSERT_TRUE(im.find_item(node, w->Rect(), frame, &at)) << "the reduced-head node is never hovered";
+    im.click(at, frame);
+    ASSERT_TRUE(actions.queue.empty()) << "opening the node changes nothing";
+    ASSERT_TRUE(im.find_item(ImHashStr("head tokens", 0, node), w->Rect(), frame, &at)) << "no head tokens slider";
+    im.click(at, frame);
+    ASSERT_FALSE(actions.queue.empty());
+    auto* set = std::get_if<ui::ActionSetConfig>(&actions.queue.back());
+    ASSERT_NE(set, nullptr);
+    EXPECT_GT(set->config.draft().head_vocab, 0);
+    EXPECT_EQ(set->config.draft().head_vocab_corpus, "datasets/prose_continuation.jsonl");
+    EXPECT_TRUE(set->config.problems().empty()) << set->config.problems().front();
+    ui::AppConfig expected             = snap.config;
+    expected.draft().head_vocab        = set->config.draft().head_vocab;
+    expected.draft().head_vocab_corpus = set->config.draft().head_vocab_corpus;
+    EXPECT_EQ(set->config, expected) << "only the head may change";
+    EXPECT_NE(ui::describe_draft(set->config.draft()).find("+ head "), std::string::npos);
+}

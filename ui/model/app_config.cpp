@@ -376,8 +376,9 @@ std::string describe_draft(const drafts::DraftSpec& d) {
         return std::string(d.kind == drafts::DraftKind::dflash ? "DFlash " : "DSpark ") +
                (d.model_path.empty() ? std::string("(bundled block draft)")
                                      : std::filesystem::path(d.model_path).filename().string());
+    const std::string head = d.head_vocab > 0 ? " + head " + std::to_string(d.head_vocab) : "";  // FR-Spec
     if (d.kind == drafts::DraftKind::model)
-        return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path);
+        return "model " + (d.model_path.empty() ? std::string("(bundled draft)") : d.model_path) + head;
     std::string s;
     auto add = [&](const std::string& part) { s += (s.empty() ? "" : " + ") + part; };
     if (d.prune.ratio > 0)
@@ -391,7 +392,7 @@ std::string describe_draft(const drafts::DraftSpec& d) {
     if (d.exit_layer >= 0) add(fmt("exit@%g", d.exit_layer));
     if (!d.skip_attn.empty() || !d.skip_ffn.empty())
         add("skip " + std::to_string(d.skip_attn.size()) + " attn / " + std::to_string(d.skip_ffn.size()) + " ffn");
-    return s.empty() ? "self (target itself)" : "self: " + s;
+    return (s.empty() ? "self (target itself)" : "self: " + s) + head;
 }
 
 }  // namespace speculum::ui

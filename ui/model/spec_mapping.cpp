@@ -37,14 +37,16 @@ std::string smaller_bundled_model(const std::string& above) {
 // A separate-model level without a path uses the bundled draft model (it shares the bundled target's vocabulary).
 drafts::DraftSpec with_model_path(drafts::DraftSpec d, const std::string& field) {
     if (d.kind != drafts::DraftKind::model) return d;
+    // A reduced head (FR-Spec) is part of the name, so runs with and without it are told apart.
+    const std::string head = d.head_vocab > 0 ? " + head " + std::to_string(d.head_vocab) : "";
     if (!d.model_path.empty()) {
-        if (d.label.empty()) d.label = "model " + std::filesystem::path(d.model_path).filename().string();
+        if (d.label.empty()) d.label = "model " + std::filesystem::path(d.model_path).filename().string() + head;
         return d;
     }
     d.model_path = bundled_draft_model();
     if (d.model_path.empty())
         throw std::invalid_argument(field + ".model_path: choose a draft GGUF (no bundled draft model found)");
-    if (d.label.empty()) d.label = "bundled draft model";
+    if (d.label.empty()) d.label = "bundled draft model" + head;
     return d;
 }
 }  // namespace
