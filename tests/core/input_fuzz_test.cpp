@@ -144,7 +144,9 @@ TEST(InputFuzz, Eagle3HeadsAndMtpModulesLoadAndDraftOrAreRefused) {
             if (is_head) {
                 const drafts::Eagle3Head h = drafts::eagle3_head_from_gguf(std::move(f), target);
                 drafts::Eagle3Drafter d(target, h, exact_ctx());
-                (void)d.logits_for(state.data(), 3, 2);
+                // one kept row: every stream the head reads, n_embd floats each
+                const std::vector<float> row(h.extract_layers.size() * state.size(), 0.5f);
+                (void)d.logits_for(row.data(), 3, 2);
             } else {
                 const std::vector<model::NextnWeights> layers = model::mtp_module_from_gguf(std::move(f), target);
                 drafts::MtpDrafter d(target, layers.at(0), exact_ctx());

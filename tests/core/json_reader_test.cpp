@@ -103,7 +103,8 @@ TEST(JsonReader, ErrorsNameThePath) {
     EXPECT_EQ(read(R"({"skipped": 1})", [&](JsonReader& r) { r.ignore("skipped"); }), "(no error)");
     EXPECT_EQ(error_of([] { JsonReader r(json::array(), "spec"); }), "spec: expected a JSON object, got array");
     EXPECT_EQ(error_of([] {
-                  JsonReader r(json::parse(R"({"k": 1})"), "");
+                  const json j = json::parse(R"({"k": 1})");  // the reader keeps a reference: j must outlive it
+                  JsonReader r(j, "");
                   r.finish();
               }),
               "k: is not a known key");
