@@ -1,5 +1,7 @@
 // CPU feature detection is consistent with what the compiler was told it may use.
 #include "kernels/cpu_info.h"
+#include "kernels/gemv.h"
+#include "kernels/peak.h"
 
 #include <gtest/gtest.h>
 
@@ -34,4 +36,18 @@ TEST(CpuInfo, VendorMatchesProcCpuinfo) {
                                                            : CpuVendor::other;
     EXPECT_EQ(speculum::kernels::cpu_features().vendor, expect) << vendor_id;
     EXPECT_STREQ(speculum::kernels::cpu_vendor_name(CpuVendor::amd), "amd");
+}
+
+// The int8 peak burst counts its multiply-accumulates (12 chains x 64 per round) where the AVX-512 int8 kernels run,
+// nothing elsewhere or for no rounds; a long burst (its checksum wraps) is well defined (the sanitizer build checks).
+TEST(CpuInfo, Int8PeakBurstCountsItsMultiplyAccumulates) {
+    using namespace speculum::kernels;
+    EXPECT_EQ(int8_peak_burst(0), 0);
+    EXPECT_EQ(int8_peak_burst(-5), 0);
+    if (kernel_isa() < KernelIsa::avx512) {
+        EXPECT_EQ(int8_peak_burst(100), 0) << "no AVX-512 int8 kernel: no peak";
+        return;
+    }
+    EXPECT_EQ(int8_peak_burst(100), 100 * 12 * 64);
+    EXPECT_EQ(int8_peak_burst(1 << 21), int64_t(1 << 21) * 12 * 64);
 }
