@@ -272,14 +272,38 @@ json SweepSpec::config_at(uint64_t index) const {
     return config;
 }
 
+namespace {
+// How an axis value reads in a progress line: a drafter (an object, or an array of draft levels) by its labels where
+// every one has a label, else its JSON; shortened.
+std::string axis_value_text(const json& v) {
+    auto label = [](const json& o) {
+        return o.is_object() && o.contains("label") && o["label"].is_string() ? o["label"].get<std::string>()
+                                                                              : std::string();
+    };
+    std::string s = label(v);
+    if (s.empty() && v.is_array() && !v.empty())
+        for (const json& e : v) {
+            const std::string l = label(e);
+            if (l.empty()) {
+                s.clear();
+                break;
+            }
+            s += (s.empty() ? "" : " + ") + l;
+        }
+    const size_t most = s.empty() ? 24 : 40;  // labels are written to be read: they get more room
+    if (s.empty()) s = v.dump();
+    if (s.size() > most) s = s.substr(0, most - 3) + "...";
+    return s;
+}
+}  // namespace
+
 std::string SweepSpec::describe(uint64_t index) const {
     std::vector<std::string> parts(axes.size());
     for (size_t i = axes.size(); i-- > 0;) {
         const Axis& a = axes[i];
         uint64_t k    = a.values.size();
-        std::string v = a.values[index % k].dump();
-        if (v.size() > 24) v = v.substr(0, 21) + "...";
-        parts[i] = (a.name.empty() ? a.path : a.name) + "=" + v;
+        std::string v = axis_value_text(a.values[index % k]);
+        parts[i]      = (a.name.empty() ? a.path : a.name) + "=" + v;
         index /= k;
     }
     std::string s;

@@ -93,6 +93,16 @@ TEST(SweepSpec, ParsesRangesAndIndexesTheGrid) {
     EXPECT_EQ(c["alpha"], 0.7);
     EXPECT_EQ(c["c"], 0.05);
     EXPECT_EQ(s.describe(7), "k=2 alpha=0.7");
+    // A drafter axis reads by its labels (every level labelled), else as shortened JSON.
+    json drafters     = small_spec();
+    drafters["axes"]  = json::parse(R"([{"name": "family", "path": "/levels", "values": [
+                          [{"kind": "model", "label": "small draft", "model_path": "d.gguf"}],
+                          [{"kind": "self", "label": "exit@3", "exit_layer": 3}, {"kind": "maxgram", "label": "max-gram"}],
+                          [{"kind": "self", "exit_layer": 3}]]}])");
+    const SweepSpec d = sweep_spec_from_json(drafters);
+    EXPECT_EQ(d.describe(0), "family=small draft");
+    EXPECT_EQ(d.describe(1), "family=exit@3 + max-gram");
+    EXPECT_EQ(d.describe(2), "family=[{\"exit_layer\":3,\"kin...");
     json log_axis = json::parse(R"({"path": "/c", "range": {"from": 0.01, "to": 1, "count": 3, "log": true}})");
     json j        = small_spec();
     j["axes"].push_back(log_axis);
